@@ -1,0 +1,37 @@
+#!/bin/sh
+# harness/deps.sh: make sure the Debian packages trnbench builds and runs with are
+# present. As root with apt-get available it installs what is missing; otherwise it
+# prints the exact apt-get line and fails. Called by the makefile once per build tree
+# and by .ci/run.
+#
+#   gnuplot-nox     charts (SVG; PNG through pngcairo when the build of gnuplot has it)
+#   libcsv-dev      CSV parsing (pricing tables, results, scenarios)
+#   libopenblas-dev matrix products (cblas)
+#   libpapi-dev     hardware counters (optional at run time: recorded when absent)
+#   pkg-config      finds OpenBLAS and PAPI
+#   perl            prove, the TAP runner of `make check`
+set -u
+
+need=""
+have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
+for p in gnuplot-nox libcsv-dev libopenblas-dev libpapi-dev pkg-config perl; do
+    # any gnuplot flavour will do
+    if [ "$p" = gnuplot-nox ] && command -v gnuplot >/dev/null 2>&1; then continue; fi
+    have_pkg "$p" || need="$need $p"
+done
+[ -z "$need" ] && exit 0
+
+echo "trnbench: missing Debian packages:$need" >&2
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ "${TRNBENCH_NO_INSTALL:-}" != 1 ]; then
+    echo "trnbench: installing them with apt-get" >&2
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get install -y --no-install-recommends $need >&2 ||
+        { apt-get update >&2 && apt-get install -y --no-install-recommends $need >&2; } || {
+        echo "trnbench: apt-get failed; run: apt-get install -y --no-install-recommends$need" >&2
+        exit 1
+    }
+    exit 0
+fi
+echo "trnbench: install them with:" >&2
+echo "    sudo apt-get install -y --no-install-recommends$need" >&2
+exit 1
