@@ -1,6 +1,17 @@
-/* harness/cli.h: the trnbench command line (subcommands run, report, detect, perf, ...). */
+/*
+ * harness/cli.h: the trnbench command line. Each subcommand is a function taking the
+ * arguments after its name (argv[0] is the subcommand) and returning the exit status:
+ * 0 ok, 1 a run or validation failed, 2 usage or input error. Each prints its own
+ * --help.
+ */
 #ifndef TB_CLI_H
 #define TB_CLI_H
-/* Returns the process exit status: 0 ok, 1 a run or validation failed, 2 usage or input error. */
+
 int tb_cli_main(int argc, char **argv);
+
+int tb_cmd_run(int argc, char **argv);    /* harness/cmd_run.c */
+int tb_cmd_report(int argc, char **argv); /* harness/cmd_report.c */
+int tb_cmd_detect(int argc, char **argv); /* harness/cmd_detect.c */
+int tb_cmd_perf(int argc, char **argv);   /* harness/cmd_perf.c */
+
 #endif
