@@ -1,0 +1,248 @@
+/* harness/tb_suite.c: see tb_suite.h. */
+#include "tb_suite.h"
+
+#include "tb_util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const phase_names[] = {"prefill", "decode", "train"};
+
+const char *tb_phase_to_string(enum tb_phase p)
+{
+    return (unsigned)p < 3 ? phase_names[p] : "unknown";
+}
+
+int tb_phase_from_string(const char *s, enum tb_phase *out)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcmp(s, phase_names[i])) {
+            *out = (enum tb_phase)i;
+            return 0;
+        }
+    return -1;
+}
+
+void tb_run_spec_init(struct tb_run_spec *r)
+{
+    memset(r, 0, sizeof *r);
+    r->phase = (enum tb_phase)-1;
+    r->batch = 1;
+    r->seq_out = 32;
+    r->reps = 5;
+    r->warmup = 1;
+    r->seed = 1;
+    snprintf(r->precision, sizeof r->precision, "fp32");
+}
+
+static int int_field(const char *where, const char *key, const char *v, long lo, long hi, int *out,
+                     char *err, size_t errlen)
+{
+    long x;
+    if (tb_parse_long(v, lo, hi, &x) != 0)
+        return tb_err(err, errlen, "%s: field '%s': expected an integer in [%ld, %ld], got '%s'",
+                      where, key, lo, hi, v);
+    *out = (int)x;
+    return 0;
+}
+
+int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, char *err,
+                    size_t errlen)
+{
+    char key[32];
+    const char *eq = strchr(word, '='), *v;
+    size_t kn;
+    if (!eq || eq == word)
+        return tb_err(err, errlen, "%s: expected key=value, got '%s'", where, word);
+    kn = (size_t)(eq - word);
+    if (kn >= sizeof key)
+        return tb_err(err, errlen, "%s: unknown field '%.*s'", where, (int)kn, word);
+    memcpy(key, word, kn);
+    key[kn] = '\0';
+    v = eq + 1;
+    if (!strcmp(key, "model")) {
+        if (!*v || strlen(v) >= sizeof r->model)
+            return tb_err(err, errlen, "%s: field 'model': bad model name '%s'", where, v);
+        snprintf(r->model, sizeof r->model, "%s", v);
+    } else if (!strcmp(key, "phase")) {
+        if (tb_phase_from_string(v, &r->phase) != 0)
+            return tb_err(err, errlen, "%s: field 'phase': unknown phase '%s' (prefill, decode, train)",
+                          where, v);
+    } else if (!strcmp(key, "layers")) {
+        return int_field(where, key, v, 1, 100000, &r->layers, err, errlen);
+    } else if (!strcmp(key, "batch")) {
+        return int_field(where, key, v, 1, 65536, &r->batch, err, errlen);
+    } else if (!strcmp(key, "seq_in") || !strcmp(key, "seq")) {
+        return int_field(where, key, v, 1, 1 << 24, &r->seq_in, err, errlen);
+    } else if (!strcmp(key, "seq_out")) {
+        return int_field(where, key, v, 1, 1 << 24, &r->seq_out, err, errlen);
+    } else if (!strcmp(key, "reps")) {
+        return int_field(where, key, v, 1, 100000, &r->reps, err, errlen);
+    } else if (!strcmp(key, "warmup")) {
+        return int_field(where, key, v, 0, 100000, &r->warmup, err, errlen);
+    } else if (!strcmp(key, "seed")) {
+        long s;
+        if (tb_parse_long(v, 0, LONG_MAX, &s) != 0)
+            return tb_err(err, errlen, "%s: field 'seed': expected a non-negative integer, got '%s'",
+                          where, v);
+        r->seed = (uint64_t)s;
+    } else if (!strcmp(key, "precision")) {
+        if (strcmp(v, "fp32") != 0)
+            return tb_err(err, errlen,
+                          "%s: field 'precision': the CPU engine runs fp32, got '%s'", where, v);
+        snprintf(r->precision, sizeof r->precision, "%s", v);
+    } else {
+        return tb_err(err, errlen,
+                      "%s: unknown field '%s' (model, phase, layers, batch, seq_in, seq_out, reps, "
+                      "warmup, seed, precision)",
+                      where, key);
+    }
+    return 0;
+}
+
+int tb_run_spec_check(const struct tb_run_spec *r, const char *where, char *err, size_t errlen)
+{
+    if (!r->model[0])
+        return tb_err(err, errlen, "%s: field 'model': missing", where);
+    if ((unsigned)r->phase > TB_PHASE_TRAIN)
+        return tb_err(err, errlen, "%s: field 'phase': missing", where);
+    if (r->seq_in <= 0)
+        return tb_err(err, errlen, "%s: field 'seq_in': missing", where);
+    if (r->phase == TB_PHASE_TRAIN && r->seq_in < 2)
+        return tb_err(err, errlen, "%s: field 'seq_in': training needs at least 2 tokens", where);
+    return 0;
+}
+
+void tb_run_spec_id(const struct tb_run_spec *r, char *buf, size_t len)
+{
+    char layers[24] = "";
+    if (r->layers)
+        snprintf(layers, sizeof layers, "@L%d", r->layers);
+    if (r->phase == TB_PHASE_DECODE)
+        snprintf(buf, len, "%s%s/%s/b%d/in%d/out%d/%s", r->model, layers,
+                 tb_phase_to_string(r->phase), r->batch, r->seq_in, r->seq_out, r->precision);
+    else
+        snprintf(buf, len, "%s%s/%s/b%d/in%d/%s", r->model, layers, tb_phase_to_string(r->phase),
+                 r->batch, r->seq_in, r->precision);
+}
+
+static char *trim(char *s)
+{
+    char *e;
+    while (isspace((unsigned char)*s))
+        s++;
+    e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    size_t n = strlen(name_or_path), cap = 0;
+    FILE *f = NULL;
+    char *buf = NULL;
+    size_t bcap = 0;
+    long line = 0;
+    int rc = -1;
+
+    memset(s, 0, sizeof *s);
+    if (strchr(name_or_path, '/') || (n > 6 && !strcmp(name_or_path + n - 6, ".suite")))
+        snprintf(path, sizeof path, "%s", name_or_path);
+    else if ((size_t)snprintf(path, sizeof path, "%s/suites/%s.suite", tb_datadir(),
+                              name_or_path) >= sizeof path)
+        return tb_err(err, errlen, "suite name too long");
+    snprintf(s->path, sizeof s->path, "%s", path);
+    f = fopen(path, "r");
+    if (!f) {
+        if (errno == ENOENT && !strchr(name_or_path, '/'))
+            return tb_err(err, errlen, "unknown suite '%s' (no '%s')", name_or_path, path);
+        return tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+    }
+    while (getline(&buf, &bcap, f) > 0) {
+        char where[PATH_MAX + 32], *p, *word, *save = NULL, *hash;
+        line++;
+        hash = strchr(buf, '#');
+        if (hash)
+            *hash = '\0';
+        p = trim(buf);
+        if (!*p)
+            continue;
+        snprintf(where, sizeof where, "%s: line %ld", path, line);
+        word = strtok_r(p, " \t", &save);
+        if (!strcmp(word, "suite")) {
+            char *v = trim(save ? save : (char *)"");
+            if (!*v || strlen(v) >= sizeof s->name) {
+                tb_err(err, errlen, "%s: field 'suite': bad name '%s'", where, v);
+                goto out;
+            }
+            snprintf(s->name, sizeof s->name, "%s", v);
+        } else if (!strcmp(word, "description")) {
+            snprintf(s->description, sizeof s->description, "%s", trim(save ? save : (char *)""));
+        } else if (!strcmp(word, "run")) {
+            struct tb_run_spec r;
+            tb_run_spec_init(&r);
+            r.line = line;
+            while ((word = strtok_r(NULL, " \t", &save)))
+                if (tb_run_spec_set(&r, word, where, err, errlen) != 0)
+                    goto out;
+            if (tb_run_spec_check(&r, where, err, errlen) != 0)
+                goto out;
+            if (s->nruns == cap) {
+                size_t nc = cap ? cap * 2 : 16;
+                struct tb_run_spec *nr = realloc(s->runs, nc * sizeof(*nr));
+                if (!nr) {
+                    tb_err(err, errlen, "out of memory");
+                    goto out;
+                }
+                s->runs = nr;
+                cap = nc;
+            }
+            for (size_t i = 0; i < s->nruns; i++) {
+                char a[256], b[256];
+                tb_run_spec_id(&s->runs[i], a, sizeof a);
+                tb_run_spec_id(&r, b, sizeof b);
+                if (!strcmp(a, b)) {
+                    tb_err(err, errlen, "%s: run '%s' repeats line %ld", where, b, s->runs[i].line);
+                    goto out;
+                }
+            }
+            s->runs[s->nruns++] = r;
+        } else {
+            tb_err(err, errlen, "%s: unknown directive '%s' (suite, description, run)", where, word);
+            goto out;
+        }
+    }
+    if (ferror(f)) {
+        tb_err(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        goto out;
+    }
+    if (!s->nruns) {
+        tb_err(err, errlen, "%s: no 'run' lines", path);
+        goto out;
+    }
+    if (!s->name[0]) {
+        const char *base = strrchr(path, '/');
+        snprintf(s->name, sizeof s->name, "%.*s", (int)strcspn(base ? base + 1 : path, "."),
+                 base ? base + 1 : path);
+    }
+    rc = 0;
+out:
+    free(buf);
+    fclose(f);
+    if (rc != 0)
+        tb_suite_release(s);
+    return rc;
+}
+
+void tb_suite_release(struct tb_suite *s)
+{
+    free(s->runs);
+    s->runs = NULL;
+    s->nruns = 0;
+}

@@ -1,0 +1,67 @@
+/*
+ * harness/tb_suite.h: suites, the list of runs `trnbench run --suite NAME` performs.
+ * The format (suites/README.md): one directive per line, '#' starts a comment,
+ *
+ *   suite default
+ *   description Llama inference and training on small configurations
+ *   run model=llama-small phase=prefill batch=1 seq_in=256 reps=5 warmup=1
+ *
+ * A run also comes from command-line options (tb_suite_parse_run on "key=value"
+ * words), so the same validation applies to both.
+ */
+#ifndef TB_SUITE_H
+#define TB_SUITE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum tb_phase {
+    TB_PHASE_PREFILL,
+    TB_PHASE_DECODE,
+    TB_PHASE_TRAIN,
+};
+const char *tb_phase_to_string(enum tb_phase p);
+/* 0 and *out set, or -1 for an unknown name. */
+int tb_phase_from_string(const char *s, enum tb_phase *out);
+
+struct tb_run_spec {
+    char model[64];      /* catalogue name or path of a .model file */
+    enum tb_phase phase;
+    int layers;          /* keep the first n layers; 0 = all */
+    int batch;           /* sequences */
+    int seq_in;          /* prompt length (prefill, decode) or sequence length (train) */
+    int seq_out;         /* decode: tokens generated per repetition */
+    int reps;            /* timed repetitions */
+    int warmup;          /* untimed repetitions before them */
+    uint64_t seed;       /* weights and tokens */
+    char precision[8];   /* "fp32": the CPU engine's precision */
+    long line;           /* suite line it came from (0 = command line) */
+};
+
+struct tb_suite {
+    char name[64];
+    char description[256];
+    char path[4096];
+    struct tb_run_spec *runs; /* owned */
+    size_t nruns;
+};
+
+/* Defaults: batch 1, seq_out 32 (decode), reps 5, warmup 1, seed 1, precision fp32. */
+void tb_run_spec_init(struct tb_run_spec *r);
+
+/* Apply one "key=value" word to r. where: "file: line N" or "command line" for the
+ * message ("suites/x.suite: line 3: field 'reps': ..."). */
+int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, char *err,
+                    size_t errlen);
+/* Check the run is complete and consistent (model and phase given, seq_in > 0, ...). */
+int tb_run_spec_check(const struct tb_run_spec *r, const char *where, char *err, size_t errlen);
+
+/* Stable id of a run: model[@Ln]/phase/b<B>/in<T>[/out<n>]/precision. */
+void tb_run_spec_id(const struct tb_run_spec *r, char *buf, size_t len);
+
+/* Read a suite: a path (contains '/' or ends in .suite) or a name under
+ * <datadir>/suites/NAME.suite. */
+int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_t errlen);
+void tb_suite_release(struct tb_suite *s);
+
+#endif

@@ -1,0 +1,82 @@
+/* tests/unit/csv.c: the libcsv table reader, quoting, line numbers, and the results
+ * writer's atomic append. */
+#include "tb_csv.h"
+#include "tb_results.h"
+#include "tb_util.h"
+
+#include "tests/tap/basic.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+        bail("cannot write %s", path);
+}
+
+int main(void)
+{
+    struct tb_csv_table t;
+    char err[512] = "";
+    char *p = test_tmp_path("t.csv");
+    char *r = test_tmp_path("results.csv");
+    plan_lazy();
+
+    write_file(p, "a,b,c\n1,\"x, \"\"quoted\"\"\",3\n\n4,\"two\nlines\",6\n7,8,9");
+    IS_INT(0, tb_csv_load(&t, p, err, sizeof err), "load a file with quotes, blanks, no final newline");
+    IS_INT(3, (long long)t.nrows, "three data rows");
+    IS_STRING("x, \"quoted\"", tb_csv_field(&t, 0, "b"), "quoted field with comma and quotes");
+    IS_STRING("two\nlines", tb_csv_field(&t, 1, "b"), "embedded newline");
+    IS_INT(2, t.lines[0], "first row on line 2");
+    IS_INT(4, t.lines[1], "second row starts on line 4");
+    IS_INT(6, t.lines[2], "last row on line 6");
+    IS_STRING("9", tb_csv_field(&t, 2, "c"), "last field without newline");
+    IS_STRING("", tb_csv_field(&t, 0, "zzz"), "absent column reads empty");
+    {
+        const char *need[] = {"a", "nope", NULL};
+        IS_INT(-1, tb_csv_require(&t, need, err, sizeof err), "missing column found");
+        OK(strstr(err, "missing column 'nope'") != NULL, "message names it: %s", err);
+    }
+    tb_csv_release(&t);
+
+    write_file(p, "a,b\n1,2\n3,4,5\n");
+    IS_INT(-1, tb_csv_load(&t, p, err, sizeof err), "ragged row refused");
+    OK(strstr(err, "line 3") && strstr(err, "3 fields"), "message names line: %s", err);
+    write_file(p, "a,b\n1,\"open\n");
+    IS_INT(-1, tb_csv_load(&t, p, err, sizeof err), "unterminated quote refused");
+    OK(strstr(err, "t.csv") != NULL, "message names the file: %s", err);
+    IS_INT(-1, tb_csv_load(&t, "/nonexistent/x.csv", err, sizeof err), "missing file refused");
+
+    /* results: append twice, read back, resume key */
+    remove(r);
+    {
+        struct tb_result_row rows[2];
+        memset(rows, 0, sizeof rows);
+        rows[0].col[TB_COL_RUN_ID] = "m/prefill/b1/in8/fp32";
+        rows[0].col[TB_COL_METRIC] = "ttft_ms";
+        rows[0].col[TB_COL_VALUE] = "1.5";
+        rows[0].col[TB_COL_NOTES] = "a note, with a comma";
+        rows[1] = rows[0];
+        rows[1].col[TB_COL_METRIC] = "gflop_per_s";
+        IS_INT(0, tb_results_append(r, rows, 2, err, sizeof err), "first append");
+        IS_INT(0, tb_results_has_run(r, "m/decode/b1/in8/out4/fp32", err, sizeof err), "other run absent");
+        rows[0].col[TB_COL_RUN_ID] = "m/decode/b1/in8/out4/fp32";
+        IS_INT(0, tb_results_append(r, rows, 1, err, sizeof err), "second append");
+        IS_INT(1, tb_results_has_run(r, "m/decode/b1/in8/out4/fp32", err, sizeof err), "run found");
+    }
+    IS_INT(0, tb_csv_load(&t, r, err, sizeof err), "results read back");
+    IS_INT(3, (long long)t.nrows, "three rows, none lost or repeated");
+    IS_STRING("a note, with a comma", tb_csv_field(&t, 2, "notes"), "quoting survives");
+    IS_STRING("gflop_per_s", tb_csv_field(&t, 1, "metric"), "order kept");
+    IS_INT(TB_RESULTS_NCOLS, (long long)t.ncols, "all columns");
+    tb_csv_release(&t);
+    write_file(p, "x,y\n1,2\n");
+    IS_INT(-1, tb_results_append(p, NULL, 0, err, sizeof err), "foreign file is not appended to");
+    OK(strstr(err, "columns") != NULL, "message says why: %s", err);
+    free(p);
+    free(r);
+    return 0;
+}

@@ -1,0 +1,82 @@
+/* tests/unit/suite.c: suite files and run options, and their errors. */
+#include "tb_suite.h"
+#include "tb_util.h"
+
+#include "tests/tap/basic.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f) != 0)
+        bail("cannot write %s", path);
+}
+
+static void expect_error(const char *text, const char *want, const char *what)
+{
+    struct tb_suite s;
+    char err[512] = "";
+    char *p = test_tmp_path("bad.suite");
+    write_file(p, text);
+    IS_INT(-1, tb_suite_load(&s, p, err, sizeof err), "%s is refused", what);
+    OK(strstr(err, want) != NULL, "%s: message '%s' has '%s'", what, err, want);
+    free(p);
+}
+
+int main(void)
+{
+    struct tb_suite s;
+    char err[512], id[256];
+    const char *names[] = {"default", "smoke"};
+    plan_lazy();
+    setenv("TRNBENCH_DATADIR", getenv("TB_SRCDIR") ? getenv("TB_SRCDIR") : ".", 1);
+
+    for (int i = 0; i < 2; i++) {
+        int phases = 0;
+        if (tb_suite_load(&s, names[i], err, sizeof err) != 0) {
+            ok(0, "load %s: %s", names[i], err);
+            continue;
+        }
+        IS_STRING(names[i], s.name, "suite %s names itself", names[i]);
+        for (size_t r = 0; r < s.nruns; r++)
+            phases |= 1 << s.runs[r].phase;
+        IS_INT(7, phases, "%s covers prefill, decode and train", names[i]);
+        tb_suite_release(&s);
+    }
+
+    {
+        char *p = test_tmp_path("ok.suite");
+        write_file(p, "# a comment\nsuite mine\ndescription two runs\n"
+                      "run model=llama-tiny phase=decode batch=2 seq_in=8 seq_out=4 reps=3 # trailing\n"
+                      "\nrun model=llama-3.2-1b layers=2 phase=train seq=16\n");
+        IS_INT(0, tb_suite_load(&s, p, err, sizeof err), "hand-written suite loads");
+        IS_INT(2, (long long)s.nruns, "two runs");
+        IS_INT(2, s.runs[0].batch, "batch");
+        IS_INT(4, s.runs[0].seq_out, "seq_out");
+        IS_INT(3, s.runs[0].reps, "reps");
+        IS_INT(1, s.runs[0].warmup, "warmup default");
+        IS_INT(4, s.runs[0].line, "line recorded");
+        tb_run_spec_id(&s.runs[0], id, sizeof id);
+        IS_STRING("llama-tiny/decode/b2/in8/out4/fp32", id, "decode run id");
+        tb_run_spec_id(&s.runs[1], id, sizeof id);
+        IS_STRING("llama-3.2-1b@L2/train/b1/in16/fp32", id, "truncated train run id");
+        tb_suite_release(&s);
+        free(p);
+    }
+    expect_error("run model=x phase=prefill seq_in=8 reps=0\n", "line 1: field 'reps'", "zero reps");
+    expect_error("run model=x phase=infer seq_in=8\n", "field 'phase': unknown phase 'infer'", "bad phase");
+    expect_error("suite x\n\nrun model=x phase=prefill\n", "line 3: field 'seq_in': missing", "no seq_in");
+    expect_error("run model=x phase=prefill seq_in=8 color=red\n", "unknown field 'color'", "unknown key");
+    expect_error("run model=x phase=prefill seq_in=8 precision=bf16\n", "field 'precision'", "bf16 on CPU");
+    expect_error("run model=x phase=prefill seq_in=8\nrun model=x phase=prefill seq_in=8\n",
+                 "line 2: run 'x/prefill/b1/in8/fp32' repeats line 1", "duplicate run");
+    expect_error("runn model=x\n", "unknown directive 'runn'", "misspelt directive");
+    expect_error("suite x\n", "no 'run' lines", "empty suite");
+    expect_error("run model=x phase=train seq_in=1\n", "at least 2 tokens", "train on one token");
+    IS_INT(-1, tb_suite_load(&s, "no-such-suite", err, sizeof err), "unknown suite name");
+    OK(strstr(err, "unknown suite 'no-such-suite'") != NULL, "message: %s", err);
+    return 0;
+}
