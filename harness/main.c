@@ -1,3 +1,7 @@
-/* harness/main.c: placeholder until the CLI lands. */
+/* harness/main.c: the trnbench program; everything lives in the library. */
 #include "cli.h"
-int main(int argc, char **argv) { return tb_cli_main(argc, argv); }
+
+int main(int argc, char **argv)
+{
+    return tb_cli_main(argc, argv);
+}

@@ -17,6 +17,12 @@
  * parameters, one for gradients and optimizer state, one for activations, one for the
  * KV cache); tb_llama_release frees them all. The architecture is borrowed and must
  * outlive the engine. Not thread-safe (BLAS threads inside one call are fine).
+ *
+ * Layout and conventions (llama.c): in the parameter arena wq, wk, wv of a layer are
+ * adjacent (one [NH*HD + 2*NKV*HD, C] matrix, one GEMM) and so are w_gate, w_up; the
+ * norm weights come last. RoPE rotates the pairs (i, i + HD/2) of each head (Hugging
+ * Face's layout). Arenas are mapped lazily, so the first call of each phase also pays
+ * for first-touch page faults: warm up before timing.
  */
 #ifndef TB_LLAMA_H
 #define TB_LLAMA_H
@@ -49,19 +55,19 @@ struct tb_llama {
     int max_batch, max_seq;     /* capacity of activations and the KV cache */
     unsigned flags;
 
-    float *params;        /* owned arena: every parameter */
+    float *params; /* owned arena: every parameter */
     size_t n_params;
-    float *tok_emb;       /* [V, C] inside params */
+    float *tok_emb;                /* [V, C] inside params */
     struct tb_llama_layer *layers; /* owned: [L] pointers into params */
-    float *final_norm;    /* [C] */
-    float *lm_head;       /* [V, C]; == tok_emb when tied */
+    float *final_norm;             /* [C] */
+    float *lm_head;                /* [V, C]; == tok_emb when tied */
 
-    float *grads;         /* owned arena, same layout as params (TRAIN only) */
+    float *grads;           /* owned arena, same layout as params (TRAIN only) */
     float *adam_m, *adam_v; /* owned (TRAIN only) */
-    long adam_t;          /* AdamW steps taken */
+    long adam_t;            /* AdamW steps taken */
 
-    float *logits;        /* owned: [B, V] after prefill/decode; [B, T, V] in training */
-    void *priv;           /* owned: activations, KV cache, scratch (engine's own) */
+    float *logits; /* owned: [B, V] after prefill/decode; [B, T, V] in training */
+    void *priv;    /* owned: activations, KV cache, scratch (engine's own) */
 };
 
 /* Allocate for up to max_batch sequences of max_seq tokens and draw weights from seed
@@ -76,11 +82,11 @@ size_t tb_llama_bytes(const struct tb_llama *m);
 
 /* tokens: [B, T] ids in [0, V). Runs positions 0..T-1, stores K and V for them, leaves
  * logits of position T-1 in m->logits [B, V]. */
-int tb_llama_prefill(struct tb_llama *m, const int *tokens, int B, int T, char *err,
-                     size_t errlen);
+int tb_llama_prefill(struct tb_llama *m, const int *tokens, int B, int T, char *err, size_t errlen);
 
 /* tokens: [B], one new token per sequence at position pos (pos < max_seq; positions
- * 0..pos-1 must be cached). Appends to the cache, logits in m->logits [B, V]. */
+ * 0..pos-1 must be cached). Appends to the cache, logits in m->logits [B, V].
+ * Decoding at an earlier position again is allowed: the cache then ends at pos. */
 int tb_llama_decode(struct tb_llama *m, const int *tokens, int B, int pos, char *err,
                     size_t errlen);
 
@@ -90,7 +96,8 @@ int tb_llama_decode(struct tb_llama *m, const int *tokens, int B, int pos, char 
 int tb_llama_forward_loss(struct tb_llama *m, const int *tokens, const int *targets, int B, int T,
                           float *loss, char *err, size_t errlen);
 /* Gradients of the mean loss of the last forward_loss, written (not accumulated) into
- * m->grads. */
+ * m->grads. Refused when no forward_loss came since the engine was set up, or since a
+ * prefill, decode or AdamW step (they overwrite activations or parameters). */
 int tb_llama_backward(struct tb_llama *m, char *err, size_t errlen);
 
 struct tb_adamw {
@@ -99,7 +106,8 @@ struct tb_adamw {
 /* Default AdamW settings (lr 3e-4, betas 0.9/0.95, eps 1e-8, weight decay 0.1). */
 struct tb_adamw tb_adamw_default(void);
 /* One AdamW step over all parameters with bias correction; weight decay skips the norm
- * weights. */
+ * weights. Decoupled decay: p -= lr * (wd * p + m_hat / (sqrt(v_hat) + eps)). One fused
+ * pass. Does nothing on an engine set up without TB_LLAMA_TRAIN. */
 void tb_llama_adamw(struct tb_llama *m, const struct tb_adamw *opt);
 
 /* forward_loss + backward + adamw. */

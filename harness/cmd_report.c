@@ -1,0 +1,138 @@
+/* harness/cmd_report.c: `trnbench report`, the command line over tb_report_write
+ * (tb_report.h). Exit status: 0 ok, 1 a chart or file could not be written, 2 usage or
+ * input error (nothing written). */
+#include "cli.h"
+#include "tb_report.h"
+#include "tb_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fputs("usage: trnbench report [--out DIR] [--instance TYPE] [--region R] [--purchase P]\n"
+          "                       [--usd-per-hour X] [--pricing DIR] RESULTS.csv...\n"
+          "\n"
+          "Read one or more results files, price every throughput row and write report.md,\n"
+          "report.html (self-contained), cost.csv and the charts (SVG, and PNG where gnuplot\n"
+          "has pngcairo) into DIR.\n"
+          "\n"
+          "  --out DIR          output folder (default: the folder of the first results file)\n"
+          "  --instance TYPE    the EC2 instance type the host is (from pricing/instances.csv);\n"
+          "                     its price is the newest row for the region and purchase model\n"
+          "  --region R         region of the prices (default us-east-1)\n"
+          "  --purchase P       on-demand (default), spot, capacity-block, reserved-1y, ...\n"
+          "  --usd-per-hour X   the host's price in USD per hour; wins over the table (a rate\n"
+          "                     you actually pay); with --instance it names what was priced\n"
+          "  --pricing DIR      price tables (default: pricing/ in the data folder)\n"
+          "\n"
+          "Rows whose target is an instance type are priced from the tables; rows on the host\n"
+          "need --instance or --usd-per-hour, else the report says \"no price\" and why.\n"
+          "Exit status: 0 ok, 1 a chart or file could not be written, 2 usage or input error.\n",
+          f);
+}
+
+/* "--name VALUE" or "--name=VALUE": returns the value and advances *i, or NULL. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name, int *bad)
+{
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n))
+        return NULL;
+    if (a[n] == '=')
+        return a + n + 1;
+    if (a[n])
+        return NULL;
+    if (*i + 1 >= argc) {
+        fprintf(stderr, "trnbench report: option '%s' needs a value\n", name);
+        *bad = 1;
+        return NULL;
+    }
+    return argv[++*i];
+}
+
+int tb_cmd_report(int argc, char **argv)
+{
+    struct tb_report_opts o;
+    struct tb_report_info info;
+    const char **files = NULL;
+    char err[1024] = "";
+    int nfiles = 0, rc = 2, bad = 0, only_files = 0;
+
+    tb_report_opts_init(&o);
+    files = tb_alloc_array(argc > 0 ? (size_t)argc : 1, sizeof(*files));
+    if (!files) {
+        fprintf(stderr, "trnbench report: out of memory\n");
+        return 1;
+    }
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (only_files || a[0] != '-' || !strcmp(a, "-")) {
+            files[nfiles++] = a;
+            continue;
+        }
+        if (!strcmp(a, "--")) {
+            only_files = 1;
+        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            rc = 0;
+            goto out;
+        } else if ((v = opt_value(argc, argv, &i, "--out", &bad))) {
+            o.out_dir = v;
+        } else if ((v = opt_value(argc, argv, &i, "--instance", &bad))) {
+            o.instance = v;
+        } else if ((v = opt_value(argc, argv, &i, "--region", &bad))) {
+            o.region = v;
+        } else if ((v = opt_value(argc, argv, &i, "--purchase", &bad))) {
+            o.purchase = v;
+        } else if ((v = opt_value(argc, argv, &i, "--pricing", &bad))) {
+            o.pricing_dir = v;
+        } else if ((v = opt_value(argc, argv, &i, "--usd-per-hour", &bad))) {
+            if (tb_parse_double(v, 1e-9, 1e7, &o.usd_per_hour) != 0) {
+                fprintf(stderr, "trnbench report: --usd-per-hour: not a positive price: '%s'\n", v);
+                goto out;
+            }
+        } else if (!bad) {
+            fprintf(stderr, "trnbench report: unknown option '%s'\n", a);
+            usage(stderr);
+            goto out;
+        }
+        if (bad)
+            goto out;
+    }
+    if (nfiles == 0) {
+        fprintf(stderr, "trnbench report: no results file given\n");
+        usage(stderr);
+        goto out;
+    }
+    o.results = files;
+    o.nresults = (size_t)nfiles;
+    switch (tb_report_write(&o, &info, err, sizeof err)) {
+    case TB_REPORT_OK:
+        break;
+    case TB_REPORT_EINPUT:
+        fprintf(stderr, "trnbench report: %s\n", err);
+        rc = 2;
+        goto out;
+    default:
+        fprintf(stderr, "trnbench report: %s\n", err);
+        rc = 1;
+        goto out;
+    }
+    for (const char *s = info.notes; *s;) {
+        size_t n = strcspn(s, "\n");
+        fprintf(stderr, "trnbench report: note: %.*s\n", (int)n, s);
+        s += n;
+        if (*s)
+            s++;
+    }
+    printf("trnbench report: %zu rows, %zu throughput rows priced, %d chart%s%s; wrote "
+           "%s/report.html\n",
+           info.nrows, info.ncosted, info.ncharts, info.ncharts == 1 ? "" : "s",
+           info.png ? " (SVG and PNG)" : "", info.out_dir);
+    rc = 0;
+out:
+    free(files);
+    return rc;
+}

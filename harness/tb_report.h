@@ -1,0 +1,75 @@
+/*
+ * harness/tb_report.h: results files in, cost and report out. Reads one or more
+ * results.csv (tb_results.h columns, looked up by name), prices every throughput row
+ * (*_tokens_per_s metrics) from the tables in pricing/ (tb_pricing.h), draws the charts
+ * with gnuplot (tb_plot.h, scripts reports/throughput.gp and reports/cost.gp) and writes
+ * into one folder:
+ *
+ *   report.md, report.html  the report (HTML self-contained: inline CSS and SVG, no
+ *                           network references)
+ *   cost.csv                one row per priced throughput row, with the price row used
+ *   throughput.svg, cost.svg  the charts, plus .png where gnuplot has pngcairo
+ *
+ * Everything is written under temporary names in a scratch folder inside the output
+ * folder and renamed into place only when all of it succeeded, so a failure leaves the
+ * folder as it was (a previous report stays whole). When gnuplot is not installed the
+ * report is still written, with a note that the charts are missing; when gnuplot runs
+ * and fails, nothing is written.
+ *
+ * Cost of a run: usd_per_mtok = usd_per_hour / (tokens_per_s * 3600) * 1e6, with the
+ * whole price of the machine the run used (the host's, or the target instance's).
+ * Metric names follow DESIGN.md section 2: prefill -> usd_per_mtok_in, decode and
+ * output -> usd_per_mtok_out, train -> usd_per_mtok_train, total -> usd_per_mtok_total.
+ */
+#ifndef TB_REPORT_H
+#define TB_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum tb_report_status {
+    TB_REPORT_OK = 0,
+    TB_REPORT_EFAIL = -1, /* a chart or a file could not be written (exit status 1) */
+    TB_REPORT_EINPUT = -2 /* bad results, pricing tables or options (exit status 2) */
+};
+
+struct tb_report_opts {
+    const char *const *results; /* borrowed: nresults results.csv paths, at least one */
+    size_t nresults;
+    const char *out_dir;     /* NULL: the folder of the first results file */
+    const char *instance;    /* the host's EC2 instance type, or NULL */
+    const char *region;      /* NULL: us-east-1 */
+    const char *purchase;    /* NULL: on-demand */
+    double usd_per_hour;     /* the host's price as the user gives it; NAN: none */
+    const char *pricing_dir; /* NULL: tb_datadir()/pricing */
+};
+
+/* What a successful tb_report_write produced (all fields written by it). */
+struct tb_report_info {
+    char out_dir[4096]; /* where the files are */
+    int ncharts;        /* SVG charts drawn */
+    bool png;           /* PNG copies drawn */
+    size_t nrows;       /* results rows read */
+    size_t ncosted;     /* throughput rows with a price */
+    char notes[1024];   /* what is missing and why ("" when nothing), one per line */
+};
+
+/* Set opts to the defaults above (no results, no price). */
+void tb_report_opts_init(struct tb_report_opts *o);
+
+/* Write the report. Returns TB_REPORT_OK (info filled when not NULL), or
+ * TB_REPORT_EINPUT / TB_REPORT_EFAIL with a message in err, e.g.
+ *   "out/results.csv: line 7: field 'value': not a number: 'abc'"
+ * after which nothing has been written. */
+int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info, char *err,
+                    size_t errlen);
+
+/* The cost metric for a throughput metric ("decode_tokens_per_s" -> "usd_per_mtok_out"),
+ * or NULL when it is not one that is priced. */
+const char *tb_report_cost_metric(const char *throughput_metric);
+
+/* USD per million tokens: usd_per_hour / (tokens_per_s * 3600) * 1e6; NAN unless both
+ * are positive and finite. */
+double tb_report_usd_per_mtok(double usd_per_hour, double tokens_per_s);
+
+#endif

@@ -1,0 +1,74 @@
+# reports/hbars.gp: the horizontal bar chart shared by throughput.gp and cost.gp, loaded
+# by them after they set xlabel_text, nargs and arg1..arg7 (their ARGC and ARG1..ARG7:
+# `load` does not pass arguments on). See throughput.gp for what each argument is.
+
+if (nargs < 5) {
+    print "usage: gnuplot -c SCRIPT DATA OUTPUT FORMAT TITLE GROUPS [HEIGHT] [SCALE]"
+    exit status 2
+}
+data   = arg1
+groups = arg5
+height = (nargs >= 6 && arg6 ne "") ? int(arg6) : 450
+scale  = (nargs >= 7 && arg7 ne "") ? arg7 : "linear"
+
+if (arg3 eq "svg") {
+    set terminal svg size 800,height enhanced font "Helvetica,13" background rgb "white"
+} else {
+    if (arg3 eq "png") {
+        set terminal pngcairo size 800,height enhanced font "Helvetica,11" background rgb "white"
+    } else {
+        print sprintf("unknown format '%s' (svg or png)", arg3)
+        exit status 2
+    }
+}
+set output arg2
+
+set datafile separator "\t"
+# Okabe-Ito colours (distinguishable with colour-vision deficiency) plus a distinct fill
+# pattern and dash type per group, so the chart also reads in black and white.
+set linetype 1 lc rgb "#0072B2" lw 1.5 dt 1
+set linetype 2 lc rgb "#D55E00" lw 1.5 dt 2
+set linetype 3 lc rgb "#009E73" lw 1.5 dt 3
+set linetype 4 lc rgb "#CC79A7" lw 1.5 dt 4
+set linetype 5 lc rgb "#56B4E9" lw 1.5 dt 5
+set linetype 6 lc rgb "#E69F00" lw 1.5 dt 6
+pattern(i) = word("2 4 1 5 6 7", (i - 1) % 6 + 1) + 0
+
+stats data using 3 nooutput
+nrows = STATS_records
+vmin  = STATS_min
+stats data using (valid(5) ? $5 : $3) nooutput
+vmax  = STATS_max
+
+# the title centred on the whole canvas, not on the plot area (the labels take the left)
+set label 1 arg4 at screen 0.5, screen 1 - 22.0 / height center font ",15" noenhanced
+set tmargin at screen 1 - 48.0 / height
+set xlabel xlabel_text . ((scale eq "log") ? ", log scale" : "") noenhanced
+set ytics nomirror noenhanced scale 0
+set xtics nomirror
+set border 3
+set grid xtics lc rgb "#d0d0d0" dt 3
+set yrange [nrows - 0.5 : -0.5]
+set key at screen 0.5, screen 8.0 / height center bottom horizontal noenhanced
+set bmargin at screen 90.0 / height
+set offsets 0, 0, 0, 0
+if (scale eq "log") {
+    set logscale x
+    base = 10 ** floor(log10(vmin))
+    set xrange [base : vmax * 8]
+} else {
+    base = 0
+    set xrange [0 : vmax * 1.3]
+}
+set style fill pattern border
+
+# position of group s in the groups list (1-based), 0 when absent
+grp(s) = sum [k = 1:words(groups)] ((word(groups, k) eq s) ? k : 0)
+label_of(v) = (v >= 1000) ? sprintf("%.0f", v) : sprintf("%.3g", v)
+
+plot data using (0):0:ytic(strcol(1) . "\n" . strcol(6)) with points pt -1 notitle, \
+     for [i = 1:words(groups)] data \
+        using (grp(strcol(2)) == i ? $3 : NaN):0:(base):($3):($0 - 0.32):($0 + 0.32) \
+        with boxxyerror lt i fs pattern pattern(i) border lt i title word(groups, i), \
+     data using 3:0:4:5 with xerrorbars lc rgb "#333333" lw 1 dt solid pt -1 notitle, \
+     data using ((valid(5) ? $5 : $3)):0:(label_of($3)) with labels left offset character 0.6, 0 font ",11" notitle

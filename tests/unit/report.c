@@ -1,0 +1,304 @@
+/* tests/unit/report.c: `trnbench report` on tests/data/report_results.csv: the cost
+ * figures against hand-computed values, the files it writes, a self-contained HTML,
+ * bad input (exit 2, nothing written), gnuplot missing (report with a note) and gnuplot
+ * failing (exit 1, the previous report left whole). */
+#include "cli.h"
+#include "tb_csv.h"
+#include "tb_plot.h"
+#include "tb_report.h"
+#include "tb_util.h"
+
+#include "tests/tap/basic.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *slurp(const char *dir, const char *name, size_t *len)
+{
+    char path[4096], err[512], *data = NULL;
+    size_t n = 0;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    if (tb_read_file(path, &data, &n, err, sizeof err) != 0)
+        return NULL;
+    if (len)
+        *len = n;
+    return data;
+}
+
+static bool exists(const char *dir, const char *name)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    return tb_file_exists(path);
+}
+
+/* Entries in dir, and whether any is a leftover scratch file. */
+static int entries(const char *dir, bool *scratch)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int n = 0;
+    *scratch = false;
+    if (!d)
+        return -1;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        n++;
+        *scratch |= !strncmp(e->d_name, ".report.tmp", 11) || strstr(e->d_name, ".tsv") != NULL;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Remove the files a report writes, and the folder. */
+static void clean(const char *dir)
+{
+    static const char *const names[] = {"report.md", "report.html",    "cost.csv", "throughput.svg",
+                                        "cost.svg",  "throughput.png", "cost.png"};
+    char path[4096];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
+}
+
+/* The cost.csv row for a throughput metric on a target. */
+static long cost_row(const struct tb_csv_table *t, const char *metric, const char *target)
+{
+    for (size_t r = 0; r < t->nrows; r++)
+        if (!strcmp(tb_csv_field(t, r, "throughput_metric"), metric) &&
+            !strcmp(tb_csv_field(t, r, "target"), target))
+            return (long)r;
+    return -1;
+}
+
+static double cost_of(const struct tb_csv_table *t, long r, const char *col)
+{
+    double v = NAN;
+    if (r >= 0)
+        tb_parse_double(tb_csv_field(t, (size_t)r, col), -1e300, 1e300, &v);
+    return v;
+}
+
+/* tb_cmd_report with its stdout and stderr silenced: its messages are checked through
+ * files and exit statuses, and its stdout would mix with the TAP stream. */
+static int run_cmd(const char *out, const char *results, const char *extra1, const char *extra2)
+{
+    char *argv[8];
+    int argc = 0, rc, saved[2] = {-1, -1}, null = open("/dev/null", O_WRONLY);
+    argv[argc++] = (char *)"report";
+    argv[argc++] = (char *)"--out";
+    argv[argc++] = (char *)out;
+    if (extra1)
+        argv[argc++] = (char *)extra1;
+    if (extra2)
+        argv[argc++] = (char *)extra2;
+    argv[argc++] = (char *)results;
+    argv[argc] = NULL;
+    fflush(stdout);
+    fflush(stderr);
+    for (int fd = 1; fd <= 2 && null >= 0; fd++) {
+        saved[fd - 1] = dup(fd);
+        dup2(null, fd);
+    }
+    rc = tb_cmd_report(argc, argv);
+    fflush(stdout);
+    fflush(stderr);
+    for (int fd = 1; fd <= 2; fd++)
+        if (saved[fd - 1] >= 0) {
+            dup2(saved[fd - 1], fd);
+            close(saved[fd - 1]);
+        }
+    if (null >= 0)
+        close(null);
+    return rc;
+}
+
+int main(void)
+{
+    struct tb_report_opts o;
+    struct tb_report_info info;
+    struct tb_csv_table t;
+    char err[1024] = "", why[512];
+    char *src = test_src_path(".");
+    char *fixture = test_src_path("tests/data/report_results.csv");
+    char *badfix = test_src_path("tests/data/report_bad_results.csv");
+    char *pricing = test_src_path("pricing");
+    char *out = test_tmp_path("report_out");
+    char *badout = test_tmp_path("report_bad_out");
+    char *bare = test_tmp_path("report_bare");
+    const char *files[1];
+    char *html, *md, *before;
+    size_t len = 0, blen = 0;
+    long r;
+
+    setenv("TRNBENCH_DATADIR", src, 1);
+    plan_lazy();
+
+    /* the arithmetic, by hand: $0.36/h at 625 tokens/s = 0.36 / 2,250,000 * 1e6 */
+    IS_DOUBLE(0.16, tb_report_usd_per_mtok(0.36, 625), 1e-15, "usd_per_mtok by hand");
+    OK(isnan(tb_report_usd_per_mtok(0.36, 0)), "no cost without throughput");
+    IS_STRING("usd_per_mtok_in", tb_report_cost_metric("prefill_tokens_per_s"), "prefill -> in");
+    IS_STRING("usd_per_mtok_out", tb_report_cost_metric("decode_tokens_per_s"), "decode -> out");
+    IS_STRING("usd_per_mtok_train", tb_report_cost_metric("train_tokens_per_s"), "train -> train");
+    OK(tb_report_cost_metric("gflop_per_s") == NULL, "gflop_per_s is not costed");
+
+    /* a report on the fixture, the host at $0.36/h */
+    clean(out);
+    tb_report_opts_init(&o);
+    files[0] = fixture;
+    o.results = files;
+    o.nresults = 1;
+    o.out_dir = out;
+    o.usd_per_hour = 0.36;
+    o.pricing_dir = pricing;
+    IS_INT(TB_REPORT_OK, tb_report_write(&o, &info, err, sizeof err), "report written %s", err);
+    IS_INT(14, (long long)info.nrows, "all 14 fixture rows read");
+    IS_INT(5, (long long)info.ncosted,
+           "5 of the 6 throughput rows priced (trn2.48xlarge has no on-demand price)");
+    OK(exists(out, "report.md") && exists(out, "report.html") && exists(out, "cost.csv"),
+       "report.md, report.html and cost.csv exist");
+
+    {
+        char *costs = test_tmp_path("report_out/cost.csv");
+        if (tb_csv_load(&t, costs, err, sizeof err) != 0)
+            bail("cannot read cost.csv: %s", err);
+        free(costs);
+    }
+    IS_INT(6, (long long)t.nrows, "cost.csv: one row per throughput row");
+    r = cost_row(&t, "decode_tokens_per_s", "host");
+    IS_REL(0.16, cost_of(&t, r, "usd_per_mtok"), 1e-9,
+           "host decode: $0.36/h / (625 tokens/s x 3600) x 1e6 = $0.16/Mtok");
+    IS_STRING("usd_per_mtok_out", r >= 0 ? tb_csv_field(&t, (size_t)r, "metric") : "",
+              "named usd_per_mtok_out");
+    IS_REL(0.36 / (645.16 * 3600) * 1e6, cost_of(&t, r, "usd_per_mtok_min"), 1e-9,
+           "cheapest from the fastest repetition");
+    IS_REL(625 * 3600 / 0.36, cost_of(&t, r, "tokens_per_usd"), 1e-9, "tokens per USD");
+    r = cost_row(&t, "prefill_tokens_per_s", "host");
+    IS_REL(0.36 / (13473.68 * 3600) * 1e6, cost_of(&t, r, "usd_per_mtok"), 1e-9,
+           "host prefill -> usd_per_mtok_in");
+    r = cost_row(&t, "train_tokens_per_s", "host");
+    IS_REL(0.36 / (1219.05 * 3600) * 1e6, cost_of(&t, r, "usd_per_mtok"), 1e-9,
+           "host train -> usd_per_mtok_train");
+    r = cost_row(&t, "decode_tokens_per_s", "trn1.32xlarge");
+    IS_REL(21.5 / (1200.0 * 3600) * 1e6, cost_of(&t, r, "usd_per_mtok"), 1e-9,
+           "modeled trn1.32xlarge at the table's $21.50/h = $4.977/Mtok");
+    IS_STRING("modeled", r >= 0 ? tb_csv_field(&t, (size_t)r, "provenance") : "",
+              "its provenance is kept");
+    OK(r >= 0 && *tb_csv_field(&t, (size_t)r, "price_source"), "and its price names a source");
+    r = cost_row(&t, "decode_tokens_per_s", "p5.48xlarge");
+    IS_REL(55.04 / (9000.0 * 3600) * 1e6, cost_of(&t, r, "usd_per_mtok"), 1e-9,
+           "published p5.48xlarge at $55.04/h");
+    IS_STRING("2026-09-19", r >= 0 ? tb_csv_field(&t, (size_t)r, "price_as_of") : "",
+              "price dated");
+    r = cost_row(&t, "decode_tokens_per_s", "trn2.48xlarge");
+    IS_STRING("", r >= 0 ? tb_csv_field(&t, (size_t)r, "usd_per_mtok") : "x",
+              "trn2.48xlarge: no figure invented");
+    OK(r >= 0 && !strncmp(tb_csv_field(&t, (size_t)r, "price_note"), "no price: ", 10),
+       "it says why: %s", r >= 0 ? tb_csv_field(&t, (size_t)r, "price_note") : "");
+    tb_csv_release(&t);
+
+    html = slurp(out, "report.html", &len);
+    md = slurp(out, "report.md", NULL);
+    OK(html && strstr(html, "<svg") != NULL, "the HTML holds the charts inline");
+    OK(html && !strstr(html, "http://") && !strstr(html, "https://"),
+       "no http(s) reference in the HTML");
+    OK(html && !strstr(html, "<script") && !strstr(html, "<link") && !strstr(html, "src=") &&
+           !strstr(html, "@import") && !strstr(html, "url(http"),
+       "no scripts, links, sources or imports: self-contained");
+    OK(html && strstr(html, "<style>") && strstr(html, "name=\"viewport\""),
+       "inline CSS, phone viewport");
+    OK(html && strstr(html, "prov-modeled") && strstr(html, "prov-published"),
+       "provenance labels shown");
+    OK(html && strstr(html, "id='c0-gpPat") && strstr(html, "id='c1-gpPat"),
+       "chart ids kept apart");
+    OK(md && strstr(md, "| 0.16 |") != NULL, "report.md shows $0.16/Mtok for the host decode run");
+    OK(md && strstr(md, "`usd_per_mtok_out`") && strstr(md, "`tpot_ms`"),
+       "metrics named and defined");
+    OK(md && strstr(md, "no price: no on-demand price for 'trn2.48xlarge'"), "the gap is stated");
+    OK(md && strstr(md, "$21.50/h: trn1.32xlarge, us-east-1, on-demand"), "price row named");
+    OK(md && strstr(md, "unavailable: PAPI not built in"), "counters status shown");
+    OK(md && strstr(md, "(throughput.svg)"), "Markdown links the SVG chart");
+    OK(exists(out, "throughput.svg") && exists(out, "cost.svg"), "both SVG charts written");
+    {
+        bool scratch;
+        bool png = tb_plot_has_terminal("pngcairo", why, sizeof why);
+        if (png)
+            OK(exists(out, "throughput.png") && exists(out, "cost.png") && info.png,
+               "PNG copies written");
+        else
+            skip("no PNG: %s", why);
+        IS_INT(png ? 7 : 5, entries(out, &scratch), "exactly the report's files in the folder");
+        OK(!scratch, "no scratch files left");
+    }
+    free(md);
+
+    /* bad input: exit 2, nothing written */
+    clean(badout);
+    tb_report_opts_init(&o);
+    files[0] = badfix;
+    o.results = files;
+    o.nresults = 1;
+    o.out_dir = badout;
+    o.usd_per_hour = 0.36;
+    IS_INT(TB_REPORT_EINPUT, tb_report_write(&o, &info, err, sizeof err),
+           "malformed results refused");
+    OK(strstr(err, "report_bad_results.csv: line 6: field 'value': not a number: '6x5'") != NULL,
+       "%s", err);
+    OK(!tb_file_exists(badout), "nothing written, not even the folder");
+    IS_INT(2, run_cmd(badout, badfix, "--usd-per-hour", "0.36"), "trnbench report: exit 2");
+    OK(!tb_file_exists(badout), "still nothing written");
+    IS_INT(2, run_cmd(badout, fixture, "--instance", "x9.huge"), "unknown --instance: exit 2");
+    IS_INT(2, run_cmd(badout, fixture, "--usd-per-hour", "cheap"), "bad --usd-per-hour: exit 2");
+    IS_INT(2, run_cmd(badout, fixture, "--frobnicate", NULL), "unknown option: exit 2");
+    IS_INT(2, run_cmd(badout, "/nonexistent/results.csv", NULL, NULL), "missing results: exit 2");
+    OK(!tb_file_exists(badout), "none of them wrote anything");
+    IS_INT(0, run_cmd(badout, fixture, "--instance", "trn1.32xlarge"),
+           "host priced as trn1.32xlarge: exit 0");
+    md = slurp(badout, "report.md", NULL);
+    OK(md && strstr(md, "| Price of the host | $21.50/h: trn1.32xlarge"),
+       "host price from the table");
+    free(md);
+    clean(badout);
+
+    /* gnuplot failing: exit 1 and the previous report stays whole */
+    before = slurp(out, "report.html", &blen);
+    setenv("TRNBENCH_GNUPLOT", "false", 1);
+    IS_INT(1, run_cmd(out, fixture, "--usd-per-hour", "0.50"), "gnuplot failing: exit 1");
+    md = slurp(out, "report.html", &len);
+    OK(before && md && blen == len && !memcmp(before, md, len), "the previous report is untouched");
+    free(md);
+    free(before);
+
+    /* gnuplot missing: the report is still written, with a note */
+    clean(bare);
+    setenv("TRNBENCH_GNUPLOT", "/nonexistent/gnuplot", 1);
+    IS_INT(0, run_cmd(bare, fixture, NULL, NULL), "gnuplot missing: exit 0");
+    md = slurp(bare, "report.md", NULL);
+    OK(md && strstr(md, "charts not drawn: cannot run '/nonexistent/gnuplot'"),
+       "the report says why the charts are missing");
+    OK(md && strstr(md, "no price: the host is not a catalogued instance"),
+       "and why the host has no price");
+    OK(!exists(bare, "throughput.svg"), "no chart files");
+    free(md);
+    unsetenv("TRNBENCH_GNUPLOT");
+    clean(bare);
+
+    free(html);
+    free(src);
+    free(fixture);
+    free(badfix);
+    free(pricing);
+    free(out);
+    free(badout);
+    free(bare);
+    return 0;
+}
