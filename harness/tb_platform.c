@@ -1,6 +1,7 @@
 /* harness/tb_platform.c: see tb_platform.h. */
 #include "tb_platform.h"
 
+#include "tb_blas.h"
 #include "tb_util.h"
 
 #include <cblas.h>
@@ -371,10 +372,12 @@ void tb_platform_blas(char *buf, size_t len)
     const char *cfg = openblas_get_config();
     int threads = openblas_get_num_threads();
 
+    const char *note = tb_blas_note();
+
     if (!cfg)
         cfg = "";
-    snprintf(buf, len, "%s%s, %d thread%s", strncmp(cfg, "OpenBLAS", 8) == 0 ? "" : "OpenBLAS ",
-             cfg, threads, threads == 1 ? "" : "s");
+    snprintf(buf, len, "%s%s, %d thread%s%s%s", strncmp(cfg, "OpenBLAS", 8) == 0 ? "" : "OpenBLAS ",
+             cfg, threads, threads == 1 ? "" : "s", *note ? "; " : "", note);
 }
 
 int tb_platform_detect_root(struct tb_platform *p, const char *root, char *err, size_t errlen)

@@ -1,0 +1,497 @@
+/*
+ * harness/cmd_run.c: `trnbench run`, a suite or one workload given by options, on this
+ * CPU (tb_exec.h), into DIR/results.csv (tb_results.h).
+ *
+ * Everything is checked before anything runs: the suite, every model file, every
+ * shape against the model's context and the existing results file; any problem is an
+ * input error (exit 2) and nothing is written. Then each run whose id is not yet in
+ * results.csv is measured and its rows appended atomically, so an interrupted suite,
+ * run again, resumes where it stopped. A run that fails (engine error or failed
+ * validation) records nothing and makes the exit status 1; the others still run.
+ */
+#include "cli.h"
+#include "tb_arch.h"
+#include "tb_counters.h"
+#include "tb_exec.h"
+#include "tb_platform.h"
+#include "tb_results.h"
+#include "tb_stats.h"
+#include "tb_suite.h"
+#include "tb_timer.h"
+#include "tb_util.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define RUN_MAX_METRICS 5
+
+static void usage(FILE *f)
+{
+    fputs("usage: trnbench run --suite NAME|FILE [--out DIR]\n"
+          "       trnbench run --model M --phase P --seq-in T [--seq-out N] [--batch B]\n"
+          "                    [--layers N] [--reps R] [--warmup W] [--seed S] [--out DIR]\n"
+          "       trnbench run --list\n"
+          "\n"
+          "Run Llama workloads on this machine's CPU (fp32, matrix products through\n"
+          "OpenBLAS) and append their measurements to DIR/results.csv, one row per metric.\n"
+          "A run already in DIR/results.csv is skipped: run the same command again to\n"
+          "resume an interrupted suite.\n"
+          "\n"
+          "  --suite NAME|FILE  suites/NAME.suite in the data folder, or a file\n"
+          "  --out DIR          folder of results.csv (default: the current folder)\n"
+          "  --model M          catalogue name (see --list) or a .model file\n"
+          "  --phase P          prefill, decode or train\n"
+          "  --seq-in T         prompt tokens (prefill, decode) or sequence length (train)\n"
+          "  --seq-out N        decode: tokens generated per repetition (default 32)\n"
+          "  --batch B          sequences processed together (default 1)\n"
+          "  --layers N         keep the first N layers of the model: a quick run of a big\n"
+          "                     model's real layer shapes, named MODEL@LN in the results\n"
+          "  --reps R           timed repetitions (default 5); --warmup W untimed ones\n"
+          "                     before them (default 1)\n"
+          "  --seed S           weights and tokens are drawn from it (default 1)\n"
+          "  --list             the model catalogue with parameter counts\n"
+          "  -h, --help         this text\n"
+          "\n"
+          "Metrics: prefill ttft_ms, prefill_tokens_per_s, gflop_per_s; decode tpot_ms,\n"
+          "decode_tokens_per_s, gflop_per_s, gbyte_per_s; train step_time_s,\n"
+          "train_tokens_per_s, gflop_per_s, loss. Values are medians of the repetitions.\n"
+          "Exit status: 0 ok, 1 a run failed, 2 usage or input error (nothing run).\n",
+          f);
+}
+
+/* ---- --list ---- */
+
+struct list_ctx {
+    int bad; /* a file failed to load */
+};
+
+static void list_one(const char *path, void *vctx)
+{
+    struct list_ctx *ctx = vctx;
+    struct tb_arch a;
+    char err[512];
+
+    if (tb_arch_load(&a, path, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench run: %s\n", err);
+        ctx->bad = 1;
+        return;
+    }
+    printf("%-16s %3d %6d %4d %4d %6d %7d %10.1f  %s\n", a.name, a.layers, a.hidden, a.heads,
+           a.kv_heads, a.ffn, a.vocab, tb_arch_params_total(&a) / 1e6,
+           a.published_params > 0 ? "" : "(not a published model)");
+}
+
+static int list_models(void)
+{
+    struct list_ctx ctx = {0};
+    char err[512];
+
+    printf("%-16s %3s %6s %4s %4s %6s %7s %10s\n", "model", "L", "hidden", "NH", "NKV", "ffn",
+           "vocab", "params(M)");
+    if (tb_arch_list(list_one, &ctx, err, sizeof err) < 0) {
+        fprintf(stderr, "trnbench run: %s\n", err);
+        return 2;
+    }
+    return ctx.bad ? 2 : 0;
+}
+
+/* ---- one run's rows ---- */
+
+/* The per-repetition values of one metric and their summary. */
+struct metric_samples {
+    const char *name;
+    const char *unit;
+    double *x; /* owned: [reps] */
+    struct tb_stats s;
+    char notes[320];
+};
+
+/* Facts every row of this invocation shares. */
+struct run_ctx {
+    const char *results;   /* DIR/results.csv */
+    char target[128];      /* host or the EC2 instance type */
+    char host[256];        /* CPU, cores, memory */
+    char blas[256];        /* BLAS and threads */
+};
+
+static void fmt_num(char *buf, size_t len, double v)
+{
+    snprintf(buf, len, "%.6g", v);
+}
+
+/* Turn the seconds of each repetition into the phase's metrics. Returns the count, or
+ * -1 with a message (out of memory). */
+static int derive_metrics(const struct tb_run_spec *spec, const struct tb_exec_result *r,
+                          struct metric_samples *m, char *err, size_t errlen)
+{
+    int nm = 0;
+    const double reps = r->reps;
+
+    switch (spec->phase) {
+    case TB_PHASE_PREFILL:
+        m[nm++] = (struct metric_samples){.name = "ttft_ms", .unit = "ms"};
+        m[nm++] = (struct metric_samples){.name = "prefill_tokens_per_s", .unit = "tokens/s"};
+        break;
+    case TB_PHASE_DECODE:
+        m[nm++] = (struct metric_samples){.name = "tpot_ms", .unit = "ms"};
+        m[nm++] = (struct metric_samples){.name = "decode_tokens_per_s", .unit = "tokens/s"};
+        break;
+    case TB_PHASE_TRAIN:
+        m[nm++] = (struct metric_samples){.name = "step_time_s", .unit = "s"};
+        m[nm++] = (struct metric_samples){.name = "train_tokens_per_s", .unit = "tokens/s"};
+        break;
+    }
+    m[nm++] = (struct metric_samples){.name = "gflop_per_s", .unit = "GFLOP/s"};
+    if (spec->phase == TB_PHASE_DECODE)
+        m[nm++] = (struct metric_samples){.name = "gbyte_per_s", .unit = "GB/s"};
+    for (int i = 0; i < nm; i++) {
+        m[i].x = tb_alloc_array((size_t)r->reps, sizeof *m[i].x);
+        if (!m[i].x)
+            return tb_err(err, errlen, "out of memory");
+    }
+    for (int k = 0; k < r->reps; k++) {
+        const double t = r->secs[k];
+        /* per repetition: prefill's TTFT is the whole batch's prefill (every prompt's
+         * first token comes at its end); decode's TPOT is one step */
+        m[0].x[k] = spec->phase == TB_PHASE_PREFILL  ? t * 1e3
+                    : spec->phase == TB_PHASE_DECODE ? t / r->steps * 1e3
+                                                     : t;
+        m[1].x[k] = r->tokens / t;
+        m[2].x[k] = r->flops / t / 1e9;
+        if (spec->phase == TB_PHASE_DECODE)
+            m[3].x[k] = r->bytes / t / 1e9;
+    }
+    for (int i = 0; i < nm; i++)
+        if (tb_stats_compute(&m[i].s, m[i].x, (size_t)reps, err, errlen) != 0)
+            return -1;
+    if (spec->phase == TB_PHASE_DECODE)
+        snprintf(m[3].notes, sizeof m[3].notes,
+                 "minimum bytes read: fp32 weights once per step plus the KV cache, %.1f MB "
+                 "per repetition of %d steps",
+                 r->bytes / 1e6, spec->seq_out);
+    return nm;
+}
+
+static void fill_common(struct tb_result_row *row, const struct run_ctx *c,
+                        const struct tb_run_spec *spec, const struct tb_arch *a,
+                        const struct tb_exec_result *r, char (*buf)[64], const char *run_id,
+                        const char *stamp, const char *notes)
+{
+    memset(row, 0, sizeof *row);
+    row->col[TB_COL_RUN_ID] = run_id;
+    row->col[TB_COL_PROVENANCE] = "measured";
+    row->col[TB_COL_TARGET] = c->target;
+    row->col[TB_COL_HOST] = c->host;
+    row->col[TB_COL_EXECUTOR] = "cpu";
+    row->col[TB_COL_MODEL] = a->name;
+    snprintf(buf[0], 64, "%d", a->layers);
+    row->col[TB_COL_LAYERS] = buf[0];
+    row->col[TB_COL_PHASE] = tb_phase_to_string(spec->phase);
+    row->col[TB_COL_PRECISION] = spec->precision;
+    snprintf(buf[1], 64, "%d", spec->batch);
+    row->col[TB_COL_BATCH] = buf[1];
+    snprintf(buf[2], 64, "%d", spec->seq_in);
+    row->col[TB_COL_SEQ_IN] = buf[2];
+    if (spec->phase == TB_PHASE_DECODE) {
+        snprintf(buf[3], 64, "%d", spec->seq_out);
+        row->col[TB_COL_SEQ_OUT] = buf[3];
+    }
+    snprintf(buf[4], 64, "%d", r->reps);
+    row->col[TB_COL_N] = buf[4];
+    snprintf(buf[5], 64, "%d", spec->warmup);
+    row->col[TB_COL_WARMUP] = buf[5];
+    fmt_num(buf[6], 64, r->flops);
+    row->col[TB_COL_FLOPS] = buf[6];
+    row->col[TB_COL_TIMESTAMP] = stamp;
+    row->col[TB_COL_COMMIT] = tb_version_commit();
+    row->col[TB_COL_COMPILER] = tb_version_compiler();
+    row->col[TB_COL_CFLAGS] = tb_version_cflags();
+    row->col[TB_COL_BLAS] = c->blas;
+    row->col[TB_COL_COUNTERS] = r->counters;
+    row->col[TB_COL_SOURCE] = "trnbench";
+    row->col[TB_COL_NOTES] = notes;
+}
+
+/* Write the rows of one finished, validated run. */
+static int record(const struct run_ctx *c, const struct tb_run_spec *spec,
+                  const struct tb_arch *a, const struct tb_exec_result *r, const char *run_id,
+                  char *err, size_t errlen)
+{
+    struct metric_samples m[RUN_MAX_METRICS];
+    struct tb_result_row rows[RUN_MAX_METRICS + 1];
+    char common[RUN_MAX_METRICS + 1][7][64];
+    char nums[RUN_MAX_METRICS + 1][5][32];
+    char notes[RUN_MAX_METRICS + 1][640];
+    char stamp[32];
+    int nm, nrows = 0, rc = -1;
+
+    memset(m, 0, sizeof m);
+    nm = derive_metrics(spec, r, m, err, errlen);
+    if (nm < 0)
+        goto out;
+    tb_utc_now(stamp, sizeof stamp);
+    for (int i = 0; i < nm; i++, nrows++) {
+        snprintf(notes[i], sizeof notes[i], "validated: %s%s%s%s%s",
+                 spec->phase == TB_PHASE_TRAIN ? "loss finite, first loss near ln V"
+                                               : "logits finite",
+                 r->note[0] ? "; " : "", r->note, m[i].notes[0] ? "; " : "", m[i].notes);
+        fill_common(&rows[i], c, spec, a, r, common[i], run_id, stamp, notes[i]);
+        rows[i].col[TB_COL_METRIC] = m[i].name;
+        rows[i].col[TB_COL_UNIT] = m[i].unit;
+        fmt_num(nums[i][0], 32, m[i].s.median);
+        fmt_num(nums[i][1], 32, m[i].s.min);
+        fmt_num(nums[i][2], 32, m[i].s.max);
+        fmt_num(nums[i][3], 32, m[i].s.mean);
+        fmt_num(nums[i][4], 32, m[i].s.stddev);
+        rows[i].col[TB_COL_VALUE] = nums[i][0];
+        rows[i].col[TB_COL_MIN] = nums[i][1];
+        rows[i].col[TB_COL_MAX] = nums[i][2];
+        rows[i].col[TB_COL_MEAN] = nums[i][3];
+        rows[i].col[TB_COL_STDDEV] = nums[i][4];
+    }
+    if (spec->phase == TB_PHASE_TRAIN) {
+        /* the loss after the last timed step; one value, no spread */
+        snprintf(notes[nrows], sizeof notes[nrows],
+                 "cross-entropy after the last timed step; first step %.4f, ln V = %.4f",
+                 r->loss_first, log((double)a->vocab));
+        fill_common(&rows[nrows], c, spec, a, r, common[nrows], run_id, stamp, notes[nrows]);
+        rows[nrows].col[TB_COL_METRIC] = "loss";
+        rows[nrows].col[TB_COL_UNIT] = "nats";
+        fmt_num(nums[nrows][0], 32, r->loss_last);
+        rows[nrows].col[TB_COL_VALUE] = nums[nrows][0];
+        rows[nrows].col[TB_COL_N] = "1";
+        nrows++;
+    }
+    rc = tb_results_append(c->results, rows, (size_t)nrows, err, errlen);
+    if (rc == 0) {
+        fprintf(stderr, "trnbench run:   ");
+        for (int i = 0; i < nm; i++)
+            fprintf(stderr, "%s%s %.4g %s", i ? ", " : "", m[i].name, m[i].s.median, m[i].unit);
+        if (spec->phase == TB_PHASE_TRAIN)
+            fprintf(stderr, ", loss %.4f", r->loss_last);
+        fputc('\n', stderr);
+    }
+out:
+    for (int i = 0; i < RUN_MAX_METRICS; i++)
+        free(m[i].x);
+    return rc;
+}
+
+/* ---- checks before anything runs ---- */
+
+/* Load and shorten the model of spec; check the shape fits its context. */
+static int resolve(const struct tb_run_spec *spec, const char *where, struct tb_arch *a,
+                   char *err, size_t errlen)
+{
+    char e[1024];
+    int need = spec->seq_in + (spec->phase == TB_PHASE_DECODE ? spec->seq_out : 0);
+
+    if (tb_arch_find(a, spec->model, e, sizeof e) != 0)
+        return tb_err(err, errlen, "%s: field 'model': %s", where, e);
+    if (spec->layers && tb_arch_truncate(a, spec->layers, e, sizeof e) != 0)
+        return tb_err(err, errlen, "%s: %s", where, e);
+    if (need > a->max_context)
+        return tb_err(err, errlen,
+                      "%s: field '%s': %d tokens exceed %s's context of %d", where,
+                      spec->phase == TB_PHASE_DECODE ? "seq_out" : "seq_in", need, a->name,
+                      a->max_context);
+    return 0;
+}
+
+static void where_of(const struct tb_suite *s, const struct tb_run_spec *r, char *buf, size_t len)
+{
+    if (r->line)
+        snprintf(buf, len, "%s: line %ld", s->path, r->line);
+    else
+        snprintf(buf, len, "command line");
+}
+
+/* ---- options ---- */
+
+/* Map a command-line option to a run field ("--seq-in" -> "seq_in"), or NULL. */
+static const char *spec_field(const char *opt)
+{
+    static const char *const map[][2] = {
+        {"--model", "model"},   {"--phase", "phase"},     {"--seq-in", "seq_in"},
+        {"--seq-out", "seq_out"}, {"--batch", "batch"},   {"--layers", "layers"},
+        {"--reps", "reps"},     {"--warmup", "warmup"},   {"--seed", "seed"},
+        {"--precision", "precision"},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (!strcmp(opt, map[i][0]))
+            return map[i][1];
+    return NULL;
+}
+
+int tb_cmd_run(int argc, char **argv)
+{
+    struct tb_suite suite;
+    struct tb_run_spec one;
+    struct tb_arch *archs = NULL;
+    struct tb_platform plat;
+    struct run_ctx ctx;
+    const char *suite_name = NULL, *out = ".";
+    char err[2048], path[PATH_MAX];
+    bool have_one = false, list = false;
+    int rc = 2, failed = 0, done = 0, skipped = 0;
+
+    memset(&suite, 0, sizeof suite);
+    memset(&ctx, 0, sizeof ctx);
+    tb_run_spec_init(&one);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *field;
+        char word[512];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "--list")) {
+            list = true;
+            continue;
+        }
+        if (strcmp(a, "--suite") && strcmp(a, "--out") && !spec_field(a)) {
+            fprintf(stderr, "trnbench run: unknown argument '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "trnbench run: option '%s' needs a value\n", a);
+            return 2;
+        }
+        if (!strcmp(a, "--suite")) {
+            suite_name = argv[++i];
+        } else if (!strcmp(a, "--out")) {
+            out = argv[++i];
+        } else {
+            field = spec_field(a);
+            if ((size_t)snprintf(word, sizeof word, "%s=%s", field, argv[++i]) >= sizeof word) {
+                fprintf(stderr, "trnbench run: option '%s': value too long\n", a);
+                return 2;
+            }
+            if (tb_run_spec_set(&one, word, "command line", err, sizeof err) != 0) {
+                fprintf(stderr, "trnbench run: %s\n", err);
+                return 2;
+            }
+            have_one = true;
+        }
+    }
+    if (list)
+        return list_models();
+    if (!suite_name == !have_one) {
+        fprintf(stderr, "trnbench run: give either --suite or a workload (--model, --phase, "
+                        "--seq-in)\n");
+        usage(stderr);
+        return 2;
+    }
+
+    /* ---- load and check everything first ---- */
+    if (suite_name) {
+        if (tb_suite_load(&suite, suite_name, err, sizeof err) != 0) {
+            fprintf(stderr, "trnbench run: %s\n", err);
+            return 2;
+        }
+    } else {
+        if (tb_run_spec_check(&one, "command line", err, sizeof err) != 0) {
+            fprintf(stderr, "trnbench run: %s\n", err);
+            return 2;
+        }
+        snprintf(suite.name, sizeof suite.name, "command line");
+        suite.runs = tb_alloc_array(1, sizeof *suite.runs);
+        if (!suite.runs) {
+            fprintf(stderr, "trnbench run: out of memory\n");
+            return 1;
+        }
+        suite.runs[0] = one;
+        suite.nruns = 1;
+    }
+    archs = tb_alloc_array(suite.nruns, sizeof *archs);
+    if (!archs) {
+        fprintf(stderr, "trnbench run: out of memory\n");
+        rc = 1;
+        goto out;
+    }
+    for (size_t i = 0; i < suite.nruns; i++) {
+        char where[PATH_MAX + 32];
+        where_of(&suite, &suite.runs[i], where, sizeof where);
+        if (resolve(&suite.runs[i], where, &archs[i], err, sizeof err) != 0) {
+            fprintf(stderr, "trnbench run: %s\n", err);
+            goto out;
+        }
+    }
+    if ((size_t)snprintf(path, sizeof path, "%s/results.csv", out) >= sizeof path) {
+        fprintf(stderr, "trnbench run: --out: folder name too long\n");
+        goto out;
+    }
+    ctx.results = path;
+    /* an existing results file must be readable as one before anything runs */
+    if (tb_results_has_run(path, "", err, sizeof err) < 0) {
+        fprintf(stderr, "trnbench run: %s\n", err);
+        goto out;
+    }
+    if (tb_mkdir_p(out, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench run: %s\n", err);
+        rc = 1;
+        goto out;
+    }
+
+    tb_platform_detect(&plat, err, sizeof err);
+    snprintf(ctx.target, sizeof ctx.target, "%s", tb_platform_target(&plat));
+    tb_platform_describe(&plat, ctx.host, sizeof ctx.host);
+    snprintf(ctx.blas, sizeof ctx.blas, "%s", plat.blas);
+    fprintf(stderr, "trnbench run: suite '%s', %zu run%s on %s (target %s) into '%s'\n",
+            suite.name, suite.nruns, suite.nruns == 1 ? "" : "s", ctx.host, ctx.target, path);
+    fprintf(stderr, "trnbench run: counters %s\n", tb_counters_status());
+
+    /* ---- run ---- */
+    for (size_t i = 0; i < suite.nruns; i++) {
+        const struct tb_run_spec *spec = &suite.runs[i];
+        struct tb_exec_result r;
+        char id[256];
+        uint64_t t0;
+        int has;
+
+        tb_run_spec_id(spec, id, sizeof id);
+        has = tb_results_has_run(path, id, err, sizeof err);
+        if (has < 0) {
+            fprintf(stderr, "trnbench run: %s\n", err);
+            rc = 1;
+            goto out;
+        }
+        if (has) {
+            fprintf(stderr, "trnbench run: [%zu/%zu] %s: already in results, skipped\n", i + 1,
+                    suite.nruns, id);
+            skipped++;
+            continue;
+        }
+        fprintf(stderr, "trnbench run: [%zu/%zu] %s (%d warm-up + %d timed) ...\n", i + 1,
+                suite.nruns, id, spec->warmup, spec->reps);
+        t0 = tb_timer_now_ns();
+        if (tb_exec_run(spec, &archs[i], &r, err, sizeof err) != 0) {
+            fprintf(stderr, "trnbench run: %s: %s\n", id, err);
+            failed++;
+        } else if (!r.valid) {
+            fprintf(stderr, "trnbench run: %s: %s; nothing recorded\n", id, r.note);
+            failed++;
+        } else if (record(&ctx, spec, &archs[i], &r, id, err, sizeof err) != 0) {
+            fprintf(stderr, "trnbench run: %s\n", err);
+            tb_exec_result_release(&r);
+            rc = 1;
+            goto out;
+        } else {
+            done++;
+            fprintf(stderr, "trnbench run:   %.1f s wall\n",
+                    tb_timer_seconds(t0, tb_timer_now_ns()));
+        }
+        tb_exec_result_release(&r);
+    }
+    fprintf(stderr, "trnbench run: %d run%s recorded, %d already there, %d failed; results in '%s'\n",
+            done, done == 1 ? "" : "s", skipped, failed, path);
+    rc = failed ? 1 : 0;
+out:
+    free(archs);
+    tb_suite_release(&suite);
+    return rc;
+}

@@ -1,0 +1,217 @@
+/* harness/tb_exec.c: see tb_exec.h. */
+#include "tb_exec.h"
+
+#include "tb_counters.h"
+#include "tb_flops.h"
+#include "tb_timer.h"
+#include "tb_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tb_exec_tokens(int *ids, size_t n, int vocab, uint64_t *seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        *seed = *seed * 6364136223846793005ULL + 1442695040888963407ULL;
+        ids[i] = (int)((*seed >> 33) % (uint64_t)vocab);
+    }
+}
+
+void tb_exec_result_release(struct tb_exec_result *r)
+{
+    free(r->secs);
+    memset(r, 0, sizeof *r);
+}
+
+static bool finite_all(const float *x, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(x[i]))
+            return false;
+    return true;
+}
+
+/* Greedy next token of each of B sequences from logits [B, V]. */
+static void argmax_rows(const float *logits, int B, int V, int *out)
+{
+    for (int b = 0; b < B; b++) {
+        const float *row = logits + (size_t)b * V;
+        int best = 0;
+        for (int v = 1; v < V; v++)
+            if (row[v] > row[best])
+                best = v;
+        out[b] = best;
+    }
+}
+
+static void invalid(struct tb_exec_result *r, const char *what)
+{
+    if (r->valid)
+        snprintf(r->note, sizeof r->note, "validation failed: %s", what);
+    r->valid = false;
+}
+
+/* Counts of the timed region divided by the repetitions, so rows of different
+ * repetition counts compare. */
+static void counters_per_rep(struct tb_counter_values *cv, int reps, char *buf, size_t len)
+{
+    for (int i = 0; i < cv->n; i++)
+        cv->values[i] /= reps;
+    tb_counters_format(cv, buf, len);
+}
+
+int tb_exec_time(struct tb_llama *m, const struct tb_run_spec *spec, const int *tokens,
+                 const int *targets, struct tb_exec_result *r, char *err, size_t errlen)
+{
+    const struct tb_arch *a = m->arch;
+    const int B = spec->batch, T = spec->seq_in, V = a->vocab;
+    const int n = spec->phase == TB_PHASE_DECODE ? spec->seq_out : 1;
+    struct tb_adamw opt = tb_adamw_default();
+    struct tb_counter_values cv;
+    int *first = NULL, *next = NULL;
+    uint64_t tick = tb_timer_tick_ns();
+    bool counting = false;
+    float loss = 0.0f;
+    int rc = -1;
+
+    memset(r, 0, sizeof *r);
+    r->reps = spec->reps;
+    r->valid = true;
+    r->steps = n;
+    r->engine_bytes = tb_llama_bytes(m);
+    r->loss_first = r->loss_last = NAN;
+    r->secs = tb_alloc_array((size_t)spec->reps, sizeof *r->secs);
+    first = tb_alloc_array((size_t)B, sizeof *first);
+    next = tb_alloc_array((size_t)B, sizeof *next);
+    if (!r->secs || !first || !next) {
+        tb_err(err, errlen, "out of memory for %d repetitions", spec->reps);
+        goto out;
+    }
+    switch (spec->phase) {
+    case TB_PHASE_PREFILL:
+        r->tokens = (double)B * T;
+        r->flops = tb_flops_prefill(a, B, T);
+        break;
+    case TB_PHASE_DECODE:
+        r->tokens = (double)B * n;
+        r->flops = tb_flops_decode(a, B, T, n);
+        for (int s = 0; s < n; s++)
+            r->bytes += tb_bytes_decode_step(a, B, T + s, 4, 4);
+        /* the prompt, once and untimed; its greedy token starts every repetition */
+        if (tb_llama_prefill(m, tokens, B, T, err, errlen) != 0)
+            goto out;
+        if (!finite_all(m->logits, (size_t)B * V))
+            invalid(r, "prefill logits not finite");
+        argmax_rows(m->logits, B, V, first);
+        break;
+    case TB_PHASE_TRAIN:
+        r->tokens = (double)B * T;
+        r->flops = tb_flops_train(a, B, T);
+        break;
+    }
+
+    for (int k = -spec->warmup; k < spec->reps; k++) { /* k < 0: warm-up */
+        uint64_t t0;
+        if (k == 0)
+            counting = tb_counters_start() == 0;
+        t0 = tb_timer_now_ns();
+        if (spec->phase == TB_PHASE_PREFILL) {
+            if (tb_llama_prefill(m, tokens, B, T, err, errlen) != 0)
+                goto out;
+        } else if (spec->phase == TB_PHASE_DECODE) {
+            memcpy(next, first, (size_t)B * sizeof *next);
+            for (int s = 0; s < n; s++) {
+                if (tb_llama_decode(m, next, B, T + s, err, errlen) != 0)
+                    goto out;
+                argmax_rows(m->logits, B, V, next);
+            }
+        } else {
+            if (tb_llama_train_step(m, tokens, targets, B, T, &opt, &loss, err, errlen) != 0)
+                goto out;
+        }
+        if (k >= 0)
+            r->secs[k] = tb_timer_seconds(t0, tb_timer_now_ns());
+
+        /* validate every repetition, outside the timed region */
+        if (spec->phase == TB_PHASE_TRAIN) {
+            if (!isfinite(loss))
+                invalid(r, "training loss not finite");
+            if (k == -spec->warmup)
+                r->loss_first = loss;
+            r->loss_last = loss;
+        } else if (!finite_all(m->logits, (size_t)B * V)) {
+            invalid(r, "logits not finite");
+        }
+        if (k >= 0 && r->valid && !r->note[0])
+            tb_timer_check((uint64_t)(r->secs[k] * 1e9), tick, r->note, sizeof r->note);
+    }
+    if (counting) {
+        tb_counters_stop(&cv);
+        counting = false;
+        counters_per_rep(&cv, spec->reps, r->counters, sizeof r->counters);
+    } else {
+        snprintf(r->counters, sizeof r->counters, "%s", tb_counters_status());
+    }
+    /* random weights (std 0.02) predict near-uniformly: the loss before any update is
+     * about ln V, and far from it means the forward pass is wrong */
+    if (spec->phase == TB_PHASE_TRAIN && r->valid && !(fabs(r->loss_first - log((double)V)) < 1.0)) {
+        char what[128];
+        snprintf(what, sizeof what, "first loss %.4f, expected about ln V = %.4f", r->loss_first,
+                 log((double)V));
+        invalid(r, what);
+    }
+    rc = 0;
+out:
+    if (counting) {
+        tb_counters_stop(&cv);
+        snprintf(r->counters, sizeof r->counters, "%s", tb_counters_status());
+    }
+    free(first);
+    free(next);
+    return rc;
+}
+
+int tb_exec_run(const struct tb_run_spec *spec, const struct tb_arch *arch,
+                struct tb_exec_result *r, char *err, size_t errlen)
+{
+    const size_t BT = (size_t)spec->batch * (size_t)spec->seq_in;
+    const bool train = spec->phase == TB_PHASE_TRAIN;
+    const int max_seq = spec->seq_in + (spec->phase == TB_PHASE_DECODE ? spec->seq_out : 0);
+    struct tb_llama m;
+    int *ids = NULL, *tokens = NULL, *targets = NULL;
+    uint64_t seed = spec->seed;
+    bool engine = false;
+    int rc = -1;
+
+    memset(r, 0, sizeof *r);
+    /* training: one stream of T+1 tokens per sequence, input and next-token target */
+    ids = tb_alloc_array(BT + (size_t)spec->batch, sizeof *ids);
+    tokens = tb_alloc_array(BT, sizeof *tokens);
+    targets = train ? tb_alloc_array(BT, sizeof *targets) : NULL;
+    if (!ids || !tokens || (train && !targets)) {
+        tb_err(err, errlen, "out of memory for %zu tokens", BT);
+        goto out;
+    }
+    tb_exec_tokens(ids, BT + (size_t)spec->batch, arch->vocab, &seed);
+    for (int b = 0; b < spec->batch; b++) {
+        const int *s = ids + (size_t)b * (spec->seq_in + 1);
+        memcpy(tokens + (size_t)b * spec->seq_in, s, (size_t)spec->seq_in * sizeof *tokens);
+        if (train)
+            memcpy(targets + (size_t)b * spec->seq_in, s + 1,
+                   (size_t)spec->seq_in * sizeof *targets);
+    }
+    if (tb_llama_init(&m, arch, spec->batch, max_seq, train ? TB_LLAMA_TRAIN : 0, spec->seed, err,
+                      errlen) != 0)
+        goto out;
+    engine = true;
+    rc = tb_exec_time(&m, spec, tokens, targets, r, err, errlen);
+out:
+    if (engine)
+        tb_llama_release(&m);
+    free(ids);
+    free(tokens);
+    free(targets);
+    return rc;
+}

@@ -1,0 +1,126 @@
+#!/bin/sh
+# tests/cli/run.t: `trnbench run` end to end: the smoke suite into a fresh folder (exit
+# status, header, one row per metric, values consistent with each other), resume after
+# an interruption (no run lost, none repeated), one workload from options with a
+# shortened model, and bad input (exit 2, file, line and field, nothing written).
+# Needs TB_BIN, TB_SRCDIR and TB_BUILDDIR (make check sets them).
+
+: "${TB_SRCDIR:=.}"
+: "${TB_BUILDDIR:=build}"
+: "${TB_BIN:=$TB_BUILDDIR/bin/trnbench}"
+export TRNBENCH_DATADIR="$TB_SRCDIR"
+tmp="$TB_BUILDDIR/tests/tmp/cli_run"
+rm -rf "$tmp" && mkdir -p "$tmp"
+
+n=0
+check() { # check DESCRIPTION COMMAND...
+    n=$((n + 1))
+    d=$1
+    shift
+    if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fi
+}
+# A CSV-aware reader (perl, RFC 4180 quotes): the host column holds commas.
+csv_pl='
+    sub row { my @o; my $s = shift; chomp $s;
+        while (length $s) { if ($s =~ s/^"((?:[^"]|"")*)"(,|$)//) { (my $x = $1) =~ s/""/"/g; push @o, $x }
+                            elsif ($s =~ s/^([^,]*)(,|$)//) { push @o, $1 } else { last } }
+        return @o }
+    open my $f, "<", shift @ARGV or die; my @h = row(scalar <$f>); my %c; @c{@h} = 0 .. $#h;'
+val() { # val FILE RUN_ID METRIC COLUMN: one cell
+    perl -e "$csv_pl"'
+        my ($id, $metric, $name) = @ARGV;
+        while (<$f>) { my @r = row($_);
+            if ($r[$c{run_id}] eq $id && $r[$c{metric}] eq $metric) { print $r[$c{$name}], "\n"; exit 0 } }
+        exit 1' "$@"
+}
+keys() { # keys FILE: "run_id metric" of every row
+    perl -e "$csv_pl"'while (<$f>) { my @r = row($_); print "$r[$c{run_id}] $r[$c{metric}]\n" }' "$1"
+}
+
+echo "1..25"
+
+# ---- the smoke suite ----
+out="$tmp/smoke"
+"$TB_BIN" run --suite smoke --out "$out" 2>"$tmp/smoke.err"
+check "smoke suite exits 0" test $? -eq 0
+res="$out/results.csv"
+check "results.csv header is the documented one" \
+    test "$(head -1 "$res")" = "run_id,provenance,target,host,executor,model,layers,phase,precision,batch,seq_in,seq_out,metric,value,unit,n,warmup,min,max,mean,stddev,flops,timestamp,commit,compiler,cflags,blas,counters,source,notes"
+# prefill: ttft_ms, prefill_tokens_per_s, gflop_per_s; decode: + tpot_ms, gbyte_per_s;
+# train: step_time_s, train_tokens_per_s, gflop_per_s, loss
+check "11 metric rows (3 prefill + 4 decode + 4 train)" test "$(($(wc -l <"$res") - 1))" -eq 11
+check "every row measured, executor cpu" \
+    test "$(tail -n +2 "$res" | grep -c ',measured,')" -eq 11
+target=$("$TB_BIN" detect --format csv | grep '^target,' | cut -d, -f2)
+check "target is what detect says ($target)" \
+    test "$(val "$res" llama-tiny/prefill/b2/in32/fp32 ttft_ms target)" = "$target"
+pid=llama-tiny/prefill/b2/in32/fp32
+ttft=$(val "$res" $pid ttft_ms value)
+tps=$(val "$res" $pid prefill_tokens_per_s value)
+gfs=$(val "$res" $pid gflop_per_s value)
+flops=$(val "$res" $pid gflop_per_s flops)
+# 3 repetitions: the median repetition is the same one for every metric, so
+# tokens/s = 64 tokens / TTFT and GFLOP/s = flops / TTFT (to the 6 digits written)
+check "prefill tokens/s = 64 / ttft ($tps vs $ttft ms)" \
+    perl -e 'exit !(abs($ARGV[0] - 64 / ($ARGV[1] / 1e3)) <= 1e-4 * $ARGV[0])' "$tps" "$ttft"
+check "prefill GFLOP/s = flops / ttft ($gfs)" \
+    perl -e 'exit !($ARGV[2] > 0 && abs($ARGV[0] - $ARGV[2] / ($ARGV[1] / 1e3) / 1e9) <= 1e-4 * $ARGV[0])' \
+    "$gfs" "$ttft" "$flops"
+did=llama-tiny/decode/b2/in32/out8/fp32
+tpot=$(val "$res" $did tpot_ms value)
+dtps=$(val "$res" $did decode_tokens_per_s value)
+check "decode tokens/s = batch 2 / tpot ($dtps vs $tpot ms)" \
+    perl -e 'exit !(abs($ARGV[0] - 2 / ($ARGV[1] / 1e3)) <= 1e-4 * $ARGV[0])' "$dtps" "$tpot"
+check "min <= median <= max for tpot" \
+    perl -e 'exit !($ARGV[1] <= $ARGV[0] && $ARGV[0] <= $ARGV[2])' "$tpot" \
+    "$(val "$res" $did tpot_ms min)" "$(val "$res" $did tpot_ms max)"
+val "$res" $pid ttft_ms counters >"$tmp/counters"
+loss=$(val "$res" llama-tiny/train/b2/in32/fp32 loss value)
+check "training loss recorded and below ln 256 = 5.545 after 4 steps ($loss)" \
+    perl -e 'exit !($ARGV[0] > 0 && $ARGV[0] < 5.545)' "$loss"
+check "n and warmup recorded" test "$(val "$res" $did tpot_ms n),$(val "$res" $did tpot_ms warmup)" = "3,1"
+check "counters recorded, or why not" \
+    grep -Eq '^(unavailable: .+|PAPI_[A-Z_]+=[0-9]+.*)$' "$tmp/counters"
+
+# ---- resume: keep the prefill rows only, as if the suite died after its first run ----
+part="$tmp/part"
+mkdir -p "$part"
+grep -v -e '/decode/' -e '/train/' "$res" >"$part/results.csv"
+before=$(grep '/prefill/' "$part/results.csv")
+"$TB_BIN" run --suite smoke --out "$part" 2>"$tmp/part.err"
+check "resumed suite exits 0" test $? -eq 0
+check "it skipped the finished run" grep -q 'prefill/b2/in32/fp32: already in results, skipped' "$tmp/part.err"
+check "11 rows again, none repeated" \
+    test "$(keys "$part/results.csv" | sort -u | wc -l)" -eq 11 -a \
+         "$(($(wc -l <"$part/results.csv") - 1))" -eq 11
+check "the finished rows are kept as they were" test "$(grep '/prefill/' "$part/results.csv")" = "$before"
+"$TB_BIN" run --suite smoke --out "$part" 2>/dev/null
+check "a finished suite run again adds nothing" test "$(($(wc -l <"$part/results.csv") - 1))" -eq 11
+
+# ---- one workload from options, shortened ----
+one="$tmp/one"
+"$TB_BIN" run --model llama-small --layers 2 --phase decode --seq-in 16 --seq-out 4 --batch 2 \
+    --reps 2 --warmup 0 --out "$one" 2>/dev/null
+check "a workload from options runs" test $? -eq 0
+check "the shortened model is named llama-small@L2 with 2 layers" \
+    test "$(val "$one/results.csv" llama-small@L2/decode/b2/in16/out4/fp32 tpot_ms model),$(val "$one/results.csv" llama-small@L2/decode/b2/in16/out4/fp32 tpot_ms layers)" = "llama-small@L2,2"
+
+# ---- bad input: exit 2, file, line and field, nothing written ----
+bad="$tmp/bad.suite"
+printf 'suite bad\nrun model=llama-tiny phase=prefill seq_in=8\nrun model=llama-tiny phase=train seq_in=8 reps=x\n' >"$bad"
+"$TB_BIN" run --suite "$bad" --out "$tmp/bad" 2>"$tmp/bad.err"
+check "a bad suite exits 2" test $? -eq 2
+check "naming file, line and field" grep -q "bad.suite: line 3: field 'reps'" "$tmp/bad.err"
+check "and nothing is written, not even the first good run" test ! -e "$tmp/bad"
+printf 'run model=llama-nope phase=prefill seq_in=8\n' >"$bad"
+"$TB_BIN" run --suite "$bad" --out "$tmp/bad" 2>"$tmp/bad.err"
+check "an unknown model exits 2 with file, line and field" \
+    sh -c "test $? -eq 2 && grep -q \"bad.suite: line 1: field 'model': unknown model 'llama-nope'\" '$tmp/bad.err'"
+"$TB_BIN" run --model llama-tiny --phase decode --seq-in 4000 --seq-out 200 --out "$tmp/bad" 2>"$tmp/bad.err"
+check "a shape beyond the model's context exits 2" \
+    sh -c "test $? -eq 2 && grep -q \"command line: field 'seq_out': 4200 tokens exceed llama-tiny's context\" '$tmp/bad.err' && test ! -e '$tmp/bad'"
+# a corrupt results file is refused before anything runs, and left as it was
+mkdir -p "$tmp/corrupt" && printf 'run_id,value\nx,1\n' >"$tmp/corrupt/results.csv"
+"$TB_BIN" run --suite smoke --out "$tmp/corrupt" 2>"$tmp/corrupt.err"
+check "a foreign results.csv in --out exits 2 and is left alone" \
+    sh -c "test $? -eq 2 && test \"\$(cat '$tmp/corrupt/results.csv')\" = \"\$(printf 'run_id,value\nx,1')\""
