@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "tb_arch.h"
 #include "tb_counters.h"
+#include "tb_exec.h"
 #include "tb_flops.h"
 #include "tb_perf.h"
 #include "tb_platform.h"
@@ -55,7 +56,7 @@ struct perf_line {
     bool ran;   /* measured at all */
     bool valid; /* output validated */
     char note[256];
-    char counters[512];
+    char counters[1200];
 };
 
 static void usage(FILE *f)
@@ -125,85 +126,44 @@ static int parse_args(int argc, char **argv, struct perf_opts *o, bool *help)
 
 /* ---- the engine figures ---- */
 
-static bool finite_all(const float *x, size_t n)
+/* Time one phase on the shared engine through the executor (tb_exec.h: warm-up,
+ * validation, counters) and turn its repetitions into rates: FLOP/s for prefill and
+ * train, bytes/s for decode (one step at position seq). Returns 0, or -1 with err when
+ * the engine failed. */
+static int time_phase(struct tb_llama *m, enum tb_phase ph, const int *tokens, const int *targets,
+                      int seq, int reps, struct perf_line *line, char *err, size_t errlen)
 {
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(x[i]))
-            return false;
-    return true;
-}
-
-enum engine_phase { PHASE_PREFILL, PHASE_DECODE, PHASE_TRAIN };
-
-/* One warm-up and reps timed calls of a phase; fills line->rate (work per second), the
- * validation result and the counters. Returns 0, or -1 with err when the engine
- * failed. */
-static int time_phase(struct tb_llama *m, enum engine_phase ph, const int *tokens,
-                      const int *targets, int T, int reps, double work, struct perf_line *line,
-                      char *err, size_t errlen)
-{
-    struct tb_adamw opt = tb_adamw_default();
-    struct tb_counter_values cv;
-    double *secs = NULL, *rates = NULL;
-    const int V = m->arch->vocab;
-    float loss = 0.0f, first_loss = NAN;
-    uint64_t tick = tb_timer_tick_ns();
+    struct tb_run_spec spec;
+    struct tb_exec_result r;
+    double *rates = NULL;
     int rc = -1;
 
-    secs = tb_alloc_array((size_t)reps, sizeof *secs);
+    tb_run_spec_init(&spec);
+    spec.phase = ph;
+    spec.batch = 1;
+    spec.seq_in = seq;
+    spec.seq_out = 1;
+    spec.reps = reps;
+    spec.warmup = 1;
+    if (tb_exec_time(m, &spec, tokens, targets, &r, err, errlen) != 0)
+        goto out;
     rates = tb_alloc_array((size_t)reps, sizeof *rates);
-    if (!secs || !rates) {
+    if (!rates) {
         tb_err(err, errlen, "out of memory");
         goto out;
     }
-    line->valid = true;
-    for (int k = -1; k < reps; k++) { /* k = -1 is the warm-up */
-        uint64_t t0;
-        int r;
-        if (k == 0)
-            tb_counters_start();
-        t0 = tb_timer_now_ns();
-        if (ph == PHASE_PREFILL)
-            r = tb_llama_prefill(m, tokens, 1, T, err, errlen);
-        else if (ph == PHASE_DECODE)
-            r = tb_llama_decode(m, tokens, 1, T, err, errlen); /* position T, cache 0..T-1 */
-        else
-            r = tb_llama_train_step(m, tokens, targets, 1, T, &opt, &loss, err, errlen);
-        if (k >= 0)
-            secs[k] = tb_timer_seconds(t0, tb_timer_now_ns());
-        if (r != 0)
-            goto out;
-        if (k == -1 && ph == PHASE_TRAIN)
-            first_loss = loss;
-        /* validate every repetition's output */
-        if (ph == PHASE_TRAIN ? !isfinite(loss) : !finite_all(m->logits, (size_t)V)) {
-            line->valid = false;
-            snprintf(line->note, sizeof line->note, "validation failed: %s not finite",
-                     ph == PHASE_TRAIN ? "loss" : "logits");
-        }
-        if (k >= 0) {
-            rates[k] = secs[k] > 0 ? work / secs[k] : 0.0;
-            if (!line->note[0])
-                tb_timer_check((uint64_t)(secs[k] * 1e9), tick, line->note, sizeof line->note);
-        }
-    }
-    tb_counters_stop(&cv);
-    tb_counters_format(&cv, line->counters, sizeof line->counters);
-    /* random weights (std 0.02) give near-uniform predictions: the first loss is close
-     * to ln V; far from it means the forward pass is wrong */
-    if (ph == PHASE_TRAIN && line->valid && !(fabs(first_loss - log((double)V)) < 1.0)) {
-        line->valid = false;
-        snprintf(line->note, sizeof line->note,
-                 "validation failed: first loss %.4f, expected about ln V = %.4f", first_loss,
-                 log((double)V));
-    }
+    for (int k = 0; k < reps; k++)
+        rates[k] = (ph == TB_PHASE_DECODE ? r.bytes : r.flops) / r.secs[k];
     if (tb_stats_compute(&line->rate, rates, (size_t)reps, err, errlen) != 0)
         goto out;
+    line->valid = r.valid;
     line->ran = true;
+    snprintf(line->note, sizeof line->note, "%s", r.note);
+    snprintf(line->counters, sizeof line->counters, "%s", r.counters);
     rc = 0;
 out:
-    free(secs);
     free(rates);
+    tb_exec_result_release(&r);
     return rc;
 }
 
@@ -366,10 +326,7 @@ int tb_cmd_perf(int argc, char **argv)
         rc = 1;
         goto out;
     }
-    for (int i = 0; i < o.seq; i++) {
-        seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
-        tokens[i] = (int)((seed >> 33) % (uint64_t)arch.vocab);
-    }
+    tb_exec_tokens(tokens, (size_t)o.seq, arch.vocab, &seed);
     for (int i = 0; i < o.seq; i++)
         targets[i] = tokens[(i + 1) % o.seq];
 
@@ -381,15 +338,13 @@ int tb_cmd_perf(int argc, char **argv)
         goto out;
     }
     engine = true;
-    /* prefill first: it leaves positions 0..seq-1 in the cache for decode; training
-     * last, since it changes the weights */
-    if (time_phase(&m, PHASE_PREFILL, tokens, NULL, o.seq, o.reps,
-                   tb_flops_prefill(&arch, 1, o.seq), &lines[L_PREFILL], err, sizeof err) != 0 ||
-        time_phase(&m, PHASE_DECODE, tokens, NULL, o.seq, o.reps,
-                   tb_bytes_decode_step(&arch, 1, o.seq, 4, 4), &lines[L_DECODE], err,
+    /* training last, since it changes the weights (decode prefills its own prompt) */
+    if (time_phase(&m, TB_PHASE_PREFILL, tokens, NULL, o.seq, o.reps, &lines[L_PREFILL], err,
                    sizeof err) != 0 ||
-        time_phase(&m, PHASE_TRAIN, tokens, targets, o.seq, o.reps, tb_flops_train(&arch, 1, o.seq),
-                   &lines[L_TRAIN], err, sizeof err) != 0) {
+        time_phase(&m, TB_PHASE_DECODE, tokens, NULL, o.seq, o.reps, &lines[L_DECODE], err,
+                   sizeof err) != 0 ||
+        time_phase(&m, TB_PHASE_TRAIN, tokens, targets, o.seq, o.reps, &lines[L_TRAIN], err,
+                   sizeof err) != 0) {
         fprintf(stderr, "trnbench perf: %s\n", err);
         all_ok = false;
     }
