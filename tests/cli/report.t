@@ -4,31 +4,17 @@
 # self-contained HTML, and a malformed results file (exit 2, nothing written).
 # Needs TB_BIN, TB_SRCDIR and TB_BUILDDIR (make check sets them).
 
-: "${TB_SRCDIR:=.}"
-: "${TB_BUILDDIR:=build}"
-: "${TB_BIN:=$TB_BUILDDIR/bin/trnbench}"
+. "${TB_SRCDIR:-.}/tests/cli/tap.sh"
 fixture="$TB_SRCDIR/tests/data/report_results.csv"
 bad="$TB_SRCDIR/tests/data/report_bad_results.csv"
 out="$TB_BUILDDIR/tests/tmp/cli_report"
 badout="$TB_BUILDDIR/tests/tmp/cli_report_bad"
 
-if ! "$TB_BIN" report --help >/dev/null 2>&1; then
-    echo "1..0 # SKIP 'trnbench report' is not wired into the command line yet"
-    exit 0
-fi
 if ! command -v gnuplot >/dev/null 2>&1; then
     echo "1..0 # SKIP gnuplot is not installed (tests/unit/report.c covers the no-chart path)"
     exit 0
 fi
-export TRNBENCH_DATADIR="$TB_SRCDIR"
 
-n=0
-check() { # check DESCRIPTION COMMAND...
-    n=$((n + 1))
-    d=$1
-    shift
-    if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fi
-}
 
 echo "1..9"
 rm -rf "$out" "$badout"

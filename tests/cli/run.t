@@ -5,20 +5,10 @@
 # shortened model, and bad input (exit 2, file, line and field, nothing written).
 # Needs TB_BIN, TB_SRCDIR and TB_BUILDDIR (make check sets them).
 
-: "${TB_SRCDIR:=.}"
-: "${TB_BUILDDIR:=build}"
-: "${TB_BIN:=$TB_BUILDDIR/bin/trnbench}"
-export TRNBENCH_DATADIR="$TB_SRCDIR"
+. "${TB_SRCDIR:-.}/tests/cli/tap.sh"
 tmp="$TB_BUILDDIR/tests/tmp/cli_run"
 rm -rf "$tmp" && mkdir -p "$tmp"
 
-n=0
-check() { # check DESCRIPTION COMMAND...
-    n=$((n + 1))
-    d=$1
-    shift
-    if "$@"; then echo "ok $n - $d"; else echo "not ok $n - $d"; fi
-}
 # A CSV-aware reader (perl, RFC 4180 quotes): the host column holds commas.
 csv_pl='
     sub row { my @o; my $s = shift; chomp $s;
