@@ -14,6 +14,8 @@ struct command {
 
 static const struct command COMMANDS[] = {
     {"run", tb_cmd_run, "run a suite or one workload on this machine into results.csv"},
+    {"predict", tb_cmd_predict, "predict scenarios (any workload on any target) with the model"},
+    {"validate", tb_cmd_validate, "the model's error against published measurements"},
     {"report", tb_cmd_report, "price results and write report.md, report.html and charts"},
     {"detect", tb_cmd_detect, "what this machine is: CPU, memory, EC2 type, GPUs, Neuron"},
     {"perf", tb_cmd_perf, "the CPU engine's FLOP/s and bandwidth against sgemm and STREAM"},

@@ -1,0 +1,271 @@
+/*
+ * harness/cmd_predict.c: `trnbench predict --scenarios FILE` and `trnbench validate
+ * FILE`, the command line over the performance model (tb_model.h) and scenario tables
+ * (tb_scenario.h). Both read the same table; predict writes it back with the
+ * predictions, validate compares them with the rows' measured values.
+ */
+#include "cli.h"
+#include "tb_model.h"
+#include "tb_pricing.h"
+#include "tb_scenario.h"
+#include "tb_stats.h"
+#include "tb_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void predict_usage(FILE *f)
+{
+    fputs("usage: trnbench predict --scenarios FILE.csv [--pricing DIR]\n"
+          "\n"
+          "Predict every row of a scenario table (a workload on a target: model, phase,\n"
+          "precision, shape, batch, layout; format in README.md) with the analytic\n"
+          "performance model and write the table to standard output with the columns\n"
+          "predicted (in the row's unit), model_version, why (when a row could not be\n"
+          "predicted), bound (what limits it) and assumptions (layout, load, efficiency\n"
+          "figures) added. A row that cannot be predicted never stops the others.\n"
+          "\n"
+          "  --scenarios FILE  the scenario table (RFC 4180 CSV with a header)\n"
+          "  --pricing DIR     chips.csv, instances.csv and efficiency.csv (default:\n"
+          "                    pricing/ in the data folder)\n"
+          "Exit status: 0 ok, 2 usage error or an unreadable file.\n",
+          f);
+}
+
+static void validate_usage(FILE *f)
+{
+    fputs("usage: trnbench validate FILE.csv [--pricing DIR] [--median-max PCT]\n"
+          "                         [--p90-max PCT] [--coverage-min PCT] [--quiet]\n"
+          "\n"
+          "Predict every row of a scenario table that carries a measured value and print\n"
+          "each row's error, then the median and 90th-percentile absolute percentage\n"
+          "error per target family (chip) and overall, and how many rows it predicted.\n"
+          "\n"
+          "  --median-max PCT    target for the overall median error (default 15)\n"
+          "  --p90-max PCT       target for the overall p90 error (default 40)\n"
+          "  --coverage-min PCT  share of rows that must be predicted (default 80)\n"
+          "  --quiet             the summary only\n"
+          "Exit status: 0 the targets are met, 1 they are not, 2 usage or input error.\n",
+          f);
+}
+
+/* Load the catalogue and the model from dir (NULL: the data folder). */
+static int load_all(struct tb_pricing *pr, struct tb_model *m, const char *dir, const char *cmd)
+{
+    char err[1024];
+    if (tb_pricing_load(pr, dir, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench %s: %s\n", cmd, err);
+        return -1;
+    }
+    if (tb_model_load(m, pr, dir, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench %s: %s\n", cmd, err);
+        tb_pricing_release(pr);
+        return -1;
+    }
+    return 0;
+}
+
+int tb_cmd_predict(int argc, char **argv)
+{
+    const char *file = NULL, *dir = NULL;
+    struct tb_pricing pr;
+    struct tb_model m;
+    struct tb_scenarios s;
+    char err[1024];
+    int rc = 2;
+
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            predict_usage(stdout);
+            return 0;
+        }
+        if ((!strcmp(argv[i], "--scenarios") || !strcmp(argv[i], "--pricing")) && i + 1 < argc) {
+            if (!strcmp(argv[i], "--scenarios"))
+                file = argv[++i];
+            else
+                dir = argv[++i];
+            continue;
+        }
+        fprintf(stderr, "trnbench predict: unknown or incomplete argument '%s'\n", argv[i]);
+        predict_usage(stderr);
+        return 2;
+    }
+    if (!file) {
+        fprintf(stderr, "trnbench predict: --scenarios FILE is required\n");
+        predict_usage(stderr);
+        return 2;
+    }
+    if (load_all(&pr, &m, dir, "predict") != 0)
+        return 2;
+    if (tb_scenarios_predict(&s, file, &m, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench predict: %s\n", err);
+        goto out;
+    }
+    if (tb_scenarios_write(&s, stdout) != 0 || fflush(stdout) != 0) {
+        fprintf(stderr, "trnbench predict: cannot write to standard output\n");
+        rc = 1;
+    } else {
+        rc = 0;
+    }
+    tb_scenarios_release(&s);
+out:
+    tb_model_release(&m);
+    tb_pricing_release(&pr);
+    return rc;
+}
+
+/* ---- validate ---- */
+
+struct group {
+    char name[64];
+    double *ape; /* owned: absolute percentage errors */
+    size_t n, rows, complete; /* predicted, with a value, of those with a complete shape */
+};
+
+static struct group *group_of(struct group *g, size_t *ng, const char *name)
+{
+    for (size_t i = 0; i < *ng; i++)
+        if (!strcmp(g[i].name, name))
+            return &g[i];
+    snprintf(g[*ng].name, sizeof g[*ng].name, "%s", name);
+    return &g[(*ng)++];
+}
+
+static void print_group(const struct group *g)
+{
+    double p[2] = {50, 90}, out[2];
+    char err[128];
+    if (g->n && tb_stats_percentiles(g->ape, g->n, p, 2, out, err, sizeof err) == 0)
+        printf("%-20s %5zu %9zu %9zu %9.1f %9.1f\n", g->name, g->rows, g->complete, g->n, out[0],
+               out[1]);
+    else
+        printf("%-20s %5zu %9zu %9zu %9s %9s\n", g->name, g->rows, g->complete, g->n, "-", "-");
+}
+
+int tb_cmd_validate(int argc, char **argv)
+{
+    const char *file = NULL, *dir = NULL;
+    double med_max = 15, p90_max = 40, cov_min = 80;
+    bool quiet = false;
+    struct tb_pricing pr;
+    struct tb_model m;
+    struct tb_scenarios s;
+    struct group *groups = NULL, all = {"overall", NULL, 0, 0, 0};
+    size_t ngroups = 0;
+    char err[1024];
+    int rc = 2;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        double *target = !strcmp(a, "--median-max")     ? &med_max
+                         : !strcmp(a, "--p90-max")      ? &p90_max
+                         : !strcmp(a, "--coverage-min") ? &cov_min
+                                                        : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            validate_usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--quiet")) {
+            quiet = true;
+        } else if (!strcmp(a, "--pricing") && i + 1 < argc) {
+            dir = argv[++i];
+        } else if (target && i + 1 < argc) {
+            if (tb_parse_double(argv[++i], 0, 1e6, target) != 0) {
+                fprintf(stderr, "trnbench validate: %s: not a percentage: '%s'\n", a, argv[i]);
+                return 2;
+            }
+        } else if (a[0] != '-' && !file) {
+            file = a;
+        } else {
+            fprintf(stderr, "trnbench validate: unknown or incomplete argument '%s'\n", a);
+            validate_usage(stderr);
+            return 2;
+        }
+    }
+    if (!file) {
+        fprintf(stderr, "trnbench validate: no scenario file given\n");
+        validate_usage(stderr);
+        return 2;
+    }
+    if (load_all(&pr, &m, dir, "validate") != 0)
+        return 2;
+    if (tb_scenarios_predict(&s, file, &m, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench validate: %s\n", err);
+        goto out;
+    }
+    groups = calloc(s.nrows + 1, sizeof *groups);
+    all.ape = tb_alloc_array(s.nrows + 1, sizeof *all.ape);
+    if (!groups || !all.ape) {
+        fprintf(stderr, "trnbench validate: out of memory\n");
+        rc = 1;
+        goto done;
+    }
+    if (!quiet)
+        printf("%-6s %-16s %-15s %-8s %-5s %-28s %12s %12s %8s  %s\n", "id", "target", "model",
+               "phase", "prec", "metric", "value", "predicted", "error%", "why / bound");
+    for (size_t r = 0; r < s.nrows; r++) {
+        const struct tb_scenario_result *x = &s.res[r];
+        const char *id = tb_csv_field(&s.csv, r, "id");
+        struct group *g;
+        if (!x->has_value)
+            continue;
+        g = group_of(groups, &ngroups, x->family[0] ? x->family : "(unknown target)");
+        if (!g->ape)
+            g->ape = tb_alloc_array(s.nrows + 1, sizeof *g->ape);
+        if (!g->ape) {
+            fprintf(stderr, "trnbench validate: out of memory\n");
+            rc = 1;
+            goto done;
+        }
+        g->rows++;
+        all.rows++;
+        g->complete += !x->incomplete;
+        all.complete += !x->incomplete;
+        if (!isnan(x->predicted)) {
+            double ape = fabs(x->predicted - x->value) / x->value * 100.0;
+            g->ape[g->n++] = ape;
+            all.ape[all.n++] = ape;
+            if (!quiet)
+                printf("%-6s %-16s %-15s %-8s %-5s %-28s %12.5g %12.5g %+8.1f  %s\n", id,
+                       tb_csv_field(&s.csv, r, "target"), tb_csv_field(&s.csv, r, "model"),
+                       tb_csv_field(&s.csv, r, "phase"), tb_csv_field(&s.csv, r, "precision"),
+                       tb_csv_field(&s.csv, r, "metric"), x->value, x->predicted,
+                       (x->predicted - x->value) / x->value * 100.0, x->p.bound);
+        } else if (!quiet) {
+            printf("%-6s %-16s %-15s %-8s %-5s %-28s %12.5g %12s %8s  %s\n", id,
+                   tb_csv_field(&s.csv, r, "target"), tb_csv_field(&s.csv, r, "model"),
+                   tb_csv_field(&s.csv, r, "phase"), tb_csv_field(&s.csv, r, "precision"),
+                   tb_csv_field(&s.csv, r, "metric"), x->value, "-", "-", x->why);
+        }
+    }
+    printf("\n%s on %s: absolute percentage error of the predicted rows\n", TB_MODEL_VERSION,
+           file);
+    printf("%-20s %5s %9s %9s %9s %9s\n", "family", "rows", "complete", "predicted", "median%",
+           "p90%");
+    for (size_t i = 0; i < ngroups; i++)
+        print_group(&groups[i]);
+    print_group(&all);
+    {
+        double p[2] = {50, 90}, q[2] = {NAN, NAN};
+        double cov = all.complete ? 100.0 * (double)all.n / (double)all.complete : 0;
+        bool ok;
+        if (all.n)
+            tb_stats_percentiles(all.ape, all.n, p, 2, q, err, sizeof err);
+        ok = all.n > 0 && q[0] <= med_max && q[1] <= p90_max && cov >= cov_min;
+        printf("targets: median <= %g%% (%.1f), p90 <= %g%% (%.1f), predicted >= %g%% of the "
+               "rows with a complete shape (%.0f%%): %s\n",
+               med_max, q[0], p90_max, q[1], cov_min, cov, ok ? "met" : "NOT met");
+        rc = ok ? 0 : 1;
+    }
+done:
+    for (size_t i = 0; groups && i < ngroups; i++)
+        free(groups[i].ape);
+    free(groups);
+    free(all.ape);
+    tb_scenarios_release(&s);
+out:
+    tb_model_release(&m);
+    tb_pricing_release(&pr);
+    return rc;
+}

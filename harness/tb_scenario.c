@@ -1,0 +1,242 @@
+/* harness/tb_scenario.c: see tb_scenario.h. */
+#include "tb_scenario.h"
+
+#include "tb_arch.h"
+#include "tb_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct {
+    const char *metric, *unit;
+} METRICS[] = {
+    {"train_tokens_per_s", "tokens/s"},
+    {"train_tokens_per_s_per_chip", "tokens/s"},
+    {"step_time_s", "s"},
+    {"mfu", "fraction"},
+    {"ttft_ms", "ms"},
+    {"tpot_ms", "ms"},
+    {"e2e_latency_ms", "ms"},
+    {"output_tokens_per_s", "tokens/s"},
+    {"output_tokens_per_s_per_chip", "tokens/s"},
+    {"total_tokens_per_s", "tokens/s"},
+    {"tokens_per_s_per_user", "tokens/s"},
+};
+
+const char *tb_scenario_metric_unit(const char *metric)
+{
+    for (size_t i = 0; i < sizeof METRICS / sizeof METRICS[0]; i++)
+        if (!strcmp(metric, METRICS[i].metric))
+            return METRICS[i].unit;
+    return NULL;
+}
+
+/* An optional non-negative integer field: "" is 0. */
+static int int_field(const struct tb_csv_table *t, size_t r, const char *name, long *out,
+                     char *why, size_t whylen)
+{
+    const char *v = tb_csv_field(t, r, name);
+    *out = 0;
+    if (!*v)
+        return 0;
+    if (tb_parse_long(v, 1, 1L << 40, out) != 0)
+        return tb_err(why, whylen, "field '%s': not a positive integer: '%s'", name, v);
+    return 0;
+}
+
+static int dbl_field(const struct tb_csv_table *t, size_t r, const char *name, double *out,
+                     char *why, size_t whylen)
+{
+    const char *v = tb_csv_field(t, r, name);
+    *out = 0;
+    if (!*v)
+        return 0;
+    if (tb_parse_double(v, 0, 1e30, out) != 0)
+        return tb_err(why, whylen, "field '%s': not a non-negative number: '%s'", name, v);
+    return 0;
+}
+
+/* Predict row r into *res; a reason in res->why when it cannot be. */
+static void predict_row(const struct tb_csv_table *t, size_t r, const struct tb_model *m,
+                        struct tb_scenario_result *res)
+{
+    static const char *const need[] = {"target", "model", "phase", "metric", NULL};
+    const char *target, *model, *phase, *metric, *unit, *want, *batch, *value;
+    const struct tb_chip *chip;
+    struct tb_arch arch;
+    struct tb_scenario sc;
+    char e[512];
+    double v;
+
+    memset(&sc, 0, sizeof sc);
+    res->predicted = NAN;
+    for (int i = 0; need[i]; i++)
+        if (tb_csv_col(t, need[i]) < 0) {
+            snprintf(res->why, sizeof res->why, "column '%s' missing", need[i]);
+            return;
+        }
+    target = tb_csv_field(t, r, "target");
+    model = tb_csv_field(t, r, "model");
+    phase = tb_csv_field(t, r, "phase");
+    metric = tb_csv_field(t, r, "metric");
+    unit = tb_csv_field(t, r, "unit");
+    value = tb_csv_field(t, r, "value");
+    if (*value) {
+        if (tb_parse_double(value, 1e-300, 1e300, &v) == 0) {
+            res->has_value = true;
+            res->value = v;
+        }
+    }
+    sc.inst = tb_pricing_instance(m->pricing, target);
+    if (!sc.inst) {
+        snprintf(res->why, sizeof res->why, "unknown target '%s' (not in pricing/instances.csv)",
+                 target);
+        return;
+    }
+    chip = tb_pricing_chip(m->pricing, sc.inst->chip);
+    if (chip)
+        snprintf(res->family, sizeof res->family, "%s", chip->name);
+    if (!strcmp(phase, "denoise")) {
+        snprintf(res->why, sizeof res->why, "phase 'denoise': diffusion is not modeled yet");
+        return;
+    }
+    if (!strcmp(phase, "train"))
+        sc.phase = TB_MPHASE_TRAIN;
+    else if (!strcmp(phase, "prefill"))
+        sc.phase = TB_MPHASE_PREFILL;
+    else if (!strcmp(phase, "decode"))
+        sc.phase = TB_MPHASE_DECODE;
+    else if (!strcmp(phase, "serve"))
+        sc.phase = TB_MPHASE_SERVE;
+    else {
+        snprintf(res->why, sizeof res->why,
+                 "field 'phase': unknown phase '%s' (train, prefill, decode, serve, denoise)",
+                 phase);
+        return;
+    }
+    want = tb_scenario_metric_unit(metric);
+    if (!want) {
+        snprintf(res->why, sizeof res->why, "field 'metric': '%s' is not a metric the model predicts",
+                 metric);
+        return;
+    }
+    if (*unit && strcmp(unit, want)) {
+        snprintf(res->why, sizeof res->why, "field 'unit': '%s' for %s, expected '%s'", unit,
+                 metric, want);
+        return;
+    }
+    if ((sc.phase == TB_MPHASE_TRAIN) !=
+        (!strncmp(metric, "train_", 6) || !strcmp(metric, "mfu") || !strcmp(metric, "step_time_s"))) {
+        snprintf(res->why, sizeof res->why, "metric '%s' does not belong to phase '%s'", metric,
+                 phase);
+        return;
+    }
+    if (tb_arch_find(&arch, model, e, sizeof e) != 0) {
+        snprintf(res->why, sizeof res->why, "field 'model': %s", e);
+        return;
+    }
+    sc.arch = &arch;
+    sc.precision = tb_csv_field(t, r, "precision");
+    batch = tb_csv_field(t, r, "batch");
+    if (!strcmp(batch, "max")) {
+        sc.batch_max = true;
+    } else if (int_field(t, r, "batch", &sc.batch, res->why, sizeof res->why) != 0) {
+        return;
+    }
+    if (int_field(t, r, "instances", &sc.instances, res->why, sizeof res->why) ||
+        int_field(t, r, "chips", &sc.chips, res->why, sizeof res->why) ||
+        int_field(t, r, "seq_in", &sc.seq_in, res->why, sizeof res->why) ||
+        int_field(t, r, "seq_out", &sc.seq_out, res->why, sizeof res->why) ||
+        int_field(t, r, "tp", &sc.tp, res->why, sizeof res->why) ||
+        int_field(t, r, "pp", &sc.pp, res->why, sizeof res->why) ||
+        int_field(t, r, "dp", &sc.dp, res->why, sizeof res->why) ||
+        dbl_field(t, r, "ttft_limit_ms", &sc.ttft_limit_ms, res->why, sizeof res->why) ||
+        dbl_field(t, r, "tpot_limit_ms", &sc.tpot_limit_ms, res->why, sizeof res->why) ||
+        dbl_field(t, r, "train_tokens", &sc.train_tokens, res->why, sizeof res->why))
+        return;
+    if (sc.seq_in <= 0) {
+        res->incomplete = true;
+        snprintf(res->why, sizeof res->why, "seq_in missing: the %s length is needed",
+                 sc.phase == TB_MPHASE_TRAIN ? "sequence" : "prompt");
+        return;
+    }
+    if (sc.phase != TB_MPHASE_TRAIN && sc.phase != TB_MPHASE_PREFILL && sc.seq_out <= 0 &&
+        strcmp(metric, "tpot_ms") && strcmp(metric, "ttft_ms")) {
+        res->incomplete = true;
+        snprintf(res->why, sizeof res->why, "seq_out missing: the output length is needed");
+        return;
+    }
+    if (tb_model_predict(m, &sc, &res->p, e, sizeof e) != 0) {
+        snprintf(res->why, sizeof res->why, "%s", e);
+        return;
+    }
+    if (!res->p.fits) {
+        snprintf(res->why, sizeof res->why, "%s", res->p.why);
+        return;
+    }
+    res->predicted = tb_prediction_metric(&res->p, metric);
+    if (isnan(res->predicted))
+        snprintf(res->why, sizeof res->why, "no %s from a %s prediction", metric, phase);
+}
+
+int tb_scenarios_predict(struct tb_scenarios *s, const char *path, const struct tb_model *m,
+                         char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    if (tb_csv_load(&s->csv, path, err, errlen) != 0)
+        return -1;
+    s->nrows = s->csv.nrows;
+    s->res = calloc(s->nrows ? s->nrows : 1, sizeof *s->res);
+    if (!s->res) {
+        tb_csv_release(&s->csv);
+        return tb_err(err, errlen, "out of memory");
+    }
+    for (size_t r = 0; r < s->nrows; r++)
+        predict_row(&s->csv, r, m, &s->res[r]);
+    return 0;
+}
+
+void tb_scenarios_release(struct tb_scenarios *s)
+{
+    free(s->res);
+    tb_csv_release(&s->csv);
+    memset(s, 0, sizeof *s);
+}
+
+static bool added_col(const char *name)
+{
+    return !strcmp(name, "predicted") || !strcmp(name, "model_version") || !strcmp(name, "why") ||
+           !strcmp(name, "bound") || !strcmp(name, "assumptions");
+}
+
+int tb_scenarios_write(const struct tb_scenarios *s, FILE *f)
+{
+    const struct tb_csv_table *t = &s->csv;
+    int rc = 0;
+
+    for (size_t c = 0; c < t->ncols; c++)
+        if (!added_col(t->header[c]))
+            rc |= tb_csv_put(f, t->header[c], ',');
+    rc |= tb_csv_put(f, "predicted", ',');
+    rc |= tb_csv_put(f, "model_version", ',');
+    rc |= tb_csv_put(f, "why", ',');
+    rc |= tb_csv_put(f, "bound", ',');
+    rc |= tb_csv_put(f, "assumptions", '\n');
+    for (size_t r = 0; r < s->nrows; r++) {
+        const struct tb_scenario_result *x = &s->res[r];
+        char num[64] = "";
+        for (size_t c = 0; c < t->ncols; c++)
+            if (!added_col(t->header[c]))
+                rc |= tb_csv_put(f, tb_csv_get(t, r, (int)c), ',');
+        if (!isnan(x->predicted))
+            snprintf(num, sizeof num, "%.6g", x->predicted);
+        rc |= tb_csv_put(f, num, ',');
+        rc |= tb_csv_put(f, TB_MODEL_VERSION, ',');
+        rc |= tb_csv_put(f, x->why, ',');
+        rc |= tb_csv_put(f, isnan(x->predicted) ? "" : x->p.bound, ',');
+        rc |= tb_csv_put(f, isnan(x->predicted) ? "" : x->p.assumptions, '\n');
+    }
+    return rc ? -1 : 0;
+}
