@@ -27,8 +27,8 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
                   char *err, size_t errlen)
 {
     static const char *const cols[] = {
-        "chip",     "family",     "gemm_eff",  "gemm_eff_fp8", "gemm_m_half", "mem_eff",
-        "link_eff", "net_eff",    "collective_us", "layer_us", "train_eff",   "dp_overlap",
+        "chip",     "family",     "gemm_eff",  "gemm_eff_fp8", "gemm_m_half", "gemm_n_half", "mem_eff",
+        "kv_eff",   "link_eff", "net_eff",    "collective_us", "layer_us", "request_us", "train_eff",   "dp_overlap",
         "hbm_usable", "max_batch", "source",     NULL};
     char path[PATH_MAX];
 
@@ -49,7 +49,7 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
     }
     for (size_t r = 0; r < m->csv.nrows; r++) {
         struct tb_model_eff *e = &m->eff[m->neff];
-        double us, lus, mb;
+        double us, lus, rus, mb;
         memset(e, 0, sizeof *e);
         e->chip = tb_csv_field(&m->csv, r, "chip");
         e->family = tb_csv_field(&m->csv, r, "family");
@@ -67,11 +67,14 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
         if (num_field(&m->csv, r, "gemm_eff", 0.01, 1, &e->gemm_eff, err, errlen) ||
             num_field(&m->csv, r, "gemm_eff_fp8", 0.01, 1, &e->gemm_eff_fp8, err, errlen) ||
             num_field(&m->csv, r, "gemm_m_half", 0, 1e6, &e->gemm_m_half, err, errlen) ||
+            num_field(&m->csv, r, "gemm_n_half", 0, 1e6, &e->gemm_n_half, err, errlen) ||
             num_field(&m->csv, r, "mem_eff", 0.01, 1, &e->mem_eff, err, errlen) ||
+            num_field(&m->csv, r, "kv_eff", 0.01, 1, &e->kv_eff, err, errlen) ||
             num_field(&m->csv, r, "link_eff", 0.01, 1, &e->link_eff, err, errlen) ||
             num_field(&m->csv, r, "net_eff", 0.01, 1, &e->net_eff, err, errlen) ||
             num_field(&m->csv, r, "collective_us", 0, 1e5, &us, err, errlen) ||
             num_field(&m->csv, r, "layer_us", 0, 1e5, &lus, err, errlen) ||
+            num_field(&m->csv, r, "request_us", 0, 1e5, &rus, err, errlen) ||
             num_field(&m->csv, r, "train_eff", 0.01, 1, &e->train_eff, err, errlen) ||
             num_field(&m->csv, r, "dp_overlap", 0, 1, &e->dp_overlap, err, errlen) ||
             num_field(&m->csv, r, "hbm_usable", 0.1, 1, &e->hbm_usable, err, errlen) ||
@@ -79,6 +82,7 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
             goto fail;
         e->collective_s = us * 1e-6;
         e->layer_s = lus * 1e-6;
+        e->request_s = rus * 1e-6;
         e->max_batch = (long)mb;
         m->neff++;
     }
@@ -175,10 +179,26 @@ static int dev_init(struct dev *d, const struct tb_model *m, const struct tb_sce
     return 0;
 }
 
-/* Efficiency of a GEMM with M rows (tokens) at the device's precision. */
-static double gemm_eff(const struct dev *d, double M)
+/* Efficiency of the layer GEMMs with M rows (tokens) when tensor parallelism over tp
+ * devices narrows each to hidden/tp columns: small in either dimension fills the
+ * matrix units poorly (a systolic array of 128 rows, or a GPU's tiles). */
+static double gemm_eff(const struct dev *d, double M, long tp)
 {
-    return d->gemm_eff * M / (M + d->e->gemm_m_half);
+    double N = (double)d->a->hidden / (double)tp;
+    return d->gemm_eff * M / (M + d->e->gemm_m_half) * N / (N + d->e->gemm_n_half);
+}
+
+/* Work of the attention projections grows when tp does not divide the heads: the
+ * Neuron and TensorRT-LLM stacks pad the heads to a multiple of tp. Returns the factor
+ * on the matrix-product parameters (1 when tp divides the heads). */
+static double head_pad(const struct tb_arch *a, long tp)
+{
+    double padded = ceil((double)a->heads / (double)tp) * (double)tp;
+    double q = (double)a->heads * a->head_dim, kv = (double)a->kv_heads * a->head_dim;
+    double attn = (double)a->hidden * (2.0 * q + 2.0 * kv) * a->layers;
+    if (padded <= a->heads)
+        return 1.0;
+    return 1.0 + attn * (padded / a->heads - 1.0) / tb_arch_params_matmul(a);
 }
 
 /* Ring all-reduce of S bytes over g devices spread over `span` devices of the
@@ -217,8 +237,10 @@ static struct step prefill_step(const struct dev *d, double B, double T, long tp
     const struct tb_arch *a = d->a;
     struct step s;
     double M = B * T;
-    s.tcomp = tb_flops_prefill(a, B, T) / (double)tp / (d->peak * gemm_eff(d, fmin(M, 16384)));
-    s.tmem = (tb_arch_params_matmul(a) * d->wbytes / (double)tp + kv_per_device(d, tp, M)) /
+    s.tcomp = tb_flops_prefill(a, B, T) * head_pad(a, tp) / (double)tp /
+              (d->peak * gemm_eff(d, fmin(M, 16384), tp));
+    s.tmem = (tb_arch_params_matmul(a) * head_pad(a, tp) * d->wbytes / (double)tp +
+              kv_per_device(d, tp, M)) /
              (d->hbm_bw * d->e->mem_eff);
     s.tcomm = a->layers * 2.0 * allreduce_s(d, M * a->hidden * 2.0, tp, tp);
     s.tover = a->layers * d->e->layer_s;
@@ -231,11 +253,15 @@ static struct step decode_step(const struct dev *d, double B, double ctx, long t
 {
     const struct tb_arch *a = d->a;
     struct step s;
-    s.tcomp = tb_flops_decode_step(a, B, ctx - 1) / (double)tp / (d->peak * gemm_eff(d, B));
-    s.tmem = (tb_arch_params_matmul(a) * d->wbytes / (double)tp + kv_per_device(d, tp, B * ctx)) /
-             (d->hbm_bw * d->e->mem_eff);
+    s.tcomp = tb_flops_decode_step(a, B, ctx - 1) * head_pad(a, tp) / (double)tp /
+              (d->peak * gemm_eff(d, B, tp));
+    s.tmem = tb_arch_params_matmul(a) * head_pad(a, tp) * d->wbytes / (double)tp /
+                 (d->hbm_bw * d->e->mem_eff) +
+             kv_per_device(d, tp, B * ctx) / (d->hbm_bw * d->e->kv_eff);
     s.tcomm = a->layers * 2.0 * allreduce_s(d, B * a->hidden * 2.0, tp, tp);
-    s.tover = a->layers * d->e->layer_s;
+    /* per step: the layers' fixed costs and the host's work per request (sampling,
+     * scheduling, detokenising) */
+    s.tover = a->layers * d->e->layer_s + B * d->e->request_s;
     s.t = fmax(s.tcomp, s.tmem) + s.tcomm + s.tover;
     return s;
 }
@@ -285,7 +311,8 @@ static struct serve_point serve_continuous(const struct dev *d, double B, double
     struct serve_point p;
     struct step dc = decode_step(d, B, Tin + Tout / 2.0, tp);
     double chunk = fmin(B * Tin, 8192);
-    double pf = tb_flops_prefill(a, B, Tin) / (double)tp / (d->peak * gemm_eff(d, chunk)) +
+    double pf = tb_flops_prefill(a, B, Tin) * head_pad(a, tp) / (double)tp /
+                    (d->peak * gemm_eff(d, chunk, tp)) +
                 a->layers * 2.0 * allreduce_s(d, B * Tin * a->hidden * 2.0, tp, tp);
     double cycle = Tout * dc.t + pf;
     p.ttft = prefill_step(d, 1, Tin, tp).t + dc.t;
@@ -300,7 +327,6 @@ static struct serve_point serve_continuous(const struct dev *d, double B, double
 static int predict_inference(const struct tb_model *m, const struct tb_scenario *sc,
                              struct tb_prediction *p, char *err, size_t errlen)
 {
-    const struct tb_arch *a = sc->arch;
     struct dev d;
     long chips = p->chips, k, tp, dp;
     double Tin = (double)sc->seq_in, Tout = (double)(sc->seq_out > 0 ? sc->seq_out : 1);
@@ -330,8 +356,6 @@ static int predict_inference(const struct tb_model *m, const struct tb_scenario 
         return tb_err(err, errlen, "tp x dp over %ld chips gives %ld devices per chip", chips, k);
     if (dev_init(&d, m, sc, k, err, errlen) != 0)
         return -1;
-    if (a->heads % tp && tp % a->heads)
-        return tb_err(err, errlen, "tp=%ld does not divide the %d attention heads", tp, a->heads);
     p->devices = chips * k;
     p->devices_per_chip = k;
     p->tp = tp;
@@ -422,7 +446,7 @@ static int predict_inference(const struct tb_model *m, const struct tb_scenario 
 /* ---- training ---- */
 
 struct layout {
-    long tp, pp, dp, mb;
+    long tp, pp, dp, cp, mb;
     bool recompute;
 };
 
@@ -448,12 +472,12 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
     struct train_eval r = {false, 0, 0, "compute"};
     const double T = (double)sc->seq_in, P = tb_arch_params_total(a);
     const double L = a->layers, C = a->hidden;
-    const long t = l->tp, pp = l->pp, dp = l->dp;
+    const long t = l->tp, pp = l->pp, dp = l->dp, cp = l->cp;
     const double m = GB / ((double)dp * l->mb); /* micro-batches per pipeline */
-    const double M = (double)l->mb * T;           /* tokens per micro-batch */
+    const double M = (double)l->mb * T / (double)cp; /* tokens per micro-batch and device */
     const double Lst = ceil(L / (double)pp);      /* layers per stage */
     double shard = P / (double)(t * pp);
-    double mem, act, flops, tcomp, ttp, tpipe, tp2p, tdp, topt, nar;
+    double mem, act, flops, tcomp, ttp, tcp, tpipe, tp2p, tdp, topt, nar;
 
     /* memory per device: bf16 weights, fp32 gradients, fp32 master + Adam moments
      * sharded over dp (ZeRO-1), activations of the micro-batches in flight (1F1B keeps
@@ -470,22 +494,30 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
     r.fits = true;
 
     flops = tb_flops_train(a, GB, T) + (l->recompute ? tb_flops_forward(a, GB, T) : 0);
-    tcomp = flops / (double)(t * pp * dp) / (d->peak * gemm_eff(d, M) * d->e->train_eff);
+    tcomp = flops * head_pad(a, t) / (double)(t * pp * dp * cp) /
+            (d->peak * gemm_eff(d, M, t) * d->e->train_eff);
     /* tensor parallel: 2 all-reduces forward and 2 backward per layer and micro-batch
      * (2 more when the forward is recomputed), on the critical path */
     nar = l->recompute ? 6.0 : 4.0;
     ttp = m * Lst * nar * allreduce_s(d, M * C * 2.0, t, t);
-    tpipe = (tcomp + ttp) * (m + (double)pp - 1.0) / m;
+    /* context parallel: each layer gathers the other devices' K and V forward and
+     * reduces their gradients backward (half an all-reduce each way) */
+    tcp = cp > 1 ? m * Lst * 2.0 *
+                       allreduce_s(d, M * 2.0 * a->kv_heads * a->head_dim * 2.0, cp, t * cp) /
+                       2.0
+                 : 0;
+    tpipe = (tcomp + ttp + tcp) * (m + (double)pp - 1.0) / m;
     tp2p = pp > 1 ? (m + (double)pp - 1.0) * 2.0 *
                         (d->e->collective_s + M * C * 2.0 / (t * pp <= d->per_node ? d->link_bw
                                                                                     : d->net_bw))
                   : 0;
     /* data parallel, ZeRO-1: reduce-scatter bf16 gradients, all-gather bf16 weights */
-    tdp = dp > 1 ? allreduce_s(d, shard * 2.0, dp, t * pp * dp) * (1.0 - d->e->dp_overlap) : 0;
+    tdp = dp > 1 ? allreduce_s(d, shard * 2.0, dp, t * pp * cp * dp) * (1.0 - d->e->dp_overlap)
+                 : 0;
     /* optimizer: reads gradients and fp32 state of its shard, writes state and weights */
     topt = (shard * 4.0 + shard / (double)dp * 24.0 + shard * 2.0) / (d->hbm_bw * d->e->mem_eff);
     r.step = tpipe + tp2p + tdp + topt;
-    r.bound = (ttp + tdp + tp2p) > tcomp ? "communication" : "compute";
+    r.bound = (ttp + tcp + tdp + tp2p) > tcomp ? "communication" : "compute";
     return r;
 }
 
@@ -497,7 +529,7 @@ static int predict_train(const struct tb_model *m, const struct tb_scenario *sc,
     struct dev d;
     struct layout best = {0}, l;
     struct train_eval be = {false, 0, 0, NULL};
-    long chips = p->chips, k, devs;
+    long chips = p->chips, k, devs, cp = 1;
     double GB, cap, tokens;
     bool given = sc->tp > 0 && sc->pp > 0 && sc->dp > 0;
     char first_why[256] = "";
@@ -507,9 +539,14 @@ static int predict_train(const struct tb_model *m, const struct tb_scenario *sc,
     e = tb_model_eff_of(m, sc->inst->chip);
     if (given) {
         devs = sc->tp * sc->pp * sc->dp;
-        if (devs % chips)
+        if (devs < chips && chips % devs == 0) {
+            /* the rest of the chips split the sequences: context parallelism */
+            cp = chips / devs;
+            devs = chips;
+        } else if (devs % chips) {
             return tb_err(err, errlen, "tp x pp x dp = %ld does not divide over %ld chips", devs,
                           chips);
+        }
         k = devs / chips;
     } else {
         /* Neuron stacks lay out over logical NeuronCores: 2 per Trainium1/Inferentia2
@@ -533,7 +570,7 @@ static int predict_train(const struct tb_model *m, const struct tb_scenario *sc,
             tp = sc->tp;
         else if (sc->tp > 0 && tp != sc->tp)
             continue;
-        if (a->heads % tp && tp % a->heads)
+        if (!given && a->heads % tp)
             continue;
         for (long pp = 1; pp <= (given ? sc->pp : 64); pp *= 2) {
             long dp;
@@ -541,9 +578,9 @@ static int predict_train(const struct tb_model *m, const struct tb_scenario *sc,
                 pp = sc->pp;
             else if (sc->pp > 0 && pp != sc->pp)
                 continue;
-            if (pp > a->layers || devs % (tp * pp))
+            if (pp > a->layers || devs % (tp * pp * cp))
                 continue;
-            dp = devs / (tp * pp);
+            dp = devs / (tp * pp * cp);
             if (sc->dp > 0 && dp != sc->dp)
                 continue;
             for (long mb = 1; mb <= 8; mb *= 2) {
@@ -552,7 +589,7 @@ static int predict_train(const struct tb_model *m, const struct tb_scenario *sc,
                     continue;
                 for (int rc = 0; rc < 2; rc++) {
                     struct train_eval ev;
-                    l = (struct layout){tp, pp, dp, mb, rc == 1};
+                    l = (struct layout){tp, pp, dp, cp, mb, rc == 1};
                     ev = train_step(&d, sc, GB, &l, cap);
                     p->layouts_evaluated++;
                     if (!ev.fits) {
@@ -588,6 +625,7 @@ static int predict_train(const struct tb_model *m, const struct tb_scenario *sc,
     p->tp = best.tp;
     p->pp = best.pp;
     p->dp = best.dp;
+    p->cp = best.cp;
     p->micro_batch = best.mb;
     p->recompute = best.recompute;
     p->mem_per_device_gib = be.mem / 1073741824.0;
@@ -601,10 +639,11 @@ static int predict_train(const struct tb_model *m, const struct tb_scenario *sc,
         p->time_to_train_s = sc->train_tokens / p->train_tokens_per_s;
     p->bound = be.bound;
     snprintf(p->assumptions, sizeof p->assumptions,
-             "tp=%ld pp=%ld dp=%ld (%s) over %ld devices (%ld per chip), micro-batch %ld, global "
-             "batch %ld, %s recomputation, ZeRO-1; gemm_eff %.2f x train_eff %.2f, dp overlap "
-             "%.2f",
-             best.tp, best.pp, best.dp, given ? "given" : "searched", devs, k, best.mb, p->batch,
+             "tp=%ld pp=%ld dp=%ld cp=%ld (%s) over %ld devices (%ld per chip), micro-batch %ld, "
+             "global batch %ld, %s recomputation, ZeRO-1; gemm_eff %.2f x train_eff %.2f, dp "
+             "overlap %.2f",
+             best.tp, best.pp, best.dp, best.cp, given ? "given" : "searched", devs, k, best.mb,
+             p->batch,
              best.recompute ? "full" : "no", d.gemm_eff, d.e->train_eff, d.e->dp_overlap);
     return 0;
 }

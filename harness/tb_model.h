@@ -35,11 +35,15 @@ struct tb_model_eff {
     double gemm_eff;        /* fraction of dense peak a large GEMM reaches */
     double gemm_eff_fp8;    /* the same for fp8 (fp8 kernels reach less of their peak) */
     double gemm_m_half;     /* tokens (rows) at which a GEMM reaches half of gemm_eff */
-    double mem_eff;         /* fraction of HBM bandwidth a decode step reaches */
+    double gemm_n_half;     /* columns per device (hidden / tp) at which it reaches half */
+    double mem_eff;         /* fraction of HBM bandwidth streaming the weights reaches */
+    double kv_eff;          /* fraction of HBM bandwidth decode attention reaches reading
+                               the KV cache (paged, per-sequence gathers) */
     double link_eff;        /* fraction of the chip-to-chip link a collective reaches */
     double net_eff;         /* fraction of the instance network (EFA) a collective reaches */
     double collective_s;    /* latency of one collective on the intra-node link */
     double layer_s;         /* fixed cost per layer per forward pass (launch, sync) */
+    double request_s;       /* host work per request per decode step (sampling, scheduling) */
     double train_eff;       /* training: fraction of gemm_eff a full step keeps (non-GEMM
                                ops, recomputation, framework) */
     double dp_overlap;      /* fraction of data-parallel traffic hidden behind backward */
@@ -83,7 +87,8 @@ struct tb_scenario {
                                         inference: requests in flight; 0 with
                                         batch_max: the throughput-maximising load */
     bool batch_max;
-    long tp, pp, dp;                 /* 0: chosen */
+    long tp, pp, dp;                 /* 0: chosen; when tp x pp x dp is a divisor of the
+                                        devices, the rest is context parallelism */
     double ttft_limit_ms, tpot_limit_ms; /* 0: none (batch_max only) */
     double train_tokens;             /* time and cost to train this many tokens; 0: none */
 };
@@ -93,7 +98,8 @@ struct tb_prediction {
     bool fits;              /* false: does not fit (why says so), nothing predicted */
     char why[512];
     long devices, devices_per_chip, chips, instances;
-    long tp, pp, dp, micro_batch, batch; /* the layout and load used */
+    long tp, pp, dp, cp, micro_batch, batch; /* the layout and load used (cp: context
+                                                parallel, sequences split over cp devices) */
     bool recompute;         /* training: full activation recomputation */
     double mem_per_device_gib, hbm_per_device_gib;
     /* training */

@@ -134,7 +134,7 @@ static void predict_row(const struct tb_csv_table *t, size_t r, const struct tb_
         return;
     }
     if (tb_arch_find(&arch, model, e, sizeof e) != 0) {
-        snprintf(res->why, sizeof res->why, "field 'model': %s", e);
+        snprintf(res->why, sizeof res->why, "field 'model': %.480s", e);
         return;
     }
     sc.arch = &arch;
