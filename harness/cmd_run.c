@@ -13,8 +13,11 @@
 #include "tb_arch.h"
 #include "tb_counters.h"
 #include "tb_exec.h"
+#include "tb_model.h"
 #include "tb_platform.h"
+#include "tb_pricing.h"
 #include "tb_results.h"
+#include "tb_scenario.h"
 #include "tb_stats.h"
 #include "tb_suite.h"
 #include "tb_timer.h"
@@ -184,6 +187,7 @@ static void fill_common(struct tb_result_row *row, const struct run_ctx *c,
     row->col[TB_COL_RUN_ID] = run_id;
     row->col[TB_COL_PROVENANCE] = "measured";
     row->col[TB_COL_TARGET] = c->target;
+    row->col[TB_COL_INSTANCES] = "1";
     row->col[TB_COL_HOST] = c->host;
     row->col[TB_COL_EXECUTOR] = "cpu";
     row->col[TB_COL_MODEL] = a->name;
@@ -309,6 +313,121 @@ static void where_of(const struct tb_suite *s, const struct tb_run_spec *r, char
         snprintf(buf, len, "command line");
 }
 
+/* ---- modeled runs (predict lines) ---- */
+
+/* A predict spec's fields; the metric the scenario code asks for is the phase's main
+ * one (every metric of the prediction is recorded). */
+static const char *spec_get(const void *ctx, const char *name)
+{
+    const struct tb_predict_spec *p = ctx;
+    const char *v = tb_predict_spec_get(p, name), *ph = tb_predict_spec_get(p, "phase");
+    if (v || strcmp(name, "metric"))
+        return v;
+    return !strcmp(ph, "train") ? "train_tokens_per_s" : !strcmp(ph, "prefill") ? "ttft_ms"
+           : !strcmp(ph, "decode")                     ? "tpot_ms"
+                                                       : "output_tokens_per_s";
+}
+
+/* Check the targets and models of the predict lines before anything runs. */
+static int check_predicts(const struct tb_suite *s, const struct tb_pricing *pr, char *err,
+                          size_t errlen)
+{
+    for (size_t i = 0; i < s->npredicts; i++) {
+        const struct tb_predict_spec *p = &s->predicts[i];
+        const char *t = tb_predict_spec_get(p, "target");
+        struct tb_arch a;
+        char e[1024];
+        if (!tb_pricing_instance(pr, t))
+            return tb_err(err, errlen,
+                          "%s: line %ld: field 'target': unknown target '%s' (not in "
+                          "pricing/instances.csv)",
+                          s->path, p->line, t);
+        if (tb_arch_find(&a, tb_predict_spec_get(p, "model"), e, sizeof e) != 0)
+            return tb_err(err, errlen, "%s: line %ld: field 'model': %s", s->path, p->line, e);
+    }
+    return 0;
+}
+
+/* Predict one spec and append its rows. Returns 1 when recorded, 0 when the model
+ * could not predict it (the reason printed), -1 on a write error. */
+static int record_predict(const struct run_ctx *c, const struct tb_model *m,
+                          const struct tb_predict_spec *ps, const char *run_id, char *err,
+                          size_t errlen)
+{
+    static const struct {
+        const char *metric, *unit;
+        bool train;
+    } METRICS[] = {
+        {"train_tokens_per_s", "tokens/s", true},     {"train_tokens_per_s_per_chip", "tokens/s", true},
+        {"step_time_s", "s", true},                   {"mfu", "fraction", true},
+        {"ttft_ms", "ms", false},                     {"tpot_ms", "ms", false},
+        {"e2e_latency_ms", "ms", false},              {"output_tokens_per_s", "tokens/s", false},
+        {"output_tokens_per_s_per_chip", "tokens/s", false},
+        {"total_tokens_per_s", "tokens/s", false},    {"tokens_per_s_per_user", "tokens/s", false},
+    };
+    enum { NM = sizeof METRICS / sizeof METRICS[0] };
+    struct tb_scenario_result res;
+    struct tb_result_row rows[NM];
+    char vals[NM][32], layers[16], batch[24], stamp[32], notes[800], inst[24];
+    const char *phase = tb_predict_spec_get(ps, "phase");
+    bool train = !strcmp(phase, "train");
+    struct tb_arch a;
+    size_t n = 0;
+
+    tb_scenario_predict_one(spec_get, ps, m, &res);
+    if (res.why[0]) {
+        fprintf(stderr, "trnbench run:   not predicted: %s\n", res.why);
+        return 0;
+    }
+    if (tb_arch_find(&a, tb_predict_spec_get(ps, "model"), err, errlen) != 0)
+        return -1;
+    tb_utc_now(stamp, sizeof stamp);
+    snprintf(layers, sizeof layers, "%d", a.layers);
+    snprintf(batch, sizeof batch, "%ld", res.p.batch);
+    snprintf(inst, sizeof inst, "%ld", res.p.instances);
+    snprintf(notes, sizeof notes, "%s-bound; %s; %.1f of %.1f GiB per device", res.p.bound,
+             res.p.assumptions, res.p.mem_per_device_gib, res.p.hbm_per_device_gib);
+    for (size_t i = 0; i < NM; i++) {
+        double v = tb_prediction_metric(&res.p, METRICS[i].metric);
+        struct tb_result_row *r = &rows[n];
+        if (METRICS[i].train != train || isnan(v))
+            continue;
+        memset(r, 0, sizeof *r);
+        snprintf(vals[n], sizeof vals[n], "%.6g", v);
+        r->col[TB_COL_RUN_ID] = run_id;
+        r->col[TB_COL_PROVENANCE] = "modeled";
+        r->col[TB_COL_TARGET] = tb_predict_spec_get(ps, "target");
+        r->col[TB_COL_INSTANCES] = inst;
+        r->col[TB_COL_EXECUTOR] = "model";
+        r->col[TB_COL_MODEL] = a.name;
+        r->col[TB_COL_LAYERS] = layers;
+        r->col[TB_COL_PHASE] = phase;
+        r->col[TB_COL_PRECISION] = tb_predict_spec_get(ps, "precision") ? tb_predict_spec_get(ps, "precision") : "bf16";
+        r->col[TB_COL_BATCH] = batch;
+        r->col[TB_COL_SEQ_IN] = tb_predict_spec_get(ps, "seq_in");
+        r->col[TB_COL_SEQ_OUT] = train ? NULL : tb_predict_spec_get(ps, "seq_out");
+        r->col[TB_COL_METRIC] = METRICS[i].metric;
+        r->col[TB_COL_VALUE] = vals[n];
+        r->col[TB_COL_UNIT] = METRICS[i].unit;
+        r->col[TB_COL_TIMESTAMP] = stamp;
+        r->col[TB_COL_COMMIT] = tb_version_commit();
+        r->col[TB_COL_SOURCE] = TB_MODEL_VERSION;
+        r->col[TB_COL_NOTES] = notes;
+        n++;
+    }
+    (void)c;
+    if (tb_results_append(c->results, rows, n, err, errlen) != 0)
+        return -1;
+    if (train)
+        fprintf(stderr, "trnbench run:   %.4g tokens/s (%.4g per chip), MFU %.2f, %s\n",
+                res.p.train_tokens_per_s, res.p.train_tokens_per_s_per_chip, res.p.mfu,
+                res.p.assumptions);
+    else
+        fprintf(stderr, "trnbench run:   %.4g output tokens/s at batch %ld, TTFT %.4g ms, TPOT %.4g ms\n",
+                res.p.output_tokens_per_s, res.p.batch, res.p.ttft_ms, res.p.tpot_ms);
+    return 1;
+}
+
 /* ---- options ---- */
 
 /* Map a command-line option to a run field ("--seq-in" -> "seq_in"), or NULL. */
@@ -332,14 +451,19 @@ int tb_cmd_run(int argc, char **argv)
     struct tb_run_spec one;
     struct tb_arch *archs = NULL;
     struct tb_platform plat;
+    struct tb_pricing pricing;
+    struct tb_model model;
+    bool have_model = false;
     struct run_ctx ctx;
     const char *suite_name = NULL, *out = ".";
     char err[2048], path[PATH_MAX];
     bool have_one = false, list = false;
-    int rc = 2, failed = 0, done = 0, skipped = 0;
+    int rc = 2, failed = 0, done = 0, skipped = 0, modeled = 0;
 
     memset(&suite, 0, sizeof suite);
     memset(&ctx, 0, sizeof ctx);
+    memset(&pricing, 0, sizeof pricing);
+    memset(&model, 0, sizeof model);
     tb_run_spec_init(&one);
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *field;
@@ -407,7 +531,7 @@ int tb_cmd_run(int argc, char **argv)
         suite.runs[0] = one;
         suite.nruns = 1;
     }
-    archs = tb_alloc_array(suite.nruns, sizeof *archs);
+    archs = tb_alloc_array(suite.nruns + 1, sizeof *archs);
     if (!archs) {
         fprintf(stderr, "trnbench run: out of memory\n");
         rc = 1;
@@ -417,6 +541,19 @@ int tb_cmd_run(int argc, char **argv)
         char where[PATH_MAX + 32];
         where_of(&suite, &suite.runs[i], where, sizeof where);
         if (resolve(&suite.runs[i], where, &archs[i], err, sizeof err) != 0) {
+            fprintf(stderr, "trnbench run: %s\n", err);
+            goto out;
+        }
+    }
+    if (suite.npredicts) {
+        if (tb_pricing_load(&pricing, NULL, err, sizeof err) != 0 ||
+            tb_model_load(&model, &pricing, NULL, err, sizeof err) != 0) {
+            fprintf(stderr, "trnbench run: %s\n", err);
+            tb_pricing_release(&pricing);
+            goto out;
+        }
+        have_model = true;
+        if (check_predicts(&suite, &pricing, err, sizeof err) != 0) {
             fprintf(stderr, "trnbench run: %s\n", err);
             goto out;
         }
@@ -441,8 +578,10 @@ int tb_cmd_run(int argc, char **argv)
     snprintf(ctx.target, sizeof ctx.target, "%s", tb_platform_target(&plat));
     tb_platform_describe(&plat, ctx.host, sizeof ctx.host);
     snprintf(ctx.blas, sizeof ctx.blas, "%s", plat.blas);
-    fprintf(stderr, "trnbench run: suite '%s', %zu run%s on %s (target %s) into '%s'\n",
-            suite.name, suite.nruns, suite.nruns == 1 ? "" : "s", ctx.host, ctx.target, path);
+    fprintf(stderr,
+            "trnbench run: suite '%s', %zu run%s on %s (target %s) and %zu modeled into '%s'\n",
+            suite.name, suite.nruns, suite.nruns == 1 ? "" : "s", ctx.host, ctx.target,
+            suite.npredicts, path);
     fprintf(stderr, "trnbench run: counters %s\n", tb_counters_status());
 
     /* ---- run ---- */
@@ -487,10 +626,40 @@ int tb_cmd_run(int argc, char **argv)
         }
         tb_exec_result_release(&r);
     }
-    fprintf(stderr, "trnbench run: %d run%s recorded, %d already there, %d failed; results in '%s'\n",
-            done, done == 1 ? "" : "s", skipped, failed, path);
+    /* ---- modeled runs ---- */
+    for (size_t i = 0; i < suite.npredicts; i++) {
+        char id[256];
+        int has, r;
+        tb_predict_spec_id(&suite.predicts[i], id, sizeof id);
+        has = tb_results_has_run(path, id, err, sizeof err);
+        if (has < 0) {
+            fprintf(stderr, "trnbench run: %s\n", err);
+            rc = 1;
+            goto out;
+        }
+        if (has) {
+            skipped++;
+            continue;
+        }
+        fprintf(stderr, "trnbench run: [modeled %zu/%zu] %s\n", i + 1, suite.npredicts, id);
+        r = record_predict(&ctx, &model, &suite.predicts[i], id, err, sizeof err);
+        if (r < 0) {
+            fprintf(stderr, "trnbench run: %s\n", err);
+            rc = 1;
+            goto out;
+        }
+        modeled += r;
+    }
+    fprintf(stderr,
+            "trnbench run: %d run%s measured, %d modeled, %d already there, %d failed; results "
+            "in '%s'\n",
+            done, done == 1 ? "" : "s", modeled, skipped, failed, path);
     rc = failed ? 1 : 0;
 out:
+    if (have_model) {
+        tb_model_release(&model);
+        tb_pricing_release(&pricing);
+    }
     free(archs);
     tb_suite_release(&suite);
     return rc;

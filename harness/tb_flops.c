@@ -51,6 +51,22 @@ double tb_flops_decode(const struct tb_arch *a, double B, double T, double n)
                 attn_flops_per_query(a, 1.0) * keys);
 }
 
+double tb_flops_attention(const struct tb_arch *a, double B, double T)
+{
+    return B * attn_flops_per_query(a, 1.0) * causal_keys(T);
+}
+
+double tb_bytes_train_elementwise(const struct tb_arch *a, double B, double T)
+{
+    /* forward, per token and layer, in bytes of 16-bit activations: two RMSNorms
+     * (read and write C each), the residual adds (two, reading 2C and writing C),
+     * RoPE on Q and K (read and write), SwiGLU (read gate and up, write F); the
+     * backward pass moves about twice as much */
+    double C = a->hidden, kv = (double)a->kv_heads * a->head_dim, F = a->ffn;
+    double fwd = 2.0 * (2.0 * 2.0 * C + 2.0 * 3.0 * C + 2.0 * (C + kv) + 3.0 * F);
+    return 3.0 * fwd * a->layers * B * T;
+}
+
 double tb_flops_train(const struct tb_arch *a, double B, double T)
 {
     return 3.0 * tb_flops_forward(a, B, T);

@@ -32,6 +32,15 @@ double tb_flops_decode_step(const struct tb_arch *a, double B, double pos);
 /* Decode of n tokens after a prompt of T tokens: steps at positions T .. T+n-1. */
 double tb_flops_decode(const struct tb_arch *a, double B, double T, double n);
 
+/* The part of tb_flops_forward that is attention (QK^T and AV, causal). Kernels run it
+ * in 16-bit even when the weights' products run in fp8. */
+double tb_flops_attention(const struct tb_arch *a, double B, double T);
+
+/* Bytes a training step's element-wise work (norms, residual adds, RoPE, SwiGLU)
+ * moves through memory, forward and backward, with 16-bit activations: not FLOPs,
+ * but time on a memory-bound path that the performance model adds. */
+double tb_bytes_train_elementwise(const struct tb_arch *a, double B, double T);
+
 /* Training step on B sequences of T tokens: 3 x tb_flops_forward. */
 double tb_flops_train(const struct tb_arch *a, double B, double T);
 

@@ -28,7 +28,7 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
 {
     static const char *const cols[] = {
         "chip",     "family",     "gemm_eff",  "gemm_eff_fp8", "gemm_m_half", "gemm_n_half", "mem_eff",
-        "kv_eff",   "link_eff", "net_eff",    "collective_us", "layer_us", "request_us", "train_eff",   "dp_overlap",
+        "kv_eff",   "link_eff", "net_eff",    "collective_us", "layer_us", "request_us", "train_eff", "tp_overlap",   "dp_overlap",
         "hbm_usable", "max_batch", "source",     NULL};
     char path[PATH_MAX];
 
@@ -77,6 +77,7 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
             num_field(&m->csv, r, "request_us", 0, 1e5, &rus, err, errlen) ||
             num_field(&m->csv, r, "train_eff", 0.01, 1, &e->train_eff, err, errlen) ||
             num_field(&m->csv, r, "dp_overlap", 0, 1, &e->dp_overlap, err, errlen) ||
+            num_field(&m->csv, r, "tp_overlap", 0, 1, &e->tp_overlap, err, errlen) ||
             num_field(&m->csv, r, "hbm_usable", 0.1, 1, &e->hbm_usable, err, errlen) ||
             num_field(&m->csv, r, "max_batch", 1, 1e6, &mb, err, errlen))
             goto fail;
@@ -114,6 +115,7 @@ struct dev {
     const struct tb_arch *a;
     const struct tb_model_eff *e;
     double peak;       /* FLOP/s of the precision, per device */
+    double bf16_peak;  /* FLOP/s in bf16 per device (attention runs in 16-bit) */
     double chip_peak;  /* per chip, for MFU */
     double gemm_eff;   /* large-GEMM efficiency of the precision */
     double hbm;        /* bytes per device */
@@ -167,6 +169,7 @@ static int dev_init(struct dev *d, const struct tb_model *m, const struct tb_sce
     d->k = k;
     d->chip_peak = tflops * 1e12;
     d->peak = d->chip_peak / (double)k;
+    d->bf16_peak = (c->bf16_dense_tflops > 0 ? c->bf16_dense_tflops : tflops) * 1e12 / (double)k;
     /* chips.csv states GB for NVIDIA and GiB for AWS; the difference (7%) is inside
      * hbm_usable's margin, so both are read as GiB-like capacity in bytes */
     d->hbm = c->hbm_gib * 1073741824.0 / (double)k;
@@ -477,7 +480,7 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
     const double M = (double)l->mb * T / (double)cp; /* tokens per micro-batch and device */
     const double Lst = ceil(L / (double)pp);      /* layers per stage */
     double shard = P / (double)(t * pp);
-    double mem, act, flops, tcomp, ttp, tcp, tpipe, tp2p, tdp, topt, nar;
+    double mem, act, tcomp, ttp, tcp, tpipe, tp2p, tdp, topt, nar;
 
     /* memory per device: bf16 weights, fp32 gradients, fp32 master + Adam moments
      * sharded over dp (ZeRO-1), activations of the micro-batches in flight (1F1B keeps
@@ -493,13 +496,24 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
         return r;
     r.fits = true;
 
-    flops = tb_flops_train(a, GB, T) + (l->recompute ? tb_flops_forward(a, GB, T) : 0);
-    tcomp = flops * head_pad(a, t) / (double)(t * pp * dp * cp) /
-            (d->peak * gemm_eff(d, M, t) * d->e->train_eff);
+    /* compute: the weights' products at the precision's peak, attention in 16-bit at
+     * the bf16 peak, element-wise work at memory speed; recomputation repeats the
+     * forward. All of it spread over every device, at train_eff of the kernels' speed */
+    {
+        double fwd = l->recompute ? 2.0 : 1.0, ndev = (double)(t * pp * dp * cp);
+        double attn = (2.0 + fwd) * tb_flops_attention(a, GB, T);
+        double gemm = (2.0 + fwd) * tb_flops_forward(a, GB, T) - attn;
+        double elem = tb_bytes_train_elementwise(a, GB, T) * (2.0 + fwd) / 3.0;
+        tcomp = (gemm * head_pad(a, t) / ndev / (d->peak * gemm_eff(d, M, t)) +
+                 attn / ndev / (d->bf16_peak * d->e->gemm_eff * M / (M + d->e->gemm_m_half)) +
+                 elem / ndev / (d->hbm_bw * d->e->mem_eff)) /
+                d->e->train_eff;
+    }
     /* tensor parallel: 2 all-reduces forward and 2 backward per layer and micro-batch
-     * (2 more when the forward is recomputed), on the critical path */
+     * (2 more when the forward is recomputed), on the critical path but for the part
+     * the stacks overlap with compute */
     nar = l->recompute ? 6.0 : 4.0;
-    ttp = m * Lst * nar * allreduce_s(d, M * C * 2.0, t, t);
+    ttp = m * Lst * nar * allreduce_s(d, M * C * 2.0, t, t) * (1.0 - d->e->tp_overlap);
     /* context parallel: each layer gathers the other devices' K and V forward and
      * reduces their gradients backward (half an all-reduce each way) */
     tcp = cp > 1 ? m * Lst * 2.0 *

@@ -47,6 +47,7 @@ struct tb_model_eff {
     double train_eff;       /* training: fraction of gemm_eff a full step keeps (non-GEMM
                                ops, recomputation, framework) */
     double dp_overlap;      /* fraction of data-parallel traffic hidden behind backward */
+    double tp_overlap;      /* training: fraction of tensor-parallel traffic hidden */
     double hbm_usable;      /* fraction of HBM usable for weights, state and cache */
     long max_batch;         /* largest decode batch the serving stacks run */
     const char *source;     /* how the figures were chosen */

@@ -202,6 +202,7 @@ struct rrow {
     int prov;                     /* PROV_* */
     double value, min, max;       /* NAN when empty */
     long n, warmup;               /* -1 when empty */
+    long instances;               /* instances the throughput is for (empty: 1) */
 };
 
 static const char *F(const struct rrow *x, const char *name)
@@ -274,8 +275,14 @@ static int check_row(struct rrow *x, char *err, size_t errlen)
         return tb_err(err, errlen, "%s: line %ld: field 'value': empty", x->t->path, rline(x));
     if (opt_num(x, "value", &x->value, err, errlen) || opt_num(x, "min", &x->min, err, errlen) ||
         opt_num(x, "max", &x->max, err, errlen) || opt_count(x, "n", &x->n, err, errlen) ||
-        opt_count(x, "warmup", &x->warmup, err, errlen))
+        opt_count(x, "warmup", &x->warmup, err, errlen) ||
+        opt_count(x, "instances", &x->instances, err, errlen))
         return -1;
+    if (x->instances < 1) {
+        if (x->instances == 0)
+            return bad_field(x, "instances", "must be at least 1", err, errlen);
+        x->instances = 1; /* empty or absent */
+    }
     for (const char *const *f = nums; *f; f++)
         if (opt_num(x, *f, &scratch, err, errlen))
             return -1;
@@ -370,7 +377,7 @@ static int load_results(struct report *R, char *err, size_t errlen)
      * provenance so measured, modeled and published rows never interleave */
     for (size_t i = 0; i < R->ntables; i++)
         for (size_t r = 0; r < R->tables[i].nrows; r++) {
-            struct rrow x = {&R->tables[i], r, 0, 0, 0, 0, 0, 0};
+            struct rrow x = {&R->tables[i], r, 0, 0, 0, 0, 0, 0, 0};
             if (check_row(&x, err, errlen) != 0)
                 return -1;
             R->nprov[x.prov]++;
@@ -378,7 +385,7 @@ static int load_results(struct report *R, char *err, size_t errlen)
     for (int p = 0; p < NPROV; p++)
         for (size_t i = 0; i < R->ntables; i++)
             for (size_t r = 0; r < R->tables[i].nrows; r++) {
-                struct rrow x = {&R->tables[i], r, 0, 0, 0, 0, 0, 0};
+                struct rrow x = {&R->tables[i], r, 0, 0, 0, 0, 0, 0, 0};
                 check_row(&x, err, errlen);
                 if (x.prov == p)
                     R->rows[k++] = x;
@@ -432,7 +439,8 @@ static int build_costs(struct report *R, char *err, size_t errlen)
             return -1;
         c->usd = c->usd_min = c->usd_max = c->tokens_per_usd = NAN;
         if (c->price->c.have) {
-            double h = c->price->c.usd_per_hour;
+            /* a run on several instances is charged all of them */
+            double h = c->price->c.usd_per_hour * (double)x->instances;
             c->usd = tb_report_usd_per_mtok(h, x->value);
             /* the fastest repetition is the cheapest */
             c->usd_min = tb_report_usd_per_mtok(h, x->max);
@@ -697,9 +705,17 @@ out:
     return rc;
 }
 
+/* The models of the report for a chart title: their names, or how many when the
+ * names would not fit on the title line. */
 static void models_of(const struct report *R, char *buf, size_t len)
 {
     distinct(R, -1, "model", buf, len);
+    if (strlen(buf) > 48) {
+        int n = 1;
+        for (const char *p = buf; *p; p++)
+            n += *p == ';';
+        snprintf(buf, len, "%d models", n);
+    }
 }
 
 static int draw_charts(struct report *R, char *err, size_t errlen)

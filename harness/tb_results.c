@@ -10,7 +10,7 @@
 #include <string.h>
 
 const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS] = {
-    "run_id", "provenance", "target", "host", "executor", "model", "layers", "phase",
+    "run_id", "provenance", "target", "instances", "host", "executor", "model", "layers", "phase",
     "precision", "batch", "seq_in", "seq_out", "metric", "value", "unit", "n", "warmup",
     "min", "max", "mean", "stddev", "flops", "timestamp", "commit", "compiler", "cflags",
     "blas", "counters", "source", "notes",

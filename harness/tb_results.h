@@ -6,6 +6,7 @@
  *   run_id      stable id of the run (model, layers, phase, shape, precision): resume key
  *   provenance  measured | modeled | published
  *   target      "host" or the EC2 instance type it ran on / was modeled for
+ *   instances   how many of them the row's throughput is for (1 for measured rows)
  *   host        what ran it: CPU model and cores (measured), or empty
  *   executor    cpu | cuda | neuron | model | reference
  *   model       canonical model name; a shortened model carries "@L<n>"
@@ -32,11 +33,11 @@
 
 #include <stddef.h>
 
-#define TB_RESULTS_NCOLS 30
+#define TB_RESULTS_NCOLS 31
 extern const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS];
 
 enum tb_results_col {
-    TB_COL_RUN_ID, TB_COL_PROVENANCE, TB_COL_TARGET, TB_COL_HOST, TB_COL_EXECUTOR, TB_COL_MODEL,
+    TB_COL_RUN_ID, TB_COL_PROVENANCE, TB_COL_TARGET, TB_COL_INSTANCES, TB_COL_HOST, TB_COL_EXECUTOR, TB_COL_MODEL,
     TB_COL_LAYERS, TB_COL_PHASE, TB_COL_PRECISION, TB_COL_BATCH, TB_COL_SEQ_IN, TB_COL_SEQ_OUT,
     TB_COL_METRIC, TB_COL_VALUE, TB_COL_UNIT, TB_COL_N, TB_COL_WARMUP, TB_COL_MIN, TB_COL_MAX,
     TB_COL_MEAN, TB_COL_STDDEV, TB_COL_FLOPS, TB_COL_TIMESTAMP, TB_COL_COMMIT, TB_COL_COMPILER,

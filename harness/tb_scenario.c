@@ -33,11 +33,22 @@ const char *tb_scenario_metric_unit(const char *metric)
     return NULL;
 }
 
-/* An optional non-negative integer field: "" is 0. */
-static int int_field(const struct tb_csv_table *t, size_t r, const char *name, long *out,
-                     char *why, size_t whylen)
+/* The fields of one scenario, looked up by column name. */
+struct fields {
+    const char *(*get)(const void *ctx, const char *name); /* NULL when the column is absent */
+    const void *ctx;
+};
+
+static const char *F(const struct fields *f, const char *name)
 {
-    const char *v = tb_csv_field(t, r, name);
+    const char *v = f->get(f->ctx, name);
+    return v ? v : "";
+}
+
+/* An optional non-negative integer field: "" is 0. */
+static int int_field(const struct fields *f, const char *name, long *out, char *why, size_t whylen)
+{
+    const char *v = F(f, name);
     *out = 0;
     if (!*v)
         return 0;
@@ -46,10 +57,10 @@ static int int_field(const struct tb_csv_table *t, size_t r, const char *name, l
     return 0;
 }
 
-static int dbl_field(const struct tb_csv_table *t, size_t r, const char *name, double *out,
-                     char *why, size_t whylen)
+static int dbl_field(const struct fields *f, const char *name, double *out, char *why,
+                     size_t whylen)
 {
-    const char *v = tb_csv_field(t, r, name);
+    const char *v = F(f, name);
     *out = 0;
     if (!*v)
         return 0;
@@ -58,10 +69,12 @@ static int dbl_field(const struct tb_csv_table *t, size_t r, const char *name, d
     return 0;
 }
 
-/* Predict row r into *res; a reason in res->why when it cannot be. */
-static void predict_row(const struct tb_csv_table *t, size_t r, const struct tb_model *m,
-                        struct tb_scenario_result *res)
+void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *name),
+                             const void *ctx, const struct tb_model *m,
+                             struct tb_scenario_result *res)
 {
+    const struct fields fl = {get, ctx}, *f = &fl;
+    memset(res, 0, sizeof *res);
     static const char *const need[] = {"target", "model", "phase", "metric", NULL};
     const char *target, *model, *phase, *metric, *unit, *want, *batch, *value;
     const struct tb_chip *chip;
@@ -73,16 +86,16 @@ static void predict_row(const struct tb_csv_table *t, size_t r, const struct tb_
     memset(&sc, 0, sizeof sc);
     res->predicted = NAN;
     for (int i = 0; need[i]; i++)
-        if (tb_csv_col(t, need[i]) < 0) {
+        if (!get(ctx, need[i])) {
             snprintf(res->why, sizeof res->why, "column '%s' missing", need[i]);
             return;
         }
-    target = tb_csv_field(t, r, "target");
-    model = tb_csv_field(t, r, "model");
-    phase = tb_csv_field(t, r, "phase");
-    metric = tb_csv_field(t, r, "metric");
-    unit = tb_csv_field(t, r, "unit");
-    value = tb_csv_field(t, r, "value");
+    target = F(f, "target");
+    model = F(f, "model");
+    phase = F(f, "phase");
+    metric = F(f, "metric");
+    unit = F(f, "unit");
+    value = F(f, "value");
     if (*value) {
         if (tb_parse_double(value, 1e-300, 1e300, &v) == 0) {
             res->has_value = true;
@@ -138,23 +151,23 @@ static void predict_row(const struct tb_csv_table *t, size_t r, const struct tb_
         return;
     }
     sc.arch = &arch;
-    sc.precision = tb_csv_field(t, r, "precision");
-    batch = tb_csv_field(t, r, "batch");
+    sc.precision = F(f, "precision");
+    batch = F(f, "batch");
     if (!strcmp(batch, "max")) {
         sc.batch_max = true;
-    } else if (int_field(t, r, "batch", &sc.batch, res->why, sizeof res->why) != 0) {
+    } else if (int_field(f, "batch", &sc.batch, res->why, sizeof res->why) != 0) {
         return;
     }
-    if (int_field(t, r, "instances", &sc.instances, res->why, sizeof res->why) ||
-        int_field(t, r, "chips", &sc.chips, res->why, sizeof res->why) ||
-        int_field(t, r, "seq_in", &sc.seq_in, res->why, sizeof res->why) ||
-        int_field(t, r, "seq_out", &sc.seq_out, res->why, sizeof res->why) ||
-        int_field(t, r, "tp", &sc.tp, res->why, sizeof res->why) ||
-        int_field(t, r, "pp", &sc.pp, res->why, sizeof res->why) ||
-        int_field(t, r, "dp", &sc.dp, res->why, sizeof res->why) ||
-        dbl_field(t, r, "ttft_limit_ms", &sc.ttft_limit_ms, res->why, sizeof res->why) ||
-        dbl_field(t, r, "tpot_limit_ms", &sc.tpot_limit_ms, res->why, sizeof res->why) ||
-        dbl_field(t, r, "train_tokens", &sc.train_tokens, res->why, sizeof res->why))
+    if (int_field(f, "instances", &sc.instances, res->why, sizeof res->why) ||
+        int_field(f, "chips", &sc.chips, res->why, sizeof res->why) ||
+        int_field(f, "seq_in", &sc.seq_in, res->why, sizeof res->why) ||
+        int_field(f, "seq_out", &sc.seq_out, res->why, sizeof res->why) ||
+        int_field(f, "tp", &sc.tp, res->why, sizeof res->why) ||
+        int_field(f, "pp", &sc.pp, res->why, sizeof res->why) ||
+        int_field(f, "dp", &sc.dp, res->why, sizeof res->why) ||
+        dbl_field(f, "ttft_limit_ms", &sc.ttft_limit_ms, res->why, sizeof res->why) ||
+        dbl_field(f, "tpot_limit_ms", &sc.tpot_limit_ms, res->why, sizeof res->why) ||
+        dbl_field(f, "train_tokens", &sc.train_tokens, res->why, sizeof res->why))
         return;
     if (sc.seq_in <= 0) {
         res->incomplete = true;
@@ -181,6 +194,18 @@ static void predict_row(const struct tb_csv_table *t, size_t r, const struct tb_
         snprintf(res->why, sizeof res->why, "no %s from a %s prediction", metric, phase);
 }
 
+struct csv_row {
+    const struct tb_csv_table *t;
+    size_t r;
+};
+
+static const char *csv_get(const void *ctx, const char *name)
+{
+    const struct csv_row *x = ctx;
+    int c = tb_csv_col(x->t, name);
+    return c < 0 ? NULL : tb_csv_get(x->t, x->r, c);
+}
+
 int tb_scenarios_predict(struct tb_scenarios *s, const char *path, const struct tb_model *m,
                          char *err, size_t errlen)
 {
@@ -193,8 +218,10 @@ int tb_scenarios_predict(struct tb_scenarios *s, const char *path, const struct 
         tb_csv_release(&s->csv);
         return tb_err(err, errlen, "out of memory");
     }
-    for (size_t r = 0; r < s->nrows; r++)
-        predict_row(&s->csv, r, m, &s->res[r]);
+    for (size_t r = 0; r < s->nrows; r++) {
+        struct csv_row x = {&s->csv, r};
+        tb_scenario_predict_one(csv_get, &x, m, &s->res[r]);
+    }
     return 0;
 }
 

@@ -35,6 +35,13 @@ struct tb_scenarios {
     size_t nrows;
 };
 
+/* Predict one scenario whose fields (the scenario-table columns) get(ctx, name) returns
+ * (NULL for a column that is absent) into *res, with the reason in res->why when it
+ * cannot be predicted. */
+void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *name),
+                             const void *ctx, const struct tb_model *m,
+                             struct tb_scenario_result *res);
+
 /* Read path and predict every row. Returns 0, or -1 with "path: ..." when the file
  * cannot be read as CSV. */
 int tb_scenarios_predict(struct tb_scenarios *s, const char *path, const struct tb_model *m,

@@ -130,6 +130,132 @@ void tb_run_spec_id(const struct tb_run_spec *r, char *buf, size_t len)
                  r->batch, r->seq_in, r->precision);
 }
 
+/* ---- predict lines ---- */
+
+const char *tb_predict_spec_get(const struct tb_predict_spec *p, const char *key)
+{
+    for (int i = 0; i < p->nfields; i++)
+        if (!strcmp(p->keys[i], key))
+            return p->values[i];
+    return NULL;
+}
+
+void tb_predict_spec_id(const struct tb_predict_spec *p, char *buf, size_t len)
+{
+    const char *out = tb_predict_spec_get(p, "seq_out"), *inst = tb_predict_spec_get(p, "instances");
+    const char *batch = tb_predict_spec_get(p, "batch");
+    const char *prec = tb_predict_spec_get(p, "precision");
+    char o[80] = "", x[80] = "";
+    if (out)
+        snprintf(o, sizeof o, "/out%s", out);
+    if (inst)
+        snprintf(x, sizeof x, "/x%s", inst);
+    snprintf(buf, len, "model:%s/%s/%s/b%s/in%s%s/%s%s", tb_predict_spec_get(p, "target"),
+             tb_predict_spec_get(p, "model"), tb_predict_spec_get(p, "phase"),
+             batch ? batch : "1", tb_predict_spec_get(p, "seq_in"), o, prec ? prec : "bf16", x);
+}
+
+/* Parse the words of a predict line (after "predict") into s->predicts, one spec per
+ * target and model of the comma lists. */
+static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const char *where,
+                         long line, char *err, size_t errlen)
+{
+    static const char *const keys[] = {"target", "model", "phase", "precision", "seq_in",
+                                       "seq_out", "batch", "instances", "chips", "tp", "pp", "dp",
+                                       "ttft_limit_ms", "tpot_limit_ms", "train_tokens", NULL};
+    struct tb_predict_spec base;
+    char targets[512] = "", models[512] = "", *word, *t, *ts = NULL;
+
+    memset(&base, 0, sizeof base);
+    base.line = line;
+    while ((word = strtok_r(NULL, " \t", save))) {
+        const char *eq = strchr(word, '='), *v;
+        char key[24];
+        int known = 0;
+        size_t kn = eq ? (size_t)(eq - word) : 0;
+        if (!eq || !kn || !eq[1])
+            return tb_err(err, errlen, "%s: expected key=value, got '%s'", where, word);
+        snprintf(key, sizeof key, "%.*s", (int)kn, word);
+        v = eq + 1;
+        for (int i = 0; keys[i]; i++)
+            known |= !strcmp(keys[i], key);
+        if (!known || kn >= sizeof key)
+            return tb_err(err, errlen, "%s: unknown field '%.*s' (%s)", where, (int)kn, word,
+                          "target, model, phase, precision, seq_in, seq_out, batch, instances, "
+                          "chips, tp, pp, dp, ttft_limit_ms, tpot_limit_ms, train_tokens");
+        if (!strcmp(key, "target") || !strcmp(key, "model")) {
+            char *dst = key[0] == 't' ? targets : models;
+            if (strlen(v) >= 512)
+                return tb_err(err, errlen, "%s: field '%s': too long", where, key);
+            snprintf(dst, 512, "%s", v);
+            continue;
+        }
+        if (tb_predict_spec_get(&base, key))
+            return tb_err(err, errlen, "%s: field '%s' given twice", where, key);
+        if (base.nfields == TB_PREDICT_MAX_FIELDS || strlen(v) >= sizeof base.values[0])
+            return tb_err(err, errlen, "%s: field '%s': too long", where, key);
+        if (!strcmp(key, "phase")) {
+            if (strcmp(v, "train") && strcmp(v, "prefill") && strcmp(v, "decode") &&
+                strcmp(v, "serve"))
+                return tb_err(err, errlen,
+                              "%s: field 'phase': '%s' (train, prefill, decode or serve)", where,
+                              v);
+        } else if (!strcmp(key, "precision")) {
+            if (strcmp(v, "bf16") && strcmp(v, "fp16") && strcmp(v, "fp8") && strcmp(v, "int8") &&
+                strcmp(v, "fp32"))
+                return tb_err(err, errlen,
+                              "%s: field 'precision': '%s' (bf16, fp16, fp8, int8, fp32)", where,
+                              v);
+        } else if (strcmp(key, "batch") || strcmp(v, "max")) {
+            double x;
+            if (tb_parse_double(v, 1e-9, 1e30, &x) != 0)
+                return tb_err(err, errlen, "%s: field '%s': not a positive number: '%s'", where,
+                              key, v);
+        }
+        snprintf(base.keys[base.nfields], sizeof base.keys[0], "%s", key);
+        snprintf(base.values[base.nfields], sizeof base.values[0], "%s", v);
+        base.nfields++;
+    }
+    if (!targets[0] || !models[0] || !tb_predict_spec_get(&base, "phase") ||
+        !tb_predict_spec_get(&base, "seq_in"))
+        return tb_err(err, errlen, "%s: field '%s': missing", where,
+                      !targets[0] ? "target" : !models[0] ? "model"
+                      : !tb_predict_spec_get(&base, "phase") ? "phase" : "seq_in");
+    if (base.nfields + 2 > TB_PREDICT_MAX_FIELDS)
+        return tb_err(err, errlen, "%s: too many fields", where);
+    for (t = strtok_r(targets, ",", &ts); t; t = strtok_r(NULL, ",", &ts)) {
+        char mcopy[512], *mo, *ms = NULL;
+        snprintf(mcopy, sizeof mcopy, "%s", models);
+        for (mo = strtok_r(mcopy, ",", &ms); mo; mo = strtok_r(NULL, ",", &ms)) {
+            struct tb_predict_spec p = base;
+            if (strlen(t) >= sizeof p.values[0] || strlen(mo) >= sizeof p.values[0])
+                return tb_err(err, errlen, "%s: field 'target': name too long", where);
+            snprintf(p.keys[p.nfields], sizeof p.keys[0], "target");
+            snprintf(p.values[p.nfields++], sizeof p.values[0], "%s", t);
+            snprintf(p.keys[p.nfields], sizeof p.keys[0], "model");
+            snprintf(p.values[p.nfields++], sizeof p.values[0], "%s", mo);
+            if (s->npredicts == *cap) {
+                size_t nc = *cap ? *cap * 2 : 16;
+                struct tb_predict_spec *np = realloc(s->predicts, nc * sizeof(*np));
+                if (!np)
+                    return tb_err(err, errlen, "out of memory");
+                s->predicts = np;
+                *cap = nc;
+            }
+            for (size_t i = 0; i < s->npredicts; i++) {
+                char a[256], b[256];
+                tb_predict_spec_id(&s->predicts[i], a, sizeof a);
+                tb_predict_spec_id(&p, b, sizeof b);
+                if (!strcmp(a, b))
+                    return tb_err(err, errlen, "%s: modeled run '%s' repeats line %ld", where, b,
+                                  s->predicts[i].line);
+            }
+            s->predicts[s->npredicts++] = p;
+        }
+    }
+    return 0;
+}
+
 static char *trim(char *s)
 {
     char *e;
@@ -144,7 +270,7 @@ static char *trim(char *s)
 int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_t errlen)
 {
     char path[PATH_MAX];
-    size_t n = strlen(name_or_path), cap = 0;
+    size_t n = strlen(name_or_path), cap = 0, pcap = 0;
     FILE *f = NULL;
     char *buf = NULL;
     size_t bcap = 0;
@@ -213,8 +339,12 @@ int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_
                 }
             }
             s->runs[s->nruns++] = r;
+        } else if (!strcmp(word, "predict")) {
+            if (parse_predict(s, &pcap, &save, where, line, err, errlen) != 0)
+                goto out;
         } else {
-            tb_err(err, errlen, "%s: unknown directive '%s' (suite, description, run)", where, word);
+            tb_err(err, errlen, "%s: unknown directive '%s' (suite, description, run, predict)",
+                   where, word);
             goto out;
         }
     }
@@ -222,8 +352,8 @@ int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_
         tb_err(err, errlen, "cannot read '%s': %s", path, strerror(errno));
         goto out;
     }
-    if (!s->nruns) {
-        tb_err(err, errlen, "%s: no 'run' lines", path);
+    if (!s->nruns && !s->npredicts) {
+        tb_err(err, errlen, "%s: no 'run' or 'predict' lines", path);
         goto out;
     }
     if (!s->name[0]) {
@@ -245,4 +375,7 @@ void tb_suite_release(struct tb_suite *s)
     free(s->runs);
     s->runs = NULL;
     s->nruns = 0;
+    free(s->predicts);
+    s->predicts = NULL;
+    s->npredicts = 0;
 }

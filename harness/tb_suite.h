@@ -6,6 +6,9 @@
  *   description Llama inference and training on small configurations
  *   run model=llama-small phase=prefill batch=1 seq_in=256 reps=5 warmup=1
  *
+ *   predict target=trn1.32xlarge,p5.48xlarge model=llama-3.1-8b phase=serve seq_in=2048
+ *           seq_out=512 batch=max precision=bf16
+ *
  * A run also comes from command-line options (tb_suite_parse_run on "key=value"
  * words), so the same validation applies to both.
  */
@@ -38,13 +41,32 @@ struct tb_run_spec {
     long line;           /* suite line it came from (0 = command line) */
 };
 
+/* A modeled run: "predict key=value ..." in a suite, the columns of one scenario-table
+ * row (tb_scenario.h) as text. A comma list in target or model expands into one spec
+ * per target and model. */
+#define TB_PREDICT_MAX_FIELDS 16
+struct tb_predict_spec {
+    char keys[TB_PREDICT_MAX_FIELDS][24];
+    char values[TB_PREDICT_MAX_FIELDS][64];
+    int nfields;
+    long line; /* suite line it came from */
+};
+
 struct tb_suite {
     char name[64];
     char description[256];
     char path[4096];
     struct tb_run_spec *runs; /* owned */
     size_t nruns;
+    struct tb_predict_spec *predicts; /* owned */
+    size_t npredicts;
 };
+
+/* The value of key in p, or NULL when the spec does not set it. */
+const char *tb_predict_spec_get(const struct tb_predict_spec *p, const char *key);
+/* Stable id of a modeled run: model:<target>/<model>/<phase>/b<batch|max>/in<T>[/out<n>]
+ * /<precision>[/x<instances>]. */
+void tb_predict_spec_id(const struct tb_predict_spec *p, char *buf, size_t len);
 
 /* Defaults: batch 1, seq_out 32 (decode), reps 5, warmup 1, seed 1, precision fp32. */
 void tb_run_spec_init(struct tb_run_spec *r);

@@ -74,7 +74,7 @@ int main(void)
     expect_error("run model=x phase=prefill seq_in=8\nrun model=x phase=prefill seq_in=8\n",
                  "line 2: run 'x/prefill/b1/in8/fp32' repeats line 1", "duplicate run");
     expect_error("runn model=x\n", "unknown directive 'runn'", "misspelt directive");
-    expect_error("suite x\n", "no 'run' lines", "empty suite");
+    expect_error("suite x\n", "no 'run' or 'predict' lines", "empty suite");
     expect_error("run model=x phase=train seq_in=1\n", "at least 2 tokens", "train on one token");
     IS_INT(-1, tb_suite_load(&s, "no-such-suite", err, sizeof err), "unknown suite name");
     OK(strstr(err, "unknown suite 'no-such-suite'") != NULL, "message: %s", err);
