@@ -284,7 +284,9 @@ static double serve_mem(const struct dev *d, double B, double ctx, double chunk,
 
 struct serve_point {
     double ttft, tpot, e2e, out_tps, total_tps;
-    const char *bound;
+    const char *bound;         /* of the whole request: what dominates its time */
+    const char *bound_prefill; /* of the prefill alone */
+    const char *bound_decode;  /* of a decode step alone */
 };
 
 /* Static batch of B requests: prefill all, then seq_out - 1 decode steps. */
@@ -300,7 +302,9 @@ static struct serve_point serve_static(const struct dev *d, double B, double Tin
     p.e2e = pf.t + (Tout - 1) * dc.t;
     p.out_tps = B * Tout / p.e2e;
     p.total_tps = B * (Tin + Tout) / p.e2e;
-    p.bound = bound_of(&dc);
+    p.bound_prefill = bound_of(&pf);
+    p.bound_decode = bound_of(&dc);
+    p.bound = pf.t > (Tout - 1) * dc.t ? p.bound_prefill : p.bound_decode;
     return p;
 }
 
@@ -323,7 +327,9 @@ static struct serve_point serve_continuous(const struct dev *d, double B, double
     p.e2e = p.ttft + (Tout - 1) * p.tpot;
     p.out_tps = B * Tout / cycle;
     p.total_tps = B * (Tin + Tout) / cycle;
-    p.bound = Tout * dc.t > pf ? bound_of(&dc) : "compute";
+    p.bound_decode = bound_of(&dc);
+    p.bound_prefill = "compute";
+    p.bound = Tout * dc.t > pf ? p.bound_decode : p.bound_prefill;
     return p;
 }
 
@@ -436,7 +442,9 @@ static int predict_inference(const struct tb_model *m, const struct tb_scenario 
     p->total_tokens_per_s = sp.total_tps * (double)dp;
     p->output_tokens_per_s_per_chip = p->output_tokens_per_s / (double)chips;
     p->tokens_per_s_per_user = 1.0 / sp.tpot;
-    p->bound = sp.bound;
+    p->bound = sc->phase == TB_MPHASE_PREFILL  ? sp.bound_prefill
+               : sc->phase == TB_MPHASE_DECODE ? sp.bound_decode
+                                               : sp.bound;
     snprintf(p->assumptions, sizeof p->assumptions,
              "%s; tp=%ld dp=%ld over %ld devices (%ld per chip); batch %ld%s; gemm_eff %.2f "
              "(half at %.0f rows), mem_eff %.2f, layer %.0f us; weights %.0f B, KV %.0f B",

@@ -1,0 +1,67 @@
+#!/bin/sh
+# tests/cli/predict.t: `trnbench predict` and `trnbench validate` end to end: a
+# scenario table with good and bad rows (bad rows get a reason, the others still a
+# prediction, exit 0), a table without a needed column, an unreadable file (exit 2),
+# and validate on the published rows kept in the repository (the accuracy targets
+# hold) and on a row made wrong on purpose (exit 1).
+
+. "${TB_SRCDIR:-.}/tests/cli/tap.sh"
+tmp="$TB_BUILDDIR/tests/tmp/cli_predict"
+rm -rf "$tmp" && mkdir -p "$tmp"
+sc="$TB_SRCDIR/tests/data/scenarios.csv"
+
+# column NAME of the row whose id is ID, through a CSV-aware reader
+field() { # field FILE ID NAME
+    perl -e '
+        sub row { my @o; my $s = shift; chomp $s;
+            while (length $s) { if ($s =~ s/^"((?:[^"]|"")*)"(,|$)//) { (my $x = $1) =~ s/""/"/g; push @o, $x }
+                                elsif ($s =~ s/^([^,]*)(,|$)//) { push @o, $1 } else { last } }
+            return @o }
+        my ($file, $id, $name) = @ARGV; open my $f, "<", $file or die;
+        my @h = row(scalar <$f>); my %c; @c{@h} = 0 .. $#h;
+        while (<$f>) { my @r = row($_); if ($r[$c{id}] eq $id) { print $r[$c{$name}], "\n"; exit 0 } }
+        exit 1' "$@"
+}
+
+echo "1..16"
+"$TB_BIN" predict --scenarios "$sc" >"$tmp/out.csv" 2>"$tmp/err"
+check "predict exits 0 with bad rows in the table" test $? -eq 0
+check "the columns predicted, model_version and why are added" \
+    sh -c "head -1 '$tmp/out.csv' | grep -q ',note,predicted,model_version,why,bound,assumptions$'"
+check "every input row comes back" test "$(($(wc -l <"$tmp/out.csv") - 1))" -eq 7
+v=$(field "$tmp/out.csv" S1 predicted)
+check "the good row is predicted ($v tokens/s)" perl -e 'exit !($ARGV[0] > 1000 && $ARGV[0] < 100000)' "$v"
+check "with the model version" test "$(field "$tmp/out.csv" S1 model_version)" = "trnbench-model 1.0"
+w=$(field "$tmp/out.csv" S2 why)
+check "unknown model: no prediction, a reason ($w)" \
+    sh -c "test -z '$(field "$tmp/out.csv" S2 predicted)' && echo \"\$0\" | grep -q \"unknown model 'llama-9-1t'\"" "$w"
+w=$(field "$tmp/out.csv" S3 why)
+check "unknown target: the reason names it ($w)" \
+    test "$w" = "unknown target 'x9.huge' (not in pricing/instances.csv)"
+w=$(field "$tmp/out.csv" S4 why)
+check "nonsense number: the field is named ($w)" test "$w" = "field 'seq_in': not a positive integer: 'abc'"
+w=$(field "$tmp/out.csv" S5 why)
+check "a model that does not fit is said so" sh -c 'echo "$0" | grep -q "does not fit"' "$w"
+v=$(field "$tmp/out.csv" S6 predicted)
+check "a Neuron layout over NeuronCores is predicted ($v tokens/s)" perl -e 'exit !($ARGV[0] > 1e5)' "$v"
+w=$(field "$tmp/out.csv" S7 why)
+check "a wrong unit is refused ($w)" test "$w" = "field 'unit': 'seconds' for ttft_ms, expected 'ms'"
+
+# a table without the model column: every row says so, still exit 0
+cut -d, -f1-4,6- "$sc" >"$tmp/nomodel.csv"
+"$TB_BIN" predict --scenarios "$tmp/nomodel.csv" >"$tmp/nomodel.out" 2>/dev/null
+check "a missing column: exit 0 and each row says which" \
+    sh -c "test $? -eq 0 && test \$(grep -c \"column 'model' missing\" '$tmp/nomodel.out') -eq 7"
+"$TB_BIN" predict --scenarios "$tmp/nope.csv" >"$tmp/nope.out" 2>"$tmp/nope.err"
+check "an unreadable file exits 2 and names it" \
+    sh -c "test $? -eq 2 && grep -q 'nope.csv' '$tmp/nope.err' && test ! -s '$tmp/nope.out'"
+
+# validate: the published rows kept in the repository meet the targets
+"$TB_BIN" validate --quiet "$TB_SRCDIR/reports/validation/published.csv" >"$tmp/val.out" 2>&1
+check "validate on the published rows meets the targets (exit 0)" test $? -eq 0
+check "and prints the median and p90 per family and overall" \
+    sh -c "grep -q '^H100 SXM5 ' '$tmp/val.out' && grep -q '^Trainium1 ' '$tmp/val.out' && grep -q '^overall ' '$tmp/val.out'"
+# one row whose value is 100 times off fails a validation of that row alone
+(head -1 "$TB_SRCDIR/reports/validation/published.csv"; grep '^P103,' "$TB_SRCDIR/reports/validation/published.csv" | sed 's/,27778.8885,/,2777888.85,/') >"$tmp/wrong.csv"
+"$TB_BIN" validate --quiet "$tmp/wrong.csv" >"$tmp/wrong.out" 2>&1
+check "a row 100x off fails validation (exit 1)" sh -c "test $? -eq 1 && grep -q 'NOT met' '$tmp/wrong.out'"

@@ -1,0 +1,184 @@
+/*
+ * tests/unit/model.c: the performance model (harness/tb_model.h) on the repository's
+ * catalogue: predictions respect the rooflines they are built from (a decode step is
+ * no faster than reading the weights at the HBM's peak, a long prefill no faster than
+ * its FLOPs at the chip's peak), move the right way when the hardware or the load
+ * changes, refuse what does not fit, keep the throughput-maximising load inside memory
+ * and latency limits, honour a given training layout and search one when none is given.
+ */
+#include "tb_arch.h"
+#include "tb_flops.h"
+#include "tb_model.h"
+#include "tb_pricing.h"
+#include "tb_util.h"
+
+#include "tests/tap/basic.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct tb_pricing pr;
+static struct tb_model model;
+
+static struct tb_arch load_arch(const char *name)
+{
+    struct tb_arch a;
+    char err[512];
+    if (tb_arch_find(&a, name, err, sizeof err) != 0)
+        bail("%s", err);
+    return a;
+}
+
+static struct tb_scenario scen(const struct tb_arch *a, const char *target, enum tb_model_phase ph,
+                               const char *prec, long chips, long seq_in, long seq_out, long batch)
+{
+    struct tb_scenario s;
+    memset(&s, 0, sizeof s);
+    s.arch = a;
+    s.inst = tb_pricing_instance(&pr, target);
+    if (!s.inst)
+        bail("no instance %s", target);
+    s.phase = ph;
+    s.precision = prec;
+    s.chips = chips;
+    s.seq_in = seq_in;
+    s.seq_out = seq_out;
+    s.batch = batch;
+    return s;
+}
+
+static struct tb_prediction predict(const struct tb_scenario *s)
+{
+    struct tb_prediction p;
+    char err[512] = "";
+    if (tb_model_predict(&model, s, &p, err, sizeof err) != 0)
+        bail("prediction refused: %s", err);
+    return p;
+}
+
+int main(void)
+{
+    struct tb_arch a8 = load_arch("llama-3.1-8b"), a70 = load_arch("llama-3.1-70b");
+    struct tb_arch a405 = load_arch("llama-3.1-405b");
+    const struct tb_chip *h100;
+    struct tb_scenario s;
+    struct tb_prediction p, q;
+    char err[512];
+    char *dir = test_src_path("pricing");
+
+    plan(33);
+    if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
+        tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
+        bail("%s", err);
+    h100 = tb_pricing_chip(&pr, "h100-sxm");
+    OK(h100 != NULL && tb_model_eff_of(&model, "h100-sxm") != NULL, "catalogue and efficiency load");
+
+    /* ---- decode: no faster than the weights at the HBM's peak ---- */
+    s = scen(&a8, "p5.48xlarge", TB_MPHASE_DECODE, "bf16", 1, 128, 128, 1);
+    p = predict(&s);
+    {
+        double floor_ms = tb_arch_params_matmul(&a8) * 2.0 / (h100->hbm_tbps * 1e12) * 1e3;
+        OK(p.fits, "8B bf16 on one H100 fits");
+        OK(p.tpot_ms > floor_ms, "TPOT %.2f ms is above the bandwidth floor %.2f ms", p.tpot_ms,
+           floor_ms);
+        OK(p.tpot_ms < 1.6 * floor_ms, "and within 1.6x of it (batch 1 is memory-bound)");
+        IS_STRING("memory", p.bound, "batch-1 decode is memory-bound");
+    }
+    /* more chips: faster tokens */
+    s.chips = 8;
+    q = predict(&s);
+    OK(q.tpot_ms < p.tpot_ms, "tp=8 TPOT %.2f ms below tp=1 %.2f ms", q.tpot_ms, p.tpot_ms);
+    IS_INT(8, q.tp, "tp defaults to the chips of the run");
+
+    /* ---- prefill: a long prompt is compute-bound, above its FLOPs at peak ---- */
+    s = scen(&a70, "p5.48xlarge", TB_MPHASE_PREFILL, "bf16", 8, 8192, 1, 1);
+    p = predict(&s);
+    {
+        double floor_ms = tb_flops_prefill(&a70, 1, 8192) / (8 * h100->bf16_dense_tflops * 1e12) * 1e3;
+        OK(p.ttft_ms > floor_ms && p.ttft_ms < 2.5 * floor_ms,
+           "70B 8k prefill TTFT %.1f ms between its compute floor %.1f ms and 2.5x", p.ttft_ms,
+           floor_ms);
+        IS_STRING("compute", p.bound, "a long prefill is compute-bound");
+    }
+    s.seq_in = 2048;
+    q = predict(&s);
+    OK(q.ttft_ms < p.ttft_ms, "a shorter prompt comes first sooner");
+
+    /* ---- precision: fp8 serves more than bf16 ---- */
+    s = scen(&a70, "p5.48xlarge", TB_MPHASE_SERVE, "bf16", 8, 2048, 512, 0);
+    s.batch_max = true;
+    p = predict(&s);
+    s.precision = "fp8";
+    q = predict(&s);
+    OK(p.fits && q.fits, "70B serves on 8 H100 in bf16 and fp8");
+    OK(q.output_tokens_per_s > p.output_tokens_per_s, "fp8 %.0f tokens/s above bf16 %.0f",
+       q.output_tokens_per_s, p.output_tokens_per_s);
+    OK(p.mem_per_device_gib <= p.hbm_per_device_gib * 0.9 + 1e-9,
+       "the throughput-maximising load stays in memory (%.1f of %.1f GiB)", p.mem_per_device_gib,
+       p.hbm_per_device_gib);
+    OK(p.batch > 1, "and runs more than one request (%ld)", p.batch);
+    IS_REL(p.output_tokens_per_s / 8.0, p.output_tokens_per_s_per_chip, 1e-12,
+           "per-chip throughput is the total over the chips");
+
+    /* latency limits bound the load */
+    s.precision = "bf16";
+    s.tpot_limit_ms = 30;
+    q = predict(&s);
+    OK(q.fits && q.tpot_ms <= 30, "a 30 ms TPOT limit is met (%.1f ms at batch %ld)", q.tpot_ms,
+       q.batch);
+    OK(q.batch < p.batch, "with a smaller load than without it (%ld < %ld)", q.batch, p.batch);
+    s.tpot_limit_ms = 0.001;
+    q = predict(&s);
+    OK(!q.fits && strstr(q.why, "latency limits"), "an impossible limit is said so: %s", q.why);
+
+    /* ---- what does not fit is not predicted ---- */
+    s = scen(&a405, "p5.48xlarge", TB_MPHASE_DECODE, "bf16", 1, 128, 128, 1);
+    p = predict(&s);
+    OK(!p.fits, "405B bf16 does not fit on one H100");
+    OK(strstr(p.why, "does not fit") != NULL, "and says so: %s", p.why);
+    OK(isnan(tb_prediction_metric(&p, "tpot_ms")), "with no value");
+
+    /* ---- Neuron: tp over NeuronCores ---- */
+    s = scen(&a70, "trn1.32xlarge", TB_MPHASE_DECODE, "bf16", 16, 128, 128, 1);
+    s.tp = 32;
+    p = predict(&s);
+    IS_INT(2, p.devices_per_chip, "tp=32 on 16 Trainium1 chips: 2 NeuronCores per chip");
+    OK(p.fits && p.tpot_ms > 0, "70B decodes on trn1.32xlarge (%.1f ms)", p.tpot_ms);
+    s.tp = 24;
+    OK(tb_model_predict(&model, &s, &p, err, sizeof err) == -1, "tp=24 over 16 chips is refused");
+
+    /* ---- training: a given layout is honoured, none is searched ---- */
+    s = scen(&a70, "p5.48xlarge", TB_MPHASE_TRAIN, "bf16", 64, 8192, 0, 256);
+    s.tp = 4;
+    s.pp = 8;
+    s.dp = 2;
+    p = predict(&s);
+    OK(p.fits && p.tp == 4 && p.pp == 8 && p.dp == 2, "the given layout is used");
+    OK(p.mfu > 0.2 && p.mfu < 0.8, "MFU %.2f is plausible", p.mfu);
+    IS_REL(p.train_tokens_per_s, 256.0 * 8192 / p.step_time_s, 1e-9,
+           "tokens/s = batch x sequence / step time");
+    s.tp = s.pp = s.dp = 0;
+    q = predict(&s);
+    OK(q.fits && q.tp * q.pp * q.dp * q.cp == 64, "a searched layout covers the 64 chips");
+    OK(q.step_time_s <= p.step_time_s * 1.0000001, "and is no slower than the given one");
+    OK(q.layouts_evaluated > 10, "after looking at %ld layouts", q.layouts_evaluated);
+
+    s = scen(&a405, "trn2.48xlarge", TB_MPHASE_TRAIN, "bf16", 1024, 8192, 0, 1024);
+    s.instances = 64;
+    p = predict(&s);
+    OK(p.fits && p.tp * p.pp * p.dp * p.cp == p.devices, "405B on 1024 Trainium2: layout %ld x %ld x %ld",
+       p.tp, p.pp, p.dp);
+    IS_INT(4096, p.devices, "over 4096 logical NeuronCores");
+    s.chips = 1;
+    s.instances = 1;
+    s.batch = 8;
+    p = predict(&s);
+    OK(!p.fits && strstr(p.why, "does not fit"), "405B training on one chip does not fit: %.80s",
+       p.why);
+
+    tb_model_release(&model);
+    tb_pricing_release(&pr);
+    free(dir);
+    return 0;
+}
