@@ -63,6 +63,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: trnbench perf [--reps N] [--model NAME] [--seq N] [--triad-mib N]\n"
+            "       trnbench perf --predictor\n"
             "\n"
             "Measure the machine's practical peaks (cblas_sgemm %dx%dx%d GFLOP/s, STREAM\n"
             "triad GB/s on the OpenBLAS thread count) and the CPU engine's prefill\n"
@@ -77,6 +78,9 @@ static void usage(FILE *f)
             "  --seq N         prompt and training length, decode position (default 512)\n"
             "  --triad-mib N   MiB per triad array (default: 4 x the last-level cache,\n"
             "                  at least 64, the three arrays within 1/4 of memory)\n"
+            "  --predictor     instead, the performance model's speed: training layouts\n"
+            "                  evaluated per second on one core (target >= 100000) and one\n"
+            "                  layout search for llama-3.1-405b on 1024 Trainium2 (< 1 s)\n"
             "  -h, --help      this text\n",
             PERF_SGEMM_N, PERF_SGEMM_N, PERF_SGEMM_N, PERF_TARGET_FLOPS, PERF_TARGET_BYTES);
 }
@@ -227,6 +231,9 @@ int tb_cmd_perf(int argc, char **argv)
     size_t triad_n;
     uint64_t seed = PERF_SEED;
 
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--predictor"))
+            return tb_cmd_perf_model(argc, argv);
     memset(lines, 0, sizeof lines);
     memset(&m, 0, sizeof m);
     if (parse_args(argc, argv, &o, &help) != 0) {
