@@ -731,10 +731,13 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
     png_ok = tb_plot_has_terminal("pngcairo", why, sizeof why);
     models_of(R, models, sizeof models);
 
-    /* throughput: every *_tokens_per_s row, whatever its provenance */
+    /* throughput: every *_tokens_per_s row, whatever its provenance; a serving run's
+     * total (prompt + output) beside its output would repeat its label, so the chart
+     * shows the output and the tables both */
     for (size_t i = 0; i < R->nrows; i++) {
         const struct rrow *x = &R->rows[i];
-        if (!ends_with(F(x, "metric"), "_tokens_per_s"))
+        if (!ends_with(F(x, "metric"), "_tokens_per_s") ||
+            !strcmp(F(x, "metric"), "total_tokens_per_s"))
             continue;
         run_label(x, bars[n].label, sizeof bars[n].label, bars[n].label2, sizeof bars[n].label2);
         bars[n].group = F(x, "phase");
