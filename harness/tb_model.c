@@ -657,8 +657,17 @@ static int predict_train(const struct tb_model *m, const struct tb_scenario *sc,
     p->train_tokens_per_s_per_chip = p->train_tokens_per_s / (double)chips;
     p->mfu = tb_flops_train(a, (double)p->batch, (double)sc->seq_in) /
              (be.step * (double)chips * d.chip_peak);
-    if (sc->train_tokens > 0)
+    if (sc->train_tokens > 0) {
+        struct tb_price_choice pc;
         p->time_to_train_s = sc->train_tokens / p->train_tokens_per_s;
+        if (tb_pricing_target_price(m->pricing, sc->inst->instance, NULL, NULL, &pc, p->price_why,
+                                    sizeof p->price_why) != 0)
+            ; /* the reason is in price_why */
+        else if (!pc.have)
+            snprintf(p->price_why, sizeof p->price_why, "%s", pc.why);
+        else
+            p->usd_to_train = p->time_to_train_s / 3600.0 * pc.usd_per_hour * (double)p->instances;
+    }
     p->bound = be.bound;
     snprintf(p->assumptions, sizeof p->assumptions,
              "tp=%ld pp=%ld dp=%ld cp=%ld (%s) over %ld devices (%ld per chip), micro-batch %ld, "
@@ -679,7 +688,7 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
 
     memset(p, 0, sizeof *p);
     p->step_time_s = p->train_tokens_per_s = p->train_tokens_per_s_per_chip = p->mfu = NAN;
-    p->time_to_train_s = NAN;
+    p->time_to_train_s = p->usd_to_train = NAN;
     p->ttft_ms = p->tpot_ms = p->e2e_latency_ms = NAN;
     p->output_tokens_per_s = p->output_tokens_per_s_per_chip = p->total_tokens_per_s = NAN;
     p->tokens_per_s_per_user = NAN;
@@ -712,6 +721,8 @@ double tb_prediction_metric(const struct tb_prediction *p, const char *metric)
         {"train_tokens_per_s", offsetof(struct tb_prediction, train_tokens_per_s)},
         {"train_tokens_per_s_per_chip", offsetof(struct tb_prediction, train_tokens_per_s_per_chip)},
         {"step_time_s", offsetof(struct tb_prediction, step_time_s)},
+        {"time_to_train_s", offsetof(struct tb_prediction, time_to_train_s)},
+        {"usd_to_train", offsetof(struct tb_prediction, usd_to_train)},
         {"mfu", offsetof(struct tb_prediction, mfu)},
         {"ttft_ms", offsetof(struct tb_prediction, ttft_ms)},
         {"tpot_ms", offsetof(struct tb_prediction, tpot_ms)},

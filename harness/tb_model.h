@@ -106,6 +106,9 @@ struct tb_prediction {
     /* training */
     double step_time_s, train_tokens_per_s, train_tokens_per_s_per_chip, mfu;
     double time_to_train_s; /* train_tokens / train_tokens_per_s */
+    double usd_to_train;    /* time_to_train_s x the on-demand price (us-east-1) of the
+                               instances, when the price table has one; else NAN */
+    char price_why[512];    /* why usd_to_train is NAN ("" when it is not) */
     /* inference */
     double ttft_ms, tpot_ms, e2e_latency_ms;
     double output_tokens_per_s, output_tokens_per_s_per_chip, total_tokens_per_s;

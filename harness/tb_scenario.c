@@ -15,6 +15,8 @@ static const struct {
     {"train_tokens_per_s", "tokens/s"},
     {"train_tokens_per_s_per_chip", "tokens/s"},
     {"step_time_s", "s"},
+    {"time_to_train_s", "s"},
+    {"usd_to_train", "USD"},
     {"mfu", "fraction"},
     {"ttft_ms", "ms"},
     {"tpot_ms", "ms"},
@@ -141,7 +143,8 @@ void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *nam
         return;
     }
     if ((sc.phase == TB_MPHASE_TRAIN) !=
-        (!strncmp(metric, "train_", 6) || !strcmp(metric, "mfu") || !strcmp(metric, "step_time_s"))) {
+        (!strncmp(metric, "train_", 6) || !strcmp(metric, "mfu") || !strcmp(metric, "step_time_s") ||
+         !strcmp(metric, "time_to_train_s") || !strcmp(metric, "usd_to_train"))) {
         snprintf(res->why, sizeof res->why, "metric '%s' does not belong to phase '%s'", metric,
                  phase);
         return;
@@ -190,7 +193,12 @@ void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *nam
         return;
     }
     res->predicted = tb_prediction_metric(&res->p, metric);
-    if (isnan(res->predicted))
+    if (isnan(res->predicted) && !strcmp(metric, "usd_to_train") && res->p.price_why[0])
+        snprintf(res->why, sizeof res->why, "%s", res->p.price_why);
+    else if (isnan(res->predicted) && (!strcmp(metric, "usd_to_train") ||
+                                       !strcmp(metric, "time_to_train_s")))
+        snprintf(res->why, sizeof res->why, "train_tokens missing: the tokens to train on");
+    else if (isnan(res->predicted))
         snprintf(res->why, sizeof res->why, "no %s from a %s prediction", metric, phase);
 }
 
