@@ -67,7 +67,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(33);
+    plan(35);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -158,6 +158,18 @@ int main(void)
     OK(p.mfu > 0.2 && p.mfu < 0.8, "MFU %.2f is plausible", p.mfu);
     IS_REL(p.train_tokens_per_s, 256.0 * 8192 / p.step_time_s, 1e-9,
            "tokens/s = batch x sequence / step time");
+    s.train_tokens = 1e12;
+    p = predict(&s);
+    IS_REL(1e12 / p.train_tokens_per_s, p.time_to_train_s, 1e-12, "time to train 1T tokens");
+    {
+        struct tb_price_choice pc;
+        if (tb_pricing_target_price(&pr, "p5.48xlarge", NULL, NULL, &pc, err, sizeof err) != 0 ||
+            !pc.have)
+            bail("no p5.48xlarge price: %s", err);
+        IS_REL(p.time_to_train_s / 3600 * pc.usd_per_hour * 8, p.usd_to_train, 1e-12,
+               "its cost: hours x the 8 instances' on-demand price");
+    }
+    s.train_tokens = 0;
     s.tp = s.pp = s.dp = 0;
     q = predict(&s);
     OK(q.fits && q.tp * q.pp * q.dp * q.cp == 64, "a searched layout covers the 64 chips");
