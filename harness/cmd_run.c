@@ -12,6 +12,7 @@
 #include "cli.h"
 #include "tb_arch.h"
 #include "tb_counters.h"
+#include "tb_darch.h"
 #include "tb_exec.h"
 #include "tb_model.h"
 #include "tb_platform.h"
@@ -68,8 +69,22 @@ static void usage(FILE *f)
 /* ---- --list ---- */
 
 struct list_ctx {
-    int bad; /* a file failed to load */
+    int bad;       /* a file failed to load */
+    int diffusion; /* diffusion models seen */
 };
+
+static void list_diffusion(const char *path, void *vctx)
+{
+    struct tb_darch d;
+    char err[512];
+    (void)vctx;
+    if (tb_darch_load(&d, path, err, sizeof err) != 0)
+        return;
+    printf("%-16s %-6s %9.1f %8.1f %9.1f %5d %6s  %s\n", d.name, d.family,
+           tb_darch_params_denoiser(&d) / 1e6, tb_darch_params_vae_decoder(&d) / 1e6,
+           tb_darch_params_encoders(&d) / 1e6, d.resolution, d.cfg ? "yes" : "no",
+           d.published_params > 0 ? "" : "(not a published model)");
+}
 
 static void list_one(const char *path, void *vctx)
 {
@@ -78,6 +93,12 @@ static void list_one(const char *path, void *vctx)
     char err[512];
 
     if (tb_arch_load(&a, path, err, sizeof err) != 0) {
+        struct tb_darch d;
+        char derr[512];
+        if (tb_darch_load(&d, path, derr, sizeof derr) == 0) {
+            ctx->diffusion++;
+            return; /* listed in their own table */
+        }
         fprintf(stderr, "trnbench run: %s\n", err);
         ctx->bad = 1;
         return;
@@ -97,6 +118,12 @@ static int list_models(void)
     if (tb_arch_list(list_one, &ctx, err, sizeof err) < 0) {
         fprintf(stderr, "trnbench run: %s\n", err);
         return 2;
+    }
+    if (ctx.diffusion) {
+        printf("\n%-16s %-6s %9s %8s %9s %5s %6s\n", "diffusion model", "kind", "denoiser",
+               "vae-dec", "encoders", "px", "cfg");
+        printf("%-16s %-6s %9s %8s %9s\n", "", "", "(M params)", "(M)", "(M)");
+        tb_arch_list(list_diffusion, &ctx, err, sizeof err);
     }
     return ctx.bad ? 2 : 0;
 }

@@ -198,12 +198,14 @@ static void find_cb(const char *path, void *p)
         snprintf(c->found, sizeof c->found, "%s", path);
 }
 
-int tb_arch_find(struct tb_arch *a, const char *name, char *err, size_t errlen)
+int tb_arch_path(const char *name, char *out, size_t len, char *err, size_t errlen)
 {
     struct find_ctx c;
     size_t n = strlen(name);
-    if (strchr(name, '/') || (n > 6 && !strcmp(name + n - 6, ".model")))
-        return tb_arch_load(a, name, err, errlen);
+    if (strchr(name, '/') || (n > 6 && !strcmp(name + n - 6, ".model"))) {
+        snprintf(out, len, "%s", name);
+        return 0;
+    }
     memset(&c, 0, sizeof c);
     c.want = name;
     if (tb_arch_list(find_cb, &c, err, errlen) < 0)
@@ -211,7 +213,16 @@ int tb_arch_find(struct tb_arch *a, const char *name, char *err, size_t errlen)
     if (!c.found[0])
         return tb_err(err, errlen, "unknown model '%s' (no %s.model under '%s/workloads')", name,
                       name, tb_datadir());
-    return tb_arch_load(a, c.found, err, errlen);
+    snprintf(out, len, "%s", c.found);
+    return 0;
+}
+
+int tb_arch_find(struct tb_arch *a, const char *name, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    if (tb_arch_path(name, path, sizeof path, err, errlen) != 0)
+        return -1;
+    return tb_arch_load(a, path, err, errlen);
 }
 
 int tb_arch_truncate(struct tb_arch *a, int n, char *err, size_t errlen)

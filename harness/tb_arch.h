@@ -44,6 +44,10 @@ int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen);
  * ".model", else <datadir>/workloads/<any>/<name>.model. */
 int tb_arch_find(struct tb_arch *a, const char *name, char *err, size_t errlen);
 
+/* The catalogue file of name (a path when it contains '/' or ends in ".model", else
+ * <datadir>/workloads/<any>/<name>.model, Llama or diffusion) into out. */
+int tb_arch_path(const char *name, char *out, size_t len, char *err, size_t errlen);
+
 /* Keep only the first n layers (a quick run of a big model's real layer shapes). The
  * name gets a suffix "@Ln" so results never pass for the full model. */
 int tb_arch_truncate(struct tb_arch *a, int n, char *err, size_t errlen);
