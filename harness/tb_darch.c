@@ -516,3 +516,149 @@ double tb_darch_params_encoders(const struct tb_darch *a)
         P += tb_darch_params_encoder(&a->enc[i]);
     return P;
 }
+
+/* ---- FLOPs (2 per multiply-add) ----
+ * Latent side h = resolution / vae_scale. Norms, activations, adaLN modulation and
+ * embeddings of one vector per image are left out (under 1%). */
+
+struct unet_flops {
+    const struct tb_darch *a;
+    double hw;   /* latent pixels at level 0 */
+    double B;
+    double total, attn, conv;
+};
+
+static void unet_flops_visit(void *vctx, enum unet_piece k, double ci, double co, int depth,
+                             int level)
+{
+    struct unet_flops *u = vctx;
+    const double N = u->hw / pow(4.0, level), S = u->a->text_tokens, ctx = u->a->context_dim;
+    const double B = u->B;
+    switch (k) {
+    case UP_CONV3:
+        u->total += B * 2 * ci * co * 9 * N;
+        u->conv += B * 2 * ci * co * 9 * N;
+        break;
+    case UP_RESNET:
+        u->total += B * 2 * N * (ci * co * 9 + co * co * 9 + (ci != co ? ci * co : 0));
+        u->conv += B * 2 * N * (ci * co * 9 + co * co * 9 + (ci != co ? ci * co : 0));
+        break;
+    case UP_TRANSFORMER: {
+        double c = co;
+        double lin_per_block = 2 * N * (4 * c * c + 2 * c * c + 12 * c * c) + 2 * S * ctx * c * 2;
+        double attn = 4 * N * N * c + 4 * N * S * c;
+        u->total += B * (4 * N * c * c + depth * (lin_per_block + attn));
+        u->attn += B * depth * attn;
+        break;
+    }
+    case UP_DOWN: /* stride 2: output at a quarter of the pixels */
+        u->total += B * 2 * ci * co * 9 * N / 4;
+        u->conv += B * 2 * ci * co * 9 * N / 4;
+        break;
+    case UP_UP: /* the conv after upsampling runs at the next level's size */
+        u->total += B * 2 * ci * co * 9 * N * 4;
+        u->conv += B * 2 * ci * co * 9 * N * 4;
+        break;
+    }
+}
+
+static void dit_flops(const struct tb_darch *a, double B, int resolution, double *total,
+                      double *attn)
+{
+    const double h = (double)resolution / a->vae_scale, p = a->patch;
+    const double N = (h / p) * (h / p), S = a->text_tokens, D = a->hidden;
+    const double T = N + S, Cl = a->latent_channels, r = a->mlp_ratio;
+    double f = 2 * N * Cl * p * p * D + 2 * S * a->context_dim * D, at = 0;
+
+    for (int i = 0; i < a->dit_depth; i++) {
+        bool last = a->kind == TB_DARCH_MMDIT && i == a->dit_depth - 1;
+        double out_tokens = last ? N : T;
+        f += 2 * T * 3 * D * D + 2 * out_tokens * D * D + 2 * out_tokens * 2 * r * D * D;
+        at += 4 * T * T * D;
+    }
+    for (int i = 0; i < a->single_depth; i++) {
+        f += 2 * T * D * (3 * D + r * D) + 2 * T * (1 + r) * D * D;
+        at += 4 * T * T * D;
+    }
+    f += 2 * N * D * p * p * Cl;
+    *total = B * (f + at);
+    *attn = B * at;
+}
+
+double tb_dflops_denoiser(const struct tb_darch *a, double B, int resolution)
+{
+    double h = (double)resolution / a->vae_scale, total, attn;
+    if (a->kind == TB_DARCH_UNET) {
+        struct unet_flops u = {a, h * h, B, 0, 0, 0};
+        unet_walk(a, unet_flops_visit, &u);
+        return u.total;
+    }
+    dit_flops(a, B, resolution, &total, &attn);
+    return total;
+}
+
+double tb_dflops_denoiser_attention(const struct tb_darch *a, double B, int resolution)
+{
+    double h = (double)resolution / a->vae_scale, total, attn;
+    if (a->kind == TB_DARCH_UNET) {
+        struct unet_flops u = {a, h * h, B, 0, 0, 0};
+        unet_walk(a, unet_flops_visit, &u);
+        return u.attn;
+    }
+    dit_flops(a, B, resolution, &total, &attn);
+    return attn;
+}
+
+double tb_dflops_denoiser_conv(const struct tb_darch *a, double B, int resolution)
+{
+    double h = (double)resolution / a->vae_scale;
+    struct unet_flops u = {a, h * h, B, 0, 0, 0};
+    if (a->kind != TB_DARCH_UNET)
+        return 0;
+    unet_walk(a, unet_flops_visit, &u);
+    return u.conv;
+}
+
+double tb_dpasses(const struct tb_darch *a, int steps)
+{
+    return (double)steps * (a->cfg ? 2.0 : 1.0);
+}
+
+double tb_dflops_encoders(const struct tb_darch *a, double B)
+{
+    /* every encoder once per prompt; with CFG the negative prompt too */
+    double f = 0;
+    for (int i = 0; i < a->nencoders; i++) {
+        const struct tb_dencoder *e = &a->enc[i];
+        double body = tb_darch_params_encoder(e) - (double)e->vocab * e->hidden;
+        f += 2 * e->tokens * body + 4.0 * e->tokens * e->tokens * e->hidden * e->layers;
+    }
+    return B * f * (a->cfg ? 2.0 : 1.0);
+}
+
+double tb_dflops_vae_decode(const struct tb_darch *a, double B, int resolution)
+{
+    const double h = (double)resolution / a->vae_scale;
+    double N = h * h, c = a->vae_ch[0], f;
+    /* conv_in, mid block (two ResNets, single-head attention over N positions) */
+    f = 2 * a->latent_channels * c * 9 * N + 2 * 2 * (2 * c * c * 9 * N) + 2 * N * 4 * c * c +
+        4 * N * N * c;
+    for (int i = 0; i < a->vae_levels; i++) {
+        double co = a->vae_ch[i];
+        for (int j = 0; j < a->vae_layers + 1; j++) {
+            f += 2 * N * (c * co * 9 + co * co * 9 + (c != co ? c * co : 0));
+            c = co;
+        }
+        if (i < a->vae_levels - 1) {
+            N *= 4;
+            f += 2 * c * c * 9 * N;
+        }
+    }
+    return B * (f + 2 * c * 3 * 9 * N);
+}
+
+double tb_dflops_image(const struct tb_darch *a, double B, int resolution, int steps)
+{
+    return tb_dflops_encoders(a, B) + tb_dpasses(a, steps) * tb_dflops_denoiser(a, B, resolution) +
+           tb_dflops_vae_decode(a, B, resolution);
+}

@@ -139,6 +139,8 @@ double tb_darch_params_encoders(const struct tb_darch *a);
 double tb_dflops_denoiser(const struct tb_darch *a, double B, int resolution);
 /* The part of it that is attention (QK^T and AV): runs in 16-bit, memory-heavy. */
 double tb_dflops_denoiser_attention(const struct tb_darch *a, double B, int resolution);
+/* The part of it that is convolutions (the UNet's; 0 for the DiTs). */
+double tb_dflops_denoiser_conv(const struct tb_darch *a, double B, int resolution);
 /* Denoiser passes per image: steps x (2 with CFG, else 1). */
 double tb_dpasses(const struct tb_darch *a, int steps);
 /* The text encoders (once per prompt) and the VAE decode (once per image). */

@@ -28,7 +28,7 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
 {
     static const char *const cols[] = {
         "chip",     "family",     "gemm_eff",  "gemm_eff_fp8", "gemm_m_half", "gemm_n_half", "mem_eff",
-        "kv_eff",   "link_eff", "net_eff",    "collective_us", "layer_us", "request_us", "train_eff", "tp_overlap",   "dp_overlap",
+        "kv_eff",   "link_eff", "net_eff",    "collective_us", "layer_us", "request_us", "train_eff", "tp_overlap", "conv_eff",   "dp_overlap",
         "hbm_usable", "max_batch", "source",     NULL};
     char path[PATH_MAX];
 
@@ -78,6 +78,7 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
             num_field(&m->csv, r, "train_eff", 0.01, 1, &e->train_eff, err, errlen) ||
             num_field(&m->csv, r, "dp_overlap", 0, 1, &e->dp_overlap, err, errlen) ||
             num_field(&m->csv, r, "tp_overlap", 0, 1, &e->tp_overlap, err, errlen) ||
+            num_field(&m->csv, r, "conv_eff", 0.01, 1, &e->conv_eff, err, errlen) ||
             num_field(&m->csv, r, "hbm_usable", 0.1, 1, &e->hbm_usable, err, errlen) ||
             num_field(&m->csv, r, "max_batch", 1, 1e6, &mb, err, errlen))
             goto fail;
@@ -136,7 +137,7 @@ static int dev_init(struct dev *d, const struct tb_model *m, const struct tb_sce
     double tflops;
 
     memset(d, 0, sizeof *d);
-    d->a = sc->arch;
+    d->a = sc->arch; /* NULL for diffusion */
     if (!c)
         return tb_err(err, errlen, "chip '%s' of '%s' is not in chips.csv", sc->inst->chip,
                       sc->inst->instance);
@@ -679,6 +680,160 @@ static int predict_train(const struct tb_model *m, const struct tb_scenario *sc,
     return 0;
 }
 
+/* ---- diffusion ---- */
+
+/* One image batch of b on one device: the text encoders, steps x the denoiser (both
+ * CFG halves in one batch), the VAE decode. Matrix products (convolutions included) at the precision's peak and the
+ * shape's efficiency, attention in 16-bit, the weights read once per pass at least,
+ * a fixed cost per block. Returns seconds; *bound says what dominates the passes. */
+static double denoise_time(const struct dev *d, const struct tb_darch *a, double b, int res,
+                           int steps, bool split, const char **bound)
+{
+    const double h = (double)res / a->vae_scale;
+    const double tokens = a->kind == TB_DARCH_UNET ? h * h : (h / a->patch) * (h / a->patch);
+    /* one step runs the denoiser once on cfgb images (the guided and unguided halves
+     * batched together with CFG); split: the two halves run on two devices side by side,
+     * as the Neuron SDXL pipeline splits them over the NeuronCores of a chip */
+    const double cfgb = a->cfg ? 2.0 * b : b;
+    const double attn = tb_dflops_denoiser_attention(a, cfgb, res);
+    const double convf = tb_dflops_denoiser_conv(a, cfgb, res);
+    const double gemm = tb_dflops_denoiser(a, cfgb, res) - attn - convf;
+    const double M = cfgb * tokens;
+    /* the denoiser's work below is for cfgb images; split, each device does half */
+    const double share = split ? 0.5 : 1.0;
+    const double eff = d->gemm_eff * M / (M + d->e->gemm_m_half);
+    const double eff16 = d->e->gemm_eff * M / (M + d->e->gemm_m_half);
+    const double blocks = a->kind == TB_DARCH_UNET
+                              ? 4.0 * a->nlevels * (a->layers_per_block + 1) + 30.0
+                              : (double)a->dit_depth + a->single_depth;
+    double tcomp = share * (gemm / (d->peak * eff) + convf / (d->peak * eff * d->e->conv_eff) +
+                            attn / (d->bf16_peak * eff16));
+    double tmem = tb_darch_params_denoiser(a) * d->wbytes / (d->hbm_bw * d->e->mem_eff);
+    double tpass = fmax(tcomp, tmem) + blocks * d->e->layer_s;
+    /* encoders and VAE: large products at the 16-bit rate */
+    double tenc = tb_dflops_encoders(a, b) / (d->bf16_peak * d->e->gemm_eff);
+    double tvae = tb_dflops_vae_decode(a, b, res) / (d->bf16_peak * d->e->gemm_eff * d->e->conv_eff);
+    *bound = tcomp >= tmem ? "compute" : "memory";
+    return (double)steps * tpass + tenc + tvae;
+}
+
+/* Bytes per device for a batch of b images: the denoiser's weights (plus the text
+ * encoders and VAE, resident as serving stacks keep them), activations of the largest
+ * level, the attention scores of one head. */
+static double denoise_mem(const struct dev *d, const struct tb_darch *a, double b, int res)
+{
+    const double h = (double)res / a->vae_scale;
+    const double cfgb = a->cfg ? 2.0 * b : b;
+    double weights = (tb_darch_params_denoiser(a) + tb_darch_params_encoders(a) +
+                      tb_darch_params_vae_decoder(a)) *
+                     d->wbytes;
+    double width = a->kind == TB_DARCH_UNET ? a->ch[0] * 8.0 : a->hidden * 6.0;
+    double tokens = a->kind == TB_DARCH_UNET ? h * h : (h / a->patch) * (h / a->patch);
+    double act = cfgb * tokens * width * 2.0 + b * (8.0 * h) * (8.0 * h) * a->vae_ch[a->vae_levels - 1] * 4.0;
+    return weights + act;
+}
+
+static int predict_denoise(const struct tb_model *m, const struct tb_scenario *sc,
+                           struct tb_prediction *p, char *err, size_t errlen)
+{
+    const struct tb_darch *a = sc->darch;
+    const int steps = sc->steps > 0 ? (int)sc->steps : a->default_steps;
+    const int res = sc->resolution > 0 ? (int)sc->resolution : a->resolution;
+    const long chips = p->chips;
+    struct dev d;
+    long k = 1, devs;
+    double cap, b = 1, t = 0;
+    const char *bound = "compute";
+
+    (void)m;
+    if (res % (a->vae_scale * (a->kind == TB_DARCH_UNET ? 1 << (a->nlevels - 1) : a->patch)))
+        return tb_err(err, errlen, "resolution %d does not divide into %s's latent grid", res,
+                      a->name);
+    if (sc->tp > 1 || sc->pp > 1)
+        return tb_err(err, errlen, "tensor or pipeline parallel diffusion is not modeled");
+    if (sc->dp > 0) {
+        if (sc->dp % chips)
+            return tb_err(err, errlen, "dp=%ld does not divide over %ld chips", sc->dp, chips);
+        k = sc->dp / chips;
+    }
+    if (k != 1 && k != 2 && k != 4 && k != 8)
+        return tb_err(err, errlen, "dp over %ld chips gives %ld devices per chip", chips, k);
+    if (dev_init(&d, m, sc, k, err, errlen) != 0)
+        return -1;
+    devs = chips * k;
+    cap = d.hbm * d.e->hbm_usable;
+    p->devices = devs;
+    p->devices_per_chip = k;
+    p->tp = p->pp = 1;
+    p->dp = devs;
+    p->hbm_per_device_gib = d.hbm / 1073741824.0;
+    if (denoise_mem(&d, a, 1, res) > cap) {
+        p->fits = false;
+        snprintf(p->why, sizeof p->why,
+                 "does not fit: %s needs %.1f GiB per device for one image, %.1f GiB usable",
+                 a->name, denoise_mem(&d, a, 1, res) / 1073741824.0, cap / 1073741824.0);
+        return 0;
+    }
+    if (sc->batch_max) {
+        /* the throughput-maximising images per device within memory, up to 16 */
+        double best = 0;
+        for (double bb = 1; bb <= 16 && denoise_mem(&d, a, bb, res) <= cap; bb *= 2) {
+            const char *bd;
+            double tt = denoise_time(&d, a, bb, res, steps, false, &bd);
+            if (bb / tt > best * 1.02) {
+                best = bb / tt;
+                b = bb;
+                t = tt;
+                bound = bd;
+            }
+        }
+    } else {
+        double imgs = (double)(sc->batch > 0 ? sc->batch : 1);
+        /* two devices per image with CFG: the halves split over them */
+        bool split = a->cfg && devs >= 2 * imgs;
+        b = ceil(imgs / (double)devs);
+        if (denoise_mem(&d, a, b, res) > cap) {
+            p->fits = false;
+            snprintf(p->why, sizeof p->why,
+                     "does not fit: %.0f images per device need %.1f GiB, %.1f usable", b,
+                     denoise_mem(&d, a, b, res) / 1073741824.0, cap / 1073741824.0);
+            return 0;
+        }
+        t = denoise_time(&d, a, b, res, steps, split, &bound);
+        if (split) {
+            /* devs / 2 images in parallel, each over two devices */
+            b = imgs;
+            p->fits = true;
+            p->batch = (long)imgs;
+            p->mem_per_device_gib = denoise_mem(&d, a, 1, res) / 1073741824.0;
+            p->s_per_image = t;
+            p->images_per_s = imgs / t;
+            p->images_per_s_per_chip = p->images_per_s / (double)chips;
+            p->bound = bound;
+            snprintf(p->assumptions, sizeof p->assumptions,
+                     "%d steps with classifier-free guidance, the two halves on two devices side "
+                     "by side, at %dx%d, %.0f image%s over %ld devices (%ld per chip); gemm_eff "
+                     "%.2f, attention 16-bit, encoders and VAE decode included",
+                     steps, res, res, imgs, imgs == 1 ? "" : "s", devs, k, d.gemm_eff);
+            return 0;
+        }
+    }
+    p->fits = true;
+    p->batch = (long)(b * devs);
+    p->mem_per_device_gib = denoise_mem(&d, a, b, res) / 1073741824.0;
+    p->s_per_image = t;
+    p->images_per_s = fmin(b * (double)devs, sc->batch_max ? 1e300 : (double)(sc->batch > 0 ? sc->batch : 1)) / t;
+    p->images_per_s_per_chip = p->images_per_s / (double)chips;
+    p->bound = bound;
+    snprintf(p->assumptions, sizeof p->assumptions,
+             "%d steps%s at %dx%d, %.0f image%s per device on %ld devices (%ld per chip), data "
+             "parallel; gemm_eff %.2f (half at %.0f rows), attention 16-bit, encoders and VAE "
+             "decode included",
+             steps, a->cfg ? " with classifier-free guidance (both halves batched)" : "", res, res, b,
+             b == 1 ? "" : "s", devs, k, d.gemm_eff, d.e->gemm_m_half);
+    return 0;
+}
+
 /* ---- entry points ---- */
 
 int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
@@ -692,9 +847,10 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
     p->ttft_ms = p->tpot_ms = p->e2e_latency_ms = NAN;
     p->output_tokens_per_s = p->output_tokens_per_s_per_chip = p->total_tokens_per_s = NAN;
     p->tokens_per_s_per_user = NAN;
+    p->s_per_image = p->images_per_s = p->images_per_s_per_chip = NAN;
     p->mem_per_device_gib = p->hbm_per_device_gib = NAN;
     p->bound = "";
-    if (!sc->arch || !sc->inst)
+    if (!sc->inst || (sc->phase == TB_MPHASE_DENOISE ? !sc->darch : !sc->arch))
         return tb_err(err, errlen, "no model or target");
     per_inst = sc->inst->accel_count;
     if (sc->chips > 0) {
@@ -709,6 +865,8 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
                       p->instances, sc->inst->instance, per_inst);
     if (sc->phase == TB_MPHASE_TRAIN)
         return predict_train(m, sc, p, err, errlen);
+    if (sc->phase == TB_MPHASE_DENOISE)
+        return predict_denoise(m, sc, p, err, errlen);
     return predict_inference(m, sc, p, err, errlen);
 }
 
@@ -732,6 +890,9 @@ double tb_prediction_metric(const struct tb_prediction *p, const char *metric)
          offsetof(struct tb_prediction, output_tokens_per_s_per_chip)},
         {"total_tokens_per_s", offsetof(struct tb_prediction, total_tokens_per_s)},
         {"tokens_per_s_per_user", offsetof(struct tb_prediction, tokens_per_s_per_user)},
+        {"s_per_image", offsetof(struct tb_prediction, s_per_image)},
+        {"images_per_s", offsetof(struct tb_prediction, images_per_s)},
+        {"images_per_s_per_chip", offsetof(struct tb_prediction, images_per_s_per_chip)},
     };
     if (!p->fits)
         return NAN;

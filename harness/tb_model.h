@@ -21,6 +21,7 @@
 
 #include "tb_arch.h"
 #include "tb_csv.h"
+#include "tb_darch.h"
 #include "tb_pricing.h"
 
 #include <stdbool.h>
@@ -48,6 +49,7 @@ struct tb_model_eff {
                                ops, recomputation, framework) */
     double dp_overlap;      /* fraction of data-parallel traffic hidden behind backward */
     double tp_overlap;      /* training: fraction of tensor-parallel traffic hidden */
+    double conv_eff;        /* convolutions (UNet, VAE) run at this fraction of gemm_eff */
     double hbm_usable;      /* fraction of HBM usable for weights, state and cache */
     long max_batch;         /* largest decode batch the serving stacks run */
     const char *source;     /* how the figures were chosen */
@@ -73,11 +75,14 @@ enum tb_model_phase {
     TB_MPHASE_PREFILL,
     TB_MPHASE_DECODE,
     TB_MPHASE_SERVE,
+    TB_MPHASE_DENOISE, /* one image: text encoders, steps x denoiser, VAE decode */
 };
 
 /* One question to the model. Zero means "not given" for the integers. */
 struct tb_scenario {
-    const struct tb_arch *arch;      /* borrowed */
+    const struct tb_arch *arch;      /* borrowed: a Llama (NULL for denoise) */
+    const struct tb_darch *darch;    /* borrowed: a diffusion model (denoise only) */
+    long steps, resolution;          /* denoise: 0 = the model's default */
     const struct tb_instance *inst;  /* borrowed: the target */
     enum tb_model_phase phase;
     const char *precision;           /* bf16, fp16, fp8, int8, fp32 */
@@ -113,6 +118,8 @@ struct tb_prediction {
     double ttft_ms, tpot_ms, e2e_latency_ms;
     double output_tokens_per_s, output_tokens_per_s_per_chip, total_tokens_per_s;
     double tokens_per_s_per_user;
+    /* diffusion */
+    double s_per_image, images_per_s, images_per_s_per_chip;
     /* what bounds it: "compute", "memory", "communication", "overhead" */
     const char *bound;
     char assumptions[512];  /* efficiency figures and choices, for the report */

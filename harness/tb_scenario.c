@@ -25,6 +25,9 @@ static const struct {
     {"output_tokens_per_s_per_chip", "tokens/s"},
     {"total_tokens_per_s", "tokens/s"},
     {"tokens_per_s_per_user", "tokens/s"},
+    {"images_per_s", "images/s"},
+    {"images_per_s_per_chip", "images/s"},
+    {"s_per_image", "s"},
 };
 
 const char *tb_scenario_metric_unit(const char *metric)
@@ -113,11 +116,9 @@ void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *nam
     chip = tb_pricing_chip(m->pricing, sc.inst->chip);
     if (chip)
         snprintf(res->family, sizeof res->family, "%s", chip->name);
-    if (!strcmp(phase, "denoise")) {
-        snprintf(res->why, sizeof res->why, "phase 'denoise': diffusion is not modeled yet");
-        return;
-    }
-    if (!strcmp(phase, "train"))
+    if (!strcmp(phase, "denoise"))
+        sc.phase = TB_MPHASE_DENOISE;
+    else if (!strcmp(phase, "train"))
         sc.phase = TB_MPHASE_TRAIN;
     else if (!strcmp(phase, "prefill"))
         sc.phase = TB_MPHASE_PREFILL;
@@ -140,6 +141,42 @@ void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *nam
     if (*unit && strcmp(unit, want)) {
         snprintf(res->why, sizeof res->why, "field 'unit': '%s' for %s, expected '%s'", unit,
                  metric, want);
+        return;
+    }
+    if ((sc.phase == TB_MPHASE_DENOISE) != (strstr(metric, "image") != NULL)) {
+        snprintf(res->why, sizeof res->why, "metric '%s' does not belong to phase '%s'", metric,
+                 phase);
+        return;
+    }
+    if (sc.phase == TB_MPHASE_DENOISE) {
+        struct tb_darch darch;
+        if (tb_darch_find(&darch, model, e, sizeof e) != 0) {
+            snprintf(res->why, sizeof res->why, "field 'model': %.480s", e);
+            return;
+        }
+        sc.darch = &darch;
+        sc.precision = F(f, "precision");
+        if (!strcmp(F(f, "batch"), "max"))
+            sc.batch_max = true;
+        else if (int_field(f, "batch", &sc.batch, res->why, sizeof res->why) != 0)
+            return;
+        if (int_field(f, "instances", &sc.instances, res->why, sizeof res->why) ||
+            int_field(f, "chips", &sc.chips, res->why, sizeof res->why) ||
+            int_field(f, "steps", &sc.steps, res->why, sizeof res->why) ||
+            int_field(f, "resolution", &sc.resolution, res->why, sizeof res->why) ||
+            int_field(f, "tp", &sc.tp, res->why, sizeof res->why) ||
+            int_field(f, "pp", &sc.pp, res->why, sizeof res->why) ||
+            int_field(f, "dp", &sc.dp, res->why, sizeof res->why))
+            return;
+        if (tb_model_predict(m, &sc, &res->p, e, sizeof e) != 0) {
+            snprintf(res->why, sizeof res->why, "%s", e);
+            return;
+        }
+        if (!res->p.fits) {
+            snprintf(res->why, sizeof res->why, "%s", res->p.why);
+            return;
+        }
+        res->predicted = tb_prediction_metric(&res->p, metric);
         return;
     }
     if ((sc.phase == TB_MPHASE_TRAIN) !=
