@@ -169,7 +169,7 @@ const char *tb_report_cost_metric(const char *metric)
     static const char *const map[][2] = {
         {"prefill_tokens_per_s", "usd_per_mtok_in"},  {"decode_tokens_per_s", "usd_per_mtok_out"},
         {"output_tokens_per_s", "usd_per_mtok_out"},  {"train_tokens_per_s", "usd_per_mtok_train"},
-        {"total_tokens_per_s", "usd_per_mtok_total"},
+        {"total_tokens_per_s", "usd_per_mtok_total"}, {"images_per_s", "usd_per_kimage"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(metric, map[i][0]))
@@ -291,7 +291,8 @@ static int check_row(struct rrow *x, char *err, size_t errlen)
             return -1;
     if (!isnan(x->min) && !isnan(x->max) && x->min > x->max)
         return bad_field(x, "min", "greater than max", err, errlen);
-    if (ends_with(F(x, "metric"), "_tokens_per_s") && !(x->value > 0))
+    if ((ends_with(F(x, "metric"), "_tokens_per_s") || !strcmp(F(x, "metric"), "images_per_s")) &&
+        !(x->value > 0))
         return bad_field(x, "value", "a throughput must be positive", err, errlen);
     return 0;
 }
@@ -306,9 +307,11 @@ struct tprice {         /* the price of one target */
 
 struct cost {
     const struct rrow *row;                       /* borrowed: the throughput row */
-    const char *metric;                           /* usd_per_mtok_* */
+    const char *metric;                           /* usd_per_mtok_* or usd_per_kimage */
+    bool images;                                  /* per thousand images, not per Mtok */
     struct tprice *price;                         /* borrowed from report.tp */
-    double usd, usd_min, usd_max, tokens_per_usd; /* NAN without a price */
+    double usd, usd_min, usd_max, tokens_per_usd; /* NAN without a price; tokens_per_usd
+                                                     counts images for an images row */
 };
 
 struct report {
@@ -329,13 +332,13 @@ struct report {
     char outdir[4096];
     char tmpdir[4200];
     bool made_tmpdir;
-    char *svg[2]; /* owned: throughput and cost SVG text, or NULL */
-    bool png[2];
+    char *svg[3]; /* owned: throughput, cost and images SVG text, or NULL */
+    bool png[3];
     char notes[1024]; /* what is missing and why, one per line */
     char now[32];
 };
 
-static const char *const CHART_NAMES[2] = {"throughput", "cost"};
+static const char *const CHART_NAMES[3] = {"throughput", "cost", "images"};
 
 static void add_note(struct report *R, const char *fmt, ...) TB_PRINTF(2, 3);
 static void add_note(struct report *R, const char *fmt, ...)
@@ -434,6 +437,7 @@ static int build_costs(struct report *R, char *err, size_t errlen)
         c = &R->costs[R->ncosts++];
         c->row = x;
         c->metric = m;
+        c->images = !strcmp(m, "usd_per_kimage");
         c->price = target_price(R, F(x, "target"), err, errlen);
         if (!c->price)
             return -1;
@@ -441,10 +445,12 @@ static int build_costs(struct report *R, char *err, size_t errlen)
         if (c->price->c.have) {
             /* a run on several instances is charged all of them */
             double h = c->price->c.usd_per_hour * (double)x->instances;
-            c->usd = tb_report_usd_per_mtok(h, x->value);
+            /* per million tokens, or per thousand images */
+            double unit = c->images ? 1e-3 : 1.0;
+            c->usd = tb_report_usd_per_mtok(h, x->value) * unit;
             /* the fastest repetition is the cheapest */
-            c->usd_min = tb_report_usd_per_mtok(h, x->max);
-            c->usd_max = tb_report_usd_per_mtok(h, x->min);
+            c->usd_min = tb_report_usd_per_mtok(h, x->max) * unit;
+            c->usd_max = tb_report_usd_per_mtok(h, x->min) * unit;
             c->tokens_per_usd = x->value * 3600.0 / h;
             R->npriced++;
         }
@@ -760,11 +766,11 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
         }
     }
 
-    /* cost: the priced rows */
+    /* cost: the priced token rows */
     n = 0;
     for (size_t i = 0; i < R->ncosts; i++) {
         const struct cost *c = &R->costs[i];
-        if (isnan(c->usd))
+        if (isnan(c->usd) || c->images)
             continue;
         run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
                   sizeof bars[n].label2);
@@ -784,7 +790,29 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
         if (r < 0)
             goto out;
     }
-    if (!png_ok && (R->svg[0] || R->svg[1]))
+
+    /* images: the priced diffusion rows, per thousand images */
+    n = 0;
+    for (size_t i = 0; i < R->ncosts; i++) {
+        const struct cost *c = &R->costs[i];
+        if (isnan(c->usd) || !c->images)
+            continue;
+        run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
+                  sizeof bars[n].label2);
+        bars[n].group = c->metric;
+        bars[n].rank = 0;
+        bars[n].value = c->usd;
+        bars[n].min = c->usd_min;
+        bars[n].max = c->usd_max;
+        n++;
+    }
+    if (n > 0) {
+        snprintf(title, sizeof title, "Cost per thousand images by run");
+        r = draw(R, 2, bars, n, title, png_ok, &R->svg[2], &R->png[2], err, errlen);
+        if (r < 0)
+            goto out;
+    }
+    if (!png_ok && (R->svg[0] || R->svg[1] || R->svg[2]))
         add_note(R, "no PNG copies of the charts: %s", why);
     rc = 0;
 out:
@@ -1026,8 +1054,13 @@ static const struct metric_def METRICS[] = {
      "from pricing/chips.csv)"},
     {"loss", "nats",
      "training loss (cross-entropy) of the last timed step, a check that training ran"},
-    {"images_per_s", "images/s", "images generated per second"},
-    {"s_per_image", "s", "seconds to generate one image"},
+    {"images_per_s", "images/s",
+     "images generated per second, all chips of the run together: text encoders, every "
+     "denoising step (both halves with classifier-free guidance) and the VAE decode"},
+    {"images_per_s_per_chip", "images/s", "images_per_s divided by the chips of the run"},
+    {"s_per_image", "s", "seconds from prompt to decoded image for one image at the batch"},
+    {"usd_per_kimage", "USD",
+     "cost of one thousand images: usd_per_hour / (images_per_s x 3600) x 10^3"},
     {"usd_per_mtok_in", "USD",
      "cost of one million prompt tokens in prefill: usd_per_hour / (prefill_tokens_per_s x 3600) x "
      "10^6"},
@@ -1164,19 +1197,22 @@ static void write_runs(struct doc *d, const struct report *R)
 
 static void write_cost(struct doc *d, const struct report *R)
 {
-    static const char *const head[] = {"Provenance", "Target",       "Model",
-                                       "Phase",      "Shape",        "Throughput (tokens/s)",
-                                       "Metric",     "USD per Mtok", "Spread (min-max)",
+    static const char *const head[] = {"Provenance", "Target",        "Model",
+                                       "Phase",      "Shape",         "Throughput",
+                                       "Metric",     "USD per unit",  "Spread (min-max)",
                                        "Price"};
-    doc_h(d, 2, "Cost per million tokens");
+    doc_h(d, 2, "Cost per million tokens and per thousand images");
     doc_p(d, NULL,
-          "usd_per_mtok = usd_per_hour / (tokens_per_s x 3600) x 10^6. A run is charged "
+          "usd_per_mtok = usd_per_hour / (tokens_per_s x 3600) x 10^6; usd_per_kimage = "
+          "usd_per_hour / (images_per_s x 3600) x 10^3 (the unit is in the metric's name: "
+          "Mtok, a million tokens, or kimage, a thousand images). A run is charged "
           "the whole hourly price of the machine it ran on: for rows measured on the "
           "host, the whole price of the host, since the run used the whole machine; "
           "for rows of an instance type, the whole instance (all its chips). The "
           "Price column points to the price used, listed under the table.");
     if (R->ncosts == 0) {
-        doc_p(d, "note", "No throughput rows (*_tokens_per_s) in the results: nothing to cost.");
+        doc_p(d, "note", "No throughput rows (*_tokens_per_s, images_per_s) in the results: "
+                         "nothing to cost.");
         return;
     }
     doc_table(d, "pttttncnnt", head);
@@ -1186,6 +1222,7 @@ static void write_cost(struct doc *d, const struct report *R)
         const char *cells[10];
         shape_of(c->row, shape, sizeof shape);
         fmt_num(c->row->value, tps, sizeof tps);
+        strncat(tps, c->images ? " images/s" : " tokens/s", sizeof tps - strlen(tps) - 1);
         spread[0] = usd[0] = '\0';
         if (!isnan(c->usd)) {
             char u[32];
@@ -1241,6 +1278,8 @@ static void write_charts(struct doc *d, const struct report *R)
         doc_figure(d, R, 0, "Throughput by run (tokens/s, median; whisker: min-max)");
     if (R->svg[1])
         doc_figure(d, R, 1, "Cost per million tokens by run (USD; whisker: min-max)");
+    if (R->svg[2])
+        doc_figure(d, R, 2, "Cost per thousand images by run (USD; whisker: min-max)");
     if (*R->notes) {
         char line[1024];
         for (const char *s = R->notes; *s;) {
@@ -1427,6 +1466,10 @@ static const char *const COST_COLS[] = {"run_id",
                                         "price_note",
                                         "results_file",
                                         "results_line",
+                                        "usd_per_kimage",
+                                        "usd_per_kimage_min",
+                                        "usd_per_kimage_max",
+                                        "images_per_usd",
                                         NULL};
 
 static const char *num_text(double v, char *buf, size_t len)
@@ -1451,7 +1494,8 @@ static int write_cost_csv(const struct report *R, const char *path, char *err, s
         const struct rrow *x = c->row;
         const struct tb_price_choice *p = &c->price->c;
         char b[12][64], note[600], line[24];
-        const char *v[27];
+        const char *v[31];
+        const double none = NAN;
         size_t k = 0;
         snprintf(note, sizeof note, "%s%s", p->have ? "" : "no price: ", p->have ? "" : p->why);
         snprintf(line, sizeof line, "%ld", rline(x));
@@ -1469,10 +1513,10 @@ static int write_cost_csv(const struct report *R, const char *path, char *err, s
         v[k++] = num_text(x->min, b[1], sizeof b[1]);
         v[k++] = num_text(x->max, b[2], sizeof b[2]);
         v[k++] = c->metric;
-        v[k++] = num_text(c->usd, b[3], sizeof b[3]);
-        v[k++] = num_text(c->usd_min, b[4], sizeof b[4]);
-        v[k++] = num_text(c->usd_max, b[5], sizeof b[5]);
-        v[k++] = num_text(c->tokens_per_usd, b[6], sizeof b[6]);
+        v[k++] = num_text(c->images ? none : c->usd, b[3], sizeof b[3]);
+        v[k++] = num_text(c->images ? none : c->usd_min, b[4], sizeof b[4]);
+        v[k++] = num_text(c->images ? none : c->usd_max, b[5], sizeof b[5]);
+        v[k++] = num_text(c->images ? none : c->tokens_per_usd, b[6], sizeof b[6]);
         v[k++] = p->have ? p->instance : "";
         v[k++] = p->have ? p->region : "";
         v[k++] = p->have ? p->purchase : "";
@@ -1482,6 +1526,10 @@ static int write_cost_csv(const struct report *R, const char *path, char *err, s
         v[k++] = note;
         v[k++] = x->t->path;
         v[k++] = line;
+        v[k++] = num_text(c->images ? c->usd : none, b[8], sizeof b[8]);
+        v[k++] = num_text(c->images ? c->usd_min : none, b[9], sizeof b[9]);
+        v[k++] = num_text(c->images ? c->usd_max : none, b[10], sizeof b[10]);
+        v[k++] = num_text(c->images ? c->tokens_per_usd : none, b[11], sizeof b[11]);
         for (size_t j = 0; j < k; j++)
             bad |= tb_csv_put(f, v[j], j + 1 < k ? ',' : '\n');
     }
@@ -1632,8 +1680,8 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     if (info) {
         memset(info, 0, sizeof *info);
         snprintf(info->out_dir, sizeof info->out_dir, "%s", R.outdir);
-        info->ncharts = (R.svg[0] != NULL) + (R.svg[1] != NULL);
-        info->png = R.png[0] || R.png[1];
+        info->ncharts = (R.svg[0] != NULL) + (R.svg[1] != NULL) + (R.svg[2] != NULL);
+        info->png = R.png[0] || R.png[1] || R.png[2];
         info->nrows = R.nrows;
         info->ncosted = R.npriced;
         snprintf(info->notes, sizeof info->notes, "%s", R.notes);
@@ -1645,6 +1693,7 @@ out:
     sb_release(&html);
     free(R.svg[0]);
     free(R.svg[1]);
+    free(R.svg[2]);
     free(R.costs);
     free(R.tp);
     free(R.rows);
