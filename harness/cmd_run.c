@@ -350,9 +350,11 @@ static const char *spec_get(const void *ctx, const char *name)
     const char *v = tb_predict_spec_get(p, name), *ph = tb_predict_spec_get(p, "phase");
     if (v || strcmp(name, "metric"))
         return v;
-    return !strcmp(ph, "train") ? "train_tokens_per_s" : !strcmp(ph, "prefill") ? "ttft_ms"
-           : !strcmp(ph, "decode")                     ? "tpot_ms"
-                                                       : "output_tokens_per_s";
+    return !strcmp(ph, "train")     ? "train_tokens_per_s"
+           : !strcmp(ph, "prefill") ? "ttft_ms"
+           : !strcmp(ph, "decode")  ? "tpot_ms"
+           : !strcmp(ph, "denoise") ? "images_per_s"
+                                    : "output_tokens_per_s";
 }
 
 /* Check the targets and models of the predict lines before anything runs. */
@@ -362,14 +364,17 @@ static int check_predicts(const struct tb_suite *s, const struct tb_pricing *pr,
     for (size_t i = 0; i < s->npredicts; i++) {
         const struct tb_predict_spec *p = &s->predicts[i];
         const char *t = tb_predict_spec_get(p, "target");
+        bool denoise = !strcmp(tb_predict_spec_get(p, "phase"), "denoise");
         struct tb_arch a;
+        struct tb_darch da;
         char e[1024];
         if (!tb_pricing_instance(pr, t))
             return tb_err(err, errlen,
                           "%s: line %ld: field 'target': unknown target '%s' (not in "
                           "pricing/instances.csv)",
                           s->path, p->line, t);
-        if (tb_arch_find(&a, tb_predict_spec_get(p, "model"), e, sizeof e) != 0)
+        if ((denoise ? tb_darch_find(&da, tb_predict_spec_get(p, "model"), e, sizeof e)
+                     : tb_arch_find(&a, tb_predict_spec_get(p, "model"), e, sizeof e)) != 0)
             return tb_err(err, errlen, "%s: line %ld: field 'model': %s", s->path, p->line, e);
     }
     return 0;
@@ -381,23 +386,28 @@ static int record_predict(const struct run_ctx *c, const struct tb_model *m,
                           const struct tb_predict_spec *ps, const char *run_id, char *err,
                           size_t errlen)
 {
+    /* kind: t training, i inference, d diffusion */
     static const struct {
         const char *metric, *unit;
-        bool train;
+        char kind;
     } METRICS[] = {
-        {"train_tokens_per_s", "tokens/s", true},     {"train_tokens_per_s_per_chip", "tokens/s", true},
-        {"step_time_s", "s", true},                   {"mfu", "fraction", true},
-        {"ttft_ms", "ms", false},                     {"tpot_ms", "ms", false},
-        {"e2e_latency_ms", "ms", false},              {"output_tokens_per_s", "tokens/s", false},
-        {"output_tokens_per_s_per_chip", "tokens/s", false},
-        {"total_tokens_per_s", "tokens/s", false},    {"tokens_per_s_per_user", "tokens/s", false},
+        {"train_tokens_per_s", "tokens/s", 't'},  {"train_tokens_per_s_per_chip", "tokens/s", 't'},
+        {"step_time_s", "s", 't'},                {"mfu", "fraction", 't'},
+        {"ttft_ms", "ms", 'i'},                   {"tpot_ms", "ms", 'i'},
+        {"e2e_latency_ms", "ms", 'i'},            {"output_tokens_per_s", "tokens/s", 'i'},
+        {"output_tokens_per_s_per_chip", "tokens/s", 'i'},
+        {"total_tokens_per_s", "tokens/s", 'i'},  {"tokens_per_s_per_user", "tokens/s", 'i'},
+        {"images_per_s", "images/s", 'd'},        {"images_per_s_per_chip", "images/s", 'd'},
+        {"s_per_image", "s", 'd'},
     };
     enum { NM = sizeof METRICS / sizeof METRICS[0] };
     struct tb_scenario_result res;
     struct tb_result_row rows[NM];
     char vals[NM][32], layers[16], batch[24], stamp[32], notes[800], inst[24];
     const char *phase = tb_predict_spec_get(ps, "phase");
-    bool train = !strcmp(phase, "train");
+    bool train = !strcmp(phase, "train"), denoise = !strcmp(phase, "denoise");
+    char kind = train ? 't' : denoise ? 'd' : 'i';
+    const char *model_name = tb_predict_spec_get(ps, "model");
     struct tb_arch a;
     size_t n = 0;
 
@@ -406,10 +416,14 @@ static int record_predict(const struct run_ctx *c, const struct tb_model *m,
         fprintf(stderr, "trnbench run:   not predicted: %s\n", res.why);
         return 0;
     }
-    if (tb_arch_find(&a, tb_predict_spec_get(ps, "model"), err, errlen) != 0)
-        return -1;
+    layers[0] = '\0';
+    if (!denoise) {
+        if (tb_arch_find(&a, model_name, err, errlen) != 0)
+            return -1;
+        snprintf(layers, sizeof layers, "%d", a.layers);
+        model_name = a.name;
+    }
     tb_utc_now(stamp, sizeof stamp);
-    snprintf(layers, sizeof layers, "%d", a.layers);
     snprintf(batch, sizeof batch, "%ld", res.p.batch);
     snprintf(inst, sizeof inst, "%ld", res.p.instances);
     snprintf(notes, sizeof notes, "%s-bound; %s; %.1f of %.1f GiB per device", res.p.bound,
@@ -417,7 +431,7 @@ static int record_predict(const struct run_ctx *c, const struct tb_model *m,
     for (size_t i = 0; i < NM; i++) {
         double v = tb_prediction_metric(&res.p, METRICS[i].metric);
         struct tb_result_row *r = &rows[n];
-        if (METRICS[i].train != train || isnan(v))
+        if (METRICS[i].kind != kind || isnan(v))
             continue;
         memset(r, 0, sizeof *r);
         snprintf(vals[n], sizeof vals[n], "%.6g", v);
@@ -426,13 +440,15 @@ static int record_predict(const struct run_ctx *c, const struct tb_model *m,
         r->col[TB_COL_TARGET] = tb_predict_spec_get(ps, "target");
         r->col[TB_COL_INSTANCES] = inst;
         r->col[TB_COL_EXECUTOR] = "model";
-        r->col[TB_COL_MODEL] = a.name;
-        r->col[TB_COL_LAYERS] = layers;
+        r->col[TB_COL_MODEL] = model_name;
+        r->col[TB_COL_LAYERS] = denoise ? NULL : layers;
         r->col[TB_COL_PHASE] = phase;
         r->col[TB_COL_PRECISION] = tb_predict_spec_get(ps, "precision") ? tb_predict_spec_get(ps, "precision") : "bf16";
         r->col[TB_COL_BATCH] = batch;
         r->col[TB_COL_SEQ_IN] = tb_predict_spec_get(ps, "seq_in");
         r->col[TB_COL_SEQ_OUT] = train ? NULL : tb_predict_spec_get(ps, "seq_out");
+        r->col[TB_COL_STEPS] = tb_predict_spec_get(ps, "steps");
+        r->col[TB_COL_RESOLUTION] = tb_predict_spec_get(ps, "resolution");
         r->col[TB_COL_METRIC] = METRICS[i].metric;
         r->col[TB_COL_VALUE] = vals[n];
         r->col[TB_COL_UNIT] = METRICS[i].unit;
@@ -445,7 +461,10 @@ static int record_predict(const struct run_ctx *c, const struct tb_model *m,
     (void)c;
     if (tb_results_append(c->results, rows, n, err, errlen) != 0)
         return -1;
-    if (train)
+    if (denoise)
+        fprintf(stderr, "trnbench run:   %.4g images/s, %.4g s per image, %s\n",
+                res.p.images_per_s, res.p.s_per_image, res.p.assumptions);
+    else if (train)
         fprintf(stderr, "trnbench run:   %.4g tokens/s (%.4g per chip), MFU %.2f, %s\n",
                 res.p.train_tokens_per_s, res.p.train_tokens_per_s_per_chip, res.p.mfu,
                 res.p.assumptions);

@@ -474,7 +474,13 @@ static void shape_of(const struct rrow *x, char *buf, size_t len)
         used += (size_t)snprintf(buf + used, len - used, "%s%s%s", used ? " " : "",
                                  train ? "seq" : "in", in);
     if (*out && used < len)
-        snprintf(buf + used, len - used, "%sout%s", used ? " " : "", out);
+        used += (size_t)snprintf(buf + used, len - used, "%sout%s", used ? " " : "", out);
+    /* diffusion: resolution and steps (empty for the model's defaults) */
+    if (*F(x, "resolution") && used < len)
+        used += (size_t)snprintf(buf + used, len - used, "%s%spx", used ? " " : "",
+                                 F(x, "resolution"));
+    if (*F(x, "steps") && used < len)
+        snprintf(buf + used, len - used, "%s%s steps", used ? " " : "", F(x, "steps"));
 }
 
 /* Chart labels: "model phase shape" and "target, provenance". */
@@ -1546,9 +1552,10 @@ out:
 
 /* ---- files ---- */
 
-static const char *const OUTPUTS[] = {"throughput.svg", "cost.svg",  "throughput.png", "cost.png",
+static const char *const OUTPUTS[] = {"throughput.svg", "cost.svg",  "images.svg",
+                                      "throughput.png", "cost.png",  "images.png",
                                       "cost.csv",       "report.md", "report.html"};
-static const char *const SCRATCH[] = {"throughput.tsv", "cost.tsv"};
+static const char *const SCRATCH[] = {"throughput.tsv", "cost.tsv", "images.tsv"};
 
 static void remove_tmpdir(struct report *R)
 {

@@ -8,7 +8,8 @@
  *   report.md, report.html  the report (HTML self-contained: inline CSS and SVG, no
  *                           network references)
  *   cost.csv                one row per priced throughput row, with the price row used
- *   throughput.svg, cost.svg  the charts, plus .png where gnuplot has pngcairo
+ *   throughput.svg, cost.svg  the charts, plus .png where gnuplot has pngcairo;
+ *   images.svg                cost per thousand images, when diffusion rows are priced
  *
  * Everything is written under temporary names in a scratch folder inside the output
  * folder and renamed into place only when all of it succeeded, so a failure leaves the

@@ -11,7 +11,7 @@
 
 const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS] = {
     "run_id", "provenance", "target", "instances", "host", "executor", "model", "layers", "phase",
-    "precision", "batch", "seq_in", "seq_out", "metric", "value", "unit", "n", "warmup",
+    "precision", "batch", "seq_in", "seq_out", "steps", "resolution", "metric", "value", "unit", "n", "warmup",
     "min", "max", "mean", "stddev", "flops", "timestamp", "commit", "compiler", "cflags",
     "blas", "counters", "source", "notes",
 };

@@ -15,6 +15,7 @@
  *   precision   fp32 | bf16 | fp16 | fp8 | int8
  *   batch, seq_in, seq_out  the shape (seq_in: prompt or training length; seq_out:
  *               generated tokens; empty when not applicable)
+ *   steps, resolution       diffusion: denoising steps and square image size in pixels
  *   metric, value, unit     e.g. ttft_ms, 12.5, ms (value is the median for measured rows)
  *   n           repetitions timed (after warmup)
  *   warmup      untimed repetitions before them
@@ -33,12 +34,12 @@
 
 #include <stddef.h>
 
-#define TB_RESULTS_NCOLS 31
+#define TB_RESULTS_NCOLS 33
 extern const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS];
 
 enum tb_results_col {
     TB_COL_RUN_ID, TB_COL_PROVENANCE, TB_COL_TARGET, TB_COL_INSTANCES, TB_COL_HOST, TB_COL_EXECUTOR, TB_COL_MODEL,
-    TB_COL_LAYERS, TB_COL_PHASE, TB_COL_PRECISION, TB_COL_BATCH, TB_COL_SEQ_IN, TB_COL_SEQ_OUT,
+    TB_COL_LAYERS, TB_COL_PHASE, TB_COL_PRECISION, TB_COL_BATCH, TB_COL_SEQ_IN, TB_COL_SEQ_OUT, TB_COL_STEPS, TB_COL_RESOLUTION,
     TB_COL_METRIC, TB_COL_VALUE, TB_COL_UNIT, TB_COL_N, TB_COL_WARMUP, TB_COL_MIN, TB_COL_MAX,
     TB_COL_MEAN, TB_COL_STDDEV, TB_COL_FLOPS, TB_COL_TIMESTAMP, TB_COL_COMMIT, TB_COL_COMPILER,
     TB_COL_CFLAGS, TB_COL_BLAS, TB_COL_COUNTERS, TB_COL_SOURCE, TB_COL_NOTES

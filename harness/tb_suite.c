@@ -145,11 +145,19 @@ void tb_predict_spec_id(const struct tb_predict_spec *p, char *buf, size_t len)
     const char *out = tb_predict_spec_get(p, "seq_out"), *inst = tb_predict_spec_get(p, "instances");
     const char *batch = tb_predict_spec_get(p, "batch");
     const char *prec = tb_predict_spec_get(p, "precision");
+    const char *steps = tb_predict_spec_get(p, "steps"), *res = tb_predict_spec_get(p, "resolution");
     char o[80] = "", x[80] = "";
     if (out)
         snprintf(o, sizeof o, "/out%s", out);
     if (inst)
         snprintf(x, sizeof x, "/x%s", inst);
+    if (!strcmp(tb_predict_spec_get(p, "phase"), "denoise")) {
+        snprintf(buf, len, "model:%s/%s/denoise/b%s/r%s/s%s/%s%s",
+                 tb_predict_spec_get(p, "target"), tb_predict_spec_get(p, "model"),
+                 batch ? batch : "1", res ? res : "default", steps ? steps : "default",
+                 prec ? prec : "bf16", x);
+        return;
+    }
     snprintf(buf, len, "model:%s/%s/%s/b%s/in%s%s/%s%s", tb_predict_spec_get(p, "target"),
              tb_predict_spec_get(p, "model"), tb_predict_spec_get(p, "phase"),
              batch ? batch : "1", tb_predict_spec_get(p, "seq_in"), o, prec ? prec : "bf16", x);
@@ -160,9 +168,11 @@ void tb_predict_spec_id(const struct tb_predict_spec *p, char *buf, size_t len)
 static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const char *where,
                          long line, char *err, size_t errlen)
 {
-    static const char *const keys[] = {"target", "model", "phase", "precision", "seq_in",
-                                       "seq_out", "batch", "instances", "chips", "tp", "pp", "dp",
-                                       "ttft_limit_ms", "tpot_limit_ms", "train_tokens", NULL};
+    static const char *const keys[] = {"target",        "model",        "phase",  "precision",
+                                       "seq_in",        "seq_out",      "batch",  "instances",
+                                       "chips",         "tp",           "pp",     "dp",
+                                       "ttft_limit_ms", "tpot_limit_ms", "train_tokens", "steps",
+                                       "resolution",    NULL};
     struct tb_predict_spec base;
     char targets[512] = "", models[512] = "", *word, *t, *ts = NULL;
 
@@ -182,7 +192,8 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
         if (!known || kn >= sizeof key)
             return tb_err(err, errlen, "%s: unknown field '%.*s' (%s)", where, (int)kn, word,
                           "target, model, phase, precision, seq_in, seq_out, batch, instances, "
-                          "chips, tp, pp, dp, ttft_limit_ms, tpot_limit_ms, train_tokens");
+                          "chips, tp, pp, dp, ttft_limit_ms, tpot_limit_ms, train_tokens, steps, "
+                          "resolution");
         if (!strcmp(key, "target") || !strcmp(key, "model")) {
             char *dst = key[0] == 't' ? targets : models;
             if (strlen(v) >= 512)
@@ -196,10 +207,10 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
             return tb_err(err, errlen, "%s: field '%s': too long", where, key);
         if (!strcmp(key, "phase")) {
             if (strcmp(v, "train") && strcmp(v, "prefill") && strcmp(v, "decode") &&
-                strcmp(v, "serve"))
+                strcmp(v, "serve") && strcmp(v, "denoise"))
                 return tb_err(err, errlen,
-                              "%s: field 'phase': '%s' (train, prefill, decode or serve)", where,
-                              v);
+                              "%s: field 'phase': '%s' (train, prefill, decode, serve or denoise)",
+                              where, v);
         } else if (!strcmp(key, "precision")) {
             if (strcmp(v, "bf16") && strcmp(v, "fp16") && strcmp(v, "fp8") && strcmp(v, "int8") &&
                 strcmp(v, "fp32"))
@@ -216,11 +227,13 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
         snprintf(base.values[base.nfields], sizeof base.values[0], "%s", v);
         base.nfields++;
     }
-    if (!targets[0] || !models[0] || !tb_predict_spec_get(&base, "phase") ||
-        !tb_predict_spec_get(&base, "seq_in"))
-        return tb_err(err, errlen, "%s: field '%s': missing", where,
-                      !targets[0] ? "target" : !models[0] ? "model"
-                      : !tb_predict_spec_get(&base, "phase") ? "phase" : "seq_in");
+    {
+        const char *ph = tb_predict_spec_get(&base, "phase");
+        bool denoise = ph && !strcmp(ph, "denoise");
+        if (!targets[0] || !models[0] || !ph || (!denoise && !tb_predict_spec_get(&base, "seq_in")))
+            return tb_err(err, errlen, "%s: field '%s': missing", where,
+                          !targets[0] ? "target" : !models[0] ? "model" : !ph ? "phase" : "seq_in");
+    }
     if (base.nfields + 2 > TB_PREDICT_MAX_FIELDS)
         return tb_err(err, errlen, "%s: too many fields", where);
     for (t = strtok_r(targets, ",", &ts); t; t = strtok_r(NULL, ",", &ts)) {

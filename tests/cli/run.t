@@ -35,7 +35,7 @@ out="$tmp/smoke"
 check "smoke suite exits 0" test $? -eq 0
 res="$out/results.csv"
 check "results.csv header is the documented one" \
-    test "$(head -1 "$res")" = "run_id,provenance,target,instances,host,executor,model,layers,phase,precision,batch,seq_in,seq_out,metric,value,unit,n,warmup,min,max,mean,stddev,flops,timestamp,commit,compiler,cflags,blas,counters,source,notes"
+    test "$(head -1 "$res")" = "run_id,provenance,target,instances,host,executor,model,layers,phase,precision,batch,seq_in,seq_out,steps,resolution,metric,value,unit,n,warmup,min,max,mean,stddev,flops,timestamp,commit,compiler,cflags,blas,counters,source,notes"
 # prefill: ttft_ms, prefill_tokens_per_s, gflop_per_s; decode: + tpot_ms, gbyte_per_s;
 # train: step_time_s, train_tokens_per_s, gflop_per_s, loss
 check "11 metric rows (3 prefill + 4 decode + 4 train)" test "$(($(wc -l <"$res") - 1))" -eq 11
