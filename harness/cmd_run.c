@@ -37,17 +37,23 @@ static void usage(FILE *f)
     fputs("usage: trnbench run --suite NAME|FILE [--out DIR]\n"
           "       trnbench run --model M --phase P --seq-in T [--seq-out N] [--batch B]\n"
           "                    [--layers N] [--reps R] [--warmup W] [--seed S] [--out DIR]\n"
+          "       trnbench run --model M --phase denoise [--steps N] [--resolution PX]\n"
+          "                    [--batch B] [--reps R] [--warmup W] [--seed S] [--out DIR]\n"
           "       trnbench run --list\n"
           "\n"
-          "Run Llama workloads on this machine's CPU (fp32, matrix products through\n"
-          "OpenBLAS) and append their measurements to DIR/results.csv, one row per metric.\n"
+          "Run Llama and diffusion workloads on this machine's CPU (fp32, matrix products\n"
+          "and convolutions through OpenBLAS) and append their measurements to\n"
+          "DIR/results.csv, one row per metric.\n"
           "A run already in DIR/results.csv is skipped: run the same command again to\n"
           "resume an interrupted suite.\n"
           "\n"
           "  --suite NAME|FILE  suites/NAME.suite in the data folder, or a file\n"
           "  --out DIR          folder of results.csv (default: the current folder)\n"
           "  --model M          catalogue name (see --list) or a .model file\n"
-          "  --phase P          prefill, decode or train\n"
+          "  --phase P          prefill, decode or train (Llama); denoise (diffusion: one\n"
+          "                     generation of --batch images, every step, both CFG halves)\n"
+          "  --steps N          denoise: denoising steps (default: the model's)\n"
+          "  --resolution PX    denoise: square image size (default: the model's)\n"
           "  --seq-in T         prompt tokens (prefill, decode) or sequence length (train)\n"
           "  --seq-out N        decode: tokens generated per repetition (default 32)\n"
           "  --batch B          sequences processed together (default 1)\n"
@@ -61,7 +67,8 @@ static void usage(FILE *f)
           "\n"
           "Metrics: prefill ttft_ms, prefill_tokens_per_s, gflop_per_s; decode tpot_ms,\n"
           "decode_tokens_per_s, gflop_per_s, gbyte_per_s; train step_time_s,\n"
-          "train_tokens_per_s, gflop_per_s, loss. Values are medians of the repetitions.\n"
+          "train_tokens_per_s, gflop_per_s, loss; denoise s_per_image, images_per_s,\n"
+          "gflop_per_s. Values are medians of the repetitions.\n"
           "Exit status: 0 ok, 1 a run failed, 2 usage or input error (nothing run).\n",
           f);
 }
@@ -139,6 +146,18 @@ struct metric_samples {
     char notes[320];
 };
 
+/* A run's model: a Llama, or a diffusion model for phase denoise. */
+struct resolved {
+    struct tb_arch a;
+    struct tb_darch d;
+    bool diffusion;
+};
+
+static const char *resolved_name(const struct resolved *m)
+{
+    return m->diffusion ? m->d.name : m->a.name;
+}
+
 /* Facts every row of this invocation shares. */
 struct run_ctx {
     const char *results;   /* DIR/results.csv */
@@ -173,6 +192,10 @@ static int derive_metrics(const struct tb_run_spec *spec, const struct tb_exec_r
         m[nm++] = (struct metric_samples){.name = "step_time_s", .unit = "s"};
         m[nm++] = (struct metric_samples){.name = "train_tokens_per_s", .unit = "tokens/s"};
         break;
+    case TB_PHASE_DENOISE:
+        m[nm++] = (struct metric_samples){.name = "s_per_image", .unit = "s"};
+        m[nm++] = (struct metric_samples){.name = "images_per_s", .unit = "images/s"};
+        break;
     }
     m[nm++] = (struct metric_samples){.name = "gflop_per_s", .unit = "GFLOP/s"};
     if (spec->phase == TB_PHASE_DECODE)
@@ -197,6 +220,11 @@ static int derive_metrics(const struct tb_run_spec *spec, const struct tb_exec_r
     for (int i = 0; i < nm; i++)
         if (tb_stats_compute(&m[i].s, m[i].x, (size_t)reps, err, errlen) != 0)
             return -1;
+    if (spec->phase == TB_PHASE_DENOISE)
+        snprintf(m[2].notes, sizeof m[2].notes,
+                 "FLOPs of the %g denoising steps only (the text encoders and the VAE are not "
+                 "run on the CPU; their outputs are drawn from the seed)",
+                 r->steps);
     if (spec->phase == TB_PHASE_DECODE)
         snprintf(m[3].notes, sizeof m[3].notes,
                  "minimum bytes read: fp32 weights once per step plus the KV cache, %.1f MB "
@@ -206,7 +234,7 @@ static int derive_metrics(const struct tb_run_spec *spec, const struct tb_exec_r
 }
 
 static void fill_common(struct tb_result_row *row, const struct run_ctx *c,
-                        const struct tb_run_spec *spec, const struct tb_arch *a,
+                        const struct tb_run_spec *spec, const struct resolved *mr,
                         const struct tb_exec_result *r, char (*buf)[64], const char *run_id,
                         const char *stamp, const char *notes)
 {
@@ -217,15 +245,22 @@ static void fill_common(struct tb_result_row *row, const struct run_ctx *c,
     row->col[TB_COL_INSTANCES] = "1";
     row->col[TB_COL_HOST] = c->host;
     row->col[TB_COL_EXECUTOR] = "cpu";
-    row->col[TB_COL_MODEL] = a->name;
-    snprintf(buf[0], 64, "%d", a->layers);
-    row->col[TB_COL_LAYERS] = buf[0];
+    row->col[TB_COL_MODEL] = resolved_name(mr);
     row->col[TB_COL_PHASE] = tb_phase_to_string(spec->phase);
     row->col[TB_COL_PRECISION] = spec->precision;
     snprintf(buf[1], 64, "%d", spec->batch);
     row->col[TB_COL_BATCH] = buf[1];
-    snprintf(buf[2], 64, "%d", spec->seq_in);
-    row->col[TB_COL_SEQ_IN] = buf[2];
+    if (mr->diffusion) {
+        snprintf(buf[0], 64, "%d", spec->steps ? spec->steps : mr->d.default_steps);
+        row->col[TB_COL_STEPS] = buf[0];
+        snprintf(buf[2], 64, "%d", spec->resolution ? spec->resolution : mr->d.resolution);
+        row->col[TB_COL_RESOLUTION] = buf[2];
+    } else {
+        snprintf(buf[0], 64, "%d", mr->a.layers);
+        row->col[TB_COL_LAYERS] = buf[0];
+        snprintf(buf[2], 64, "%d", spec->seq_in);
+        row->col[TB_COL_SEQ_IN] = buf[2];
+    }
     if (spec->phase == TB_PHASE_DECODE) {
         snprintf(buf[3], 64, "%d", spec->seq_out);
         row->col[TB_COL_SEQ_OUT] = buf[3];
@@ -248,7 +283,7 @@ static void fill_common(struct tb_result_row *row, const struct run_ctx *c,
 
 /* Write the rows of one finished, validated run. */
 static int record(const struct run_ctx *c, const struct tb_run_spec *spec,
-                  const struct tb_arch *a, const struct tb_exec_result *r, const char *run_id,
+                  const struct resolved *mr, const struct tb_exec_result *r, const char *run_id,
                   char *err, size_t errlen)
 {
     struct metric_samples m[RUN_MAX_METRICS];
@@ -266,10 +301,11 @@ static int record(const struct run_ctx *c, const struct tb_run_spec *spec,
     tb_utc_now(stamp, sizeof stamp);
     for (int i = 0; i < nm; i++, nrows++) {
         snprintf(notes[i], sizeof notes[i], "validated: %s%s%s%s%s",
-                 spec->phase == TB_PHASE_TRAIN ? "loss finite, first loss near ln V"
-                                               : "logits finite",
+                 spec->phase == TB_PHASE_TRAIN     ? "loss finite, first loss near ln V"
+                 : spec->phase == TB_PHASE_DENOISE ? "latents finite after every step"
+                                                   : "logits finite",
                  r->note[0] ? "; " : "", r->note, m[i].notes[0] ? "; " : "", m[i].notes);
-        fill_common(&rows[i], c, spec, a, r, common[i], run_id, stamp, notes[i]);
+        fill_common(&rows[i], c, spec, mr, r, common[i], run_id, stamp, notes[i]);
         rows[i].col[TB_COL_METRIC] = m[i].name;
         rows[i].col[TB_COL_UNIT] = m[i].unit;
         fmt_num(nums[i][0], 32, m[i].s.median);
@@ -287,8 +323,8 @@ static int record(const struct run_ctx *c, const struct tb_run_spec *spec,
         /* the loss after the last timed step; one value, no spread */
         snprintf(notes[nrows], sizeof notes[nrows],
                  "cross-entropy after the last timed step; first step %.4f, ln V = %.4f",
-                 r->loss_first, log((double)a->vocab));
-        fill_common(&rows[nrows], c, spec, a, r, common[nrows], run_id, stamp, notes[nrows]);
+                 r->loss_first, log((double)mr->a.vocab));
+        fill_common(&rows[nrows], c, spec, mr, r, common[nrows], run_id, stamp, notes[nrows]);
         rows[nrows].col[TB_COL_METRIC] = "loss";
         rows[nrows].col[TB_COL_UNIT] = "nats";
         fmt_num(nums[nrows][0], 32, r->loss_last);
@@ -314,11 +350,32 @@ out:
 /* ---- checks before anything runs ---- */
 
 /* Load and shorten the model of spec; check the shape fits its context. */
-static int resolve(const struct tb_run_spec *spec, const char *where, struct tb_arch *a,
+static int resolve(const struct tb_run_spec *spec, const char *where, struct resolved *mr,
                    char *err, size_t errlen)
 {
     char e[1024];
     int need = spec->seq_in + (spec->phase == TB_PHASE_DECODE ? spec->seq_out : 0);
+    struct tb_arch *a = &mr->a;
+
+    memset(mr, 0, sizeof *mr);
+    if (spec->phase == TB_PHASE_DENOISE) {
+        const struct tb_darch *d = &mr->d;
+        int res, mult;
+        mr->diffusion = true;
+        if (tb_darch_find(&mr->d, spec->model, e, sizeof e) != 0)
+            return tb_err(err, errlen, "%s: field 'model': %s", where, e);
+        res = spec->resolution ? spec->resolution : d->resolution;
+        mult = d->vae_scale * (d->kind == TB_DARCH_UNET ? 1 << (d->nlevels - 1) : d->patch);
+        if (res % mult)
+            return tb_err(err, errlen, "%s: field 'resolution': %d is not a multiple of %d (%s)",
+                          where, res, mult, d->name);
+        if (spec->layers)
+            return tb_err(err, errlen, "%s: field 'layers': not for a diffusion model", where);
+        return 0;
+    }
+    if (tb_darch_is_diffusion(spec->model) == 1)
+        return tb_err(err, errlen, "%s: field 'phase': %s is a diffusion model: phase denoise",
+                      where, spec->model);
 
     if (tb_arch_find(a, spec->model, e, sizeof e) != 0)
         return tb_err(err, errlen, "%s: field 'model': %s", where, e);
@@ -483,6 +540,7 @@ static const char *spec_field(const char *opt)
         {"--model", "model"},   {"--phase", "phase"},     {"--seq-in", "seq_in"},
         {"--seq-out", "seq_out"}, {"--batch", "batch"},   {"--layers", "layers"},
         {"--reps", "reps"},     {"--warmup", "warmup"},   {"--seed", "seed"},
+        {"--steps", "steps"},   {"--resolution", "resolution"},
         {"--precision", "precision"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
@@ -495,7 +553,7 @@ int tb_cmd_run(int argc, char **argv)
 {
     struct tb_suite suite;
     struct tb_run_spec one;
-    struct tb_arch *archs = NULL;
+    struct resolved *archs = NULL;
     struct tb_platform plat;
     struct tb_pricing pricing;
     struct tb_model model;
@@ -654,7 +712,8 @@ int tb_cmd_run(int argc, char **argv)
         fprintf(stderr, "trnbench run: [%zu/%zu] %s (%d warm-up + %d timed) ...\n", i + 1,
                 suite.nruns, id, spec->warmup, spec->reps);
         t0 = tb_timer_now_ns();
-        if (tb_exec_run(spec, &archs[i], &r, err, sizeof err) != 0) {
+        if ((archs[i].diffusion ? tb_exec_run_denoise(spec, &archs[i].d, &r, err, sizeof err)
+                                : tb_exec_run(spec, &archs[i].a, &r, err, sizeof err)) != 0) {
             fprintf(stderr, "trnbench run: %s: %s\n", id, err);
             failed++;
         } else if (!r.valid) {

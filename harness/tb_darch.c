@@ -108,7 +108,7 @@ int tb_darch_load(struct tb_darch *a, const char *path, char *err, size_t errlen
         {"pooled_dim", K_INT, O(pooled_dim), 0, 1 << 16, NULL},
         {"channels", K_LIST, O(ch), 1, 1 << 16, &nch},
         {"transformer_depth", K_LIST, O(depth), 0, 1000, &ndepth},
-        {"layers_per_block", K_INT, O(layers_per_block), 1, 100, NULL},
+        {"layers_per_block", K_INT, O(layers_per_block), 1, TB_DARCH_MAX_LAYERS_PER_BLOCK, NULL},
         {"head_dim", K_INT, O(head_dim), 1, 4096, NULL},
         {"groups", K_INT, O(groups), 1, 4096, NULL},
         {"time_proj_dim", K_INT, O(time_proj_dim), 2, 1 << 16, NULL},
@@ -297,7 +297,8 @@ int tb_darch_load(struct tb_darch *a, const char *path, char *err, size_t errlen
                a->hidden, a->heads, a->head_dim);
         goto out;
     }
-    if (a->resolution % (a->vae_scale * a->patch * (1 << (a->nlevels > 0 ? a->nlevels - 1 : 0)))) {
+    if (a->resolution %
+        (a->vae_scale * (a->kind == TB_DARCH_UNET ? 1 << (a->nlevels - 1) : a->patch))) {
         tb_err(err, errlen, "%s: field 'resolution': %d does not divide into the latent grid",
                path, a->resolution);
         goto out;
@@ -371,7 +372,9 @@ static void unet_walk(const struct tb_darch *a,
                                     int level),
                       void *ctx)
 {
-    int skips[4 * TB_DARCH_MAX_LEVELS + 2], ns = 0, L = a->nlevels;
+    /* conv_in, every down ResNet, every downsampler */
+    int skips[1 + TB_DARCH_MAX_LEVELS * (TB_DARCH_MAX_LAYERS_PER_BLOCK + 1)];
+    int ns = 0, L = a->nlevels;
     double c = a->ch[0];
 
     visit(ctx, UP_CONV3, a->latent_channels, c, 0, 0); /* conv_in */
@@ -452,10 +455,11 @@ static double dit_params(const struct tb_darch *a)
         P += lin(D, 6 * D) + (last ? lin(D, 2 * D) : lin(D, 6 * D)); /* adaLN, per stream */
         P += 6 * lin(D, D) + lin(D, D) + (last ? 0 : lin(D, D));     /* q k v x2, outs */
         P += 4 * qk;
-        P += lin(D, 4 * D) + lin(4 * D, D) + (last ? 0 : lin(D, 4 * D) + lin(4 * D, D));
+        P += lin(D, a->mlp_ratio * D) + lin(a->mlp_ratio * D, D) +
+             (last ? 0 : lin(D, a->mlp_ratio * D) + lin(a->mlp_ratio * D, D));
     }
     for (int i = 0; i < a->single_depth; i++)
-        P += lin(D, 3 * D) + lin(D, 3 * D + a->mlp_ratio * D) - 0 + 2 * qk +
+        P += lin(D, 3 * D) + lin(D, 3 * D + a->mlp_ratio * D) + 2 * qk +
              lin((1.0 + a->mlp_ratio) * D, D);
     P += lin(D, 2 * D) + lin(D, p * p * Cl);
     return P;

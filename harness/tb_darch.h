@@ -28,8 +28,8 @@
  *    conditioning vector), q/k/v per stream, joint attention over N + S tokens, RMS
  *    q/k norm when qk_norm, GELU MLP of mlp_ratio x D per stream; the last block keeps
  *    only the image stream's output. Final adaLN (2 D) and a linear unpatchify.
- *  - FLUX: as MMDiT for double_depth blocks (with 2-D RoPE on image tokens and 1-D on
- *    text instead of absolute positions), then single_depth single-stream blocks over the
+ *  - FLUX: as MMDiT for double_depth blocks (with rotary positions instead of a
+ *    learned grid: 2-D over image rows and columns, text tokens at id zero, unrotated), then single_depth single-stream blocks over the
  *    concatenated tokens: adaLN (3 D), one linear to q, k, v and the MLP input
  *    (3 D + mlp_ratio x D), attention and GELU in parallel, one linear back to D.
  *    Guidance-distilled: a guidance embedding replaces classifier-free guidance.
@@ -48,6 +48,7 @@ enum tb_darch_kind {
 
 #define TB_DARCH_MAX_LEVELS 4
 #define TB_DARCH_MAX_ENCODERS 3
+#define TB_DARCH_MAX_LAYERS_PER_BLOCK 8
 
 /* A text encoder, counted for cost only: "clip" (GELU MLP, learned positions, biases,
  * LayerNorm), "clip-proj" (the same with a hidden x hidden text projection, as OpenCLIP

@@ -5,6 +5,7 @@
 #include "tb_flops.h"
 #include "tb_timer.h"
 #include "tb_util.h"
+#include "workloads/diffusion/diffusion.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -110,6 +111,9 @@ int tb_exec_time(struct tb_llama *m, const struct tb_run_spec *spec, const int *
         r->tokens = (double)B * T;
         r->flops = tb_flops_train(a, B, T);
         break;
+    case TB_PHASE_DENOISE:
+        tb_err(err, errlen, "phase denoise runs on the diffusion engine (tb_exec_run_denoise)");
+        goto out;
     }
 
     for (int k = -spec->warmup; k < spec->reps; k++) { /* k < 0: warm-up */
@@ -213,5 +217,76 @@ out:
     free(ids);
     free(tokens);
     free(targets);
+    return rc;
+}
+
+int tb_exec_run_denoise(const struct tb_run_spec *spec, const struct tb_darch *a,
+                        struct tb_exec_result *r, char *err, size_t errlen)
+{
+    const int res = spec->resolution ? spec->resolution : a->resolution;
+    const int steps = spec->steps ? spec->steps : a->default_steps;
+    const int B = spec->batch, lat = res / a->vae_scale;
+    struct tb_diffusion m;
+    struct tb_counter_values cv;
+    float *latents = NULL;
+    uint64_t tick = tb_timer_tick_ns();
+    bool engine = false, counting = false;
+    int rc = -1;
+
+    memset(r, 0, sizeof *r);
+    r->reps = spec->reps;
+    r->valid = true;
+    r->steps = steps;
+    r->tokens = B;
+    r->flops = tb_dpasses(a, steps) * tb_dflops_denoiser(a, B, res);
+    r->loss_first = r->loss_last = NAN;
+    r->secs = tb_alloc_array((size_t)spec->reps, sizeof *r->secs);
+    latents = tb_alloc_array((size_t)B * a->latent_channels * lat * lat, sizeof *latents);
+    if (!r->secs || !latents) {
+        tb_err(err, errlen, "out of memory for %d images", B);
+        goto out;
+    }
+    if (tb_diffusion_init(&m, a, a->cfg ? 2 * B : B, lat, lat, spec->seed, err, errlen) != 0)
+        goto out;
+    engine = true;
+    r->engine_bytes = m.n_params * sizeof(float);
+    for (int k = -spec->warmup; k < spec->reps; k++) {
+        uint64_t t0;
+        if (k == 0)
+            counting = tb_counters_start() == 0;
+        t0 = tb_timer_now_ns();
+        /* guidance 5: a typical scale; the work does not depend on it */
+        if (tb_diffusion_sample(&m, B, steps, 5.0f, spec->seed + (uint64_t)(k + spec->warmup),
+                                latents, err, errlen) != 0) {
+            /* a non-finite result is a failed validation, not an engine error */
+            if (strstr(err, "not finite")) {
+                r->valid = false;
+                snprintf(r->note, sizeof r->note, "validation failed: %s", err);
+                break;
+            }
+            goto out;
+        }
+        if (k >= 0) {
+            r->secs[k] = tb_timer_seconds(t0, tb_timer_now_ns());
+            if (!r->note[0])
+                tb_timer_check((uint64_t)(r->secs[k] * 1e9), tick, r->note, sizeof r->note);
+        }
+    }
+    if (counting) {
+        tb_counters_stop(&cv);
+        counting = false;
+        counters_per_rep(&cv, spec->reps, r->counters, sizeof r->counters);
+    } else {
+        snprintf(r->counters, sizeof r->counters, "%s", tb_counters_status());
+    }
+    rc = 0;
+out:
+    if (counting) {
+        tb_counters_stop(&cv);
+        snprintf(r->counters, sizeof r->counters, "%s", tb_counters_status());
+    }
+    if (engine)
+        tb_diffusion_release(&m);
+    free(latents);
     return rc;
 }

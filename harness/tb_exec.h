@@ -23,6 +23,7 @@
 #define TB_EXEC_H
 
 #include "tb_arch.h"
+#include "tb_darch.h"
 #include "tb_suite.h"
 #include "workloads/llama/llama.h"
 
@@ -56,6 +57,16 @@ int tb_exec_time(struct tb_llama *m, const struct tb_run_spec *spec, const int *
  * it with tb_exec_time and free the engine. Returns like tb_exec_time. */
 int tb_exec_run(const struct tb_run_spec *spec, const struct tb_arch *arch,
                 struct tb_exec_result *r, char *err, size_t errlen);
+
+/* Phase denoise on the diffusion engine (workloads/diffusion/diffusion.h): set it up
+ * for spec->batch images at spec->resolution (0: the model's) and time `reps`
+ * generations of `steps` (0: the model's default) denoising steps each, after `warmup`
+ * untimed ones; tb_diffusion_sample validates every generation (finite latents). One
+ * repetition is one batch of images: r->tokens counts images, r->flops the denoiser
+ * passes (the text encoders and the VAE are not run on the CPU), r->steps the steps.
+ * Returns like tb_exec_time. */
+int tb_exec_run_denoise(const struct tb_run_spec *spec, const struct tb_darch *a,
+                        struct tb_exec_result *r, char *err, size_t errlen);
 
 /* Draw n token ids in [0, vocab) from *seed (advanced): a 64-bit LCG, high bits. */
 void tb_exec_tokens(int *ids, size_t n, int vocab, uint64_t *seed);

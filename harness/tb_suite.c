@@ -10,16 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const phase_names[] = {"prefill", "decode", "train"};
+static const char *const phase_names[] = {"prefill", "decode", "train", "denoise"};
 
 const char *tb_phase_to_string(enum tb_phase p)
 {
-    return (unsigned)p < 3 ? phase_names[p] : "unknown";
+    return (unsigned)p < 4 ? phase_names[p] : "unknown";
 }
 
 int tb_phase_from_string(const char *s, enum tb_phase *out)
 {
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < 4; i++)
         if (!strcmp(s, phase_names[i])) {
             *out = (enum tb_phase)i;
             return 0;
@@ -70,7 +70,8 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
         snprintf(r->model, sizeof r->model, "%s", v);
     } else if (!strcmp(key, "phase")) {
         if (tb_phase_from_string(v, &r->phase) != 0)
-            return tb_err(err, errlen, "%s: field 'phase': unknown phase '%s' (prefill, decode, train)",
+            return tb_err(err, errlen,
+                          "%s: field 'phase': unknown phase '%s' (prefill, decode, train, denoise)",
                           where, v);
     } else if (!strcmp(key, "layers")) {
         return int_field(where, key, v, 1, 100000, &r->layers, err, errlen);
@@ -80,6 +81,10 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
         return int_field(where, key, v, 1, 1 << 24, &r->seq_in, err, errlen);
     } else if (!strcmp(key, "seq_out")) {
         return int_field(where, key, v, 1, 1 << 24, &r->seq_out, err, errlen);
+    } else if (!strcmp(key, "steps")) {
+        return int_field(where, key, v, 1, 10000, &r->steps, err, errlen);
+    } else if (!strcmp(key, "resolution")) {
+        return int_field(where, key, v, 8, 16384, &r->resolution, err, errlen);
     } else if (!strcmp(key, "reps")) {
         return int_field(where, key, v, 1, 100000, &r->reps, err, errlen);
     } else if (!strcmp(key, "warmup")) {
@@ -97,7 +102,8 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
         snprintf(r->precision, sizeof r->precision, "%s", v);
     } else {
         return tb_err(err, errlen,
-                      "%s: unknown field '%s' (model, phase, layers, batch, seq_in, seq_out, reps, "
+                      "%s: unknown field '%s' (model, phase, layers, batch, seq_in, seq_out, steps, "
+                      "resolution, reps, "
                       "warmup, seed, precision)",
                       where, key);
     }
@@ -108,8 +114,10 @@ int tb_run_spec_check(const struct tb_run_spec *r, const char *where, char *err,
 {
     if (!r->model[0])
         return tb_err(err, errlen, "%s: field 'model': missing", where);
-    if ((unsigned)r->phase > TB_PHASE_TRAIN)
+    if ((unsigned)r->phase > TB_PHASE_DENOISE)
         return tb_err(err, errlen, "%s: field 'phase': missing", where);
+    if (r->phase == TB_PHASE_DENOISE)
+        return 0; /* steps and resolution default to the model's */
     if (r->seq_in <= 0)
         return tb_err(err, errlen, "%s: field 'seq_in': missing", where);
     if (r->phase == TB_PHASE_TRAIN && r->seq_in < 2)
@@ -122,6 +130,16 @@ void tb_run_spec_id(const struct tb_run_spec *r, char *buf, size_t len)
     char layers[24] = "";
     if (r->layers)
         snprintf(layers, sizeof layers, "@L%d", r->layers);
+    if (r->phase == TB_PHASE_DENOISE) {
+        char res[24] = "default", steps[24] = "default";
+        if (r->resolution)
+            snprintf(res, sizeof res, "%d", r->resolution);
+        if (r->steps)
+            snprintf(steps, sizeof steps, "%d", r->steps);
+        snprintf(buf, len, "%s/denoise/b%d/r%s/s%s/%s", r->model, r->batch, res, steps,
+                 r->precision);
+        return;
+    }
     if (r->phase == TB_PHASE_DECODE)
         snprintf(buf, len, "%s%s/%s/b%d/in%d/out%d/%s", r->model, layers,
                  tb_phase_to_string(r->phase), r->batch, r->seq_in, r->seq_out, r->precision);

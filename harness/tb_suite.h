@@ -22,6 +22,7 @@ enum tb_phase {
     TB_PHASE_PREFILL,
     TB_PHASE_DECODE,
     TB_PHASE_TRAIN,
+    TB_PHASE_DENOISE, /* image generation: steps of a diffusion denoiser */
 };
 const char *tb_phase_to_string(enum tb_phase p);
 /* 0 and *out set, or -1 for an unknown name. */
@@ -34,6 +35,8 @@ struct tb_run_spec {
     int batch;           /* sequences */
     int seq_in;          /* prompt length (prefill, decode) or sequence length (train) */
     int seq_out;         /* decode: tokens generated per repetition */
+    int steps;           /* denoise: denoising steps (0: the model's default) */
+    int resolution;      /* denoise: square image size in pixels (0: the model's) */
     int reps;            /* timed repetitions */
     int warmup;          /* untimed repetitions before them */
     uint64_t seed;       /* weights and tokens */
@@ -78,7 +81,8 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
 /* Check the run is complete and consistent (model and phase given, seq_in > 0, ...). */
 int tb_run_spec_check(const struct tb_run_spec *r, const char *where, char *err, size_t errlen);
 
-/* Stable id of a run: model[@Ln]/phase/b<B>/in<T>[/out<n>]/precision. */
+/* Stable id of a run: model[@Ln]/phase/b<B>/in<T>[/out<n>]/precision, or for denoise
+ * model/denoise/b<B>/r<resolution>/s<steps>/precision. */
 void tb_run_spec_id(const struct tb_run_spec *r, char *buf, size_t len);
 
 /* Read a suite: a path (contains '/' or ends in .suite) or a name under

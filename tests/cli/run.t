@@ -27,7 +27,7 @@ keys() { # keys FILE: "run_id metric" of every row
     perl -e "$csv_pl"'while (<$f>) { my @r = row($_); print "$r[$c{run_id}] $r[$c{metric}]\n" }' "$1"
 }
 
-echo "1..25"
+echo "1..27"
 
 # ---- the smoke suite ----
 out="$tmp/smoke"
@@ -37,10 +37,12 @@ res="$out/results.csv"
 check "results.csv header is the documented one" \
     test "$(head -1 "$res")" = "run_id,provenance,target,instances,host,executor,model,layers,phase,precision,batch,seq_in,seq_out,steps,resolution,metric,value,unit,n,warmup,min,max,mean,stddev,flops,timestamp,commit,compiler,cflags,blas,counters,source,notes"
 # prefill: ttft_ms, prefill_tokens_per_s, gflop_per_s; decode: + tpot_ms, gbyte_per_s;
-# train: step_time_s, train_tokens_per_s, gflop_per_s, loss
-check "11 metric rows (3 prefill + 4 decode + 4 train)" test "$(($(wc -l <"$res") - 1))" -eq 11
+# train: step_time_s, train_tokens_per_s, gflop_per_s, loss; denoise (3 runs): s_per_image,
+# images_per_s, gflop_per_s
+check "20 metric rows (3 prefill + 4 decode + 4 train + 3 x 3 denoise)" \
+    test "$(($(wc -l <"$res") - 1))" -eq 20
 check "every row measured, executor cpu" \
-    test "$(tail -n +2 "$res" | grep -c ',measured,')" -eq 11
+    test "$(tail -n +2 "$res" | grep -c ',measured,')" -eq 20
 target=$("$TB_BIN" detect --format csv | grep '^target,' | cut -d, -f2)
 check "target is what detect says ($target)" \
     test "$(val "$res" llama-tiny/prefill/b2/in32/fp32 ttft_ms target)" = "$target"
@@ -68,6 +70,13 @@ val "$res" $pid ttft_ms counters >"$tmp/counters"
 loss=$(val "$res" llama-tiny/train/b2/in32/fp32 loss value)
 check "training loss recorded and below ln 256 = 5.545 after 4 steps ($loss)" \
     perl -e 'exit !($ARGV[0] > 0 && $ARGV[0] < 5.545)' "$loss"
+nid=sd3-tiny/denoise/b2/rdefault/s2/fp32
+spi=$(val "$res" $nid s_per_image value)
+ips=$(val "$res" $nid images_per_s value)
+check "denoise: 2 images per generation, images/s = 2 / s_per_image ($ips vs $spi s)" \
+    perl -e 'exit !($ARGV[1] > 0 && abs($ARGV[0] - 2 / $ARGV[1]) <= 1e-4 * $ARGV[0])' "$ips" "$spi"
+check "denoise rows carry steps and resolution (2 steps, 64 px)" \
+    test "$(val "$res" $nid s_per_image steps),$(val "$res" $nid s_per_image resolution)" = "2,64"
 check "n and warmup recorded" test "$(val "$res" $did tpot_ms n),$(val "$res" $did tpot_ms warmup)" = "3,1"
 check "counters recorded, or why not" \
     grep -Eq '^(unavailable: .+|PAPI_[A-Z_]+=[0-9]+.*)$' "$tmp/counters"
@@ -80,12 +89,12 @@ before=$(grep '/prefill/' "$part/results.csv")
 "$TB_BIN" run --suite smoke --out "$part" 2>"$tmp/part.err"
 check "resumed suite exits 0" test $? -eq 0
 check "it skipped the finished run" grep -q 'prefill/b2/in32/fp32: already in results, skipped' "$tmp/part.err"
-check "11 rows again, none repeated" \
-    test "$(keys "$part/results.csv" | sort -u | wc -l)" -eq 11 -a \
-         "$(($(wc -l <"$part/results.csv") - 1))" -eq 11
+check "20 rows again, none repeated" \
+    test "$(keys "$part/results.csv" | sort -u | wc -l)" -eq 20 -a \
+         "$(($(wc -l <"$part/results.csv") - 1))" -eq 20
 check "the finished rows are kept as they were" test "$(grep '/prefill/' "$part/results.csv")" = "$before"
 "$TB_BIN" run --suite smoke --out "$part" 2>/dev/null
-check "a finished suite run again adds nothing" test "$(($(wc -l <"$part/results.csv") - 1))" -eq 11
+check "a finished suite run again adds nothing" test "$(($(wc -l <"$part/results.csv") - 1))" -eq 20
 
 # ---- one workload from options, shortened ----
 one="$tmp/one"

@@ -43,7 +43,7 @@ int main(void)
         IS_STRING(names[i], s.name, "suite %s names itself", names[i]);
         for (size_t r = 0; r < s.nruns; r++)
             phases |= 1 << s.runs[r].phase;
-        IS_INT(7, phases, "%s covers prefill, decode and train", names[i]);
+        IS_INT(15, phases, "%s covers prefill, decode, train and denoise", names[i]);
         tb_suite_release(&s);
     }
 
