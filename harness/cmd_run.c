@@ -460,7 +460,7 @@ static int record_predict(const struct run_ctx *c, const struct tb_model *m,
     enum { NM = sizeof METRICS / sizeof METRICS[0] };
     struct tb_scenario_result res;
     struct tb_result_row rows[NM];
-    char vals[NM][32], layers[16], batch[24], stamp[32], notes[800], inst[24];
+    char vals[NM][32], layers[16], batch[24], stamp[32], notes[800], inst[24], steps[24], px[24];
     const char *phase = tb_predict_spec_get(ps, "phase");
     bool train = !strcmp(phase, "train"), denoise = !strcmp(phase, "denoise");
     char kind = train ? 't' : denoise ? 'd' : 'i';
@@ -483,6 +483,8 @@ static int record_predict(const struct run_ctx *c, const struct tb_model *m,
     tb_utc_now(stamp, sizeof stamp);
     snprintf(batch, sizeof batch, "%ld", res.p.batch);
     snprintf(inst, sizeof inst, "%ld", res.p.instances);
+    snprintf(steps, sizeof steps, "%ld", res.p.steps);
+    snprintf(px, sizeof px, "%ld", res.p.resolution);
     snprintf(notes, sizeof notes, "%s-bound; %s; %.1f of %.1f GiB per device", res.p.bound,
              res.p.assumptions, res.p.mem_per_device_gib, res.p.hbm_per_device_gib);
     for (size_t i = 0; i < NM; i++) {
@@ -504,8 +506,8 @@ static int record_predict(const struct run_ctx *c, const struct tb_model *m,
         r->col[TB_COL_BATCH] = batch;
         r->col[TB_COL_SEQ_IN] = tb_predict_spec_get(ps, "seq_in");
         r->col[TB_COL_SEQ_OUT] = train ? NULL : tb_predict_spec_get(ps, "seq_out");
-        r->col[TB_COL_STEPS] = tb_predict_spec_get(ps, "steps");
-        r->col[TB_COL_RESOLUTION] = tb_predict_spec_get(ps, "resolution");
+        r->col[TB_COL_STEPS] = denoise ? steps : NULL;
+        r->col[TB_COL_RESOLUTION] = denoise ? px : NULL;
         r->col[TB_COL_METRIC] = METRICS[i].metric;
         r->col[TB_COL_VALUE] = vals[n];
         r->col[TB_COL_UNIT] = METRICS[i].unit;

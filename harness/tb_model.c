@@ -755,6 +755,13 @@ static int predict_denoise(const struct tb_model *m, const struct tb_scenario *s
         if (sc->dp % chips)
             return tb_err(err, errlen, "dp=%ld does not divide over %ld chips", sc->dp, chips);
         k = sc->dp / chips;
+    } else {
+        /* a denoiser compiled for Neuron runs on one NeuronCore (logical core): 2 per
+         * Trainium1/Inferentia2 chip, 4 per Trainium2/3 at LNC=2, images spread over them */
+        const struct tb_chip *c = tb_pricing_chip(m->pricing, sc->inst->chip);
+        const struct tb_model_eff *e = tb_model_eff_of(m, sc->inst->chip);
+        if (c && e && !strncmp(e->family, "neuron", 6))
+            k = c->cores >= 8 ? 4 : 2;
     }
     if (k != 1 && k != 2 && k != 4 && k != 8)
         return tb_err(err, errlen, "dp over %ld chips gives %ld devices per chip", chips, k);
@@ -762,6 +769,8 @@ static int predict_denoise(const struct tb_model *m, const struct tb_scenario *s
         return -1;
     devs = chips * k;
     cap = d.hbm * d.e->hbm_usable;
+    p->steps = steps;
+    p->resolution = res;
     p->devices = devs;
     p->devices_per_chip = k;
     p->tp = p->pp = 1;

@@ -120,6 +120,7 @@ struct tb_prediction {
     double tokens_per_s_per_user;
     /* diffusion */
     double s_per_image, images_per_s, images_per_s_per_chip;
+    long steps, resolution; /* denoise: the steps and image size used */
     /* what bounds it: "compute", "memory", "communication", "overhead" */
     const char *bound;
     char assumptions[512];  /* efficiency figures and choices, for the report */

@@ -7,6 +7,7 @@
  * and latency limits, honour a given training layout and search one when none is given.
  */
 #include "tb_arch.h"
+#include "tb_darch.h"
 #include "tb_flops.h"
 #include "tb_model.h"
 #include "tb_pricing.h"
@@ -67,7 +68,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(35);
+    plan(42);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -188,6 +189,68 @@ int main(void)
     p = predict(&s);
     OK(!p.fits && strstr(p.why, "does not fit"), "405B training on one chip does not fit: %.80s",
        p.why);
+
+    /* ---- diffusion ---- */
+    {
+        struct tb_darch sdxl, flux;
+        if (tb_darch_find(&sdxl, "sdxl", err, sizeof err) != 0 ||
+            tb_darch_find(&flux, "flux.1-dev", err, sizeof err) != 0)
+            bail("%s", err);
+        memset(&s, 0, sizeof s);
+        s.darch = &sdxl;
+        s.inst = tb_pricing_instance(&pr, "p5.48xlarge");
+        s.phase = TB_MPHASE_DENOISE;
+        s.precision = "bf16";
+        s.chips = 1;
+        s.batch = 1;
+        s.steps = 50;
+        s.resolution = 1024;
+        p = predict(&s);
+        {
+            double floor_s = tb_dflops_image(&sdxl, 1, 1024, 50) / (h100->bf16_dense_tflops * 1e12);
+            OK(p.fits && p.s_per_image > floor_s && p.s_per_image < 3 * floor_s,
+               "SDXL 50 steps with CFG on one H100: %.2f s per image, compute floor %.2f s",
+               p.s_per_image, floor_s);
+        }
+        s.steps = 25;
+        q = predict(&s);
+        OK(p.s_per_image / q.s_per_image > 1.8 && p.s_per_image / q.s_per_image <= 2.0,
+           "half the steps, about half the time (%.2f s)", q.s_per_image);
+        s.steps = 50;
+        s.batch = 0;
+        s.batch_max = true;
+        q = predict(&s);
+        OK(q.fits && q.images_per_s >= p.images_per_s, "batching images: %.2f images/s >= %.2f",
+           q.images_per_s, p.images_per_s);
+        s.darch = &flux;
+        s.batch_max = false;
+        s.batch = 1;
+        s.steps = 28;
+        p = predict(&s);
+        {
+            double floor_s = tb_dflops_image(&flux, 1, 1024, 28) / (h100->bf16_dense_tflops * 1e12);
+            OK(p.fits && p.s_per_image > floor_s && p.s_per_image < 3 * floor_s,
+               "FLUX.1-dev 28 steps (no CFG) on one H100: %.2f s, floor %.2f s", p.s_per_image,
+               floor_s);
+        }
+        s.inst = tb_pricing_instance(&pr, "inf2.xlarge");
+        p = predict(&s);
+        OK(!p.fits && strstr(p.why, "does not fit"), "FLUX.1-dev does not fit one Inferentia2: %.60s",
+           p.why);
+        /* Neuron SDXL over a chip's two NeuronCores: the CFG halves side by side (the
+         * published run: 12.05 s per image, reports/validation) */
+        s.darch = &sdxl;
+        s.steps = 50;
+        s.dp = 2;
+        p = predict(&s);
+        OK(p.fits && fabs(p.s_per_image - 12.05) < 0.25 * 12.05,
+           "SDXL, CFG halves on the two NeuronCores of inf2.xlarge: %.1f s (published 12.05 s)",
+           p.s_per_image);
+        s.dp = 0;
+        s.batch = 2;
+        q = predict(&s);
+        IS_INT(2, q.devices_per_chip, "by default a denoiser runs per NeuronCore, 2 per chip");
+    }
 
     tb_model_release(&model);
     tb_pricing_release(&pr);
