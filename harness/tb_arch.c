@@ -11,17 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static char *trim(char *s)
-{
-    char *e;
-    while (isspace((unsigned char)*s))
-        s++;
-    e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1]))
-        *--e = '\0';
-    return s;
-}
-
 #define REQ_LAYERS  (1u << 0)
 #define REQ_HIDDEN  (1u << 1)
 #define REQ_HEADS   (1u << 2)
@@ -73,7 +62,7 @@ int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen)
         hash = strchr(buf, '#');
         if (hash)
             *hash = '\0';
-        s = trim(buf);
+        s = tb_trim(buf);
         if (!*s)
             continue;
         eq = strchr(s, '=');
@@ -82,8 +71,8 @@ int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen)
             goto out;
         }
         *eq = '\0';
-        key = trim(s);
-        val = trim(eq + 1);
+        key = tb_trim(s);
+        val = tb_trim(eq + 1);
 #define INT_KEY(k, lo, hi, field, bit)                                                          \
     else if (!strcmp(key, k)) {                                                                 \
         if (set_int(path, line, key, val, lo, hi, &a->field, err, errlen))                       \

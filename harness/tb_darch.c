@@ -14,17 +14,6 @@
 
 /* ---- loading ---- */
 
-static char *trim(char *s)
-{
-    char *e;
-    while (isspace((unsigned char)*s))
-        s++;
-    e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1]))
-        *--e = '\0';
-    return s;
-}
-
 enum key_type { K_INT, K_BOOL, K_DBL, K_LIST };
 
 struct key {
@@ -47,7 +36,7 @@ static int parse_list(const char *v, long lo, long hi, int *out, int max)
     snprintf(buf, sizeof buf, "%s", v);
     for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         long x;
-        if (n == max || tb_parse_long(trim(tok), lo, hi, &x) != 0)
+        if (n == max || tb_parse_long(tb_trim(tok), lo, hi, &x) != 0)
             return -1;
         out[n++] = (int)x;
     }
@@ -66,7 +55,7 @@ static int parse_encoder(const char *v, struct tb_dencoder *e)
     for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (n == 9)
             return -1;
-        f[n++] = trim(tok);
+        f[n++] = tb_trim(tok);
     }
     if (n < 8 || !*f[0] || strlen(f[0]) >= sizeof e->name)
         return -1;
@@ -151,7 +140,7 @@ int tb_darch_load(struct tb_darch *a, const char *path, char *err, size_t errlen
         hash = strchr(buf, '#');
         if (hash)
             *hash = '\0';
-        s = trim(buf);
+        s = tb_trim(buf);
         if (!*s)
             continue;
         eq = strchr(s, '=');
@@ -160,8 +149,8 @@ int tb_darch_load(struct tb_darch *a, const char *path, char *err, size_t errlen
             goto out;
         }
         *eq = '\0';
-        key = trim(s);
-        val = trim(eq + 1);
+        key = tb_trim(s);
+        val = tb_trim(eq + 1);
         if (!strcmp(key, "name")) {
             if (!*val || strlen(val) >= sizeof a->name || strpbrk(val, " \t,/\"")) {
                 tb_err(err, errlen, "%s: line %ld: field 'name': bad model name '%s'", path, line,

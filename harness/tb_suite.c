@@ -287,17 +287,6 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
     return 0;
 }
 
-static char *trim(char *s)
-{
-    char *e;
-    while (isspace((unsigned char)*s))
-        s++;
-    e = s + strlen(s);
-    while (e > s && isspace((unsigned char)e[-1]))
-        *--e = '\0';
-    return s;
-}
-
 int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_t errlen)
 {
     char path[PATH_MAX];
@@ -327,20 +316,20 @@ int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_
         hash = strchr(buf, '#');
         if (hash)
             *hash = '\0';
-        p = trim(buf);
+        p = tb_trim(buf);
         if (!*p)
             continue;
         snprintf(where, sizeof where, "%s: line %ld", path, line);
         word = strtok_r(p, " \t", &save);
         if (!strcmp(word, "suite")) {
-            char *v = trim(save ? save : (char *)"");
+            char *v = tb_trim(save ? save : (char *)"");
             if (!*v || strlen(v) >= sizeof s->name) {
                 tb_err(err, errlen, "%s: field 'suite': bad name '%s'", where, v);
                 goto out;
             }
             snprintf(s->name, sizeof s->name, "%s", v);
         } else if (!strcmp(word, "description")) {
-            snprintf(s->description, sizeof s->description, "%s", trim(save ? save : (char *)""));
+            snprintf(s->description, sizeof s->description, "%s", tb_trim(save ? save : (char *)""));
         } else if (!strcmp(word, "run")) {
             struct tb_run_spec r;
             tb_run_spec_init(&r);

@@ -38,6 +38,9 @@ int tb_parse_double(const char *s, double lo, double hi, double *out);
 /* "true"/"false"/"yes"/"no"/"1"/"0". */
 int tb_parse_bool(const char *s, bool *out);
 
+/* Strip leading and trailing white space in place; returns the first kept character. */
+char *tb_trim(char *s);
+
 /* malloc(n * size) with overflow check; NULL on overflow or failure. */
 void *tb_alloc_array(size_t n, size_t size);
 /* strdup that returns NULL on NULL. */

@@ -24,6 +24,7 @@
 #include "workloads/diffusion/diffusion.h"
 
 #include "tests/tap/basic.h"
+#include "tests/tap/float.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -93,48 +94,6 @@ static void io_release(struct io *io)
     free(io->guidance);
     free(io->out);
     free(io->ref);
-}
-
-/* Float results against double expectations: max abs error, the largest |expected|,
- * and NMSE = sum (got - exp)^2 / sum exp^2. */
-struct cmp {
-    double max_abs, max_ref, nmse;
-};
-
-static struct cmp compare(const float *got, const double *exp, size_t n)
-{
-    struct cmp c = {0, 0, 0};
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)got[i] - exp[i]);
-        c.max_abs = d > c.max_abs ? d : c.max_abs;
-        c.max_ref = fabs(exp[i]) > c.max_ref ? fabs(exp[i]) : c.max_ref;
-        num += d * d;
-        den += exp[i] * exp[i];
-    }
-    c.nmse = den > 0 ? num / den : INFINITY;
-    return c;
-}
-
-static struct cmp compare_f(const float *got, const float *exp, size_t n)
-{
-    double *e = malloc(sizeof *e * n);
-    struct cmp c;
-    if (!e)
-        bail("out of memory");
-    for (size_t i = 0; i < n; i++)
-        e[i] = exp[i];
-    c = compare(got, e, n);
-    free(e);
-    return c;
-}
-
-static bool all_finite(const float *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(p[i]))
-            return false;
-    return true;
 }
 
 static void init_or_bail(struct tb_diffusion *m, const struct tb_darch *a, int maxB, int h, int w,
@@ -249,18 +208,18 @@ static void check_reference(struct tb_diffusion *m, struct io *io, const char *w
 {
     const struct tb_darch *a = m->arch;
     char err[512];
-    struct cmp c;
+    struct tap_cmp c;
 
     forward_or_bail(m, io->x, io->t, io->ctx, io->pooled, io->guidance, B, io->out);
     if (tb_diffusion_reference_forward(m, io->x, io->t, io->ctx, io->pooled, io->guidance, B,
                                        io->ref, err, sizeof err) != 0)
         bail("%s: reference: %s", a->name, err);
-    c = compare(io->out, io->ref, B * io->img);
+    c = tap_compare(io->out, io->ref, B * io->img);
     OK(c.max_ref > 0 && c.max_abs <= 1e-4 * c.max_ref && c.nmse <= 1e-8,
        "%s, %s weights: forward matches the reference for B=%d (max abs err %.2g = %.2g of "
        "max |ref| %.3g, NMSE %.2g)",
        a->name, what, B, c.max_abs, c.max_abs / c.max_ref, c.max_ref, c.nmse);
-    OK(all_finite(io->out, B * io->img), "%s, %s weights: output finite", a->name, what);
+    OK(tap_all_finite(io->out, B * io->img), "%s, %s weights: output finite", a->name, what);
 }
 
 /* ---- 3. batching, inputs that must matter, determinism (boosted weights) ---- */
@@ -271,7 +230,7 @@ static void check_behaviour(struct tb_diffusion *m, struct io *io)
     size_t n = B * io->img;
     float *base = malloc(sizeof *base * n), *alt = malloc(sizeof *alt * n);
     float *x2 = malloc(sizeof *x2 * io->nctx * B), t2[B], g0[B] = {0, 0};
-    struct cmp c, c1;
+    struct tap_cmp c, c1;
     double worst = 0, tol;
 
     if (!base || !alt || !x2)
@@ -285,7 +244,7 @@ static void check_behaviour(struct tb_diffusion *m, struct io *io)
     for (int b = 0; b < B; b++) {
         forward_or_bail(m, io->x + b * io->img, io->t + b, io->ctx + b * io->nctx,
                         io->pooled + b * io->npool, io->guidance + b, 1, alt);
-        c = compare_f(alt, base + b * io->img, io->img);
+        c = tap_compare_f(alt, base + b * io->img, io->img);
         worst = c.max_abs / c.max_ref > worst ? c.max_abs / c.max_ref : worst;
     }
     OK(worst <= 1e-5,
@@ -293,15 +252,15 @@ static void check_behaviour(struct tb_diffusion *m, struct io *io)
        "max |out|)",
        a->name, B, worst);
 
-    c = compare_f(base, base, n); /* max |out| */
+    c = tap_compare_f(base, base, n); /* max |out| */
     tol = 1e-3 * c.max_ref;
 
     /* timestep */
     t2[0] = io->t[0] + 0.1f;
     t2[1] = io->t[1];
     forward_or_bail(m, io->x, t2, io->ctx, io->pooled, io->guidance, B, alt);
-    c = compare_f(alt, base, io->img);
-    c1 = compare_f(alt + io->img, base + io->img, io->img);
+    c = tap_compare_f(alt, base, io->img);
+    c1 = tap_compare_f(alt + io->img, base + io->img, io->img);
     OK(c.max_abs > tol && c1.max_abs <= 1e-6 * c1.max_ref,
        "%s: changing t of image 0 changes its output (by %.3g of %.3g) and not image 1's", a->name,
        c.max_abs, c.max_ref);
@@ -312,8 +271,8 @@ static void check_behaviour(struct tb_diffusion *m, struct io *io)
     for (int i = 0; i < a->context_dim; i++)
         x2[(size_t)(a->text_tokens - 1) * a->context_dim + i] += 1.0f;
     forward_or_bail(m, io->x, io->t, x2, io->pooled, io->guidance, B, alt);
-    c = compare_f(alt, base, io->img);
-    c1 = compare_f(alt + io->img, base + io->img, io->img);
+    c = tap_compare_f(alt, base, io->img);
+    c1 = tap_compare_f(alt + io->img, base + io->img, io->img);
     OK(c.max_abs > tol && c1.max_abs <= 1e-6 * c1.max_ref,
        "%s: changing one context token of image 0 changes its output (by %.3g) and not "
        "image 1's",
@@ -323,7 +282,7 @@ static void check_behaviour(struct tb_diffusion *m, struct io *io)
     memcpy(x2, io->pooled, sizeof *x2 * io->npool * B);
     x2[0] += 1.0f;
     forward_or_bail(m, io->x, io->t, io->ctx, x2, io->guidance, B, alt);
-    c = compare_f(alt, base, io->img);
+    c = tap_compare_f(alt, base, io->img);
     OK(c.max_abs > tol, "%s: changing the pooled vector changes the output (by %.3g)", a->name,
        c.max_abs);
 
@@ -332,7 +291,7 @@ static void check_behaviour(struct tb_diffusion *m, struct io *io)
         t2[0] = io->guidance[0] + 1.0f;
         t2[1] = io->guidance[1];
         forward_or_bail(m, io->x, io->t, io->ctx, io->pooled, t2, B, alt);
-        c = compare_f(alt, base, io->img);
+        c = tap_compare_f(alt, base, io->img);
         OK(c.max_abs > tol, "%s: changing the guidance changes the output (by %.3g)", a->name,
            c.max_abs);
         forward_or_bail(m, io->x, io->t, io->ctx, io->pooled, NULL, B, alt);
@@ -361,7 +320,7 @@ static void check_sample(const struct tb_darch *a)
     float gs = a->cfg ? 4.5f : 3.5f;
     int nimg = a->cfg ? 1 : B; /* CFG needs a batch of 2 per image */
     char err[512];
-    struct cmp c;
+    struct tap_cmp c;
 
     if (!lat || !noise || !again)
         bail("out of memory");
@@ -369,9 +328,9 @@ static void check_sample(const struct tb_darch *a)
     if (!OK(tb_diffusion_sample(&m, nimg, STEPS, gs, 77, lat, err, sizeof err) == 0,
             "%s: sample %d image(s) in %d steps", a->name, nimg, STEPS))
         bail("%s: sample: %s", a->name, err);
-    OK(all_finite(lat, nimg * img), "%s: sampled latents finite", a->name);
+    OK(tap_all_finite(lat, nimg * img), "%s: sampled latents finite", a->name);
     sampler_noise(noise, nimg * img, 77);
-    c = compare_f(lat, noise, nimg * img);
+    c = tap_compare_f(lat, noise, nimg * img);
     OK(c.max_abs > 1e-3 * c.max_ref,
        "%s: the latents moved away from the initial noise (by %.3g of %.3g)", a->name, c.max_abs,
        c.max_ref);

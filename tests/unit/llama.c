@@ -14,6 +14,7 @@
 #include "workloads/llama/llama.h"
 
 #include "tests/tap/basic.h"
+#include "tests/tap/float.h"
 
 #include <limits.h>
 #include <math.h>
@@ -38,28 +39,7 @@ static void rand_tokens(int *t, int n, int V)
         t[i] = rand_below(V);
 }
 
-/* Float results against double expectations: max abs error, its size relative to the
- * largest |expected|, and NMSE = sum (got - exp)^2 / sum exp^2. */
-struct cmp {
-    double max_abs, max_ref, nmse;
-};
-
-static struct cmp compare(const float *got, const double *exp, size_t n)
-{
-    struct cmp c = {0, 0, 0};
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)got[i] - exp[i]);
-        c.max_abs = d > c.max_abs ? d : c.max_abs;
-        c.max_ref = fabs(exp[i]) > c.max_ref ? fabs(exp[i]) : c.max_ref;
-        num += d * d;
-        den += exp[i] * exp[i];
-    }
-    c.nmse = den > 0 ? num / den : INFINITY;
-    return c;
-}
-
-static bool cmp_ok(struct cmp c, double rel, double nmse)
+static bool cmp_ok(struct tap_cmp c, double rel, double nmse)
 {
     return c.max_ref > 0 && c.max_abs <= rel * c.max_ref && c.nmse <= nmse;
 }
@@ -104,7 +84,7 @@ static void check_logits(const struct tb_arch *a, const char *what)
     double *ref = malloc(sizeof *ref * B * T * V), *last = malloc(sizeof *last * B * V);
     float loss;
     char err[512];
-    struct cmp c;
+    struct tap_cmp c;
 
     rand_tokens(tok, B * T, V);
     rand_tokens(tgt, B * T, V);
@@ -114,7 +94,7 @@ static void check_logits(const struct tb_arch *a, const char *what)
 
     OK(tb_llama_forward_loss(&m, tok, tgt, B, T, &loss, err, sizeof err) == 0, "%s: forward_loss",
        what);
-    c = compare(m.logits, ref, (size_t)B * T * V);
+    c = tap_compare(m.logits, ref, (size_t)B * T * V);
     OK(cmp_ok(c, 1e-5, 1e-10),
        "%s: all-position logits match the reference (max abs err %.2g, "
        "max |logit| %.2g, NMSE %.2g)",
@@ -123,7 +103,7 @@ static void check_logits(const struct tb_arch *a, const char *what)
     for (int b = 0; b < B; b++)
         memcpy(last + (size_t)b * V, ref + ((size_t)b * T + T - 1) * V, sizeof *last * V);
     OK(tb_llama_prefill(&m, tok, B, T, err, sizeof err) == 0, "%s: prefill", what);
-    c = compare(m.logits, last, (size_t)B * V);
+    c = tap_compare(m.logits, last, (size_t)B * V);
     OK(cmp_ok(c, 1e-5, 1e-10),
        "%s: prefill last-position logits match the reference (max abs "
        "err %.2g, NMSE %.2g)",
@@ -141,7 +121,7 @@ static void check_rope_scaling_matters(const struct tb_arch *plain, const struct
     struct tb_llama m1, m2;
     int tok[T];
     char err[512];
-    struct cmp c;
+    struct tap_cmp c;
     double *ref = malloc(sizeof *ref * plain->vocab);
 
     rand_tokens(tok, T, plain->vocab);
@@ -152,7 +132,7 @@ static void check_rope_scaling_matters(const struct tb_arch *plain, const struct
         bail("prefill: %s", err);
     for (int v = 0; v < plain->vocab; v++)
         ref[v] = m1.logits[v];
-    c = compare(m2.logits, ref, (size_t)plain->vocab);
+    c = tap_compare(m2.logits, ref, (size_t)plain->vocab);
     OK(c.max_abs > 1e-3 * c.max_ref, "rope scaling changes the logits (by %.3g of %.3g)", c.max_abs,
        c.max_ref);
     tb_llama_release(&m1);
@@ -289,7 +269,7 @@ static void check_decode(const struct tb_arch *a)
             bail("decode step %d: %s", k, err);
         for (int i = 0; i < B * V; i++)
             want[i] = full.logits[i];
-        struct cmp c = compare(inc.logits, want, (size_t)B * V);
+        struct tap_cmp c = tap_compare(inc.logits, want, (size_t)B * V);
         double e = c.max_abs / c.max_ref;
         worst = e > worst ? e : worst;
         all = all && c.max_ref > 0 && e <= 1e-4;
@@ -305,7 +285,7 @@ static void check_decode(const struct tb_arch *a)
         bail("reference: %s", err);
     for (int b = 0; b < B; b++)
         memcpy(want + (size_t)b * V, ref + ((size_t)b * S + S - 1) * V, sizeof *want * V);
-    struct cmp c = compare(inc.logits, want, (size_t)B * V);
+    struct tap_cmp c = tap_compare(inc.logits, want, (size_t)B * V);
     OK(cmp_ok(c, 1e-5, 1e-10), "last decode step matches the reference (max abs err %.2g)",
        c.max_abs);
 

@@ -18,6 +18,7 @@
 #include "workloads/diffusion/diffusion.h"
 
 #include "tests/tap/basic.h"
+#include "tests/tap/float.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -42,48 +43,6 @@ static void rand_normal(float *p, size_t n, float sd)
 {
     for (size_t i = 0; i < n; i++)
         p[i] = (float)(sd * sqrt(-2.0 * log(rand_unit())) * cos(6.283185307179586 * rand_unit()));
-}
-
-/* Float results against double expectations: max abs error, the largest |expected|, and
- * NMSE = sum (got - exp)^2 / sum exp^2. */
-struct cmp {
-    double max_abs, max_ref, nmse;
-};
-
-static struct cmp compare(const float *got, const double *exp, size_t n)
-{
-    struct cmp c = {0, 0, 0};
-    double num = 0, den = 0;
-    for (size_t i = 0; i < n; i++) {
-        double d = fabs((double)got[i] - exp[i]);
-        c.max_abs = d > c.max_abs ? d : c.max_abs;
-        c.max_ref = fabs(exp[i]) > c.max_ref ? fabs(exp[i]) : c.max_ref;
-        num += d * d;
-        den += exp[i] * exp[i];
-    }
-    c.nmse = den > 0 ? num / den : INFINITY;
-    return c;
-}
-
-static struct cmp compare_f(const float *got, const float *exp, size_t n)
-{
-    double *e = malloc(n * sizeof *e);
-    struct cmp c;
-    if (!e)
-        bail("out of memory");
-    for (size_t i = 0; i < n; i++)
-        e[i] = exp[i];
-    c = compare(got, e, n);
-    free(e);
-    return c;
-}
-
-static bool all_finite(const float *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(p[i]))
-            return false;
-    return true;
 }
 
 static void init_or_bail(struct tb_diffusion *m, const struct tb_darch *a, int maxB, int h, int w,
@@ -147,7 +106,7 @@ static void check_reference(struct tb_diffusion *m, const char *what)
     float *out = malloc(2 * in.img * sizeof *out);
     double *ref = malloc(2 * in.img * sizeof *ref);
     char err[512];
-    struct cmp c;
+    struct tap_cmp c;
 
     if (!out || !ref)
         bail("out of memory");
@@ -156,12 +115,12 @@ static void check_reference(struct tb_diffusion *m, const char *what)
     if (tb_diffusion_reference_forward(m, in.x, in.t, in.ctx, in.pooled, NULL, 2, ref, err,
                                        sizeof err) != 0)
         bail("%s: reference: %s", what, err);
-    c = compare(out, ref, 2 * in.img);
+    c = tap_compare(out, ref, 2 * in.img);
     OK(c.max_ref > 0 && c.max_abs <= 1e-4 * c.max_ref && c.nmse <= 1e-8,
        "%s: forward matches the double reference (max abs err %.2g, max |ref| %.2g, "
        "NMSE %.2g)",
        what, c.max_abs, c.max_ref, c.nmse);
-    OK(all_finite(out, 2 * in.img), "%s: output finite", what);
+    OK(tap_all_finite(out, 2 * in.img), "%s: output finite", what);
     inputs_free(&in);
     free(out);
     free(ref);
@@ -177,7 +136,7 @@ static void check_batch_and_conditioning(struct tb_diffusion *m)
     float *both = malloc(2 * img * sizeof *both), *alone = malloc(img * sizeof *alone);
     float *alt = malloc(2 * img * sizeof *alt);
     double worst = 0;
-    struct cmp c;
+    struct tap_cmp c;
 
     if (!both || !alone || !alt)
         bail("out of memory");
@@ -190,7 +149,7 @@ static void check_batch_and_conditioning(struct tb_diffusion *m)
         one.ctx = in.ctx + b * in.nctx;
         one.pooled = in.pooled + b * in.npool;
         forward_or_bail(m, &one, alone);
-        c = compare_f(alone, both + b * img, img);
+        c = tap_compare_f(alone, both + b * img, img);
         worst = fmax(worst, c.max_abs / c.max_ref);
     }
     OK(worst <= 1e-5, "each image alone gives its output in the batch (worst %.2g of max)", worst);
@@ -199,17 +158,17 @@ static void check_batch_and_conditioning(struct tb_diffusion *m)
     in.t[0] += 0.1f;
     forward_or_bail(m, &in, alt);
     in.t[0] -= 0.1f;
-    c = compare_f(alt, both, img);
+    c = tap_compare_f(alt, both, img);
     OK(c.max_abs > 1e-4 * c.max_ref, "t 0.2 -> 0.3 changes image 0 (by %.3g of %.3g)", c.max_abs,
        c.max_ref);
-    c = compare_f(alt + img, both + img, img);
+    c = tap_compare_f(alt + img, both + img, img);
     OK(c.max_abs == 0, "and leaves image 1 alone (by %.3g)", c.max_abs);
 
     /* the text context (cross-attention) */
     for (size_t i = 0; i < in.nctx; i++)
         in.ctx[i] = -in.ctx[i];
     forward_or_bail(m, &in, alt);
-    c = compare_f(alt, both, img);
+    c = tap_compare_f(alt, both, img);
     OK(c.max_abs > 1e-3 * c.max_ref, "a different context changes the output (by %.3g of %.3g)",
        c.max_abs, c.max_ref);
     for (size_t i = 0; i < in.nctx; i++)
@@ -219,7 +178,7 @@ static void check_batch_and_conditioning(struct tb_diffusion *m)
     for (size_t i = 0; i < in.npool; i++)
         in.pooled[i] += 1.0f;
     forward_or_bail(m, &in, alt);
-    c = compare_f(alt, both, img);
+    c = tap_compare_f(alt, both, img);
     OK(c.max_abs > 1e-5 * c.max_ref,
        "a different pooled vector changes the output (by %.3g of %.3g)", c.max_abs, c.max_ref);
 
@@ -261,7 +220,7 @@ static void check_sample(const struct tb_darch *a)
     init_or_bail(&m, a, 2, LAT_H, LAT_W, 3);
     OK(tb_diffusion_sample(&m, 1, 3, 5.0f, 42, lat, err, sizeof err) == 0,
        "sample: 3 steps with classifier-free guidance");
-    OK(all_finite(lat, img), "sample: latents finite");
+    OK(tap_all_finite(lat, img), "sample: latents finite");
     sampler_noise(noise, img, 42);
     for (size_t i = 0; i < img; i++) {
         dd += ((double)lat[i] - noise[i]) * ((double)lat[i] - noise[i]);
