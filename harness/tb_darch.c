@@ -612,6 +612,11 @@ double tb_dflops_denoiser_conv(const struct tb_darch *a, double B, int resolutio
     return u.conv;
 }
 
+double tb_dbytes_denoiser(const struct tb_darch *a, double wbytes)
+{
+    return tb_darch_params_denoiser(a) * wbytes;
+}
+
 double tb_dpasses(const struct tb_darch *a, int steps)
 {
     return (double)steps * (a->cfg ? 2.0 : 1.0);

@@ -142,6 +142,8 @@ double tb_dflops_denoiser(const struct tb_darch *a, double B, int resolution);
 double tb_dflops_denoiser_attention(const struct tb_darch *a, double B, int resolution);
 /* The part of it that is convolutions (the UNet's; 0 for the DiTs). */
 double tb_dflops_denoiser_conv(const struct tb_darch *a, double B, int resolution);
+/* Bytes one denoiser pass must read at least: every weight once, wbytes each. */
+double tb_dbytes_denoiser(const struct tb_darch *a, double wbytes);
 /* Denoiser passes per image: steps x (2 with CFG, else 1). */
 double tb_dpasses(const struct tb_darch *a, int steps);
 /* The text encoders (once per prompt) and the VAE decode (once per image). */

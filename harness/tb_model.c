@@ -687,7 +687,7 @@ static int predict_train(const struct tb_model *m, const struct tb_scenario *sc,
  * shape's efficiency, attention in 16-bit, the weights read once per pass at least,
  * a fixed cost per block. Returns seconds; *bound says what dominates the passes. */
 static double denoise_time(const struct dev *d, const struct tb_darch *a, double b, int res,
-                           int steps, bool split, const char **bound)
+                           int steps, bool split, long g, const char **bound)
 {
     const double h = (double)res / a->vae_scale;
     const double tokens = a->kind == TB_DARCH_UNET ? h * h : (h / a->patch) * (h / a->patch);
@@ -708,8 +708,16 @@ static double denoise_time(const struct dev *d, const struct tb_darch *a, double
                               : (double)a->dit_depth + a->single_depth;
     double tcomp = share * (gemm / (d->peak * eff) + convf / (d->peak * eff * d->e->conv_eff) +
                             attn / (d->bf16_peak * eff16));
-    double tmem = tb_darch_params_denoiser(a) * d->wbytes / (d->hbm_bw * d->e->mem_eff);
-    double tpass = fmax(tcomp, tmem) + blocks * d->e->layer_s;
+    double tmem = tb_dbytes_denoiser(a, d->wbytes) / (d->hbm_bw * d->e->mem_eff);
+    /* tensor parallel over g devices: each does 1/g of the work and reads 1/g of the
+     * weights; two all-reduces per block of the activations */
+    double width = a->kind == TB_DARCH_UNET ? a->ch[a->nlevels - 1] : a->hidden;
+    double tokens_act = a->kind == TB_DARCH_UNET ? tokens / 16.0 : tokens + a->text_tokens;
+    double tcomm = g > 1 ? blocks * 2.0 * allreduce_s(d, cfgb * tokens_act * width * 2.0, g, g) : 0;
+    double tpass;
+    tcomp /= (double)g;
+    tmem /= (double)g;
+    tpass = fmax(tcomp, tmem) + tcomm + blocks * d->e->layer_s;
     /* encoders and VAE: large products at the 16-bit rate */
     double tenc = tb_dflops_encoders(a, b) / (d->bf16_peak * d->e->gemm_eff);
     double tvae = tb_dflops_vae_decode(a, b, res) / (d->bf16_peak * d->e->gemm_eff * d->e->conv_eff);
@@ -720,7 +728,8 @@ static double denoise_time(const struct dev *d, const struct tb_darch *a, double
 /* Bytes per device for a batch of b images: the denoiser's weights (plus the text
  * encoders and VAE, resident as serving stacks keep them), activations of the largest
  * level, the attention scores of one head. */
-static double denoise_mem(const struct dev *d, const struct tb_darch *a, double b, int res)
+static double denoise_mem(const struct dev *d, const struct tb_darch *a, double b, int res,
+                          long g)
 {
     const double h = (double)res / a->vae_scale;
     const double cfgb = a->cfg ? 2.0 * b : b;
@@ -730,7 +739,8 @@ static double denoise_mem(const struct dev *d, const struct tb_darch *a, double 
     double width = a->kind == TB_DARCH_UNET ? a->ch[0] * 8.0 : a->hidden * 6.0;
     double tokens = a->kind == TB_DARCH_UNET ? h * h : (h / a->patch) * (h / a->patch);
     double act = cfgb * tokens * width * 2.0 + b * (8.0 * h) * (8.0 * h) * a->vae_ch[a->vae_levels - 1] * 4.0;
-    return weights + act;
+    /* tensor parallel over g devices shards the weights and the activations */
+    return (weights + act) / (double)g;
 }
 
 static int predict_denoise(const struct tb_model *m, const struct tb_scenario *sc,
@@ -740,55 +750,69 @@ static int predict_denoise(const struct tb_model *m, const struct tb_scenario *s
     const int steps = sc->steps > 0 ? (int)sc->steps : a->default_steps;
     const int res = sc->resolution > 0 ? (int)sc->resolution : a->resolution;
     const long chips = p->chips;
+    const double imgs = (double)(sc->batch > 0 ? sc->batch : 1);
     struct dev d;
-    long k = 1, devs;
+    long k = 1, devs, g, groups;
     double cap, b = 1, t = 0;
+    bool split = false;
     const char *bound = "compute";
 
-    (void)m;
     if (res % (a->vae_scale * (a->kind == TB_DARCH_UNET ? 1 << (a->nlevels - 1) : a->patch)))
         return tb_err(err, errlen, "resolution %d does not divide into %s's latent grid", res,
                       a->name);
-    if (sc->tp > 1 || sc->pp > 1)
-        return tb_err(err, errlen, "tensor or pipeline parallel diffusion is not modeled");
-    if (sc->dp > 0) {
-        if (sc->dp % chips)
-            return tb_err(err, errlen, "dp=%ld does not divide over %ld chips", sc->dp, chips);
-        k = sc->dp / chips;
-    } else {
-        /* a denoiser compiled for Neuron runs on one NeuronCore (logical core): 2 per
-         * Trainium1/Inferentia2 chip, 4 per Trainium2/3 at LNC=2, images spread over them */
-        const struct tb_chip *c = tb_pricing_chip(m->pricing, sc->inst->chip);
-        const struct tb_model_eff *e = tb_model_eff_of(m, sc->inst->chip);
-        if (c && e && !strncmp(e->family, "neuron", 6))
-            k = c->cores >= 8 ? 4 : 2;
+    if (sc->pp > 1)
+        return tb_err(err, errlen, "pipeline-parallel diffusion is not modeled (pp=%ld)", sc->pp);
+    /* devices: chips, or NeuronCores when dp (or tp x dp) counts more than the chips;
+     * without either, a chip is one device (a Neuron chip's cores as one group, as a
+     * GPU) */
+    if (sc->dp > 0 || sc->tp > 0) {
+        long n = (sc->dp > 0 ? sc->dp : 1) * (sc->tp > 0 ? sc->tp : 1);
+        if (n > chips) {
+            if (n % chips)
+                return tb_err(err, errlen, "tp x dp = %ld does not divide over %ld chips", n,
+                              chips);
+            k = n / chips;
+        }
     }
     if (k != 1 && k != 2 && k != 4 && k != 8)
-        return tb_err(err, errlen, "dp over %ld chips gives %ld devices per chip", chips, k);
+        return tb_err(err, errlen, "tp x dp over %ld chips gives %ld devices per chip", chips, k);
     if (dev_init(&d, m, sc, k, err, errlen) != 0)
         return -1;
     devs = chips * k;
     cap = d.hbm * d.e->hbm_usable;
+    /* tensor parallel groups of g devices: as given, else the fewest that hold the
+     * model (powers of two within an instance) */
+    if (sc->tp > 0) {
+        g = sc->tp;
+    } else {
+        for (g = 1; g < d.per_node && g < devs && denoise_mem(&d, a, 1, res, g) > cap; g *= 2)
+            ;
+    }
+    if (devs % g)
+        return tb_err(err, errlen, "tp=%ld does not divide the %ld devices", g, devs);
+    groups = devs / g;
     p->steps = steps;
     p->resolution = res;
     p->devices = devs;
     p->devices_per_chip = k;
-    p->tp = p->pp = 1;
-    p->dp = devs;
+    p->tp = g;
+    p->pp = 1;
+    p->dp = groups;
     p->hbm_per_device_gib = d.hbm / 1073741824.0;
-    if (denoise_mem(&d, a, 1, res) > cap) {
+    if (denoise_mem(&d, a, 1, res, g) > cap) {
         p->fits = false;
         snprintf(p->why, sizeof p->why,
-                 "does not fit: %s needs %.1f GiB per device for one image, %.1f GiB usable",
-                 a->name, denoise_mem(&d, a, 1, res) / 1073741824.0, cap / 1073741824.0);
+                 "does not fit: %s needs %.1f GiB per device for one image at tp=%ld, %.1f GiB "
+                 "usable",
+                 a->name, denoise_mem(&d, a, 1, res, g) / 1073741824.0, g, cap / 1073741824.0);
         return 0;
     }
     if (sc->batch_max) {
-        /* the throughput-maximising images per device within memory, up to 16 */
+        /* the throughput-maximising images per group within memory, up to 16 */
         double best = 0;
-        for (double bb = 1; bb <= 16 && denoise_mem(&d, a, bb, res) <= cap; bb *= 2) {
+        for (double bb = 1; bb <= 16 && denoise_mem(&d, a, bb, res, g) <= cap; bb *= 2) {
             const char *bd;
-            double tt = denoise_time(&d, a, bb, res, steps, false, &bd);
+            double tt = denoise_time(&d, a, bb, res, steps, false, g, &bd);
             if (bb / tt > best * 1.02) {
                 best = bb / tt;
                 b = bb;
@@ -796,50 +820,39 @@ static int predict_denoise(const struct tb_model *m, const struct tb_scenario *s
                 bound = bd;
             }
         }
+        p->images_per_s = b * (double)groups / t;
     } else {
-        double imgs = (double)(sc->batch > 0 ? sc->batch : 1);
-        /* two devices per image with CFG: the halves split over them */
-        bool split = a->cfg && devs >= 2 * imgs;
-        b = ceil(imgs / (double)devs);
-        if (denoise_mem(&d, a, b, res) > cap) {
+        /* with CFG and two groups per image, the halves run side by side */
+        split = a->cfg && (double)groups >= 2 * imgs;
+        b = ceil(imgs / (double)groups);
+        if (denoise_mem(&d, a, b, res, g) > cap) {
             p->fits = false;
             snprintf(p->why, sizeof p->why,
-                     "does not fit: %.0f images per device need %.1f GiB, %.1f usable", b,
-                     denoise_mem(&d, a, b, res) / 1073741824.0, cap / 1073741824.0);
+                     "does not fit: %.0f images per device group need %.1f GiB per device, %.1f "
+                     "usable",
+                     b, denoise_mem(&d, a, b, res, g) / 1073741824.0, cap / 1073741824.0);
             return 0;
         }
-        t = denoise_time(&d, a, b, res, steps, split, &bound);
-        if (split) {
-            /* devs / 2 images in parallel, each over two devices */
-            b = imgs;
-            p->fits = true;
-            p->batch = (long)imgs;
-            p->mem_per_device_gib = denoise_mem(&d, a, 1, res) / 1073741824.0;
-            p->s_per_image = t;
-            p->images_per_s = imgs / t;
-            p->images_per_s_per_chip = p->images_per_s / (double)chips;
-            p->bound = bound;
-            snprintf(p->assumptions, sizeof p->assumptions,
-                     "%d steps with classifier-free guidance, the two halves on two devices side "
-                     "by side, at %dx%d, %.0f image%s over %ld devices (%ld per chip); gemm_eff "
-                     "%.2f, attention 16-bit, encoders and VAE decode included",
-                     steps, res, res, imgs, imgs == 1 ? "" : "s", devs, k, d.gemm_eff);
-            return 0;
-        }
+        t = denoise_time(&d, a, split ? 1 : b, res, steps, split, g, &bound);
+        p->images_per_s = imgs / t;
     }
     p->fits = true;
-    p->batch = (long)(b * devs);
-    p->mem_per_device_gib = denoise_mem(&d, a, b, res) / 1073741824.0;
+    p->batch = sc->batch_max ? (long)(b * groups) : (long)imgs;
+    p->mem_per_device_gib = denoise_mem(&d, a, split ? 1 : b, res, g) / 1073741824.0;
     p->s_per_image = t;
-    p->images_per_s = fmin(b * (double)devs, sc->batch_max ? 1e300 : (double)(sc->batch > 0 ? sc->batch : 1)) / t;
     p->images_per_s_per_chip = p->images_per_s / (double)chips;
     p->bound = bound;
     snprintf(p->assumptions, sizeof p->assumptions,
-             "%d steps%s at %dx%d, %.0f image%s per device on %ld devices (%ld per chip), data "
-             "parallel; gemm_eff %.2f (half at %.0f rows), attention 16-bit, encoders and VAE "
-             "decode included",
-             steps, a->cfg ? " with classifier-free guidance (both halves batched)" : "", res, res, b,
-             b == 1 ? "" : "s", devs, k, d.gemm_eff, d.e->gemm_m_half);
+             "%d steps%s at %dx%d; %.0f image%s per group of %ld device%s (tensor parallel), %ld "
+             "group%s over %ld devices (%ld per chip); gemm_eff %.2f (half at %.0f rows), "
+             "conv_eff %.2f, attention 16-bit; text encoders and VAE decode included",
+             steps,
+             !a->cfg ? ""
+             : split ? " with classifier-free guidance, the two halves on two groups side by side"
+                     : " with classifier-free guidance (both halves batched)",
+             res, res, split ? 1.0 : b, (split ? 1.0 : b) == 1 ? "" : "s", g, g == 1 ? "" : "s",
+             groups, groups == 1 ? "" : "s", devs, k, d.gemm_eff, d.e->gemm_m_half,
+             d.e->conv_eff);
     return 0;
 }
 
