@@ -447,11 +447,51 @@ static int predict_inference(const struct tb_model *m, const struct tb_scenario 
                : sc->phase == TB_MPHASE_DECODE ? sp.bound_decode
                                                : sp.bound;
     snprintf(p->assumptions, sizeof p->assumptions,
-             "%s; tp=%ld dp=%ld over %ld devices (%ld per chip); batch %ld%s; gemm_eff %.2f "
+             "%s; tp=%ld dp=%ld over %ld devices (%ld per chip); batch %ld%s%s; gemm_eff %.2f "
              "(half at %.0f rows), mem_eff %.2f, layer %.0f us; weights %.0f B, KV %.0f B",
              sc->batch_max ? "continuous batching" : "static batch", tp, dp, p->devices, k,
-             p->batch, sc->batch_max ? " (throughput-maximising)" : "", d.gemm_eff,
+             p->batch, dp > 1 ? " per replica" : "",
+             sc->batch_max ? " (throughput-maximising)" : "", d.gemm_eff,
              d.e->gemm_m_half, d.e->mem_eff, d.e->layer_s * 1e6, d.wbytes, d.kvbytes);
+    return 0;
+}
+
+/* Serving at the throughput-maximising load with no layout given: replicas (dp) of
+ * tensor-parallel groups (tp = chips / dp), every power-of-two split, the most output
+ * tokens per second wins (fewer replicas on a tie: lower latency). */
+static int predict_serving_layout(const struct tb_model *m, const struct tb_scenario *sc,
+                                  struct tb_prediction *p, char *err, size_t errlen)
+{
+    struct tb_scenario s = *sc;
+    const struct tb_prediction init = *p; /* as tb_model_predict set it up */
+    struct tb_prediction q;
+    bool have = false;
+    long layouts = 0;
+
+    for (long dp = 1; dp <= p->chips; dp *= 2) {
+        if (p->chips % dp)
+            break;
+        s.dp = dp;
+        s.tp = p->chips / dp;
+        s.chips = p->chips;
+        s.instances = p->instances;
+        q = init;
+        if (predict_inference(m, &s, &q, err, errlen) != 0)
+            continue; /* e.g. a tp that does not divide the heads */
+        layouts++;
+        if (q.fits && (!have || q.output_tokens_per_s > p->output_tokens_per_s * 1.001)) {
+            *p = q;
+            have = true;
+        } else if (!have && !p->why[0]) {
+            snprintf(p->why, sizeof p->why, "%s", q.why);
+        }
+    }
+    p->layouts_evaluated = layouts;
+    if (!have) {
+        p->fits = false;
+        if (!p->why[0])
+            return tb_err(err, errlen, "no serving layout of %ld chips is possible", p->chips);
+    }
     return 0;
 }
 
@@ -889,6 +929,8 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
         return predict_train(m, sc, p, err, errlen);
     if (sc->phase == TB_MPHASE_DENOISE)
         return predict_denoise(m, sc, p, err, errlen);
+    if (sc->batch_max && sc->tp <= 0 && sc->dp <= 0)
+        return predict_serving_layout(m, sc, p, err, errlen);
     return predict_inference(m, sc, p, err, errlen);
 }
 
