@@ -16,6 +16,7 @@ static const struct command COMMANDS[] = {
     {"run", tb_cmd_run, "run a suite or one workload on this machine into results.csv"},
     {"predict", tb_cmd_predict, "predict scenarios (any workload on any target) with the model"},
     {"validate", tb_cmd_validate, "the model's error against published measurements"},
+    {"assess", tb_cmd_assess, "migration assessment: fleet, monthly cost, saving, break-even"},
     {"report", tb_cmd_report, "price results and write report.md, report.html and charts"},
     {"detect", tb_cmd_detect, "what this machine is: CPU, memory, EC2 type, GPUs, Neuron"},
     {"perf", tb_cmd_perf, "the CPU engine's FLOP/s and bandwidth against sgemm and STREAM"},

@@ -1,0 +1,145 @@
+/*
+ * harness/cmd_assess.c: `trnbench assess FILE --out DIR`, the migration assessment
+ * (tb_assess.h) written as DIR/assessment.csv, assessment.md and assessment.html. The
+ * whole file is checked first; on an input error (exit 2) nothing is written. Each
+ * output is written atomically.
+ */
+#include "cli.h"
+#include "tb_assess.h"
+#include "tb_model.h"
+#include "tb_pricing.h"
+#include "tb_util.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fputs("usage: trnbench assess FILE.csv --out DIR [--min-monthly-usd X] [--claim-low F]\n"
+          "                       [--claim-high F] [--price-swing F] [--pricing DIR]\n"
+          "\n"
+          "Assess moving each workload of FILE (a CSV: name, model, phase, load, latency\n"
+          "targets, current instance and purchase model, engineering cost; format in\n"
+          "reports/examples/README.md) to every catalogued instance type with a price: the\n"
+          "fleet that carries the load within the targets (performance model), its monthly\n"
+          "cost, the saving against the current fleet, break-even on the engineering cost,\n"
+          "the saving's sensitivity to prices and to the model's validation error, and the\n"
+          "risks to check. Writes DIR/assessment.csv, assessment.md and assessment.html.\n"
+          "\n"
+          "  --min-monthly-usd X  under this spend a migration rarely pays (default 10000)\n"
+          "  --claim-low F        savings usually claimed, low end (default 0.30)\n"
+          "  --claim-high F       and high end (default 0.50)\n"
+          "  --price-swing F      price sensitivity (default 0.20)\n"
+          "  --pricing DIR        chips, instances, prices and efficiency tables\n"
+          "Exit status: 0 ok, 1 the outputs could not be written, 2 usage or input error.\n",
+          f);
+}
+
+/* Render with fn into memory and replace DIR/name atomically. */
+static int emit(const char *dir, const char *name, const struct tb_assessment *as,
+                const struct tb_assess_opts *o, int kind, char *err, size_t errlen)
+{
+    char path[PATH_MAX], *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    int rc;
+    if (!m)
+        return tb_err(err, errlen, "out of memory");
+    rc = kind == 0 ? tb_assess_write_csv(as, m)
+         : kind == 1 ? tb_assess_write_md(as, o, m)
+                     : tb_assess_write_html(as, o, m);
+    if (fclose(m) != 0 || rc != 0) {
+        free(buf);
+        return tb_err(err, errlen, "cannot format %s", name);
+    }
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
+        free(buf);
+        return tb_err(err, errlen, "path too long: '%s'", dir);
+    }
+    rc = tb_write_file_atomic(path, buf, len, err, errlen);
+    free(buf);
+    return rc;
+}
+
+int tb_cmd_assess(int argc, char **argv)
+{
+    struct tb_assess_opts o;
+    struct tb_pricing pr;
+    struct tb_model m;
+    struct tb_assessment as;
+    const char *file = NULL, *out = NULL, *pricing = NULL;
+    char err[1024];
+    int rc = 2, r;
+
+    tb_assess_opts_init(&o);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        double *num = !strcmp(a, "--min-monthly-usd") ? &o.min_monthly_usd
+                      : !strcmp(a, "--claim-low")     ? &o.claim_low
+                      : !strcmp(a, "--claim-high")    ? &o.claim_high
+                      : !strcmp(a, "--price-swing")   ? &o.price_swing
+                                                      : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if ((num || !strcmp(a, "--out") || !strcmp(a, "--pricing")) && i + 1 < argc) {
+            if (!strcmp(a, "--out"))
+                out = argv[++i];
+            else if (!strcmp(a, "--pricing"))
+                pricing = argv[++i];
+            else if (tb_parse_double(argv[++i], 0, 1e12, num) != 0) {
+                fprintf(stderr, "trnbench assess: %s: not a number: '%s'\n", a, argv[i]);
+                return 2;
+            }
+        } else if (a[0] != '-' && !file) {
+            file = a;
+        } else {
+            fprintf(stderr, "trnbench assess: unknown or incomplete argument '%s'\n", a);
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (!file || !out) {
+        fprintf(stderr, "trnbench assess: %s\n", !file ? "no assessment file given"
+                                                       : "--out DIR is required");
+        usage(stderr);
+        return 2;
+    }
+    if (o.claim_low > o.claim_high || o.price_swing >= 1) {
+        fprintf(stderr, "trnbench assess: --claim-low above --claim-high, or --price-swing >= 1\n");
+        return 2;
+    }
+    if (tb_pricing_load(&pr, pricing, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench assess: %s\n", err);
+        return 2;
+    }
+    if (tb_model_load(&m, &pr, pricing, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench assess: %s\n", err);
+        tb_pricing_release(&pr);
+        return 2;
+    }
+    r = tb_assess_run(&as, file, &m, &o, err, sizeof err);
+    if (r != 0) {
+        fprintf(stderr, "trnbench assess: %s\n", err);
+        rc = r == -2 ? 2 : 1;
+        goto out;
+    }
+    if (tb_mkdir_p(out, err, sizeof err) != 0 ||
+        emit(out, "assessment.csv", &as, &o, 0, err, sizeof err) != 0 ||
+        emit(out, "assessment.md", &as, &o, 1, err, sizeof err) != 0 ||
+        emit(out, "assessment.html", &as, &o, 2, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench assess: %s\n", err);
+        rc = 1;
+    } else {
+        printf("trnbench assess: %zu workload%s, %zu candidate rows; wrote %s/assessment.html\n",
+               as.csv.nrows, as.csv.nrows == 1 ? "" : "s", as.nrows, out);
+        rc = 0;
+    }
+    tb_assess_release(&as);
+out:
+    tb_model_release(&m);
+    tb_pricing_release(&pr);
+    return rc;
+}

@@ -1,0 +1,783 @@
+/* harness/tb_assess.c: see tb_assess.h. */
+#include "tb_assess.h"
+
+#include "tb_arch.h"
+#include "tb_darch.h"
+#include "tb_scenario.h"
+#include "tb_stats.h"
+#include "tb_util.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tb_assess_opts_init(struct tb_assess_opts *o)
+{
+    o->min_monthly_usd = 10000;
+    o->claim_low = 0.30;
+    o->claim_high = 0.50;
+    o->price_swing = 0.20;
+    o->hours_per_month = 730;
+    o->validation = NULL;
+}
+
+/* ---- the file ---- */
+
+enum wphase { W_SERVE, W_TRAIN, W_DENOISE };
+
+/* One workload, checked. */
+struct workload {
+    const char *name, *model, *precision, *current, *purchase, *region;
+    enum wphase phase;
+    double need;     /* tokens/s (serve: output; train: training) or images/s */
+    long seq_in, seq_out, steps, resolution;
+    double ttft_ms, tpot_ms;
+    double migration_usd;
+    double current_usd_month; /* given, or NAN */
+    struct tb_arch arch;
+    struct tb_darch darch;
+};
+
+static int bad(const struct tb_csv_table *t, size_t r, const char *field, const char *what,
+               char *err, size_t errlen)
+{
+    tb_err(err, errlen, "%s: line %ld: field '%s': %s", t->path, t->lines[r], field, what);
+    return -2;
+}
+
+/* An optional positive number; "" gives def. */
+static int num(const struct tb_csv_table *t, size_t r, const char *field, double def, double *out,
+               char *err, size_t errlen)
+{
+    const char *v = tb_csv_field(t, r, field);
+    char what[160];
+    if (!*v) {
+        *out = def;
+        return 0;
+    }
+    if (tb_parse_double(v, 0, 1e18, out) != 0) {
+        snprintf(what, sizeof what, "not a non-negative number: '%.100s'", v);
+        return bad(t, r, field, what, err, errlen);
+    }
+    return 0;
+}
+
+static bool known_region(const struct tb_pricing *pr, const char *region)
+{
+    for (size_t i = 0; i < pr->nprices; i++)
+        if (!strcmp(pr->prices[i].region, region))
+            return true;
+    return false;
+}
+
+static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb_model *m,
+                         const struct tb_assess_opts *o, struct workload *w, char *err,
+                         size_t errlen)
+{
+    static const char *const purchases[] = {"on-demand",       "spot",          "capacity-block",
+                                            "reserved-1y",     "reserved-3y",   "savings-plan-1y",
+                                            "savings-plan-3y", NULL};
+    const char *phase = tb_csv_field(t, r, "phase");
+    double v, rps, tpm, ipm, weeks, per_week;
+    char e[512];
+    bool known = false;
+
+    memset(w, 0, sizeof *w);
+    w->name = tb_csv_field(t, r, "name");
+    w->model = tb_csv_field(t, r, "model");
+    w->current = tb_csv_field(t, r, "current_instance");
+    w->precision = *tb_csv_field(t, r, "precision") ? tb_csv_field(t, r, "precision") : "bf16";
+    w->purchase = *tb_csv_field(t, r, "current_purchase") ? tb_csv_field(t, r, "current_purchase")
+                                                           : "on-demand";
+    w->region = *tb_csv_field(t, r, "region") ? tb_csv_field(t, r, "region") : "us-east-1";
+    if (!*w->name)
+        return bad(t, r, "name", "empty", err, errlen);
+    if (!strcmp(phase, "serve"))
+        w->phase = W_SERVE;
+    else if (!strcmp(phase, "train"))
+        w->phase = W_TRAIN;
+    else if (!strcmp(phase, "denoise"))
+        w->phase = W_DENOISE;
+    else
+        return bad(t, r, "phase", "not serve, train or denoise", err, errlen);
+    if (w->phase == W_DENOISE ? tb_darch_find(&w->darch, w->model, e, sizeof e)
+                              : tb_arch_find(&w->arch, w->model, e, sizeof e))
+        return bad(t, r, "model", e, err, errlen);
+    if (!tb_pricing_instance(m->pricing, w->current))
+        return bad(t, r, "current_instance", "unknown instance type (not in instances.csv)", err,
+                   errlen);
+    for (int i = 0; purchases[i]; i++)
+        known |= !strcmp(purchases[i], w->purchase);
+    if (!known)
+        return bad(t, r, "current_purchase",
+                   "unknown purchase model (on-demand, spot, capacity-block, reserved-1y, "
+                   "reserved-3y, savings-plan-1y, savings-plan-3y)",
+                   err, errlen);
+    if (!known_region(m->pricing, w->region))
+        return bad(t, r, "region", "unknown region (no price row in prices.csv names it)", err,
+                   errlen);
+    if (num(t, r, "seq_in", 0, &v, err, errlen))
+        return -2;
+    w->seq_in = (long)v;
+    if (num(t, r, "seq_out", 0, &v, err, errlen))
+        return -2;
+    w->seq_out = (long)v;
+    if (num(t, r, "steps", 0, &v, err, errlen))
+        return -2;
+    w->steps = (long)v;
+    if (num(t, r, "resolution", 0, &v, err, errlen))
+        return -2;
+    w->resolution = (long)v;
+    if (num(t, r, "ttft_ms", 0, &w->ttft_ms, err, errlen) ||
+        num(t, r, "tpot_ms", 0, &w->tpot_ms, err, errlen) ||
+        num(t, r, "requests_per_s", 0, &rps, err, errlen) ||
+        num(t, r, "tokens_per_month", 0, &tpm, err, errlen) ||
+        num(t, r, "images_per_month", 0, &ipm, err, errlen) ||
+        num(t, r, "engineer_weeks", 0, &weeks, err, errlen) ||
+        num(t, r, "usd_per_engineer_week", 0, &per_week, err, errlen) ||
+        num(t, r, "current_usd_per_month", NAN, &w->current_usd_month, err, errlen))
+        return -2;
+    w->migration_usd = weeks * per_week;
+    switch (w->phase) {
+    case W_SERVE:
+        if (w->seq_in <= 0)
+            return bad(t, r, "seq_in", "missing: prompt tokens per request", err, errlen);
+        if (w->seq_out <= 0)
+            return bad(t, r, "seq_out", "missing: output tokens per request", err, errlen);
+        if (rps > 0)
+            w->need = rps * (double)w->seq_out;
+        else if (tpm > 0)
+            w->need = tpm / (o->hours_per_month * 3600.0);
+        else
+            return bad(t, r, "requests_per_s", "missing: the load (requests_per_s or "
+                       "tokens_per_month)", err, errlen);
+        break;
+    case W_TRAIN:
+        if (w->seq_in <= 1)
+            return bad(t, r, "seq_in", "missing: the training sequence length", err, errlen);
+        if (!(tpm > 0))
+            return bad(t, r, "tokens_per_month", "missing: training tokens per month", err,
+                       errlen);
+        w->need = tpm / (o->hours_per_month * 3600.0);
+        break;
+    case W_DENOISE:
+        if (!(ipm > 0))
+            return bad(t, r, "images_per_month", "missing: images per month", err, errlen);
+        w->need = ipm / (o->hours_per_month * 3600.0);
+        break;
+    }
+    return 0;
+}
+
+/* ---- the model's error per chip family, from the validation file ---- */
+
+struct fam_err {
+    char family[64];
+    double median; /* fraction */
+};
+
+static size_t family_errors(const struct tb_model *m, const char *path, struct fam_err *out,
+                            size_t max)
+{
+    struct tb_scenarios s;
+    char err[512], def[PATH_MAX];
+    size_t n = 0;
+
+    if (!path) {
+        snprintf(def, sizeof def, "%s/reports/validation/published.csv", tb_datadir());
+        path = def;
+    }
+    if (!tb_file_exists(path) || tb_scenarios_predict(&s, path, m, err, sizeof err) != 0)
+        return 0;
+    for (size_t r = 0; r < s.nrows && n < max; r++) {
+        const struct tb_scenario_result *x = &s.res[r];
+        bool seen = false;
+        double *ape;
+        size_t k = 0;
+        if (!x->family[0] || isnan(x->predicted) || !x->has_value)
+            continue;
+        for (size_t i = 0; i < n; i++)
+            seen |= !strcmp(out[i].family, x->family);
+        if (seen)
+            continue;
+        ape = tb_alloc_array(s.nrows, sizeof *ape);
+        if (!ape)
+            break;
+        for (size_t q = 0; q < s.nrows; q++)
+            if (!strcmp(s.res[q].family, x->family) && !isnan(s.res[q].predicted) &&
+                s.res[q].has_value)
+                ape[k++] = fabs(s.res[q].predicted - s.res[q].value) / s.res[q].value;
+        {
+            double p50 = 50, med;
+            if (tb_stats_percentiles(ape, k, &p50, 1, &med, err, sizeof err) == 0) {
+                snprintf(out[n].family, sizeof out[n].family, "%s", x->family);
+                out[n++].median = med;
+            }
+        }
+        free(ape);
+    }
+    tb_scenarios_release(&s);
+    return n;
+}
+
+/* ---- sizing one workload on one instance type ---- */
+
+/* The load one instance carries, or NAN with why. For training, the smallest cluster of
+ * 1, 2, 4, ... 64 instances that holds the model, per instance. */
+static double capacity(const struct tb_model *m, const struct workload *w,
+                       const struct tb_instance *inst, char *layout, size_t llen, char *why,
+                       size_t wlen)
+{
+    struct tb_scenario sc;
+    struct tb_prediction p;
+    char e[512];
+
+    memset(&sc, 0, sizeof sc);
+    sc.inst = inst;
+    sc.precision = w->precision;
+    sc.instances = 1;
+    if (w->phase == W_SERVE) {
+        sc.arch = &w->arch;
+        sc.phase = TB_MPHASE_SERVE;
+        sc.seq_in = w->seq_in;
+        sc.seq_out = w->seq_out;
+        sc.batch_max = true;
+        sc.ttft_limit_ms = w->ttft_ms;
+        sc.tpot_limit_ms = w->tpot_ms;
+    } else if (w->phase == W_DENOISE) {
+        sc.darch = &w->darch;
+        sc.phase = TB_MPHASE_DENOISE;
+        sc.batch_max = true;
+        sc.steps = w->steps;
+        sc.resolution = w->resolution;
+    } else {
+        sc.arch = &w->arch;
+        sc.phase = TB_MPHASE_TRAIN;
+        sc.seq_in = w->seq_in;
+    }
+    for (long n = 1; n <= 64; n *= 2) {
+        sc.instances = n;
+        if (tb_model_predict(m, &sc, &p, e, sizeof e) != 0) {
+            snprintf(why, wlen, "%.500s", e);
+            return NAN;
+        }
+        if (p.fits) {
+            if (n > 1)
+                snprintf(layout, llen, "a cluster of %ld instances: %.460s", n, p.assumptions);
+            else
+                snprintf(layout, llen, "%s", p.assumptions);
+            if (w->phase == W_SERVE)
+                return p.output_tokens_per_s;
+            if (w->phase == W_DENOISE)
+                return p.images_per_s;
+            return p.train_tokens_per_s / (double)n;
+        }
+        if (w->phase != W_TRAIN)
+            break;
+    }
+    snprintf(why, wlen, "%s", p.why);
+    return NAN;
+}
+
+static void monthly(const struct workload *w, double cap, double usd_h, double hours, long *fleet,
+                    double *usd)
+{
+    *fleet = (long)ceil(w->need / cap - 1e-9);
+    if (*fleet < 1)
+        *fleet = 1;
+    *usd = (double)*fleet * usd_h * hours;
+}
+
+static bool risk_applies(const char *risk_family, const char *family)
+{
+    return !strcmp(risk_family, family) || !strcmp(risk_family, "all") ||
+           (!strncmp(family, "neuron", 6) && !strcmp(risk_family, "neuron"));
+}
+
+/* Risks of a chip family from pricing/risks.csv ("topic: text; ..."). */
+static void risks_of(const struct tb_csv_table *rk, const char *family, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t r = 0; rk && r < rk->nrows && used < len; r++) {
+        if (!risk_applies(tb_csv_field(rk, r, "family"), family))
+            continue;
+        used += (size_t)snprintf(buf + used, len - used, "%s%s: %s", used ? "; " : "",
+                                 tb_csv_field(rk, r, "topic"), tb_csv_field(rk, r, "risk"));
+    }
+}
+
+int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_model *m,
+                  const struct tb_assess_opts *o, char *err, size_t errlen)
+{
+    static const char *const need[] = {"name", "model", "phase", "current_instance", NULL};
+    struct workload *w = NULL;
+    struct fam_err fe[16];
+    size_t nfe, cap_rows, ninst;
+    const struct tb_instance *insts;
+    char rpath[PATH_MAX];
+    int rc = -1;
+
+    memset(as, 0, sizeof *as);
+    if (tb_csv_load(&as->csv, path, err, errlen) != 0)
+        return -2;
+    if (tb_csv_require(&as->csv, need, err, errlen) != 0) {
+        rc = -2;
+        goto out;
+    }
+    if (as->csv.nrows == 0) {
+        tb_err(err, errlen, "%s: no workloads", path);
+        rc = -2;
+        goto out;
+    }
+    w = calloc(as->csv.nrows, sizeof *w);
+    as->current_monthly = tb_alloc_array(as->csv.nrows, sizeof *as->current_monthly);
+    as->current_why = calloc(as->csv.nrows, sizeof *as->current_why);
+    ninst = tb_pricing_instances(m->pricing, &insts);
+    cap_rows = as->csv.nrows * (ninst + 1);
+    as->rows = calloc(cap_rows, sizeof *as->rows);
+    if (!w || !as->current_monthly || !as->current_why || !as->rows) {
+        tb_err(err, errlen, "out of memory");
+        goto out;
+    }
+    /* every row checked before anything is assessed */
+    for (size_t r = 0; r < as->csv.nrows; r++) {
+        int x = read_workload(&as->csv, r, m, o, &w[r], err, errlen);
+        if (x) {
+            rc = x;
+            goto out;
+        }
+    }
+    snprintf(rpath, sizeof rpath, "%s/pricing/risks.csv", tb_datadir());
+    if (tb_file_exists(rpath)) {
+        if (tb_csv_load(&as->risks, rpath, err, errlen) != 0)
+            goto out;
+        as->have_risks = true;
+    }
+    nfe = family_errors(m, o->validation, fe, sizeof fe / sizeof fe[0]);
+
+    for (size_t wi = 0; wi < as->csv.nrows; wi++) {
+        const struct workload *wk = &w[wi];
+        size_t first = as->nrows;
+        double cur = wk->current_usd_month;
+        for (size_t i = 0; i < ninst; i++) {
+            const struct tb_instance *in = &insts[i];
+            const struct tb_chip *chip = tb_pricing_chip(m->pricing, in->chip);
+            const struct tb_model_eff *e = tb_model_eff_of(m, in->chip);
+            struct tb_assess_row *row;
+            struct tb_price_choice pc;
+            char e2[512];
+            double cap;
+            bool is_current = !strcmp(in->instance, wk->current);
+            if (strcmp(in->kind, "instance") || !chip || !e)
+                continue;
+            row = &as->rows[as->nrows++];
+            row->workload = wi;
+            row->candidate = in->instance;
+            row->current = is_current;
+            row->unit = wk->phase == W_DENOISE ? "images/s" : "tokens/s";
+            row->need = wk->need;
+            row->monthly_usd = row->saving_usd = row->saving_frac = NAN;
+            row->saving_lo_price = row->saving_hi_price = NAN;
+            row->saving_lo_model = row->saving_hi_model = NAN;
+            row->break_even_months = NAN;
+            row->model_err = 0.25;
+            for (size_t f = 0; f < nfe; f++)
+                if (!strcmp(fe[f].family, chip->name))
+                    row->model_err = fe[f].median;
+            row->family = e->family;
+            risks_of(as->have_risks ? &as->risks : NULL, e->family, row->risks,
+                     sizeof row->risks);
+            if (wk->phase == W_TRAIN && strstr(chip->name, "Inferentia")) {
+                snprintf(row->why, sizeof row->why, "an inference chip: not a training target");
+                continue;
+            }
+            if (tb_pricing_target_price(m->pricing, in->instance, wk->region, wk->purchase, &pc,
+                                        e2, sizeof e2) != 0 ||
+                !pc.have) {
+                snprintf(row->why, sizeof row->why, "no price: %.480s", pc.have ? e2 : pc.why);
+                continue;
+            }
+            row->usd_per_hour = pc.usd_per_hour;
+            snprintf(row->price, sizeof row->price, "$%.4g/h %s %s, %.90s, %.300s", pc.usd_per_hour,
+                     pc.region, pc.purchase, pc.as_of, pc.source);
+            cap = capacity(m, wk, in, row->layout, sizeof row->layout, row->why, sizeof row->why);
+            if (isnan(cap) || !(cap > 0)) {
+                if (!row->why[0])
+                    snprintf(row->why, sizeof row->why, "no capacity predicted");
+                continue;
+            }
+            row->capacity = cap;
+            monthly(wk, cap, pc.usd_per_hour, o->hours_per_month, &row->fleet, &row->monthly_usd);
+            row->ok = true;
+            if (is_current && isnan(cur)) {
+                cur = row->monthly_usd;
+                snprintf(as->current_why[wi], sizeof as->current_why[wi],
+                         "modeled: %ld x %s at %.160s", row->fleet, in->instance, row->price);
+            }
+            {
+                long f2;
+                double u2;
+                monthly(wk, cap * (1 + row->model_err), pc.usd_per_hour, o->hours_per_month, &f2,
+                        &u2);
+                row->saving_hi_model = u2; /* converted to savings below */
+                monthly(wk, cap * (1 - fmin(row->model_err, 0.9)), pc.usd_per_hour,
+                        o->hours_per_month, &f2, &u2);
+                row->saving_lo_model = u2;
+            }
+        }
+        if (!isnan(wk->current_usd_month))
+            snprintf(as->current_why[wi], sizeof as->current_why[wi], "given in the file");
+        else if (isnan(cur))
+            snprintf(as->current_why[wi], sizeof as->current_why[wi],
+                     "unknown: %s could not be sized or priced (%s, %s)", wk->current,
+                     wk->region, wk->purchase);
+        as->current_monthly[wi] = cur;
+        /* savings, break-even, sensitivity, verdict */
+        for (size_t i = first; i < as->nrows; i++) {
+            struct tb_assess_row *row = &as->rows[i];
+            if (!row->ok || isnan(cur)) {
+                row->saving_lo_model = row->saving_hi_model = NAN;
+                continue;
+            }
+            row->saving_usd = cur - row->monthly_usd;
+            row->saving_frac = row->saving_usd / cur;
+            row->break_even_months = row->saving_usd > 0 ? wk->migration_usd / row->saving_usd
+                                                          : INFINITY;
+            row->saving_lo_price = cur - row->monthly_usd * (1 + o->price_swing);
+            row->saving_hi_price = cur - row->monthly_usd * (1 - o->price_swing);
+            {
+                double lo = cur - row->saving_lo_model, hi = cur - row->saving_hi_model;
+                row->saving_lo_model = lo;
+                row->saving_hi_model = hi;
+            }
+            if (row->current)
+                snprintf(row->verdict, sizeof row->verdict, "the current fleet");
+            else if (cur < o->min_monthly_usd)
+                snprintf(row->verdict, sizeof row->verdict,
+                         "spend of $%.0f/month is under the $%.0f threshold: migration rarely "
+                         "pays",
+                         cur, o->min_monthly_usd);
+            else if (row->saving_frac <= 0)
+                snprintf(row->verdict, sizeof row->verdict, "costs more than the current fleet");
+            else if (row->saving_frac < o->claim_low)
+                snprintf(row->verdict, sizeof row->verdict,
+                         "saves %.0f%%, under the %.0f-%.0f%% usually claimed%s", 100 * row->saving_frac,
+                         100 * o->claim_low, 100 * o->claim_high,
+                         row->saving_lo_model < 0 ? "; within the model's error of no saving" : "");
+            else if (row->saving_frac <= o->claim_high)
+                snprintf(row->verdict, sizeof row->verdict,
+                         "saves %.0f%%, within the %.0f-%.0f%% usually claimed: worth a pilot%s",
+                         100 * row->saving_frac, 100 * o->claim_low, 100 * o->claim_high,
+                         row->break_even_months > 12 ? " (break-even over a year)" : "");
+            else
+                snprintf(row->verdict, sizeof row->verdict,
+                         "saves %.0f%%, above the usual claims: measure before believing it",
+                         100 * row->saving_frac);
+        }
+    }
+    rc = 0;
+out:
+    free(w);
+    if (rc != 0)
+        tb_assess_release(as);
+    return rc;
+}
+
+void tb_assess_release(struct tb_assessment *as)
+{
+    free(as->rows);
+    free(as->current_monthly);
+    free(as->current_why);
+    if (as->have_risks)
+        tb_csv_release(&as->risks);
+    tb_csv_release(&as->csv);
+    memset(as, 0, sizeof *as);
+}
+
+/* ---- output ---- */
+
+/* v with prec decimals ("%.*f"), or with 6 significant digits when prec < 0; "" for
+ * NAN, "never" for infinity; a "$" in front when dollar. */
+static const char *fmtn_(double v, char *buf, size_t len, int prec, bool dollar)
+{
+    if (isnan(v))
+        buf[0] = '\0';
+    else if (isinf(v))
+        snprintf(buf, len, "never");
+    else if (prec < 0)
+        snprintf(buf, len, "%s%.6g", dollar ? "$" : "", v);
+    else
+        snprintf(buf, len, "%s%.*f", dollar ? "$" : "", prec, v);
+    return buf;
+}
+
+int tb_assess_write_csv(const struct tb_assessment *as, FILE *f)
+{
+    static const char *const cols[] = {
+        "workload",        "candidate",        "current",          "fleet_instances",
+        "capacity_per_instance", "need",       "unit",             "usd_per_hour",
+        "monthly_usd",     "current_monthly_usd", "saving_usd",    "saving_pct",
+        "break_even_months", "saving_usd_price_low", "saving_usd_price_high",
+        "model_error_pct", "saving_usd_model_low", "saving_usd_model_high", "verdict",
+        "price",           "layout",           "why",              "risks",           NULL};
+    int rc = 0;
+    for (int i = 0; cols[i]; i++)
+        rc |= tb_csv_put(f, cols[i], cols[i + 1] ? ',' : '\n');
+    for (size_t i = 0; i < as->nrows; i++) {
+        const struct tb_assess_row *r = &as->rows[i];
+        char b[16][48];
+        const char *v[23];
+        int k = 0;
+        v[k++] = tb_csv_field(&as->csv, r->workload, "name");
+        v[k++] = r->candidate;
+        v[k++] = r->current ? "yes" : "no";
+        v[k++] = r->ok ? fmtn_((double)r->fleet, b[0], 48, 0, false) : "";
+        v[k++] = r->ok ? fmtn_(r->capacity, b[1], 48, -1, false) : "";
+        v[k++] = fmtn_(r->need, b[2], 48, -1, false);
+        v[k++] = r->unit;
+        v[k++] = r->ok ? fmtn_(r->usd_per_hour, b[3], 48, -1, false) : "";
+        v[k++] = fmtn_(r->monthly_usd, b[4], 48, 2, false);
+        v[k++] = fmtn_(as->current_monthly[r->workload], b[5], 48, 2, false);
+        v[k++] = fmtn_(r->saving_usd, b[6], 48, 2, false);
+        v[k++] = fmtn_(100 * r->saving_frac, b[7], 48, 1, false);
+        v[k++] = fmtn_(r->break_even_months, b[8], 48, 2, false);
+        v[k++] = fmtn_(r->saving_lo_price, b[9], 48, 2, false);
+        v[k++] = fmtn_(r->saving_hi_price, b[10], 48, 2, false);
+        v[k++] = fmtn_(100 * r->model_err, b[11], 48, 1, false);
+        v[k++] = fmtn_(r->saving_lo_model, b[12], 48, 2, false);
+        v[k++] = fmtn_(r->saving_hi_model, b[13], 48, 2, false);
+        v[k++] = r->verdict;
+        v[k++] = r->price;
+        v[k++] = r->layout;
+        v[k++] = r->why;
+        v[k++] = r->risks;
+        for (int j = 0; j < k; j++)
+            rc |= tb_csv_put(f, v[j], j + 1 < k ? ',' : '\n');
+    }
+    return rc || ferror(f) ? -1 : 0;
+}
+
+/* Rows of one workload, priced ones by monthly cost. */
+static size_t sorted_rows(const struct tb_assessment *as, size_t wi, const struct tb_assess_row **out)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < as->nrows; i++)
+        if (as->rows[i].workload == wi)
+            out[n++] = &as->rows[i];
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0; j--) {
+            const struct tb_assess_row *a = out[j - 1], *b = out[j];
+            double x = a->ok ? a->monthly_usd : INFINITY, y = b->ok ? b->monthly_usd : INFINITY;
+            if (x <= y)
+                break;
+            out[j - 1] = b;
+            out[j] = a;
+        }
+    return n;
+}
+
+static void md_escape(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        if (*s == '|')
+            fputs("\\|", f);
+        else if (*s == '\n')
+            fputc(' ', f);
+        else
+            fputc(*s, f);
+    }
+}
+
+int tb_assess_write_md(const struct tb_assessment *as, const struct tb_assess_opts *o, FILE *f)
+{
+    const struct tb_assess_row **rows = tb_alloc_array(as->nrows + 1, sizeof *rows);
+    if (!rows)
+        return -1;
+    fprintf(f, "# Migration assessment\n\n");
+    fprintf(f,
+            "For each workload of `%s`, every catalogued instance type with a price is sized "
+            "to carry the load within the latency targets (performance model, modeled), "
+            "priced from pricing/prices.csv, and compared with the current fleet. Thresholds: "
+            "a spend under $%.0f/month rarely repays a migration; %.0f-%.0f%% savings are the "
+            "usual claims to test. Sensitivity: prices +-%.0f%%, and the capacity within the "
+            "model's median validation error for the chip family.\n\n",
+            as->csv.path, o->min_monthly_usd, 100 * o->claim_low, 100 * o->claim_high,
+            100 * o->price_swing);
+    for (size_t wi = 0; wi < as->csv.nrows; wi++) {
+        size_t n = sorted_rows(as, wi, rows);
+        char b[9][48];
+        fprintf(f, "## %s\n\n", tb_csv_field(&as->csv, wi, "name"));
+        fprintf(f, "%s %s on %s (%s, %s); load %s %s. Current monthly cost: %s (%s).\n\n",
+                tb_csv_field(&as->csv, wi, "model"), tb_csv_field(&as->csv, wi, "phase"),
+                tb_csv_field(&as->csv, wi, "current_instance"),
+                *tb_csv_field(&as->csv, wi, "region") ? tb_csv_field(&as->csv, wi, "region")
+                                                       : "us-east-1",
+                *tb_csv_field(&as->csv, wi, "current_purchase")
+                    ? tb_csv_field(&as->csv, wi, "current_purchase")
+                    : "on-demand",
+                fmtn_(n ? rows[0]->need : NAN, b[0], 48, -1, false), n ? rows[0]->unit : "",
+                fmtn_(as->current_monthly[wi], b[1], 48, 0, true), as->current_why[wi]);
+        fprintf(f, "| Candidate | Fleet | Monthly USD | Saving | Break-even (months) | Saving, "
+                   "prices +-%.0f%% | Saving, model error | Verdict |\n",
+                100 * o->price_swing);
+        fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---|\n");
+        for (size_t i = 0; i < n; i++) {
+            const struct tb_assess_row *r = rows[i];
+            if (!r->ok) {
+                fprintf(f, "| %s | | | | | | | ", r->candidate);
+                md_escape(f, r->why);
+                fprintf(f, " |\n");
+                continue;
+            }
+            fprintf(f, "| %s%s | %ld | %s | %s (%s%%) | %s | %s to %s | %s to %s (+-%s%%) | ",
+                    r->candidate, r->current ? " (current)" : "", r->fleet,
+                    fmtn_(r->monthly_usd, b[0], 48, 0, false), fmtn_(r->saving_usd, b[1], 48, 0, false),
+                    fmtn_(100 * r->saving_frac, b[2], 48, 0, false),
+                    fmtn_(r->break_even_months, b[3], 48, 1, false),
+                    fmtn_(r->saving_lo_price, b[4], 48, 0, false),
+                    fmtn_(r->saving_hi_price, b[5], 48, 0, false),
+                    fmtn_(r->saving_lo_model, b[6], 48, 0, false),
+                    fmtn_(r->saving_hi_model, b[7], 48, 0, false),
+                    fmtn_(100 * r->model_err, b[8], 48, 0, false));
+            md_escape(f, r->verdict);
+            fprintf(f, " |\n");
+        }
+        fprintf(f, "\nRisks to check before moving (pricing/risks.csv), by chip family:\n\n");
+        for (size_t i = 0; i < n; i++) {
+            bool first = true;
+            for (size_t j = 0; j < i; j++)
+                first &= strcmp(rows[j]->family ? rows[j]->family : "", rows[i]->family ? rows[i]->family : "") != 0;
+            if (!first || !rows[i]->family || rows[i]->current)
+                continue;
+            fprintf(f, "- **%s** (", rows[i]->family);
+            for (size_t j = i, k = 0; j < n; j++)
+                if (rows[j]->family && !strcmp(rows[j]->family, rows[i]->family))
+                    fprintf(f, "%s%s", k++ ? ", " : "", rows[j]->candidate);
+            fprintf(f, ")\n");
+            for (size_t r = 0; as->have_risks && r < as->risks.nrows; r++)
+                if (risk_applies(tb_csv_field(&as->risks, r, "family"), rows[i]->family)) {
+                    fprintf(f, "  - %s: ", tb_csv_field(&as->risks, r, "topic"));
+                    md_escape(f, tb_csv_field(&as->risks, r, "risk"));
+                    fprintf(f, " (source: ");
+                    md_escape(f, tb_csv_field(&as->risks, r, "source"));
+                    fprintf(f, ")\n");
+                }
+        }
+        fprintf(f, "\n");
+    }
+    free(rows);
+    return ferror(f) ? -1 : 0;
+}
+
+static void html_escape(FILE *f, const char *s)
+{
+    for (; *s; s++) {
+        switch (*s) {
+        case '&': fputs("&amp;", f); break;
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*s, f);
+        }
+    }
+}
+
+int tb_assess_write_html(const struct tb_assessment *as, const struct tb_assess_opts *o, FILE *f)
+{
+    const struct tb_assess_row **rows = tb_alloc_array(as->nrows + 1, sizeof *rows);
+    if (!rows)
+        return -1;
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+          "<title>trnbench migration assessment</title><style>"
+          "body{font-family:system-ui,sans-serif;max-width:72rem;margin:1rem auto;padding:0 1rem;"
+          "color:#1a1a1a}table{border-collapse:collapse;width:100%;font-size:.9rem;margin:.5rem 0}"
+          "th,td{border:1px solid #ccc;padding:.3rem .4rem;vertical-align:top}"
+          "th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}"
+          "tr.cur{background:#eef4ff}p.note{color:#555}"
+          "@media(max-width:40rem){table{display:block;overflow-x:auto}}"
+          "</style></head><body>\n<h1>Migration assessment</h1>\n",
+          f);
+    fprintf(f,
+            "<p>Every catalogued instance type with a price is sized to carry each workload "
+            "within its latency targets (modeled), priced and compared with the current fleet. "
+            "A spend under $%.0f/month rarely repays a migration; %.0f-%.0f%% savings are the "
+            "usual claims to test. Sensitivity: prices &plusmn;%.0f%%, capacity within the "
+            "model's median validation error for the chip family.</p>\n",
+            o->min_monthly_usd, 100 * o->claim_low, 100 * o->claim_high, 100 * o->price_swing);
+    for (size_t wi = 0; wi < as->csv.nrows; wi++) {
+        size_t n = sorted_rows(as, wi, rows);
+        char b[8][48];
+        fputs("<h2>", f);
+        html_escape(f, tb_csv_field(&as->csv, wi, "name"));
+        fputs("</h2>\n<p>", f);
+        html_escape(f, tb_csv_field(&as->csv, wi, "model"));
+        fputs(" ", f);
+        html_escape(f, tb_csv_field(&as->csv, wi, "phase"));
+        fputs(" on ", f);
+        html_escape(f, tb_csv_field(&as->csv, wi, "current_instance"));
+        fprintf(f, "; current monthly cost %s (", fmtn_(as->current_monthly[wi], b[0], 48, 0, true));
+        html_escape(f, as->current_why[wi]);
+        fputs(").</p>\n<table><thead><tr><th>Candidate</th><th>Fleet</th><th>Monthly USD</th>"
+              "<th>Saving</th><th>Break-even (months)</th><th>Saving, prices &plusmn;</th>"
+              "<th>Saving, model error</th><th>Verdict</th></tr></thead><tbody>\n",
+              f);
+        for (size_t i = 0; i < n; i++) {
+            const struct tb_assess_row *r = rows[i];
+            fprintf(f, "<tr%s><td title=\"", r->current ? " class=\"cur\"" : "");
+            html_escape(f, r->ok ? r->price : r->why);
+            fputs("\">", f);
+            html_escape(f, r->candidate);
+            if (!r->ok) {
+                fputs("</td><td colspan=\"7\">", f);
+                html_escape(f, r->why);
+                fputs("</td></tr>\n", f);
+                continue;
+            }
+            fprintf(f,
+                    "%s</td><td class=\"n\">%ld</td><td class=\"n\">%s</td><td class=\"n\">%s "
+                    "(%s%%)</td><td class=\"n\">%s</td><td class=\"n\">%s to %s</td><td "
+                    "class=\"n\">%s to %s</td><td>",
+                    r->current ? " (current)" : "", r->fleet,
+                    fmtn_(r->monthly_usd, b[0], 48, 0, false), fmtn_(r->saving_usd, b[1], 48, 0, false),
+                    fmtn_(100 * r->saving_frac, b[2], 48, 0, false),
+                    fmtn_(r->break_even_months, b[3], 48, 1, false),
+                    fmtn_(r->saving_lo_price, b[4], 48, 0, false),
+                    fmtn_(r->saving_hi_price, b[5], 48, 0, false),
+                    fmtn_(r->saving_lo_model, b[6], 48, 0, false),
+                    fmtn_(r->saving_hi_model, b[7], 48, 0, false));
+            html_escape(f, r->verdict);
+            fputs("</td></tr>\n", f);
+        }
+        fputs("</tbody></table>\n<p class=\"note\">Risks to check before moving "
+              "(pricing/risks.csv), by chip family:</p><ul>\n",
+              f);
+        for (size_t i = 0; i < n; i++) {
+            bool first = true;
+            for (size_t j = 0; j < i; j++)
+                first &= strcmp(rows[j]->family ? rows[j]->family : "", rows[i]->family ? rows[i]->family : "") != 0;
+            if (!first || !rows[i]->family || rows[i]->current)
+                continue;
+            fputs("<li><b>", f);
+            html_escape(f, rows[i]->family);
+            fputs("</b><ul>", f);
+            for (size_t r = 0; as->have_risks && r < as->risks.nrows; r++)
+                if (risk_applies(tb_csv_field(&as->risks, r, "family"), rows[i]->family)) {
+                    fputs("<li title=\"", f);
+                    html_escape(f, tb_csv_field(&as->risks, r, "source"));
+                    fputs("\">", f);
+                    html_escape(f, tb_csv_field(&as->risks, r, "topic"));
+                    fputs(": ", f);
+                    html_escape(f, tb_csv_field(&as->risks, r, "risk"));
+                    fputs("</li>", f);
+                }
+            fputs("</ul></li>\n", f);
+        }
+        fputs("</ul>\n", f);
+    }
+    fputs("</body></html>\n", f);
+    free(rows);
+    return ferror(f) ? -1 : 0;
+}

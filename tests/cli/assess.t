@@ -1,0 +1,68 @@
+#!/bin/sh
+# tests/cli/assess.t: `trnbench assess` end to end on the example files: the three
+# outputs, the current fleet's cost recomputed from its own columns, a candidate's
+# saving and break-even, the thresholds (a spend under $10k, an inference chip not
+# offered for training), and bad input (exit 2, file, line and field, nothing written).
+
+. "${TB_SRCDIR:-.}/tests/cli/tap.sh"
+tmp="$TB_BUILDDIR/tests/tmp/cli_assess"
+rm -rf "$tmp" && mkdir -p "$tmp"
+ex="$TB_SRCDIR/reports/examples"
+
+# cell NAME of the first row whose workload and candidate match, CSV-aware
+cell() { # cell FILE WORKLOAD CANDIDATE NAME
+    perl -e '
+        sub row { my @o; my $s = shift; chomp $s;
+            while (length $s) { if ($s =~ s/^"((?:[^"]|"")*)"(,|$)//) { (my $x = $1) =~ s/""/"/g; push @o, $x }
+                                elsif ($s =~ s/^([^,]*)(,|$)//) { push @o, $1 } else { last } }
+            return @o }
+        my ($file, $w, $c, $name) = @ARGV; open my $f, "<", $file or die;
+        my @h = row(scalar <$f>); my %c; @c{@h} = 0 .. $#h;
+        while (<$f>) { my @r = row($_);
+            if ($r[$c{workload}] eq $w && $r[$c{candidate}] eq $c) { print $r[$c{$name}], "\n"; exit 0 } }
+        exit 1' "$@"
+}
+
+echo "1..15"
+"$TB_BIN" assess "$ex/assess-chat.csv" --out "$tmp/chat" >/dev/null 2>"$tmp/chat.err"
+check "assess on the chat example exits 0" test $? -eq 0
+check "assessment.csv, .md and .html" \
+    test -s "$tmp/chat/assessment.csv" -a -s "$tmp/chat/assessment.md" -a -s "$tmp/chat/assessment.html"
+csv="$tmp/chat/assessment.csv"
+fleet=$(cell "$csv" "chat assistant" p5.48xlarge fleet_instances)
+usd=$(cell "$csv" "chat assistant" p5.48xlarge usd_per_hour)
+cur=$(cell "$csv" "chat assistant" p5.48xlarge current_monthly_usd)
+check "the current fleet costs fleet x USD/h x 730 ($fleet x $usd = $cur)" \
+    perl -e 'exit !($ARGV[0] >= 1 && abs($ARGV[0] * $ARGV[1] * 730 - $ARGV[2]) < 0.01)' "$fleet" "$usd" "$cur"
+check "and is marked current" test "$(cell "$csv" "chat assistant" p5.48xlarge current)" = yes
+m=$(cell "$csv" "chat assistant" p4d.24xlarge monthly_usd)
+s=$(cell "$csv" "chat assistant" p4d.24xlarge saving_usd)
+b=$(cell "$csv" "chat assistant" p4d.24xlarge break_even_months)
+check "a candidate's saving is current - its cost ($cur - $m = $s)" \
+    perl -e 'exit !(abs($ARGV[0] - $ARGV[1] - $ARGV[2]) < 0.02)' "$cur" "$m" "$s"
+check "break-even = 12 weeks x \$6000 / saving ($b months)" \
+    perl -e 'exit !($ARGV[1] > 0 ? abs(72000 / $ARGV[1] - $ARGV[0]) < 0.01 : $ARGV[0] eq "never")' "$b" "$s"
+check "trn2 is listed without a price, and says why" \
+    grep -q '^chat assistant,trn2.48xlarge,.*no price: no on-demand price' "$csv"
+check "the HTML is self-contained" sh -c "! grep -Eq 'https?://|<script|<link|src=' '$tmp/chat/assessment.html'"
+
+"$TB_BIN" assess "$ex/assess-mixed.csv" --out "$tmp/mixed" >/dev/null 2>&1
+check "under the spend threshold the verdict says so" \
+    grep -q '^small internal tool,inf2.xlarge,.*under the \$10000 threshold' "$tmp/mixed/assessment.csv"
+check "an inference chip is not offered for training" \
+    grep -q '^continued pretraining,inf2.48xlarge,.*an inference chip' "$tmp/mixed/assessment.csv"
+
+# bad input: an unknown current instance on line 3 of a copy
+sed '3s/,p5.48xlarge,on-demand/,x9.huge,on-demand/' "$ex/assess-mixed.csv" >"$tmp/bad.csv"
+"$TB_BIN" assess "$tmp/bad.csv" --out "$tmp/bad" >/dev/null 2>"$tmp/bad.err"
+check "an unknown instance exits 2" test $? -eq 2
+check "naming file, line and field" grep -q "bad.csv: line 3: field 'current_instance'" "$tmp/bad.err"
+check "and nothing is written" test ! -e "$tmp/bad"
+sed '2s/,us-east-1,/,mars-north-1,/' "$ex/assess-chat.csv" >"$tmp/bad2.csv"
+"$TB_BIN" assess "$tmp/bad2.csv" --out "$tmp/bad" >/dev/null 2>"$tmp/bad.err"
+check "an unknown region exits 2 naming line 2, field 'region'" \
+    sh -c "test $? -eq 2 && grep -q \"bad2.csv: line 2: field 'region'\" '$tmp/bad.err' && test ! -e '$tmp/bad'"
+sed '2s/,12,2048,/,,2048,/' "$ex/assess-chat.csv" >"$tmp/bad3.csv"
+"$TB_BIN" assess "$tmp/bad3.csv" --out "$tmp/bad" >/dev/null 2>"$tmp/bad.err"
+check "a workload without its load exits 2 naming the field" \
+    sh -c "test $? -eq 2 && grep -q \"bad3.csv: line 2: field 'requests_per_s': missing\" '$tmp/bad.err'"
