@@ -84,6 +84,7 @@ void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *nam
     const char *target, *model, *phase, *metric, *unit, *want, *batch, *value;
     const struct tb_chip *chip;
     struct tb_arch arch;
+    struct tb_darch darch;
     struct tb_scenario sc;
     char e[512];
     double v;
@@ -148,49 +149,24 @@ void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *nam
                  phase);
         return;
     }
-    if (sc.phase == TB_MPHASE_DENOISE) {
-        struct tb_darch darch;
-        if (tb_darch_find(&darch, model, e, sizeof e) != 0) {
-            snprintf(res->why, sizeof res->why, "field 'model': %.480s", e);
-            return;
-        }
-        sc.darch = &darch;
-        sc.precision = F(f, "precision");
-        if (!strcmp(F(f, "batch"), "max"))
-            sc.batch_max = true;
-        else if (int_field(f, "batch", &sc.batch, res->why, sizeof res->why) != 0)
-            return;
-        if (int_field(f, "instances", &sc.instances, res->why, sizeof res->why) ||
-            int_field(f, "chips", &sc.chips, res->why, sizeof res->why) ||
-            int_field(f, "steps", &sc.steps, res->why, sizeof res->why) ||
-            int_field(f, "resolution", &sc.resolution, res->why, sizeof res->why) ||
-            int_field(f, "tp", &sc.tp, res->why, sizeof res->why) ||
-            int_field(f, "pp", &sc.pp, res->why, sizeof res->why) ||
-            int_field(f, "dp", &sc.dp, res->why, sizeof res->why))
-            return;
-        if (tb_model_predict(m, &sc, &res->p, e, sizeof e) != 0) {
-            snprintf(res->why, sizeof res->why, "%s", e);
-            return;
-        }
-        if (!res->p.fits) {
-            snprintf(res->why, sizeof res->why, "%s", res->p.why);
-            return;
-        }
-        res->predicted = tb_prediction_metric(&res->p, metric);
-        return;
-    }
-    if ((sc.phase == TB_MPHASE_TRAIN) !=
-        (!strncmp(metric, "train_", 6) || !strcmp(metric, "mfu") || !strcmp(metric, "step_time_s") ||
-         !strcmp(metric, "time_to_train_s") || !strcmp(metric, "usd_to_train"))) {
+    if (sc.phase != TB_MPHASE_DENOISE &&
+        (sc.phase == TB_MPHASE_TRAIN) !=
+            (!strncmp(metric, "train_", 6) || !strcmp(metric, "mfu") ||
+             !strcmp(metric, "step_time_s") || !strcmp(metric, "time_to_train_s") ||
+             !strcmp(metric, "usd_to_train"))) {
         snprintf(res->why, sizeof res->why, "metric '%s' does not belong to phase '%s'", metric,
                  phase);
         return;
     }
-    if (tb_arch_find(&arch, model, e, sizeof e) != 0) {
+    if (sc.phase == TB_MPHASE_DENOISE ? tb_darch_find(&darch, model, e, sizeof e)
+                                      : tb_arch_find(&arch, model, e, sizeof e)) {
         snprintf(res->why, sizeof res->why, "field 'model': %.480s", e);
         return;
     }
-    sc.arch = &arch;
+    if (sc.phase == TB_MPHASE_DENOISE)
+        sc.darch = &darch;
+    else
+        sc.arch = &arch;
     sc.precision = F(f, "precision");
     batch = F(f, "batch");
     if (!strcmp(batch, "max")) {
@@ -202,6 +178,8 @@ void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *nam
         int_field(f, "chips", &sc.chips, res->why, sizeof res->why) ||
         int_field(f, "seq_in", &sc.seq_in, res->why, sizeof res->why) ||
         int_field(f, "seq_out", &sc.seq_out, res->why, sizeof res->why) ||
+        int_field(f, "steps", &sc.steps, res->why, sizeof res->why) ||
+        int_field(f, "resolution", &sc.resolution, res->why, sizeof res->why) ||
         int_field(f, "tp", &sc.tp, res->why, sizeof res->why) ||
         int_field(f, "pp", &sc.pp, res->why, sizeof res->why) ||
         int_field(f, "dp", &sc.dp, res->why, sizeof res->why) ||
@@ -209,6 +187,8 @@ void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *nam
         dbl_field(f, "tpot_limit_ms", &sc.tpot_limit_ms, res->why, sizeof res->why) ||
         dbl_field(f, "train_tokens", &sc.train_tokens, res->why, sizeof res->why))
         return;
+    if (sc.phase == TB_MPHASE_DENOISE)
+        goto predict; /* steps and resolution default to the model's */
     if (sc.seq_in <= 0) {
         res->incomplete = true;
         snprintf(res->why, sizeof res->why, "seq_in missing: the %s length is needed",
@@ -221,6 +201,7 @@ void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *nam
         snprintf(res->why, sizeof res->why, "seq_out missing: the output length is needed");
         return;
     }
+predict:
     if (tb_model_predict(m, &sc, &res->p, e, sizeof e) != 0) {
         snprintf(res->why, sizeof res->why, "%s", e);
         return;
