@@ -578,38 +578,41 @@ static void dit_flops(const struct tb_darch *a, double B, int resolution, double
     *attn = B * at;
 }
 
-double tb_dflops_denoiser(const struct tb_darch *a, double B, int resolution)
+void tb_dflops_denoiser_parts(const struct tb_darch *a, double B, int resolution,
+                              double *total, double *attn, double *conv)
 {
-    double h = (double)resolution / a->vae_scale, total, attn;
+    double h = (double)resolution / a->vae_scale;
     if (a->kind == TB_DARCH_UNET) {
         struct unet_flops u = {a, h * h, B, 0, 0, 0};
         unet_walk(a, unet_flops_visit, &u);
-        return u.total;
+        *total = u.total;
+        *attn = u.attn;
+        *conv = u.conv;
+        return;
     }
-    dit_flops(a, B, resolution, &total, &attn);
+    dit_flops(a, B, resolution, total, attn);
+    *conv = 0;
+}
+
+double tb_dflops_denoiser(const struct tb_darch *a, double B, int resolution)
+{
+    double total, attn, conv;
+    tb_dflops_denoiser_parts(a, B, resolution, &total, &attn, &conv);
     return total;
 }
 
 double tb_dflops_denoiser_attention(const struct tb_darch *a, double B, int resolution)
 {
-    double h = (double)resolution / a->vae_scale, total, attn;
-    if (a->kind == TB_DARCH_UNET) {
-        struct unet_flops u = {a, h * h, B, 0, 0, 0};
-        unet_walk(a, unet_flops_visit, &u);
-        return u.attn;
-    }
-    dit_flops(a, B, resolution, &total, &attn);
+    double total, attn, conv;
+    tb_dflops_denoiser_parts(a, B, resolution, &total, &attn, &conv);
     return attn;
 }
 
 double tb_dflops_denoiser_conv(const struct tb_darch *a, double B, int resolution)
 {
-    double h = (double)resolution / a->vae_scale;
-    struct unet_flops u = {a, h * h, B, 0, 0, 0};
-    if (a->kind != TB_DARCH_UNET)
-        return 0;
-    unet_walk(a, unet_flops_visit, &u);
-    return u.conv;
+    double total, attn, conv;
+    tb_dflops_denoiser_parts(a, B, resolution, &total, &attn, &conv);
+    return conv;
 }
 
 double tb_dbytes_denoiser(const struct tb_darch *a, double wbytes)

@@ -735,10 +735,10 @@ static double denoise_time(const struct dev *d, const struct tb_darch *a, double
      * batched together with CFG); split: the two halves run on two devices side by side,
      * as the Neuron SDXL pipeline splits them over the NeuronCores of a chip */
     const double cfgb = a->cfg ? 2.0 * b : b;
-    const double attn = tb_dflops_denoiser_attention(a, cfgb, res);
-    const double convf = tb_dflops_denoiser_conv(a, cfgb, res);
-    const double gemm = tb_dflops_denoiser(a, cfgb, res) - attn - convf;
+    double total, attn, convf, gemm;
     const double M = cfgb * tokens;
+    tb_dflops_denoiser_parts(a, cfgb, res, &total, &attn, &convf); /* one walk of the net */
+    gemm = total - attn - convf;
     /* the denoiser's work below is for cfgb images; split, each device does half */
     const double share = split ? 0.5 : 1.0;
     const double eff = d->gemm_eff * M / (M + d->e->gemm_m_half);
