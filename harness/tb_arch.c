@@ -46,6 +46,8 @@ int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen)
     char *buf = NULL;
     size_t cap = 0;
     long line = 0;
+    char *key, *val;
+    int kv;
     unsigned seen = 0;
     int rc = -1;
 
@@ -56,23 +58,7 @@ int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen)
     f = fopen(path, "r");
     if (!f)
         return tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
-    while (getline(&buf, &cap, f) > 0) {
-        char *s, *eq, *key, *val, *hash;
-        line++;
-        hash = strchr(buf, '#');
-        if (hash)
-            *hash = '\0';
-        s = tb_trim(buf);
-        if (!*s)
-            continue;
-        eq = strchr(s, '=');
-        if (!eq) {
-            tb_err(err, errlen, "%s: line %ld: expected 'key = value', got '%s'", path, line, s);
-            goto out;
-        }
-        *eq = '\0';
-        key = tb_trim(s);
-        val = tb_trim(eq + 1);
+    while ((kv = tb_kv_next(f, path, &buf, &cap, &line, &key, &val, err, errlen)) > 0) {
 #define INT_KEY(k, lo, hi, field, bit)                                                          \
     else if (!strcmp(key, k)) {                                                                 \
         if (set_int(path, line, key, val, lo, hi, &a->field, err, errlen))                       \
@@ -130,10 +116,8 @@ int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen)
 #undef INT_KEY
 #undef DBL_KEY
     }
-    if (ferror(f)) {
-        tb_err(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+    if (kv < 0)
         goto out;
-    }
     if ((seen & REQ_ALL) != REQ_ALL) {
         static const char *names[] = {"layers", "hidden", "heads", "ffn", "vocab", "name", "family"};
         for (int i = 0; i < 7; i++)

@@ -121,6 +121,8 @@ int tb_darch_load(struct tb_darch *a, const char *path, char *err, size_t errlen
     char *buf = NULL;
     size_t cap = 0;
     long line = 0;
+    char *key, *val;
+    int kv;
     int rc = -1;
 
     memset(a, 0, sizeof *a);
@@ -133,24 +135,8 @@ int tb_darch_load(struct tb_darch *a, const char *path, char *err, size_t errlen
     f = fopen(path, "r");
     if (!f)
         return tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
-    while (getline(&buf, &cap, f) > 0) {
-        char *s, *eq, *key, *val, *hash;
+    while ((kv = tb_kv_next(f, path, &buf, &cap, &line, &key, &val, err, errlen)) > 0) {
         const struct key *k = NULL;
-        line++;
-        hash = strchr(buf, '#');
-        if (hash)
-            *hash = '\0';
-        s = tb_trim(buf);
-        if (!*s)
-            continue;
-        eq = strchr(s, '=');
-        if (!eq) {
-            tb_err(err, errlen, "%s: line %ld: expected 'key = value', got '%s'", path, line, s);
-            goto out;
-        }
-        *eq = '\0';
-        key = tb_trim(s);
-        val = tb_trim(eq + 1);
         if (!strcmp(key, "name")) {
             if (!*val || strlen(val) >= sizeof a->name || strpbrk(val, " \t,/\"")) {
                 tb_err(err, errlen, "%s: line %ld: field 'name': bad model name '%s'", path, line,
@@ -234,10 +220,8 @@ int tb_darch_load(struct tb_darch *a, const char *path, char *err, size_t errlen
             *k->count = n;
         }
     }
-    if (ferror(f)) {
-        tb_err(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+    if (kv < 0)
         goto out;
-    }
     /* what each family needs */
     {
         const char *miss = !a->name[0]               ? "name"

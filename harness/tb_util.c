@@ -259,3 +259,29 @@ char *tb_trim(char *s)
         *--e = '\0';
     return s;
 }
+
+int tb_kv_next(FILE *f, const char *path, char **buf, size_t *cap, long *line, char **key,
+               char **val, char *err, size_t errlen)
+{
+    while (getline(buf, cap, f) > 0) {
+        char *s, *eq, *hash;
+        ++*line;
+        hash = strchr(*buf, '#');
+        if (hash)
+            *hash = '\0';
+        s = tb_trim(*buf);
+        if (!*s)
+            continue;
+        eq = strchr(s, '=');
+        if (!eq)
+            return tb_err(err, errlen, "%s: line %ld: expected 'key = value', got '%s'", path,
+                          *line, s);
+        *eq = '\0';
+        *key = tb_trim(s);
+        *val = tb_trim(eq + 1);
+        return 1;
+    }
+    if (ferror(f))
+        return tb_err(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+    return 0;
+}

@@ -41,6 +41,13 @@ int tb_parse_bool(const char *s, bool *out);
 /* Strip leading and trailing white space in place; returns the first kept character. */
 char *tb_trim(char *s);
 
+/* The next "key = value" line of a catalogue file ('#' starts a comment, blank lines
+ * skipped). buf and cap are getline's; *line counts lines. Returns 1 with *key and *val
+ * trimmed and pointing into *buf, 0 at the end of the file, -1 with
+ * "path: line N: expected 'key = value', got '...'" or a read error in err. */
+int tb_kv_next(FILE *f, const char *path, char **buf, size_t *cap, long *line, char **key,
+               char **val, char *err, size_t errlen);
+
 /* malloc(n * size) with overflow check; NULL on overflow or failure. */
 void *tb_alloc_array(size_t n, size_t size);
 /* strdup that returns NULL on NULL. */
