@@ -578,6 +578,18 @@ static size_t sorted_rows(const struct tb_assessment *as, size_t wi, const struc
     return n;
 }
 
+/* Whether rows[i] is a candidate (not the current fleet) whose chip family no earlier
+ * row has: the place to list that family's risks once. */
+static bool first_of_family(const struct tb_assess_row *const *rows, size_t i)
+{
+    if (!rows[i]->family || rows[i]->current)
+        return false;
+    for (size_t j = 0; j < i; j++)
+        if (rows[j]->family && !strcmp(rows[j]->family, rows[i]->family))
+            return false;
+    return true;
+}
+
 static void md_escape(FILE *f, const char *s)
 {
     for (; *s; s++) {
@@ -646,10 +658,7 @@ int tb_assess_write_md(const struct tb_assessment *as, const struct tb_assess_op
         }
         fprintf(f, "\nRisks to check before moving (pricing/risks.csv), by chip family:\n\n");
         for (size_t i = 0; i < n; i++) {
-            bool first = true;
-            for (size_t j = 0; j < i; j++)
-                first &= strcmp(rows[j]->family ? rows[j]->family : "", rows[i]->family ? rows[i]->family : "") != 0;
-            if (!first || !rows[i]->family || rows[i]->current)
+            if (!first_of_family(rows, i))
                 continue;
             fprintf(f, "- **%s** (", rows[i]->family);
             for (size_t j = i, k = 0; j < n; j++)
@@ -755,10 +764,7 @@ int tb_assess_write_html(const struct tb_assessment *as, const struct tb_assess_
               "(pricing/risks.csv), by chip family:</p><ul>\n",
               f);
         for (size_t i = 0; i < n; i++) {
-            bool first = true;
-            for (size_t j = 0; j < i; j++)
-                first &= strcmp(rows[j]->family ? rows[j]->family : "", rows[i]->family ? rows[i]->family : "") != 0;
-            if (!first || !rows[i]->family || rows[i]->current)
+            if (!first_of_family(rows, i))
                 continue;
             fputs("<li><b>", f);
             html_escape(f, rows[i]->family);
