@@ -30,7 +30,7 @@ enum wphase { W_SERVE, W_TRAIN, W_DENOISE };
 struct workload {
     const char *name, *model, *precision, *current, *purchase, *region;
     enum wphase phase;
-    double need;     /* tokens/s (serve: output; train: training) or images/s */
+    double need; /* tokens/s (serve: output; train: training) or images/s */
     long seq_in, seq_out, steps, resolution;
     double ttft_ms, tpot_ms;
     double migration_usd;
@@ -75,8 +75,8 @@ static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb
                          const struct tb_assess_opts *o, struct workload *w, char *err,
                          size_t errlen)
 {
-    static const char *const purchases[] = {"on-demand",       "spot",          "capacity-block",
-                                            "reserved-1y",     "reserved-3y",   "savings-plan-1y",
+    static const char *const purchases[] = {"on-demand",       "spot",        "capacity-block",
+                                            "reserved-1y",     "reserved-3y", "savings-plan-1y",
                                             "savings-plan-3y", NULL};
     const char *phase = tb_csv_field(t, r, "phase");
     double v, rps, tpm, ipm, weeks, per_week;
@@ -89,7 +89,7 @@ static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb
     w->current = tb_csv_field(t, r, "current_instance");
     w->precision = *tb_csv_field(t, r, "precision") ? tb_csv_field(t, r, "precision") : "bf16";
     w->purchase = *tb_csv_field(t, r, "current_purchase") ? tb_csv_field(t, r, "current_purchase")
-                                                           : "on-demand";
+                                                          : "on-demand";
     w->region = *tb_csv_field(t, r, "region") ? tb_csv_field(t, r, "region") : "us-east-1";
     if (!*w->name)
         return bad(t, r, "name", "empty", err, errlen);
@@ -150,15 +150,16 @@ static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb
         else if (tpm > 0)
             w->need = tpm / (o->hours_per_month * 3600.0);
         else
-            return bad(t, r, "requests_per_s", "missing: the load (requests_per_s or "
-                       "tokens_per_month)", err, errlen);
+            return bad(t, r, "requests_per_s",
+                       "missing: the load (requests_per_s or "
+                       "tokens_per_month)",
+                       err, errlen);
         break;
     case W_TRAIN:
         if (w->seq_in <= 1)
             return bad(t, r, "seq_in", "missing: the training sequence length", err, errlen);
         if (!(tpm > 0))
-            return bad(t, r, "tokens_per_month", "missing: training tokens per month", err,
-                       errlen);
+            return bad(t, r, "tokens_per_month", "missing: training tokens per month", err, errlen);
         w->need = tpm / (o->hours_per_month * 3600.0);
         break;
     case W_DENOISE:
@@ -387,14 +388,13 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
                 if (!strcmp(fe[f].family, chip->name))
                     row->model_err = fe[f].median;
             row->family = e->family;
-            risks_of(as->have_risks ? &as->risks : NULL, e->family, row->risks,
-                     sizeof row->risks);
+            risks_of(as->have_risks ? &as->risks : NULL, e->family, row->risks, sizeof row->risks);
             if (wk->phase == W_TRAIN && strstr(chip->name, "Inferentia")) {
                 snprintf(row->why, sizeof row->why, "an inference chip: not a training target");
                 continue;
             }
-            if (tb_pricing_target_price(m->pricing, in->instance, wk->region, wk->purchase, &pc,
-                                        e2, sizeof e2) != 0 ||
+            if (tb_pricing_target_price(m->pricing, in->instance, wk->region, wk->purchase, &pc, e2,
+                                        sizeof e2) != 0 ||
                 !pc.have) {
                 snprintf(row->why, sizeof row->why, "no price: %.480s", pc.have ? e2 : pc.why);
                 continue;
@@ -431,8 +431,8 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
             snprintf(as->current_why[wi], sizeof as->current_why[wi], "given in the file");
         else if (isnan(cur))
             snprintf(as->current_why[wi], sizeof as->current_why[wi],
-                     "unknown: %s could not be sized or priced (%s, %s)", wk->current,
-                     wk->region, wk->purchase);
+                     "unknown: %s could not be sized or priced (%s, %s)", wk->current, wk->region,
+                     wk->purchase);
         as->current_monthly[wi] = cur;
         /* savings, break-even, sensitivity, verdict */
         for (size_t i = first; i < as->nrows; i++) {
@@ -443,8 +443,8 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
             }
             row->saving_usd = cur - row->monthly_usd;
             row->saving_frac = row->saving_usd / cur;
-            row->break_even_months = row->saving_usd > 0 ? wk->migration_usd / row->saving_usd
-                                                          : INFINITY;
+            row->break_even_months =
+                row->saving_usd > 0 ? wk->migration_usd / row->saving_usd : INFINITY;
             row->saving_lo_price = cur - row->monthly_usd * (1 + o->price_swing);
             row->saving_hi_price = cur - row->monthly_usd * (1 - o->price_swing);
             {
@@ -463,8 +463,8 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
                 snprintf(row->verdict, sizeof row->verdict, "costs more than the current fleet");
             else if (row->saving_frac < o->claim_low)
                 snprintf(row->verdict, sizeof row->verdict,
-                         "saves %.0f%%, under the %.0f-%.0f%% usually claimed%s", 100 * row->saving_frac,
-                         100 * o->claim_low, 100 * o->claim_high,
+                         "saves %.0f%%, under the %.0f-%.0f%% usually claimed%s",
+                         100 * row->saving_frac, 100 * o->claim_low, 100 * o->claim_high,
                          row->saving_lo_model < 0 ? "; within the model's error of no saving" : "");
             else if (row->saving_frac <= o->claim_high)
                 snprintf(row->verdict, sizeof row->verdict,
@@ -515,13 +515,30 @@ static const char *fmtn_(double v, char *buf, size_t len, int prec, bool dollar)
 
 int tb_assess_write_csv(const struct tb_assessment *as, FILE *f)
 {
-    static const char *const cols[] = {
-        "workload",        "candidate",        "current",          "fleet_instances",
-        "capacity_per_instance", "need",       "unit",             "usd_per_hour",
-        "monthly_usd",     "current_monthly_usd", "saving_usd",    "saving_pct",
-        "break_even_months", "saving_usd_price_low", "saving_usd_price_high",
-        "model_error_pct", "saving_usd_model_low", "saving_usd_model_high", "verdict",
-        "price",           "layout",           "why",              "risks",           NULL};
+    static const char *const cols[] = {"workload",
+                                       "candidate",
+                                       "current",
+                                       "fleet_instances",
+                                       "capacity_per_instance",
+                                       "need",
+                                       "unit",
+                                       "usd_per_hour",
+                                       "monthly_usd",
+                                       "current_monthly_usd",
+                                       "saving_usd",
+                                       "saving_pct",
+                                       "break_even_months",
+                                       "saving_usd_price_low",
+                                       "saving_usd_price_high",
+                                       "model_error_pct",
+                                       "saving_usd_model_low",
+                                       "saving_usd_model_high",
+                                       "verdict",
+                                       "price",
+                                       "layout",
+                                       "why",
+                                       "risks",
+                                       NULL};
     int rc = 0;
     for (int i = 0; cols[i]; i++)
         rc |= tb_csv_put(f, cols[i], cols[i + 1] ? ',' : '\n');
@@ -560,7 +577,8 @@ int tb_assess_write_csv(const struct tb_assessment *as, FILE *f)
 }
 
 /* Rows of one workload, priced ones by monthly cost. */
-static size_t sorted_rows(const struct tb_assessment *as, size_t wi, const struct tb_assess_row **out)
+static size_t sorted_rows(const struct tb_assessment *as, size_t wi,
+                          const struct tb_assess_row **out)
 {
     size_t n = 0;
     for (size_t i = 0; i < as->nrows; i++)
@@ -625,14 +643,15 @@ int tb_assess_write_md(const struct tb_assessment *as, const struct tb_assess_op
                 tb_csv_field(&as->csv, wi, "model"), tb_csv_field(&as->csv, wi, "phase"),
                 tb_csv_field(&as->csv, wi, "current_instance"),
                 *tb_csv_field(&as->csv, wi, "region") ? tb_csv_field(&as->csv, wi, "region")
-                                                       : "us-east-1",
+                                                      : "us-east-1",
                 *tb_csv_field(&as->csv, wi, "current_purchase")
                     ? tb_csv_field(&as->csv, wi, "current_purchase")
                     : "on-demand",
                 fmtn_(n ? rows[0]->need : NAN, b[0], 48, -1, false), n ? rows[0]->unit : "",
                 fmtn_(as->current_monthly[wi], b[1], 48, 0, true), as->current_why[wi]);
-        fprintf(f, "| Candidate | Fleet | Monthly USD | Saving | Break-even (months) | Saving, "
-                   "prices +-%.0f%% | Saving, model error | Verdict |\n",
+        fprintf(f,
+                "| Candidate | Fleet | Monthly USD | Saving | Break-even (months) | Saving, "
+                "prices +-%.0f%% | Saving, model error | Verdict |\n",
                 100 * o->price_swing);
         fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---|\n");
         for (size_t i = 0; i < n; i++) {
@@ -645,7 +664,8 @@ int tb_assess_write_md(const struct tb_assessment *as, const struct tb_assess_op
             }
             fprintf(f, "| %s%s | %ld | %s | %s (%s%%) | %s | %s to %s | %s to %s (+-%s%%) | ",
                     r->candidate, r->current ? " (current)" : "", r->fleet,
-                    fmtn_(r->monthly_usd, b[0], 48, 0, false), fmtn_(r->saving_usd, b[1], 48, 0, false),
+                    fmtn_(r->monthly_usd, b[0], 48, 0, false),
+                    fmtn_(r->saving_usd, b[1], 48, 0, false),
                     fmtn_(100 * r->saving_frac, b[2], 48, 0, false),
                     fmtn_(r->break_even_months, b[3], 48, 1, false),
                     fmtn_(r->saving_lo_price, b[4], 48, 0, false),
@@ -684,11 +704,20 @@ static void html_escape(FILE *f, const char *s)
 {
     for (; *s; s++) {
         switch (*s) {
-        case '&': fputs("&amp;", f); break;
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*s, f);
+        case '&':
+            fputs("&amp;", f);
+            break;
+        case '<':
+            fputs("&lt;", f);
+            break;
+        case '>':
+            fputs("&gt;", f);
+            break;
+        case '"':
+            fputs("&quot;", f);
+            break;
+        default:
+            fputc(*s, f);
         }
     }
 }
@@ -727,7 +756,8 @@ int tb_assess_write_html(const struct tb_assessment *as, const struct tb_assess_
         html_escape(f, tb_csv_field(&as->csv, wi, "phase"));
         fputs(" on ", f);
         html_escape(f, tb_csv_field(&as->csv, wi, "current_instance"));
-        fprintf(f, "; current monthly cost %s (", fmtn_(as->current_monthly[wi], b[0], 48, 0, true));
+        fprintf(f, "; current monthly cost %s (",
+                fmtn_(as->current_monthly[wi], b[0], 48, 0, true));
         html_escape(f, as->current_why[wi]);
         fputs(").</p>\n<table><thead><tr><th>Candidate</th><th>Fleet</th><th>Monthly USD</th>"
               "<th>Saving</th><th>Break-even (months)</th><th>Saving, prices &plusmn;</th>"
@@ -750,7 +780,8 @@ int tb_assess_write_html(const struct tb_assessment *as, const struct tb_assess_
                     "(%s%%)</td><td class=\"n\">%s</td><td class=\"n\">%s to %s</td><td "
                     "class=\"n\">%s to %s</td><td>",
                     r->current ? " (current)" : "", r->fleet,
-                    fmtn_(r->monthly_usd, b[0], 48, 0, false), fmtn_(r->saving_usd, b[1], 48, 0, false),
+                    fmtn_(r->monthly_usd, b[0], 48, 0, false),
+                    fmtn_(r->saving_usd, b[1], 48, 0, false),
                     fmtn_(100 * r->saving_frac, b[2], 48, 0, false),
                     fmtn_(r->break_even_months, b[3], 48, 1, false),
                     fmtn_(r->saving_lo_price, b[4], 48, 0, false),

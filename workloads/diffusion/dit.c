@@ -34,6 +34,7 @@
  * axis the pair (2i, 2i+1) turns by id theta^(-2i / a) with theta 10000.
  */
 #include "diffusion_impl.h"
+#include "kernels.h"
 
 #include "tb_util.h"
 
@@ -144,16 +145,8 @@ static size_t sat_add(size_t a, size_t b)
     return a > SIZE_MAX - b ? SIZE_MAX : a + b;
 }
 
-/* splitmix64's output function, a bijective mix of 64 bits. */
-static inline uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* 2 NB normal draws N(0, sd^2) from the counters ctr .. ctr + NB - 1 of stream key:
- * Box-Muller on the 64 bits of mix64(key + counter * golden ratio), with the libm calls
+ * Box-Muller on the 64 bits of tb_dk_mix64(key + counter * golden ratio), with the libm calls
  * replaced by short series so that the loop vectorises (drawing FLUX.1-dev's 12
  * billion weights with libm's log, sqrt, cos and sin takes minutes):
  *   radius sqrt(-2 ln u), u in (0, 1] from bits 40..63: ln u = e ln2 + 2 atanh s with
@@ -167,7 +160,7 @@ static void normal_block(float *restrict out, uint64_t key, uint64_t ctr, float 
 {
     float r[NB], cs[NB], sn[NB];
     for (int j = 0; j < NB; j++) {
-        uint64_t z = mix64(key + (ctr + (uint64_t)j) * 0x9e3779b97f4a7c15ULL);
+        uint64_t z = tb_dk_mix64(key + (ctr + (uint64_t)j) * 0x9e3779b97f4a7c15ULL);
         float u = (float)((uint32_t)(z >> 40) + 1u) * 0x1.0p-24f, m;
         uint32_t bits, mb;
         memcpy(&bits, &u, sizeof bits);
@@ -247,7 +240,7 @@ static float *take(struct arena *a, size_t n, enum fill f)
     if (f == FILL_WEIGHT)
         a->tensor++;
     if (p && f == FILL_WEIGHT)
-        fill_normal(p, n, mix64(a->seed ^ mix64(a->tensor)), WEIGHT_SD);
+        fill_normal(p, n, tb_dk_mix64(a->seed ^ tb_dk_mix64(a->tensor)), WEIGHT_SD);
     else if (p && f != FILL_NONE)
         for (size_t i = 0; i < n; i++)
             p[i] = f == FILL_ONE ? 1.0f : 0.0f;
@@ -466,42 +459,18 @@ void tb_dit_release(struct tb_diffusion *m)
 
 /* ---- kernels ---- */
 
-/* e^x with x clamped to [-87, 88] (normal, finite results), relative error about 1e-7:
- * x = n ln2 + r with |r| <= ln2 / 2 (ln2 in two parts, Cody and Waite), e^r from its
- * Taylor series to degree 7, 2^n written into the exponent bits. No branches or libm
- * calls, so the loops that use it vectorise. */
-static inline float exp_fast(float x)
-{
-    x = x < -87.0f ? -87.0f : x;
-    x = x > 88.0f ? 88.0f : x;
-    float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f; /* round(x / ln2) */
-    float r = x - n * 0.693359375f + n * 2.12194440e-4f;
-    float e = 1.0f / 5040;
-    e = e * r + 1.0f / 720;
-    e = e * r + 1.0f / 120;
-    e = e * r + 1.0f / 24;
-    e = e * r + 1.0f / 6;
-    e = e * r + 0.5f;
-    e = e * r + 1.0f;
-    e = e * r + 1.0f;
-    uint32_t bits = (uint32_t)((int32_t)n + 127) << 23;
-    float s;
-    memcpy(&s, &bits, sizeof s);
-    return e * s;
-}
-
 /* GELU, tanh approximation: 0.5 x (1 + tanh u) = x / (1 + e^(-2u)),
  * u = sqrt(2/pi) (x + 0.044715 x^3). */
 static inline float gelu_fast(float x)
 {
     float u = 0.7978845608f * (x + 0.044715f * x * x * x);
-    return x / (1.0f + exp_fast(-2.0f * u));
+    return x / (1.0f + tb_dk_expf(-2.0f * u));
 }
 
 static void silu(float *out, const float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        out[i] = x[i] / (1.0f + exp_fast(-x[i]));
+        out[i] = x[i] / (1.0f + tb_dk_expf(-x[i]));
 }
 
 /* out [M, outd] (row stride ldo) = x [M, in] (row stride ldx) W^T + b, or += when acc.
@@ -614,13 +583,13 @@ static void softmax_row(float *restrict row, int n)
         m = row[i] > m ? row[i] : m;
     for (i = 0; i + LANES <= n; i += LANES)
         for (int j = 0; j < LANES; j++) {
-            row[i + j] = exp_fast(row[i + j] - m);
+            row[i + j] = tb_dk_expf(row[i + j] - m);
             sm[j] += row[i + j];
         }
     for (int j = 0; j < LANES; j++)
         s += sm[j];
     for (; i < n; i++) {
-        row[i] = exp_fast(row[i] - m);
+        row[i] = tb_dk_expf(row[i] - m);
         s += row[i];
     }
     float inv = 1.0f / s;

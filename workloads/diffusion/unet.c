@@ -40,6 +40,7 @@
  * reference allocates its own double buffers per call.
  */
 #include "diffusion_impl.h"
+#include "kernels.h"
 
 #include "tb_util.h"
 
@@ -245,15 +246,6 @@ static void plan_walk(struct plan *pl)
 
 /* ---- random weights ---- */
 
-/* splitmix64's finaliser: a bijective mix of 64 bits. Used on a counter, element pair j
- * of a tensor depends only on (seed, tensor id, j). */
-static inline uint64_t mix64(uint64_t z)
-{
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
 /* ln u for u in (0, 1]: u = m 2^e with m in [1, 2), ln m = 2 atanh(s) with
  * s = (m - 1) / (m + 1) in [0, 1/3], odd series to s^11 (error below 1e-7). */
 static inline float ln_unit(float u)
@@ -298,7 +290,7 @@ static void normal_pairs(float *restrict out, uint64_t key, uint64_t ctr, float 
 {
     float rr[VL], cc[VL], ss[VL];
     for (int j = 0; j < VL; j++) {
-        uint64_t z = mix64(key + (ctr + (uint64_t)j + 1) * 0xd1342543de82ef95ULL);
+        uint64_t z = tb_dk_mix64(key + (ctr + (uint64_t)j + 1) * 0xd1342543de82ef95ULL);
         float u1 = ((float)(uint32_t)(z >> 40) + 1.0f) * (1.0f / 16777216.0f);
         float u2 = (float)(uint32_t)((z >> 16) & 0xffffffu) * (1.0f / 16777216.0f);
         rr[j] = sd * sqrt_nonneg(-2.0f * ln_unit(u1));
@@ -329,7 +321,8 @@ static void normal_pairs(float *restrict out, uint64_t key, uint64_t ctr, float 
 /* p[0..n) = N(0, sd^2) draws of stream (seed, id). */
 static void fill_normal(float *p, size_t n, uint64_t seed, uint64_t id, float sd)
 {
-    uint64_t key = mix64(seed ^ mix64(0x756e6574ULL + (id + 1) * 0x9e3779b97f4a7c15ULL));
+    uint64_t key =
+        tb_dk_mix64(seed ^ tb_dk_mix64(0x756e6574ULL + (id + 1) * 0x9e3779b97f4a7c15ULL));
     size_t i = 0;
     uint64_t ctr = 0;
     for (; i + 2 * VL <= n; i += 2 * VL, ctr += VL)
@@ -658,31 +651,9 @@ void tb_unet_release(struct tb_diffusion *m)
 
 /* ---- kernels ---- */
 
-/* e^x for x clamped to [-87, 88], relative error about 2e-7: x = n ln2 + r, |r| <= ln2/2,
- * e^r by its Taylor series to r^7, 2^n written into the exponent bits. No calls and no
- * branches, so loops over it vectorise (libm's expf may set errno and does not). */
-static inline float fast_expf(float x)
-{
-    x = x < -87.0f ? -87.0f : x > 88.0f ? 88.0f : x;
-    float n = (x * 1.44269504f + 12582912.0f) - 12582912.0f; /* nearest integer to x/ln2 */
-    float r = x - n * 0.693145751953125f - n * 1.428606820e-06f;
-    float p = 1.0f / 5040;
-    p = p * r + 1.0f / 720;
-    p = p * r + 1.0f / 120;
-    p = p * r + 1.0f / 24;
-    p = p * r + 1.0f / 6;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
-    uint32_t sb = (uint32_t)((int32_t)n + 127) << 23;
-    float s;
-    memcpy(&s, &sb, sizeof s);
-    return p * s;
-}
-
 static inline float silu(float v)
 {
-    return v / (1.0f + fast_expf(-v));
+    return v / (1.0f + tb_dk_expf(-v));
 }
 
 /* v GELU(g) = v g (1 + erf(g / sqrt 2)) / 2, the exact GELU with erf from Abramowitz and
@@ -696,7 +667,7 @@ static inline float geglu(float v, float g)
     poly = poly * k + 1.421413741f;
     poly = poly * k - 0.284496736f;
     poly = poly * k + 0.254829592f;
-    float e = 1.0f - poly * k * fast_expf(-az * az);
+    float e = 1.0f - poly * k * tb_dk_expf(-az * az);
     return v * 0.5f * g * (1.0f + (z < 0 ? -e : e));
 }
 
@@ -921,9 +892,9 @@ static void softmax_row(float *restrict row, int n)
         mx = acc[j] > mx ? acc[j] : mx;
     for (i = 0; i + VL <= n; i += VL)
         for (int j = 0; j < VL; j++)
-            row[i + j] = fast_expf(row[i + j] - mx);
+            row[i + j] = tb_dk_expf(row[i + j] - mx);
     for (; i < n; i++)
-        row[i] = fast_expf(row[i] - mx);
+        row[i] = tb_dk_expf(row[i] - mx);
     for (int j = 0; j < VL; j++)
         acc[j] = 0;
     for (i = 0; i + VL <= n; i += VL)
