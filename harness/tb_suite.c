@@ -235,7 +235,22 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
                 return tb_err(err, errlen,
                               "%s: field 'precision': '%s' (bf16, fp16, fp8, int8, fp32)", where,
                               v);
-        } else if (strcmp(key, "batch") || strcmp(v, "max")) {
+        } else if (!strcmp(key, "batch")) {
+            /* a comma list of sizes or "max": one modeled run each (a batch sweep) */
+            char list[64], *b, *bs = NULL;
+            if (strlen(v) >= sizeof list)
+                return tb_err(err, errlen, "%s: field 'batch': too long", where);
+            if (v[0] == ',' || v[strlen(v) - 1] == ',' || strstr(v, ",,"))
+                return tb_err(err, errlen, "%s: field 'batch': empty item in '%s'", where, v);
+            snprintf(list, sizeof list, "%s", v);
+            for (b = strtok_r(list, ",", &bs); b; b = strtok_r(NULL, ",", &bs)) {
+                double x;
+                if (strcmp(b, "max") && tb_parse_double(b, 1, 1e9, &x) != 0)
+                    return tb_err(err, errlen,
+                                  "%s: field 'batch': not a positive number or 'max': '%s'", where,
+                                  b);
+            }
+        } else {
             double x;
             if (tb_parse_double(v, 1e-9, 1e30, &x) != 0)
                 return tb_err(err, errlen, "%s: field '%s': not a positive number: '%s'", where,
@@ -258,30 +273,41 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
         char mcopy[512], *mo, *ms = NULL;
         snprintf(mcopy, sizeof mcopy, "%s", models);
         for (mo = strtok_r(mcopy, ",", &ms); mo; mo = strtok_r(NULL, ",", &ms)) {
-            struct tb_predict_spec p = base;
-            if (strlen(t) >= sizeof p.values[0] || strlen(mo) >= sizeof p.values[0])
-                return tb_err(err, errlen, "%s: field 'target': name too long", where);
-            snprintf(p.keys[p.nfields], sizeof p.keys[0], "target");
-            snprintf(p.values[p.nfields++], sizeof p.values[0], "%s", t);
-            snprintf(p.keys[p.nfields], sizeof p.keys[0], "model");
-            snprintf(p.values[p.nfields++], sizeof p.values[0], "%s", mo);
-            if (s->npredicts == *cap) {
-                size_t nc = *cap ? *cap * 2 : 16;
-                struct tb_predict_spec *np = realloc(s->predicts, nc * sizeof(*np));
-                if (!np)
-                    return tb_err(err, errlen, "out of memory");
-                s->predicts = np;
-                *cap = nc;
+            const char *bv = tb_predict_spec_get(&base, "batch");
+            char blist[64], *b, *bs = NULL;
+            snprintf(blist, sizeof blist, "%s", bv ? bv : "");
+            /* one spec per batch of the list (a spec without a batch: once) */
+            for (b = bv ? strtok_r(blist, ",", &bs) : blist; b;
+                 b = bv ? strtok_r(NULL, ",", &bs) : NULL) {
+                struct tb_predict_spec p = base;
+                if (bv)
+                    for (int i = 0; i < p.nfields; i++)
+                        if (!strcmp(p.keys[i], "batch"))
+                            snprintf(p.values[i], sizeof p.values[i], "%s", b);
+                if (strlen(t) >= sizeof p.values[0] || strlen(mo) >= sizeof p.values[0])
+                    return tb_err(err, errlen, "%s: field 'target': name too long", where);
+                snprintf(p.keys[p.nfields], sizeof p.keys[0], "target");
+                snprintf(p.values[p.nfields++], sizeof p.values[0], "%s", t);
+                snprintf(p.keys[p.nfields], sizeof p.keys[0], "model");
+                snprintf(p.values[p.nfields++], sizeof p.values[0], "%s", mo);
+                if (s->npredicts == *cap) {
+                    size_t nc = *cap ? *cap * 2 : 16;
+                    struct tb_predict_spec *np = realloc(s->predicts, nc * sizeof(*np));
+                    if (!np)
+                        return tb_err(err, errlen, "out of memory");
+                    s->predicts = np;
+                    *cap = nc;
+                }
+                for (size_t i = 0; i < s->npredicts; i++) {
+                    char id0[256], id1[256];
+                    tb_predict_spec_id(&s->predicts[i], id0, sizeof id0);
+                    tb_predict_spec_id(&p, id1, sizeof id1);
+                    if (!strcmp(id0, id1))
+                        return tb_err(err, errlen, "%s: modeled run '%s' repeats line %ld", where,
+                                      id1, s->predicts[i].line);
+                }
+                s->predicts[s->npredicts++] = p;
             }
-            for (size_t i = 0; i < s->npredicts; i++) {
-                char a[256], b[256];
-                tb_predict_spec_id(&s->predicts[i], a, sizeof a);
-                tb_predict_spec_id(&p, b, sizeof b);
-                if (!strcmp(a, b))
-                    return tb_err(err, errlen, "%s: modeled run '%s' repeats line %ld", where, b,
-                                  s->predicts[i].line);
-            }
-            s->predicts[s->npredicts++] = p;
         }
     }
     return 0;

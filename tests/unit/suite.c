@@ -66,6 +66,27 @@ int main(void)
         tb_suite_release(&s);
         free(p);
     }
+    {
+        /* a batch sweep: one modeled run per target x model x batch, in that order */
+        char *p = test_tmp_path("sweep.suite");
+        write_file(p, "predict target=trn2.48xlarge,p5.48xlarge model=llama-3.1-8b phase=serve "
+                      "seq_in=128 seq_out=64 batch=1,16,max\n");
+        IS_INT(0, tb_suite_load(&s, p, err, sizeof err), "batch sweep loads: %s", err);
+        IS_INT(6, (long long)s.npredicts, "2 targets x 3 batches");
+        IS_STRING("16", tb_predict_spec_get(&s.predicts[1], "batch"), "second batch of the list");
+        IS_STRING("p5.48xlarge", tb_predict_spec_get(&s.predicts[5], "target"), "target order");
+        tb_predict_spec_id(&s.predicts[2], id, sizeof id);
+        IS_STRING("model:trn2.48xlarge/llama-3.1-8b/serve/bmax/in128/out64/bf16", id,
+                  "each batch its own run id");
+        tb_suite_release(&s);
+        free(p);
+    }
+    expect_error("predict target=p5.48xlarge model=m phase=serve seq_in=8 batch=1,,4\n",
+                 "field 'batch': empty item", "empty batch item");
+    expect_error("predict target=p5.48xlarge model=m phase=serve seq_in=8 batch=1,x\n",
+                 "field 'batch': not a positive number or 'max': 'x'", "bad batch item");
+    expect_error("predict target=p5.48xlarge model=m phase=serve seq_in=8 batch=4,4\n",
+                 "repeats line 1", "repeated batch");
     expect_error("run model=x phase=prefill seq_in=8 reps=0\n", "line 1: field 'reps'", "zero reps");
     expect_error("run model=x phase=infer seq_in=8\n", "field 'phase': unknown phase 'infer'", "bad phase");
     expect_error("suite x\n\nrun model=x phase=prefill\n", "line 3: field 'seq_in': missing", "no seq_in");
