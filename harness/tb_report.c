@@ -1,10 +1,11 @@
 /* harness/tb_report.c: see tb_report.h. Reads and checks every input first, then draws
  * the charts and writes the documents into a scratch folder, then renames. The
- * Markdown and HTML come from the same calls (struct doc writes both), so they always
+ * Markdown and HTML come from the same calls (struct tb_doc writes both), so they always
  * say the same thing. */
 #include "tb_report.h"
 
 #include "tb_csv.h"
+#include "tb_doc.h"
 #include "tb_plot.h"
 #include "tb_pricing.h"
 #include "tb_util.h"
@@ -18,136 +19,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* ---- growable text ---- */
-
-struct sbuf {
-    char *p; /* owned, NUL-terminated once anything was added */
-    size_t len;
-    size_t cap;
-    bool failed; /* an allocation failed: the text is incomplete */
-};
-
-static void sb_putn(struct sbuf *b, const char *s, size_t n)
-{
-    if (b->failed)
-        return;
-    if (b->len + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 4096;
-        char *p;
-        while (cap < b->len + n + 1)
-            cap *= 2;
-        p = realloc(b->p, cap);
-        if (!p) {
-            b->failed = true;
-            return;
-        }
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->len, s, n);
-    b->len += n;
-    b->p[b->len] = '\0';
-}
-
-static void sb_puts(struct sbuf *b, const char *s)
-{
-    sb_putn(b, s, strlen(s));
-}
-
-static void sb_vprintf(struct sbuf *b, const char *fmt, va_list ap)
-{
-    char small[512];
-    va_list cp;
-    int n;
-    va_copy(cp, ap);
-    n = vsnprintf(small, sizeof small, fmt, cp);
-    va_end(cp);
-    if (n < 0) {
-        b->failed = true;
-    } else if ((size_t)n < sizeof small) {
-        sb_putn(b, small, (size_t)n);
-    } else {
-        char *big = malloc((size_t)n + 1);
-        if (!big) {
-            b->failed = true;
-            return;
-        }
-        vsnprintf(big, (size_t)n + 1, fmt, ap);
-        sb_putn(b, big, (size_t)n);
-        free(big);
-    }
-}
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...) TB_PRINTF(2, 3);
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    sb_vprintf(b, fmt, ap);
-    va_end(ap);
-}
-
-static void sb_html(struct sbuf *b, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            sb_puts(b, "&amp;");
-            break;
-        case '<':
-            sb_puts(b, "&lt;");
-            break;
-        case '>':
-            sb_puts(b, "&gt;");
-            break;
-        case '"':
-            sb_puts(b, "&quot;");
-            break;
-        case '\'':
-            sb_puts(b, "&#39;");
-            break;
-        default:
-            sb_putn(b, s, 1);
-        }
-    }
-}
-
-/* Markdown table cells and text: no line breaks, no bare pipes, no raw HTML. */
-static void sb_md(struct sbuf *b, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '|':
-            sb_puts(b, "\\|");
-            break;
-        case '\\':
-            sb_puts(b, "\\\\");
-            break;
-        case '<':
-            sb_puts(b, "&lt;");
-            break;
-        case '*':
-            sb_puts(b, "\\*");
-            break;
-        case '_':
-            sb_puts(b, "\\_");
-            break;
-        case '\n':
-        case '\r':
-            sb_puts(b, " ");
-            break;
-        default:
-            sb_putn(b, s, 1);
-        }
-    }
-}
-
-static void sb_release(struct sbuf *b)
-{
-    free(b->p);
-    memset(b, 0, sizeof *b);
-}
 
 /* ---- numbers ---- */
 
@@ -826,198 +697,24 @@ out:
     return rc;
 }
 
-/* ---- one writer for Markdown and HTML ---- */
-
-struct doc {
-    struct sbuf md;
-    struct sbuf html;
-    const char *kinds; /* per column of the open table: t text, n number, c code, p provenance */
-};
-
-static void doc_h(struct doc *d, int level, const char *text)
-{
-    for (int i = 0; i < level; i++)
-        sb_puts(&d->md, "#");
-    sb_puts(&d->md, " ");
-    sb_md(&d->md, text);
-    sb_puts(&d->md, "\n\n");
-    sb_printf(&d->html, "<h%d>", level);
-    sb_html(&d->html, text);
-    sb_printf(&d->html, "</h%d>\n", level);
-}
-
-static void doc_p(struct doc *d, const char *cls, const char *fmt, ...) TB_PRINTF(3, 4);
-static void doc_p(struct doc *d, const char *cls, const char *fmt, ...)
-{
-    struct sbuf t = {0};
-    va_list ap;
-    va_start(ap, fmt);
-    sb_vprintf(&t, fmt, ap);
-    va_end(ap);
-    if (t.failed) {
-        d->md.failed = d->html.failed = true;
-        sb_release(&t);
-        return;
-    }
-    if (cls && !strcmp(cls, "note"))
-        sb_puts(&d->md, "> ");
-    sb_md(&d->md, t.p ? t.p : "");
-    sb_puts(&d->md, "\n\n");
-    if (cls)
-        sb_printf(&d->html, "<p class=\"%s\">", cls);
-    else
-        sb_puts(&d->html, "<p>");
-    sb_html(&d->html, t.p ? t.p : "");
-    sb_puts(&d->html, "</p>\n");
-    sb_release(&t);
-}
-
-static void doc_table(struct doc *d, const char *kinds, const char *const *head)
-{
-    size_t n = strlen(kinds);
-    d->kinds = kinds;
-    sb_puts(&d->md, "|");
-    sb_puts(&d->html, "<div class=\"scroll\"><table>\n<thead><tr>");
-    for (size_t i = 0; i < n; i++) {
-        sb_puts(&d->md, " ");
-        sb_md(&d->md, head[i]);
-        sb_puts(&d->md, " |");
-        sb_puts(&d->html, kinds[i] == 'n' ? "<th class=\"num\">" : "<th>");
-        sb_html(&d->html, head[i]);
-        sb_puts(&d->html, "</th>");
-    }
-    sb_puts(&d->md, "\n|");
-    for (size_t i = 0; i < n; i++)
-        sb_puts(&d->md, kinds[i] == 'n' ? "---:|" : "---|");
-    sb_puts(&d->md, "\n");
-    sb_puts(&d->html, "</tr></thead>\n<tbody>\n");
-}
-
-static void doc_row(struct doc *d, const char *const *cells)
-{
-    size_t n = strlen(d->kinds);
-    sb_puts(&d->md, "|");
-    sb_puts(&d->html, "<tr>");
-    for (size_t i = 0; i < n; i++) {
-        const char *v = cells[i] ? cells[i] : "";
-        char k = d->kinds[i];
-        sb_puts(&d->md, " ");
-        if (k == 'c' && *v) {
-            sb_puts(&d->md, "`");
-            for (const char *s = v; *s; s++)
-                sb_putn(&d->md, *s == '`' || *s == '|' ? "'" : s, 1);
-            sb_puts(&d->md, "`");
-        } else {
-            sb_md(&d->md, v);
-        }
-        sb_puts(&d->md, " |");
-        if (k == 'n') {
-            sb_puts(&d->html, "<td class=\"num\">");
-            sb_html(&d->html, v);
-        } else if (k == 'c' && *v) {
-            sb_puts(&d->html, "<td><code>");
-            sb_html(&d->html, v);
-            sb_puts(&d->html, "</code>");
-        } else if (k == 'p') {
-            sb_puts(&d->html, "<td><span class=\"prov prov-");
-            sb_html(&d->html, v);
-            sb_puts(&d->html, "\">");
-            sb_html(&d->html, v);
-            sb_puts(&d->html, "</span>");
-        } else {
-            sb_puts(&d->html, "<td>");
-            sb_html(&d->html, v);
-        }
-        sb_puts(&d->html, "</td>");
-    }
-    sb_puts(&d->md, "\n");
-    sb_puts(&d->html, "</tr>\n");
-}
-
-static void doc_table_end(struct doc *d)
-{
-    sb_puts(&d->md, "\n");
-    sb_puts(&d->html, "</tbody></table></div>\n");
-    d->kinds = NULL;
-}
-
-/* The SVG text as an inline element: no XML prolog, no namespace URLs (HTML does not
- * need them), ids prefixed per chart so two charts' patterns cannot collide. */
-static void inline_svg(struct sbuf *b, const char *svg, int which, const char *title)
-{
-    const char *s = strstr(svg, "<svg");
-    const char *tag_end;
-    char prefix[16];
-    snprintf(prefix, sizeof prefix, "c%d-", which);
-    if (!s)
-        return;
-    tag_end = strchr(s, '>');
-    if (!tag_end)
-        return;
-    /* the start tag, dropping xmlns attributes */
-    for (const char *p = s; p < tag_end;) {
-        if (!strncmp(p, "xmlns", 5)) {
-            const char *q = strchr(p, '"');
-            q = q && q < tag_end ? strchr(q + 1, '"') : NULL;
-            if (q && q < tag_end) {
-                p = q + 1;
-                continue;
-            }
-        }
-        sb_putn(b, p, 1);
-        p++;
-    }
-    sb_puts(b, " class=\"chart\" role=\"img\" aria-label=\"");
-    sb_html(b, title);
-    sb_puts(b, "\">");
-    for (const char *p = tag_end + 1; *p;) {
-        static const char *const refs[] = {" id='", " id=\"", "url(#", "href='#", "href=\"#"};
-        bool done = false;
-        if (!strncmp(p, "<title>", 7)) {
-            const char *q = strstr(p, "</title>");
-            if (q) {
-                sb_puts(b, "<title>");
-                sb_html(b, title);
-                sb_puts(b, "</title>");
-                p = q + 8;
-                continue;
-            }
-        }
-        for (size_t i = 0; i < sizeof refs / sizeof refs[0] && !done; i++) {
-            size_t n = strlen(refs[i]);
-            if (!strncmp(p, refs[i], n)) {
-                sb_putn(b, p, n);
-                sb_puts(b, prefix);
-                p += n;
-                done = true;
-            }
-        }
-        if (!done) {
-            sb_putn(b, p, 1);
-            p++;
-        }
-    }
-    sb_puts(b, "\n");
-}
-
-static void doc_figure(struct doc *d, const struct report *R, int which, const char *caption)
+static void doc_figure(struct tb_doc *d, const struct report *R, int which, const char *caption)
 {
     char file[64];
     snprintf(file, sizeof file, "%s.svg", CHART_NAMES[which]);
-    sb_puts(&d->md, "![");
-    sb_md(&d->md, caption);
-    sb_printf(&d->md, "](%s)", file);
+    tb_sb_puts(&d->md, "![");
+    tb_sb_md(&d->md, caption);
+    tb_sb_printf(&d->md, "](%s)", file);
     if (R->png[which])
-        sb_printf(&d->md, " (PNG: [%s.png](%s.png))", CHART_NAMES[which], CHART_NAMES[which]);
-    sb_puts(&d->md, "\n\n");
-    sb_puts(&d->html, "<figure>\n");
-    inline_svg(&d->html, R->svg[which], which, caption);
-    sb_puts(&d->html, "<figcaption>");
-    sb_html(&d->html, caption);
-    sb_printf(&d->html, " (files: %s", file);
+        tb_sb_printf(&d->md, " (PNG: [%s.png](%s.png))", CHART_NAMES[which], CHART_NAMES[which]);
+    tb_sb_puts(&d->md, "\n\n");
+    tb_sb_puts(&d->html, "<figure>\n");
+    tb_doc_inline_svg(&d->html, R->svg[which], which, caption);
+    tb_sb_puts(&d->html, "<figcaption>");
+    tb_sb_html(&d->html, caption);
+    tb_sb_printf(&d->html, " (files: %s", file);
     if (R->png[which])
-        sb_printf(&d->html, ", %s.png", CHART_NAMES[which]);
-    sb_puts(&d->html, ")</figcaption>\n</figure>\n");
+        tb_sb_printf(&d->html, ", %s.png", CHART_NAMES[which]);
+    tb_sb_puts(&d->html, ")</figcaption>\n</figure>\n");
 }
 
 /* ---- the report text ---- */
@@ -1117,20 +814,20 @@ static void price_text(const struct tb_price_choice *c, char *buf, size_t len)
                  c->purchase, c->source, c->as_of);
 }
 
-static void write_context(struct doc *d, const struct report *R)
+static void write_context(struct tb_doc *d, const struct report *R)
 {
     static const char *const head[] = {"What", "Value"};
     char v[1024], w[1024], price[1200];
     const char *cells[2];
     size_t nm = R->nprov[PROV_MEASURED];
 
-    doc_h(d, 2, "Where, when, what");
-    doc_table(d, "tt", head);
+    tb_doc_h(d, 2, "Where, when, what");
+    tb_doc_table(d, "tt", head);
 #define ROW(k, val)                                                                                \
     do {                                                                                           \
         cells[0] = (k);                                                                            \
         cells[1] = (val);                                                                          \
-        doc_row(d, cells);                                                                         \
+        tb_doc_row(d, cells);                                                                         \
     } while (0)
     distinct(R, -1, "model", v, sizeof v);
     ROW("Models", v);
@@ -1158,20 +855,20 @@ static void write_context(struct doc *d, const struct report *R)
     snprintf(w, sizeof w, "%s by trnbench %s", R->now, tb_version_commit());
     ROW("Report written", w);
 #undef ROW
-    doc_table_end(d);
+    tb_doc_table_end(d);
 }
 
-static void write_runs(struct doc *d, const struct report *R)
+static void write_runs(struct tb_doc *d, const struct report *R)
 {
     static const char *const head[] = {"Provenance", "Target", "Model", "Phase", "Precision",
                                        "Shape",      "Metric", "Value", "Unit",  "Spread (min-max)",
                                        "n"};
-    doc_h(d, 2, "Runs");
-    doc_p(d, NULL,
+    tb_doc_h(d, 2, "Runs");
+    tb_doc_p(d, NULL,
           "One row per metric. Measured values are the median of n timed repetitions; "
           "the spread is the fastest to the slowest of them. Rows that were not "
           "measured here say so in the Provenance column.");
-    doc_table(d, "ptttttcntnn", head);
+    tb_doc_table(d, "ptttttcntnn", head);
     for (size_t i = 0; i < R->nrows; i++) {
         const struct rrow *x = &R->rows[i];
         char shape[96], val[32], lo[32], hi[32], spread[80], n[24];
@@ -1196,19 +893,19 @@ static void write_runs(struct doc *d, const struct report *R)
         cells[8] = F(x, "unit");
         cells[9] = spread;
         cells[10] = n;
-        doc_row(d, cells);
+        tb_doc_row(d, cells);
     }
-    doc_table_end(d);
+    tb_doc_table_end(d);
 }
 
-static void write_cost(struct doc *d, const struct report *R)
+static void write_cost(struct tb_doc *d, const struct report *R)
 {
     static const char *const head[] = {"Provenance", "Target",        "Model",
                                        "Phase",      "Shape",         "Throughput",
                                        "Metric",     "USD per unit",  "Spread (min-max)",
                                        "Price"};
-    doc_h(d, 2, "Cost per million tokens and per thousand images");
-    doc_p(d, NULL,
+    tb_doc_h(d, 2, "Cost per million tokens and per thousand images");
+    tb_doc_p(d, NULL,
           "usd_per_mtok = usd_per_hour / (tokens_per_s x 3600) x 10^6; usd_per_kimage = "
           "usd_per_hour / (images_per_s x 3600) x 10^3 (the unit is in the metric's name: "
           "Mtok, a million tokens, or kimage, a thousand images). A run is charged "
@@ -1217,11 +914,11 @@ static void write_cost(struct doc *d, const struct report *R)
           "for rows of an instance type, the whole instance (all its chips). The "
           "Price column points to the price used, listed under the table.");
     if (R->ncosts == 0) {
-        doc_p(d, "note", "No throughput rows (*_tokens_per_s, images_per_s) in the results: "
+        tb_doc_p(d, "note", "No throughput rows (*_tokens_per_s, images_per_s) in the results: "
                          "nothing to cost.");
         return;
     }
-    doc_table(d, "pttttncnnt", head);
+    tb_doc_table(d, "pttttncnnt", head);
     for (size_t i = 0; i < R->ncosts; i++) {
         const struct cost *c = &R->costs[i];
         char shape[96], tps[32], usd[40], lo[32], hi[32], spread[80], ref[600];
@@ -1250,16 +947,16 @@ static void write_cost(struct doc *d, const struct report *R)
         cells[7] = usd;
         cells[8] = spread;
         cells[9] = ref;
-        doc_row(d, cells);
+        tb_doc_row(d, cells);
     }
-    doc_table_end(d);
+    tb_doc_table_end(d);
     {
         static const char *const ph[] = {"Price", "Target", "Price used"};
-        doc_p(d, NULL,
+        tb_doc_p(d, NULL,
               "Prices used (USD per instance-hour, from pricing/prices.csv unless "
               "given on the command line; the newest row for the instance, region "
               "and purchase model):");
-        doc_table(d, "ttt", ph);
+        tb_doc_table(d, "ttt", ph);
         for (int ref = 1; ref <= R->nrefs; ref++)
             for (size_t i = 0; i < R->ntp; i++) {
                 char num[16], text[1200];
@@ -1271,15 +968,15 @@ static void write_cost(struct doc *d, const struct report *R)
                 cells[0] = num;
                 cells[1] = R->tp[i].target;
                 cells[2] = text;
-                doc_row(d, cells);
+                tb_doc_row(d, cells);
             }
-        doc_table_end(d);
+        tb_doc_table_end(d);
     }
 }
 
-static void write_charts(struct doc *d, const struct report *R)
+static void write_charts(struct tb_doc *d, const struct report *R)
 {
-    doc_h(d, 2, "Charts");
+    tb_doc_h(d, 2, "Charts");
     if (R->svg[0])
         doc_figure(d, R, 0, "Throughput by run (tokens/s, median; whisker: min-max)");
     if (R->svg[1])
@@ -1291,7 +988,7 @@ static void write_charts(struct doc *d, const struct report *R)
         for (const char *s = R->notes; *s;) {
             size_t n = strcspn(s, "\n");
             snprintf(line, sizeof line, "%.*s", (int)n, s);
-            doc_p(d, "note", "Note: %s", line);
+            tb_doc_p(d, "note", "Note: %s", line);
             s += n;
             if (*s)
                 s++;
@@ -1299,13 +996,13 @@ static void write_charts(struct doc *d, const struct report *R)
     }
 }
 
-static void write_definitions(struct doc *d, const struct report *R)
+static void write_definitions(struct tb_doc *d, const struct report *R)
 {
     static const char *const head[] = {"Metric", "Unit", "Definition"};
     const char *seen[64];
     size_t nseen = 0;
-    doc_h(d, 2, "Metric definitions");
-    doc_table(d, "ctt", head);
+    tb_doc_h(d, 2, "Metric definitions");
+    tb_doc_table(d, "ctt", head);
     /* the results' metrics in order of first appearance, then the cost metrics used */
     for (size_t pass = 0; pass < 2; pass++) {
         size_t n = pass ? R->ncosts : R->nrows;
@@ -1322,16 +1019,16 @@ static void write_definitions(struct doc *d, const struct report *R)
             cells[0] = m;
             cells[1] = def ? def->unit : (pass ? "USD" : F(&R->rows[i], "unit"));
             cells[2] = def ? def->text : "no definition recorded for this metric";
-            doc_row(d, cells);
+            tb_doc_row(d, cells);
         }
     }
-    doc_table_end(d);
+    tb_doc_table_end(d);
 }
 
-static void write_provenance(struct doc *d, const struct report *R)
+static void write_provenance(struct tb_doc *d, const struct report *R)
 {
     char a[1024], b[1024], c[1024], e[1024], f[512];
-    doc_h(d, 2, "Provenance");
+    tb_doc_h(d, 2, "Provenance");
     if (R->nprov[PROV_MEASURED]) {
         long nmin = -1, nmax = -1, wmin = -1, wmax = -1;
         for (size_t i = 0; i < R->nrows; i++) {
@@ -1356,7 +1053,7 @@ static void write_provenance(struct doc *d, const struct report *R)
         else
             snprintf(f, sizeof f, "%ld-%ld timed repetitions after %ld-%ld warm-up ones", nmin,
                      nmax, wmin < 0 ? 0 : wmin, wmax < 0 ? 0 : wmax);
-        doc_p(d, NULL,
+        tb_doc_p(d, NULL,
               "measured (%zu row%s): run on %s (%s executor), %s, by trnbench %s; each "
               "value the median of %s.",
               R->nprov[PROV_MEASURED], R->nprov[PROV_MEASURED] == 1 ? "" : "s",
@@ -1365,13 +1062,13 @@ static void write_provenance(struct doc *d, const struct report *R)
     }
     if (R->nprov[PROV_MODELED]) {
         distinct(R, PROV_MODELED, "source", a, sizeof a);
-        doc_p(d, NULL, "modeled (%zu row%s): predicted by a performance model, not run: %s.",
+        tb_doc_p(d, NULL, "modeled (%zu row%s): predicted by a performance model, not run: %s.",
               R->nprov[PROV_MODELED], R->nprov[PROV_MODELED] == 1 ? "" : "s",
               *a ? a : "model version not recorded");
     }
     if (R->nprov[PROV_PUBLISHED]) {
         distinct(R, PROV_PUBLISHED, "source", a, sizeof a);
-        doc_p(d, NULL, "published (%zu row%s): reference figures from elsewhere, not run here: %s.",
+        tb_doc_p(d, NULL, "published (%zu row%s): reference figures from elsewhere, not run here: %s.",
               R->nprov[PROV_PUBLISHED], R->nprov[PROV_PUBLISHED] == 1 ? "" : "s",
               *a ? a : "source not recorded");
     }
@@ -1381,7 +1078,7 @@ static void write_provenance(struct doc *d, const struct report *R)
         for (size_t i = 0; i < R->ntables && used < sizeof a; i++)
             used += (size_t)snprintf(a + used, sizeof a - used, "%s%s", i ? ", " : "",
                                      R->tables[i].path);
-        doc_p(d, NULL, "Results files: %s. Prices: %s (columns and sources in pricing/README.md).",
+        tb_doc_p(d, NULL, "Results files: %s. Prices: %s (columns and sources in pricing/README.md).",
               a, R->pricing.prices_csv.path);
     }
 }
@@ -1411,21 +1108,21 @@ static const char CSS[] =
     "@media (max-width:40rem){body{padding:.5rem .6rem;font-size:15px}"
     "th,td{padding:.2rem .35rem}h1{font-size:1.3rem}}";
 
-static int build_docs(const struct report *R, struct sbuf *md, struct sbuf *html)
+static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf *html)
 {
-    struct doc d;
+    struct tb_doc d;
     char models[256], title[400];
     memset(&d, 0, sizeof d);
     models_of(R, models, sizeof models);
     snprintf(title, sizeof title, "trnbench report: %s", models);
 
-    sb_puts(&d.html, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    tb_sb_puts(&d.html, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                      "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
                      "<title>");
-    sb_html(&d.html, title);
-    sb_printf(&d.html, "</title>\n<style>%s</style>\n</head>\n<body>\n", CSS);
-    doc_h(&d, 1, title);
-    doc_p(&d, "lead",
+    tb_sb_html(&d.html, title);
+    tb_sb_printf(&d.html, "</title>\n<style>%s</style>\n</head>\n<body>\n", CSS);
+    tb_doc_h(&d, 1, title);
+    tb_doc_p(&d, "lead",
           "Throughput and cost per million tokens from %zu result rows "
           "(%zu measured, %zu modeled, %zu published); %zu of %zu throughput "
           "rows priced.",
@@ -1437,7 +1134,7 @@ static int build_docs(const struct report *R, struct sbuf *md, struct sbuf *html
     write_charts(&d, R);
     write_definitions(&d, R);
     write_provenance(&d, R);
-    sb_puts(&d.html, "</body>\n</html>\n");
+    tb_sb_puts(&d.html, "</body>\n</html>\n");
     *md = d.md;
     *html = d.html;
     return md->failed || html->failed ? -1 : 0;
@@ -1572,7 +1269,7 @@ static void remove_tmpdir(struct report *R)
     R->made_tmpdir = false;
 }
 
-static int write_text(const char *dir, const char *name, const struct sbuf *b, char *err,
+static int write_text(const char *dir, const char *name, const struct tb_sbuf *b, char *err,
                       size_t errlen)
 {
     char p[4400];
@@ -1623,7 +1320,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
                     size_t errlen)
 {
     struct report R;
-    struct sbuf md = {0}, html = {0};
+    struct tb_sbuf md = {0}, html = {0};
     char p[4400];
     int rc = TB_REPORT_EINPUT;
 
@@ -1696,8 +1393,8 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     rc = TB_REPORT_OK;
 out:
     remove_tmpdir(&R);
-    sb_release(&md);
-    sb_release(&html);
+    tb_sb_release(&md);
+    tb_sb_release(&html);
     free(R.svg[0]);
     free(R.svg[1]);
     free(R.svg[2]);

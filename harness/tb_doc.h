@@ -1,0 +1,59 @@
+/*
+ * harness/tb_doc.h: one writer for two documents. Every call appends the same content to
+ * a Markdown text and an HTML text, so report.md and report.html cannot say different
+ * things. Tables are sortable in the HTML (class "sortable", the report's inline script)
+ * and a cell may carry a tooltip (its provenance, say) in a title attribute; numbers
+ * are right-aligned.
+ *
+ * Ownership: a tb_sbuf owns its text; tb_sb_release frees it. An allocation failure
+ * sets `failed` and later appends are ignored, so callers check once at the end.
+ */
+#ifndef TB_DOC_H
+#define TB_DOC_H
+
+#include "tb_util.h"
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Growable text. Zero-initialise. */
+struct tb_sbuf {
+    char *p; /* owned, NUL-terminated once anything was added */
+    size_t len;
+    size_t cap;
+    bool failed; /* an allocation failed: the text is incomplete */
+};
+
+void tb_sb_putn(struct tb_sbuf *b, const char *s, size_t n);
+void tb_sb_puts(struct tb_sbuf *b, const char *s);
+void tb_sb_vprintf(struct tb_sbuf *b, const char *fmt, va_list ap);
+void tb_sb_printf(struct tb_sbuf *b, const char *fmt, ...) TB_PRINTF(2, 3);
+/* s escaped for HTML text and attribute values (& < > " '). */
+void tb_sb_html(struct tb_sbuf *b, const char *s);
+/* s escaped for Markdown table cells and paragraphs. */
+void tb_sb_md(struct tb_sbuf *b, const char *s);
+void tb_sb_release(struct tb_sbuf *b);
+
+/* The two documents. Zero-initialise; the caller owns md and html. */
+struct tb_doc {
+    struct tb_sbuf md;
+    struct tb_sbuf html;
+    const char *kinds; /* per column of the open table: t text, n number, c code, p provenance */
+};
+
+void tb_doc_h(struct tb_doc *d, int level, const char *text);
+/* A paragraph; cls "note" is a block quote in Markdown, a class in HTML. */
+void tb_doc_p(struct tb_doc *d, const char *cls, const char *fmt, ...) TB_PRINTF(3, 4);
+/* Open a table: kinds has one letter per column (see struct tb_doc), head its titles. */
+void tb_doc_table(struct tb_doc *d, const char *kinds, const char *const *head);
+void tb_doc_row(struct tb_doc *d, const char *const *cells);
+/* A row whose cells may carry tooltips (tips NULL, or tips[i] NULL or "": none). The
+ * tooltip is HTML only: Markdown tables carry provenance in their own columns. */
+void tb_doc_row_tip(struct tb_doc *d, const char *const *cells, const char *const *tips);
+void tb_doc_table_end(struct tb_doc *d);
+/* SVG text as an inline HTML element: no XML prolog or namespaces, ids prefixed with
+ * "c<which>-" so two charts' patterns cannot collide, its <title> set to title. */
+void tb_doc_inline_svg(struct tb_sbuf *b, const char *svg, int which, const char *title);
+
+#endif
