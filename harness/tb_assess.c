@@ -63,25 +63,13 @@ static int num(const struct tb_csv_table *t, size_t r, const char *field, double
     return 0;
 }
 
-static bool known_region(const struct tb_pricing *pr, const char *region)
-{
-    for (size_t i = 0; i < pr->nprices; i++)
-        if (!strcmp(pr->prices[i].region, region))
-            return true;
-    return false;
-}
-
 static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb_model *m,
                          const struct tb_assess_opts *o, struct workload *w, char *err,
                          size_t errlen)
 {
-    static const char *const purchases[] = {"on-demand",       "spot",        "capacity-block",
-                                            "reserved-1y",     "reserved-3y", "savings-plan-1y",
-                                            "savings-plan-3y", NULL};
     const char *phase = tb_csv_field(t, r, "phase");
     double v, rps, tpm, ipm, weeks, per_week;
     char e[512];
-    bool known = false;
 
     memset(w, 0, sizeof *w);
     w->name = tb_csv_field(t, r, "name");
@@ -107,14 +95,10 @@ static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb
     if (!tb_pricing_instance(m->pricing, w->current))
         return bad(t, r, "current_instance", "unknown instance type (not in instances.csv)", err,
                    errlen);
-    for (int i = 0; purchases[i]; i++)
-        known |= !strcmp(purchases[i], w->purchase);
-    if (!known)
-        return bad(t, r, "current_purchase",
-                   "unknown purchase model (on-demand, spot, capacity-block, reserved-1y, "
-                   "reserved-3y, savings-plan-1y, savings-plan-3y)",
+    if (!tb_pricing_known_purchase(w->purchase))
+        return bad(t, r, "current_purchase", "unknown purchase model (" TB_PRICING_PURCHASES ")",
                    err, errlen);
-    if (!known_region(m->pricing, w->region))
+    if (!tb_pricing_known_region(m->pricing, w->region))
         return bad(t, r, "region", "unknown region (no price row in prices.csv names it)", err,
                    errlen);
     if (num(t, r, "seq_in", 0, &v, err, errlen))

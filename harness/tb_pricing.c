@@ -472,3 +472,34 @@ int tb_pricing_host_price(const struct tb_pricing *p, const char *instance, cons
            "the host is not a catalogued instance and no --instance or --usd-per-hour was given");
     return 0;
 }
+
+bool tb_pricing_known_purchase(const char *purchase)
+{
+    static const char *const names[] = {"on-demand",       "reserved-1y", "reserved-3y",
+                                        "savings-plan-1y", "savings-plan-3y", "spot",
+                                        "capacity-block"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(names[i], purchase))
+            return true;
+    return false;
+}
+
+bool tb_pricing_known_region(const struct tb_pricing *p, const char *region)
+{
+    for (size_t i = 0; i < p->nprices; i++)
+        if (!strcmp(p->prices[i].region, region))
+            return true;
+    return false;
+}
+
+int tb_pricing_check_choice(const struct tb_pricing *p, const char *region, const char *purchase,
+                            char *err, size_t errlen)
+{
+    if (region && !tb_pricing_known_region(p, region))
+        return tb_err(err, errlen, "unknown region '%s' (no row of %s names it)", region,
+                      p->prices_csv.path);
+    if (purchase && !tb_pricing_known_purchase(purchase))
+        return tb_err(err, errlen, "unknown purchase model '%s' (%s)", purchase,
+                      TB_PRICING_PURCHASES);
+    return 0;
+}

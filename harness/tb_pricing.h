@@ -106,6 +106,19 @@ const struct tb_chip *tb_pricing_chip(const struct tb_pricing *p, const char *ch
 /* All instances in file order; returns the count and sets *out. */
 size_t tb_pricing_instances(const struct tb_pricing *p, const struct tb_instance **out);
 
+/* The purchase models a price row or a user may name, as one text for messages. */
+#define TB_PRICING_PURCHASES                                                                       \
+    "on-demand, reserved-1y, reserved-3y, savings-plan-1y, savings-plan-3y, spot, capacity-block"
+/* Whether purchase is one of TB_PRICING_PURCHASES. */
+bool tb_pricing_known_purchase(const char *purchase);
+/* Whether some row of prices.csv names region. */
+bool tb_pricing_known_region(const struct tb_pricing *p, const char *region);
+/* Check a (region, purchase) choice: 0, or -1 with e.g. "unknown region 'mars-1' (no
+ * row of pricing/prices.csv names it)" or "unknown purchase model 'lease' (on-demand,
+ * ...)". NULL means the default and passes. */
+int tb_pricing_check_choice(const struct tb_pricing *p, const char *region, const char *purchase,
+                            char *err, size_t errlen);
+
 /* The best price for (instance, region, purchase): among the rows with status listed
  * or none whose region is `region` or "any" and whose purchase is `purchase` or "any",
  * the newest as_of wins (undated rows lose to dated ones; ties go to the earlier line).
