@@ -18,7 +18,7 @@
 static void usage(FILE *f)
 {
     fputs("usage: trnbench assess FILE.csv --out DIR [--min-monthly-usd X] [--claim-low F]\n"
-          "                       [--claim-high F] [--price-swing F] [--pricing DIR]\n"
+          "                       [--claim-high F] [--price-swing F] [--prices DIR]\n"
           "\n"
           "Assess moving each workload of FILE (a CSV: name, model, phase, load, latency\n"
           "targets, current instance and purchase model, engineering cost; format in\n"
@@ -32,7 +32,7 @@ static void usage(FILE *f)
           "  --claim-low F        savings usually claimed, low end (default 0.30)\n"
           "  --claim-high F       and high end (default 0.50)\n"
           "  --price-swing F      price sensitivity (default 0.20)\n"
-          "  --pricing DIR        chips, instances, prices and efficiency tables\n"
+          "  --prices DIR         chips, instances, prices and efficiency tables\n"
           "Exit status: 0 ok, 1 the outputs could not be written, 2 usage or input error.\n",
           f);
 }
@@ -84,10 +84,10 @@ int tb_cmd_assess(int argc, char **argv)
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             usage(stdout);
             return 0;
-        } else if ((num || !strcmp(a, "--out") || !strcmp(a, "--pricing")) && i + 1 < argc) {
+        } else if ((num || !strcmp(a, "--out") || !strcmp(a, "--prices")) && i + 1 < argc) {
             if (!strcmp(a, "--out"))
                 out = argv[++i];
-            else if (!strcmp(a, "--pricing"))
+            else if (!strcmp(a, "--prices"))
                 pricing = argv[++i];
             else if (tb_parse_double(argv[++i], 0, 1e12, num) != 0) {
                 fprintf(stderr, "trnbench assess: %s: not a number: '%s'\n", a, argv[i]);

@@ -11,24 +11,36 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: trnbench report [--out DIR] [--instance TYPE] [--region R] [--purchase P]\n"
-          "                       [--usd-per-hour X] [--pricing DIR] RESULTS.csv...\n"
+    fputs("usage: trnbench report [--out DIR] [--region R] [--pricing P] [--instance TYPE]\n"
+          "                       [--usd-per-hour X] [--baseline TYPE] [--max-price-age DAYS]\n"
+          "                       [--ttft-ms X] [--tpot-ms X] [--train-tokens N]\n"
+          "                       [--assess FILE] [--prices DIR] RESULTS.csv...\n"
           "\n"
           "Read one or more results files, price every throughput row and write report.md,\n"
           "report.html (self-contained), cost.csv and the charts (SVG, and PNG where gnuplot\n"
           "has pngcairo) into DIR.\n"
           "\n"
           "  --out DIR          output folder (default: the folder of the first results file)\n"
+          "  --region R         region of the prices (default us-east-1)\n"
+          "  --pricing P        purchase model: on-demand (default), reserved-1y, reserved-3y,\n"
+          "                     savings-plan-1y, savings-plan-3y, spot, capacity-block\n"
+          "                     (--purchase P is the same)\n"
           "  --instance TYPE    the EC2 instance type the host is (from pricing/instances.csv);\n"
           "                     its price is the newest row for the region and purchase model\n"
-          "  --region R         region of the prices (default us-east-1)\n"
-          "  --purchase P       on-demand (default), spot, capacity-block, reserved-1y, ...\n"
           "  --usd-per-hour X   the host's price in USD per hour; wins over the table (a rate\n"
           "                     you actually pay); with --instance it names what was priced\n"
-          "  --pricing DIR      price tables (default: pricing/ in the data folder)\n"
+          "  --baseline TYPE    price-performance baseline, priced on-demand (p5.48xlarge)\n"
+          "  --max-price-age D  flag prices older than D days (180)\n"
+          "  --ttft-ms X        TTFT limit of the cheapest serving configuration (2000)\n"
+          "  --tpot-ms X        TPOT limit (200; both MLPerf's Llama 2 70B server limits)\n"
+          "  --train-tokens N   tokens of the time-and-cost-to-train figures (1e12)\n"
+          "  --assess FILE      add a migration assessment of FILE (trnbench assess) as a\n"
+          "                     section, and assessment.csv\n"
+          "  --prices DIR       price tables (default: pricing/ in the data folder)\n"
           "\n"
           "Rows whose target is an instance type are priced from the tables; rows on the host\n"
-          "need --instance or --usd-per-hour, else the report says \"no price\" and why.\n"
+          "need --instance or --usd-per-hour, else the report says \"no price\" and why. An\n"
+          "unknown region, purchase model, instance or baseline is an input error.\n"
           "Exit status: 0 ok, 1 a chart or file could not be written, 2 usage or input error.\n",
           f);
 }
@@ -84,10 +96,27 @@ int tb_cmd_report(int argc, char **argv)
             o.instance = v;
         } else if ((v = opt_value(argc, argv, &i, "--region", &bad))) {
             o.region = v;
-        } else if ((v = opt_value(argc, argv, &i, "--purchase", &bad))) {
+        } else if ((v = opt_value(argc, argv, &i, "--pricing", &bad)) ||
+                   (v = opt_value(argc, argv, &i, "--purchase", &bad))) {
             o.purchase = v;
-        } else if ((v = opt_value(argc, argv, &i, "--pricing", &bad))) {
+        } else if ((v = opt_value(argc, argv, &i, "--prices", &bad))) {
             o.pricing_dir = v;
+        } else if ((v = opt_value(argc, argv, &i, "--baseline", &bad))) {
+            o.baseline = v;
+        } else if ((v = opt_value(argc, argv, &i, "--assess", &bad))) {
+            o.assess = v;
+        } else if ((v = opt_value(argc, argv, &i, "--max-price-age", &bad)) ||
+                   (v = opt_value(argc, argv, &i, "--ttft-ms", &bad)) ||
+                   (v = opt_value(argc, argv, &i, "--tpot-ms", &bad)) ||
+                   (v = opt_value(argc, argv, &i, "--train-tokens", &bad))) {
+            double *dst = !strncmp(a, "--max-price-age", 15) ? &o.max_price_age_days
+                          : !strncmp(a, "--ttft-ms", 9)      ? &o.ttft_limit_ms
+                          : !strncmp(a, "--tpot-ms", 9)      ? &o.tpot_limit_ms
+                                                             : &o.train_tokens;
+            if (tb_parse_double(v, 1e-9, 1e18, dst) != 0) {
+                fprintf(stderr, "trnbench report: %s: not a positive number: '%s'\n", a, v);
+                goto out;
+            }
         } else if ((v = opt_value(argc, argv, &i, "--usd-per-hour", &bad))) {
             if (tb_parse_double(v, 1e-9, 1e7, &o.usd_per_hour) != 0) {
                 fprintf(stderr, "trnbench report: --usd-per-hour: not a positive price: '%s'\n", v);

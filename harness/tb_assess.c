@@ -606,10 +606,16 @@ static void md_escape(FILE *f, const char *s)
 
 int tb_assess_write_md(const struct tb_assessment *as, const struct tb_assess_opts *o, FILE *f)
 {
+    return tb_assess_write_md_at(as, o, 1, f);
+}
+
+int tb_assess_write_md_at(const struct tb_assessment *as, const struct tb_assess_opts *o,
+                          int level, FILE *f)
+{
     const struct tb_assess_row **rows = tb_alloc_array(as->nrows + 1, sizeof *rows);
     if (!rows)
         return -1;
-    fprintf(f, "# Migration assessment\n\n");
+    fprintf(f, "%.*s Migration assessment\n\n", level, "######");
     fprintf(f,
             "For each workload of `%s`, every catalogued instance type with a price is sized "
             "to carry the load within the latency targets (performance model, modeled), "
@@ -622,7 +628,7 @@ int tb_assess_write_md(const struct tb_assessment *as, const struct tb_assess_op
     for (size_t wi = 0; wi < as->csv.nrows; wi++) {
         size_t n = sorted_rows(as, wi, rows);
         char b[9][48];
-        fprintf(f, "## %s\n\n", tb_csv_field(&as->csv, wi, "name"));
+        fprintf(f, "%.*s %s\n\n", level + 1, "######", tb_csv_field(&as->csv, wi, "name"));
         fprintf(f, "%s %s on %s (%s, %s); load %s %s. Current monthly cost: %s (%s).\n\n",
                 tb_csv_field(&as->csv, wi, "model"), tb_csv_field(&as->csv, wi, "phase"),
                 tb_csv_field(&as->csv, wi, "current_instance"),
@@ -708,9 +714,6 @@ static void html_escape(FILE *f, const char *s)
 
 int tb_assess_write_html(const struct tb_assessment *as, const struct tb_assess_opts *o, FILE *f)
 {
-    const struct tb_assess_row **rows = tb_alloc_array(as->nrows + 1, sizeof *rows);
-    if (!rows)
-        return -1;
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
           "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
           "<title>trnbench migration assessment</title><style>"
@@ -720,8 +723,21 @@ int tb_assess_write_html(const struct tb_assessment *as, const struct tb_assess_
           "th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}"
           "tr.cur{background:#eef4ff}p.note{color:#555}"
           "@media(max-width:40rem){table{display:block;overflow-x:auto}}"
-          "</style></head><body>\n<h1>Migration assessment</h1>\n",
+          "</style></head><body>\n",
           f);
+    if (tb_assess_write_html_at(as, o, 1, f) != 0)
+        return -1;
+    fputs("</body></html>\n", f);
+    return ferror(f) ? -1 : 0;
+}
+
+int tb_assess_write_html_at(const struct tb_assessment *as, const struct tb_assess_opts *o,
+                            int level, FILE *f)
+{
+    const struct tb_assess_row **rows = tb_alloc_array(as->nrows + 1, sizeof *rows);
+    if (!rows)
+        return -1;
+    fprintf(f, "<h%d>Migration assessment</h%d>\n", level, level);
     fprintf(f,
             "<p>Every catalogued instance type with a price is sized to carry each workload "
             "within its latency targets (modeled), priced and compared with the current fleet. "
@@ -732,9 +748,9 @@ int tb_assess_write_html(const struct tb_assessment *as, const struct tb_assess_
     for (size_t wi = 0; wi < as->csv.nrows; wi++) {
         size_t n = sorted_rows(as, wi, rows);
         char b[8][48];
-        fputs("<h2>", f);
+        fprintf(f, "<h%d>", level + 1);
         html_escape(f, tb_csv_field(&as->csv, wi, "name"));
-        fputs("</h2>\n<p>", f);
+        fprintf(f, "</h%d>\n<p>", level + 1);
         html_escape(f, tb_csv_field(&as->csv, wi, "model"));
         fputs(" ", f);
         html_escape(f, tb_csv_field(&as->csv, wi, "phase"));
@@ -798,7 +814,6 @@ int tb_assess_write_html(const struct tb_assessment *as, const struct tb_assess_
         }
         fputs("</ul>\n", f);
     }
-    fputs("</body></html>\n", f);
     free(rows);
     return ferror(f) ? -1 : 0;
 }

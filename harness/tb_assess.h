@@ -82,5 +82,11 @@ void tb_assess_release(struct tb_assessment *as);
 int tb_assess_write_csv(const struct tb_assessment *as, FILE *f);
 int tb_assess_write_md(const struct tb_assessment *as, const struct tb_assess_opts *o, FILE *f);
 int tb_assess_write_html(const struct tb_assessment *as, const struct tb_assess_opts *o, FILE *f);
+/* The same as a section of another document: its title a heading of `level` (1-5),
+ * each workload one level below; the HTML without a document around it. */
+int tb_assess_write_md_at(const struct tb_assessment *as, const struct tb_assess_opts *o,
+                          int level, FILE *f);
+int tb_assess_write_html_at(const struct tb_assessment *as, const struct tb_assess_opts *o,
+                            int level, FILE *f);
 
 #endif

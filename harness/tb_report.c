@@ -4,6 +4,8 @@
  * say the same thing. */
 #include "tb_report.h"
 
+#include "tb_assess.h"
+#include "tb_cost.h"
 #include "tb_csv.h"
 #include "tb_doc.h"
 #include "tb_plot.h"
@@ -11,6 +13,7 @@
 #include "tb_util.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
@@ -173,7 +176,10 @@ static int check_row(struct rrow *x, char *err, size_t errlen)
 struct tprice {         /* the price of one target */
     const char *target; /* borrowed from a results table */
     struct tb_price_choice c;
-    int ref; /* footnote number in the report, 0 until used */
+    int ref;      /* footnote number in the report, 0 until used */
+    long chips;   /* chips per instance (0: the host, not a catalogued instance) */
+    long age;     /* days from the price's date to the report's; -1 undated */
+    char flag[160]; /* "" or why the price needs a second look (stale, undated) */
 };
 
 struct cost {
@@ -183,7 +189,36 @@ struct cost {
     struct tprice *price;                         /* borrowed from report.tp */
     double usd, usd_min, usd_max, tokens_per_usd; /* NAN without a price; tokens_per_usd
                                                      counts images for an images row */
+    char config[200];   /* run_id without target and instance count: the configuration */
+    char workload[200]; /* config without the batch: what is compared across targets */
+    long chips;         /* chips of the run (instances x chips per instance); 0 unknown */
+    double per_chip;    /* throughput per chip; NAN when chips is unknown */
+    double ttft, tpot, per_user; /* the run's latency rows (serving); NAN when absent */
+    double base_usd;    /* the baseline's on-demand cost for the same configuration */
+    double perf;        /* price-performance: base_usd / usd */
+    bool sweep_point;   /* a serving batch beside the same target's "max" run */
 };
+
+/* One workload's ranking (the summary). */
+struct wsum {
+    const char *workload; /* borrowed from a cost */
+    const char *metric;
+    const struct cost *best;      /* cheapest priced row */
+    const struct cost *base;      /* cheapest baseline row (on-demand) */
+    double base_usd;
+    const struct cost *best_ok;   /* cheapest within the latency limits (serving) */
+    const struct cost *base_ok;
+    double base_ok_usd;
+    bool serve;
+};
+
+struct chart {
+    char name[48];     /* file name without extension */
+    char caption[300];
+    char *svg;         /* owned */
+    bool png;
+};
+#define MAX_CHARTS 16
 
 struct report {
     const struct tb_report_opts *o;
@@ -200,16 +235,21 @@ struct report {
     struct cost *costs; /* owned: ncosts */
     size_t ncosts, npriced;
     int nrefs;
+    const char *baseline;        /* instance type */
+    struct tprice btp;           /* its on-demand price (btp.ref: its footnote number) */
+    struct wsum *ws;             /* owned: nws workloads */
+    size_t nws;
+    char *assess_md, *assess_html; /* owned: the assessment section, or NULL */
+    char assess_why[600];          /* why there is none */
     char outdir[4096];
     char tmpdir[4200];
     bool made_tmpdir;
-    char *svg[3]; /* owned: throughput, cost and images SVG text, or NULL */
-    bool png[3];
+    struct chart charts[MAX_CHARTS];
+    int ncharts;
     char notes[1024]; /* what is missing and why, one per line */
     char now[32];
 };
 
-static const char *const CHART_NAMES[3] = {"throughput", "cost", "images"};
 
 static void add_note(struct report *R, const char *fmt, ...) TB_PRINTF(2, 3);
 static void add_note(struct report *R, const char *fmt, ...)
@@ -268,18 +308,36 @@ static int load_results(struct report *R, char *err, size_t errlen)
     return 0;
 }
 
+/* Flag a price that needs a second look: older than the threshold, or undated. */
+static void price_age(struct report *R, struct tprice *t)
+{
+    t->age = -1;
+    t->flag[0] = '\0';
+    if (!t->c.have || !t->c.line)
+        return; /* no price, or the user's own rate */
+    t->age = tb_cost_age_days(t->c.as_of, R->now);
+    if (t->age < 0)
+        snprintf(t->flag, sizeof t->flag, "undated (the source says '%s')", t->c.as_of);
+    else if ((double)t->age > R->o->max_price_age_days)
+        snprintf(t->flag, sizeof t->flag, "stale: %ld days old (threshold %g)", t->age,
+                 R->o->max_price_age_days);
+}
+
 static struct tprice *target_price(struct report *R, const char *target, char *err, size_t errlen)
 {
     struct tprice *t;
+    const struct tb_instance *in;
     for (size_t i = 0; i < R->ntp; i++)
         if (!strcmp(R->tp[i].target, target))
             return &R->tp[i];
     t = &R->tp[R->ntp++];
     memset(t, 0, sizeof *t);
     t->target = target;
+    in = tb_pricing_instance(&R->pricing, target);
     if (!strcmp(target, "host")) {
         t->c = R->host;
-    } else if (tb_pricing_instance(&R->pricing, target)) {
+        in = R->o->instance ? tb_pricing_instance(&R->pricing, R->o->instance) : NULL;
+    } else if (in) {
         if (tb_pricing_target_price(&R->pricing, target, R->o->region, R->o->purchase, &t->c, err,
                                     errlen) != 0)
             return NULL;
@@ -290,7 +348,132 @@ static struct tprice *target_price(struct report *R, const char *target, char *e
         snprintf(t->c.why, sizeof t->c.why, "target '%s' is not an instance type in %s", target,
                  R->pricing.instances_csv.path);
     }
+    t->chips = in ? in->accel_count : 0;
+    price_age(R, t);
     return t;
+}
+
+/* The configuration of a run: its run_id without the target (the "model:TARGET/"
+ * prefix of modeled rows, or an "@TARGET" suffix) and without the instance count ("/x8"); the workload: that without the batch
+ * ("/b16/"), so one workload gathers every target, batch and fleet size. */
+static void config_keys(const struct rrow *x, char *config, size_t clen, char *workload,
+                        size_t wlen)
+{
+    const char *id = F(x, "run_id"), *target = F(x, "target");
+    size_t tl = strlen(target);
+    char *p;
+    if (!strncmp(id, "model:", 6) && !strncmp(id + 6, target, tl) && id[6 + tl] == '/')
+        id += 7 + tl;
+    snprintf(config, clen, "%s", *id ? id : F(x, "model"));
+    /* an id that names its target at the end ("...@p5.48xlarge") */
+    p = strrchr(config, '@');
+    if (p && !strcmp(p + 1, target))
+        *p = '\0';
+    p = strstr(config, "/x");
+    if (p && isdigit((unsigned char)p[2]) && !strchr(p + 2, '/'))
+        *p = '\0';
+    snprintf(workload, wlen, "%s", config);
+    p = strstr(workload, "/b");
+    if (p && (isdigit((unsigned char)p[2]) || !strncmp(p + 2, "max", 3))) {
+        char *q = strchr(p + 2, '/');
+        memmove(p, q ? q : p + strlen(p), strlen(q ? q : p + strlen(p)) + 1);
+    }
+}
+
+/* Another row of the same run (same file, run_id, target and provenance): its value. */
+static double run_value(const struct report *R, const struct rrow *x, const char *metric)
+{
+    for (size_t i = 0; i < R->nrows; i++) {
+        const struct rrow *y = &R->rows[i];
+        if (y->t == x->t && y->prov == x->prov && !strcmp(F(y, "metric"), metric) &&
+            !strcmp(F(y, "run_id"), F(x, "run_id")) && !strcmp(F(y, "target"), F(x, "target")))
+            return y->value;
+    }
+    return NAN;
+}
+
+static bool positive(double v)
+{
+    return v > 0 && isfinite(v);
+}
+
+/* Latency, per-chip figures, the baseline and the workload ranking, once every row has
+ * its cost. */
+static int rank_costs(struct report *R, char *err, size_t errlen)
+{
+    const struct tb_report_opts *o = R->o;
+    R->ws = tb_alloc_array(R->ncosts + 1, sizeof(*R->ws));
+    if (!R->ws)
+        return tb_err(err, errlen, "out of memory");
+    for (size_t i = 0; i < R->ncosts; i++) {
+        struct cost *c = &R->costs[i];
+        const struct rrow *x = c->row;
+        config_keys(x, c->config, sizeof c->config, c->workload, sizeof c->workload);
+        c->chips = c->price->chips * x->instances;
+        c->per_chip = c->chips > 0 ? x->value / (double)c->chips : NAN;
+        c->ttft = run_value(R, x, "ttft_ms");
+        c->tpot = run_value(R, x, "tpot_ms");
+        c->per_user = run_value(R, x, "tokens_per_s_per_user");
+        c->base_usd = c->perf = NAN;
+    }
+    for (size_t i = 0; i < R->ncosts; i++) {
+        struct cost *c = &R->costs[i];
+        /* the baseline's cost of the same configuration, at its on-demand price */
+        for (size_t k = 0; k < R->ncosts && R->btp.c.have; k++) {
+            const struct cost *b = &R->costs[k];
+            if (strcmp(F(b->row, "target"), R->baseline) || strcmp(b->metric, c->metric) ||
+                strcmp(b->config, c->config) || b->row->prov == PROV_MEASURED)
+                continue;
+            c->base_usd = tb_cost_usd_per(R->btp.c.usd_per_hour * (double)b->row->instances,
+                                          b->row->value, b->images ? 1e3 : 1e6);
+        }
+        c->perf = tb_cost_price_perf(c->base_usd, c->usd);
+        /* a serving batch of a sweep beside the same target's throughput-maximising run */
+        if (!strcmp(F(c->row, "phase"), "serve") && !strstr(c->config, "/bmax/"))
+            for (size_t k = 0; k < R->ncosts && !c->sweep_point; k++)
+                c->sweep_point = !strcmp(R->costs[k].workload, c->workload) &&
+                                 strstr(R->costs[k].config, "/bmax/") &&
+                                 !strcmp(F(R->costs[k].row, "target"), F(c->row, "target"));
+    }
+    /* per workload: the cheapest row, the baseline's cheapest, and the same within the
+     * latency limits; the total-token cost of a serving run ranks like its output cost,
+     * so only the output cost is ranked */
+    for (size_t i = 0; i < R->ncosts; i++) {
+        const struct cost *c = &R->costs[i];
+        struct wsum *w = NULL;
+        bool ok;
+        if (!strcmp(c->metric, "usd_per_mtok_total"))
+            continue;
+        for (size_t k = 0; k < R->nws && !w; k++)
+            if (!strcmp(R->ws[k].workload, c->workload) && !strcmp(R->ws[k].metric, c->metric))
+                w = &R->ws[k];
+        if (!w) {
+            w = &R->ws[R->nws++];
+            memset(w, 0, sizeof *w);
+            w->workload = c->workload;
+            w->metric = c->metric;
+            w->base_usd = w->base_ok_usd = NAN;
+            w->serve = !strcmp(F(c->row, "phase"), "serve");
+        }
+        ok = w->serve && tb_cost_meets(c->ttft, c->tpot, o->ttft_limit_ms, o->tpot_limit_ms);
+        if (positive(c->usd)) {
+            if (!w->best || c->usd < w->best->usd)
+                w->best = c;
+            if (ok && (!w->best_ok || c->usd < w->best_ok->usd))
+                w->best_ok = c;
+        }
+        if (positive(c->base_usd) && !strcmp(F(c->row, "target"), R->baseline)) {
+            if (!w->base || c->base_usd < w->base_usd) {
+                w->base = c;
+                w->base_usd = c->base_usd;
+            }
+            if (ok && (!w->base_ok || c->base_usd < w->base_ok_usd)) {
+                w->base_ok = c;
+                w->base_ok_usd = c->base_usd;
+            }
+        }
+    }
+    return 0;
 }
 
 static int build_costs(struct report *R, char *err, size_t errlen)
@@ -306,6 +489,7 @@ static int build_costs(struct report *R, char *err, size_t errlen)
         if (!m)
             continue;
         c = &R->costs[R->ncosts++];
+        memset(c, 0, sizeof *c);
         c->row = x;
         c->metric = m;
         c->images = !strcmp(m, "usd_per_kimage");
@@ -317,18 +501,18 @@ static int build_costs(struct report *R, char *err, size_t errlen)
             /* a run on several instances is charged all of them */
             double h = c->price->c.usd_per_hour * (double)x->instances;
             /* per million tokens, or per thousand images */
-            double unit = c->images ? 1e-3 : 1.0;
-            c->usd = tb_report_usd_per_mtok(h, x->value) * unit;
+            double per = c->images ? 1e3 : 1e6;
+            c->usd = tb_cost_usd_per(h, x->value, per);
             /* the fastest repetition is the cheapest */
-            c->usd_min = tb_report_usd_per_mtok(h, x->max) * unit;
-            c->usd_max = tb_report_usd_per_mtok(h, x->min) * unit;
+            c->usd_min = tb_cost_usd_per(h, x->max, per);
+            c->usd_max = tb_cost_usd_per(h, x->min, per);
             c->tokens_per_usd = x->value * 3600.0 / h;
             R->npriced++;
         }
         if (!c->price->ref)
             c->price->ref = ++R->nrefs;
     }
-    return 0;
+    return rank_costs(R, err, errlen);
 }
 
 /* ---- labels ---- */
@@ -508,17 +692,60 @@ static void fmt_tsv(FILE *f, double v)
         fprintf(f, "%.10g", v);
 }
 
-/* Draw one chart (SVG, and PNG when png_ok) from bars; reads the SVG back into svg_out.
- * Returns 0, 1 when gnuplot is missing (note added), -1 on failure. */
-static int draw(struct report *R, int which, struct bar *bars, size_t n, const char *title,
-                bool png_ok, char **svg_out, bool *png_out, char *err, size_t errlen)
+/* Run script on data for a new chart called name (SVG, and PNG when png_ok), with the
+ * script's arguments after the format; reads the SVG back into R->charts. Returns 0, 1
+ * when gnuplot is missing (note added), -1 on failure. */
+static int draw_file(struct report *R, const char *script, const char *name, const char *caption,
+                     const char *data, const char *const *args, size_t nargs, bool png_ok,
+                     char *err, size_t errlen)
 {
-    char data[4400], out[4400], groups[256] = "", height[16], name[64];
+    struct chart *ch;
+    char out[4400], file[96];
+    const char *argv[8];
+    size_t len;
+    int r;
+    if (R->ncharts == MAX_CHARTS || nargs + 1 > sizeof argv / sizeof argv[0])
+        return tb_err(err, errlen, "too many charts");
+    ch = &R->charts[R->ncharts];
+    memset(ch, 0, sizeof *ch);
+    snprintf(ch->name, sizeof ch->name, "%s", name);
+    snprintf(ch->caption, sizeof ch->caption, "%s", caption);
+    for (size_t i = 0; i < nargs; i++)
+        argv[i + 1] = args[i];
+    for (int fmt = 0; fmt < 2; fmt++) {
+        const char *ext = fmt ? "png" : "svg";
+        if (fmt == 1 && !png_ok)
+            break;
+        argv[0] = ext;
+        snprintf(file, sizeof file, "%s.%s", name, ext);
+        if (path_in(out, sizeof out, R->tmpdir, file) != 0)
+            return tb_err(err, errlen, "path too long: '%s'", R->tmpdir);
+        r = tb_plot_run(script, data, out, argv, nargs + 1, err, errlen);
+        if (r == TB_PLOT_MISSING) {
+            add_note(R, "charts not drawn: %s", err);
+            free(ch->svg);
+            return 1;
+        }
+        if (r != TB_PLOT_OK || (fmt == 0 && tb_read_file(out, &ch->svg, &len, err, errlen) != 0)) {
+            free(ch->svg);
+            return -1;
+        }
+        if (fmt == 1)
+            ch->png = true;
+    }
+    R->ncharts++;
+    return 0;
+}
+
+/* Draw horizontal bars (reports/hbars.gp through script) as chart name. */
+static int draw(struct report *R, const char *script, const char *name, const char *caption,
+                struct bar *bars, size_t n, const char *title, bool png_ok, char *err,
+                size_t errlen)
+{
+    char data[4400], groups[512] = "", height[16], file[96];
     const char *scale = "linear";
     double lo = INFINITY, hi = 0;
     FILE *f = NULL;
-    size_t len;
-    int rc = -1, r;
 
     /* stable sort by group rank, so each group's bars stay together in file order */
     for (size_t i = 1; i < n; i++)
@@ -527,8 +754,8 @@ static int draw(struct report *R, int which, struct bar *bars, size_t n, const c
             bars[k] = bars[k - 1];
             bars[k - 1] = t;
         }
-    snprintf(name, sizeof name, "%s.tsv", CHART_NAMES[which]);
-    if (path_in(data, sizeof data, R->tmpdir, name) != 0)
+    snprintf(file, sizeof file, "%s.tsv", name);
+    if (path_in(data, sizeof data, R->tmpdir, file) != 0)
         return tb_err(err, errlen, "path too long: '%s'", R->tmpdir);
     f = fopen(data, "w");
     if (!f)
@@ -548,44 +775,16 @@ static int draw(struct report *R, int which, struct bar *bars, size_t n, const c
         lo = fmin(lo, bars[i].value);
         hi = fmax(hi, bars[i].value);
     }
-    if (fclose(f) != 0) {
-        f = NULL;
-        tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
-        goto out;
-    }
-    f = NULL;
+    if (fclose(f) != 0)
+        return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
     if (lo > 0 && hi / lo > 30)
         scale = "log";
     /* 450 pixels hold 8 bars; more bars get taller charts, up to 200 bars' worth */
     snprintf(height, sizeof height, "%d", 450 + 34 * (int)(n <= 8 ? 0 : n > 200 ? 192 : n - 8));
-    for (int fmt = 0; fmt < 2; fmt++) {
-        const char *ext = fmt ? "png" : "svg";
-        const char *args[] = {ext, title, groups, height, scale};
-        if (fmt == 1 && !png_ok)
-            break;
-        snprintf(name, sizeof name, "%s.%s", CHART_NAMES[which], ext);
-        if (path_in(out, sizeof out, R->tmpdir, name) != 0) {
-            tb_err(err, errlen, "path too long: '%s'", R->tmpdir);
-            goto out;
-        }
-        r = tb_plot_run(CHART_NAMES[which], data, out, args, 5, err, errlen);
-        if (r == TB_PLOT_MISSING) {
-            add_note(R, "charts not drawn: %s", err);
-            rc = 1;
-            goto out;
-        }
-        if (r != TB_PLOT_OK)
-            goto out;
-        if (fmt == 0 && tb_read_file(out, svg_out, &len, err, errlen) != 0)
-            goto out;
-        if (fmt == 1)
-            *png_out = true;
+    {
+        const char *args[] = {title, groups, height, scale};
+        return draw_file(R, script, name, caption, data, args, 4, png_ok, err, errlen);
     }
-    rc = 0;
-out:
-    if (f)
-        fclose(f);
-    return rc;
 }
 
 /* The models of the report for a chart title: their names, or how many when the
@@ -601,13 +800,119 @@ static void models_of(const struct report *R, char *buf, size_t len)
     }
 }
 
+/* A workload's model and phase as one word for a chart legend: "llama-3.1-8b/serve". */
+static void workload_word(const struct cost *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s", F(c->row, "model"), F(c->row, "phase"));
+    for (char *p = buf; *p; p++)
+        if (*p == ' ' || *p == '\t')
+            *p = '_';
+}
+
+/* A token count in words: "1 trillion", "300 billion", "5e+06". */
+static const char *tokens_text(double n, char *buf, size_t len)
+{
+    if (n >= 1e12)
+        snprintf(buf, len, "%.4g trillion", n / 1e12);
+    else if (n >= 1e9)
+        snprintf(buf, len, "%.4g billion", n / 1e9);
+    else if (n >= 1e6)
+        snprintf(buf, len, "%.4g million", n / 1e6);
+    else
+        snprintf(buf, len, "%.4g", n);
+    return buf;
+}
+
+/* The cheapest priced row of each (workload, target) pair, for the by-target charts;
+ * the serving total-token cost ranks like the output cost and is left out. */
+static bool cheapest_of_target(const struct report *R, const struct cost *c)
+{
+    if (!positive(c->usd) || !strcmp(c->metric, "usd_per_mtok_total"))
+        return false;
+    for (size_t k = 0; k < R->ncosts; k++) {
+        const struct cost *o = &R->costs[k];
+        if (o != c && positive(o->usd) && !strcmp(o->metric, c->metric) &&
+            !strcmp(o->workload, c->workload) && !strcmp(F(o->row, "target"), F(c->row, "target")) &&
+            (o->usd < c->usd || (o->usd == c->usd && o < c)))
+            return false;
+    }
+    return true;
+}
+
+/* Throughput against interactivity for one serving workload: tokens/s per chip against
+ * tokens/s per user, one line per target through its batch sweep, each point labelled
+ * with its cost per million output tokens. */
+static int draw_interactivity(struct report *R, const struct wsum *w, int k, bool png_ok,
+                              char *err, size_t errlen)
+{
+    char data[4400], file[96], name[48], targets[1024] = "", title[400], caption[400];
+    const char *seen[64];
+    size_t nseen = 0, npoints = 0;
+    FILE *f;
+    snprintf(name, sizeof name, "interactivity-%d", k);
+    snprintf(file, sizeof file, "%s.tsv", name);
+    if (path_in(data, sizeof data, R->tmpdir, file) != 0)
+        return tb_err(err, errlen, "path too long: '%s'", R->tmpdir);
+    f = fopen(data, "w");
+    if (!f)
+        return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
+    /* one data block per target (gnuplot "index"), points in order of interactivity */
+    for (size_t i = 0; i < R->ncosts && nseen < 64; i++) {
+        const char *t = F(R->costs[i].row, "target");
+        bool dup = false, priced = false;
+        size_t n = 0;
+        if (strcmp(R->costs[i].workload, w->workload) || strcmp(R->costs[i].metric, w->metric))
+            continue;
+        for (size_t j = 0; j < nseen && !dup; j++)
+            dup = !strcmp(seen[j], t);
+        if (dup)
+            continue;
+        seen[nseen++] = t;
+        for (size_t j = 0; j < R->ncosts; j++) {
+            const struct cost *c = &R->costs[j];
+            if (strcmp(c->workload, w->workload) || strcmp(c->metric, w->metric) ||
+                strcmp(F(c->row, "target"), t) || !positive(c->per_user) ||
+                !positive(c->per_chip))
+                continue;
+            fprintf(f, "%.10g\t%.10g\t", c->per_user, c->per_chip);
+            if (positive(c->usd))
+                fprintf(f, "$%.3g\t%s\n", c->usd, F(c->row, "batch"));
+            else
+                fprintf(f, "\t%s\n", F(c->row, "batch"));
+            priced |= positive(c->usd);
+            n++;
+        }
+        if (n) {
+            fputs("\n\n", f);
+            snprintf(targets + strlen(targets), sizeof targets - strlen(targets), "%s%s%s",
+                     *targets ? " " : "", t, priced ? "" : "(no-price)");
+            npoints += n;
+        } else {
+            nseen--;
+        }
+    }
+    if (fclose(f) != 0)
+        return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
+    if (npoints < 2)
+        return 0;
+    snprintf(title, sizeof title, "Throughput vs interactivity: %s", w->workload);
+    snprintf(caption, sizeof caption,
+             "Throughput per chip against output tokens/s per user, %s: one line per target "
+             "through its batch sweep, each point labelled with its USD per million output tokens",
+             w->workload);
+    {
+        const char *args[] = {title, targets};
+        return draw_file(R, "interactivity", name, caption, data, args, 2, png_ok, err, errlen);
+    }
+}
+
 static int draw_charts(struct report *R, char *err, size_t errlen)
 {
     struct bar *bars = tb_alloc_array(R->nrows + 1, sizeof(*bars));
-    char why[512], models[256], title[400];
+    char why[512], models[256], title[400], caption[400];
     bool png_ok;
     size_t n = 0;
-    int rc = -1, r;
+    int rc = -1, r, k = 0;
 
     if (!bars)
         return tb_err(err, errlen, "out of memory");
@@ -616,11 +921,16 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
 
     /* throughput: every *_tokens_per_s row, whatever its provenance; a serving run's
      * total (prompt + output) beside its output would repeat its label, so the chart
-     * shows the output and the tables both */
+     * shows the output and the tables both; a batch sweep shows its "max" run */
     for (size_t i = 0; i < R->nrows; i++) {
         const struct rrow *x = &R->rows[i];
+        bool sweep = false;
         if (!ends_with(F(x, "metric"), "_tokens_per_s") ||
             !strcmp(F(x, "metric"), "total_tokens_per_s"))
+            continue;
+        for (size_t j = 0; j < R->ncosts && !sweep; j++)
+            sweep = R->costs[j].row == x && R->costs[j].sweep_point;
+        if (sweep)
             continue;
         run_label(x, bars[n].label, sizeof bars[n].label, bars[n].label2, sizeof bars[n].label2);
         bars[n].group = F(x, "phase");
@@ -634,20 +944,22 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
         add_note(R, "no throughput chart: no *_tokens_per_s rows in the results");
     } else {
         snprintf(title, sizeof title, "Throughput by run: %s", models);
-        r = draw(R, 0, bars, n, title, png_ok, &R->svg[0], &R->png[0], err, errlen);
-        if (r < 0)
-            goto out;
-        if (r == 1) {
-            rc = 0;
+        r = draw(R, "throughput", "throughput",
+                 "Throughput by run (tokens/s, median; whisker: min-max; serving at the "
+                 "throughput-maximising batch)",
+                 bars, n, title, png_ok, err, errlen);
+        if (r != 0) {
+            rc = r < 0 ? -1 : 0;
             goto out;
         }
     }
 
-    /* cost: the priced token rows */
+    /* cost per million tokens by target and workload: each target's cheapest
+     * configuration of each workload */
     n = 0;
     for (size_t i = 0; i < R->ncosts; i++) {
         const struct cost *c = &R->costs[i];
-        if (isnan(c->usd) || c->images)
+        if (c->images || !cheapest_of_target(R, c))
             continue;
         run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
                   sizeof bars[n].label2);
@@ -662,17 +974,94 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
         add_note(R, "no cost chart: no throughput row has a price (%s)",
                  R->host.have ? "no host rows" : R->host.why);
     } else {
-        snprintf(title, sizeof title, "Cost per million tokens by run: %s", models);
-        r = draw(R, 1, bars, n, title, png_ok, &R->svg[1], &R->png[1], err, errlen);
-        if (r < 0)
+        snprintf(title, sizeof title, "Cost per million tokens by target and workload: %s",
+                 models);
+        if (draw(R, "cost", "cost",
+                 "Cost per million tokens by target and workload (USD; each target's cheapest "
+                 "configuration; whisker: min-max of the repetitions)",
+                 bars, n, title, png_ok, err, errlen) < 0)
             goto out;
     }
 
-    /* images: the priced diffusion rows, per thousand images */
+    /* price-performance against the baseline, per workload and target */
     n = 0;
     for (size_t i = 0; i < R->ncosts; i++) {
         const struct cost *c = &R->costs[i];
-        if (isnan(c->usd) || !c->images)
+        const struct wsum *w = NULL;
+        static char words[200][sizeof c->workload];
+        if (!cheapest_of_target(R, c) || n >= 200)
+            continue;
+        for (size_t j = 0; j < R->nws && !w; j++)
+            if (!strcmp(R->ws[j].workload, c->workload) && !strcmp(R->ws[j].metric, c->metric))
+                w = &R->ws[j];
+        if (!w || !positive(w->base_usd))
+            continue;
+        run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
+                  sizeof bars[n].label2);
+        workload_word(c, words[n], sizeof words[n]);
+        bars[n].group = words[n];
+        bars[n].rank = (int)(w - R->ws);
+        bars[n].value = tb_cost_price_perf(w->base_usd, c->usd);
+        bars[n].min = bars[n].max = NAN;
+        n++;
+    }
+    if (n > 0) {
+        snprintf(title, sizeof title, "Price-performance against %s on-demand (higher is better)",
+                 R->baseline);
+        snprintf(caption, sizeof caption,
+                 "Price-performance: the baseline's cost (%s, on-demand, its cheapest "
+                 "configuration) over each target's cheapest, per workload; 2x = half the cost",
+                 R->baseline);
+        if (draw(R, "priceperf", "priceperf", caption, bars, n, title, png_ok, err, errlen) < 0)
+            goto out;
+    } else {
+        add_note(R, "no price-performance chart: no workload has a priced %s row (%s)",
+                 R->baseline, R->btp.c.have ? "no modeled baseline rows" : R->btp.c.why);
+    }
+
+    /* training: cost (and time) to train on N tokens, one colour per model */
+    n = 0;
+    for (size_t i = 0; i < R->ncosts; i++) {
+        const struct cost *c = &R->costs[i];
+        double usd, days;
+        if (strcmp(c->metric, "usd_per_mtok_train") || !positive(c->usd))
+            continue;
+        usd = c->usd * R->o->train_tokens / 1e6;
+        days = tb_cost_train_days(R->o->train_tokens, c->row->value);
+        run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
+                  sizeof bars[n].label2);
+        snprintf(bars[n].label2, sizeof bars[n].label2, "%s, %.3g days on %ld, %s",
+                 F(c->row, "target"), days, c->row->instances, PROV_NAMES[c->row->prov]);
+        bars[n].group = F(c->row, "model");
+        bars[n].rank = 0;
+        for (size_t j = 0; j < n; j++)
+            if (!strcmp(bars[j].group, bars[n].group)) {
+                bars[n].rank = bars[j].rank;
+                break;
+            } else if (bars[j].rank >= bars[n].rank) {
+                bars[n].rank = bars[j].rank + 1;
+            }
+        bars[n].value = usd;
+        bars[n].min = bars[n].max = NAN;
+        n++;
+    }
+    if (n > 0) {
+        char tok[48];
+        snprintf(title, sizeof title, "Cost to train on %s tokens (time in the labels)",
+                 tokens_text(R->o->train_tokens, tok, sizeof tok));
+        snprintf(caption, sizeof caption,
+                 "Cost in USD and time in days to train on %s tokens at each run's "
+                 "throughput and price (instances as in the run)",
+                 tok);
+        if (draw(R, "train", "train", caption, bars, n, title, png_ok, err, errlen) < 0)
+            goto out;
+    }
+
+    /* images: each target's cheapest configuration per image workload */
+    n = 0;
+    for (size_t i = 0; i < R->ncosts; i++) {
+        const struct cost *c = &R->costs[i];
+        if (!c->images || !cheapest_of_target(R, c))
             continue;
         run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
                   sizeof bars[n].label2);
@@ -684,12 +1073,18 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
         n++;
     }
     if (n > 0) {
-        snprintf(title, sizeof title, "Cost per thousand images by run");
-        r = draw(R, 2, bars, n, title, png_ok, &R->svg[2], &R->png[2], err, errlen);
-        if (r < 0)
+        snprintf(title, sizeof title, "Cost per thousand images by target and model");
+        if (draw(R, "images", "images",
+                 "Cost per thousand images by target and model (USD; whisker: min-max)", bars, n,
+                 title, png_ok, err, errlen) < 0)
             goto out;
     }
-    if (!png_ok && (R->svg[0] || R->svg[1] || R->svg[2]))
+
+    /* throughput against interactivity, one chart per serving workload with a sweep */
+    for (size_t i = 0; i < R->nws; i++)
+        if (R->ws[i].serve && draw_interactivity(R, &R->ws[i], ++k, png_ok, err, errlen) < 0)
+            goto out;
+    if (!png_ok && R->ncharts)
         add_note(R, "no PNG copies of the charts: %s", why);
     rc = 0;
 out:
@@ -697,23 +1092,21 @@ out:
     return rc;
 }
 
-static void doc_figure(struct tb_doc *d, const struct report *R, int which, const char *caption)
+static void doc_figure(struct tb_doc *d, const struct chart *ch, int which)
 {
-    char file[64];
-    snprintf(file, sizeof file, "%s.svg", CHART_NAMES[which]);
     tb_sb_puts(&d->md, "![");
-    tb_sb_md(&d->md, caption);
-    tb_sb_printf(&d->md, "](%s)", file);
-    if (R->png[which])
-        tb_sb_printf(&d->md, " (PNG: [%s.png](%s.png))", CHART_NAMES[which], CHART_NAMES[which]);
+    tb_sb_md(&d->md, ch->caption);
+    tb_sb_printf(&d->md, "](%s.svg)", ch->name);
+    if (ch->png)
+        tb_sb_printf(&d->md, " (PNG: [%s.png](%s.png))", ch->name, ch->name);
     tb_sb_puts(&d->md, "\n\n");
     tb_sb_puts(&d->html, "<figure>\n");
-    tb_doc_inline_svg(&d->html, R->svg[which], which, caption);
+    tb_doc_inline_svg(&d->html, ch->svg, which, ch->caption);
     tb_sb_puts(&d->html, "<figcaption>");
-    tb_sb_html(&d->html, caption);
-    tb_sb_printf(&d->html, " (files: %s", file);
-    if (R->png[which])
-        tb_sb_printf(&d->html, ", %s.png", CHART_NAMES[which]);
+    tb_sb_html(&d->html, ch->caption);
+    tb_sb_printf(&d->html, " (files: %s.svg", ch->name);
+    if (ch->png)
+        tb_sb_printf(&d->html, ", %s.png", ch->name);
     tb_sb_puts(&d->html, ")</figcaption>\n</figure>\n");
 }
 
@@ -898,91 +1291,399 @@ static void write_runs(struct tb_doc *d, const struct report *R)
     tb_doc_table_end(d);
 }
 
-static void write_cost(struct tb_doc *d, const struct report *R)
+/* Where a row's number comes from, for a tooltip: provenance, where, when, what. */
+static void prov_tip(const struct rrow *x, char *buf, size_t len)
 {
-    static const char *const head[] = {"Provenance", "Target",        "Model",
-                                       "Phase",      "Shape",         "Throughput",
-                                       "Metric",     "USD per unit",  "Spread (min-max)",
-                                       "Price"};
-    tb_doc_h(d, 2, "Cost per million tokens and per thousand images");
-    tb_doc_p(d, NULL,
-          "usd_per_mtok = usd_per_hour / (tokens_per_s x 3600) x 10^6; usd_per_kimage = "
-          "usd_per_hour / (images_per_s x 3600) x 10^3 (the unit is in the metric's name: "
-          "Mtok, a million tokens, or kimage, a thousand images). A run is charged "
-          "the whole hourly price of the machine it ran on: for rows measured on the "
-          "host, the whole price of the host, since the run used the whole machine; "
-          "for rows of an instance type, the whole instance (all its chips). The "
-          "Price column points to the price used, listed under the table.");
-    if (R->ncosts == 0) {
-        tb_doc_p(d, "note", "No throughput rows (*_tokens_per_s, images_per_s) in the results: "
-                         "nothing to cost.");
+    if (x->prov == PROV_MEASURED)
+        snprintf(buf, len,
+                 "measured on %s (%s executor) at %s by trnbench %s; median of %ld timed "
+                 "repetitions after %ld warm-up; %s line %ld",
+                 F(x, "host"), F(x, "executor"), F(x, "timestamp"), F(x, "commit"), x->n,
+                 x->warmup < 0 ? 0 : x->warmup, x->t->path, rline(x));
+    else
+        snprintf(buf, len, "%s: %s%s%.300s; %s line %ld", PROV_NAMES[x->prov], F(x, "source"),
+                 *F(x, "notes") ? "; " : "", F(x, "notes"), x->t->path, rline(x));
+}
+
+/* A cost cell's tooltip: the row's provenance and the price used. */
+static void cost_tip(const struct cost *c, char *buf, size_t len)
+{
+    char prov[900], price[1200];
+    prov_tip(c->row, prov, sizeof prov);
+    price_text(&c->price->c, price, sizeof price);
+    snprintf(buf, len, "%s. Price [%d]: %s%s%s", prov, c->price->ref, price,
+             *c->price->flag ? "; " : "", c->price->flag);
+}
+
+/* "modeled, price [3]" (Markdown and HTML cells both). */
+static void prov_cell(const struct cost *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s, price [%d]%s", PROV_NAMES[c->row->prov], c->price->ref,
+             *c->price->flag ? " (flagged)" : "");
+}
+
+static const char *unit_of(const char *metric)
+{
+    return !strcmp(metric, "usd_per_kimage") ? "USD per 1000 images" : "USD per 1M tokens";
+}
+
+static void fmt_saving(double usd, double base, char *buf, size_t len)
+{
+    if (!positive(usd) || !positive(base))
+        snprintf(buf, len, "no baseline");
+    else
+        snprintf(buf, len, "%+.0f%% (%.2fx)", (1.0 - usd / base) * 100.0, base / usd);
+}
+
+static void write_summary(struct tb_doc *d, const struct report *R)
+{
+    static const char *const head[] = {"Workload", "Unit", "Cheapest target", "Batch",
+                                       "Cost", "Provenance", "Baseline cost", "Saving (price-perf)"};
+    char lim[160], bh[200];
+    size_t nserve = 0;
+    tb_doc_h(d, 2, "Summary");
+    snprintf(bh, sizeof bh, "%s on-demand", R->baseline);
+    if (R->nws == 0) {
+        tb_doc_p(d, "note", "No throughput rows: nothing to rank.");
         return;
     }
-    tb_doc_table(d, "pttttncnnt", head);
+    tb_doc_p(d, NULL,
+             "For each workload, the cheapest target at the prices chosen (%s, %s) and its "
+             "saving against the baseline, %s (%s). A saving of +40%% means 40%% less than "
+             "the baseline for the same work; the factor in brackets is the price-performance "
+             "(baseline cost over this cost). Hover over a number for its provenance; [n] "
+             "points to the price table.",
+             R->o->region ? R->o->region : "us-east-1",
+             R->o->purchase ? R->o->purchase : "on-demand", bh,
+             R->btp.c.have ? "its cheapest configuration of the same workload" : R->btp.c.why);
+    tb_doc_table(d, "ttttnpnn", head);
+    for (size_t i = 0; i < R->nws; i++) {
+        const struct wsum *w = &R->ws[i];
+        char usd[32], base[32], sav[64], prov[64], tip[2400], btip[2400];
+        const char *cells[8], *tips[8] = {0};
+        nserve += w->serve;
+        cells[0] = w->workload;
+        cells[1] = unit_of(w->metric);
+        if (!w->best) {
+            cells[2] = "no priced target";
+            cells[3] = cells[4] = cells[5] = cells[6] = cells[7] = "";
+            tb_doc_row(d, cells);
+            continue;
+        }
+        fmt_num(w->best->usd, usd, sizeof usd);
+        prov_cell(w->best, prov, sizeof prov);
+        cost_tip(w->best, tip, sizeof tip);
+        base[0] = btip[0] = '\0';
+        if (w->base) {
+            snprintf(base, sizeof base, "%.4g", w->base_usd);
+            prov_tip(w->base->row, btip, sizeof btip);
+            snprintf(btip + strlen(btip), sizeof btip - strlen(btip), ". Baseline price [%d]",
+                     R->btp.ref);
+        }
+        fmt_saving(w->best->usd, w->base_usd, sav, sizeof sav);
+        cells[2] = F(w->best->row, "target");
+        cells[3] = F(w->best->row, "batch");
+        cells[4] = usd;
+        cells[5] = prov;
+        cells[6] = w->base ? base : "no baseline row";
+        cells[7] = sav;
+        tips[4] = tips[5] = tip;
+        tips[6] = btip;
+        tb_doc_row_tip(d, cells, tips);
+    }
+    tb_doc_table_end(d);
+    if (!nserve)
+        return;
+    snprintf(lim, sizeof lim, "TTFT at most %g ms and TPOT at most %g ms", R->o->ttft_limit_ms,
+             R->o->tpot_limit_ms);
+    tb_doc_p(d, NULL,
+             "Serving within latency limits (%s; set with --ttft-ms and --tpot-ms; the "
+             "defaults are MLPerf Inference's Llama 2 70B server limits): the cheapest "
+             "configuration of the batch sweep that meets both, on any target, against the "
+             "baseline's cheapest that does.",
+             lim);
+    {
+        static const char *const lh[] = {"Workload", "Cheapest within limits", "Batch", "TTFT ms",
+                                         "TPOT ms",  "Tokens/s per user",     "Cost",  "Provenance",
+                                         "Baseline cost", "Saving (price-perf)"};
+        tb_doc_table(d, "tttnnnnpnn", lh);
+        for (size_t i = 0; i < R->nws; i++) {
+            const struct wsum *w = &R->ws[i];
+            char t1[32], t2[32], t3[32], usd[32], base[32], sav[64], prov[64], tip[2400];
+            const char *cells[10], *tips[10] = {0};
+            if (!w->serve)
+                continue;
+            cells[0] = w->workload;
+            if (!w->best_ok) {
+                cells[1] = "no priced configuration meets the limits";
+                for (int k = 2; k < 10; k++)
+                    cells[k] = "";
+                tb_doc_row(d, cells);
+                continue;
+            }
+            cost_tip(w->best_ok, tip, sizeof tip);
+            prov_cell(w->best_ok, prov, sizeof prov);
+            snprintf(base, sizeof base, "%.4g", w->base_ok_usd);
+            fmt_saving(w->best_ok->usd, w->base_ok_usd, sav, sizeof sav);
+            cells[1] = F(w->best_ok->row, "target");
+            cells[2] = F(w->best_ok->row, "batch");
+            cells[3] = fmt_num(w->best_ok->ttft, t1, sizeof t1);
+            cells[4] = fmt_num(w->best_ok->tpot, t2, sizeof t2);
+            cells[5] = fmt_num(w->best_ok->per_user, t3, sizeof t3);
+            cells[6] = fmt_num(w->best_ok->usd, usd, sizeof usd);
+            cells[7] = prov;
+            cells[8] = w->base_ok ? base : "baseline misses the limits";
+            cells[9] = sav;
+            tips[6] = tips[7] = tip;
+            tb_doc_row_tip(d, cells, tips);
+        }
+        tb_doc_table_end(d);
+    }
+}
+
+/* Per serving workload and target: the cheapest configuration within the limits. */
+static void write_limits(struct tb_doc *d, const struct report *R)
+{
+    static const char *const head[] = {"Workload",  "Target",  "Configurations", "Meeting limits",
+                                       "Batch",     "TTFT ms", "TPOT ms",        "Tokens/s per user",
+                                       "Cost",      "Provenance"};
+    bool any = false;
+    for (size_t i = 0; i < R->nws && !any; i++)
+        any = R->ws[i].serve;
+    if (!any)
+        return;
+    tb_doc_h(d, 2, "Cost under latency limits");
+    tb_doc_p(d, NULL,
+             "Every serving target's cheapest configuration with TTFT at most %g ms and TPOT at "
+             "most %g ms (cost in USD per million output tokens). Configurations are the batches of "
+             "the results (a suite's batch sweep).",
+             R->o->ttft_limit_ms, R->o->tpot_limit_ms);
+    tb_doc_table(d, "ttnntnnnnp", head);
+    for (size_t i = 0; i < R->nws; i++) {
+        const struct wsum *w = &R->ws[i];
+        const char *seen[64];
+        size_t nseen = 0;
+        if (!w->serve)
+            continue;
+        for (size_t j = 0; j < R->ncosts && nseen < 64; j++) {
+            const struct cost *c = &R->costs[j], *best = NULL;
+            const char *t = F(c->row, "target");
+            char nc[16], nok[16], t1[32], t2[32], t3[32], usd[32], prov[64], tip[2400];
+            const char *cells[10], *tips[10] = {0};
+            int nconf = 0, ok = 0;
+            bool dup = false;
+            if (strcmp(c->workload, w->workload) || strcmp(c->metric, w->metric))
+                continue;
+            for (size_t k = 0; k < nseen && !dup; k++)
+                dup = !strcmp(seen[k], t);
+            if (dup)
+                continue;
+            seen[nseen++] = t;
+            for (size_t k = 0; k < R->ncosts; k++) {
+                const struct cost *o = &R->costs[k];
+                if (strcmp(o->workload, w->workload) || strcmp(o->metric, w->metric) ||
+                    strcmp(F(o->row, "target"), t))
+                    continue;
+                nconf++;
+                if (!tb_cost_meets(o->ttft, o->tpot, R->o->ttft_limit_ms, R->o->tpot_limit_ms))
+                    continue;
+                ok++;
+                if (positive(o->usd) && (!best || o->usd < best->usd))
+                    best = o;
+            }
+            snprintf(nc, sizeof nc, "%d", nconf);
+            snprintf(nok, sizeof nok, "%d", ok);
+            cells[0] = w->workload;
+            cells[1] = t;
+            cells[2] = nc;
+            cells[3] = nok;
+            if (!best) {
+                cells[4] = cells[5] = cells[6] = cells[7] = "";
+                cells[8] = ok ? "no price" : "none meets";
+                cells[9] = ok ? c->price->c.why : "";
+                tb_doc_row(d, cells);
+                continue;
+            }
+            cost_tip(best, tip, sizeof tip);
+            prov_cell(best, prov, sizeof prov);
+            cells[4] = F(best->row, "batch");
+            cells[5] = fmt_num(best->ttft, t1, sizeof t1);
+            cells[6] = fmt_num(best->tpot, t2, sizeof t2);
+            cells[7] = fmt_num(best->per_user, t3, sizeof t3);
+            cells[8] = fmt_num(best->usd, usd, sizeof usd);
+            cells[9] = prov;
+            tips[8] = tips[9] = tip;
+            tb_doc_row_tip(d, cells, tips);
+        }
+    }
+    tb_doc_table_end(d);
+}
+
+static void write_training(struct tb_doc *d, const struct report *R)
+{
+    static const char *const head[] = {"Model", "Target", "Instances", "Chips", "Tokens/s",
+                                       "Days", "Cost (USD)", "Provenance"};
+    bool any = false;
+    char tok[48];
+    for (size_t i = 0; i < R->ncosts && !any; i++)
+        any = !strcmp(R->costs[i].metric, "usd_per_mtok_train");
+    if (!any)
+        return;
+    tb_doc_h(d, 2, "Time and cost to train");
+    tb_doc_p(d, NULL,
+             "Training on %s tokens (--train-tokens) at each training run's throughput, "
+             "with as many instances as the run had: days = tokens / train_tokens_per_s / "
+             "86400; cost = usd_per_mtok_train x tokens / 10^6.",
+             tokens_text(R->o->train_tokens, tok, sizeof tok));
+    tb_doc_table(d, "ttnnnnnp", head);
     for (size_t i = 0; i < R->ncosts; i++) {
         const struct cost *c = &R->costs[i];
-        char shape[96], tps[32], usd[40], lo[32], hi[32], spread[80], ref[600];
-        const char *cells[10];
+        char inst[24], chips[24], tps[32], days[32], usd[32], prov[64], tip[2400];
+        const char *cells[8], *tips[8] = {0};
+        if (strcmp(c->metric, "usd_per_mtok_train"))
+            continue;
+        snprintf(inst, sizeof inst, "%ld", c->row->instances);
+        snprintf(chips, sizeof chips, "%ld", c->chips);
+        cost_tip(c, tip, sizeof tip);
+        prov_cell(c, prov, sizeof prov);
+        cells[0] = F(c->row, "model");
+        cells[1] = F(c->row, "target");
+        cells[2] = inst;
+        cells[3] = c->chips ? chips : "";
+        cells[4] = fmt_num(c->row->value, tps, sizeof tps);
+        cells[5] = fmt_num(tb_cost_train_days(R->o->train_tokens, c->row->value), days,
+                           sizeof days);
+        cells[6] = positive(c->usd) ? fmt_num(c->usd * R->o->train_tokens / 1e6, usd, sizeof usd)
+                                    : "no price";
+        cells[7] = prov;
+        tips[4] = tips[5] = tips[6] = tips[7] = tip;
+        tb_doc_row_tip(d, cells, tips);
+    }
+    tb_doc_table_end(d);
+}
+
+static void write_cost(struct tb_doc *d, const struct report *R)
+{
+    static const char *const head[] = {"Provenance", "Target", "Model", "Phase", "Shape",
+                                       "Throughput (run)", "Instances", "Per chip",
+                                       "Metric", "USD per unit", "Spread (min-max)",
+                                       "Price-perf", "Price"};
+    tb_doc_h(d, 2, "Cost per million tokens and per thousand images");
+    tb_doc_p(d, NULL,
+             "usd_per_mtok = usd_per_hour / (tokens_per_s x 3600) x 10^6; usd_per_kimage = "
+             "usd_per_hour / (images_per_s x 3600) x 10^3 (the unit is in the metric's name: "
+             "Mtok, a million tokens, or kimage, a thousand images). A run is charged "
+             "the whole hourly price of the machines it ran on: for rows measured on the "
+             "host, the whole price of the host; for rows of an instance type, every "
+             "instance of the run (all its chips). Throughput (run) is the whole run's; Per "
+             "chip divides it by the run's chips (instances x chips per instance; a "
+             "trn2.48xlarge has 16 Trainium2 chips, a p5.48xlarge 8 H100s). Price-perf is "
+             "the baseline's cost (%s, on-demand) of the same configuration over this cost. "
+             "The Price column points to the price used, listed under the table.",
+             R->baseline);
+    if (R->ncosts == 0) {
+        tb_doc_p(d, "note", "No throughput rows (*_tokens_per_s, images_per_s) in the results: "
+                            "nothing to cost.");
+        return;
+    }
+    tb_doc_table(d, "pttttnnncnnnt", head);
+    for (size_t i = 0; i < R->ncosts; i++) {
+        const struct cost *c = &R->costs[i];
+        char shape[96], tps[40], usd[40], lo[32], hi[32], spread[80], ref[600], inst[24],
+            pc[40], pp[32], tip[2400];
+        const char *cells[13], *tips[13] = {0};
         shape_of(c->row, shape, sizeof shape);
         fmt_num(c->row->value, tps, sizeof tps);
         strncat(tps, c->images ? " images/s" : " tokens/s", sizeof tps - strlen(tps) - 1);
-        spread[0] = usd[0] = '\0';
+        snprintf(inst, sizeof inst, "%ld", c->row->instances);
+        fmt_num(c->per_chip, pc, sizeof pc);
+        pp[0] = spread[0] = usd[0] = '\0';
+        if (positive(c->perf))
+            snprintf(pp, sizeof pp, "%.3gx", c->perf);
         if (!isnan(c->usd)) {
             char u[32];
             snprintf(usd, sizeof usd, "%s", fmt_num(c->usd, u, sizeof u));
             if (!isnan(c->usd_min) && !isnan(c->usd_max))
                 snprintf(spread, sizeof spread, "%s - %s", fmt_num(c->usd_min, lo, sizeof lo),
                          fmt_num(c->usd_max, hi, sizeof hi));
-            snprintf(ref, sizeof ref, "[%d]", c->price->ref);
+            snprintf(ref, sizeof ref, "[%d]%s", c->price->ref, *c->price->flag ? " flagged" : "");
         } else {
             snprintf(ref, sizeof ref, "[%d] no price", c->price->ref);
         }
+        cost_tip(c, tip, sizeof tip);
         cells[0] = PROV_NAMES[c->row->prov];
         cells[1] = F(c->row, "target");
         cells[2] = F(c->row, "model");
         cells[3] = F(c->row, "phase");
         cells[4] = shape;
         cells[5] = tps;
-        cells[6] = c->metric;
-        cells[7] = usd;
-        cells[8] = spread;
-        cells[9] = ref;
-        tb_doc_row(d, cells);
+        cells[6] = inst;
+        cells[7] = pc;
+        cells[8] = c->metric;
+        cells[9] = usd;
+        cells[10] = spread;
+        cells[11] = pp;
+        cells[12] = ref;
+        tips[0] = tips[5] = tips[9] = tips[12] = tip;
+        tb_doc_row_tip(d, cells, tips);
     }
     tb_doc_table_end(d);
-    {
-        static const char *const ph[] = {"Price", "Target", "Price used"};
-        tb_doc_p(d, NULL,
-              "Prices used (USD per instance-hour, from pricing/prices.csv unless "
-              "given on the command line; the newest row for the instance, region "
-              "and purchase model):");
-        tb_doc_table(d, "ttt", ph);
-        for (int ref = 1; ref <= R->nrefs; ref++)
-            for (size_t i = 0; i < R->ntp; i++) {
-                char num[16], text[1200];
-                const char *cells[3];
-                if (R->tp[i].ref != ref)
-                    continue;
-                snprintf(num, sizeof num, "[%d]", ref);
-                price_text(&R->tp[i].c, text, sizeof text);
-                cells[0] = num;
-                cells[1] = R->tp[i].target;
-                cells[2] = text;
-                tb_doc_row(d, cells);
+}
+
+/* The prices used: one row per footnote number, with per-instance and per-chip rates
+ * (never mixed in one column), the date, the age flag and the source. */
+static void write_prices(struct tb_doc *d, const struct report *R)
+{
+    static const char *const ph[] = {"Price",   "Target",  "USD per instance-hour",
+                                     "Chips",   "USD per chip-hour", "Region", "Purchase",
+                                     "As of",   "Flag",    "Source"};
+    tb_doc_h(d, 2, "Prices used");
+    tb_doc_p(d, NULL,
+             "USD per instance-hour from %s unless given on the command line: the newest row "
+             "for the instance, region and purchase model. Prices older than %g days "
+             "(--max-price-age) or undated are flagged; a missing price is reported as "
+             "missing, never estimated.",
+             R->pricing.prices_csv.path, R->o->max_price_age_days);
+    tb_doc_table(d, "ttntnttttt", ph);
+    for (int ref = 1; ref <= R->nrefs; ref++)
+        for (size_t i = 0; i < R->ntp + 1; i++) {
+            const struct tprice *t = i < R->ntp ? &R->tp[i] : &R->btp;
+            char num[32], h[32], chips[24], pch[32], src[700];
+            const char *cells[10];
+            if (t->ref != ref)
+                continue;
+            snprintf(num, sizeof num, "[%d]%s", ref, t == &R->btp ? " baseline" : "");
+            snprintf(chips, sizeof chips, "%ld", t->chips);
+            h[0] = pch[0] = '\0';
+            if (t->c.have) {
+                fmt_usd(t->c.usd_per_hour, h, sizeof h);
+                if (t->chips > 0)
+                    snprintf(pch, sizeof pch, "%.4g", t->c.usd_per_hour / (double)t->chips);
             }
-        tb_doc_table_end(d);
-    }
+            if (t->c.have && t->c.line)
+                snprintf(src, sizeof src, "%s (prices.csv line %ld)", t->c.source, t->c.line);
+            else
+                snprintf(src, sizeof src, "%s", t->c.have ? t->c.source : t->c.why);
+            cells[0] = num;
+            cells[1] = t->target;
+            cells[2] = t->c.have ? h : "missing";
+            cells[3] = t->chips > 0 ? chips : "";
+            cells[4] = pch;
+            cells[5] = t->c.region;
+            cells[6] = t->c.purchase;
+            cells[7] = t->c.as_of;
+            cells[8] = t->flag;
+            cells[9] = src;
+            tb_doc_row(d, cells);
+        }
+    tb_doc_table_end(d);
 }
 
 static void write_charts(struct tb_doc *d, const struct report *R)
 {
     tb_doc_h(d, 2, "Charts");
-    if (R->svg[0])
-        doc_figure(d, R, 0, "Throughput by run (tokens/s, median; whisker: min-max)");
-    if (R->svg[1])
-        doc_figure(d, R, 1, "Cost per million tokens by run (USD; whisker: min-max)");
-    if (R->svg[2])
-        doc_figure(d, R, 2, "Cost per thousand images by run (USD; whisker: min-max)");
+    for (int i = 0; i < R->ncharts; i++)
+        doc_figure(d, &R->charts[i], i);
     if (*R->notes) {
         char line[1024];
         for (const char *s = R->notes; *s;) {
@@ -1108,6 +1809,46 @@ static const char CSS[] =
     "@media (max-width:40rem){body{padding:.5rem .6rem;font-size:15px}"
     "th,td{padding:.2rem .35rem}h1{font-size:1.3rem}}";
 
+/* The tables' sorting (click a heading; numbers sort as numbers) and a self-check a
+ * headless browser reads back: how many charts were laid out with content. */
+static const char SCRIPT[] =
+    "(function(){"
+    "function key(td){if(!td)return '';var t=td.textContent.trim();"
+    "var n=parseFloat(t.replace(/^[$+]/,'').replace(/,/g,''));"
+    "return isNaN(n)?t.toLowerCase():n;}"
+    "var hs=document.querySelectorAll('table.sortable th');"
+    "for(var i=0;i<hs.length;i++){(function(th){th.tabIndex=0;th.title='Sort by this column';"
+    "th.addEventListener('click',function(){var tb=th.closest('table').tBodies[0];"
+    "var idx=Array.prototype.indexOf.call(th.parentNode.children,th);"
+    "var asc=th.getAttribute('aria-sort')!=='ascending';"
+    "var all=th.parentNode.children;for(var k=0;k<all.length;k++)all[k].removeAttribute('aria-sort');"
+    "th.setAttribute('aria-sort',asc?'ascending':'descending');"
+    "var rows=Array.prototype.slice.call(tb.rows);"
+    "rows.sort(function(a,b){var x=key(a.cells[idx]),y=key(b.cells[idx]);"
+    "var r=typeof x===typeof y?(x<y?-1:x>y?1:0):(typeof x==='number'?-1:1);return asc?r:-r;});"
+    "for(var k=0;k<rows.length;k++)tb.appendChild(rows[k]);});})(hs[i]);}"
+    "var cs=document.querySelectorAll('svg.chart'),n=0;"
+    "for(var i=0;i<cs.length;i++){var r=cs[i].getBoundingClientRect();"
+    "if(r.width>100&&r.height>100&&cs[i].querySelectorAll('path,rect,polygon,polyline').length>10)"
+    "n++;}"
+    "document.documentElement.setAttribute('data-charts',cs.length);"
+    "document.documentElement.setAttribute('data-charts-drawn',n);"
+    "})();";
+
+static void write_assessment(struct tb_doc *d, const struct report *R)
+{
+    if (R->assess_md) {
+        tb_sb_puts(&d->md, R->assess_md);
+        tb_sb_puts(&d->md, "\n");
+        tb_sb_puts(&d->html, "<section id=\"assessment\">\n");
+        tb_sb_puts(&d->html, R->assess_html);
+        tb_sb_puts(&d->html, "</section>\n");
+    } else {
+        tb_doc_h(d, 2, "Migration assessment");
+        tb_doc_p(d, "note", "%s", R->assess_why);
+    }
+}
+
 static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf *html)
 {
     struct tb_doc d;
@@ -1117,24 +1858,31 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
     snprintf(title, sizeof title, "trnbench report: %s", models);
 
     tb_sb_puts(&d.html, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                     "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                     "<title>");
+                        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                        "<title>");
     tb_sb_html(&d.html, title);
     tb_sb_printf(&d.html, "</title>\n<style>%s</style>\n</head>\n<body>\n", CSS);
     tb_doc_h(&d, 1, title);
     tb_doc_p(&d, "lead",
-          "Throughput and cost per million tokens from %zu result rows "
-          "(%zu measured, %zu modeled, %zu published); %zu of %zu throughput "
-          "rows priced.",
-          R->nrows, R->nprov[PROV_MEASURED], R->nprov[PROV_MODELED], R->nprov[PROV_PUBLISHED],
-          R->npriced, R->ncosts);
-    write_context(&d, R);
-    write_runs(&d, R);
-    write_cost(&d, R);
+             "Throughput and cost per million tokens from %zu result rows "
+             "(%zu measured, %zu modeled, %zu published); %zu of %zu throughput "
+             "rows priced at %s %s prices; baseline %s on-demand. Every number says where it "
+             "comes from: measured here, modeled by the performance model, or published.",
+             R->nrows, R->nprov[PROV_MEASURED], R->nprov[PROV_MODELED], R->nprov[PROV_PUBLISHED],
+             R->npriced, R->ncosts, R->o->region ? R->o->region : "us-east-1",
+             R->o->purchase ? R->o->purchase : "on-demand", R->baseline);
+    write_summary(&d, R);
     write_charts(&d, R);
+    write_limits(&d, R);
+    write_training(&d, R);
+    write_cost(&d, R);
+    write_prices(&d, R);
+    write_assessment(&d, R);
+    write_context(&d, R);
     write_definitions(&d, R);
     write_provenance(&d, R);
-    tb_sb_puts(&d.html, "</body>\n</html>\n");
+    write_runs(&d, R);
+    tb_sb_printf(&d.html, "<script>%s</script>\n</body>\n</html>\n", SCRIPT);
     *md = d.md;
     *html = d.html;
     return md->failed || html->failed ? -1 : 0;
@@ -1173,6 +1921,22 @@ static const char *const COST_COLS[] = {"run_id",
                                         "usd_per_kimage_min",
                                         "usd_per_kimage_max",
                                         "images_per_usd",
+                                        "workload",
+                                        "chips",
+                                        "throughput_per_chip",
+                                        "usd_per_chip_hour",
+                                        "price_age_days",
+                                        "price_flag",
+                                        "baseline",
+                                        "baseline_usd",
+                                        "price_performance",
+                                        "ttft_ms",
+                                        "tpot_ms",
+                                        "tokens_per_s_per_user",
+                                        "meets_latency_limits",
+                                        "train_tokens",
+                                        "train_days",
+                                        "train_usd",
                                         NULL};
 
 static const char *num_text(double v, char *buf, size_t len)
@@ -1196,8 +1960,9 @@ static int write_cost_csv(const struct report *R, const char *path, char *err, s
         const struct cost *c = &R->costs[i];
         const struct rrow *x = c->row;
         const struct tb_price_choice *p = &c->price->c;
-        char b[12][64], note[600], line[24];
-        const char *v[31];
+        char b[26][64], note[600], line[24];
+        const char *v[48];
+        bool train = !strcmp(c->metric, "usd_per_mtok_train");
         const double none = NAN;
         size_t k = 0;
         snprintf(note, sizeof note, "%s%s", p->have ? "" : "no price: ", p->have ? "" : p->why);
@@ -1233,6 +1998,30 @@ static int write_cost_csv(const struct report *R, const char *path, char *err, s
         v[k++] = num_text(c->images ? c->usd_min : none, b[9], sizeof b[9]);
         v[k++] = num_text(c->images ? c->usd_max : none, b[10], sizeof b[10]);
         v[k++] = num_text(c->images ? c->tokens_per_usd : none, b[11], sizeof b[11]);
+        v[k++] = c->workload;
+        v[k++] = num_text(c->chips > 0 ? (double)c->chips : NAN, b[12], sizeof b[12]);
+        v[k++] = num_text(c->per_chip, b[13], sizeof b[13]);
+        v[k++] = num_text(p->have && c->price->chips > 0 ? p->usd_per_hour / (double)c->price->chips
+                                                          : NAN,
+                          b[14], sizeof b[14]);
+        v[k++] = num_text(c->price->age >= 0 ? (double)c->price->age : NAN, b[15], sizeof b[15]);
+        v[k++] = c->price->flag;
+        v[k++] = R->baseline;
+        v[k++] = num_text(c->base_usd, b[16], sizeof b[16]);
+        v[k++] = num_text(c->perf, b[17], sizeof b[17]);
+        v[k++] = num_text(c->ttft, b[18], sizeof b[18]);
+        v[k++] = num_text(c->tpot, b[19], sizeof b[19]);
+        v[k++] = num_text(c->per_user, b[20], sizeof b[20]);
+        v[k++] = !strcmp(F(x, "phase"), "serve")
+                     ? (tb_cost_meets(c->ttft, c->tpot, R->o->ttft_limit_ms, R->o->tpot_limit_ms)
+                            ? "yes"
+                            : "no")
+                     : "";
+        v[k++] = num_text(train ? R->o->train_tokens : NAN, b[21], sizeof b[21]);
+        v[k++] = num_text(train ? tb_cost_train_days(R->o->train_tokens, x->value) : NAN, b[22],
+                          sizeof b[22]);
+        v[k++] = num_text(train && positive(c->usd) ? c->usd * R->o->train_tokens / 1e6 : NAN,
+                          b[23], sizeof b[23]);
         for (size_t j = 0; j < k; j++)
             bad |= tb_csv_put(f, v[j], j + 1 < k ? ',' : '\n');
     }
@@ -1249,22 +2038,41 @@ out:
 
 /* ---- files ---- */
 
-static const char *const OUTPUTS[] = {"throughput.svg", "cost.svg",  "images.svg",
-                                      "throughput.png", "cost.png",  "images.png",
-                                      "cost.csv",       "report.md", "report.html"};
-static const char *const SCRATCH[] = {"throughput.tsv", "cost.tsv", "images.tsv"};
+/* Files a report may leave in its folder; any of them a new report does not make is
+ * removed when it is published, so no stale chart sits beside it. */
+static bool is_output(const char *name)
+{
+    static const char *const fixed[] = {"cost.csv", "report.md", "report.html", "assessment.csv"};
+    static const char *const charts[] = {"throughput", "cost",  "images",       "priceperf",
+                                         "train",      "interactivity-"};
+    const char *dot = strrchr(name, '.');
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+        if (!strcmp(name, fixed[i]))
+            return true;
+    if (!dot || (strcmp(dot, ".svg") && strcmp(dot, ".png")))
+        return false;
+    for (size_t i = 0; i < sizeof charts / sizeof charts[0]; i++) {
+        size_t n = strlen(charts[i]);
+        if (!strncmp(name, charts[i], n) &&
+            (name + n == dot || (charts[i][n - 1] == '-' && isdigit((unsigned char)name[n]))))
+            return true;
+    }
+    return false;
+}
 
 static void remove_tmpdir(struct report *R)
 {
     char p[4400];
+    DIR *dir;
+    struct dirent *e;
     if (!R->made_tmpdir)
         return;
-    for (size_t i = 0; i < sizeof OUTPUTS / sizeof OUTPUTS[0]; i++)
-        if (path_in(p, sizeof p, R->tmpdir, OUTPUTS[i]) == 0)
+    dir = opendir(R->tmpdir);
+    while (dir && (e = readdir(dir)))
+        if (e->d_name[0] != '.' && path_in(p, sizeof p, R->tmpdir, e->d_name) == 0)
             unlink(p);
-    for (size_t i = 0; i < sizeof SCRATCH / sizeof SCRATCH[0]; i++)
-        if (path_in(p, sizeof p, R->tmpdir, SCRATCH[i]) == 0)
-            unlink(p);
+    if (dir)
+        closedir(dir);
     rmdir(R->tmpdir);
     R->made_tmpdir = false;
 }
@@ -1289,31 +2097,120 @@ out:
     return rc;
 }
 
-/* Move the finished files into place (report.html last), remove stale charts. */
+/* Move the finished files into place (report.html last), remove stale outputs. */
 static int publish(struct report *R, char *err, size_t errlen)
 {
     char from[4400], to[4400];
-    for (size_t i = 0; i < sizeof OUTPUTS / sizeof OUTPUTS[0]; i++) {
+    DIR *dir;
+    struct dirent *e;
+    int rc = 0;
+    /* stale outputs first: a file of an older report that this one does not make */
+    dir = opendir(R->outdir);
+    while (dir && (e = readdir(dir)) && rc == 0) {
         struct stat st;
-        if (path_in(from, sizeof from, R->tmpdir, OUTPUTS[i]) != 0 ||
-            path_in(to, sizeof to, R->outdir, OUTPUTS[i]) != 0)
-            return tb_err(err, errlen, "path too long: '%s'", R->outdir);
-        if (stat(from, &st) != 0) {
-            /* not made this time: an older chart must not sit beside the new report */
-            if (unlink(to) != 0 && errno != ENOENT)
-                return tb_err(err, errlen, "cannot remove the stale '%s': %s", to, strerror(errno));
+        if (!is_output(e->d_name) || path_in(from, sizeof from, R->tmpdir, e->d_name) != 0 ||
+            path_in(to, sizeof to, R->outdir, e->d_name) != 0)
             continue;
-        }
-        if (rename(from, to) != 0)
-            return tb_err(err, errlen, "cannot rename '%s' to '%s': %s", from, to, strerror(errno));
+        if (stat(from, &st) != 0 && unlink(to) != 0 && errno != ENOENT)
+            rc = tb_err(err, errlen, "cannot remove the stale '%s': %s", to, strerror(errno));
     }
+    if (dir)
+        closedir(dir);
+    if (rc != 0)
+        return rc;
+    dir = opendir(R->tmpdir);
+    if (!dir)
+        return tb_err(err, errlen, "cannot read '%s': %s", R->tmpdir, strerror(errno));
+    while ((e = readdir(dir)) && rc == 0) {
+        if (!is_output(e->d_name) || !strcmp(e->d_name, "report.html"))
+            continue;
+        if (path_in(from, sizeof from, R->tmpdir, e->d_name) != 0 ||
+            path_in(to, sizeof to, R->outdir, e->d_name) != 0)
+            rc = tb_err(err, errlen, "path too long: '%s'", R->outdir);
+        else if (rename(from, to) != 0)
+            rc = tb_err(err, errlen, "cannot rename '%s' to '%s': %s", from, to, strerror(errno));
+    }
+    closedir(dir);
+    if (rc != 0)
+        return rc;
+    if (path_in(from, sizeof from, R->tmpdir, "report.html") != 0 ||
+        path_in(to, sizeof to, R->outdir, "report.html") != 0)
+        return tb_err(err, errlen, "path too long: '%s'", R->outdir);
+    if (rename(from, to) != 0)
+        return tb_err(err, errlen, "cannot rename '%s' to '%s': %s", from, to, strerror(errno));
     return 0;
+}
+
+/* The assessment section: run the assessment of o->assess (input errors are the
+ * report's input errors) and keep its Markdown, HTML and CSV text. */
+static int run_assessment(struct report *R, char *err, size_t errlen)
+{
+    struct tb_model m;
+    struct tb_assess_opts ao;
+    struct tb_assessment as;
+    FILE *f[3] = {NULL, NULL, NULL};
+    char *text[3] = {NULL, NULL, NULL};
+    size_t len[3];
+    int r, rc = TB_REPORT_EINPUT;
+    if (!R->o->assess) {
+        snprintf(R->assess_why, sizeof R->assess_why,
+                 "No assessment: give a workload file with --assess FILE (format and examples "
+                 "in reports/examples/; make bench BENCH_ASSESS=FILE).");
+        return 0;
+    }
+    tb_assess_opts_init(&ao);
+    if (tb_model_load(&m, &R->pricing, R->o->pricing_dir, err, errlen) != 0)
+        return TB_REPORT_EINPUT;
+    r = tb_assess_run(&as, R->o->assess, &m, &ao, err, errlen);
+    if (r != 0) {
+        rc = r == -2 ? TB_REPORT_EINPUT : TB_REPORT_EFAIL;
+        goto out_model;
+    }
+    rc = TB_REPORT_EFAIL;
+    for (int i = 0; i < 3; i++) {
+        f[i] = open_memstream(&text[i], &len[i]);
+        if (!f[i]) {
+            tb_err(err, errlen, "out of memory");
+            goto out;
+        }
+    }
+    if (tb_assess_write_md_at(&as, &ao, 2, f[0]) != 0 ||
+        tb_assess_write_html_at(&as, &ao, 2, f[1]) != 0 || tb_assess_write_csv(&as, f[2]) != 0) {
+        tb_err(err, errlen, "cannot write the assessment section");
+        goto out;
+    }
+    rc = 0;
+out:
+    for (int i = 0; i < 3; i++)
+        if (f[i] && fclose(f[i]) != 0 && rc == 0) {
+            tb_err(err, errlen, "out of memory");
+            rc = TB_REPORT_EFAIL;
+        }
+    if (rc == 0) {
+        char p[4400];
+        R->assess_md = text[0];
+        R->assess_html = text[1];
+        text[0] = text[1] = NULL;
+        if (path_in(p, sizeof p, R->tmpdir, "assessment.csv") != 0 ||
+            tb_write_file_atomic(p, text[2], len[2], err, errlen) != 0)
+            rc = TB_REPORT_EFAIL;
+    }
+    for (int i = 0; i < 3; i++)
+        free(text[i]);
+    tb_assess_release(&as);
+out_model:
+    tb_model_release(&m);
+    return rc;
 }
 
 void tb_report_opts_init(struct tb_report_opts *o)
 {
     memset(o, 0, sizeof *o);
     o->usd_per_hour = NAN;
+    o->max_price_age_days = 180;
+    o->ttft_limit_ms = 2000;
+    o->tpot_limit_ms = 200;
+    o->train_tokens = 1e12;
 }
 
 int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info, char *err,
@@ -1322,7 +2219,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     struct report R;
     struct tb_sbuf md = {0}, html = {0};
     char p[4400];
-    int rc = TB_REPORT_EINPUT;
+    int rc = TB_REPORT_EINPUT, r;
 
     memset(&R, 0, sizeof R);
     R.o = o;
@@ -1338,11 +2235,27 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     if (tb_pricing_load(&R.pricing, o->pricing_dir, err, errlen) != 0)
         goto out;
     R.have_pricing = true;
+    if (tb_pricing_check_choice(&R.pricing, o->region, o->purchase, err, errlen) != 0)
+        goto out;
     if (tb_pricing_host_price(&R.pricing, o->instance, o->region, o->purchase, o->usd_per_hour,
                               &R.host, err, errlen) != 0)
         goto out;
+    /* the baseline, priced on-demand in the same region */
+    R.baseline = o->baseline ? o->baseline : TB_REPORT_BASELINE;
+    if (!tb_pricing_instance(&R.pricing, R.baseline)) {
+        tb_err(err, errlen, "baseline: unknown instance type '%s' (not in %s)", R.baseline,
+               R.pricing.instances_csv.path);
+        goto out;
+    }
+    R.btp.target = R.baseline;
+    R.btp.chips = tb_pricing_instance(&R.pricing, R.baseline)->accel_count;
+    if (tb_pricing_target_price(&R.pricing, R.baseline, o->region, "on-demand", &R.btp.c, err,
+                                errlen) != 0)
+        goto out;
+    price_age(&R, &R.btp);
     if (build_costs(&R, err, errlen) != 0)
         goto out;
+    R.btp.ref = ++R.nrefs;
 
     /* 2. the output folder and a scratch folder inside it (same file system: renames) */
     rc = TB_REPORT_EFAIL;
@@ -1367,7 +2280,13 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     }
     R.made_tmpdir = true;
 
-    /* 3. charts, cost table, documents, then publish */
+    /* 3. the assessment (its input errors are input errors), charts, cost table,
+     * documents, then publish */
+    r = run_assessment(&R, err, errlen);
+    if (r != 0) {
+        rc = r;
+        goto out;
+    }
     if (draw_charts(&R, err, errlen) != 0)
         goto out;
     if (path_in(p, sizeof p, R.tmpdir, "cost.csv") != 0 || write_cost_csv(&R, p, err, errlen) != 0)
@@ -1384,8 +2303,8 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     if (info) {
         memset(info, 0, sizeof *info);
         snprintf(info->out_dir, sizeof info->out_dir, "%s", R.outdir);
-        info->ncharts = (R.svg[0] != NULL) + (R.svg[1] != NULL) + (R.svg[2] != NULL);
-        info->png = R.png[0] || R.png[1] || R.png[2];
+        info->ncharts = R.ncharts;
+        info->png = R.ncharts > 0 && R.charts[0].png;
         info->nrows = R.nrows;
         info->ncosted = R.npriced;
         snprintf(info->notes, sizeof info->notes, "%s", R.notes);
@@ -1395,9 +2314,11 @@ out:
     remove_tmpdir(&R);
     tb_sb_release(&md);
     tb_sb_release(&html);
-    free(R.svg[0]);
-    free(R.svg[1]);
-    free(R.svg[2]);
+    for (int i = 0; i < R.ncharts; i++)
+        free(R.charts[i].svg);
+    free(R.assess_md);
+    free(R.assess_html);
+    free(R.ws);
     free(R.costs);
     free(R.tp);
     free(R.rows);

@@ -17,6 +17,13 @@
  * report is still written, with a note that the charts are missing; when gnuplot runs
  * and fails, nothing is written.
  *
+ * Besides the cost of every throughput row, the report ranks the targets per workload
+ * (the same model, phase, shape and precision at any batch or instance count): the
+ * cheapest, its saving and price-performance against a baseline instance type priced
+ * on-demand, the cheapest serving configuration within TTFT/TPOT limits (from batch
+ * sweeps), and the time and cost to train on N tokens. Prices older than a threshold
+ * are flagged; a missing price is reported as missing, never guessed.
+ *
  * Cost of a run: usd_per_mtok = usd_per_hour / (tokens_per_s * 3600) * 1e6, with the
  * whole price of the machine the run used (the host's, or the target instance's).
  * Metric names follow DESIGN.md section 2: prefill -> usd_per_mtok_in, decode and
@@ -43,6 +50,13 @@ struct tb_report_opts {
     const char *purchase;    /* NULL: on-demand */
     double usd_per_hour;     /* the host's price as the user gives it; NAN: none */
     const char *pricing_dir; /* NULL: tb_datadir()/pricing */
+    const char *baseline;    /* price-performance baseline, priced on-demand in region;
+                                NULL: p5.48xlarge */
+    double max_price_age_days; /* older prices are flagged (default 180) */
+    double ttft_limit_ms;      /* latency limits of the cheapest serving configuration */
+    double tpot_limit_ms;      /* (defaults 2000 and 200, MLPerf's Llama 2 70B server) */
+    double train_tokens;       /* tokens of the time-and-cost-to-train figures (1e12) */
+    const char *assess;        /* an assessment file (tb_assess.h) for its section, or NULL */
 };
 
 /* What a successful tb_report_write produced (all fields written by it). */
@@ -56,6 +70,7 @@ struct tb_report_info {
 };
 
 /* Set opts to the defaults above (no results, no price). */
+#define TB_REPORT_BASELINE "p5.48xlarge"
 void tb_report_opts_init(struct tb_report_opts *o);
 
 /* Write the report. Returns TB_REPORT_OK (info filled when not NULL), or

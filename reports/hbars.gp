@@ -49,8 +49,12 @@ set xtics nomirror
 set border 3
 set grid xtics lc rgb "#d0d0d0" dt 3
 set yrange [nrows - 0.5 : -0.5]
-set key at screen 0.5, screen 8.0 / height center bottom horizontal noenhanced
-set bmargin at screen 90.0 / height
+# the legend under the x label, at most 3 entries a row; the bottom margin grows with
+# its rows
+ngroups = words(groups)
+keyrows = int((ngroups + 2) / 3)
+set key at screen 0.5, screen 8.0 / height center bottom horizontal maxcols 3 noenhanced
+set bmargin at screen (72.0 + 20.0 * keyrows) / height
 set offsets 0, 0, 0, 0
 if (scale eq "log") {
     set logscale x
@@ -60,7 +64,15 @@ if (scale eq "log") {
     base = 0
     set xrange [0 : vmax * 1.3]
 }
+# large values with an SI prefix on the axis (2.5M, not 2.5x10^6)
+if (vmax >= 1e5) {
+    set format x "%.1s%c"
+}
 set style fill pattern border
+# a reference value (1 for price-performance) as a dashed vertical line
+if (exists("refline")) {
+    set arrow 1 from refline, graph 0 to refline, graph 1 nohead dt 2 lw 1.5 lc rgb "#333333" front
+}
 
 # position of group s in the groups list (1-based), 0 when absent
 grp(s) = sum [k = 1:words(groups)] ((word(groups, k) eq s) ? k : 0)

@@ -174,6 +174,33 @@ int main(void)
         free(costs);
     }
     IS_INT(6, (long long)t.nrows, "cost.csv: one row per throughput row");
+    /* per-chip view, baseline and price-performance, by hand: trn1.32xlarge has 16
+     * chips at $21.50/h; the baseline p5.48xlarge (8 chips, $55.04/h on-demand) decodes
+     * 9000 tokens/s, trn1.32xlarge 1200 */
+    r = cost_row(&t, "decode_tokens_per_s", "trn1.32xlarge");
+    IS_REL(16, cost_of(&t, r, "chips"), 1e-12, "trn1.32xlarge: 16 chips");
+    IS_REL(75, cost_of(&t, r, "throughput_per_chip"), 1e-12, "1200 tokens/s = 75 per chip");
+    IS_REL(21.5 / 16, cost_of(&t, r, "usd_per_chip_hour"), 1e-12, "$1.34375 per chip-hour");
+    IS_STRING("p5.48xlarge", r >= 0 ? tb_csv_field(&t, (size_t)r, "baseline") : "",
+              "the default baseline");
+    IS_REL(55.04 / (9000.0 * 3600) * 1e6, cost_of(&t, r, "baseline_usd"), 1e-9,
+           "baseline cost of the same configuration, on-demand");
+    IS_REL((55.04 / 9000.0) / (21.5 / 1200.0), cost_of(&t, r, "price_performance"), 1e-9,
+           "price-performance 0.341x");
+    OK(r >= 0 && !strncmp(tb_csv_field(&t, (size_t)r, "price_flag"), "undated", 7),
+       "the undated trn1.32xlarge price is flagged: %s",
+       r >= 0 ? tb_csv_field(&t, (size_t)r, "price_flag") : "");
+    r = cost_row(&t, "decode_tokens_per_s", "p5.48xlarge");
+    IS_REL(1, cost_of(&t, r, "price_performance"), 1e-12, "the baseline against itself: 1x");
+    {
+        double age = cost_of(&t, r, "price_age_days");
+        OK(age >= 65, "the 2026-09-19 price is at least 65 days old (%g)", age);
+        IS_INT(age > 180, r >= 0 && *tb_csv_field(&t, (size_t)r, "price_flag"),
+               "flagged exactly when older than 180 days");
+    }
+    r = cost_row(&t, "decode_tokens_per_s", "trn2.48xlarge");
+    IS_REL(2600.0 / 16, cost_of(&t, r, "throughput_per_chip"), 1e-12,
+           "per chip even without a price");
     r = cost_row(&t, "decode_tokens_per_s", "host");
     IS_REL(0.16, cost_of(&t, r, "usd_per_mtok"), 1e-9,
            "host decode: $0.36/h / (625 tokens/s x 3600) x 1e6 = $0.16/Mtok");
@@ -211,9 +238,17 @@ int main(void)
     OK(html && strstr(html, "<svg") != NULL, "the HTML holds the charts inline");
     OK(html && !strstr(html, "http://") && !strstr(html, "https://"),
        "no http(s) reference in the HTML");
-    OK(html && !strstr(html, "<script") && !strstr(html, "<link") && !strstr(html, "src=") &&
+    OK(html && !strstr(html, "<script src") && !strstr(html, "<link") && !strstr(html, "src=") &&
            !strstr(html, "@import") && !strstr(html, "url(http"),
-       "no scripts, links, sources or imports: self-contained");
+       "no external scripts, links, sources or imports: self-contained");
+    OK(html && strstr(html, "<script>(function(){") && strstr(html, "table class=\"sortable\""),
+       "one inline script sorts the tables");
+    OK(html && strstr(html, "<td class=\"num tip\" title=\"measured on "),
+       "a measured number carries its provenance in a tooltip");
+    OK(html && strstr(html, "<h2>Summary</h2>") &&
+           strstr(html, "<h2>Summary</h2>") < strstr(html, "<h2>Charts</h2>") &&
+           strstr(html, "<h2>Charts</h2>") < strstr(html, "<h2>Runs</h2>"),
+       "summary first, then charts, the runs last");
     OK(html && strstr(html, "<style>") && strstr(html, "name=\"viewport\""),
        "inline CSS, phone viewport");
     OK(html && strstr(html, "prov-modeled") && strstr(html, "prov-published"),
@@ -223,8 +258,13 @@ int main(void)
     OK(md && strstr(md, "| 0.16 |") != NULL, "report.md shows $0.16/Mtok for the host decode run");
     OK(md && strstr(md, "`usd_per_mtok_out`") && strstr(md, "`tpot_ms`"),
        "metrics named and defined");
-    OK(md && strstr(md, "no price: no on-demand price for 'trn2.48xlarge'"), "the gap is stated");
-    OK(md && strstr(md, "$21.50/h: trn1.32xlarge, us-east-1, on-demand"), "price row named");
+    OK(md && strstr(md, "| trn2.48xlarge | missing | 16 |  | us-east-1 | on-demand |") &&
+           strstr(md, "no on-demand price for 'trn2.48xlarge' in 'us-east-1'"),
+       "the gap is stated as missing, with why");
+    OK(md && strstr(md, "| trn1.32xlarge | 21.50 | 16 | 1.344 | us-east-1 | on-demand |"),
+       "price row named, per instance-hour and per chip-hour in their own columns");
+    OK(md && strstr(md, "| [5] baseline | p5.48xlarge | 55.04 | 8 | 6.88 | us-east-1 | on-demand"),
+       "the baseline's on-demand price listed");
     OK(md && strstr(md, "unavailable: PAPI not built in"), "counters status shown");
     OK(md && strstr(md, "(throughput.svg)"), "Markdown links the SVG chart");
     OK(exists(out, "throughput.svg") && exists(out, "cost.svg"), "both SVG charts written");
@@ -236,7 +276,8 @@ int main(void)
                "PNG copies written");
         else
             skip("no PNG: %s", why);
-        IS_INT(png ? 7 : 5, entries(out, &scratch), "exactly the report's files in the folder");
+        /* throughput, cost, priceperf and train charts; cost.csv, report.md, report.html */
+        IS_INT(png ? 11 : 7, entries(out, &scratch), "exactly the report's files in the folder");
         OK(!scratch, "no scratch files left");
     }
     free(md);
@@ -261,6 +302,11 @@ int main(void)
     IS_INT(2, run_cmd(badout, fixture, "--frobnicate", NULL), "unknown option: exit 2");
     IS_INT(2, run_cmd(badout, "/nonexistent/results.csv", NULL, NULL), "missing results: exit 2");
     OK(!tb_file_exists(badout), "none of them wrote anything");
+    IS_INT(2, run_cmd(badout, fixture, "--region", "mars-north-1"), "unknown region: exit 2");
+    IS_INT(2, run_cmd(badout, fixture, "--pricing", "lease"), "unknown purchase model: exit 2");
+    IS_INT(2, run_cmd(badout, fixture, "--baseline", "x9.huge"), "unknown baseline: exit 2");
+    IS_INT(2, run_cmd(badout, fixture, "--ttft-ms", "-1"), "negative limit: exit 2");
+    OK(!tb_file_exists(badout), "none of those wrote anything");
     IS_INT(0, run_cmd(badout, fixture, "--instance", "trn1.32xlarge"),
            "host priced as trn1.32xlarge: exit 0");
     md = slurp(badout, "report.md", NULL);

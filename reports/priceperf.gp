@@ -1,0 +1,11 @@
+# reports/priceperf.gp: price-performance of each target against the baseline instance
+# type (its on-demand cost over the target's, per workload) as horizontal bars, one
+# colour and fill pattern per model and phase, a dashed line at 1 (the baseline). Arguments as for reports/throughput.gp.
+#
+# gnuplot -c reports/priceperf.gp DATA OUTPUT FORMAT TITLE GROUPS [HEIGHT] [SCALE]
+
+xlabel_text = "price-performance against the baseline (x; 1 = same cost, 2 = half the cost)"
+refline = 1
+nargs = ARGC
+arg1 = ARG1; arg2 = ARG2; arg3 = ARG3; arg4 = ARG4; arg5 = ARG5; arg6 = ARG6; arg7 = ARG7
+load ARG0[1:strstrt(ARG0, "priceperf.gp") - 1] . "hbars.gp"
