@@ -609,8 +609,8 @@ int tb_assess_write_md(const struct tb_assessment *as, const struct tb_assess_op
     return tb_assess_write_md_at(as, o, 1, f);
 }
 
-int tb_assess_write_md_at(const struct tb_assessment *as, const struct tb_assess_opts *o,
-                          int level, FILE *f)
+int tb_assess_write_md_at(const struct tb_assessment *as, const struct tb_assess_opts *o, int level,
+                          FILE *f)
 {
     const struct tb_assess_row **rows = tb_alloc_array(as->nrows + 1, sizeof *rows);
     if (!rows)

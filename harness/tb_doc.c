@@ -129,7 +129,6 @@ void tb_sb_release(struct tb_sbuf *b)
 
 /* ---- one writer for Markdown and HTML ---- */
 
-
 void tb_doc_h(struct tb_doc *d, int level, const char *text)
 {
     for (int i = 0; i < level; i++)
@@ -193,6 +192,18 @@ void tb_doc_row(struct tb_doc *d, const char *const *cells)
     tb_doc_row_tip(d, cells, NULL);
 }
 
+/* The provenance a cell's text starts with ("modeled, price [3]" -> "modeled"), or NULL. */
+static const char *prov_word(const char *v)
+{
+    static const char *const words[] = {"measured", "modeled", "published"};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        size_t n = strlen(words[i]);
+        if (!strncmp(v, words[i], n) && (v[n] == '\0' || v[n] == ',' || v[n] == ' '))
+            return words[i];
+    }
+    return NULL;
+}
+
 /* The opening of a cell: its class, and its tooltip when there is one. */
 static void td_open(struct tb_sbuf *h, const char *cls, const char *tip)
 {
@@ -237,11 +248,10 @@ void tb_doc_row_tip(struct tb_doc *d, const char *const *cells, const char *cons
             tb_sb_puts(&d->html, "<code>");
             tb_sb_html(&d->html, v);
             tb_sb_puts(&d->html, "</code>");
-        } else if (k == 'p') {
+        } else if (k == 'p' && prov_word(v)) {
+            /* a provenance badge, styled by its first word */
             td_open(&d->html, NULL, tip);
-            tb_sb_puts(&d->html, "<span class=\"prov prov-");
-            tb_sb_html(&d->html, v);
-            tb_sb_puts(&d->html, "\">");
+            tb_sb_printf(&d->html, "<span class=\"prov prov-%s\">", prov_word(v));
             tb_sb_html(&d->html, v);
             tb_sb_puts(&d->html, "</span>");
         } else {

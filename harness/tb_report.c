@@ -176,9 +176,9 @@ static int check_row(struct rrow *x, char *err, size_t errlen)
 struct tprice {         /* the price of one target */
     const char *target; /* borrowed from a results table */
     struct tb_price_choice c;
-    int ref;      /* footnote number in the report, 0 until used */
-    long chips;   /* chips per instance (0: the host, not a catalogued instance) */
-    long age;     /* days from the price's date to the report's; -1 undated */
+    int ref;        /* footnote number in the report, 0 until used */
+    long chips;     /* chips per instance (0: the host, not a catalogued instance) */
+    long age;       /* days from the price's date to the report's; -1 undated */
     char flag[160]; /* "" or why the price needs a second look (stale, undated) */
 };
 
@@ -189,33 +189,33 @@ struct cost {
     struct tprice *price;                         /* borrowed from report.tp */
     double usd, usd_min, usd_max, tokens_per_usd; /* NAN without a price; tokens_per_usd
                                                      counts images for an images row */
-    char config[200];   /* run_id without target and instance count: the configuration */
-    char workload[200]; /* config without the batch: what is compared across targets */
-    long chips;         /* chips of the run (instances x chips per instance); 0 unknown */
-    double per_chip;    /* throughput per chip; NAN when chips is unknown */
+    char config[200];            /* run_id without target and instance count: the configuration */
+    char workload[200];          /* config without the batch: what is compared across targets */
+    long chips;                  /* chips of the run (instances x chips per instance); 0 unknown */
+    double per_chip;             /* throughput per chip; NAN when chips is unknown */
     double ttft, tpot, per_user; /* the run's latency rows (serving); NAN when absent */
-    double base_usd;    /* the baseline's on-demand cost for the same configuration */
-    double perf;        /* price-performance: base_usd / usd */
-    bool sweep_point;   /* a serving batch beside the same target's "max" run */
+    double base_usd;             /* the baseline's on-demand cost for the same configuration */
+    double perf;                 /* price-performance: base_usd / usd */
+    bool sweep_point;            /* a serving batch beside the same target's "max" run */
 };
 
 /* One workload's ranking (the summary). */
 struct wsum {
     const char *workload; /* borrowed from a cost */
     const char *metric;
-    const struct cost *best;      /* cheapest priced row */
-    const struct cost *base;      /* cheapest baseline row (on-demand) */
+    const struct cost *best; /* cheapest priced row */
+    const struct cost *base; /* cheapest baseline row (on-demand) */
     double base_usd;
-    const struct cost *best_ok;   /* cheapest within the latency limits (serving) */
+    const struct cost *best_ok; /* cheapest within the latency limits (serving) */
     const struct cost *base_ok;
     double base_ok_usd;
     bool serve;
 };
 
 struct chart {
-    char name[48];     /* file name without extension */
+    char name[48]; /* file name without extension */
     char caption[300];
-    char *svg;         /* owned */
+    char *svg; /* owned */
     bool png;
 };
 #define MAX_CHARTS 16
@@ -235,9 +235,9 @@ struct report {
     struct cost *costs; /* owned: ncosts */
     size_t ncosts, npriced;
     int nrefs;
-    const char *baseline;        /* instance type */
-    struct tprice btp;           /* its on-demand price (btp.ref: its footnote number) */
-    struct wsum *ws;             /* owned: nws workloads */
+    const char *baseline; /* instance type */
+    struct tprice btp;    /* its on-demand price (btp.ref: its footnote number) */
+    struct wsum *ws;      /* owned: nws workloads */
     size_t nws;
     char *assess_md, *assess_html; /* owned: the assessment section, or NULL */
     char assess_why[600];          /* why there is none */
@@ -249,7 +249,6 @@ struct report {
     char notes[1024]; /* what is missing and why, one per line */
     char now[32];
 };
-
 
 static void add_note(struct report *R, const char *fmt, ...) TB_PRINTF(2, 3);
 static void add_note(struct report *R, const char *fmt, ...)
@@ -354,7 +353,8 @@ static struct tprice *target_price(struct report *R, const char *target, char *e
 }
 
 /* The configuration of a run: its run_id without the target (the "model:TARGET/"
- * prefix of modeled rows, or an "@TARGET" suffix) and without the instance count ("/x8"); the workload: that without the batch
+ * prefix of modeled rows, or an "@TARGET" suffix) and without the instance count ("/x8"); the
+ * workload: that without the batch
  * ("/b16/"), so one workload gathers every target, batch and fleet size. */
 static void config_keys(const struct rrow *x, char *config, size_t clen, char *workload,
                         size_t wlen)
@@ -532,8 +532,8 @@ static void shape_of(const struct rrow *x, char *buf, size_t len)
         used += (size_t)snprintf(buf + used, len - used, "%sout%s", used ? " " : "", out);
     /* diffusion: resolution and steps (empty for the model's defaults) */
     if (*F(x, "resolution") && used < len)
-        used += (size_t)snprintf(buf + used, len - used, "%s%spx", used ? " " : "",
-                                 F(x, "resolution"));
+        used +=
+            (size_t)snprintf(buf + used, len - used, "%s%spx", used ? " " : "", F(x, "resolution"));
     if (*F(x, "steps") && used < len)
         snprintf(buf + used, len - used, "%s%s steps", used ? " " : "", F(x, "steps"));
 }
@@ -832,7 +832,8 @@ static bool cheapest_of_target(const struct report *R, const struct cost *c)
     for (size_t k = 0; k < R->ncosts; k++) {
         const struct cost *o = &R->costs[k];
         if (o != c && positive(o->usd) && !strcmp(o->metric, c->metric) &&
-            !strcmp(o->workload, c->workload) && !strcmp(F(o->row, "target"), F(c->row, "target")) &&
+            !strcmp(o->workload, c->workload) &&
+            !strcmp(F(o->row, "target"), F(c->row, "target")) &&
             (o->usd < c->usd || (o->usd == c->usd && o < c)))
             return false;
     }
@@ -842,8 +843,8 @@ static bool cheapest_of_target(const struct report *R, const struct cost *c)
 /* Throughput against interactivity for one serving workload: tokens/s per chip against
  * tokens/s per user, one line per target through its batch sweep, each point labelled
  * with its cost per million output tokens. */
-static int draw_interactivity(struct report *R, const struct wsum *w, int k, bool png_ok,
-                              char *err, size_t errlen)
+static int draw_interactivity(struct report *R, const struct wsum *w, int k, bool png_ok, char *err,
+                              size_t errlen)
 {
     char data[4400], file[96], name[48], targets[1024] = "", title[400], caption[400];
     const char *seen[64];
@@ -871,8 +872,7 @@ static int draw_interactivity(struct report *R, const struct wsum *w, int k, boo
         for (size_t j = 0; j < R->ncosts; j++) {
             const struct cost *c = &R->costs[j];
             if (strcmp(c->workload, w->workload) || strcmp(c->metric, w->metric) ||
-                strcmp(F(c->row, "target"), t) || !positive(c->per_user) ||
-                !positive(c->per_chip))
+                strcmp(F(c->row, "target"), t) || !positive(c->per_user) || !positive(c->per_chip))
                 continue;
             fprintf(f, "%.10g\t%.10g\t", c->per_user, c->per_chip);
             if (positive(c->usd))
@@ -974,8 +974,7 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
         add_note(R, "no cost chart: no throughput row has a price (%s)",
                  R->host.have ? "no host rows" : R->host.why);
     } else {
-        snprintf(title, sizeof title, "Cost per million tokens by target and workload: %s",
-                 models);
+        snprintf(title, sizeof title, "Cost per million tokens by target and workload: %s", models);
         if (draw(R, "cost", "cost",
                  "Cost per million tokens by target and workload (USD; each target's cheapest "
                  "configuration; whisker: min-max of the repetitions)",
@@ -1015,8 +1014,8 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
         if (draw(R, "priceperf", "priceperf", caption, bars, n, title, png_ok, err, errlen) < 0)
             goto out;
     } else {
-        add_note(R, "no price-performance chart: no workload has a priced %s row (%s)",
-                 R->baseline, R->btp.c.have ? "no modeled baseline rows" : R->btp.c.why);
+        add_note(R, "no price-performance chart: no workload has a priced %s row (%s)", R->baseline,
+                 R->btp.c.have ? "no modeled baseline rows" : R->btp.c.why);
     }
 
     /* training: cost (and time) to train on N tokens, one colour per model */
@@ -1220,7 +1219,7 @@ static void write_context(struct tb_doc *d, const struct report *R)
     do {                                                                                           \
         cells[0] = (k);                                                                            \
         cells[1] = (val);                                                                          \
-        tb_doc_row(d, cells);                                                                         \
+        tb_doc_row(d, cells);                                                                      \
     } while (0)
     distinct(R, -1, "model", v, sizeof v);
     ROW("Models", v);
@@ -1258,9 +1257,9 @@ static void write_runs(struct tb_doc *d, const struct report *R)
                                        "n"};
     tb_doc_h(d, 2, "Runs");
     tb_doc_p(d, NULL,
-          "One row per metric. Measured values are the median of n timed repetitions; "
-          "the spread is the fastest to the slowest of them. Rows that were not "
-          "measured here say so in the Provenance column.");
+             "One row per metric. Measured values are the median of n timed repetitions; "
+             "the spread is the fastest to the slowest of them. Rows that were not "
+             "measured here say so in the Provenance column.");
     tb_doc_table(d, "ptttttcntnn", head);
     for (size_t i = 0; i < R->nrows; i++) {
         const struct rrow *x = &R->rows[i];
@@ -1337,8 +1336,9 @@ static void fmt_saving(double usd, double base, char *buf, size_t len)
 
 static void write_summary(struct tb_doc *d, const struct report *R)
 {
-    static const char *const head[] = {"Workload", "Unit", "Cheapest target", "Batch",
-                                       "Cost", "Provenance", "Baseline cost", "Saving (price-perf)"};
+    static const char *const head[] = {
+        "Workload", "Unit",       "Cheapest target", "Batch",
+        "Cost",     "Provenance", "Baseline cost",   "Saving (price-perf)"};
     char lim[160], bh[200];
     size_t nserve = 0;
     tb_doc_h(d, 2, "Summary");
@@ -1357,40 +1357,51 @@ static void write_summary(struct tb_doc *d, const struct report *R)
              R->o->purchase ? R->o->purchase : "on-demand", bh,
              R->btp.c.have ? "its cheapest configuration of the same workload" : R->btp.c.why);
     tb_doc_table(d, "ttttnpnn", head);
-    for (size_t i = 0; i < R->nws; i++) {
-        const struct wsum *w = &R->ws[i];
-        char usd[32], base[32], sav[64], prov[64], tip[2400], btip[2400];
-        const char *cells[8], *tips[8] = {0};
-        nserve += w->serve;
-        cells[0] = w->workload;
-        cells[1] = unit_of(w->metric);
-        if (!w->best) {
-            cells[2] = "no priced target";
-            cells[3] = cells[4] = cells[5] = cells[6] = cells[7] = "";
-            tb_doc_row(d, cells);
-            continue;
+    /* priced workloads first, then those without a price, each in results order */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < R->nws; i++) {
+            const struct wsum *w = &R->ws[i];
+            char usd[32], base[32], sav[64], prov[64], tip[2400], btip[2400];
+            const char *cells[8], *tips[8] = {0};
+            if ((pass == 0) != (w->best != NULL))
+                continue;
+            nserve += w->serve;
+            cells[0] = w->workload;
+            cells[1] = unit_of(w->metric);
+            if (!w->best) {
+                /* why: the price of the workload's first target */
+                const char *why = "";
+                for (size_t k = 0; k < R->ncosts && !*why; k++)
+                    if (!strcmp(R->costs[k].workload, w->workload))
+                        why = R->costs[k].price->c.why;
+                snprintf(sav, sizeof sav, "no price");
+                cells[2] = sav;
+                cells[3] = cells[4] = cells[6] = cells[7] = "";
+                cells[5] = why;
+                tb_doc_row(d, cells);
+                continue;
+            }
+            fmt_num(w->best->usd, usd, sizeof usd);
+            prov_cell(w->best, prov, sizeof prov);
+            cost_tip(w->best, tip, sizeof tip);
+            base[0] = btip[0] = '\0';
+            if (w->base) {
+                snprintf(base, sizeof base, "%.4g", w->base_usd);
+                prov_tip(w->base->row, btip, sizeof btip);
+                snprintf(btip + strlen(btip), sizeof btip - strlen(btip), ". Baseline price [%d]",
+                         R->btp.ref);
+            }
+            fmt_saving(w->best->usd, w->base_usd, sav, sizeof sav);
+            cells[2] = F(w->best->row, "target");
+            cells[3] = F(w->best->row, "batch");
+            cells[4] = usd;
+            cells[5] = prov;
+            cells[6] = w->base ? base : "no baseline row";
+            cells[7] = sav;
+            tips[4] = tips[5] = tip;
+            tips[6] = btip;
+            tb_doc_row_tip(d, cells, tips);
         }
-        fmt_num(w->best->usd, usd, sizeof usd);
-        prov_cell(w->best, prov, sizeof prov);
-        cost_tip(w->best, tip, sizeof tip);
-        base[0] = btip[0] = '\0';
-        if (w->base) {
-            snprintf(base, sizeof base, "%.4g", w->base_usd);
-            prov_tip(w->base->row, btip, sizeof btip);
-            snprintf(btip + strlen(btip), sizeof btip - strlen(btip), ". Baseline price [%d]",
-                     R->btp.ref);
-        }
-        fmt_saving(w->best->usd, w->base_usd, sav, sizeof sav);
-        cells[2] = F(w->best->row, "target");
-        cells[3] = F(w->best->row, "batch");
-        cells[4] = usd;
-        cells[5] = prov;
-        cells[6] = w->base ? base : "no baseline row";
-        cells[7] = sav;
-        tips[4] = tips[5] = tip;
-        tips[6] = btip;
-        tb_doc_row_tip(d, cells, tips);
-    }
     tb_doc_table_end(d);
     if (!nserve)
         return;
@@ -1403,9 +1414,10 @@ static void write_summary(struct tb_doc *d, const struct report *R)
              "baseline's cheapest that does.",
              lim);
     {
-        static const char *const lh[] = {"Workload", "Cheapest within limits", "Batch", "TTFT ms",
-                                         "TPOT ms",  "Tokens/s per user",     "Cost",  "Provenance",
-                                         "Baseline cost", "Saving (price-perf)"};
+        static const char *const lh[] = {
+            "Workload",      "Cheapest within limits", "Batch", "TTFT ms",
+            "TPOT ms",       "Tokens/s per user",      "Cost",  "Provenance",
+            "Baseline cost", "Saving (price-perf)"};
         tb_doc_table(d, "tttnnnnpnn", lh);
         for (size_t i = 0; i < R->nws; i++) {
             const struct wsum *w = &R->ws[i];
@@ -1444,20 +1456,21 @@ static void write_summary(struct tb_doc *d, const struct report *R)
 /* Per serving workload and target: the cheapest configuration within the limits. */
 static void write_limits(struct tb_doc *d, const struct report *R)
 {
-    static const char *const head[] = {"Workload",  "Target",  "Configurations", "Meeting limits",
-                                       "Batch",     "TTFT ms", "TPOT ms",        "Tokens/s per user",
-                                       "Cost",      "Provenance"};
+    static const char *const head[] = {
+        "Workload", "Target",  "Configurations",    "Meeting limits", "Batch",
+        "TTFT ms",  "TPOT ms", "Tokens/s per user", "Cost",           "Provenance"};
     bool any = false;
     for (size_t i = 0; i < R->nws && !any; i++)
         any = R->ws[i].serve;
     if (!any)
         return;
     tb_doc_h(d, 2, "Cost under latency limits");
-    tb_doc_p(d, NULL,
-             "Every serving target's cheapest configuration with TTFT at most %g ms and TPOT at "
-             "most %g ms (cost in USD per million output tokens). Configurations are the batches of "
-             "the results (a suite's batch sweep).",
-             R->o->ttft_limit_ms, R->o->tpot_limit_ms);
+    tb_doc_p(
+        d, NULL,
+        "Every serving target's cheapest configuration with TTFT at most %g ms and TPOT at "
+        "most %g ms (cost in USD per million output tokens). Configurations are the batches of "
+        "the results (a suite's batch sweep).",
+        R->o->ttft_limit_ms, R->o->tpot_limit_ms);
     tb_doc_table(d, "ttnntnnnnp", head);
     for (size_t i = 0; i < R->nws; i++) {
         const struct wsum *w = &R->ws[i];
@@ -1521,8 +1534,8 @@ static void write_limits(struct tb_doc *d, const struct report *R)
 
 static void write_training(struct tb_doc *d, const struct report *R)
 {
-    static const char *const head[] = {"Model", "Target", "Instances", "Chips", "Tokens/s",
-                                       "Days", "Cost (USD)", "Provenance"};
+    static const char *const head[] = {"Model",    "Target", "Instances",  "Chips",
+                                       "Tokens/s", "Days",   "Cost (USD)", "Provenance"};
     bool any = false;
     char tok[48];
     for (size_t i = 0; i < R->ncosts && !any; i++)
@@ -1551,8 +1564,8 @@ static void write_training(struct tb_doc *d, const struct report *R)
         cells[2] = inst;
         cells[3] = c->chips ? chips : "";
         cells[4] = fmt_num(c->row->value, tps, sizeof tps);
-        cells[5] = fmt_num(tb_cost_train_days(R->o->train_tokens, c->row->value), days,
-                           sizeof days);
+        cells[5] =
+            fmt_num(tb_cost_train_days(R->o->train_tokens, c->row->value), days, sizeof days);
         cells[6] = positive(c->usd) ? fmt_num(c->usd * R->o->train_tokens / 1e6, usd, sizeof usd)
                                     : "no price";
         cells[7] = prov;
@@ -1564,10 +1577,10 @@ static void write_training(struct tb_doc *d, const struct report *R)
 
 static void write_cost(struct tb_doc *d, const struct report *R)
 {
-    static const char *const head[] = {"Provenance", "Target", "Model", "Phase", "Shape",
-                                       "Throughput (run)", "Instances", "Per chip",
-                                       "Metric", "USD per unit", "Spread (min-max)",
-                                       "Price-perf", "Price"};
+    static const char *const head[] = {
+        "Provenance",       "Target",     "Model",    "Phase",  "Shape",
+        "Throughput (run)", "Instances",  "Per chip", "Metric", "USD per unit",
+        "Spread (min-max)", "Price-perf", "Price"};
     tb_doc_h(d, 2, "Cost per million tokens and per thousand images");
     tb_doc_p(d, NULL,
              "usd_per_mtok = usd_per_hour / (tokens_per_s x 3600) x 10^6; usd_per_kimage = "
@@ -1582,15 +1595,16 @@ static void write_cost(struct tb_doc *d, const struct report *R)
              "The Price column points to the price used, listed under the table.",
              R->baseline);
     if (R->ncosts == 0) {
-        tb_doc_p(d, "note", "No throughput rows (*_tokens_per_s, images_per_s) in the results: "
-                            "nothing to cost.");
+        tb_doc_p(d, "note",
+                 "No throughput rows (*_tokens_per_s, images_per_s) in the results: "
+                 "nothing to cost.");
         return;
     }
     tb_doc_table(d, "pttttnnncnnnt", head);
     for (size_t i = 0; i < R->ncosts; i++) {
         const struct cost *c = &R->costs[i];
-        char shape[96], tps[40], usd[40], lo[32], hi[32], spread[80], ref[600], inst[24],
-            pc[40], pp[32], tip[2400];
+        char shape[96], tps[40], usd[40], lo[32], hi[32], spread[80], ref[600], inst[24], pc[40],
+            pp[32], tip[2400];
         const char *cells[13], *tips[13] = {0};
         shape_of(c->row, shape, sizeof shape);
         fmt_num(c->row->value, tps, sizeof tps);
@@ -1634,9 +1648,16 @@ static void write_cost(struct tb_doc *d, const struct report *R)
  * (never mixed in one column), the date, the age flag and the source. */
 static void write_prices(struct tb_doc *d, const struct report *R)
 {
-    static const char *const ph[] = {"Price",   "Target",  "USD per instance-hour",
-                                     "Chips",   "USD per chip-hour", "Region", "Purchase",
-                                     "As of",   "Flag",    "Source"};
+    static const char *const ph[] = {"Price",
+                                     "Target",
+                                     "USD per instance-hour",
+                                     "Chips",
+                                     "USD per chip-hour",
+                                     "Region",
+                                     "Purchase",
+                                     "As of",
+                                     "Flag",
+                                     "Source"};
     tb_doc_h(d, 2, "Prices used");
     tb_doc_p(d, NULL,
              "USD per instance-hour from %s unless given on the command line: the newest row "
@@ -1755,23 +1776,24 @@ static void write_provenance(struct tb_doc *d, const struct report *R)
             snprintf(f, sizeof f, "%ld-%ld timed repetitions after %ld-%ld warm-up ones", nmin,
                      nmax, wmin < 0 ? 0 : wmin, wmax < 0 ? 0 : wmax);
         tb_doc_p(d, NULL,
-              "measured (%zu row%s): run on %s (%s executor), %s, by trnbench %s; each "
-              "value the median of %s.",
-              R->nprov[PROV_MEASURED], R->nprov[PROV_MEASURED] == 1 ? "" : "s",
-              *a ? a : "an unrecorded host", *e ? e : "unrecorded", b,
-              *c ? c : "(commit not recorded)", f);
+                 "measured (%zu row%s): run on %s (%s executor), %s, by trnbench %s; each "
+                 "value the median of %s.",
+                 R->nprov[PROV_MEASURED], R->nprov[PROV_MEASURED] == 1 ? "" : "s",
+                 *a ? a : "an unrecorded host", *e ? e : "unrecorded", b,
+                 *c ? c : "(commit not recorded)", f);
     }
     if (R->nprov[PROV_MODELED]) {
         distinct(R, PROV_MODELED, "source", a, sizeof a);
         tb_doc_p(d, NULL, "modeled (%zu row%s): predicted by a performance model, not run: %s.",
-              R->nprov[PROV_MODELED], R->nprov[PROV_MODELED] == 1 ? "" : "s",
-              *a ? a : "model version not recorded");
+                 R->nprov[PROV_MODELED], R->nprov[PROV_MODELED] == 1 ? "" : "s",
+                 *a ? a : "model version not recorded");
     }
     if (R->nprov[PROV_PUBLISHED]) {
         distinct(R, PROV_PUBLISHED, "source", a, sizeof a);
-        tb_doc_p(d, NULL, "published (%zu row%s): reference figures from elsewhere, not run here: %s.",
-              R->nprov[PROV_PUBLISHED], R->nprov[PROV_PUBLISHED] == 1 ? "" : "s",
-              *a ? a : "source not recorded");
+        tb_doc_p(d, NULL,
+                 "published (%zu row%s): reference figures from elsewhere, not run here: %s.",
+                 R->nprov[PROV_PUBLISHED], R->nprov[PROV_PUBLISHED] == 1 ? "" : "s",
+                 *a ? a : "source not recorded");
     }
     {
         size_t used = 0;
@@ -1779,8 +1801,9 @@ static void write_provenance(struct tb_doc *d, const struct report *R)
         for (size_t i = 0; i < R->ntables && used < sizeof a; i++)
             used += (size_t)snprintf(a + used, sizeof a - used, "%s%s", i ? ", " : "",
                                      R->tables[i].path);
-        tb_doc_p(d, NULL, "Results files: %s. Prices: %s (columns and sources in pricing/README.md).",
-              a, R->pricing.prices_csv.path);
+        tb_doc_p(d, NULL,
+                 "Results files: %s. Prices: %s (columns and sources in pricing/README.md).", a,
+                 R->pricing.prices_csv.path);
     }
 }
 
@@ -1821,7 +1844,8 @@ static const char SCRIPT[] =
     "th.addEventListener('click',function(){var tb=th.closest('table').tBodies[0];"
     "var idx=Array.prototype.indexOf.call(th.parentNode.children,th);"
     "var asc=th.getAttribute('aria-sort')!=='ascending';"
-    "var all=th.parentNode.children;for(var k=0;k<all.length;k++)all[k].removeAttribute('aria-sort');"
+    "var all=th.parentNode.children;for(var "
+    "k=0;k<all.length;k++)all[k].removeAttribute('aria-sort');"
     "th.setAttribute('aria-sort',asc?'ascending':'descending');"
     "var rows=Array.prototype.slice.call(tb.rows);"
     "rows.sort(function(a,b){var x=key(a.cells[idx]),y=key(b.cells[idx]);"
@@ -2002,7 +2026,7 @@ static int write_cost_csv(const struct report *R, const char *path, char *err, s
         v[k++] = num_text(c->chips > 0 ? (double)c->chips : NAN, b[12], sizeof b[12]);
         v[k++] = num_text(c->per_chip, b[13], sizeof b[13]);
         v[k++] = num_text(p->have && c->price->chips > 0 ? p->usd_per_hour / (double)c->price->chips
-                                                          : NAN,
+                                                         : NAN,
                           b[14], sizeof b[14]);
         v[k++] = num_text(c->price->age >= 0 ? (double)c->price->age : NAN, b[15], sizeof b[15]);
         v[k++] = c->price->flag;
@@ -2012,11 +2036,11 @@ static int write_cost_csv(const struct report *R, const char *path, char *err, s
         v[k++] = num_text(c->ttft, b[18], sizeof b[18]);
         v[k++] = num_text(c->tpot, b[19], sizeof b[19]);
         v[k++] = num_text(c->per_user, b[20], sizeof b[20]);
-        v[k++] = !strcmp(F(x, "phase"), "serve")
-                     ? (tb_cost_meets(c->ttft, c->tpot, R->o->ttft_limit_ms, R->o->tpot_limit_ms)
-                            ? "yes"
-                            : "no")
-                     : "";
+        v[k++] =
+            !strcmp(F(x, "phase"), "serve")
+                ? (tb_cost_meets(c->ttft, c->tpot, R->o->ttft_limit_ms, R->o->tpot_limit_ms) ? "yes"
+                                                                                             : "no")
+                : "";
         v[k++] = num_text(train ? R->o->train_tokens : NAN, b[21], sizeof b[21]);
         v[k++] = num_text(train ? tb_cost_train_days(R->o->train_tokens, x->value) : NAN, b[22],
                           sizeof b[22]);
@@ -2043,8 +2067,8 @@ out:
 static bool is_output(const char *name)
 {
     static const char *const fixed[] = {"cost.csv", "report.md", "report.html", "assessment.csv"};
-    static const char *const charts[] = {"throughput", "cost",  "images",       "priceperf",
-                                         "train",      "interactivity-"};
+    static const char *const charts[] = {"throughput", "cost",  "images",
+                                         "priceperf",  "train", "interactivity-"};
     const char *dot = strrchr(name, '.');
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         if (!strcmp(name, fixed[i]))
