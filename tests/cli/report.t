@@ -16,7 +16,7 @@ if ! command -v gnuplot >/dev/null 2>&1; then
 fi
 
 
-echo "1..9"
+echo "1..16"
 rm -rf "$out" "$badout"
 "$TB_BIN" report --out "$out" --usd-per-hour 0.36 "$fixture" >/dev/null 2>"$TB_BUILDDIR/tests/tmp/cli_report.err"
 check "report on the fixture exits 0" test $? -eq 0
@@ -36,3 +36,35 @@ check "the message names file, line and field" \
 check "and nothing is written" test ! -e "$badout"
 "$TB_BIN" report --out "$badout" --instance x9.huge "$fixture" >/dev/null 2>&1
 check "an unknown --instance exits 2" test $? -eq 2
+
+# cost under latency limits, on a modeled batch sweep: every configuration the report
+# says meets the limits does, every other misses one, and the summary's pick is the
+# cheapest that meets them
+sweep="$TB_BUILDDIR/tests/tmp/cli_report_sweep"
+rm -rf "$sweep" && mkdir -p "$sweep"
+cat > "$sweep/sweep.suite" <<'SUITE'
+suite sweep
+description serving llama-3.1-8b over a batch sweep on three targets
+predict target=inf2.48xlarge,p4d.24xlarge,p5.48xlarge model=llama-3.1-8b phase=serve seq_in=1024 seq_out=256 batch=1,8,32,128,max precision=bf16
+SUITE
+"$TB_BIN" run --suite "$sweep/sweep.suite" --out "$sweep" >/dev/null 2>&1
+"$TB_BIN" report --out "$sweep" --ttft-ms 500 --tpot-ms 30 "$sweep/results.csv" >/dev/null 2>&1
+check "report on a sweep with --ttft-ms 500 --tpot-ms 30 exits 0" test $? -eq 0
+# the usd_per_mtok_out rows of cost.csv: target, batch, ttft, tpot, meets, usd
+awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+         $c["metric"] == "usd_per_mtok_out" {
+             print $c["target"], $c["batch"], $c["ttft_ms"], $c["tpot_ms"], $c["meets_latency_limits"], $c["usd_per_mtok"] }' \
+    "$sweep/cost.csv" > "$sweep/rows"
+check "15 serving configurations costed (3 targets x 5 batches)" test "$(wc -l < "$sweep/rows")" -eq 15
+check "'yes' exactly when TTFT <= 500 ms and TPOT <= 30 ms" \
+    awk '{ ok = ($3 <= 500 && $4 <= 30) ? "yes" : "no"; if (ok != $5) exit 1 }' "$sweep/rows"
+check "some configurations meet the limits and some do not" \
+    sh -c "grep -q ' yes ' '$sweep/rows' && grep -q ' no ' '$sweep/rows'"
+best=$(awk '$5 == "yes" && $6 != "" && (b == "" || $6 + 0 < b + 0) { b = $6; t = $1; n = $2 } END { print t, n }' "$sweep/rows")
+pick=$(grep -A4 '^Serving within latency limits' "$sweep/report.md" | grep '^| llama-3.1-8b' | head -n 1 |
+       awk -F' [|] ' '{ print $2, $3 }')
+check "the summary picks the cheapest configuration within the limits ('$best' = '$pick')" \
+    test -n "$best" -a "$best" = "$pick"
+"$TB_BIN" report --out "$sweep/x" --region mars-north-1 "$sweep/results.csv" >/dev/null 2>"$sweep/region.err"
+check "an unknown --region exits 2" test $? -eq 2
+check "and names the region and the price table" grep -q "unknown region 'mars-north-1' (no row of .*prices.csv names it)" "$sweep/region.err"
