@@ -1829,6 +1829,9 @@ static const char CSS[] =
     "svg.chart{display:block;width:100%;max-width:800px;height:auto}"
     ".note{color:var(--muted);border-left:3px solid var(--line);padding-left:.6rem}"
     ".lead{color:var(--muted)}"
+    "td.tip{text-decoration:underline dotted var(--muted);text-underline-offset:3px}"
+    "th{cursor:pointer}"
+    "#assessment table{display:block;overflow-x:auto;max-width:100%}"
     "@media (max-width:40rem){body{padding:.5rem .6rem;font-size:15px}"
     "th,td{padding:.2rem .35rem}h1{font-size:1.3rem}}";
 
@@ -1857,6 +1860,8 @@ static const char SCRIPT[] =
     "n++;}"
     "document.documentElement.setAttribute('data-charts',cs.length);"
     "document.documentElement.setAttribute('data-charts-drawn',n);"
+    "document.documentElement.setAttribute('data-fits',"
+    "document.documentElement.scrollWidth<=window.innerWidth+1?'yes':'no');"
     "})();";
 
 static void write_assessment(struct tb_doc *d, const struct report *R)
