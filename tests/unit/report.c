@@ -256,6 +256,30 @@ int main(void)
     OK(html && strstr(html, "id='c0-gpPat") && strstr(html, "id='c1-gpPat"),
        "chart ids kept apart");
     OK(md && strstr(md, "| 0.16 |") != NULL, "report.md shows $0.16/Mtok for the host decode run");
+    {
+        /* the three outputs carry the same numbers: every priced cost.csv row's cost, as
+         * the tables print it (4 significant digits), is in report.md and report.html */
+        struct tb_csv_table c;
+        char *costs = test_tmp_path("report_out/cost.csv"), want[64], cell[80];
+        int same = 0, priced = 0;
+        if (tb_csv_load(&c, costs, err, sizeof err) != 0)
+            bail("cannot read cost.csv: %s", err);
+        for (size_t i = 0; i < c.nrows; i++) {
+            const char *u = tb_csv_field(&c, i, "usd_per_mtok");
+            if (!*u)
+                continue;
+            priced++;
+            snprintf(want, sizeof want, "%.4g", strtod(u, NULL));
+            snprintf(cell, sizeof cell, "| %s |", want);
+            same += md && strstr(md, cell) && html && strstr(html, want);
+        }
+        IS_INT(5, priced, "5 priced rows in cost.csv");
+        IS_INT(priced, same, "each of their costs is in report.md and report.html");
+        tb_csv_release(&c);
+        free(costs);
+    }
+    OK(md && strstr(md, "| 4.977 |  | 0.341x |") && html && strstr(html, ">0.341x</td>"),
+       "price-performance 0.341x in both documents, as cost.csv's 0.3413");
     OK(md && strstr(md, "`usd_per_mtok_out`") && strstr(md, "`tpot_ms`"),
        "metrics named and defined");
     OK(md && strstr(md, "| trn2.48xlarge | missing | 16 |  | us-east-1 | on-demand |") &&
