@@ -39,7 +39,7 @@ extern "C" {
 
 /* What the device and its software are. Strings always terminated. */
 struct tb_cuda_info {
-    char name[128];          /* "NVIDIA H100 80GB HBM3" */
+    char name[256];          /* "NVIDIA H100 80GB HBM3" */
     int device;              /* CUDA ordinal used (0) */
     int cc_major, cc_minor;  /* compute capability */
     int sm_count;
