@@ -25,7 +25,7 @@ bool tb_gpu_built(void)
 /* The plugin next to the binary: <dir of exe>/../lib/PLUGIN_NAME. */
 static bool beside_binary(char *out, size_t len)
 {
-    char exe[PATH_MAX];
+    char exe[3800];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     char *slash;
     if (n <= 0)
@@ -42,17 +42,17 @@ static bool beside_binary(char *out, size_t len)
 static bool find_plugin(struct tb_gpu *g)
 {
     const char *env = getenv("TRNBENCH_CUDA_PLUGIN");
-    char beside[PATH_MAX] = "", installed[PATH_MAX];
+    char beside[4096] = "", installed[4096];
 
     if (env && *env) {
         snprintf(g->path, sizeof g->path, "%s", env);
         if (tb_file_exists(g->path))
             return true;
-        snprintf(g->why, sizeof g->why, "CUDA plugin '%s' (TRNBENCH_CUDA_PLUGIN) not found",
+        snprintf(g->why, sizeof g->why, "CUDA plugin '%.900s' (TRNBENCH_CUDA_PLUGIN) not found",
                  g->path);
         return false;
     }
-    snprintf(installed, sizeof installed, "%s/%s", tb_version_installed_libdir(), PLUGIN_NAME);
+    snprintf(installed, sizeof installed, "%.3800s/%s", tb_version_installed_libdir(), PLUGIN_NAME);
     if (beside_binary(beside, sizeof beside) && tb_file_exists(beside)) {
         snprintf(g->path, sizeof g->path, "%s", beside);
         return true;
@@ -64,7 +64,7 @@ static bool find_plugin(struct tb_gpu *g)
     if (!tb_gpu_built())
         snprintf(g->why, sizeof g->why, "CUDA executor not built (nvcc not found at build time)");
     else
-        snprintf(g->why, sizeof g->why, "CUDA plugin not found (looked at '%s' and '%s')",
+        snprintf(g->why, sizeof g->why, "CUDA plugin not found (looked at '%.450s' and '%.450s')",
                  beside[0] ? beside : "<no /proc/self/exe>", installed);
     return false;
 }
@@ -97,20 +97,20 @@ int tb_gpu_open(struct tb_gpu *g, unsigned flags)
     g->dl = dlopen(g->path, RTLD_NOW | RTLD_LOCAL);
     if (!g->dl) {
         const char *e = dlerror();
-        snprintf(g->why, sizeof g->why, "cannot load '%s': %s", g->path, e ? e : "unknown error");
+        snprintf(g->why, sizeof g->why, "cannot load '%.500s': %.400s", g->path, e ? e : "unknown error");
         return -1;
     }
     /* POSIX: a data pointer from dlsym converts to a function pointer */
     sym = dlsym(g->dl, TB_CUDA_PLUGIN_SYMBOL);
     if (!sym) {
-        snprintf(g->why, sizeof g->why, "'%s' has no symbol '%s'", g->path, TB_CUDA_PLUGIN_SYMBOL);
+        snprintf(g->why, sizeof g->why, "'%.900s' has no symbol '%s'", g->path, TB_CUDA_PLUGIN_SYMBOL);
         goto fail;
     }
     memcpy(&entry, &sym, sizeof entry);
     g->api = entry(TB_CUDA_ABI_VERSION);
     if (!g->api || g->api->abi_version != TB_CUDA_ABI_VERSION) {
         snprintf(g->why, sizeof g->why,
-                 "'%s' was built for another plugin interface (this binary needs version %d): "
+                 "'%.800s' was built for another plugin interface (this binary needs version %d): "
                  "rebuild both",
                  g->path, TB_CUDA_ABI_VERSION);
         g->api = NULL;
@@ -157,6 +157,45 @@ void tb_gpu_provenance(const struct tb_cuda_info *i, char *buf, size_t len)
              sm, i->sm_clock_max_mhz, mem, i->mem_clock_max_mhz, i->cc_major, i->cc_minor,
              i->l2_mib, i->mem_bus_bits, i->driver_version / 1000, i->driver_version % 1000 / 10,
              i->nvml, i->build);
+}
+
+/* ---- the catalogue's chip ---- */
+
+const struct tb_chip *tb_gpu_chip(const struct tb_pricing *p, const struct tb_cuda_info *i,
+                                  const struct tb_instance **inst, char *why, size_t whylen)
+{
+    const struct tb_chip *best = NULL;
+    const struct tb_instance *all;
+    size_t n;
+
+    *inst = NULL;
+    for (size_t k = 0; k < p->nchips; k++) {
+        const struct tb_chip *c = &p->chips[k];
+        char word[64];
+        size_t len = strcspn(c->name, " ");
+        if (strcmp(c->vendor, "NVIDIA") || len == 0 || len >= sizeof word)
+            continue;
+        memcpy(word, c->name, len);
+        word[len] = '\0';
+        if (!strstr(i->name, word))
+            continue;
+        if (!best || fabs(c->hbm_gib - i->mem_gib) < fabs(best->hbm_gib - i->mem_gib))
+            best = c;
+    }
+    if (!best) {
+        snprintf(why, whylen, "no NVIDIA chip in pricing/chips.csv matches '%s'", i->name);
+        return NULL;
+    }
+    n = tb_pricing_instances(p, &all);
+    for (size_t k = 0; k < n; k++)
+        if (!strcmp(all[k].chip, best->chip) && !strcmp(all[k].kind, "instance") &&
+            (!*inst || all[k].accel_count < (*inst)->accel_count))
+            *inst = &all[k];
+    if (!*inst) {
+        snprintf(why, whylen, "no instance in pricing/instances.csv has chip '%s'", best->chip);
+        return NULL;
+    }
+    return best;
 }
 
 /* ---- energy ---- */
@@ -366,7 +405,7 @@ int tb_gpu_run(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb
     if (energy)
         tb_gpu_energy_derive(mj0, mj1, tb_timer_seconds(t0, t1), r->tokens * spec->reps, e);
     else
-        snprintf(e->note, sizeof e->note, "energy unavailable: %s",
+        snprintf(e->note, sizeof e->note, "energy unavailable: %.220s",
                  eerr[0] ? eerr : g->info.nvml);
     tb_gpu_provenance(&g->info, r->counters, sizeof r->counters);
     rc = 0;

@@ -31,6 +31,7 @@
 #include "tb_arch.h"
 #include "tb_cuda_abi.h"
 #include "tb_exec.h"
+#include "tb_pricing.h"
 #include "tb_suite.h"
 
 #include <stdbool.h>
@@ -40,8 +41,8 @@ struct tb_gpu {
     void *dl;                      /* owned: dlopen handle, or NULL */
     const struct tb_cuda_api *api; /* inside dl; NULL when unavailable */
     struct tb_cuda_info info;      /* the device (when api) */
-    char path[1024];               /* plugin file tried last */
-    char why[768];                 /* why unavailable; "" when available */
+    char path[4096];               /* plugin file tried last */
+    char why[1024];                /* why unavailable; "" when available */
 };
 
 enum tb_gpu_open_flags {
@@ -64,6 +65,15 @@ void tb_gpu_describe(const struct tb_cuda_info *i, char *buf, size_t len);
  * memory 2619/2619 MHz (current/max); cc 9.0; L2 50 MiB; bus 5120 bit; nvml ok;
  * plugin nvcc 13.0, sm_80 sm_90 sm_100 + PTX". */
 void tb_gpu_provenance(const struct tb_cuda_info *i, char *buf, size_t len);
+
+/* The catalogue's chip for this GPU (pricing/chips.csv, vendor NVIDIA): the first word
+ * of the chip's name ("H100" of "H100 SXM5") must appear in the device name, and among
+ * several the one whose HBM size is nearest the device memory wins (A100 40GB vs
+ * 80GB). *inst gets the instance type with that chip and the fewest of them (the
+ * target of the modeled rows). Returns the chip, or NULL with why ("no chip in
+ * pricing/chips.csv matches 'Tesla T4'"). */
+const struct tb_chip *tb_gpu_chip(const struct tb_pricing *p, const struct tb_cuda_info *i,
+                                  const struct tb_instance **inst, char *why, size_t whylen);
 
 /* Energy over the timed repetitions. */
 struct tb_gpu_energy {
