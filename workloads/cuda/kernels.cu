@@ -21,6 +21,9 @@ static inline unsigned blocks_for(size_t n, int threads)
     return (unsigned)(b > 65535u * 16u ? 65535u * 16u : (b ? b : 1));
 }
 
+static __device__ __forceinline__ float to_f32(float x) { return x; }
+static __device__ __forceinline__ float to_f32(bf16 x) { return __bfloat162float(x); }
+
 /* ---- reductions ---- */
 
 __device__ __forceinline__ float warp_sum(float x)
@@ -450,29 +453,25 @@ cudaError_t k_adamw(float *p, bf16 *wb, const float *g, float *m, float *v, size
     return cudaGetLastError();
 }
 
-__global__ void cast_bf16_kernel(bf16 *out, const float *in, size_t n)
+static __device__ __forceinline__ void put(float *o, float x) { *o = x; }
+static __device__ __forceinline__ void put(bf16 *o, float x) { *o = __float2bfloat16(x); }
+
+template <typename O, typename I> __global__ void cast_kernel(O *out, const I *in, size_t n)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x)
-        out[i] = __float2bfloat16(in[i]);
+        put(&out[i], to_f32(in[i]));
 }
 
 cudaError_t k_cast_bf16(bf16 *out, const float *in, size_t n)
 {
-    cast_bf16_kernel<<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(out, in, n);
+    cast_kernel<bf16, float><<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(out, in, n);
     return cudaGetLastError();
-}
-
-__global__ void cast_f32_kernel(float *out, const bf16 *in, size_t n)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
-        out[i] = __bfloat162float(in[i]);
 }
 
 cudaError_t k_cast_f32(float *out, const bf16 *in, size_t n)
 {
-    cast_f32_kernel<<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(out, in, n);
+    cast_kernel<float, bf16><<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(out, in, n);
     return cudaGetLastError();
 }
 
@@ -528,31 +527,23 @@ cudaError_t k_argmax(int *out, const float *logits, int B, int V)
     return cudaGetLastError();
 }
 
-__global__ void finite_kernel(int *flag, const float *x, size_t n)
+template <typename T> __global__ void finite_kernel(int *flag, const T *x, size_t n)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x)
-        if (!isfinite(x[i]))
+        if (!isfinite(to_f32(x[i])))
             *flag = 0;
 }
 
 cudaError_t k_finite(int *flag, const float *x, size_t n)
 {
-    finite_kernel<<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(flag, x, n);
+    finite_kernel<float><<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(flag, x, n);
     return cudaGetLastError();
-}
-
-__global__ void finite_bf16_kernel(int *flag, const bf16 *x, size_t n)
-{
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
-        if (!isfinite(__bfloat162float(x[i])))
-            *flag = 0;
 }
 
 cudaError_t k_finite_bf16(int *flag, const bf16 *x, size_t n)
 {
-    finite_bf16_kernel<<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(flag, x, n);
+    finite_kernel<bf16><<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(flag, x, n);
     return cudaGetLastError();
 }
 

@@ -80,6 +80,7 @@ struct engine {
     int dev_pos;                 /* what *pos holds (-1: unknown) */
     int kv_len, kv_batch, last_B;
     bool have_logits, have_loss;
+    bool tok_greedy; /* e->tok holds the last decode step's argmax */
 
     cudaGraphExec_t graph;
     int graph_B;
@@ -136,82 +137,12 @@ static size_t LW(const struct engine *e, int l, int which)
 
 /* ---- products ---- */
 
-/* out[N, O] (= or, with acc_in, acc_in +) x[N, K] W[O, K]^T: the decode path's
- * small-row kernel for N <= 8 rows (in place only), cuBLASLt otherwise. */
-static int linear(struct engine *e, void *out, bool out_f32, const float *acc_in, const bf16 *x,
-                  const bf16 *w, int N, int K, int O, const char *what, char *err, size_t errlen)
-{
-    (void)e;
-    if (N <= TB_CUDA_GEMV_MAX_ROWS && (!acc_in || acc_in == out)) {
-        CU_LAUNCH(what, k_gemv(out, out_f32, acc_in != NULL, x, w, N, O, K));
-        return 0;
-    }
-    struct cu_gemm g;
-    memset(&g, 0, sizeof g);
-    g.tb = true; /* W stored [O, K] */
-    g.out_f32 = out_f32;
-    g.M = N;
-    g.N = O;
-    g.K = K;
-    g.A = x;
-    g.lda = K;
-    g.B = w;
-    g.ldb = K;
-    g.C = acc_in;
-    g.D = out;
-    g.ldd = O;
-    g.alpha = 1.0f;
-    g.beta = acc_in ? 1.0f : 0.0f;
-    return cu_gemm_run(&g, what, err, errlen);
-}
-
-/* dx[N, K] = dout[N, O] W[O, K] (fp32 or bf16 out). */
-static int linear_bwd_x(void *dx, bool out_f32, const bf16 *dout, const bf16 *w, int N, int K,
-                        int O, const char *what, char *err, size_t errlen)
-{
-    struct cu_gemm g;
-    memset(&g, 0, sizeof g);
-    g.out_f32 = out_f32;
-    g.M = N;
-    g.N = K;
-    g.K = O;
-    g.A = dout;
-    g.lda = O;
-    g.B = w;
-    g.ldb = K;
-    g.D = dx;
-    g.ldd = K;
-    g.alpha = 1.0f;
-    return cu_gemm_run(&g, what, err, errlen);
-}
-
-/* dW[O, K] (fp32) = dout[N, O]^T x[N, K]. */
-static int linear_bwd_w(float *dw, const bf16 *dout, const bf16 *x, int N, int K, int O,
-                        const char *what, char *err, size_t errlen)
-{
-    struct cu_gemm g;
-    memset(&g, 0, sizeof g);
-    g.ta = true;
-    g.out_f32 = true;
-    g.M = O;
-    g.N = K;
-    g.K = N;
-    g.A = dout;
-    g.lda = O;
-    g.B = x;
-    g.ldb = K;
-    g.D = dw;
-    g.ldd = K;
-    g.alpha = 1.0f;
-    return cu_gemm_run(&g, what, err, errlen);
-}
-
-/* One batched product over the B*NKV (sequence, KV head) pairs. Row-major operands
- * with their leading dimensions and per-pair strides. */
-static int batched(bool ta, bool tb, bool out_f32, int M, int N, int K, const bf16 *A, int lda,
-                   long long sa, const bf16 *Bm, int ldb, long long sb, void *D, int ldd,
-                   long long sd, int batch, float alpha, const char *what, char *err,
-                   size_t errlen)
+/* D[M,N] = alpha op(A) op(B) + beta C over batch matrices (strides in elements; 0 and
+ * batch 1 for one product), row-major with leading dimensions (cuda_common.cuh). */
+static int product(bool ta, bool tb, bool out_f32, int M, int N, int K, const bf16 *A, int lda,
+                   long long sa, const bf16 *Bm, int ldb, long long sb, const void *C, void *D,
+                   int ldd, long long sd, int batch, float alpha, float beta, const char *what,
+                   char *err, size_t errlen)
 {
     struct cu_gemm g;
     memset(&g, 0, sizeof g);
@@ -228,11 +159,52 @@ static int batched(bool ta, bool tb, bool out_f32, int M, int N, int K, const bf
     g.B = Bm;
     g.ldb = ldb;
     g.sb = sb;
+    g.C = C;
     g.D = D;
     g.ldd = ldd;
     g.sd = sd;
     g.alpha = alpha;
+    g.beta = beta;
     return cu_gemm_run(&g, what, err, errlen);
+}
+
+/* out[N, O] (= or, with acc_in, acc_in +) x[N, K] W[O, K]^T: the decode path's
+ * small-row kernel for N <= 8 rows (in place only), cuBLASLt otherwise. */
+static int linear(void *out, bool out_f32, const float *acc_in, const bf16 *x, const bf16 *w,
+                  int N, int K, int O, const char *what, char *err, size_t errlen)
+{
+    if (N <= TB_CUDA_GEMV_MAX_ROWS && (!acc_in || acc_in == out)) {
+        CU_LAUNCH(what, k_gemv(out, out_f32, acc_in != NULL, x, w, N, O, K));
+        return 0;
+    }
+    return product(false, true, out_f32, N, O, K, x, K, 0, w, K, 0, acc_in, out, O, 0, 1, 1.0f,
+                   acc_in ? 1.0f : 0.0f, what, err, errlen);
+}
+
+/* dx[N, K] = dout[N, O] W[O, K] (fp32 or bf16 out). */
+static int linear_bwd_x(void *dx, bool out_f32, const bf16 *dout, const bf16 *w, int N, int K,
+                        int O, const char *what, char *err, size_t errlen)
+{
+    return product(false, false, out_f32, N, K, O, dout, O, 0, w, K, 0, NULL, dx, K, 0, 1, 1.0f,
+                   0.0f, what, err, errlen);
+}
+
+/* dW[O, K] (fp32) = dout[N, O]^T x[N, K]. */
+static int linear_bwd_w(float *dw, const bf16 *dout, const bf16 *x, int N, int K, int O,
+                        const char *what, char *err, size_t errlen)
+{
+    return product(true, false, true, O, K, N, dout, O, 0, x, K, 0, NULL, dw, K, 0, 1, 1.0f, 0.0f,
+                   what, err, errlen);
+}
+
+/* One batched product over the B*NKV (sequence, KV head) pairs, beta 0. */
+static int batched(bool ta, bool tb, bool out_f32, int M, int N, int K, const bf16 *A, int lda,
+                   long long sa, const bf16 *Bm, int ldb, long long sb, void *D, int ldd,
+                   long long sd, int batch, float alpha, const char *what, char *err,
+                   size_t errlen)
+{
+    return product(ta, tb, out_f32, M, N, K, A, lda, sa, Bm, ldb, sb, NULL, D, ldd, sd, batch,
+                   alpha, 0.0f, what, err, errlen);
 }
 
 /* ---- attention ---- */
@@ -433,12 +405,27 @@ static int init(struct engine *e, const struct tb_arch *a, const struct tb_cuda_
 
 /* ---- forward ---- */
 
+/* The MLP half of layer l on N rows: rout = rmid + swiglu(rmsnorm(rmid) Wgu^T) Wd^T
+ * (rout == rmid: in place); rstd NULL: the norm statistics are not kept. */
+static int mlp(struct engine *e, int l, struct acts *x, float *rmid, float *rout, float *rstd,
+               int N, char *err, size_t errlen)
+{
+    int C = e->a.hidden, F = e->a.ffn;
+    CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(x->xn2, rstd, rmid, W32(e, LW(e, l, TB_CUDA_W_MLP_NORM)),
+                                           N, C, (float)e->a.norm_eps, 1, 0));
+    CU_TRY(linear(x->gu, false, NULL, x->xn2, W16(e, LW(e, l, TB_CUDA_W_GATE)), N, C, 2 * F,
+                  "gate|up projection", err, errlen));
+    CU_LAUNCH("swiglu_fwd", k_swiglu_fwd(x->h, x->gu, N, F));
+    return linear(rout, true, rmid, x->h, W16(e, LW(e, l, TB_CUDA_W_DOWN)), N, F, C,
+                  "down projection", err, errlen);
+}
+
 /* The decoder layers over B sequences of T tokens from res[0] to res[L]; save keeps
  * every layer's activations (training), else the cache is filled. */
 static int forward_layers(struct engine *e, int B, int T, bool save, char *err, size_t errlen)
 {
     const struct tb_arch *a = &e->a;
-    int N = B * T, C = a->hidden, F = a->ffn, HD = a->head_dim;
+    int N = B * T, C = a->hidden, HD = a->head_dim;
     int QD = a->heads * HD, KD = a->kv_heads * HD, QKV = QD + 2 * KD;
     float eps = (float)a->norm_eps;
     size_t cache_layer = (size_t)e->maxB * KD * e->maxS;
@@ -452,22 +439,15 @@ static int forward_layers(struct engine *e, int B, int T, bool save, char *err, 
         CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(x->xn1, x->rstd1, rin,
                                                W32(e, LW(e, l, TB_CUDA_W_ATTN_NORM)), N, C, eps,
                                                1, 0));
-        CU_TRY(linear(e, e->qkv, false, NULL, x->xn1, W16(e, LW(e, l, TB_CUDA_W_WQ)), N, C, QKV,
+        CU_TRY(linear(e->qkv, false, NULL, x->xn1, W16(e, LW(e, l, TB_CUDA_W_WQ)), N, C, QKV,
                       "q|k|v projection", err, errlen));
         CU_LAUNCH("rope_split", k_rope_split(x->q, k, v, e->qkv, e->rope_cos, e->rope_sin, NULL, N,
                                              T, S, a->heads, a->kv_heads, HD));
         CU_TRY(attention_fwd(e, x->q, k, v, S, save ? x->p : e->p_scratch, x->y, B, T, err,
                              errlen));
-        CU_TRY(linear(e, rmid, true, rin, x->y, W16(e, LW(e, l, TB_CUDA_W_WO)), N, QD, C,
+        CU_TRY(linear(rmid, true, rin, x->y, W16(e, LW(e, l, TB_CUDA_W_WO)), N, QD, C,
                       "output projection", err, errlen));
-        CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(x->xn2, x->rstd2, rmid,
-                                               W32(e, LW(e, l, TB_CUDA_W_MLP_NORM)), N, C, eps, 1,
-                                               0));
-        CU_TRY(linear(e, x->gu, false, NULL, x->xn2, W16(e, LW(e, l, TB_CUDA_W_GATE)), N, C, 2 * F,
-                      "gate|up projection", err, errlen));
-        CU_LAUNCH("swiglu_fwd", k_swiglu_fwd(x->h, x->gu, N, F));
-        CU_TRY(linear(e, rout, true, rmid, x->h, W16(e, LW(e, l, TB_CUDA_W_DOWN)), N, F, C,
-                      "down projection", err, errlen));
+        CU_TRY(mlp(e, l, x, rmid, rout, x->rstd2, N, err, errlen));
     }
     return 0;
 }
@@ -505,11 +485,12 @@ static int prefill(struct engine *e, const int *tokens, int B, int T, char *err,
     /* the LM head for each prompt's last position only */
     CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(e->xf, NULL, e->res[0], W32(e, e->off_fnorm), B, C,
                                            (float)a->norm_eps, T, T - 1));
-    CU_TRY(linear(e, e->logits, true, NULL, e->xf, W16(e, e->off_head), B, C, V, "LM head", err,
+    CU_TRY(linear(e->logits, true, NULL, e->xf, W16(e, e->off_head), B, C, V, "LM head", err,
                   errlen));
     e->kv_len = T;
     e->kv_batch = B;
     e->last_B = B;
+    e->tok_greedy = false;
     e->have_logits = true;
     return 0;
 }
@@ -519,7 +500,7 @@ static int prefill(struct engine *e, const int *tokens, int B, int T, char *err,
 static int decode_body(struct engine *e, int B, char *err, size_t errlen)
 {
     const struct tb_arch *a = &e->a;
-    int C = a->hidden, F = a->ffn, HD = a->head_dim, V = a->vocab;
+    int C = a->hidden, HD = a->head_dim, V = a->vocab;
     int QD = a->heads * HD, KD = a->kv_heads * HD, QKV = QD + 2 * KD;
     float eps = (float)a->norm_eps;
     size_t cache_layer = (size_t)e->maxB * KD * e->maxS;
@@ -532,26 +513,19 @@ static int decode_body(struct engine *e, int B, char *err, size_t errlen)
         CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(x->xn1, NULL, res,
                                                W32(e, LW(e, l, TB_CUDA_W_ATTN_NORM)), B, C, eps,
                                                1, 0));
-        CU_TRY(linear(e, e->qkv, false, NULL, x->xn1, W16(e, LW(e, l, TB_CUDA_W_WQ)), B, C, QKV,
+        CU_TRY(linear(e->qkv, false, NULL, x->xn1, W16(e, LW(e, l, TB_CUDA_W_WQ)), B, C, QKV,
                       "q|k|v projection", err, errlen));
         CU_LAUNCH("rope_split", k_rope_split(x->q, k, v, e->qkv, e->rope_cos, e->rope_sin, e->pos,
                                              B, 1, e->maxS, a->heads, a->kv_heads, HD));
         CU_LAUNCH("attention_decode", k_attention_decode(x->y, x->q, k, v, e->pos, B, a->heads,
                                                          a->kv_heads, HD, e->maxS));
-        CU_TRY(linear(e, res, true, res, x->y, W16(e, LW(e, l, TB_CUDA_W_WO)), B, QD, C,
+        CU_TRY(linear(res, true, res, x->y, W16(e, LW(e, l, TB_CUDA_W_WO)), B, QD, C,
                       "output projection", err, errlen));
-        CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(x->xn2, NULL, res,
-                                               W32(e, LW(e, l, TB_CUDA_W_MLP_NORM)), B, C, eps, 1,
-                                               0));
-        CU_TRY(linear(e, x->gu, false, NULL, x->xn2, W16(e, LW(e, l, TB_CUDA_W_GATE)), B, C, 2 * F,
-                      "gate|up projection", err, errlen));
-        CU_LAUNCH("swiglu_fwd", k_swiglu_fwd(x->h, x->gu, B, F));
-        CU_TRY(linear(e, res, true, res, x->h, W16(e, LW(e, l, TB_CUDA_W_DOWN)), B, F, C,
-                      "down projection", err, errlen));
+        CU_TRY(mlp(e, l, x, res, res, NULL, B, err, errlen));
     }
     CU_LAUNCH("rmsnorm_fwd",
               k_rmsnorm_fwd(e->xf, NULL, res, W32(e, e->off_fnorm), B, C, eps, 1, 0));
-    CU_TRY(linear(e, e->logits, true, NULL, e->xf, W16(e, e->off_head), B, C, V, "LM head", err,
+    CU_TRY(linear(e->logits, true, NULL, e->xf, W16(e, e->off_head), B, C, V, "LM head", err,
                   errlen));
     CU_LAUNCH("argmax", k_argmax(e->tok, e->logits, B, V));
     CU_LAUNCH("increment", k_increment(e->pos));
@@ -600,9 +574,9 @@ static int decode(struct engine *e, const int *tokens, int B, int pos, char *err
                       e->kv_len);
     if (pos > 0 && B > e->kv_batch)
         return cu_err(err, errlen, "batch %d: the cache holds %d sequences", B, e->kv_batch);
-    if (!tokens && (!e->have_logits || e->last_B != B))
-        return cu_err(err, errlen, "greedy decode of batch %d needs a previous step of that batch",
-                      B);
+    if (!tokens && (!e->tok_greedy || e->last_B != B))
+        return cu_err(err, errlen,
+                      "greedy decode of batch %d needs a previous decode step of that batch", B);
     if (tokens) {
         CU_TRY(check_ids(tokens, (size_t)B, e->a.vocab, "tokens", err, errlen));
         CU_CHECK(cudaMemcpyAsync(e->tok, tokens, (size_t)B * sizeof(int), cudaMemcpyHostToDevice,
@@ -620,6 +594,7 @@ static int decode(struct engine *e, const int *tokens, int B, int pos, char *err
     else
         CU_TRY(decode_body(e, B, err, errlen));
     e->dev_pos = pos + 1;
+    e->tok_greedy = true;
     e->kv_len = pos + 1;
     if (pos == 0)
         e->kv_batch = B;
@@ -655,7 +630,7 @@ static int train_step(struct engine *e, const int *tokens, const int *targets, i
     CU_TRY(forward_layers(e, B, T, true, err, errlen));
     CU_LAUNCH("rmsnorm_fwd",
               k_rmsnorm_fwd(e->xf, e->rstdf, e->res[L], W32(e, e->off_fnorm), N, C, eps, 1, 0));
-    CU_TRY(linear(e, e->logits_b, false, NULL, e->xf, W16(e, e->off_head), N, C, V, "LM head",
+    CU_TRY(linear(e->logits_b, false, NULL, e->xf, W16(e, e->off_head), N, C, V, "LM head",
                   err, errlen));
     CU_LAUNCH("xent", k_xent(e->logits_b, e->row_loss, e->tgt, N, V, 1.0f / (float)N));
     CU_LAUNCH("sum", k_sum(e->loss, e->row_loss, N, 1.0f / (float)N));
