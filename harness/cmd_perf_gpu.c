@@ -88,9 +88,10 @@ int tb_cmd_perf_gpu(int argc, char **argv)
             model = v;
             continue;
         }
-        dst = !strcmp(o, "--seq") ? &seq : !strcmp(o, "--batch") ? &batch
-                                       : !strcmp(o, "--reps")    ? &reps
-                                                                 : NULL;
+        dst = !strcmp(o, "--seq")     ? &seq
+              : !strcmp(o, "--batch") ? &batch
+              : !strcmp(o, "--reps")  ? &reps
+                                      : NULL;
         if (!dst) {
             fprintf(stderr, "trnbench perf: unknown argument '%s'\n", o);
             usage(stderr);
@@ -130,8 +131,8 @@ int tb_cmd_perf_gpu(int argc, char **argv)
         goto out;
     }
     copy_bw = 2.0 * (double)PG_COPY_BYTES / copy_s;
-    printf("\n%-44s %10.1f GB/s  (1 GiB read + 1 GiB written per copy)\n",
-           "device-to-device copy", copy_bw / 1e9);
+    printf("\n%-44s %10.1f GB/s  (1 GiB read + 1 GiB written per copy)\n", "device-to-device copy",
+           copy_bw / 1e9);
 
     /* ---- training step ---- */
     tb_run_spec_init(&spec);
@@ -153,7 +154,9 @@ int tb_cmd_perf_gpu(int argc, char **argv)
                "TFLOP/s)  %s\n",
                "train step bf16", r.flops / t / 1e12, t * 1e3, mfu < 0 ? "n/a " : "",
                mfu < 0 ? 0 : mfu, PG_TARGET_MFU, chip ? chip->bf16_dense_tflops : 0,
-               !r.valid ? "FAIL (validation)" : mfu >= PG_TARGET_MFU ? "PASS" : "FAIL");
+               !r.valid               ? "FAIL (validation)"
+               : mfu >= PG_TARGET_MFU ? "PASS"
+                                      : "FAIL");
         if (!r.valid)
             printf("  %s\n", r.note);
         if (e.ok)
@@ -176,7 +179,7 @@ int tb_cmd_perf_gpu(int argc, char **argv)
         printf("%-44s %10.1f GB/s  %.3f ms per token, %.3f of the copy (target >= %.2f)  %s\n",
                "decode B=1 bf16 weights + KV", dec_bw / 1e9, t / r.steps * 1e3, dec_bw / copy_bw,
                PG_TARGET_DECODE,
-               !r.valid ? "FAIL (validation)"
+               !r.valid                               ? "FAIL (validation)"
                : dec_bw / copy_bw >= PG_TARGET_DECODE ? "PASS"
                                                       : "FAIL");
         if (e.ok)

@@ -34,28 +34,28 @@
 extern "C" {
 #endif
 
-#define TB_CUDA_ABI_VERSION 1
+#define TB_CUDA_ABI_VERSION   1
 #define TB_CUDA_PLUGIN_SYMBOL "tb_cuda_plugin"
 
 /* What the device and its software are. Strings always terminated. */
 struct tb_cuda_info {
-    char name[256];          /* "NVIDIA H100 80GB HBM3" */
-    int device;              /* CUDA ordinal used (0) */
-    int cc_major, cc_minor;  /* compute capability */
+    char name[256];         /* "NVIDIA H100 80GB HBM3" */
+    int device;             /* CUDA ordinal used (0) */
+    int cc_major, cc_minor; /* compute capability */
     int sm_count;
-    double mem_gib;          /* total device memory */
+    double mem_gib; /* total device memory */
     double l2_mib;
     int mem_bus_bits;
-    int sm_clock_max_mhz;    /* cudaDevAttrClockRate */
-    int mem_clock_max_mhz;   /* cudaDevAttrMemoryClockRate */
-    int driver_version;      /* cudaDriverGetVersion: 13000 = 13.0 */
-    int runtime_version;     /* cudaRuntimeGetVersion */
-    char driver[64];         /* NVML's driver version "580.65.06", or "" */
-    int sm_clock_mhz;        /* NVML current SM and memory clocks (0: unknown) */
+    int sm_clock_max_mhz;  /* cudaDevAttrClockRate */
+    int mem_clock_max_mhz; /* cudaDevAttrMemoryClockRate */
+    int driver_version;    /* cudaDriverGetVersion: 13000 = 13.0 */
+    int runtime_version;   /* cudaRuntimeGetVersion */
+    char driver[64];       /* NVML's driver version "580.65.06", or "" */
+    int sm_clock_mhz;      /* NVML current SM and memory clocks (0: unknown) */
     int mem_clock_mhz;
-    bool energy;             /* NVML's total-energy counter works */
-    char nvml[256];          /* "ok" or "unavailable: <reason>" */
-    char build[256];         /* the plugin's build: "nvcc 13.0, sm_80 sm_90 sm_100 + PTX" */
+    bool energy;     /* NVML's total-energy counter works */
+    char nvml[256];  /* "ok" or "unavailable: <reason>" */
+    char build[256]; /* the plugin's build: "nvcc 13.0, sm_80 sm_90 sm_100 + PTX" */
 };
 
 /* Offsets (in floats) of the tensors inside the engine's parameter arena, the CPU
@@ -74,17 +74,17 @@ enum {
     TB_CUDA_W_PER_LAYER
 };
 struct tb_cuda_llama_weights {
-    const float *params;     /* borrowed, host: [n_params] fp32, copied at init */
+    const float *params; /* borrowed, host: [n_params] fp32, copied at init */
     size_t n_params;
     size_t tok_emb, lm_head, final_norm; /* offsets; lm_head == tok_emb when tied */
-    const size_t *layer;     /* borrowed: [L][TB_CUDA_W_PER_LAYER] offsets */
+    const size_t *layer;                 /* borrowed: [L][TB_CUDA_W_PER_LAYER] offsets */
     size_t decay_end;
-    const float *rope_cos;   /* borrowed, host: [max_seq, HD/2] (tb_llama_rope_table) */
+    const float *rope_cos; /* borrowed, host: [max_seq, HD/2] (tb_llama_rope_table) */
     const float *rope_sin;
 };
 
 enum tb_cuda_llama_flags {
-    TB_CUDA_LLAMA_TRAIN = 1 << 0,  /* gradients, AdamW state, saved activations */
+    TB_CUDA_LLAMA_TRAIN = 1 << 0,   /* gradients, AdamW state, saved activations */
     TB_CUDA_LLAMA_NOGRAPH = 1 << 1, /* decode without CUDA graphs */
 };
 
@@ -96,21 +96,21 @@ struct tb_cuda_adamw {
  * tests hold the CPU reference. Inputs are fp32 and rounded to bf16 where the engine
  * keeps them in bf16 (stated per op); outputs come back as fp32. */
 enum tb_cuda_op {
-    TB_CUDA_OP_RMSNORM_FWD,  /* x[N,C], w[C] -> out[N,C] (bf16), rstd[N]; eps */
-    TB_CUDA_OP_RMSNORM_BWD,  /* dy[N,C], x[N,C], rstd[N], w[C] -> dx[N,C] (+= into
-                                out's input, accumulate), dw[C] */
-    TB_CUDA_OP_ROPE,         /* qkv[N, QKV] (bf16), cos/sin [T, HD/2] -> q [B,NH,T,HD],
-                                k, v [B,NKV,T,HD] head-major (bf16), rotated */
-    TB_CUDA_OP_SWIGLU_FWD,   /* gu[N, 2F] (bf16) -> h[N, F] (bf16) */
-    TB_CUDA_OP_SWIGLU_BWD,   /* dh[N,F], gu[N,2F] (bf16) -> dgu[N,2F] (bf16) */
+    TB_CUDA_OP_RMSNORM_FWD,    /* x[N,C], w[C] -> out[N,C] (bf16), rstd[N]; eps */
+    TB_CUDA_OP_RMSNORM_BWD,    /* dy[N,C], x[N,C], rstd[N], w[C] -> dx[N,C] (+= into
+                                  out's input, accumulate), dw[C] */
+    TB_CUDA_OP_ROPE,           /* qkv[N, QKV] (bf16), cos/sin [T, HD/2] -> q [B,NH,T,HD],
+                                  k, v [B,NKV,T,HD] head-major (bf16), rotated */
+    TB_CUDA_OP_SWIGLU_FWD,     /* gu[N, 2F] (bf16) -> h[N, F] (bf16) */
+    TB_CUDA_OP_SWIGLU_BWD,     /* dh[N,F], gu[N,2F] (bf16) -> dgu[N,2F] (bf16) */
     TB_CUDA_OP_SOFTMAX_CAUSAL, /* s[R, T] fp32 (row r is query position r % T) -> p (bf16) */
     TB_CUDA_OP_ATTENTION_FWD,  /* q[B,NH,T,HD], k, v[B,NKV,T,HD] (bf16) -> y[N, NH*HD] */
     TB_CUDA_OP_ATTENTION_BWD,  /* + dy[N, NH*HD] -> dq, dk, dv head-major (fp32 out) */
-    TB_CUDA_OP_XENT,         /* logits[N, V] (bf16), targets[N] -> loss (mean), dlogits */
-    TB_CUDA_OP_ADAMW,        /* p, g, m, v [n], decay on [0, n_decay) -> p, m, v; step t */
-    TB_CUDA_OP_GEMM_BF16,    /* a[M,K], b[N,K] (bf16) -> c[M,N] = a b^T (fp32 out) */
-    TB_CUDA_OP_GEMV_BF16,    /* x[M,K], w[N,K] (bf16), M <= 8 -> c[M,N] = x w^T (the decode
-                                kernel) */
+    TB_CUDA_OP_XENT,           /* logits[N, V] (bf16), targets[N] -> loss (mean), dlogits */
+    TB_CUDA_OP_ADAMW,          /* p, g, m, v [n], decay on [0, n_decay) -> p, m, v; step t */
+    TB_CUDA_OP_GEMM_BF16,      /* a[M,K], b[N,K] (bf16) -> c[M,N] = a b^T (fp32 out) */
+    TB_CUDA_OP_GEMV_BF16,      /* x[M,K], w[N,K] (bf16), M <= 8 -> c[M,N] = x w^T (the decode
+                                  kernel) */
     TB_CUDA_OP_COUNT
 };
 struct tb_cuda_op_args {
@@ -118,13 +118,13 @@ struct tb_cuda_op_args {
     int B, T, N, C, M, K, NH, NKV, HD, F, V;
     float eps;
     bool accumulate;
-    long step;                   /* AdamW step number (1-based) */
+    long step; /* AdamW step number (1-based) */
     size_t n, n_decay;
     struct tb_cuda_adamw opt;
-    const float *in[6];          /* inputs, per op as listed above, in that order */
-    const int *ids;              /* targets (XENT) */
-    float *out[4];               /* outputs, in order */
-    float loss;                  /* XENT */
+    const float *in[6]; /* inputs, per op as listed above, in that order */
+    const int *ids;     /* targets (XENT) */
+    float *out[4];      /* outputs, in order */
+    float loss;         /* XENT */
 };
 
 struct tb_cuda_api {

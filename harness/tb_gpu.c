@@ -97,13 +97,15 @@ int tb_gpu_open(struct tb_gpu *g, unsigned flags)
     g->dl = dlopen(g->path, RTLD_NOW | RTLD_LOCAL);
     if (!g->dl) {
         const char *e = dlerror();
-        snprintf(g->why, sizeof g->why, "cannot load '%.500s': %.400s", g->path, e ? e : "unknown error");
+        snprintf(g->why, sizeof g->why, "cannot load '%.500s': %.400s", g->path,
+                 e ? e : "unknown error");
         return -1;
     }
     /* POSIX: a data pointer from dlsym converts to a function pointer */
     sym = dlsym(g->dl, TB_CUDA_PLUGIN_SYMBOL);
     if (!sym) {
-        snprintf(g->why, sizeof g->why, "'%.900s' has no symbol '%s'", g->path, TB_CUDA_PLUGIN_SYMBOL);
+        snprintf(g->why, sizeof g->why, "'%.900s' has no symbol '%s'", g->path,
+                 TB_CUDA_PLUGIN_SYMBOL);
         goto fail;
     }
     memcpy(&entry, &sym, sizeof entry);
@@ -357,8 +359,8 @@ int tb_gpu_run(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb
         goto out;
     }
     tb_gpu_weights_of(&cpu, layer_off, max_seq, rope_cos, rope_sin, &w);
-    if (api->llama_init(&eng, arch, &w, B, max_seq, train ? TB_CUDA_LLAMA_TRAIN : 0, err,
-                        errlen) != 0)
+    if (api->llama_init(&eng, arch, &w, B, max_seq, train ? TB_CUDA_LLAMA_TRAIN : 0, err, errlen) !=
+        0)
         goto out;
     tb_llama_release(&cpu);
     have_cpu = false;

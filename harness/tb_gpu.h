@@ -85,9 +85,9 @@ struct tb_gpu_energy {
 };
 
 /* From NVML's counter read before (mj0) and after (mj1) the timed repetitions, the
- * wall seconds between the two readings and the units (tokens or images) processed. A counter that did
- * not advance or went backwards, or no time or no units, gives ok = false and says
- * why in note. */
+ * wall seconds between the two readings and the units (tokens or images) processed. A counter that
+ * did not advance or went backwards, or no time or no units, gives ok = false and says why in note.
+ */
 void tb_gpu_energy_derive(unsigned long long mj0, unsigned long long mj1, double seconds,
                           double units, struct tb_gpu_energy *e);
 
