@@ -64,6 +64,7 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: trnbench perf [--reps N] [--model NAME] [--seq N] [--triad-mib N]\n"
             "       trnbench perf --predictor\n"
+            "       trnbench perf --gpu [--model NAME] [--seq T] [--batch B] [--reps N]\n"
             "\n"
             "Measure the machine's practical peaks (cblas_sgemm %dx%dx%d GFLOP/s, STREAM\n"
             "triad GB/s on the OpenBLAS thread count) and the CPU engine's prefill\n"
@@ -81,6 +82,9 @@ static void usage(FILE *f)
             "  --predictor     instead, the performance model's speed: training layouts\n"
             "                  evaluated per second on one core (target >= 100000) and one\n"
             "                  layout search for llama-3.1-405b on 1024 Trainium2 (< 1 s)\n"
+            "  --gpu           instead, the CUDA executor on the first GPU: training MFU\n"
+            "                  (target >= 0.50) and decode bandwidth against a device copy\n"
+            "                  (target >= 0.70); see trnbench perf --gpu --help\n"
             "  -h, --help      this text\n",
             PERF_SGEMM_N, PERF_SGEMM_N, PERF_SGEMM_N, PERF_TARGET_FLOPS, PERF_TARGET_BYTES);
 }
@@ -231,9 +235,12 @@ int tb_cmd_perf(int argc, char **argv)
     size_t triad_n;
     uint64_t seed = PERF_SEED;
 
-    for (int i = 1; i < argc; i++)
+    for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--predictor"))
             return tb_cmd_perf_model(argc, argv);
+        if (!strcmp(argv[i], "--gpu"))
+            return tb_cmd_perf_gpu(argc, argv);
+    }
     memset(lines, 0, sizeof lines);
     memset(&m, 0, sizeof m);
     if (parse_args(argc, argv, &o, &help) != 0) {

@@ -1,6 +1,9 @@
 /*
  * harness/cmd_run.c: `trnbench run`, a suite or one workload given by options, on this
- * CPU (tb_exec.h), into DIR/results.csv (tb_results.h).
+ * CPU (tb_exec.h) and, where a CUDA device and the plugin are present, on the GPU as
+ * well (tb_gpu.h: executor cuda, bf16, run ids prefixed "cuda:", energy rows, and the
+ * performance model's prediction of the same workload on the detected chip), into
+ * DIR/results.csv (tb_results.h).
  *
  * Everything is checked before anything runs: the suite, every model file, every
  * shape against the model's context and the existing results file; any problem is an
@@ -14,6 +17,7 @@
 #include "tb_counters.h"
 #include "tb_darch.h"
 #include "tb_exec.h"
+#include "tb_gpu.h"
 #include "tb_model.h"
 #include "tb_platform.h"
 #include "tb_pricing.h"
@@ -31,12 +35,14 @@
 #include <string.h>
 
 #define RUN_MAX_METRICS 5
+#define RUN_MAX_EXTRA   4 /* single-value rows: loss, energy, MFU */
 
 static void usage(FILE *f)
 {
     fputs("usage: trnbench run --suite NAME|FILE [--out DIR]\n"
           "       trnbench run --model M --phase P --seq-in T [--seq-out N] [--batch B]\n"
           "                    [--layers N] [--reps R] [--warmup W] [--seed S] [--out DIR]\n"
+          "                    [--executor cpu|cuda|all]\n"
           "       trnbench run --model M --phase denoise [--steps N] [--resolution PX]\n"
           "                    [--batch B] [--reps R] [--warmup W] [--seed S] [--out DIR]\n"
           "       trnbench run --list\n"
@@ -44,6 +50,11 @@ static void usage(FILE *f)
           "Run Llama and diffusion workloads on this machine's CPU (fp32, matrix products\n"
           "and convolutions through OpenBLAS) and append their measurements to\n"
           "DIR/results.csv, one row per metric.\n"
+          "Where a CUDA GPU and the CUDA plugin are present, each Llama run also runs on\n"
+          "the GPU (executor cuda, bf16 mixed precision, run id prefixed 'cuda:', plus\n"
+          "avg_power_w and j_per_token from NVML, mfu for training, and the performance\n"
+          "model's rows for the same workload on that chip); without one, a line says\n"
+          "why and only the CPU runs. Diffusion runs stay on the CPU.\n"
           "A run already in DIR/results.csv is skipped: run the same command again to\n"
           "resume an interrupted suite.\n"
           "\n"
@@ -62,6 +73,9 @@ static void usage(FILE *f)
           "  --reps R           timed repetitions (default 5); --warmup W untimed ones\n"
           "                     before them (default 1)\n"
           "  --seed S           weights and tokens are drawn from it (default 1)\n"
+          "  --executor E       cpu, cuda or all (default: all that are available; cuda\n"
+          "                     without a GPU is an error). TRNBENCH_CUDA=0 turns the GPU\n"
+          "                     off\n"
           "  --list             the model catalogue with parameter counts\n"
           "  -h, --help         this text\n"
           "\n"
@@ -162,8 +176,17 @@ static const char *resolved_name(const struct resolved *m)
 struct run_ctx {
     const char *results;   /* DIR/results.csv */
     char target[128];      /* host or the EC2 instance type */
-    char host[256];        /* CPU, cores, memory */
-    char blas[256];        /* BLAS and threads */
+    char host[512];        /* CPU, cores, memory; or the GPU */
+    char blas[256];        /* BLAS and threads; or cuBLASLt */
+    const char *executor;  /* "cpu" or "cuda" */
+};
+
+/* A one-value row beside the metrics (loss, energy, MFU). */
+struct extra_row {
+    const char *metric, *unit;
+    double value;
+    int n; /* repetitions it covers */
+    char notes[320];
 };
 
 static void fmt_num(char *buf, size_t len, double v)
@@ -223,13 +246,13 @@ static int derive_metrics(const struct tb_run_spec *spec, const struct tb_exec_r
     if (spec->phase == TB_PHASE_DENOISE)
         snprintf(m[2].notes, sizeof m[2].notes,
                  "FLOPs of the %g denoising steps only (the text encoders and the VAE are not "
-                 "run on the CPU; their outputs are drawn from the seed)",
+                 "run; their outputs are drawn from the seed)",
                  r->steps);
     if (spec->phase == TB_PHASE_DECODE)
         snprintf(m[3].notes, sizeof m[3].notes,
-                 "minimum bytes read: fp32 weights once per step plus the KV cache, %.1f MB "
+                 "minimum bytes read: %s weights once per step plus the KV cache, %.1f MB "
                  "per repetition of %d steps",
-                 r->bytes / 1e6, spec->seq_out);
+                 spec->precision, r->bytes / 1e6, spec->seq_out);
     return nm;
 }
 
@@ -244,7 +267,7 @@ static void fill_common(struct tb_result_row *row, const struct run_ctx *c,
     row->col[TB_COL_TARGET] = c->target;
     row->col[TB_COL_INSTANCES] = "1";
     row->col[TB_COL_HOST] = c->host;
-    row->col[TB_COL_EXECUTOR] = "cpu";
+    row->col[TB_COL_EXECUTOR] = c->executor;
     row->col[TB_COL_MODEL] = resolved_name(mr);
     row->col[TB_COL_PHASE] = tb_phase_to_string(spec->phase);
     row->col[TB_COL_PRECISION] = spec->precision;
@@ -281,18 +304,22 @@ static void fill_common(struct tb_result_row *row, const struct run_ctx *c,
     row->col[TB_COL_NOTES] = notes;
 }
 
-/* Write the rows of one finished, validated run. */
+/* Write the rows of one finished, validated run, and the extra one-value rows (energy,
+ * MFU; the loss is added here for training). note: appended to every row's notes. */
 static int record(const struct run_ctx *c, const struct tb_run_spec *spec,
                   const struct resolved *mr, const struct tb_exec_result *r, const char *run_id,
-                  char *err, size_t errlen)
+                  const struct extra_row *extra, int nextra, const char *note, char *err,
+                  size_t errlen)
 {
+    enum { NR = RUN_MAX_METRICS + RUN_MAX_EXTRA + 1 };
     struct metric_samples m[RUN_MAX_METRICS];
-    struct tb_result_row rows[RUN_MAX_METRICS + 1];
-    char common[RUN_MAX_METRICS + 1][7][64];
-    char nums[RUN_MAX_METRICS + 1][5][32];
-    char notes[RUN_MAX_METRICS + 1][640];
+    struct tb_result_row rows[NR];
+    struct extra_row ex[RUN_MAX_EXTRA + 1];
+    char common[NR][7][64];
+    char nums[NR][5][32];
+    char notes[NR][800];
     char stamp[32];
-    int nm, nrows = 0, rc = -1;
+    int nm, nex = 0, nrows = 0, rc = -1;
 
     memset(m, 0, sizeof m);
     nm = derive_metrics(spec, r, m, err, errlen);
@@ -300,11 +327,12 @@ static int record(const struct run_ctx *c, const struct tb_run_spec *spec,
         goto out;
     tb_utc_now(stamp, sizeof stamp);
     for (int i = 0; i < nm; i++, nrows++) {
-        snprintf(notes[i], sizeof notes[i], "validated: %s%s%s%s%s",
+        snprintf(notes[i], sizeof notes[i], "validated: %s%s%s%s%s%s%s",
                  spec->phase == TB_PHASE_TRAIN     ? "loss finite, first loss near ln V"
                  : spec->phase == TB_PHASE_DENOISE ? "latents finite after every step"
                                                    : "logits finite",
-                 r->note[0] ? "; " : "", r->note, m[i].notes[0] ? "; " : "", m[i].notes);
+                 r->note[0] ? "; " : "", r->note, m[i].notes[0] ? "; " : "", m[i].notes,
+                 note && note[0] ? "; " : "", note ? note : "");
         fill_common(&rows[i], c, spec, mr, r, common[i], run_id, stamp, notes[i]);
         rows[i].col[TB_COL_METRIC] = m[i].name;
         rows[i].col[TB_COL_UNIT] = m[i].unit;
@@ -321,24 +349,31 @@ static int record(const struct run_ctx *c, const struct tb_run_spec *spec,
     }
     if (spec->phase == TB_PHASE_TRAIN) {
         /* the loss after the last timed step; one value, no spread */
-        snprintf(notes[nrows], sizeof notes[nrows],
+        ex[nex] = (struct extra_row){.metric = "loss", .unit = "nats", .value = r->loss_last, .n = 1};
+        snprintf(ex[nex].notes, sizeof ex[nex].notes,
                  "cross-entropy after the last timed step; first step %.4f, ln V = %.4f",
                  r->loss_first, log((double)mr->a.vocab));
+        nex++;
+    }
+    for (int i = 0; i < nextra && nex < RUN_MAX_EXTRA + 1; i++)
+        ex[nex++] = extra[i];
+    for (int i = 0; i < nex; i++, nrows++) {
+        snprintf(notes[nrows], sizeof notes[nrows], "%s", ex[i].notes);
         fill_common(&rows[nrows], c, spec, mr, r, common[nrows], run_id, stamp, notes[nrows]);
-        rows[nrows].col[TB_COL_METRIC] = "loss";
-        rows[nrows].col[TB_COL_UNIT] = "nats";
-        fmt_num(nums[nrows][0], 32, r->loss_last);
+        rows[nrows].col[TB_COL_METRIC] = ex[i].metric;
+        rows[nrows].col[TB_COL_UNIT] = ex[i].unit;
+        fmt_num(nums[nrows][0], 32, ex[i].value);
         rows[nrows].col[TB_COL_VALUE] = nums[nrows][0];
-        rows[nrows].col[TB_COL_N] = "1";
-        nrows++;
+        snprintf(nums[nrows][1], 32, "%d", ex[i].n);
+        rows[nrows].col[TB_COL_N] = nums[nrows][1];
     }
     rc = tb_results_append(c->results, rows, (size_t)nrows, err, errlen);
     if (rc == 0) {
         fprintf(stderr, "trnbench run:   ");
         for (int i = 0; i < nm; i++)
             fprintf(stderr, "%s%s %.4g %s", i ? ", " : "", m[i].name, m[i].s.median, m[i].unit);
-        if (spec->phase == TB_PHASE_TRAIN)
-            fprintf(stderr, ", loss %.4f", r->loss_last);
+        for (int i = 0; i < nex; i++)
+            fprintf(stderr, ", %s %.4g", ex[i].metric, ex[i].value);
         fputc('\n', stderr);
     }
 out:
@@ -533,6 +568,176 @@ static int record_predict(const struct run_ctx *c, const struct tb_model *m,
     return 1;
 }
 
+/* ---- the GPU side ---- */
+
+enum executor_choice { EXEC_ALL, EXEC_CPU, EXEC_CUDA };
+
+struct gpu_side {
+    bool on;                         /* a device is in use */
+    struct tb_gpu gpu;               /* owned */
+    struct run_ctx ctx;              /* the rows' GPU facts */
+    const struct tb_model *model;    /* borrowed; NULL: no modeled rows */
+    const struct tb_chip *chip;      /* the catalogue's chip, or NULL (why in chip_why) */
+    const struct tb_instance *inst;  /* the instance with the fewest of them */
+    char chip_why[256];
+};
+
+static void ps_set(struct tb_predict_spec *p, const char *key, const char *value)
+{
+    if (p->nfields >= TB_PREDICT_MAX_FIELDS)
+        return;
+    snprintf(p->keys[p->nfields], sizeof p->keys[0], "%s", key);
+    snprintf(p->values[p->nfields], sizeof p->values[0], "%s", value);
+    p->nfields++;
+}
+
+/* The model's rows for spec on one chip of the GPU's instance type. Returns 0, or -1 on
+ * a write error. */
+static int record_gpu_model(const struct gpu_side *g, const struct tb_run_spec *spec, char *err,
+                            size_t errlen)
+{
+    struct tb_predict_spec ps;
+    char num[32], id[320];
+    int has;
+    if (!g->model || !g->inst) {
+        fprintf(stderr, "trnbench run:   not modeled on the GPU's chip: %s\n",
+                g->model ? g->chip_why : "performance model not loaded");
+        return 0;
+    }
+    if (spec->layers) {
+        fprintf(stderr, "trnbench run:   not modeled on the GPU's chip: a shortened model "
+                        "(layers=%d) is not in the catalogue\n",
+                spec->layers);
+        return 0;
+    }
+    memset(&ps, 0, sizeof ps);
+    ps_set(&ps, "target", g->inst->instance);
+    ps_set(&ps, "model", spec->model);
+    ps_set(&ps, "phase", tb_phase_to_string(spec->phase));
+    snprintf(num, sizeof num, "%d", spec->batch);
+    ps_set(&ps, "batch", num);
+    snprintf(num, sizeof num, "%d", spec->seq_in);
+    ps_set(&ps, "seq_in", num);
+    if (spec->phase == TB_PHASE_DECODE) {
+        snprintf(num, sizeof num, "%d", spec->seq_out);
+        ps_set(&ps, "seq_out", num);
+    }
+    ps_set(&ps, "precision", "bf16");
+    ps_set(&ps, "chips", "1");
+    tb_predict_spec_id(&ps, id, sizeof id - 8);
+    strcat(id, "/chips1");
+    has = tb_results_has_run(g->ctx.results, id, err, errlen);
+    if (has != 0)
+        return has < 0 ? -1 : 0;
+    fprintf(stderr, "trnbench run:   modeled on one %s of %s: %s\n", g->chip->name,
+            g->inst->instance, id);
+    return record_predict(&g->ctx, g->model, &ps, id, err, errlen) < 0 ? -1 : 0;
+}
+
+/* The GPU's one-value rows: energy from NVML, MFU of a training step. */
+static int gpu_extras(const struct gpu_side *g, const struct tb_run_spec *spec,
+                      const struct tb_exec_result *r, const struct tb_gpu_energy *e,
+                      struct extra_row *x)
+{
+    int n = 0;
+    bool images = spec->phase == TB_PHASE_DENOISE;
+    if (e->ok) {
+        x[n] = (struct extra_row){.metric = "avg_power_w", .unit = "W", .value = e->avg_power_w,
+                                  .n = r->reps};
+        snprintf(x[n].notes, sizeof x[n].notes, "%s", e->note);
+        n++;
+        x[n] = (struct extra_row){.metric = images ? "j_per_image" : "j_per_token",
+                                  .unit = images ? "J/image" : "J/token",
+                                  .value = e->j_per_unit, .n = r->reps};
+        snprintf(x[n].notes, sizeof x[n].notes, "%s", e->note);
+        n++;
+    }
+    if (spec->phase == TB_PHASE_TRAIN && g->chip && g->chip->bf16_dense_tflops > 0) {
+        struct tb_stats st;
+        if (tb_stats_compute(&st, r->secs, (size_t)r->reps, NULL, 0) == 0) {
+            x[n] = (struct extra_row){.metric = "mfu", .unit = "fraction",
+                                      .value = r->flops / st.median /
+                                               (g->chip->bf16_dense_tflops * 1e12),
+                                      .n = r->reps};
+            snprintf(x[n].notes, sizeof x[n].notes,
+                     "model FLOPs / (median step time x %.1f TFLOP/s, the %s's dense bf16 peak "
+                     "in pricing/chips.csv)",
+                     g->chip->bf16_dense_tflops, g->chip->name);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* One run of spec on the CPU (g NULL) or the GPU, its rows appended when it validated.
+ * Returns 0 (done, or already there), 1 when the run failed, -1 on a write error. */
+static int run_one(const struct run_ctx *c, struct gpu_side *g, const struct tb_run_spec *cpu_spec,
+                   const struct resolved *mr, const char *tag, int *done, int *skipped)
+{
+    struct tb_run_spec spec = *cpu_spec;
+    struct tb_exec_result r;
+    struct tb_gpu_energy e;
+    struct extra_row extra[RUN_MAX_EXTRA];
+    char id[256], err[2048];
+    int has, rc, nextra = 0;
+    uint64_t t0;
+
+    if (g) {
+        if (mr->diffusion) {
+            fprintf(stderr, "trnbench run: [%s] %s on the GPU: phase denoise is not "
+                            "implemented on the GPU executor; CPU only\n",
+                    tag, spec.model);
+            return 0;
+        }
+        snprintf(spec.precision, sizeof spec.precision, "bf16");
+        memcpy(id, "cuda:", 5);
+        tb_run_spec_id(&spec, id + 5, sizeof id - 5);
+    } else {
+        tb_run_spec_id(&spec, id, sizeof id);
+    }
+    has = tb_results_has_run(c->results, id, err, sizeof err);
+    if (has < 0) {
+        fprintf(stderr, "trnbench run: %s\n", err);
+        return -1;
+    }
+    if (has) {
+        fprintf(stderr, "trnbench run: [%s] %s: already in results, skipped\n", tag, id);
+        (*skipped)++;
+        return 0;
+    }
+    fprintf(stderr, "trnbench run: [%s] %s (%d warm-up + %d timed) ...\n", tag, id, spec.warmup,
+            spec.reps);
+    t0 = tb_timer_now_ns();
+    if (g)
+        rc = tb_gpu_run(&g->gpu, &spec, &mr->a, &r, &e, err, sizeof err);
+    else
+        rc = mr->diffusion ? tb_exec_run_denoise(&spec, &mr->d, &r, err, sizeof err)
+                           : tb_exec_run(&spec, &mr->a, &r, err, sizeof err);
+    if (rc != 0) {
+        fprintf(stderr, "trnbench run: %s: %s\n", id, err);
+        tb_exec_result_release(&r);
+        return 1;
+    }
+    if (!r.valid) {
+        fprintf(stderr, "trnbench run: %s: %s; nothing recorded\n", id, r.note);
+        tb_exec_result_release(&r);
+        return 1;
+    }
+    if (g)
+        nextra = gpu_extras(g, &spec, &r, &e, extra);
+    if (record(c, &spec, mr, &r, id, extra, nextra, g && !e.ok ? e.note : NULL, err,
+               sizeof err) != 0 ||
+        (g && record_gpu_model(g, &spec, err, sizeof err) != 0)) {
+        fprintf(stderr, "trnbench run: %s\n", err);
+        tb_exec_result_release(&r);
+        return -1;
+    }
+    (*done)++;
+    fprintf(stderr, "trnbench run:   %.1f s wall\n", tb_timer_seconds(t0, tb_timer_now_ns()));
+    tb_exec_result_release(&r);
+    return 0;
+}
+
 /* ---- options ---- */
 
 /* Map a command-line option to a run field ("--seq-in" -> "seq_in"), or NULL. */
@@ -564,10 +769,14 @@ int tb_cmd_run(int argc, char **argv)
     const char *suite_name = NULL, *out = ".";
     char err[2048], path[PATH_MAX];
     bool have_one = false, list = false;
+    enum executor_choice executor = EXEC_ALL;
+    struct gpu_side gpu;
     int rc = 2, failed = 0, done = 0, skipped = 0, modeled = 0;
 
+    memset(&gpu, 0, sizeof gpu);
     memset(&suite, 0, sizeof suite);
     memset(&ctx, 0, sizeof ctx);
+    ctx.executor = "cpu";
     memset(&pricing, 0, sizeof pricing);
     memset(&model, 0, sizeof model);
     tb_run_spec_init(&one);
@@ -582,7 +791,8 @@ int tb_cmd_run(int argc, char **argv)
             list = true;
             continue;
         }
-        if (strcmp(a, "--suite") && strcmp(a, "--out") && !spec_field(a)) {
+        if (strcmp(a, "--suite") && strcmp(a, "--out") && strcmp(a, "--executor") &&
+            !spec_field(a)) {
             fprintf(stderr, "trnbench run: unknown argument '%s'\n", a);
             usage(stderr);
             return 2;
@@ -595,6 +805,19 @@ int tb_cmd_run(int argc, char **argv)
             suite_name = argv[++i];
         } else if (!strcmp(a, "--out")) {
             out = argv[++i];
+        } else if (!strcmp(a, "--executor")) {
+            const char *v = argv[++i];
+            if (!strcmp(v, "all"))
+                executor = EXEC_ALL;
+            else if (!strcmp(v, "cpu"))
+                executor = EXEC_CPU;
+            else if (!strcmp(v, "cuda"))
+                executor = EXEC_CUDA;
+            else {
+                fprintf(stderr, "trnbench run: option '--executor': '%s' is not cpu, cuda or all\n",
+                        v);
+                return 2;
+            }
         } else {
             field = spec_field(a);
             if ((size_t)snprintf(word, sizeof word, "%s=%s", field, argv[++i]) >= sizeof word) {
@@ -690,48 +913,59 @@ int tb_cmd_run(int argc, char **argv)
             suite.npredicts, path);
     fprintf(stderr, "trnbench run: counters %s\n", tb_counters_status());
 
+    /* ---- the GPU, when there is one ---- */
+    if (executor != EXEC_CPU) {
+        if (tb_gpu_open(&gpu.gpu, 0) != 0) {
+            fprintf(stderr, "trnbench run: GPU executor not used: %s\n", gpu.gpu.why);
+            if (executor == EXEC_CUDA) {
+                fprintf(stderr, "trnbench run: --executor cuda: no GPU to run on\n");
+                rc = 1;
+                goto out;
+            }
+        } else {
+            gpu.on = true;
+            gpu.ctx = ctx;
+            gpu.ctx.executor = "cuda";
+            tb_gpu_describe(&gpu.gpu.info, gpu.ctx.host, sizeof gpu.ctx.host);
+            snprintf(gpu.ctx.blas, sizeof gpu.ctx.blas, "cuBLASLt (CUDA runtime %d.%d)",
+                     gpu.gpu.info.runtime_version / 1000,
+                     gpu.gpu.info.runtime_version % 1000 / 10);
+            fprintf(stderr, "trnbench run: GPU executor on %s; energy %s\n", gpu.ctx.host,
+                    gpu.gpu.info.nvml);
+            if (!have_model) {
+                if (tb_pricing_load(&pricing, NULL, err, sizeof err) != 0 ||
+                    tb_model_load(&model, &pricing, NULL, err, sizeof err) != 0) {
+                    fprintf(stderr, "trnbench run: no modeled rows for the GPU: %s\n", err);
+                    tb_pricing_release(&pricing);
+                    memset(&pricing, 0, sizeof pricing);
+                } else {
+                    have_model = true;
+                }
+            }
+            if (have_model) {
+                gpu.model = &model;
+                gpu.chip = tb_gpu_chip(&pricing, &gpu.gpu.info, &gpu.inst, gpu.chip_why,
+                                       sizeof gpu.chip_why);
+            } else {
+                snprintf(gpu.chip_why, sizeof gpu.chip_why, "performance model not loaded");
+            }
+        }
+    }
+
     /* ---- run ---- */
     for (size_t i = 0; i < suite.nruns; i++) {
-        const struct tb_run_spec *spec = &suite.runs[i];
-        struct tb_exec_result r;
-        char id[256];
-        uint64_t t0;
-        int has;
-
-        tb_run_spec_id(spec, id, sizeof id);
-        has = tb_results_has_run(path, id, err, sizeof err);
-        if (has < 0) {
-            fprintf(stderr, "trnbench run: %s\n", err);
+        char tag[48];
+        int r = 0;
+        snprintf(tag, sizeof tag, "%zu/%zu", i + 1, suite.nruns);
+        if (executor != EXEC_CUDA)
+            r = run_one(&ctx, NULL, &suite.runs[i], &archs[i], tag, &done, &skipped);
+        if (r >= 0 && gpu.on)
+            r = run_one(&gpu.ctx, &gpu, &suite.runs[i], &archs[i], tag, &done, &skipped);
+        if (r < 0) {
             rc = 1;
             goto out;
         }
-        if (has) {
-            fprintf(stderr, "trnbench run: [%zu/%zu] %s: already in results, skipped\n", i + 1,
-                    suite.nruns, id);
-            skipped++;
-            continue;
-        }
-        fprintf(stderr, "trnbench run: [%zu/%zu] %s (%d warm-up + %d timed) ...\n", i + 1,
-                suite.nruns, id, spec->warmup, spec->reps);
-        t0 = tb_timer_now_ns();
-        if ((archs[i].diffusion ? tb_exec_run_denoise(spec, &archs[i].d, &r, err, sizeof err)
-                                : tb_exec_run(spec, &archs[i].a, &r, err, sizeof err)) != 0) {
-            fprintf(stderr, "trnbench run: %s: %s\n", id, err);
-            failed++;
-        } else if (!r.valid) {
-            fprintf(stderr, "trnbench run: %s: %s; nothing recorded\n", id, r.note);
-            failed++;
-        } else if (record(&ctx, spec, &archs[i], &r, id, err, sizeof err) != 0) {
-            fprintf(stderr, "trnbench run: %s\n", err);
-            tb_exec_result_release(&r);
-            rc = 1;
-            goto out;
-        } else {
-            done++;
-            fprintf(stderr, "trnbench run:   %.1f s wall\n",
-                    tb_timer_seconds(t0, tb_timer_now_ns()));
-        }
-        tb_exec_result_release(&r);
+        failed += r;
     }
     /* ---- modeled runs ---- */
     for (size_t i = 0; i < suite.npredicts; i++) {
@@ -763,6 +997,7 @@ int tb_cmd_run(int argc, char **argv)
             done, done == 1 ? "" : "s", modeled, skipped, failed, path);
     rc = failed ? 1 : 0;
 out:
+    tb_gpu_close(&gpu.gpu);
     if (have_model) {
         tb_model_release(&model);
         tb_pricing_release(&pricing);

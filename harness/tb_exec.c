@@ -26,6 +26,86 @@ void tb_exec_result_release(struct tb_exec_result *r)
     memset(r, 0, sizeof *r);
 }
 
+int tb_exec_inputs(const struct tb_run_spec *spec, int vocab, int **tokens, int **targets,
+                   char *err, size_t errlen)
+{
+    const size_t BT = (size_t)spec->batch * (size_t)spec->seq_in;
+    const bool train = spec->phase == TB_PHASE_TRAIN;
+    uint64_t seed = spec->seed;
+    int *ids;
+
+    /* one stream of T+1 tokens per sequence: the input and, for training, the
+     * next-token target */
+    ids = tb_alloc_array(BT + (size_t)spec->batch, sizeof *ids);
+    *tokens = tb_alloc_array(BT, sizeof **tokens);
+    *targets = train ? tb_alloc_array(BT, sizeof **targets) : NULL;
+    if (!ids || !*tokens || (train && !*targets)) {
+        free(ids);
+        free(*tokens);
+        free(*targets);
+        *tokens = *targets = NULL;
+        return tb_err(err, errlen, "out of memory for %zu tokens", BT);
+    }
+    tb_exec_tokens(ids, BT + (size_t)spec->batch, vocab, &seed);
+    for (int b = 0; b < spec->batch; b++) {
+        const int *s = ids + (size_t)b * (spec->seq_in + 1);
+        memcpy(*tokens + (size_t)b * spec->seq_in, s, (size_t)spec->seq_in * sizeof **tokens);
+        if (train)
+            memcpy(*targets + (size_t)b * spec->seq_in, s + 1,
+                   (size_t)spec->seq_in * sizeof **targets);
+    }
+    free(ids);
+    return 0;
+}
+
+int tb_exec_result_init(struct tb_exec_result *r, const struct tb_run_spec *spec,
+                        const struct tb_arch *a, double bytes_per_param, double bytes_per_kv,
+                        char *err, size_t errlen)
+{
+    const int B = spec->batch, T = spec->seq_in;
+    const int n = spec->phase == TB_PHASE_DECODE ? spec->seq_out : 1;
+
+    memset(r, 0, sizeof *r);
+    r->reps = spec->reps;
+    r->valid = true;
+    r->steps = n;
+    r->loss_first = r->loss_last = NAN;
+    r->secs = tb_alloc_array((size_t)spec->reps, sizeof *r->secs);
+    if (!r->secs)
+        return tb_err(err, errlen, "out of memory for %d repetitions", spec->reps);
+    switch (spec->phase) {
+    case TB_PHASE_PREFILL:
+        r->tokens = (double)B * T;
+        r->flops = tb_flops_prefill(a, B, T);
+        break;
+    case TB_PHASE_DECODE:
+        r->tokens = (double)B * n;
+        r->flops = tb_flops_decode(a, B, T, n);
+        for (int s = 0; s < n; s++)
+            r->bytes += tb_bytes_decode_step(a, B, T + s, bytes_per_param, bytes_per_kv);
+        break;
+    case TB_PHASE_TRAIN:
+        r->tokens = (double)B * T;
+        r->flops = tb_flops_train(a, B, T);
+        break;
+    case TB_PHASE_DENOISE:
+        return tb_err(err, errlen, "phase denoise runs on the diffusion engine (tb_exec_run_denoise)");
+    }
+    return 0;
+}
+
+void tb_exec_check_first_loss(struct tb_exec_result *r, int vocab)
+{
+    /* random weights (std 0.02) predict near-uniformly: the loss before any update is
+     * about ln V, and far from it means the forward pass is wrong */
+    if (r->valid && !(fabs(r->loss_first - log((double)vocab)) < 1.0)) {
+        char what[128];
+        snprintf(what, sizeof what, "first loss %.4f, expected about ln V = %.4f", r->loss_first,
+                 log((double)vocab));
+        tb_exec_invalid(r, what);
+    }
+}
+
 static bool finite_all(const float *x, size_t n)
 {
     for (size_t i = 0; i < n; i++)
@@ -34,8 +114,7 @@ static bool finite_all(const float *x, size_t n)
     return true;
 }
 
-/* Greedy next token of each of B sequences from logits [B, V]. */
-static void argmax_rows(const float *logits, int B, int V, int *out)
+void tb_exec_argmax(const float *logits, int B, int V, int *out)
 {
     for (int b = 0; b < B; b++) {
         const float *row = logits + (size_t)b * V;
@@ -47,7 +126,7 @@ static void argmax_rows(const float *logits, int B, int V, int *out)
     }
 }
 
-static void invalid(struct tb_exec_result *r, const char *what)
+void tb_exec_invalid(struct tb_exec_result *r, const char *what)
 {
     if (r->valid)
         snprintf(r->note, sizeof r->note, "validation failed: %s", what);
@@ -77,43 +156,29 @@ int tb_exec_time(struct tb_llama *m, const struct tb_run_spec *spec, const int *
     float loss = 0.0f;
     int rc = -1;
 
-    memset(r, 0, sizeof *r);
-    r->reps = spec->reps;
-    r->valid = true;
-    r->steps = n;
+    if (tb_exec_result_init(r, spec, a, 4, 4, err, errlen) != 0)
+        goto out;
     r->engine_bytes = tb_llama_bytes(m);
-    r->loss_first = r->loss_last = NAN;
-    r->secs = tb_alloc_array((size_t)spec->reps, sizeof *r->secs);
     first = tb_alloc_array((size_t)B, sizeof *first);
     next = tb_alloc_array((size_t)B, sizeof *next);
-    if (!r->secs || !first || !next) {
-        tb_err(err, errlen, "out of memory for %d repetitions", spec->reps);
+    if (!first || !next) {
+        tb_err(err, errlen, "out of memory for %d sequences", B);
         goto out;
     }
     switch (spec->phase) {
     case TB_PHASE_PREFILL:
-        r->tokens = (double)B * T;
-        r->flops = tb_flops_prefill(a, B, T);
+    case TB_PHASE_TRAIN:
         break;
     case TB_PHASE_DECODE:
-        r->tokens = (double)B * n;
-        r->flops = tb_flops_decode(a, B, T, n);
-        for (int s = 0; s < n; s++)
-            r->bytes += tb_bytes_decode_step(a, B, T + s, 4, 4);
         /* the prompt, once and untimed; its greedy token starts every repetition */
         if (tb_llama_prefill(m, tokens, B, T, err, errlen) != 0)
             goto out;
         if (!finite_all(m->logits, (size_t)B * V))
-            invalid(r, "prefill logits not finite");
-        argmax_rows(m->logits, B, V, first);
-        break;
-    case TB_PHASE_TRAIN:
-        r->tokens = (double)B * T;
-        r->flops = tb_flops_train(a, B, T);
+            tb_exec_invalid(r, "prefill logits not finite");
+        tb_exec_argmax(m->logits, B, V, first);
         break;
     case TB_PHASE_DENOISE:
-        tb_err(err, errlen, "phase denoise runs on the diffusion engine (tb_exec_run_denoise)");
-        goto out;
+        break; /* refused by tb_exec_result_init */
     }
 
     for (int k = -spec->warmup; k < spec->reps; k++) { /* k < 0: warm-up */
@@ -129,7 +194,7 @@ int tb_exec_time(struct tb_llama *m, const struct tb_run_spec *spec, const int *
             for (int s = 0; s < n; s++) {
                 if (tb_llama_decode(m, next, B, T + s, err, errlen) != 0)
                     goto out;
-                argmax_rows(m->logits, B, V, next);
+                tb_exec_argmax(m->logits, B, V, next);
             }
         } else {
             if (tb_llama_train_step(m, tokens, targets, B, T, &opt, &loss, err, errlen) != 0)
@@ -141,12 +206,12 @@ int tb_exec_time(struct tb_llama *m, const struct tb_run_spec *spec, const int *
         /* validate every repetition, outside the timed region */
         if (spec->phase == TB_PHASE_TRAIN) {
             if (!isfinite(loss))
-                invalid(r, "training loss not finite");
+                tb_exec_invalid(r, "training loss not finite");
             if (k == -spec->warmup)
                 r->loss_first = loss;
             r->loss_last = loss;
         } else if (!finite_all(m->logits, (size_t)B * V)) {
-            invalid(r, "logits not finite");
+            tb_exec_invalid(r, "logits not finite");
         }
         if (k >= 0 && r->valid && !r->note[0])
             tb_timer_check((uint64_t)(r->secs[k] * 1e9), tick, r->note, sizeof r->note);
@@ -158,14 +223,8 @@ int tb_exec_time(struct tb_llama *m, const struct tb_run_spec *spec, const int *
     } else {
         snprintf(r->counters, sizeof r->counters, "%s", tb_counters_status());
     }
-    /* random weights (std 0.02) predict near-uniformly: the loss before any update is
-     * about ln V, and far from it means the forward pass is wrong */
-    if (spec->phase == TB_PHASE_TRAIN && r->valid && !(fabs(r->loss_first - log((double)V)) < 1.0)) {
-        char what[128];
-        snprintf(what, sizeof what, "first loss %.4f, expected about ln V = %.4f", r->loss_first,
-                 log((double)V));
-        invalid(r, what);
-    }
+    if (spec->phase == TB_PHASE_TRAIN)
+        tb_exec_check_first_loss(r, V);
     rc = 0;
 out:
     if (counting) {
@@ -180,32 +239,16 @@ out:
 int tb_exec_run(const struct tb_run_spec *spec, const struct tb_arch *arch,
                 struct tb_exec_result *r, char *err, size_t errlen)
 {
-    const size_t BT = (size_t)spec->batch * (size_t)spec->seq_in;
     const bool train = spec->phase == TB_PHASE_TRAIN;
     const int max_seq = spec->seq_in + (spec->phase == TB_PHASE_DECODE ? spec->seq_out : 0);
     struct tb_llama m;
-    int *ids = NULL, *tokens = NULL, *targets = NULL;
-    uint64_t seed = spec->seed;
+    int *tokens = NULL, *targets = NULL;
     bool engine = false;
     int rc = -1;
 
     memset(r, 0, sizeof *r);
-    /* training: one stream of T+1 tokens per sequence, input and next-token target */
-    ids = tb_alloc_array(BT + (size_t)spec->batch, sizeof *ids);
-    tokens = tb_alloc_array(BT, sizeof *tokens);
-    targets = train ? tb_alloc_array(BT, sizeof *targets) : NULL;
-    if (!ids || !tokens || (train && !targets)) {
-        tb_err(err, errlen, "out of memory for %zu tokens", BT);
+    if (tb_exec_inputs(spec, arch->vocab, &tokens, &targets, err, errlen) != 0)
         goto out;
-    }
-    tb_exec_tokens(ids, BT + (size_t)spec->batch, arch->vocab, &seed);
-    for (int b = 0; b < spec->batch; b++) {
-        const int *s = ids + (size_t)b * (spec->seq_in + 1);
-        memcpy(tokens + (size_t)b * spec->seq_in, s, (size_t)spec->seq_in * sizeof *tokens);
-        if (train)
-            memcpy(targets + (size_t)b * spec->seq_in, s + 1,
-                   (size_t)spec->seq_in * sizeof *targets);
-    }
     if (tb_llama_init(&m, arch, spec->batch, max_seq, train ? TB_LLAMA_TRAIN : 0, spec->seed, err,
                       errlen) != 0)
         goto out;
@@ -214,7 +257,6 @@ int tb_exec_run(const struct tb_run_spec *spec, const struct tb_arch *arch,
 out:
     if (engine)
         tb_llama_release(&m);
-    free(ids);
     free(tokens);
     free(targets);
     return rc;

@@ -71,6 +71,30 @@ int tb_exec_run_denoise(const struct tb_run_spec *spec, const struct tb_darch *a
 /* Draw n token ids in [0, vocab) from *seed (advanced): a 64-bit LCG, high bits. */
 void tb_exec_tokens(int *ids, size_t n, int vocab, uint64_t *seed);
 
+/* The inputs of a Llama run, drawn from spec->seed: *tokens [batch, seq_in] and, for
+ * train, *targets [batch, seq_in] (the next token of one stream of seq_in + 1 per
+ * sequence; NULL otherwise). The caller frees both. Returns 0 or -1 (out of memory). */
+int tb_exec_inputs(const struct tb_run_spec *spec, int vocab, int **tokens, int **targets,
+                   char *err, size_t errlen);
+
+/* Start a result for spec on arch: reps, valid, loss NAN, and the work of one
+ * repetition (tokens, flops, steps and, for decode, the bytes a step must read with
+ * weights of bytes_per_param and a KV cache of bytes_per_kv bytes per element).
+ * Allocates r->secs. Returns 0 or -1 (out of memory). */
+int tb_exec_result_init(struct tb_exec_result *r, const struct tb_run_spec *spec,
+                        const struct tb_arch *a, double bytes_per_param, double bytes_per_kv,
+                        char *err, size_t errlen);
+
+/* Greedy next token of each of B sequences from logits [B, V]. */
+void tb_exec_argmax(const float *logits, int B, int V, int *out);
+
+/* Mark r invalid with "validation failed: what" (the first reason is kept). */
+void tb_exec_invalid(struct tb_exec_result *r, const char *what);
+
+/* After a train run: the first loss must be within 1 nat of ln V (random weights with
+ * std 0.02 predict near-uniformly), else r becomes invalid. */
+void tb_exec_check_first_loss(struct tb_exec_result *r, int vocab);
+
 void tb_exec_result_release(struct tb_exec_result *r);
 
 #endif

@@ -72,6 +72,10 @@ const char *tb_version_commit(void);
 const char *tb_version_compiler(void);
 const char *tb_version_cflags(void);
 const char *tb_version_installed_datadir(void);
+/* Where `make install` puts the CUDA plugin, and whether nvcc built one with this
+ * binary (harness/tb_gpu.h). */
+const char *tb_version_installed_libdir(void);
+int tb_version_cuda_built(void);
 
 /* UTC timestamp "2026-11-22T18:42:00Z". */
 void tb_utc_now(char *buf, size_t len);

@@ -7,6 +7,9 @@
 
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
 tmp="$TB_BUILDDIR/tests/tmp/cli_run"
+# the CPU executor only, so the row counts hold on a GPU machine too (the GPU executor
+# has its own tests in tests/unit/gpu.c)
+export TRNBENCH_CUDA=0
 rm -rf "$tmp" && mkdir -p "$tmp"
 
 # A CSV-aware reader (perl, RFC 4180 quotes): the host column holds commas.
@@ -27,7 +30,7 @@ keys() { # keys FILE: "run_id metric" of every row
     perl -e "$csv_pl"'while (<$f>) { my @r = row($_); print "$r[$c{run_id}] $r[$c{metric}]\n" }' "$1"
 }
 
-echo "1..27"
+echo "1..30"
 
 # ---- the smoke suite ----
 out="$tmp/smoke"
@@ -123,3 +126,14 @@ mkdir -p "$tmp/corrupt" && printf 'run_id,value\nx,1\n' >"$tmp/corrupt/results.c
 "$TB_BIN" run --suite smoke --out "$tmp/corrupt" 2>"$tmp/corrupt.err"
 check "a foreign results.csv in --out exits 2 and is left alone" \
     sh -c "test $? -eq 2 && test \"\$(cat '$tmp/corrupt/results.csv')\" = \"\$(printf 'run_id,value\nx,1')\""
+
+# ---- the executor choice ----
+"$TB_BIN" run --model llama-tiny --phase prefill --seq-in 8 --executor gpu --out "$tmp/ex" 2>"$tmp/ex.err"
+check "an unknown --executor exits 2" \
+    sh -c "test $? -eq 2 && grep -q \"option '--executor': 'gpu' is not cpu, cuda or all\" '$tmp/ex.err'"
+"$TB_BIN" run --model llama-tiny --phase prefill --seq-in 8 --reps 1 --out "$tmp/ex" 2>"$tmp/ex.err"
+check "without a GPU the CPU runs and one line says why" \
+    sh -c "test $? -eq 0 && grep -q 'GPU executor not used: disabled (TRNBENCH_CUDA=0)' '$tmp/ex.err'"
+"$TB_BIN" run --model llama-tiny --phase prefill --seq-in 8 --executor cuda --out "$tmp/ex2" 2>"$tmp/ex.err"
+check "--executor cuda without a GPU fails (exit 1) and writes nothing" \
+    sh -c "test $? -eq 1 && grep -q 'executor cuda: no GPU' '$tmp/ex.err' && test ! -e '$tmp/ex2/results.csv'"

@@ -384,14 +384,14 @@ static double rope_scaled_freq(const struct tb_arch *a, double freq)
     return (1.0 - smooth) * freq / a->rope_scale_factor + smooth * freq;
 }
 
-static void rope_init(struct llama_state *st, const struct tb_arch *a, int maxS)
+void tb_llama_rope_table(const struct tb_arch *a, int max_seq, float *cos_out, float *sin_out)
 {
     int half = a->head_dim / 2;
     for (int i = 0; i < half; i++) {
         double freq = rope_scaled_freq(a, pow(a->rope_theta, -2.0 * i / a->head_dim));
-        for (int pos = 0; pos < maxS; pos++) {
-            st->rope_cos[(size_t)pos * half + i] = (float)cos(pos * freq);
-            st->rope_sin[(size_t)pos * half + i] = (float)sin(pos * freq);
+        for (int pos = 0; pos < max_seq; pos++) {
+            cos_out[(size_t)pos * half + i] = (float)cos(pos * freq);
+            sin_out[(size_t)pos * half + i] = (float)sin(pos * freq);
         }
     }
 }
@@ -504,7 +504,7 @@ int tb_llama_init(struct tb_llama *m, const struct tb_arch *arch, int max_batch,
     if (!train) {
         st->la[0].probs = st->scores; /* prefill attention reuses one block of scratch */
     }
-    rope_init(st, arch, max_seq);
+    tb_llama_rope_table(arch, max_seq, st->rope_cos, st->rope_sin);
 
     /* KV cache */
     st->kv_floats = sat_mul(sat_mul(sat_mul(2 * (size_t)arch->layers, (size_t)max_batch),

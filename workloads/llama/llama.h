@@ -114,6 +114,12 @@ void tb_llama_adamw(struct tb_llama *m, const struct tb_adamw *opt);
 int tb_llama_train_step(struct tb_llama *m, const int *tokens, const int *targets, int B, int T,
                         const struct tb_adamw *opt, float *loss, char *err, size_t errlen);
 
+/* The RoPE tables of arch for positions [0, max_seq): cos and sin [max_seq, HD/2] of
+ * the angle pos * freq_i (freq_i = theta^(-2i/HD), with Llama 3.1's scaling when the
+ * model has it), computed in double and rounded. The engine's own tables; the GPU
+ * engine takes them from here. */
+void tb_llama_rope_table(const struct tb_arch *a, int max_seq, float *cos_out, float *sin_out);
+
 /* Plain double-precision reference (no BLAS, no cache, straightforward loops): logits of
  * every position of B sequences of T tokens from the engine's current parameters,
  * written to out [B, T, V] (doubles). For tests. */

@@ -1,0 +1,179 @@
+/*
+ * harness/tb_cuda_abi.h: the plain-C interface between trnbench and its CUDA plugin
+ * (build/lib/libtrnbench-cuda.so, sources under workloads/cuda/). The program never
+ * links CUDA: harness/tb_gpu.c dlopen()s the plugin and calls
+ *
+ *     const struct tb_cuda_api *tb_cuda_plugin(int abi_version);
+ *
+ * which returns NULL when the plugin was built for another TB_CUDA_ABI_VERSION. Every
+ * entry returns 0 on success or -1 with a message in (err, errlen) naming what failed
+ * ("cublasLtMatmul (m=2048 n=512 k=2048): CUBLAS_STATUS_NOT_SUPPORTED").
+ *
+ * Precision (what the frameworks' bf16 mixed precision does): fp32 master weights,
+ * gradients and AdamW moments; bf16 copies of the weights and bf16 activations feed
+ * every matrix product (cuBLASLt, fp32 accumulation); the residual stream, norms,
+ * softmax, RoPE tables and the loss are fp32.
+ *
+ * Engines: opaque handles. Work is queued on the plugin's one stream; a call returns
+ * once it is queued, and an error inside queued work surfaces at the next
+ * synchronising call (timer_stop, llama_logits, llama_loss, llama_finite). Not
+ * thread-safe: one caller at a time.
+ *
+ * Shape legend (workloads/llama/llama.h): B batch, T tokens, C hidden, NH/NKV heads,
+ * HD head dim, F FFN width, V vocabulary, L layers, N = B*T rows.
+ */
+#ifndef TB_CUDA_ABI_H
+#define TB_CUDA_ABI_H
+
+#include "tb_arch.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TB_CUDA_ABI_VERSION   1
+#define TB_CUDA_PLUGIN_SYMBOL "tb_cuda_plugin"
+
+/* What the device and its software are. Strings always terminated. */
+struct tb_cuda_info {
+    char name[256];         /* "NVIDIA H100 80GB HBM3" */
+    int device;             /* CUDA ordinal used (0) */
+    int cc_major, cc_minor; /* compute capability */
+    int sm_count;
+    double mem_gib; /* total device memory */
+    double l2_mib;
+    int mem_bus_bits;
+    int sm_clock_max_mhz;  /* cudaDevAttrClockRate */
+    int mem_clock_max_mhz; /* cudaDevAttrMemoryClockRate */
+    int driver_version;    /* cudaDriverGetVersion: 13000 = 13.0 */
+    int runtime_version;   /* cudaRuntimeGetVersion */
+    char driver[64];       /* NVML's driver version "580.65.06", or "" */
+    int sm_clock_mhz;      /* NVML current SM and memory clocks (0: unknown) */
+    int mem_clock_mhz;
+    bool energy;     /* NVML's total-energy counter works */
+    char nvml[256];  /* "ok" or "unavailable: <reason>" */
+    char build[256]; /* the plugin's build: "nvcc 13.0, sm_80 sm_90 sm_100 + PTX" */
+};
+
+/* Offsets (in floats) of the tensors inside the engine's parameter arena, the CPU
+ * engine's layout (workloads/llama/llama.h): wq|wk|wv adjacent, w_gate|w_up adjacent,
+ * the parameters before decay_end get AdamW weight decay. */
+enum {
+    TB_CUDA_W_ATTN_NORM,
+    TB_CUDA_W_WQ,
+    TB_CUDA_W_WK,
+    TB_CUDA_W_WV,
+    TB_CUDA_W_WO,
+    TB_CUDA_W_MLP_NORM,
+    TB_CUDA_W_GATE,
+    TB_CUDA_W_UP,
+    TB_CUDA_W_DOWN,
+    TB_CUDA_W_PER_LAYER
+};
+struct tb_cuda_llama_weights {
+    const float *params; /* borrowed, host: [n_params] fp32, copied at init */
+    size_t n_params;
+    size_t tok_emb, lm_head, final_norm; /* offsets; lm_head == tok_emb when tied */
+    const size_t *layer;                 /* borrowed: [L][TB_CUDA_W_PER_LAYER] offsets */
+    size_t decay_end;
+    const float *rope_cos; /* borrowed, host: [max_seq, HD/2] (tb_llama_rope_table) */
+    const float *rope_sin;
+};
+
+enum tb_cuda_llama_flags {
+    TB_CUDA_LLAMA_TRAIN = 1 << 0,   /* gradients, AdamW state, saved activations */
+    TB_CUDA_LLAMA_NOGRAPH = 1 << 1, /* decode without CUDA graphs */
+};
+
+struct tb_cuda_adamw {
+    float lr, beta1, beta2, eps, weight_decay;
+};
+
+/* Kernel tests: one operation on host arrays (copied in and out), against which the
+ * tests hold the CPU reference. Inputs are fp32 and rounded to bf16 where the engine
+ * keeps them in bf16 (stated per op); outputs come back as fp32. */
+enum tb_cuda_op {
+    TB_CUDA_OP_RMSNORM_FWD,    /* x[N,C], w[C] -> out[N,C] (bf16), rstd[N]; eps */
+    TB_CUDA_OP_RMSNORM_BWD,    /* dy[N,C], x[N,C], rstd[N], w[C] -> dx[N,C] (+= into
+                                  out's input, accumulate), dw[C] */
+    TB_CUDA_OP_ROPE,           /* qkv[N, QKV] (bf16), cos/sin [T, HD/2] -> q [B,NH,T,HD],
+                                  k, v [B,NKV,T,HD] head-major (bf16), rotated */
+    TB_CUDA_OP_SWIGLU_FWD,     /* gu[N, 2F] (bf16) -> h[N, F] (bf16) */
+    TB_CUDA_OP_SWIGLU_BWD,     /* dh[N,F], gu[N,2F] (bf16) -> dgu[N,2F] (bf16) */
+    TB_CUDA_OP_SOFTMAX_CAUSAL, /* s[R, T] fp32 (row r is query position r % T) -> p (bf16) */
+    TB_CUDA_OP_ATTENTION_FWD,  /* q[B,NH,T,HD], k, v[B,NKV,T,HD] (bf16) -> y[N, NH*HD] */
+    TB_CUDA_OP_ATTENTION_BWD,  /* + dy[N, NH*HD] -> dq, dk, dv head-major (fp32 out) */
+    TB_CUDA_OP_XENT,           /* logits[N, V] (bf16), targets[N] -> loss (mean), dlogits */
+    TB_CUDA_OP_ADAMW,          /* p, g, m, v [n], decay on [0, n_decay) -> p, m, v; step t */
+    TB_CUDA_OP_GEMM_BF16,      /* a[M,K], b[N,K] (bf16) -> c[M,N] = a b^T (fp32 out) */
+    TB_CUDA_OP_GEMV_BF16,      /* x[M,K], w[N,K] (bf16), M <= 8 -> c[M,N] = x w^T (the decode
+                                  kernel) */
+    TB_CUDA_OP_COUNT
+};
+struct tb_cuda_op_args {
+    enum tb_cuda_op op;
+    int B, T, N, C, M, K, NH, NKV, HD, F, V;
+    float eps;
+    bool accumulate;
+    long step; /* AdamW step number (1-based) */
+    size_t n, n_decay;
+    struct tb_cuda_adamw opt;
+    const float *in[6]; /* inputs, per op as listed above, in that order */
+    const int *ids;     /* targets (XENT) */
+    float *out[4];      /* outputs, in order */
+    float loss;         /* XENT */
+};
+
+struct tb_cuda_api {
+    int abi_version;
+
+    /* Find device 0, read its facts and open NVML (a machine without the driver's
+     * libnvidia-ml.so.1 records "unavailable: <reason>" in info->nvml). Returns -1
+     * with "no CUDA device: <cudaGetErrorString>" when there is none. */
+    int (*probe)(struct tb_cuda_info *info, char *err, size_t errlen);
+
+    /* Engine on device 0 for up to max_batch sequences of max_seq tokens, the
+     * parameters copied from w. flags: tb_cuda_llama_flags. */
+    int (*llama_init)(void **eng, const struct tb_arch *a, const struct tb_cuda_llama_weights *w,
+                      int max_batch, int max_seq, unsigned flags, char *err, size_t errlen);
+    void (*llama_free)(void *eng);
+    size_t (*llama_bytes)(void *eng); /* device memory the engine holds */
+    /* Prefill B prompts (tokens [B, T], host), logits of the last position [B, V]. */
+    int (*llama_prefill)(void *eng, const int *tokens, int B, int T, char *err, size_t errlen);
+    /* One decode step at position pos: tokens [B] from the host, or NULL for the greedy
+     * tokens of the previous step's logits (argmax on the device). Logits [B, V]. */
+    int (*llama_decode)(void *eng, const int *tokens, int B, int pos, char *err, size_t errlen);
+    /* Forward with mean cross-entropy, backward, AdamW (opt NULL: forward and loss only). */
+    int (*llama_train_step)(void *eng, const int *tokens, const int *targets, int B, int T,
+                            const struct tb_cuda_adamw *opt, char *err, size_t errlen);
+    /* Synchronise, then: the loss of the last train step; the last logits [B, V] (n
+     * floats at most); whether every logit of the last step is finite. */
+    int (*llama_loss)(void *eng, float *loss, char *err, size_t errlen);
+    int (*llama_logits)(void *eng, float *out, size_t n, char *err, size_t errlen);
+    int (*llama_finite)(void *eng, bool *finite, char *err, size_t errlen);
+
+    /* CUDA events on the plugin's stream: start, then stop synchronises and returns the
+     * seconds between them. */
+    int (*timer_start)(char *err, size_t errlen);
+    int (*timer_stop)(double *secs, char *err, size_t errlen);
+    /* NVML's total energy since the driver loaded, millijoules. */
+    int (*energy_mj)(unsigned long long *mj, char *err, size_t errlen);
+
+    /* Device-to-device copy of bytes per repetition, reps timed after one warm-up; the
+     * median seconds per copy into *secs. */
+    int (*copy_bench)(size_t bytes, int reps, double *secs, char *err, size_t errlen);
+
+    /* One kernel test (see enum tb_cuda_op). */
+    int (*op)(struct tb_cuda_op_args *a, char *err, size_t errlen);
+};
+
+typedef const struct tb_cuda_api *(*tb_cuda_plugin_fn)(int abi_version);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,108 @@
+/*
+ * harness/tb_gpu.h: the GPU executor's host side. The CUDA code lives in a plugin
+ * (libtrnbench-cuda.so, harness/tb_cuda_abi.h) that this module loads with dlopen at
+ * run time, so trnbench itself never links CUDA and runs unchanged where there is no
+ * GPU, no driver or no plugin. Every way of not having a GPU ends in a reason string,
+ * never in a crash or a failed build:
+ *
+ *   "disabled (TRNBENCH_CUDA=0)"
+ *   "CUDA executor not built (nvcc not found at build time)"
+ *   "no NVIDIA driver (no /proc/driver/nvidia/version, no /dev/nvidiactl)"
+ *   "cannot load '.../libtrnbench-cuda.so': <dlerror>"
+ *   "no CUDA device: <cudaGetErrorString>"
+ *
+ * The plugin is looked for at $TRNBENCH_CUDA_PLUGIN, next to the binary
+ * (<dir of /proc/self/exe>/../lib/libtrnbench-cuda.so, the build tree) and at the
+ * installed <libdir>/libtrnbench-cuda.so. Without an NVIDIA driver the plugin is not
+ * even loaded (cudart is not initialised), unless TB_GPU_FORCE asks for it (tests).
+ *
+ * Measurement (tb_gpu_run): the CPU executor's semantics (tb_exec.h: warm-up, then
+ * timed repetitions, decode restarting at position T each repetition, validation of
+ * every repetition outside the timed region), timed with CUDA events around each
+ * repetition, and NVML's total-energy counter read before and after the timed
+ * repetitions for the energy figures (tb_gpu_energy_derive).
+ *
+ * Ownership: a struct tb_gpu owns the dlopen handle; tb_gpu_close releases it. Not
+ * thread-safe.
+ */
+#ifndef TB_GPU_H
+#define TB_GPU_H
+
+#include "tb_arch.h"
+#include "tb_cuda_abi.h"
+#include "tb_exec.h"
+#include "tb_pricing.h"
+#include "tb_suite.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct tb_gpu {
+    void *dl;                      /* owned: dlopen handle, or NULL */
+    const struct tb_cuda_api *api; /* inside dl; NULL when unavailable */
+    struct tb_cuda_info info;      /* the device (when api) */
+    char path[4096];               /* plugin file tried last */
+    char why[1024];                /* why unavailable; "" when available */
+};
+
+enum tb_gpu_open_flags {
+    TB_GPU_FORCE = 1 << 0, /* load the plugin even when no NVIDIA driver is seen */
+};
+
+/* Find, load and probe the plugin. Returns 0 when a device is usable (g->api, g->info),
+ * or -1 with the reason in g->why (not an error: the GPU is optional). Release with
+ * tb_gpu_close either way. */
+int tb_gpu_open(struct tb_gpu *g, unsigned flags);
+void tb_gpu_close(struct tb_gpu *g);
+
+/* Whether the plugin was built with this binary (nvcc present at build time). */
+bool tb_gpu_built(void);
+
+/* One line for the results' host column: "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs,
+ * 79.1 GiB), driver 580.65.06, CUDA 13.0". */
+void tb_gpu_describe(const struct tb_cuda_info *i, char *buf, size_t len);
+/* The rest of the provenance for the counters column: "clocks: SM 1980/1980 MHz,
+ * memory 2619/2619 MHz (current/max); cc 9.0; L2 50 MiB; bus 5120 bit; nvml ok;
+ * plugin nvcc 13.0, sm_80 sm_90 sm_100 + PTX". */
+void tb_gpu_provenance(const struct tb_cuda_info *i, char *buf, size_t len);
+
+/* The catalogue's chip for this GPU (pricing/chips.csv, vendor NVIDIA): the first word
+ * of the chip's name ("H100" of "H100 SXM5") must appear in the device name, and among
+ * several the one whose HBM size is nearest the device memory wins (A100 40GB vs
+ * 80GB). *inst gets the instance type with that chip and the fewest of them (the
+ * target of the modeled rows). Returns the chip, or NULL with why ("no chip in
+ * pricing/chips.csv matches 'Tesla T4'"). */
+const struct tb_chip *tb_gpu_chip(const struct tb_pricing *p, const struct tb_cuda_info *i,
+                                  const struct tb_instance **inst, char *why, size_t whylen);
+
+/* Energy over the timed repetitions. */
+struct tb_gpu_energy {
+    bool ok;            /* figures valid */
+    double joules;      /* total over the timed repetitions */
+    double avg_power_w; /* joules / seconds */
+    double j_per_unit;  /* joules per token (Llama) or per image (denoise) */
+    char note[256];     /* why not ok, or how measured */
+};
+
+/* From NVML's counter read before (mj0) and after (mj1) the timed repetitions, the
+ * wall seconds between the two readings and the units (tokens or images) processed. A counter that
+ * did not advance or went backwards, or no time or no units, gives ok = false and says why in note.
+ */
+void tb_gpu_energy_derive(unsigned long long mj0, unsigned long long mj1, double seconds,
+                          double units, struct tb_gpu_energy *e);
+
+/* Run spec (phase prefill, decode or train; precision bf16) on the GPU: weights drawn
+ * from spec->seed exactly as the CPU engine draws them (a CPU engine is set up to draw
+ * them, then freed), tokens as tb_exec_inputs. Fills *r (release it even on failure)
+ * and *e. Returns 0 when it ran (see r->valid), -1 with a message when the device or
+ * the engine failed or the phase is not implemented on the GPU (denoise). */
+int tb_gpu_run(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb_arch *arch,
+               struct tb_exec_result *r, struct tb_gpu_energy *e, char *err, size_t errlen);
+
+/* The weights of a CPU engine as the plugin takes them: offsets into m->params.
+ * layer_off: caller's [L * TB_CUDA_W_PER_LAYER]; rope tables caller's [max_seq, HD/2],
+ * filled here. */
+void tb_gpu_weights_of(const struct tb_llama *m, size_t *layer_off, int max_seq, float *rope_cos,
+                       float *rope_sin, struct tb_cuda_llama_weights *w);
+
+#endif

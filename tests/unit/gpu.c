@@ -1,0 +1,812 @@
+/*
+ * tests/unit/gpu.c: the GPU executor (harness/tb_gpu.h) and its CUDA plugin.
+ *
+ * Always run (no GPU needed): every way of having no GPU ends in a reason and no crash
+ * (disabled, plugin missing, no driver, and, where the plugin was built, loading it
+ * anyway and probing a machine without a device); tb_gpu_run without a device is an
+ * error with that reason; the energy arithmetic on real numbers; the provenance
+ * strings; the weight offsets handed to the plugin match the CPU engine's layout.
+ *
+ * With a CUDA device (skipped with the reason otherwise): every kernel against a
+ * double-precision reference on inputs rounded to bf16 first (so only the kernel's own
+ * rounding counts), then the engine against the CPU engine on llama-tiny. Tolerances
+ * (bf16 has 8 significant bits: one rounding is <= 2^-9 = 0.2% relative):
+ *   bf16 outputs of one rounding (RMSNorm, RoPE, SwiGLU, softmax, cross-entropy
+ *     gradient, the AdamW bf16 copy): max |err| <= 8e-3 x max|ref|, NMSE <= 2e-5
+ *   fp32 outputs (rstd, RMSNorm backward, dw, AdamW, bf16 products with fp32
+ *     accumulation and output): max |err| <= 1e-4 x max|ref|, NMSE <= 1e-9
+ *   attention forward (P rounded to bf16, then the product): 2e-2, NMSE <= 1e-4;
+ *     backward (dS rounded too): 3e-2, NMSE <= 3e-4
+ *   cross-entropy loss: |err| <= 1e-4 nats
+ *   engine vs CPU engine (bf16 weights and activations vs fp32): prefill and decode
+ *     logits max |err| <= 5e-2 x max|ref|, NMSE <= 1e-3; training loss of the first
+ *     step within 5e-3 nats, of the fourth within 2e-2, and falling
+ */
+#include "tb_arch.h"
+#include "tb_gpu.h"
+#include "tb_util.h"
+#include "workloads/llama/llama.h"
+
+#include "tests/tap/basic.h"
+#include "tests/tap/float.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- helpers ---- */
+
+static uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+static float frand(void) /* uniform in [-1, 1) */
+{
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (float)((double)(rng >> 11) / 9007199254740992.0 * 2.0 - 1.0);
+}
+
+/* Round to bf16 (nearest even), as the device's __float2bfloat16 does. */
+static float bf16r(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    u &= 0xffff0000u;
+    memcpy(&x, &u, sizeof x);
+    return x;
+}
+
+static float *randv(size_t n, float scale, bool round)
+{
+    float *p = malloc(n * sizeof *p);
+    if (!p)
+        bail("out of memory");
+    for (size_t i = 0; i < n; i++)
+        p[i] = round ? bf16r(frand() * scale) : frand() * scale;
+    return p;
+}
+
+static void *zalloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size);
+    if (!p)
+        bail("out of memory");
+    return p;
+}
+
+/* Compare and print the figures on failure. */
+static bool close_to(const float *got, const double *exp, size_t n, double rel, double nmse,
+                     const char *what)
+{
+    struct tap_cmp c = tap_compare(got, exp, n);
+    bool pass = c.max_ref > 0 && c.max_abs <= rel * c.max_ref && c.nmse <= nmse;
+    if (!pass)
+        diag("%s: max |err| %.3g (limit %.3g x max |ref| %.3g), NMSE %.3g (limit %.3g)", what,
+             c.max_abs, rel, c.max_ref, c.nmse, nmse);
+    return ok(pass, "%s: max |err| %.2g of max |ref| %.2g, NMSE %.2g", what, c.max_abs, c.max_ref,
+              c.nmse);
+}
+
+static bool close_to_f(const float *got, const float *exp, size_t n, double rel, double nmse,
+                       const char *what)
+{
+    double *e = zalloc(n, sizeof *e);
+    bool r;
+    for (size_t i = 0; i < n; i++)
+        e[i] = exp[i];
+    r = close_to(got, e, n, rel, nmse, what);
+    free(e);
+    return r;
+}
+
+#define BF16_REL  8e-3
+#define BF16_NMSE 2e-5
+#define F32_REL   1e-4
+#define F32_NMSE  1e-9
+
+/* ---- always-run tests ---- */
+
+static void test_no_gpu_paths(void)
+{
+    struct tb_gpu g;
+    struct tb_exec_result r;
+    struct tb_gpu_energy e;
+    struct tb_run_spec spec;
+    struct tb_arch a;
+    char err[512] = "", *model = test_src_path("workloads/llama/llama-tiny.model");
+    char *plugin = test_tmp_path("../../lib/libtrnbench-cuda.so");
+    int rc;
+
+    setenv("TRNBENCH_CUDA", "0", 1);
+    IS_INT(-1, tb_gpu_open(&g, 0), "TRNBENCH_CUDA=0 disables the GPU");
+    IS_STRING("disabled (TRNBENCH_CUDA=0)", g.why, "and says so");
+    OK(g.api == NULL, "no interface when disabled");
+    tb_gpu_close(&g);
+    unsetenv("TRNBENCH_CUDA");
+
+    setenv("TRNBENCH_CUDA_PLUGIN", "/nonexistent/libtrnbench-cuda.so", 1);
+    IS_INT(-1, tb_gpu_open(&g, TB_GPU_FORCE), "a missing plugin is no GPU");
+    OK(strstr(g.why, "'/nonexistent/libtrnbench-cuda.so'") && strstr(g.why, "not found"),
+       "the reason names the file: %s", g.why);
+    tb_gpu_close(&g);
+    unsetenv("TRNBENCH_CUDA_PLUGIN");
+
+    rc = tb_gpu_open(&g, 0);
+    OK(rc == 0 ? g.api != NULL && g.why[0] == '\0' : g.api == NULL && g.why[0] != '\0',
+       "plain open: a device, or a reason (%s)", rc == 0 ? g.info.name : g.why);
+    if (!tb_gpu_built())
+        IS_STRING("CUDA executor not built (nvcc not found at build time)", g.why,
+                  "without nvcc at build time the reason says so");
+    else
+        OK(tb_file_exists(plugin), "nvcc built the plugin next to the binaries (%s)", plugin);
+    tb_gpu_close(&g);
+
+    /* the plugin itself, loaded even without a driver: cudart must answer, not crash */
+    if (tb_gpu_built()) {
+        rc = tb_gpu_open(&g, TB_GPU_FORCE);
+        OK(rc == 0 || !strncmp(g.why, "no CUDA device: ", 16),
+           "forced load of the plugin probes: %s", rc == 0 ? g.info.name : g.why);
+        OK(rc != 0 || g.info.sm_count > 0, "a device has SMs");
+        tb_gpu_close(&g);
+    } else {
+        skip_block(2, "the CUDA plugin was not built (nvcc not found at build time)");
+    }
+
+    /* running without a device is an error carrying the reason, with nothing leaked */
+    memset(&g, 0, sizeof g);
+    snprintf(g.why, sizeof g.why, "no CUDA device: test");
+    tb_run_spec_init(&spec);
+    snprintf(spec.model, sizeof spec.model, "llama-tiny");
+    spec.phase = TB_PHASE_PREFILL;
+    spec.seq_in = 8;
+    if (tb_arch_load(&a, model, err, sizeof err) != 0)
+        bail("%s", err);
+    IS_INT(-1, tb_gpu_run(&g, &spec, &a, &r, &e, err, sizeof err), "tb_gpu_run without a device");
+    IS_STRING("no GPU: no CUDA device: test", err, "fails with the reason");
+    OK(!e.ok, "and no energy figures");
+    tb_exec_result_release(&r);
+    free(model);
+    free(plugin);
+}
+
+static void test_energy(void)
+{
+    struct tb_gpu_energy e;
+    /* 350 J over 0.5 s of work on 1000 tokens: 700 W, 0.35 J per token */
+    tb_gpu_energy_derive(1000000ULL, 1350000ULL, 0.5, 1000, &e);
+    OK(e.ok, "energy from an advancing counter: %s", e.note);
+    IS_DOUBLE(350.0, e.joules, 1e-9, "joules = (1350000 - 1000000) mJ");
+    IS_DOUBLE(700.0, e.avg_power_w, 1e-9, "average power = 350 J / 0.5 s");
+    IS_DOUBLE(0.35, e.j_per_unit, 1e-12, "joules per token = 350 J / 1000");
+    OK(strstr(e.note, "approximate") != NULL, "a window under 1 s is flagged approximate");
+    tb_gpu_energy_derive(5000ULL, 5000ULL, 2.0, 10, &e);
+    OK(!e.ok && isnan(e.joules), "a counter that did not advance gives no figure");
+    IS_STRING("energy counter did not advance (5000 mJ before, 5000 mJ after)", e.note,
+              "and says so");
+    tb_gpu_energy_derive(5000ULL, 9000ULL, 2.0, 0, &e);
+    OK(!e.ok, "no units: no figure (%s)", e.note);
+    tb_gpu_energy_derive(0ULL, 1500000ULL, 2.5, 4, &e);
+    IS_DOUBLE(375.0, e.j_per_unit, 1e-12, "joules per image = 1500 J / 4 images");
+    IS_DOUBLE(600.0, e.avg_power_w, 1e-9, "600 W over 2.5 s");
+}
+
+static void test_provenance(void)
+{
+    struct tb_cuda_info i;
+    char buf[1024];
+    memset(&i, 0, sizeof i);
+    snprintf(i.name, sizeof i.name, "NVIDIA H100 80GB HBM3");
+    i.cc_major = 9;
+    i.sm_count = 132;
+    i.mem_gib = 79.1;
+    i.l2_mib = 50;
+    i.mem_bus_bits = 5120;
+    i.sm_clock_max_mhz = 1980;
+    i.mem_clock_max_mhz = 2619;
+    i.sm_clock_mhz = 1755;
+    i.mem_clock_mhz = 2619;
+    i.driver_version = 13000;
+    i.runtime_version = 13000;
+    snprintf(i.driver, sizeof i.driver, "580.65.06");
+    snprintf(i.nvml, sizeof i.nvml, "ok");
+    snprintf(i.build, sizeof i.build, "nvcc 13.0, sm 80 90 100 + PTX");
+    tb_gpu_describe(&i, buf, sizeof buf);
+    IS_STRING("NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB), driver 580.65.06, CUDA 13.0", buf,
+              "host column describes the GPU");
+    tb_gpu_provenance(&i, buf, sizeof buf);
+    IS_STRING("clocks: SM 1755/1980 MHz, memory 2619/2619 MHz (current/max); cc 9.0; L2 50 MiB; "
+              "bus 5120 bit; driver API 13.0; nvml ok; plugin nvcc 13.0, sm 80 90 100 + PTX",
+              buf, "provenance carries clocks, driver and build");
+    i.sm_clock_mhz = 0;
+    i.driver[0] = '\0';
+    tb_gpu_describe(&i, buf, sizeof buf);
+    OK(strstr(buf, "driver unknown") != NULL, "an unknown driver says so: %s", buf);
+    tb_gpu_provenance(&i, buf, sizeof buf);
+    OK(strstr(buf, "SM ?/1980 MHz") != NULL, "an unknown clock says so");
+}
+
+static void test_weights(const struct tb_arch *a)
+{
+    struct tb_llama m;
+    struct tb_cuda_llama_weights w;
+    size_t C = (size_t)a->hidden, HD = (size_t)a->head_dim, QD = (size_t)a->heads * HD;
+    size_t KD = (size_t)a->kv_heads * HD, F = (size_t)a->ffn;
+    size_t *off = zalloc((size_t)a->layers * TB_CUDA_W_PER_LAYER, sizeof *off);
+    float *cs = zalloc(16 * HD / 2, sizeof *cs), *sn = zalloc(16 * HD / 2, sizeof *sn);
+    bool adjacent = true;
+    char err[512];
+    if (tb_llama_init(&m, a, 1, 4, 0, 5, err, sizeof err) != 0)
+        bail("%s", err);
+    tb_gpu_weights_of(&m, off, 16, cs, sn, &w);
+    for (int l = 0; l < a->layers; l++) {
+        const size_t *o = off + (size_t)l * TB_CUDA_W_PER_LAYER;
+        adjacent = adjacent && o[TB_CUDA_W_WK] == o[TB_CUDA_W_WQ] + QD * C &&
+                   o[TB_CUDA_W_WV] == o[TB_CUDA_W_WK] + KD * C &&
+                   o[TB_CUDA_W_UP] == o[TB_CUDA_W_GATE] + F * C &&
+                   m.params + o[TB_CUDA_W_DOWN] == m.layers[l].w_down;
+    }
+    OK(adjacent, "wq|wk|wv and w_gate|w_up adjacent, offsets point at the CPU tensors");
+    OK(w.params == m.params && w.n_params == m.n_params, "the whole arena is handed over");
+    OK(m.params + w.decay_end == m.layers[0].attn_norm && w.final_norm == m.n_params - C,
+       "decay ends where the norms begin; the final norm is last");
+    OK(w.lm_head != w.tok_emb && m.params + w.lm_head == m.lm_head, "untied LM head offset");
+    IS_DOUBLE(1.0, cs[0], 0, "RoPE cos at position 0 is 1");
+    IS_DOUBLE(cos(3.0), cs[3 * HD / 2], 1e-6, "RoPE cos of the fastest pair at position 3");
+    tb_llama_release(&m);
+    free(off);
+    free(cs);
+    free(sn);
+}
+
+/* ---- kernel tests (device) ---- */
+
+static void run_op(const struct tb_cuda_api *api, struct tb_cuda_op_args *o, const char *what)
+{
+    char err[512];
+    if (api->op(o, err, sizeof err) != 0)
+        bail("%s: %s", what, err);
+}
+
+static void test_rmsnorm(const struct tb_cuda_api *api)
+{
+    enum { N = 7, C = 96 };
+    struct tb_cuda_op_args o;
+    float *x = randv(N * C, 2, false), *w = randv(C, 1, false), *dy = randv(N * C, 1, false);
+    float *dx0 = randv(N * C, 1, false);
+    float out[N * C], rstd[N], dx[N * C], dw[C];
+    double eo[N * C], er[N], edx[N * C], edw[C];
+    float eps = 1e-5f;
+
+    for (int n = 0; n < N; n++) {
+        double ss = 0, dot = 0;
+        for (int c = 0; c < C; c++)
+            ss += (double)x[n * C + c] * x[n * C + c];
+        er[n] = 1.0 / sqrt(ss / C + eps);
+        for (int c = 0; c < C; c++) {
+            eo[n * C + c] = x[n * C + c] * er[n] * w[c];
+            dot += (double)dy[n * C + c] * w[c] * x[n * C + c];
+        }
+        for (int c = 0; c < C; c++)
+            edx[n * C + c] = dx0[n * C + c] + er[n] * dy[n * C + c] * w[c] -
+                             er[n] * er[n] * er[n] * x[n * C + c] * dot / C;
+    }
+    for (int c = 0; c < C; c++) {
+        edw[c] = 0;
+        for (int n = 0; n < N; n++)
+            edw[c] += (double)dy[n * C + c] * x[n * C + c] * er[n];
+    }
+    memset(&o, 0, sizeof o);
+    o.op = TB_CUDA_OP_RMSNORM_FWD;
+    o.N = N;
+    o.C = C;
+    o.eps = eps;
+    o.in[0] = x;
+    o.in[1] = w;
+    o.out[0] = out;
+    o.out[1] = rstd;
+    run_op(api, &o, "rmsnorm_fwd");
+    close_to(out, eo, N * C, BF16_REL, BF16_NMSE, "RMSNorm forward (bf16 out)");
+    close_to(rstd, er, N, F32_REL, F32_NMSE, "RMSNorm 1/rms (fp32)");
+    {
+        float rs[N];
+        for (int n = 0; n < N; n++)
+            rs[n] = (float)er[n];
+        memset(&o, 0, sizeof o);
+        o.op = TB_CUDA_OP_RMSNORM_BWD;
+        o.N = N;
+        o.C = C;
+        o.accumulate = true;
+        o.in[0] = dy;
+        o.in[1] = x;
+        o.in[2] = rs;
+        o.in[3] = w;
+        o.in[4] = dx0;
+        o.out[0] = dx;
+        o.out[1] = dw;
+        run_op(api, &o, "rmsnorm_bwd");
+    }
+    close_to(dx, edx, N * C, F32_REL, F32_NMSE, "RMSNorm backward dx, accumulated (fp32)");
+    close_to(dw, edw, C, F32_REL, F32_NMSE, "RMSNorm backward dw (fp32)");
+    free(x);
+    free(w);
+    free(dy);
+    free(dx0);
+}
+
+static void test_rope(const struct tb_cuda_api *api)
+{
+    enum { B = 2, T = 5, NH = 4, NKV = 2, HD = 16, HALF = HD / 2 };
+    enum { QD = NH * HD, KD = NKV * HD, QKV = QD + 2 * KD, N = B * T };
+    struct tb_cuda_op_args o;
+    float *qkv = randv(N * QKV, 1, true), cs[T * HALF], sn[T * HALF];
+    float q[N * QD], k[N * KD], v[N * KD];
+    double eq[N * QD], ek[N * KD], ev[N * KD];
+    for (int t = 0; t < T; t++)
+        for (int i = 0; i < HALF; i++) {
+            double f = pow(10000.0, -2.0 * i / HD);
+            cs[t * HALF + i] = (float)cos(t * f);
+            sn[t * HALF + i] = (float)sin(t * f);
+        }
+    for (int n = 0; n < N; n++) {
+        int b = n / T, t = n % T;
+        const float *row = qkv + n * QKV;
+        for (int h = 0; h < NH + NKV; h++)
+            for (int i = 0; i < HALF; i++) {
+                double x1 = row[h * HD + i], x2 = row[h * HD + i + HALF];
+                double c = cs[t * HALF + i], s = sn[t * HALF + i];
+                double *dst = h < NH ? eq + ((b * NH + h) * T + t) * HD
+                                     : ek + ((b * NKV + h - NH) * T + t) * HD;
+                dst[i] = x1 * c - x2 * s;
+                dst[i + HALF] = x1 * s + x2 * c;
+            }
+        for (int i = 0; i < KD; i++)
+            ev[((b * NKV + i / HD) * T + t) * HD + i % HD] = row[QD + KD + i];
+    }
+    memset(&o, 0, sizeof o);
+    o.op = TB_CUDA_OP_ROPE;
+    o.B = B;
+    o.T = T;
+    o.N = N;
+    o.NH = NH;
+    o.NKV = NKV;
+    o.HD = HD;
+    o.in[0] = qkv;
+    o.in[1] = cs;
+    o.in[2] = sn;
+    o.out[0] = q;
+    o.out[1] = k;
+    o.out[2] = v;
+    run_op(api, &o, "rope");
+    close_to(q, eq, N * QD, BF16_REL, BF16_NMSE, "RoPE queries, head-major (bf16)");
+    close_to(k, ek, N * KD, BF16_REL, BF16_NMSE, "RoPE keys, head-major (bf16)");
+    close_to(v, ev, N * KD, 0, 0, "values copied exactly, head-major");
+    free(qkv);
+}
+
+static void test_swiglu(const struct tb_cuda_api *api)
+{
+    enum { N = 6, F = 40 };
+    struct tb_cuda_op_args o;
+    float *gu = randv(N * 2 * F, 3, true), *dh = randv(N * F, 1, true);
+    float h[N * F], dgu[N * 2 * F];
+    double eh[N * F], edgu[N * 2 * F];
+    for (int n = 0; n < N; n++)
+        for (int f = 0; f < F; f++) {
+            double g = gu[n * 2 * F + f], u = gu[n * 2 * F + F + f], d = dh[n * F + f];
+            double s = 1.0 / (1.0 + exp(-g));
+            eh[n * F + f] = g * s * u;
+            edgu[n * 2 * F + f] = d * u * s * (1 + g * (1 - s));
+            edgu[n * 2 * F + F + f] = d * g * s;
+        }
+    memset(&o, 0, sizeof o);
+    o.op = TB_CUDA_OP_SWIGLU_FWD;
+    o.N = N;
+    o.F = F;
+    o.in[0] = gu;
+    o.out[0] = h;
+    run_op(api, &o, "swiglu_fwd");
+    close_to(h, eh, N * F, BF16_REL, BF16_NMSE, "SwiGLU forward (bf16)");
+    o.op = TB_CUDA_OP_SWIGLU_BWD;
+    o.in[0] = dh;
+    o.in[1] = gu;
+    o.out[0] = dgu;
+    run_op(api, &o, "swiglu_bwd");
+    close_to(dgu, edgu, N * 2 * F, BF16_REL, BF16_NMSE, "SwiGLU backward (bf16)");
+    free(gu);
+    free(dh);
+}
+
+static void test_softmax(const struct tb_cuda_api *api)
+{
+    enum { T = 37, R = 3 * T };
+    struct tb_cuda_op_args o;
+    float *s = randv(R * T, 4, false), *p = zalloc(R * T, sizeof *p);
+    double *e = zalloc(R * T, sizeof *e);
+    for (int r = 0; r < R; r++) {
+        int nv = r % T + 1;
+        double mx = -INFINITY, sum = 0;
+        for (int j = 0; j < nv; j++)
+            mx = fmax(mx, s[r * T + j]);
+        for (int j = 0; j < nv; j++)
+            sum += exp(s[r * T + j] - mx);
+        for (int j = 0; j < T; j++)
+            e[r * T + j] = j < nv ? exp(s[r * T + j] - mx) / sum : 0.0;
+    }
+    memset(&o, 0, sizeof o);
+    o.op = TB_CUDA_OP_SOFTMAX_CAUSAL;
+    o.N = R;
+    o.T = T;
+    o.in[0] = s;
+    o.out[0] = p;
+    run_op(api, &o, "softmax");
+    close_to(p, e, R * T, BF16_REL, BF16_NMSE, "causal softmax, masked keys zero (bf16)");
+    free(s);
+    free(p);
+    free(e);
+}
+
+/* Double-precision attention of head-major q [B,NH,T,HD], k, v [B,NKV,T,HD]: y
+ * token-major; with dy, the gradients dq, dk, dv head-major. */
+static void ref_attention(const float *q, const float *k, const float *v, const float *dy, int B,
+                          int T, int NH, int NKV, int HD, double *y, double *dq, double *dk,
+                          double *dv)
+{
+    int G = NH / NKV, QD = NH * HD;
+    double scale = 1.0 / sqrt((double)HD), *p = zalloc((size_t)T * T, sizeof *p);
+    double *dp = zalloc((size_t)T * T, sizeof *dp);
+    if (dy) {
+        memset(dq, 0, (size_t)B * NH * T * HD * sizeof *dq);
+        memset(dk, 0, (size_t)B * NKV * T * HD * sizeof *dk);
+        memset(dv, 0, (size_t)B * NKV * T * HD * sizeof *dv);
+    }
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++) {
+            const float *qh = q + (size_t)(b * NH + h) * T * HD;
+            const float *kh = k + (size_t)(b * NKV + h / G) * T * HD;
+            const float *vh = v + (size_t)(b * NKV + h / G) * T * HD;
+            for (int t = 0; t < T; t++) {
+                double mx = -INFINITY, sum = 0;
+                for (int j = 0; j <= t; j++) {
+                    double d = 0;
+                    for (int i = 0; i < HD; i++)
+                        d += (double)qh[t * HD + i] * kh[j * HD + i];
+                    p[t * T + j] = d * scale;
+                    mx = fmax(mx, d * scale);
+                }
+                for (int j = 0; j <= t; j++)
+                    sum += (p[t * T + j] = exp(p[t * T + j] - mx));
+                for (int j = 0; j <= t; j++)
+                    p[t * T + j] /= sum;
+                for (int i = 0; i < HD; i++) {
+                    double o = 0;
+                    for (int j = 0; j <= t; j++)
+                        o += p[t * T + j] * vh[j * HD + i];
+                    y[((size_t)b * T + t) * QD + h * HD + i] = o;
+                }
+            }
+            if (!dy)
+                continue;
+            for (int t = 0; t < T; t++) {
+                const float *dyr = dy + ((size_t)b * T + t) * QD + h * HD;
+                double dot = 0;
+                for (int j = 0; j <= t; j++) {
+                    double d = 0;
+                    for (int i = 0; i < HD; i++)
+                        d += (double)dyr[i] * vh[j * HD + i];
+                    dp[t * T + j] = d;
+                    dot += p[t * T + j] * d;
+                    for (int i = 0; i < HD; i++)
+                        dv[((size_t)(b * NKV + h / G) * T + j) * HD + i] += p[t * T + j] * dyr[i];
+                }
+                for (int j = 0; j <= t; j++) {
+                    double ds = scale * p[t * T + j] * (dp[t * T + j] - dot);
+                    for (int i = 0; i < HD; i++) {
+                        dq[((size_t)(b * NH + h) * T + t) * HD + i] += ds * kh[j * HD + i];
+                        dk[((size_t)(b * NKV + h / G) * T + j) * HD + i] += ds * qh[t * HD + i];
+                    }
+                }
+            }
+        }
+    free(p);
+    free(dp);
+}
+
+static void test_attention(const struct tb_cuda_api *api)
+{
+    enum { B = 2, T = 19, NH = 4, NKV = 2, HD = 16, N = B * T, QD = NH * HD, KD = NKV * HD };
+    struct tb_cuda_op_args o;
+    float *q = randv(N * QD, 1, true), *k = randv(N * KD, 1, true), *v = randv(N * KD, 1, true);
+    float *dy = randv(N * QD, 1, true), y[N * QD], dq[N * QD], dk[N * KD], dv[N * KD];
+    double ey[N * QD], edq[N * QD], edk[N * KD], edv[N * KD];
+    ref_attention(q, k, v, dy, B, T, NH, NKV, HD, ey, edq, edk, edv);
+    memset(&o, 0, sizeof o);
+    o.op = TB_CUDA_OP_ATTENTION_FWD;
+    o.B = B;
+    o.T = T;
+    o.NH = NH;
+    o.NKV = NKV;
+    o.HD = HD;
+    o.in[0] = q;
+    o.in[1] = k;
+    o.in[2] = v;
+    o.out[0] = y;
+    run_op(api, &o, "attention_fwd");
+    close_to(y, ey, N * QD, 2e-2, 1e-4, "causal GQA attention forward (cuBLASLt + softmax)");
+    o.op = TB_CUDA_OP_ATTENTION_BWD;
+    o.in[3] = dy;
+    o.out[0] = dq;
+    o.out[1] = dk;
+    o.out[2] = dv;
+    run_op(api, &o, "attention_bwd");
+    close_to(dq, edq, N * QD, 3e-2, 3e-4, "attention backward dQ");
+    close_to(dk, edk, N * KD, 3e-2, 3e-4, "attention backward dK (summed over the G heads)");
+    close_to(dv, edv, N * KD, 3e-2, 3e-4, "attention backward dV (summed over the G heads)");
+    free(q);
+    free(k);
+    free(v);
+    free(dy);
+}
+
+static void test_xent(const struct tb_cuda_api *api)
+{
+    enum { N = 5, V = 1000 };
+    struct tb_cuda_op_args o;
+    float *logits = randv(N * V, 3, true), *d = zalloc(N * V, sizeof *d);
+    double *e = zalloc(N * V, sizeof *e), loss = 0;
+    int tgt[N] = {0, 999, 17, 500, 3};
+    for (int n = 0; n < N; n++) {
+        double mx = -INFINITY, sum = 0, lse;
+        for (int j = 0; j < V; j++)
+            mx = fmax(mx, logits[n * V + j]);
+        for (int j = 0; j < V; j++)
+            sum += exp(logits[n * V + j] - mx);
+        lse = mx + log(sum);
+        loss += (lse - logits[n * V + tgt[n]]) / N;
+        for (int j = 0; j < V; j++)
+            e[n * V + j] = (exp(logits[n * V + j] - lse) - (j == tgt[n])) / N;
+    }
+    memset(&o, 0, sizeof o);
+    o.op = TB_CUDA_OP_XENT;
+    o.N = N;
+    o.V = V;
+    o.in[0] = logits;
+    o.ids = tgt;
+    o.out[0] = d;
+    run_op(api, &o, "xent");
+    IS_DOUBLE(loss, o.loss, 1e-4, "cross-entropy mean loss (fp32 from bf16 logits)");
+    close_to(d, e, N * V, BF16_REL, BF16_NMSE, "cross-entropy gradient (bf16, in place)");
+    free(logits);
+    free(d);
+    free(e);
+}
+
+static void test_adamw(const struct tb_cuda_api *api)
+{
+    enum { n = 300, n_decay = 200 };
+    struct tb_cuda_op_args o;
+    float *p = randv(n, 0.05f, false), *g = randv(n, 0.01f, false);
+    float *m = randv(n, 0.001f, false), *v = randv(n, 0.001f, false);
+    float op[n], om[n], ov[n], ob[n];
+    double ep[n], em[n], ev[n];
+    struct tb_cuda_adamw opt = {3e-4f, 0.9f, 0.95f, 1e-8f, 0.1f};
+    long t = 3;
+    double bc1 = 1 - pow(0.9, t), bc2 = 1 - pow(0.95, t);
+    for (int i = 0; i < n; i++)
+        v[i] = fabsf(v[i]);
+    for (int i = 0; i < n; i++) {
+        double wd = i < n_decay ? opt.weight_decay : 0.0;
+        em[i] = 0.9 * m[i] + 0.1 * g[i];
+        ev[i] = 0.95 * v[i] + 0.05 * (double)g[i] * g[i];
+        ep[i] = (1 - opt.lr * wd) * p[i] - opt.lr * (em[i] / bc1) / (sqrt(ev[i] / bc2) + opt.eps);
+    }
+    memset(&o, 0, sizeof o);
+    o.op = TB_CUDA_OP_ADAMW;
+    o.n = n;
+    o.n_decay = n_decay;
+    o.opt = opt;
+    o.step = t;
+    o.in[0] = p;
+    o.in[1] = g;
+    o.in[2] = m;
+    o.in[3] = v;
+    o.out[0] = op;
+    o.out[1] = om;
+    o.out[2] = ov;
+    o.out[3] = ob;
+    run_op(api, &o, "adamw");
+    close_to(op, ep, n, 1e-5, 1e-10, "AdamW parameters (fp32 master, decay on [0, 200))");
+    close_to(om, em, n, 1e-5, 1e-10, "AdamW first moments");
+    close_to(ov, ev, n, 1e-5, 1e-10, "AdamW second moments");
+    close_to(ob, ep, n, BF16_REL, BF16_NMSE, "AdamW refreshes the bf16 copy");
+    free(p);
+    free(g);
+    free(m);
+    free(v);
+}
+
+static void test_products(const struct tb_cuda_api *api)
+{
+    enum { M = 64, N = 96, K = 256 };
+    struct tb_cuda_op_args o;
+    float *a = randv(M * K, 1, true), *b = randv(N * K, 1, true), c[M * N];
+    double e[M * N];
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int k = 0; k < K; k++)
+                s += (double)a[i * K + k] * b[j * K + k];
+            e[i * N + j] = s;
+        }
+    memset(&o, 0, sizeof o);
+    o.op = TB_CUDA_OP_GEMM_BF16;
+    o.M = M;
+    o.N = N;
+    o.K = K;
+    o.in[0] = a;
+    o.in[1] = b;
+    o.out[0] = c;
+    run_op(api, &o, "gemm");
+    close_to(c, e, M * N, F32_REL, F32_NMSE, "bf16 product through cuBLASLt (fp32 accumulate)");
+    o.op = TB_CUDA_OP_GEMV_BF16;
+    o.M = 3;
+    run_op(api, &o, "gemv");
+    close_to(c, e, 3 * N, F32_REL, F32_NMSE, "decode product, 3 rows (fp32 accumulate)");
+    o.K = K - 3; /* odd rows: the element-by-element path */
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0;
+            for (int k = 0; k < K - 3; k++)
+                s += (double)a[i * (K - 3) + k] * b[j * (K - 3) + k];
+            e[i * N + j] = s;
+        }
+    run_op(api, &o, "gemv");
+    close_to(c, e, 3 * N, F32_REL, F32_NMSE, "decode product, K not a multiple of 8");
+    free(a);
+    free(b);
+}
+
+/* ---- the engine against the CPU engine ---- */
+
+static void test_engine(struct tb_gpu *g, const struct tb_arch *a)
+{
+    const struct tb_cuda_api *api = g->api;
+    enum { B = 2, T = 12, NSTEP = 4, S = T + NSTEP };
+    struct tb_llama cpu;
+    struct tb_cuda_llama_weights w;
+    struct tb_adamw co = tb_adamw_default();
+    struct tb_cuda_adamw go = {co.lr, co.beta1, co.beta2, co.eps, co.weight_decay};
+    int V = a->vocab, tok[B * T], tgt[B * T], next[B];
+    size_t *off = zalloc((size_t)a->layers * TB_CUDA_W_PER_LAYER, sizeof *off);
+    size_t half = (size_t)a->head_dim / 2;
+    float *cs = zalloc(S * half, sizeof *cs), *sn = zalloc(S * half, sizeof *sn);
+    float *lg = zalloc((size_t)B * V, sizeof *lg);
+    float cpu_loss[4], gpu_loss[4];
+    bool decode_ok = true;
+    void *eng = NULL;
+    char err[512];
+
+    for (int i = 0; i < B * T; i++) {
+        tok[i] = (int)((unsigned)(i * 37 + 11) % (unsigned)V);
+        tgt[i] = (int)((unsigned)(i * 53 + 7) % (unsigned)V);
+    }
+    /* inference: prefill then teacher-forced decode steps */
+    if (tb_llama_init(&cpu, a, B, S, 0, 11, err, sizeof err) != 0)
+        bail("%s", err);
+    tb_gpu_weights_of(&cpu, off, S, cs, sn, &w);
+    if (api->llama_init(&eng, a, &w, B, S, 0, err, sizeof err) != 0)
+        bail("llama_init: %s", err);
+    if (tb_llama_prefill(&cpu, tok, B, T, err, sizeof err) != 0 ||
+        api->llama_prefill(eng, tok, B, T, err, sizeof err) != 0 ||
+        api->llama_logits(eng, lg, (size_t)B * V, err, sizeof err) != 0)
+        bail("prefill: %s", err);
+    close_to_f(lg, cpu.logits, (size_t)B * V, 5e-2, 1e-3, "engine prefill logits vs CPU engine");
+    for (int s = 0; s < NSTEP; s++) {
+        struct tap_cmp c;
+        tb_exec_argmax(cpu.logits, B, V, next);
+        if (tb_llama_decode(&cpu, next, B, T + s, err, sizeof err) != 0 ||
+            api->llama_decode(eng, next, B, T + s, err, sizeof err) != 0 ||
+            api->llama_logits(eng, lg, (size_t)B * V, err, sizeof err) != 0)
+            bail("decode: %s", err);
+        c = tap_compare_f(lg, cpu.logits, (size_t)B * V);
+        if (!(c.max_abs <= 5e-2 * c.max_ref && c.nmse <= 1e-3)) {
+            diag("decode step %d: max |err| %.3g of %.3g, NMSE %.3g", s, c.max_abs, c.max_ref,
+                 c.nmse);
+            decode_ok = false;
+        }
+    }
+    OK(decode_ok, "engine decode logits vs CPU engine, %d teacher-forced steps", NSTEP);
+    {
+        bool finite = false;
+        OK(api->llama_finite(eng, &finite, err, sizeof err) == 0 && finite, "decode logits finite");
+    }
+    /* greedy decode on the device: after a host-token step, a NULL step runs */
+    OK(api->llama_decode(eng, NULL, B, T + NSTEP - 1, err, sizeof err) == 0,
+       "greedy device decode step runs: %s", err);
+    api->llama_free(eng);
+    eng = NULL;
+    tb_llama_release(&cpu);
+
+    /* training: four steps on the same batch */
+    if (tb_llama_init(&cpu, a, B, T, TB_LLAMA_TRAIN, 11, err, sizeof err) != 0)
+        bail("%s", err);
+    tb_gpu_weights_of(&cpu, off, T, cs, sn, &w);
+    if (api->llama_init(&eng, a, &w, B, T, TB_CUDA_LLAMA_TRAIN, err, sizeof err) != 0)
+        bail("llama_init (train): %s", err);
+    for (int k = 0; k < 4; k++) {
+        if (tb_llama_train_step(&cpu, tok, tgt, B, T, &co, &cpu_loss[k], err, sizeof err) != 0 ||
+            api->llama_train_step(eng, tok, tgt, B, T, &go, err, sizeof err) != 0 ||
+            api->llama_loss(eng, &gpu_loss[k], err, sizeof err) != 0)
+            bail("train step %d: %s", k, err);
+    }
+    IS_DOUBLE(cpu_loss[0], gpu_loss[0], 5e-3, "training loss, step 1, vs CPU engine");
+    IS_DOUBLE(cpu_loss[3], gpu_loss[3], 2e-2, "training loss, step 4 (after 3 AdamW updates)");
+    OK(gpu_loss[3] < gpu_loss[0] - 0.01, "GPU training loss falls (%.4f -> %.4f)", gpu_loss[0],
+       gpu_loss[3]);
+    api->llama_free(eng);
+    tb_llama_release(&cpu);
+    free(off);
+    free(cs);
+    free(sn);
+    free(lg);
+}
+
+static void test_executor(struct tb_gpu *g, const struct tb_arch *a)
+{
+    struct tb_run_spec s;
+    struct tb_exec_result r;
+    struct tb_gpu_energy e;
+    char err[512];
+    const enum tb_phase ph[3] = {TB_PHASE_PREFILL, TB_PHASE_DECODE, TB_PHASE_TRAIN};
+    for (int i = 0; i < 3; i++) {
+        tb_run_spec_init(&s);
+        snprintf(s.model, sizeof s.model, "llama-tiny");
+        s.phase = ph[i];
+        s.batch = 2;
+        s.seq_in = 16;
+        s.seq_out = 4;
+        s.reps = 3;
+        s.warmup = 1;
+        OK(tb_gpu_run(g, &s, a, &r, &e, err, sizeof err) == 0 && r.valid && r.secs[2] > 0,
+           "executor %s runs, validates and times (%s%s)", tb_phase_to_string(ph[i]), err, r.note);
+        OK(e.ok || strstr(e.note, "unavailable") || strstr(e.note, "did not advance"),
+           "energy measured or its absence explained: %s", e.note);
+        tb_exec_result_release(&r);
+    }
+}
+
+int main(void)
+{
+    struct tb_arch a;
+    struct tb_gpu g;
+    char err[512], *model = test_src_path("workloads/llama/llama-tiny.model");
+
+    plan_lazy();
+    if (tb_arch_load(&a, model, err, sizeof err) != 0)
+        bail("%s", err);
+    free(model);
+    test_no_gpu_paths();
+    test_energy();
+    test_provenance();
+    test_weights(&a);
+
+    if (tb_gpu_open(&g, 0) != 0) {
+        /* the count of the device tests below */
+        skip_block(36, "no GPU: %s", g.why);
+        tb_gpu_close(&g);
+        return 0;
+    }
+    diag("GPU: %s", g.info.name);
+    test_rmsnorm(g.api);
+    test_rope(g.api);
+    test_swiglu(g.api);
+    test_softmax(g.api);
+    test_attention(g.api);
+    test_xent(g.api);
+    test_adamw(g.api);
+    test_products(g.api);
+    test_engine(&g, &a);
+    test_executor(&g, &a);
+    tb_gpu_close(&g);
+    return 0;
+}

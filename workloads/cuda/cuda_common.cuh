@@ -1,0 +1,189 @@
+/*
+ * workloads/cuda/cuda_common.cuh: what every file of the CUDA plugin shares: the
+ * process-wide context (device, stream, cuBLASLt handle and workspace, timing events),
+ * error checks that name what failed, and the kernel launchers (kernels.cu) and the
+ * matrix product (gemm.cu) the engine (llama.cu) and the kernel tests (plugin.cu) use.
+ *
+ * Error convention (the harness's): functions return 0, or -1 with a message in
+ * (err, errlen). The CU_* macros assume both names are in scope.
+ *
+ * Shape legend: B batch, T tokens per sequence, N = B*T rows, C hidden, NH/NKV heads,
+ * G = NH/NKV, HD head dim, QD = NH*HD, KD = NKV*HD, QKV = QD + 2*KD, F FFN width,
+ * V vocabulary, S rows a K/V buffer holds per (sequence, KV head) (T, or max_seq for
+ * the cache). Head-major tensors are [B, heads, T, HD]; token-major ones [N, heads*HD].
+ */
+#ifndef TB_CUDA_COMMON_CUH
+#define TB_CUDA_COMMON_CUH
+
+#include "tb_cuda_abi.h"
+
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef __nv_bfloat16 bf16;
+
+/* Format into err; returns -1. */
+int cu_err(char *err, size_t errlen, const char *fmt, ...)
+#ifdef __GNUC__
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+#define CU_CHECK(call)                                                                       \
+    do {                                                                                     \
+        cudaError_t e_ = (call);                                                             \
+        if (e_ != cudaSuccess)                                                               \
+            return cu_err(err, errlen, "%s: %s", #call, cudaGetErrorString(e_));             \
+    } while (0)
+
+/* After a kernel launch: a bad configuration shows here, a fault at the next sync. */
+#define CU_LAUNCH(name, launch)                                                              \
+    do {                                                                                     \
+        cudaError_t e_ = (launch);                                                           \
+        if (e_ != cudaSuccess)                                                               \
+            return cu_err(err, errlen, "kernel %s: %s", name, cudaGetErrorString(e_));       \
+    } while (0)
+
+#define CU_TRY(call)                                                                         \
+    do {                                                                                     \
+        if ((call) != 0)                                                                     \
+            return -1;                                                                       \
+    } while (0)
+
+/* ---- process-wide context ---- */
+
+#define TB_CUDA_WORKSPACE_BYTES ((size_t)32 << 20) /* cuBLASLt workspace (32 MiB: Hopper) */
+
+struct cu_ctx {
+    bool ready;
+    int device;
+    cudaDeviceProp prop;
+    cudaStream_t stream;
+    cublasLtHandle_t lt;
+    void *workspace; /* TB_CUDA_WORKSPACE_BYTES */
+    cudaEvent_t ev_start, ev_stop;
+};
+extern struct cu_ctx g_cu;
+
+/* Set the context up once (device 0). */
+int cu_ctx_init(char *err, size_t errlen);
+
+/* ---- matrix products (gemm.cu) ---- */
+
+/* D[M,N] = alpha op(A) op(B) + beta C, row-major, batched with element strides (0 for
+ * one matrix); A and B bf16, C and D bf16 or fp32 (out_f32), fp32 accumulation.
+ * ta: A is stored [K, M] (else [M, K]); tb: B is stored [N, K] (else [K, N]).
+ * C may be NULL when beta is 0; C == D is allowed. The algorithm comes from cuBLASLt's
+ * heuristic for this shape, types and the pointers' alignment, cached per shape. */
+struct cu_gemm {
+    bool ta, tb, out_f32;
+    int M, N, K, batch;
+    const bf16 *A;
+    int lda;
+    long long sa;
+    const bf16 *B;
+    int ldb;
+    long long sb;
+    const void *C;
+    void *D;
+    int ldd;
+    long long sd;
+    float alpha, beta;
+};
+int cu_gemm_run(const struct cu_gemm *g, const char *what, char *err, size_t errlen);
+/* Free the cached descriptors. */
+void cu_gemm_release(void);
+
+/* ---- kernels (kernels.cu); each returns the launch's cudaGetLastError() ---- */
+
+/* out[n] = emb[ids[n]] for N rows of C (fp32). */
+cudaError_t k_embed(float *out, const float *emb, const int *ids, int N, int C);
+/* out (bf16) = x * rstd * w for N rows: row i of x is row i*in_stride + in_offset;
+ * rstd[i] = 1/rms (NULL: not kept). */
+cudaError_t k_rmsnorm_fwd(bf16 *out, float *rstd, const float *x, const float *w, int N, int C,
+                          float eps, int in_stride, int in_offset);
+/* dx (= or +=) rstd * dy * w - rstd^3 x sum(dy w x) / C for N rows (fp32). */
+cudaError_t k_rmsnorm_bwd(float *dx, const float *dy, const float *x, const float *rstd,
+                          const float *w, int N, int C, bool accumulate);
+/* dw[c] += sum over rows of dy * x * rstd (dw must be zeroed before the first call). */
+cudaError_t k_rmsnorm_dw(float *dw, const float *dy, const float *x, const float *rstd, int N,
+                         int C);
+/* From token-major qkv [N, QKV] (bf16) rows at positions base + n % T, where base is
+ * *pos (decode) or 0 (pos NULL): q rotated into head-major [B, NH, T, HD]; k rotated
+ * and v copied into [B, NKV, S, HD] at row base + n % T. */
+cudaError_t k_rope_split(bf16 *q, bf16 *k, bf16 *v, const bf16 *qkv, const float *cos_t,
+                         const float *sin_t, const int *pos, int N, int T, int S, int NH, int NKV,
+                         int HD);
+/* Backward: head-major dq [B,NH,T,HD], dk, dv [B,NKV,T,HD] -> token-major dqkv [N, QKV],
+ * q and k rotated back (positions n % T). */
+cudaError_t k_rope_merge_bwd(bf16 *dqkv, const bf16 *dq, const bf16 *dk, const bf16 *dv,
+                             const float *cos_t, const float *sin_t, int N, int T, int NH,
+                             int NKV, int HD);
+/* Head-major [B, H, T, HD] <-> token-major [N, H*HD]. */
+cudaError_t k_heads_to_tokens(bf16 *out, const bf16 *in, int B, int T, int H, int HD);
+cudaError_t k_tokens_to_heads(bf16 *out, const bf16 *in, int B, int T, int H, int HD);
+/* Causal softmax of R rows of T scores (fp32, already scaled); row r is query position
+ * r % T and sees keys [0, r % T]; p (bf16) is 0 beyond. */
+cudaError_t k_softmax_causal(bf16 *p, const float *s, long long R, int T);
+/* ds (bf16) = scale * p * (dp - sum(p dp)) over the visible keys, 0 beyond. */
+cudaError_t k_softmax_causal_bwd(bf16 *ds, const bf16 *p, const float *dp, long long R, int T,
+                                 float scale);
+/* h = silu(g) * u for N rows of gu = [g | u] (bf16). */
+cudaError_t k_swiglu_fwd(bf16 *h, const bf16 *gu, int N, int F);
+cudaError_t k_swiglu_bwd(bf16 *dgu, const bf16 *dh, const bf16 *gu, int N, int F);
+/* Cross-entropy of N rows of V logits (bf16): row_loss[n] = lse - logit[target], and
+ * the logits overwritten by (softmax - onehot) * grad_scale. */
+cudaError_t k_xent(bf16 *logits, float *row_loss, const int *targets, int N, int V,
+                   float grad_scale);
+/* *out = sum(x[0..n)) * scale (one block, double accumulation). */
+cudaError_t k_sum(float *out, const float *x, int n, float scale);
+/* AdamW over n parameters (the CPU engine's formula), decay on [0, n_decay); wb (bf16
+ * copy of p, may be NULL) rewritten. bc1, bc2: the bias corrections 1 - beta^t. */
+cudaError_t k_adamw(float *p, bf16 *wb, const float *g, float *m, float *v, size_t n,
+                    size_t n_decay, struct tb_cuda_adamw o, float bc1, float bc2);
+cudaError_t k_cast_bf16(bf16 *out, const float *in, size_t n);
+cudaError_t k_cast_f32(float *out, const bf16 *in, size_t n);
+/* dst[ids[n]] += src[n] for N rows of C (fp32, atomic). */
+cudaError_t k_scatter_add(float *dst, const float *src, const int *ids, int N, int C);
+/* out[b] = argmax of logits row b (first of equal maxima). */
+cudaError_t k_argmax(int *out, const float *logits, int B, int V);
+/* *flag = 0 when some x is not finite (set *flag = 1 before). */
+cudaError_t k_finite(int *flag, const float *x, size_t n);
+cudaError_t k_finite_bf16(int *flag, const bf16 *x, size_t n);
+/* ++*pos (decode graphs advance their own position). */
+cudaError_t k_increment(int *pos);
+/* One-token attention: q [B, NH, HD] at position *pos over k, v [B, NKV, S, HD] rows
+ * [0, *pos]; y [B, NH*HD] (bf16). */
+cudaError_t k_attention_decode_setup(int S, int HD); /* once per S, before any capture */
+cudaError_t k_attention_decode(bf16 *y, const bf16 *q, const bf16 *k, const bf16 *v,
+                               const int *pos, int B, int NH, int NKV, int HD, int S);
+/* out[M, N] (= bf16, or fp32 = / +=) x[M, K] w[N, K]^T for M <= 8 rows (bf16 inputs):
+ * the decode path's memory-bound product, one warp per output column. */
+#define TB_CUDA_GEMV_MAX_ROWS 8
+cudaError_t k_gemv(void *out, bool out_f32, bool accumulate, const bf16 *x, const bf16 *w, int M,
+                   int N, int K);
+
+/* ---- kernel tests (plugin.cu, llama.cu) ---- */
+
+/* Device buffers of one kernel test, freed together. */
+#define CU_BUFS_MAX 32
+struct cu_bufs {
+    void *p[CU_BUFS_MAX];
+    int n;
+};
+int cu_buf_alloc(struct cu_bufs *b, void **p, size_t bytes, char *err, size_t errlen);
+void cu_bufs_release(struct cu_bufs *b);
+/* Host fp32 -> device fp32 (h NULL: zeros) or bf16 (rounded on the device); device fp32
+ * or bf16 -> host fp32 (synchronising). */
+int cu_up_f32(struct cu_bufs *b, float **d, const float *h, size_t n, char *err, size_t errlen);
+int cu_up_bf16(struct cu_bufs *b, bf16 **d, const float *h, size_t n, char *err, size_t errlen);
+int cu_down_f32(float *h, const float *d, size_t n, char *err, size_t errlen);
+int cu_down_bf16(struct cu_bufs *b, float *h, const bf16 *d, size_t n, char *err, size_t errlen);
+/* TB_CUDA_OP_ATTENTION_FWD and _BWD through the engine's attention (llama.cu). */
+int cu_attention_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,720 @@
+/*
+ * workloads/cuda/kernels.cu: the element-wise, normalisation, attention-softmax, loss
+ * and optimizer kernels of the GPU Llama engine (contracts in cuda_common.cuh; shape
+ * legend there). Each mirrors a CPU kernel of workloads/llama/llama.c, with fp32
+ * arithmetic on bf16 or fp32 storage; tests/unit/gpu.c holds them to double-precision
+ * references.
+ *
+ * Launch shapes: row kernels take one block (or one warp) per row and loop over the
+ * row; element-wise kernels a grid-stride loop. Reductions: warp shuffles, then one
+ * shared-memory pass across the warps of a block.
+ */
+#include "cuda_common.cuh"
+
+#include <math.h>
+
+#define WARP 32
+
+static inline unsigned blocks_for(size_t n, int threads)
+{
+    size_t b = (n + (size_t)threads - 1) / (size_t)threads;
+    return (unsigned)(b > 65535u * 16u ? 65535u * 16u : (b ? b : 1));
+}
+
+static __device__ __forceinline__ float to_f32(float x) { return x; }
+static __device__ __forceinline__ float to_f32(bf16 x) { return __bfloat162float(x); }
+
+/* ---- reductions ---- */
+
+__device__ __forceinline__ float warp_sum(float x)
+{
+    for (int o = WARP / 2; o > 0; o >>= 1)
+        x += __shfl_xor_sync(0xffffffffu, x, o);
+    return x;
+}
+
+__device__ __forceinline__ float warp_max(float x)
+{
+    for (int o = WARP / 2; o > 0; o >>= 1)
+        x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+    return x;
+}
+
+/* Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets it. */
+__device__ float block_sum(float x)
+{
+    __shared__ float part[WARP];
+    __shared__ float total;
+    int lane = threadIdx.x % WARP, w = threadIdx.x / WARP, nw = blockDim.x / WARP;
+    x = warp_sum(x);
+    __syncthreads(); /* part[] may still be read by a previous call */
+    if (lane == 0)
+        part[w] = x;
+    __syncthreads();
+    if (w == 0) {
+        float y = lane < nw ? part[lane] : 0.0f;
+        y = warp_sum(y);
+        if (lane == 0)
+            total = y;
+    }
+    __syncthreads();
+    return total;
+}
+
+__device__ float block_max(float x)
+{
+    __shared__ float part[WARP];
+    __shared__ float total;
+    int lane = threadIdx.x % WARP, w = threadIdx.x / WARP, nw = blockDim.x / WARP;
+    x = warp_max(x);
+    __syncthreads();
+    if (lane == 0)
+        part[w] = x;
+    __syncthreads();
+    if (w == 0) {
+        float y = lane < nw ? part[lane] : -INFINITY;
+        y = warp_max(y);
+        if (lane == 0)
+            total = y;
+    }
+    __syncthreads();
+    return total;
+}
+
+/* ---- embedding, norms ---- */
+
+__global__ void embed_kernel(float *out, const float *emb, const int *ids, int C)
+{
+    const float *src = emb + (size_t)ids[blockIdx.x] * C;
+    float *dst = out + (size_t)blockIdx.x * C;
+    for (int c = threadIdx.x; c < C; c += blockDim.x)
+        dst[c] = src[c];
+}
+
+cudaError_t k_embed(float *out, const float *emb, const int *ids, int N, int C)
+{
+    embed_kernel<<<N, 256, 0, g_cu.stream>>>(out, emb, ids, C);
+    return cudaGetLastError();
+}
+
+__global__ void rmsnorm_fwd_kernel(bf16 *out, float *rstd, const float *x, const float *w, int C,
+                                   float eps, int in_stride, int in_offset)
+{
+    const float *xr = x + ((size_t)blockIdx.x * in_stride + in_offset) * C;
+    bf16 *o = out + (size_t)blockIdx.x * C;
+    float ss = 0.0f;
+    for (int c = threadIdx.x; c < C; c += blockDim.x)
+        ss += xr[c] * xr[c];
+    ss = block_sum(ss);
+    float r = rsqrtf(ss / (float)C + eps);
+    if (rstd && threadIdx.x == 0)
+        rstd[blockIdx.x] = r;
+    for (int c = threadIdx.x; c < C; c += blockDim.x)
+        o[c] = __float2bfloat16(xr[c] * r * w[c]);
+}
+
+cudaError_t k_rmsnorm_fwd(bf16 *out, float *rstd, const float *x, const float *w, int N, int C,
+                          float eps, int in_stride, int in_offset)
+{
+    rmsnorm_fwd_kernel<<<N, 256, 0, g_cu.stream>>>(out, rstd, x, w, C, eps, in_stride, in_offset);
+    return cudaGetLastError();
+}
+
+__global__ void rmsnorm_bwd_kernel(float *dx, const float *dy, const float *x, const float *rstd,
+                                   const float *w, int C, bool accumulate)
+{
+    size_t row = (size_t)blockIdx.x * C;
+    const float *xr = x + row, *dyr = dy + row;
+    float *dxr = dx + row;
+    float r = rstd[blockIdx.x], dot = 0.0f;
+    for (int c = threadIdx.x; c < C; c += blockDim.x)
+        dot += dyr[c] * w[c] * xr[c];
+    dot = block_sum(dot);
+    float k = r * r * r * dot / (float)C;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+        float d = r * dyr[c] * w[c] - k * xr[c];
+        dxr[c] = accumulate ? dxr[c] + d : d;
+    }
+}
+
+cudaError_t k_rmsnorm_bwd(float *dx, const float *dy, const float *x, const float *rstd,
+                          const float *w, int N, int C, bool accumulate)
+{
+    rmsnorm_bwd_kernel<<<N, 256, 0, g_cu.stream>>>(dx, dy, x, rstd, w, C, accumulate);
+    return cudaGetLastError();
+}
+
+#define DW_ROWS 64 /* rows per block of the weight-gradient sum */
+
+__global__ void rmsnorm_dw_kernel(float *dw, const float *dy, const float *x, const float *rstd,
+                                  int N, int C)
+{
+    int c = blockIdx.x * blockDim.x + threadIdx.x;
+    int r0 = blockIdx.y * DW_ROWS, r1 = min(N, r0 + DW_ROWS);
+    if (c >= C)
+        return;
+    float acc = 0.0f;
+    for (int r = r0; r < r1; r++)
+        acc += dy[(size_t)r * C + c] * x[(size_t)r * C + c] * rstd[r];
+    atomicAdd(&dw[c], acc);
+}
+
+cudaError_t k_rmsnorm_dw(float *dw, const float *dy, const float *x, const float *rstd, int N,
+                         int C)
+{
+    dim3 grid((C + 255) / 256, (N + DW_ROWS - 1) / DW_ROWS);
+    rmsnorm_dw_kernel<<<grid, 256, 0, g_cu.stream>>>(dw, dy, x, rstd, N, C);
+    return cudaGetLastError();
+}
+
+/* ---- RoPE and head layouts ---- */
+
+__global__ void rope_split_kernel(bf16 *q, bf16 *k, bf16 *v, const bf16 *qkv, const float *cos_t,
+                                  const float *sin_t, const int *pos, int T, int S, int NH,
+                                  int NKV, int HD)
+{
+    int n = blockIdx.x, b = n / T, t = n % T, half = HD / 2;
+    int p = (pos ? *pos : 0) + t;
+    int QD = NH * HD, KD = NKV * HD;
+    const bf16 *row = qkv + (size_t)n * (QD + 2 * KD);
+    const float *cs = cos_t + (size_t)p * half, *sn = sin_t + (size_t)p * half;
+    /* rotated pairs of the q and k heads */
+    for (int i = threadIdx.x; i < (NH + NKV) * half; i += blockDim.x) {
+        int h = i / half, j = i % half;
+        const bf16 *src = row + h * HD; /* k heads follow the q heads */
+        float x1 = __bfloat162float(src[j]), x2 = __bfloat162float(src[j + half]);
+        float c = cs[j], s = sn[j];
+        bf16 *dst;
+        if (h < NH)
+            dst = q + (((size_t)b * NH + h) * T + t) * HD;
+        else
+            dst = k + (((size_t)b * NKV + (h - NH)) * S + p) * HD;
+        dst[j] = __float2bfloat16(x1 * c - x2 * s);
+        dst[j + half] = __float2bfloat16(x1 * s + x2 * c);
+    }
+    for (int i = threadIdx.x; i < KD; i += blockDim.x) {
+        int h = i / HD, d = i % HD;
+        v[(((size_t)b * NKV + h) * S + p) * HD + d] = row[QD + KD + i];
+    }
+}
+
+cudaError_t k_rope_split(bf16 *q, bf16 *k, bf16 *v, const bf16 *qkv, const float *cos_t,
+                         const float *sin_t, const int *pos, int N, int T, int S, int NH, int NKV,
+                         int HD)
+{
+    rope_split_kernel<<<N, 128, 0, g_cu.stream>>>(q, k, v, qkv, cos_t, sin_t, pos, T, S, NH, NKV,
+                                                  HD);
+    return cudaGetLastError();
+}
+
+__global__ void rope_merge_bwd_kernel(bf16 *dqkv, const bf16 *dq, const bf16 *dk, const bf16 *dv,
+                                      const float *cos_t, const float *sin_t, int T, int NH,
+                                      int NKV, int HD)
+{
+    int n = blockIdx.x, b = n / T, t = n % T, half = HD / 2;
+    int QD = NH * HD, KD = NKV * HD;
+    bf16 *row = dqkv + (size_t)n * (QD + 2 * KD);
+    const float *cs = cos_t + (size_t)t * half, *sn = sin_t + (size_t)t * half;
+    for (int i = threadIdx.x; i < (NH + NKV) * half; i += blockDim.x) {
+        int h = i / half, j = i % half;
+        const bf16 *src = h < NH ? dq + (((size_t)b * NH + h) * T + t) * HD
+                                 : dk + (((size_t)b * NKV + (h - NH)) * T + t) * HD;
+        float x1 = __bfloat162float(src[j]), x2 = __bfloat162float(src[j + half]);
+        float c = cs[j], s = -sn[j]; /* the transpose of the rotation */
+        row[h * HD + j] = __float2bfloat16(x1 * c - x2 * s);
+        row[h * HD + j + half] = __float2bfloat16(x1 * s + x2 * c);
+    }
+    for (int i = threadIdx.x; i < KD; i += blockDim.x) {
+        int h = i / HD, d = i % HD;
+        row[QD + KD + i] = dv[(((size_t)b * NKV + h) * T + t) * HD + d];
+    }
+}
+
+cudaError_t k_rope_merge_bwd(bf16 *dqkv, const bf16 *dq, const bf16 *dk, const bf16 *dv,
+                             const float *cos_t, const float *sin_t, int N, int T, int NH,
+                             int NKV, int HD)
+{
+    rope_merge_bwd_kernel<<<N, 128, 0, g_cu.stream>>>(dqkv, dq, dk, dv, cos_t, sin_t, T, NH, NKV,
+                                                      HD);
+    return cudaGetLastError();
+}
+
+/* to_tokens: out token-major from in head-major; else the reverse. */
+__global__ void heads_tokens_kernel(bf16 *out, const bf16 *in, int T, int H, int HD, bool to_tokens)
+{
+    int n = blockIdx.x, b = n / T, t = n % T;
+    for (int i = threadIdx.x; i < H * HD; i += blockDim.x) {
+        int h = i / HD, d = i % HD;
+        size_t tok = (size_t)n * H * HD + i, head = (((size_t)b * H + h) * T + t) * HD + d;
+        if (to_tokens)
+            out[tok] = in[head];
+        else
+            out[head] = in[tok];
+    }
+}
+
+cudaError_t k_heads_to_tokens(bf16 *out, const bf16 *in, int B, int T, int H, int HD)
+{
+    heads_tokens_kernel<<<B * T, 256, 0, g_cu.stream>>>(out, in, T, H, HD, true);
+    return cudaGetLastError();
+}
+
+cudaError_t k_tokens_to_heads(bf16 *out, const bf16 *in, int B, int T, int H, int HD)
+{
+    heads_tokens_kernel<<<B * T, 256, 0, g_cu.stream>>>(out, in, T, H, HD, false);
+    return cudaGetLastError();
+}
+
+/* ---- attention softmax (one warp per row) ---- */
+
+#define ROWS_PER_BLOCK 8 /* warps per block in the row kernels */
+
+__global__ void softmax_causal_kernel(bf16 *p, const float *s, long long R, int T)
+{
+    long long r = (long long)blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / WARP;
+    int lane = threadIdx.x % WARP;
+    if (r >= R)
+        return;
+    int nv = (int)(r % T) + 1;
+    const float *row = s + r * T;
+    bf16 *out = p + r * T;
+    float mx = -INFINITY, sum = 0.0f;
+    for (int j = lane; j < nv; j += WARP)
+        mx = fmaxf(mx, row[j]);
+    mx = warp_max(mx);
+    for (int j = lane; j < nv; j += WARP)
+        sum += __expf(row[j] - mx);
+    sum = warp_sum(sum);
+    float inv = 1.0f / sum;
+    for (int j = lane; j < T; j += WARP)
+        out[j] = __float2bfloat16(j < nv ? __expf(row[j] - mx) * inv : 0.0f);
+}
+
+cudaError_t k_softmax_causal(bf16 *p, const float *s, long long R, int T)
+{
+    unsigned grid = (unsigned)((R + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+    softmax_causal_kernel<<<grid, ROWS_PER_BLOCK * WARP, 0, g_cu.stream>>>(p, s, R, T);
+    return cudaGetLastError();
+}
+
+__global__ void softmax_causal_bwd_kernel(bf16 *ds, const bf16 *p, const float *dp, long long R,
+                                          int T, float scale)
+{
+    long long r = (long long)blockIdx.x * ROWS_PER_BLOCK + threadIdx.x / WARP;
+    int lane = threadIdx.x % WARP;
+    if (r >= R)
+        return;
+    int nv = (int)(r % T) + 1;
+    const bf16 *pr = p + r * T;
+    const float *dpr = dp + r * T;
+    bf16 *out = ds + r * T;
+    float dot = 0.0f;
+    for (int j = lane; j < nv; j += WARP)
+        dot += __bfloat162float(pr[j]) * dpr[j];
+    dot = warp_sum(dot);
+    for (int j = lane; j < T; j += WARP)
+        out[j] = __float2bfloat16(j < nv ? scale * __bfloat162float(pr[j]) * (dpr[j] - dot) : 0.0f);
+}
+
+cudaError_t k_softmax_causal_bwd(bf16 *ds, const bf16 *p, const float *dp, long long R, int T,
+                                 float scale)
+{
+    unsigned grid = (unsigned)((R + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
+    softmax_causal_bwd_kernel<<<grid, ROWS_PER_BLOCK * WARP, 0, g_cu.stream>>>(ds, p, dp, R, T,
+                                                                                scale);
+    return cudaGetLastError();
+}
+
+/* ---- SwiGLU ---- */
+
+__global__ void swiglu_fwd_kernel(bf16 *h, const bf16 *gu, int N, int F)
+{
+    size_t total = (size_t)N * F;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t n = i / F, f = i % F;
+        float g = __bfloat162float(gu[n * 2 * F + f]), u = __bfloat162float(gu[n * 2 * F + F + f]);
+        h[i] = __float2bfloat16(g / (1.0f + __expf(-g)) * u);
+    }
+}
+
+cudaError_t k_swiglu_fwd(bf16 *h, const bf16 *gu, int N, int F)
+{
+    swiglu_fwd_kernel<<<blocks_for((size_t)N * F, 256), 256, 0, g_cu.stream>>>(h, gu, N, F);
+    return cudaGetLastError();
+}
+
+__global__ void swiglu_bwd_kernel(bf16 *dgu, const bf16 *dh, const bf16 *gu, int N, int F)
+{
+    size_t total = (size_t)N * F;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+         i += (size_t)gridDim.x * blockDim.x) {
+        size_t n = i / F, f = i % F;
+        float g = __bfloat162float(gu[n * 2 * F + f]), u = __bfloat162float(gu[n * 2 * F + F + f]);
+        float d = __bfloat162float(dh[i]), s = 1.0f / (1.0f + __expf(-g));
+        dgu[n * 2 * F + f] = __float2bfloat16(d * u * s * (1.0f + g * (1.0f - s)));
+        dgu[n * 2 * F + F + f] = __float2bfloat16(d * g * s);
+    }
+}
+
+cudaError_t k_swiglu_bwd(bf16 *dgu, const bf16 *dh, const bf16 *gu, int N, int F)
+{
+    swiglu_bwd_kernel<<<blocks_for((size_t)N * F, 256), 256, 0, g_cu.stream>>>(dgu, dh, gu, N, F);
+    return cudaGetLastError();
+}
+
+/* ---- loss ---- */
+
+/* One block per row: an online max and sum of e^(x - max) per thread, combined across
+ * the block, then the gradient written over the logits. */
+__global__ void xent_kernel(bf16 *logits, float *row_loss, const int *targets, int V,
+                            float grad_scale)
+{
+    bf16 *row = logits + (size_t)blockIdx.x * V;
+    int tgt = targets[blockIdx.x];
+    float mx = -INFINITY, sum = 0.0f;
+    for (int j = threadIdx.x; j < V; j += blockDim.x) {
+        float x = __bfloat162float(row[j]);
+        if (x > mx) {
+            sum = sum * __expf(mx - x) + 1.0f;
+            mx = x;
+        } else {
+            sum += __expf(x - mx);
+        }
+    }
+    float gmx = block_max(mx);
+    sum = block_sum(mx == -INFINITY ? 0.0f : sum * __expf(mx - gmx));
+    float lse = gmx + logf(sum);
+    float xt = __bfloat162float(row[tgt]);
+    __syncthreads(); /* every thread read row[tgt] before it is overwritten */
+    if (threadIdx.x == 0)
+        row_loss[blockIdx.x] = lse - xt;
+    for (int j = threadIdx.x; j < V; j += blockDim.x) {
+        float pj = __expf(__bfloat162float(row[j]) - lse);
+        row[j] = __float2bfloat16((pj - (j == tgt ? 1.0f : 0.0f)) * grad_scale);
+    }
+}
+
+cudaError_t k_xent(bf16 *logits, float *row_loss, const int *targets, int N, int V,
+                   float grad_scale)
+{
+    xent_kernel<<<N, 512, 0, g_cu.stream>>>(logits, row_loss, targets, V, grad_scale);
+    return cudaGetLastError();
+}
+
+__global__ void sum_kernel(float *out, const float *x, int n, float scale)
+{
+    __shared__ double part[1024];
+    double acc = 0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x)
+        acc += x[i];
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s)
+            part[threadIdx.x] += part[threadIdx.x + s];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        *out = (float)(part[0] * scale);
+}
+
+cudaError_t k_sum(float *out, const float *x, int n, float scale)
+{
+    sum_kernel<<<1, 1024, 0, g_cu.stream>>>(out, x, n, scale);
+    return cudaGetLastError();
+}
+
+/* ---- optimizer and casts ---- */
+
+__global__ void adamw_kernel(float *p, bf16 *wb, const float *g, float *m, float *v, size_t n,
+                             size_t n_decay, struct tb_cuda_adamw o, float ib1, float ib2)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x) {
+        float decay = 1.0f - o.lr * (i < n_decay ? o.weight_decay : 0.0f);
+        float gi = g[i];
+        float m1 = o.beta1 * m[i] + (1.0f - o.beta1) * gi;
+        float v1 = o.beta2 * v[i] + (1.0f - o.beta2) * gi * gi;
+        m[i] = m1;
+        v[i] = v1;
+        float pi = decay * p[i] - o.lr * (m1 * ib1) / (sqrtf(v1 * ib2) + o.eps);
+        p[i] = pi;
+        if (wb)
+            wb[i] = __float2bfloat16(pi);
+    }
+}
+
+cudaError_t k_adamw(float *p, bf16 *wb, const float *g, float *m, float *v, size_t n,
+                    size_t n_decay, struct tb_cuda_adamw o, float bc1, float bc2)
+{
+    adamw_kernel<<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(p, wb, g, m, v, n, n_decay, o,
+                                                              1.0f / bc1, 1.0f / bc2);
+    return cudaGetLastError();
+}
+
+static __device__ __forceinline__ void put(float *o, float x) { *o = x; }
+static __device__ __forceinline__ void put(bf16 *o, float x) { *o = __float2bfloat16(x); }
+
+template <typename O, typename I> __global__ void cast_kernel(O *out, const I *in, size_t n)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        put(&out[i], to_f32(in[i]));
+}
+
+cudaError_t k_cast_bf16(bf16 *out, const float *in, size_t n)
+{
+    cast_kernel<bf16, float><<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(out, in, n);
+    return cudaGetLastError();
+}
+
+cudaError_t k_cast_f32(float *out, const bf16 *in, size_t n)
+{
+    cast_kernel<float, bf16><<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(out, in, n);
+    return cudaGetLastError();
+}
+
+__global__ void scatter_add_kernel(float *dst, const float *src, const int *ids, int C)
+{
+    float *d = dst + (size_t)ids[blockIdx.x] * C;
+    const float *s = src + (size_t)blockIdx.x * C;
+    for (int c = threadIdx.x; c < C; c += blockDim.x)
+        atomicAdd(&d[c], s[c]);
+}
+
+cudaError_t k_scatter_add(float *dst, const float *src, const int *ids, int N, int C)
+{
+    scatter_add_kernel<<<N, 256, 0, g_cu.stream>>>(dst, src, ids, C);
+    return cudaGetLastError();
+}
+
+/* ---- decode helpers ---- */
+
+__global__ void argmax_kernel(int *out, const float *logits, int V)
+{
+    __shared__ float bv[1024];
+    __shared__ int bi[1024];
+    const float *row = logits + (size_t)blockIdx.x * V;
+    float best = -INFINITY;
+    int idx = V; /* past the end: loses every comparison */
+    for (int j = threadIdx.x; j < V; j += blockDim.x)
+        if (row[j] > best) { /* strictly greater: the first of equal maxima */
+            best = row[j];
+            idx = j;
+        }
+    bv[threadIdx.x] = best;
+    bi[threadIdx.x] = idx;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if ((int)threadIdx.x < s) {
+            float ov = bv[threadIdx.x + s];
+            int oi = bi[threadIdx.x + s];
+            if (ov > bv[threadIdx.x] || (ov == bv[threadIdx.x] && oi < bi[threadIdx.x])) {
+                bv[threadIdx.x] = ov;
+                bi[threadIdx.x] = oi;
+            }
+        }
+        __syncthreads();
+    }
+    if (threadIdx.x == 0)
+        out[blockIdx.x] = bi[0] < V ? bi[0] : 0;
+}
+
+cudaError_t k_argmax(int *out, const float *logits, int B, int V)
+{
+    argmax_kernel<<<B, 1024, 0, g_cu.stream>>>(out, logits, V);
+    return cudaGetLastError();
+}
+
+template <typename T> __global__ void finite_kernel(int *flag, const T *x, size_t n)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        if (!isfinite(to_f32(x[i])))
+            *flag = 0;
+}
+
+cudaError_t k_finite(int *flag, const float *x, size_t n)
+{
+    finite_kernel<float><<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(flag, x, n);
+    return cudaGetLastError();
+}
+
+cudaError_t k_finite_bf16(int *flag, const bf16 *x, size_t n)
+{
+    finite_kernel<bf16><<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(flag, x, n);
+    return cudaGetLastError();
+}
+
+__global__ void increment_kernel(int *pos)
+{
+    *pos += 1;
+}
+
+cudaError_t k_increment(int *pos)
+{
+    increment_kernel<<<1, 1, 0, g_cu.stream>>>(pos);
+    return cudaGetLastError();
+}
+
+/* One block per (sequence, query head): scores of the pos + 1 cached keys in shared
+ * memory (one warp per key, lanes across HD), softmax, then the weighted sum of V with
+ * the threads split into groups of HD over the keys. */
+#define DEC_THREADS 256
+
+__global__ void attention_decode_kernel(bf16 *y, const bf16 *q, const bf16 *k, const bf16 *v,
+                                        const int *pos, int NH, int NKV, int HD, int S)
+{
+    extern __shared__ float sh[]; /* [S] scores, then [DEC_THREADS] partial outputs */
+    float *sc = sh, *part = sh + S;
+    int b = blockIdx.x / NH, h = blockIdx.x % NH, G = NH / NKV;
+    int nk = *pos + 1, lane = threadIdx.x % WARP, w = threadIdx.x / WARP;
+    int nw = blockDim.x / WARP;
+    const bf16 *qh = q + ((size_t)b * NH + h) * HD;
+    const bf16 *kh = k + ((size_t)b * NKV + h / G) * S * HD;
+    const bf16 *vh = v + ((size_t)b * NKV + h / G) * S * HD;
+    float scale = rsqrtf((float)HD);
+
+    for (int j = w; j < nk; j += nw) {
+        const bf16 *kr = kh + (size_t)j * HD;
+        float d = 0.0f;
+        for (int i = lane; i < HD; i += WARP)
+            d += __bfloat162float(qh[i]) * __bfloat162float(kr[i]);
+        d = warp_sum(d);
+        if (lane == 0)
+            sc[j] = d * scale;
+    }
+    __syncthreads();
+    float mx = -INFINITY;
+    for (int j = threadIdx.x; j < nk; j += blockDim.x)
+        mx = fmaxf(mx, sc[j]);
+    mx = block_max(mx);
+    float sum = 0.0f;
+    for (int j = threadIdx.x; j < nk; j += blockDim.x) {
+        float e = __expf(sc[j] - mx);
+        sc[j] = e;
+        sum += e;
+    }
+    sum = block_sum(sum); /* its barriers also publish sc[] */
+    int groups = blockDim.x / HD, d = threadIdx.x % HD, grp = threadIdx.x / HD;
+    float acc = 0.0f;
+    if (grp < groups)
+        for (int j = grp; j < nk; j += groups)
+            acc += sc[j] * __bfloat162float(vh[(size_t)j * HD + d]);
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    if ((int)threadIdx.x < HD) {
+        float o = 0.0f;
+        for (int g2 = 0; g2 < groups; g2++)
+            o += part[g2 * HD + threadIdx.x];
+        y[(size_t)b * NH * HD + (size_t)h * HD + threadIdx.x] = __float2bfloat16(o / sum);
+    }
+}
+
+cudaError_t k_attention_decode_setup(int S, int HD)
+{
+    size_t smem = ((size_t)S + DEC_THREADS) * sizeof(float);
+    if (HD > DEC_THREADS)
+        return cudaErrorInvalidValue;
+    if (smem > 48 * 1024)
+        return cudaFuncSetAttribute(attention_decode_kernel,
+                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    return cudaSuccess;
+}
+
+cudaError_t k_attention_decode(bf16 *y, const bf16 *q, const bf16 *k, const bf16 *v,
+                               const int *pos, int B, int NH, int NKV, int HD, int S)
+{
+    size_t smem = ((size_t)S + DEC_THREADS) * sizeof(float);
+    if (HD > DEC_THREADS)
+        return cudaErrorInvalidValue;
+    attention_decode_kernel<<<B * NH, DEC_THREADS, smem, g_cu.stream>>>(y, q, k, v, pos, NH, NKV,
+                                                                        HD, S);
+    return cudaGetLastError();
+}
+
+/* ---- the decode product ---- */
+
+#define GEMV_WARPS 8
+
+/* One warp per output column j: the dot products of w[j] with the M rows of x, with
+ * 16-byte loads (8 bf16) when K and the rows allow, else element by element. */
+template <bool OUT_F32>
+__global__ void gemv_kernel(void *out, bool accumulate, const bf16 *x, const bf16 *w, int M,
+                            int N, int K, bool vec)
+{
+    int lane = threadIdx.x % WARP;
+    for (int j = blockIdx.x * GEMV_WARPS + threadIdx.x / WARP; j < N;
+         j += gridDim.x * GEMV_WARPS) {
+        const bf16 *wr = w + (size_t)j * K;
+        float acc[TB_CUDA_GEMV_MAX_ROWS];
+#pragma unroll
+        for (int r = 0; r < TB_CUDA_GEMV_MAX_ROWS; r++)
+            acc[r] = 0.0f;
+        if (vec) {
+            for (int i = lane * 8; i < K; i += WARP * 8) {
+                uint4 wv = *(const uint4 *)(wr + i);
+                const __nv_bfloat162 *w2 = (const __nv_bfloat162 *)&wv;
+                float wf[8];
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    float2 f = __bfloat1622float2(w2[e]);
+                    wf[2 * e] = f.x;
+                    wf[2 * e + 1] = f.y;
+                }
+#pragma unroll
+                for (int r = 0; r < TB_CUDA_GEMV_MAX_ROWS; r++) {
+                    if (r >= M)
+                        break;
+                    uint4 xv = *(const uint4 *)(x + (size_t)r * K + i);
+                    const __nv_bfloat162 *x2 = (const __nv_bfloat162 *)&xv;
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        float2 f = __bfloat1622float2(x2[e]);
+                        acc[r] += f.x * wf[2 * e] + f.y * wf[2 * e + 1];
+                    }
+                }
+            }
+        } else {
+            for (int i = lane; i < K; i += WARP) {
+                float wf = __bfloat162float(wr[i]);
+                for (int r = 0; r < M; r++)
+                    acc[r] += __bfloat162float(x[(size_t)r * K + i]) * wf;
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < TB_CUDA_GEMV_MAX_ROWS; r++) {
+            if (r >= M)
+                break;
+            float s = warp_sum(acc[r]);
+            if (lane == 0) {
+                size_t o = (size_t)r * N + j;
+                if (OUT_F32) {
+                    float *of = (float *)out;
+                    of[o] = accumulate ? of[o] + s : s;
+                } else {
+                    ((bf16 *)out)[o] = __float2bfloat16(s);
+                }
+            }
+        }
+    }
+}
+
+cudaError_t k_gemv(void *out, bool out_f32, bool accumulate, const bf16 *x, const bf16 *w, int M,
+                   int N, int K)
+{
+    bool vec = K % 8 == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)w % 16 == 0;
+    int blocks = (N + GEMV_WARPS - 1) / GEMV_WARPS;
+    int cap = g_cu.prop.multiProcessorCount * 16;
+    if (M < 1 || M > TB_CUDA_GEMV_MAX_ROWS)
+        return cudaErrorInvalidValue;
+    blocks = blocks > cap ? cap : blocks;
+    if (out_f32)
+        gemv_kernel<true><<<blocks, GEMV_WARPS * WARP, 0, g_cu.stream>>>(out, accumulate, x, w, M,
+                                                                         N, K, vec);
+    else
+        gemv_kernel<false><<<blocks, GEMV_WARPS * WARP, 0, g_cu.stream>>>(out, accumulate, x, w,
+                                                                          M, N, K, vec);
+    return cudaGetLastError();
+}

@@ -1,0 +1,838 @@
+/*
+ * workloads/cuda/llama.cu: the GPU Llama engine (the plugin's llama_* entries in
+ * harness/tb_cuda_abi.h): prefill, decode with a KV cache and a training step
+ * (forward, cross-entropy, backward, AdamW), the CPU engine's math
+ * (workloads/llama/llama.c) in bf16 mixed precision.
+ *
+ * Precision: the parameter arena is fp32 (the master weights) with the CPU engine's
+ * layout; a bf16 copy of the whole arena feeds the matrix products (refreshed by the
+ * fused AdamW kernel). Activations that enter a product are bf16; the residual stream,
+ * RMSNorm statistics, attention scores, softmax arithmetic, the loss and every weight
+ * gradient are fp32 (products write fp32 outputs where the consumer needs them).
+ * Inference logits are fp32; training logits bf16 (overwritten in place by their
+ * gradient, as llm.c does), the loss computed from them in fp32.
+ *
+ * Attention (prefill and training): materialised per (sequence, KV head) with batched
+ * cuBLASLt products, the G query heads sharing a KV head stacked into one [G*T, HD]
+ * operand, so grouped-query attention needs no copies and the backward products sum
+ * over the G heads by themselves: S = scale Q K^T (fp32), causal softmax to P (bf16,
+ * kept per layer for the backward pass), Y = P V. Decode: one kernel per step over the
+ * cache. Decode steps run as one CUDA graph per batch size (launch overhead dominates
+ * small-batch decode otherwise); the position lives in device memory and the graph
+ * advances it.
+ *
+ * Memory: every buffer is one cudaMalloc recorded in the engine, freed by llama_free.
+ */
+#include "cuda_common.cuh"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_BUFS 64
+
+/* One layer's forward activations (training keeps one set per layer). */
+struct acts {
+    bf16 *xn1;   /* [N, C] */
+    float *rstd1; /* [N] */
+    bf16 *q;     /* [B, NH, T, HD] after RoPE */
+    bf16 *k, *v; /* [B, NKV, T, HD] (training); inference uses the cache */
+    bf16 *p;     /* [B, NH, T, T] softmax */
+    bf16 *y;     /* [N, QD] attention output, token-major */
+    bf16 *xn2;   /* [N, C] */
+    float *rstd2; /* [N] */
+    bf16 *gu;    /* [N, 2F] gate | up */
+    bf16 *h;     /* [N, F] */
+};
+
+struct engine {
+    struct tb_arch a;
+    int maxB, maxS;
+    unsigned flags;
+    bool train;
+    size_t n_params, decay_end, off_tok, off_head, off_fnorm;
+    size_t *loff; /* owned host: [L][TB_CUDA_W_PER_LAYER] */
+
+    float *p;        /* master weights [n_params] */
+    bf16 *wb;        /* bf16 copy */
+    float *g, *m, *v; /* gradients and AdamW moments (train) */
+    long adam_t;
+    float *rope_cos, *rope_sin; /* [maxS, HD/2] */
+    bf16 *kc, *vc;             /* cache [L][maxB][NKV][maxS][HD] (inference) */
+
+    struct acts *la; /* owned host: [L] (train) or [1] */
+    float **res, **mid; /* owned host: [L+1], [L]; inference: all the same buffer */
+    bf16 *qkv;       /* [N, QKV] */
+    float *s;        /* [B, NH, T, T] scores, and dP in the backward pass */
+    bf16 *p_scratch; /* inference softmax */
+    bf16 *yh;        /* [B, NH, T, HD] */
+    bf16 *xf;        /* [N, C] (train) or [maxB, C] */
+    float *rstdf;    /* [N] */
+    float *logits;   /* [maxB, V] fp32 (inference) */
+    bf16 *logits_b;  /* [N, V] (train) */
+    float *row_loss, *loss;
+    /* backward */
+    float *dres, *dxn;
+    bf16 *dres_b, *dh, *dgu, *dy, *dyh, *dq, *dk, *dv, *dqkv, *ds;
+
+    int *tok, *tgt, *pos, *flag; /* device */
+    int dev_pos;                 /* what *pos holds (-1: unknown) */
+    int kv_len, kv_batch, last_B;
+    bool have_logits, have_loss;
+    bool tok_greedy; /* e->tok holds the last decode step's argmax */
+
+    cudaGraphExec_t graph;
+    int graph_B;
+    bool graph_broken;
+
+    void *bufs[MAX_BUFS];
+    int nbufs;
+    size_t bytes;
+};
+
+static int dalloc(struct engine *e, void **p, size_t bytes, const char *what, char *err,
+                  size_t errlen)
+{
+    cudaError_t c;
+    *p = NULL;
+    if (bytes == 0)
+        bytes = 256;
+    if (e->nbufs >= MAX_BUFS)
+        return cu_err(err, errlen, "too many device buffers (at '%s')", what);
+    c = cudaMalloc(p, bytes);
+    if (c != cudaSuccess)
+        return cu_err(err, errlen, "cudaMalloc of %.1f MiB for the %s: %s", bytes / 1048576.0,
+                      what, cudaGetErrorString(c));
+    e->bufs[e->nbufs++] = *p;
+    e->bytes += bytes;
+    return 0;
+}
+
+#define DALLOC(ptr, n, what) CU_TRY(dalloc(e, (void **)&(ptr), (size_t)(n) * sizeof *(ptr), what, err, errlen))
+
+static void engine_free(struct engine *e)
+{
+    if (!e)
+        return;
+    if (e->graph)
+        cudaGraphExecDestroy(e->graph);
+    for (int i = 0; i < e->nbufs; i++)
+        cudaFree(e->bufs[i]);
+    free(e->loff);
+    free(e->la);
+    free(e->res);
+    free(e->mid);
+    free(e);
+}
+
+/* ---- weights ---- */
+
+static const float *W32(const struct engine *e, size_t off) { return e->p + off; }
+static const bf16 *W16(const struct engine *e, size_t off) { return e->wb + off; }
+static size_t LW(const struct engine *e, int l, int which)
+{
+    return e->loff[(size_t)l * TB_CUDA_W_PER_LAYER + which];
+}
+
+/* ---- products ---- */
+
+/* D[M,N] = alpha op(A) op(B) + beta C over batch matrices (strides in elements; 0 and
+ * batch 1 for one product), row-major with leading dimensions (cuda_common.cuh). */
+static int product(bool ta, bool tb, bool out_f32, int M, int N, int K, const bf16 *A, int lda,
+                   long long sa, const bf16 *Bm, int ldb, long long sb, const void *C, void *D,
+                   int ldd, long long sd, int batch, float alpha, float beta, const char *what,
+                   char *err, size_t errlen)
+{
+    struct cu_gemm g;
+    memset(&g, 0, sizeof g);
+    g.ta = ta;
+    g.tb = tb;
+    g.out_f32 = out_f32;
+    g.M = M;
+    g.N = N;
+    g.K = K;
+    g.batch = batch;
+    g.A = A;
+    g.lda = lda;
+    g.sa = sa;
+    g.B = Bm;
+    g.ldb = ldb;
+    g.sb = sb;
+    g.C = C;
+    g.D = D;
+    g.ldd = ldd;
+    g.sd = sd;
+    g.alpha = alpha;
+    g.beta = beta;
+    return cu_gemm_run(&g, what, err, errlen);
+}
+
+/* out[N, O] (= or, with acc_in, acc_in +) x[N, K] W[O, K]^T: the decode path's
+ * small-row kernel for N <= 8 rows (in place only), cuBLASLt otherwise. */
+static int linear(void *out, bool out_f32, const float *acc_in, const bf16 *x, const bf16 *w,
+                  int N, int K, int O, const char *what, char *err, size_t errlen)
+{
+    if (N <= TB_CUDA_GEMV_MAX_ROWS && (!acc_in || acc_in == out)) {
+        CU_LAUNCH(what, k_gemv(out, out_f32, acc_in != NULL, x, w, N, O, K));
+        return 0;
+    }
+    return product(false, true, out_f32, N, O, K, x, K, 0, w, K, 0, acc_in, out, O, 0, 1, 1.0f,
+                   acc_in ? 1.0f : 0.0f, what, err, errlen);
+}
+
+/* dx[N, K] = dout[N, O] W[O, K] (fp32 or bf16 out). */
+static int linear_bwd_x(void *dx, bool out_f32, const bf16 *dout, const bf16 *w, int N, int K,
+                        int O, const char *what, char *err, size_t errlen)
+{
+    return product(false, false, out_f32, N, K, O, dout, O, 0, w, K, 0, NULL, dx, K, 0, 1, 1.0f,
+                   0.0f, what, err, errlen);
+}
+
+/* dW[O, K] (fp32) = dout[N, O]^T x[N, K]. */
+static int linear_bwd_w(float *dw, const bf16 *dout, const bf16 *x, int N, int K, int O,
+                        const char *what, char *err, size_t errlen)
+{
+    return product(true, false, true, O, K, N, dout, O, 0, x, K, 0, NULL, dw, K, 0, 1, 1.0f, 0.0f,
+                   what, err, errlen);
+}
+
+/* One batched product over the B*NKV (sequence, KV head) pairs, beta 0. */
+static int batched(bool ta, bool tb, bool out_f32, int M, int N, int K, const bf16 *A, int lda,
+                   long long sa, const bf16 *Bm, int ldb, long long sb, void *D, int ldd,
+                   long long sd, int batch, float alpha, const char *what, char *err,
+                   size_t errlen)
+{
+    return product(ta, tb, out_f32, M, N, K, A, lda, sa, Bm, ldb, sb, NULL, D, ldd, sd, batch,
+                   alpha, 0.0f, what, err, errlen);
+}
+
+/* ---- attention ---- */
+
+/* Causal attention of B sequences of T tokens: q [B,NH,T,HD]; k, v [B,NKV,S,HD] (rows
+ * 0..T-1 used); p [B,NH,T,T] out (kept for training); y [N, QD] token-major out. */
+static int attention_fwd(struct engine *e, const bf16 *q, const bf16 *k, const bf16 *v, int S,
+                         bf16 *p, bf16 *y, int B, int T, char *err, size_t errlen)
+{
+    const struct tb_arch *a = &e->a;
+    int HD = a->head_dim, G = a->heads / a->kv_heads, nb = B * a->kv_heads;
+    long long GT = (long long)G * T;
+    float scale = 1.0f / sqrtf((float)HD);
+    /* S[G*T, T] = scale Q[G*T, HD] K[T, HD]^T */
+    CU_TRY(batched(false, true, true, (int)GT, T, HD, q, HD, GT * HD, k, HD, (long long)S * HD,
+                   e->s, T, GT * T, nb, scale, "attention scores", err, errlen));
+    CU_LAUNCH("softmax_causal", k_softmax_causal(p, e->s, (long long)nb * GT, T));
+    /* Y[G*T, HD] = P[G*T, T] V[T, HD] */
+    CU_TRY(batched(false, false, false, (int)GT, HD, T, p, T, GT * T, v, HD, (long long)S * HD,
+                   e->yh, HD, GT * HD, nb, 1.0f, "attention values", err, errlen));
+    CU_LAUNCH("heads_to_tokens", k_heads_to_tokens(y, e->yh, B, T, a->heads, HD));
+    return 0;
+}
+
+/* Backward of attention_fwd (k, v with S = T): dy [N, QD] in; dq [B,NH,T,HD],
+ * dk, dv [B,NKV,T,HD] out (bf16). */
+static int attention_bwd(struct engine *e, const struct acts *x, const bf16 *dy, int B, int T,
+                         char *err, size_t errlen)
+{
+    const struct tb_arch *a = &e->a;
+    int HD = a->head_dim, G = a->heads / a->kv_heads, nb = B * a->kv_heads;
+    long long GT = (long long)G * T, TH = (long long)T * HD;
+    float scale = 1.0f / sqrtf((float)HD);
+    CU_LAUNCH("tokens_to_heads", k_tokens_to_heads(e->dyh, dy, B, T, a->heads, HD));
+    /* dP[G*T, T] = dY[G*T, HD] V[T, HD]^T (fp32, into the scores buffer) */
+    CU_TRY(batched(false, true, true, (int)GT, T, HD, e->dyh, HD, GT * HD, x->v, HD, TH, e->s, T,
+                   GT * T, nb, 1.0f, "attention dP", err, errlen));
+    /* dV[T, HD] = P^T[T, G*T] dY[G*T, HD]: the sum over the G heads */
+    CU_TRY(batched(true, false, false, T, HD, (int)GT, x->p, T, GT * T, e->dyh, HD, GT * HD, e->dv,
+                   HD, TH, nb, 1.0f, "attention dV", err, errlen));
+    CU_LAUNCH("softmax_causal_bwd",
+              k_softmax_causal_bwd(e->ds, x->p, e->s, (long long)nb * GT, T, scale));
+    /* dQ[G*T, HD] = dS[G*T, T] K[T, HD] */
+    CU_TRY(batched(false, false, false, (int)GT, HD, T, e->ds, T, GT * T, x->k, HD, TH, e->dq, HD,
+                   GT * HD, nb, 1.0f, "attention dQ", err, errlen));
+    /* dK[T, HD] = dS^T[T, G*T] Q[G*T, HD] */
+    CU_TRY(batched(true, false, false, T, HD, (int)GT, e->ds, T, GT * T, x->q, HD, GT * HD, e->dk,
+                   HD, TH, nb, 1.0f, "attention dK", err, errlen));
+    return 0;
+}
+
+/* ---- set-up ---- */
+
+static int alloc_acts(struct engine *e, struct acts *x, size_t N, char *err, size_t errlen)
+{
+    const struct tb_arch *a = &e->a;
+    size_t C = a->hidden, HD = a->head_dim, QD = (size_t)a->heads * HD;
+    size_t KD = (size_t)a->kv_heads * HD, F = a->ffn;
+    size_t P = (size_t)e->maxB * a->heads * (size_t)e->maxS * (size_t)e->maxS;
+    DALLOC(x->xn1, N * C, "normed activations");
+    DALLOC(x->rstd1, N, "norm statistics");
+    DALLOC(x->q, N * QD, "queries");
+    if (e->train) {
+        DALLOC(x->k, N * KD, "keys");
+        DALLOC(x->v, N * KD, "values");
+        DALLOC(x->p, P, "attention probabilities");
+    }
+    DALLOC(x->y, N * QD, "attention outputs");
+    DALLOC(x->xn2, N * C, "normed activations");
+    DALLOC(x->rstd2, N, "norm statistics");
+    DALLOC(x->gu, N * 2 * F, "gate and up projections");
+    DALLOC(x->h, N * F, "SwiGLU outputs");
+    return 0;
+}
+
+static int check_layout(const struct tb_arch *a, const struct tb_cuda_llama_weights *w, char *err,
+                        size_t errlen)
+{
+    size_t C = a->hidden, HD = a->head_dim, QD = (size_t)a->heads * HD;
+    size_t KD = (size_t)a->kv_heads * HD, F = a->ffn;
+    for (int l = 0; l < a->layers; l++) {
+        const size_t *o = w->layer + (size_t)l * TB_CUDA_W_PER_LAYER;
+        if (o[TB_CUDA_W_WK] != o[TB_CUDA_W_WQ] + QD * C ||
+            o[TB_CUDA_W_WV] != o[TB_CUDA_W_WK] + KD * C ||
+            o[TB_CUDA_W_UP] != o[TB_CUDA_W_GATE] + F * C)
+            return cu_err(err, errlen,
+                          "layer %d: wq|wk|wv or w_gate|w_up are not adjacent in the parameter "
+                          "arena (the GPU engine fuses them)",
+                          l);
+        for (int i = 0; i < TB_CUDA_W_PER_LAYER; i++)
+            if (o[i] >= w->n_params)
+                return cu_err(err, errlen, "layer %d: weight %d outside the arena", l, i);
+    }
+    if (a->head_dim % 2 || a->heads % a->kv_heads)
+        return cu_err(err, errlen, "model '%s': odd head_dim or heads not a multiple of kv_heads",
+                      a->name);
+    return 0;
+}
+
+static int init(struct engine *e, const struct tb_arch *a, const struct tb_cuda_llama_weights *w,
+                int maxB, int maxS, unsigned flags, char *err, size_t errlen)
+{
+    size_t L = a->layers, C = a->hidden, HD = a->head_dim, QD = (size_t)a->heads * HD;
+    size_t KD = (size_t)a->kv_heads * HD, QKV = QD + 2 * KD, F = a->ffn, V = a->vocab;
+    size_t N = (size_t)maxB * maxS, half = HD / 2, nla;
+    size_t P = (size_t)maxB * a->heads * (size_t)maxS * (size_t)maxS;
+
+    e->a = *a;
+    e->maxB = maxB;
+    e->maxS = maxS;
+    e->flags = flags;
+    e->train = (flags & TB_CUDA_LLAMA_TRAIN) != 0;
+    e->n_params = w->n_params;
+    e->decay_end = w->decay_end;
+    e->off_tok = w->tok_emb;
+    e->off_head = w->lm_head;
+    e->off_fnorm = w->final_norm;
+    e->dev_pos = -1;
+    nla = e->train ? L : 1;
+    e->loff = (size_t *)malloc(L * TB_CUDA_W_PER_LAYER * sizeof *e->loff);
+    e->la = (struct acts *)calloc(nla, sizeof *e->la);
+    e->res = (float **)calloc(L + 1, sizeof *e->res);
+    e->mid = (float **)calloc(L, sizeof *e->mid);
+    if (!e->loff || !e->la || !e->res || !e->mid)
+        return cu_err(err, errlen, "out of host memory for the engine");
+    memcpy(e->loff, w->layer, L * TB_CUDA_W_PER_LAYER * sizeof *e->loff);
+
+    DALLOC(e->p, w->n_params, "master weights (fp32)");
+    DALLOC(e->wb, w->n_params, "bf16 weights");
+    CU_CHECK(cudaMemcpyAsync(e->p, w->params, w->n_params * sizeof(float), cudaMemcpyHostToDevice,
+                             g_cu.stream));
+    CU_LAUNCH("cast_bf16", k_cast_bf16(e->wb, e->p, w->n_params));
+    DALLOC(e->rope_cos, (size_t)maxS * half, "RoPE table");
+    DALLOC(e->rope_sin, (size_t)maxS * half, "RoPE table");
+    CU_CHECK(cudaMemcpyAsync(e->rope_cos, w->rope_cos, (size_t)maxS * half * sizeof(float),
+                             cudaMemcpyHostToDevice, g_cu.stream));
+    CU_CHECK(cudaMemcpyAsync(e->rope_sin, w->rope_sin, (size_t)maxS * half * sizeof(float),
+                             cudaMemcpyHostToDevice, g_cu.stream));
+    if (e->train) {
+        DALLOC(e->g, w->n_params, "gradients");
+        DALLOC(e->m, w->n_params, "AdamW first moments");
+        DALLOC(e->v, w->n_params, "AdamW second moments");
+        CU_CHECK(cudaMemsetAsync(e->m, 0, w->n_params * sizeof(float), g_cu.stream));
+        CU_CHECK(cudaMemsetAsync(e->v, 0, w->n_params * sizeof(float), g_cu.stream));
+    } else {
+        DALLOC(e->kc, L * maxB * KD * (size_t)maxS, "K cache");
+        DALLOC(e->vc, L * maxB * KD * (size_t)maxS, "V cache");
+        /* before any graph capture: the decode kernel's shared memory limit */
+        CU_LAUNCH("attention_decode setup", k_attention_decode_setup(maxS, (int)HD));
+    }
+    for (size_t l = 0; l <= L; l++) {
+        if (e->train || l == 0)
+            DALLOC(e->res[l], N * C, "residual stream");
+        else
+            e->res[l] = e->res[0];
+        if (l < L) {
+            if (e->train)
+                DALLOC(e->mid[l], N * C, "residual stream");
+            else
+                e->mid[l] = e->res[0];
+        }
+    }
+    for (size_t l = 0; l < nla; l++)
+        CU_TRY(alloc_acts(e, &e->la[l], N, err, errlen));
+    DALLOC(e->qkv, N * QKV, "q|k|v projections");
+    DALLOC(e->s, P, "attention scores");
+    if (!e->train)
+        DALLOC(e->p_scratch, P, "attention probabilities");
+    DALLOC(e->yh, N * QD, "attention outputs (head-major)");
+    DALLOC(e->xf, (e->train ? N : (size_t)maxB) * C, "final norm output");
+    DALLOC(e->rstdf, N, "final norm statistics");
+    if (e->train) {
+        DALLOC(e->logits_b, N * V, "logits (bf16)");
+        DALLOC(e->row_loss, N, "per-token losses");
+        DALLOC(e->dres, N * C, "residual gradient");
+        DALLOC(e->dxn, N * C, "norm gradient");
+        DALLOC(e->dres_b, N * C, "residual gradient (bf16)");
+        DALLOC(e->dh, N * F, "SwiGLU gradient");
+        DALLOC(e->dgu, N * 2 * F, "gate and up gradient");
+        DALLOC(e->dy, N * QD, "attention output gradient");
+        DALLOC(e->dyh, N * QD, "attention output gradient (head-major)");
+        DALLOC(e->dq, N * QD, "query gradient");
+        DALLOC(e->dk, N * KD, "key gradient");
+        DALLOC(e->dv, N * KD, "value gradient");
+        DALLOC(e->dqkv, N * QKV, "q|k|v gradient");
+        DALLOC(e->ds, P, "score gradient");
+    } else {
+        DALLOC(e->logits, (size_t)maxB * V, "logits");
+    }
+    DALLOC(e->loss, 1, "loss");
+    DALLOC(e->tok, N, "token ids");
+    DALLOC(e->tgt, N, "target ids");
+    DALLOC(e->pos, 1, "decode position");
+    DALLOC(e->flag, 1, "finite flag");
+    CU_CHECK(cudaStreamSynchronize(g_cu.stream));
+    return 0;
+}
+
+/* ---- forward ---- */
+
+/* The MLP half of layer l on N rows: rout = rmid + swiglu(rmsnorm(rmid) Wgu^T) Wd^T
+ * (rout == rmid: in place); rstd NULL: the norm statistics are not kept. */
+static int mlp(struct engine *e, int l, struct acts *x, float *rmid, float *rout, float *rstd,
+               int N, char *err, size_t errlen)
+{
+    int C = e->a.hidden, F = e->a.ffn;
+    CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(x->xn2, rstd, rmid, W32(e, LW(e, l, TB_CUDA_W_MLP_NORM)),
+                                           N, C, (float)e->a.norm_eps, 1, 0));
+    CU_TRY(linear(x->gu, false, NULL, x->xn2, W16(e, LW(e, l, TB_CUDA_W_GATE)), N, C, 2 * F,
+                  "gate|up projection", err, errlen));
+    CU_LAUNCH("swiglu_fwd", k_swiglu_fwd(x->h, x->gu, N, F));
+    return linear(rout, true, rmid, x->h, W16(e, LW(e, l, TB_CUDA_W_DOWN)), N, F, C,
+                  "down projection", err, errlen);
+}
+
+/* The decoder layers over B sequences of T tokens from res[0] to res[L]; save keeps
+ * every layer's activations (training), else the cache is filled. */
+static int forward_layers(struct engine *e, int B, int T, bool save, char *err, size_t errlen)
+{
+    const struct tb_arch *a = &e->a;
+    int N = B * T, C = a->hidden, HD = a->head_dim;
+    int QD = a->heads * HD, KD = a->kv_heads * HD, QKV = QD + 2 * KD;
+    float eps = (float)a->norm_eps;
+    size_t cache_layer = (size_t)e->maxB * KD * e->maxS;
+    for (int l = 0; l < a->layers; l++) {
+        struct acts *x = &e->la[save ? l : 0];
+        float *rin = e->res[save ? l : 0], *rmid = e->mid[save ? l : 0];
+        float *rout = e->res[save ? l + 1 : 0];
+        bf16 *k = save ? x->k : e->kc + l * cache_layer, *v = save ? x->v : e->vc + l * cache_layer;
+        int S = save ? T : e->maxS;
+
+        CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(x->xn1, x->rstd1, rin,
+                                               W32(e, LW(e, l, TB_CUDA_W_ATTN_NORM)), N, C, eps,
+                                               1, 0));
+        CU_TRY(linear(e->qkv, false, NULL, x->xn1, W16(e, LW(e, l, TB_CUDA_W_WQ)), N, C, QKV,
+                      "q|k|v projection", err, errlen));
+        CU_LAUNCH("rope_split", k_rope_split(x->q, k, v, e->qkv, e->rope_cos, e->rope_sin, NULL, N,
+                                             T, S, a->heads, a->kv_heads, HD));
+        CU_TRY(attention_fwd(e, x->q, k, v, S, save ? x->p : e->p_scratch, x->y, B, T, err,
+                             errlen));
+        CU_TRY(linear(rmid, true, rin, x->y, W16(e, LW(e, l, TB_CUDA_W_WO)), N, QD, C,
+                      "output projection", err, errlen));
+        CU_TRY(mlp(e, l, x, rmid, rout, x->rstd2, N, err, errlen));
+    }
+    return 0;
+}
+
+static int check_shape(const struct engine *e, int B, int T, char *err, size_t errlen)
+{
+    if (B < 1 || B > e->maxB)
+        return cu_err(err, errlen, "batch %d outside the engine's capacity [1, %d]", B, e->maxB);
+    if (T < 1 || T > e->maxS)
+        return cu_err(err, errlen, "sequence %d outside the engine's capacity [1, %d]", T,
+                      e->maxS);
+    return 0;
+}
+
+static int check_ids(const int *ids, size_t n, int V, const char *what, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] < 0 || ids[i] >= V)
+            return cu_err(err, errlen, "%s[%zu] = %d out of range [0, %d)", what, i, ids[i], V);
+    return 0;
+}
+
+static int prefill(struct engine *e, const int *tokens, int B, int T, char *err, size_t errlen)
+{
+    const struct tb_arch *a = &e->a;
+    int C = a->hidden, V = a->vocab;
+    if (e->train)
+        return cu_err(err, errlen, "engine set up for training: no KV cache for prefill");
+    CU_TRY(check_shape(e, B, T, err, errlen));
+    CU_TRY(check_ids(tokens, (size_t)B * T, V, "tokens", err, errlen));
+    CU_CHECK(cudaMemcpyAsync(e->tok, tokens, (size_t)B * T * sizeof(int), cudaMemcpyHostToDevice,
+                             g_cu.stream));
+    CU_LAUNCH("embed", k_embed(e->res[0], W32(e, e->off_tok), e->tok, B * T, C));
+    CU_TRY(forward_layers(e, B, T, false, err, errlen));
+    /* the LM head for each prompt's last position only */
+    CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(e->xf, NULL, e->res[0], W32(e, e->off_fnorm), B, C,
+                                           (float)a->norm_eps, T, T - 1));
+    CU_TRY(linear(e->logits, true, NULL, e->xf, W16(e, e->off_head), B, C, V, "LM head", err,
+                  errlen));
+    e->kv_len = T;
+    e->kv_batch = B;
+    e->last_B = B;
+    e->tok_greedy = false;
+    e->have_logits = true;
+    return 0;
+}
+
+/* The work of one decode step for B sequences at the device position *e->pos, tokens in
+ * e->tok; leaves the greedy tokens in e->tok and advances *e->pos. Capturable. */
+static int decode_body(struct engine *e, int B, char *err, size_t errlen)
+{
+    const struct tb_arch *a = &e->a;
+    int C = a->hidden, HD = a->head_dim, V = a->vocab;
+    int QD = a->heads * HD, KD = a->kv_heads * HD, QKV = QD + 2 * KD;
+    float eps = (float)a->norm_eps;
+    size_t cache_layer = (size_t)e->maxB * KD * e->maxS;
+    struct acts *x = &e->la[0];
+    float *res = e->res[0];
+
+    CU_LAUNCH("embed", k_embed(res, W32(e, e->off_tok), e->tok, B, C));
+    for (int l = 0; l < a->layers; l++) {
+        bf16 *k = e->kc + l * cache_layer, *v = e->vc + l * cache_layer;
+        CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(x->xn1, NULL, res,
+                                               W32(e, LW(e, l, TB_CUDA_W_ATTN_NORM)), B, C, eps,
+                                               1, 0));
+        CU_TRY(linear(e->qkv, false, NULL, x->xn1, W16(e, LW(e, l, TB_CUDA_W_WQ)), B, C, QKV,
+                      "q|k|v projection", err, errlen));
+        CU_LAUNCH("rope_split", k_rope_split(x->q, k, v, e->qkv, e->rope_cos, e->rope_sin, e->pos,
+                                             B, 1, e->maxS, a->heads, a->kv_heads, HD));
+        CU_LAUNCH("attention_decode", k_attention_decode(x->y, x->q, k, v, e->pos, B, a->heads,
+                                                         a->kv_heads, HD, e->maxS));
+        CU_TRY(linear(res, true, res, x->y, W16(e, LW(e, l, TB_CUDA_W_WO)), B, QD, C,
+                      "output projection", err, errlen));
+        CU_TRY(mlp(e, l, x, res, res, NULL, B, err, errlen));
+    }
+    CU_LAUNCH("rmsnorm_fwd",
+              k_rmsnorm_fwd(e->xf, NULL, res, W32(e, e->off_fnorm), B, C, eps, 1, 0));
+    CU_TRY(linear(e->logits, true, NULL, e->xf, W16(e, e->off_head), B, C, V, "LM head", err,
+                  errlen));
+    CU_LAUNCH("argmax", k_argmax(e->tok, e->logits, B, V));
+    CU_LAUNCH("increment", k_increment(e->pos));
+    return 0;
+}
+
+/* Capture decode_body for batch B into e->graph. On failure graphs are off for good
+ * and the step runs directly. */
+static void capture(struct engine *e, int B)
+{
+    cudaGraph_t g = NULL;
+    char ignored[256];
+    if (e->graph) {
+        cudaGraphExecDestroy(e->graph);
+        e->graph = NULL;
+    }
+    if (cudaStreamBeginCapture(g_cu.stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+        e->graph_broken = true;
+        return;
+    }
+    int rc = decode_body(e, B, ignored, sizeof ignored);
+    cudaError_t ce = cudaStreamEndCapture(g_cu.stream, &g);
+    if (rc != 0 || ce != cudaSuccess || !g ||
+        cudaGraphInstantiate(&e->graph, g, 0) != cudaSuccess) {
+        e->graph = NULL;
+        e->graph_broken = true;
+    } else {
+        e->graph_B = B;
+    }
+    if (g)
+        cudaGraphDestroy(g);
+    cudaGetLastError(); /* a failed capture leaves an error behind; the direct path follows */
+}
+
+static int decode(struct engine *e, const int *tokens, int B, int pos, char *err, size_t errlen)
+{
+    if (e->train)
+        return cu_err(err, errlen, "engine set up for training: no KV cache for decode");
+    if (B < 1 || B > e->maxB)
+        return cu_err(err, errlen, "batch %d outside the engine's capacity [1, %d]", B, e->maxB);
+    if (pos < 0 || pos >= e->maxS)
+        return cu_err(err, errlen, "position %d outside the engine's capacity [0, %d)", pos,
+                      e->maxS);
+    if (pos > e->kv_len)
+        return cu_err(err, errlen, "position %d: only positions [0, %d) are cached", pos,
+                      e->kv_len);
+    if (pos > 0 && B > e->kv_batch)
+        return cu_err(err, errlen, "batch %d: the cache holds %d sequences", B, e->kv_batch);
+    if (!tokens && (!e->tok_greedy || e->last_B != B))
+        return cu_err(err, errlen,
+                      "greedy decode of batch %d needs a previous decode step of that batch", B);
+    if (tokens) {
+        CU_TRY(check_ids(tokens, (size_t)B, e->a.vocab, "tokens", err, errlen));
+        CU_CHECK(cudaMemcpyAsync(e->tok, tokens, (size_t)B * sizeof(int), cudaMemcpyHostToDevice,
+                                 g_cu.stream));
+    }
+    if (e->dev_pos != pos) {
+        CU_CHECK(cudaMemcpyAsync(e->pos, &pos, sizeof pos, cudaMemcpyHostToDevice, g_cu.stream));
+        /* a pageable copy returns once staged: pos may change after this call */
+        CU_CHECK(cudaStreamSynchronize(g_cu.stream));
+    }
+    if (!(e->flags & TB_CUDA_LLAMA_NOGRAPH) && !e->graph_broken && e->graph_B != B)
+        capture(e, B);
+    if (e->graph && e->graph_B == B && !e->graph_broken)
+        CU_CHECK(cudaGraphLaunch(e->graph, g_cu.stream));
+    else
+        CU_TRY(decode_body(e, B, err, errlen));
+    e->dev_pos = pos + 1;
+    e->tok_greedy = true;
+    e->kv_len = pos + 1;
+    if (pos == 0)
+        e->kv_batch = B;
+    e->last_B = B;
+    e->have_logits = true;
+    return 0;
+}
+
+/* ---- training ---- */
+
+static int train_step(struct engine *e, const int *tokens, const int *targets, int B, int T,
+                      const struct tb_cuda_adamw *opt, char *err, size_t errlen)
+{
+    const struct tb_arch *a = &e->a;
+    int N = B * T, C = a->hidden, F = a->ffn, V = a->vocab, HD = a->head_dim, L = a->layers;
+    int QD = a->heads * HD, KD = a->kv_heads * HD, QKV = QD + 2 * KD;
+    float eps = (float)a->norm_eps;
+
+    if (!e->train)
+        return cu_err(err, errlen, "engine for '%s' was set up without TB_CUDA_LLAMA_TRAIN",
+                      a->name);
+    CU_TRY(check_shape(e, B, T, err, errlen));
+    CU_TRY(check_ids(tokens, (size_t)N, V, "tokens", err, errlen));
+    CU_TRY(check_ids(targets, (size_t)N, V, "targets", err, errlen));
+    CU_CHECK(cudaMemcpyAsync(e->tok, tokens, (size_t)N * sizeof(int), cudaMemcpyHostToDevice,
+                             g_cu.stream));
+    CU_CHECK(cudaMemcpyAsync(e->tgt, targets, (size_t)N * sizeof(int), cudaMemcpyHostToDevice,
+                             g_cu.stream));
+    /* pageable copies are staged before returning; the host arrays may change after */
+
+    /* ---- forward and loss ---- */
+    CU_LAUNCH("embed", k_embed(e->res[0], W32(e, e->off_tok), e->tok, N, C));
+    CU_TRY(forward_layers(e, B, T, true, err, errlen));
+    CU_LAUNCH("rmsnorm_fwd",
+              k_rmsnorm_fwd(e->xf, e->rstdf, e->res[L], W32(e, e->off_fnorm), N, C, eps, 1, 0));
+    CU_TRY(linear(e->logits_b, false, NULL, e->xf, W16(e, e->off_head), N, C, V, "LM head",
+                  err, errlen));
+    CU_LAUNCH("xent", k_xent(e->logits_b, e->row_loss, e->tgt, N, V, 1.0f / (float)N));
+    CU_LAUNCH("sum", k_sum(e->loss, e->row_loss, N, 1.0f / (float)N));
+    e->have_loss = true;
+    if (!opt)
+        return 0;
+
+    /* ---- backward ---- */
+    /* the norm weights (after decay_end) get their gradients by atomic sums */
+    CU_CHECK(cudaMemsetAsync(e->g + e->decay_end, 0, (e->n_params - e->decay_end) * sizeof(float),
+                             g_cu.stream));
+    /* LM head: written here; with tied embeddings the lookups add to it below */
+    CU_TRY(linear_bwd_w(e->g + e->off_head, e->logits_b, e->xf, N, C, V, "LM head dW", err,
+                        errlen));
+    CU_TRY(linear_bwd_x(e->dxn, true, e->logits_b, W16(e, e->off_head), N, C, V, "LM head dX", err,
+                        errlen));
+    CU_LAUNCH("rmsnorm_bwd", k_rmsnorm_bwd(e->dres, e->dxn, e->res[L], e->rstdf,
+                                           W32(e, e->off_fnorm), N, C, false));
+    CU_LAUNCH("rmsnorm_dw",
+              k_rmsnorm_dw(e->g + e->off_fnorm, e->dxn, e->res[L], e->rstdf, N, C));
+    for (int l = L - 1; l >= 0; l--) {
+        const struct acts *x = &e->la[l];
+        /* MLP: res[l+1] = mid + swiglu(rmsnorm(mid) Wgu^T) Wd^T */
+        CU_LAUNCH("cast_bf16", k_cast_bf16(e->dres_b, e->dres, (size_t)N * C));
+        CU_TRY(linear_bwd_x(e->dh, false, e->dres_b, W16(e, LW(e, l, TB_CUDA_W_DOWN)), N, F, C,
+                            "down dX", err, errlen));
+        CU_TRY(linear_bwd_w(e->g + LW(e, l, TB_CUDA_W_DOWN), e->dres_b, x->h, N, F, C, "down dW",
+                            err, errlen));
+        CU_LAUNCH("swiglu_bwd", k_swiglu_bwd(e->dgu, e->dh, x->gu, N, F));
+        CU_TRY(linear_bwd_w(e->g + LW(e, l, TB_CUDA_W_GATE), e->dgu, x->xn2, N, C, 2 * F,
+                            "gate|up dW", err, errlen));
+        CU_TRY(linear_bwd_x(e->dxn, true, e->dgu, W16(e, LW(e, l, TB_CUDA_W_GATE)), N, C, 2 * F,
+                            "gate|up dX", err, errlen));
+        CU_LAUNCH("rmsnorm_bwd", k_rmsnorm_bwd(e->dres, e->dxn, e->mid[l], x->rstd2,
+                                               W32(e, LW(e, l, TB_CUDA_W_MLP_NORM)), N, C, true));
+        CU_LAUNCH("rmsnorm_dw", k_rmsnorm_dw(e->g + LW(e, l, TB_CUDA_W_MLP_NORM), e->dxn,
+                                             e->mid[l], x->rstd2, N, C));
+        /* attention: mid = res[l] + attn(rmsnorm(res[l])) Wo^T */
+        CU_LAUNCH("cast_bf16", k_cast_bf16(e->dres_b, e->dres, (size_t)N * C));
+        CU_TRY(linear_bwd_x(e->dy, false, e->dres_b, W16(e, LW(e, l, TB_CUDA_W_WO)), N, QD, C,
+                            "output projection dX", err, errlen));
+        CU_TRY(linear_bwd_w(e->g + LW(e, l, TB_CUDA_W_WO), e->dres_b, x->y, N, QD, C,
+                            "output projection dW", err, errlen));
+        CU_TRY(attention_bwd(e, x, e->dy, B, T, err, errlen));
+        CU_LAUNCH("rope_merge_bwd", k_rope_merge_bwd(e->dqkv, e->dq, e->dk, e->dv, e->rope_cos,
+                                                     e->rope_sin, N, T, a->heads, a->kv_heads,
+                                                     HD));
+        CU_TRY(linear_bwd_w(e->g + LW(e, l, TB_CUDA_W_WQ), e->dqkv, x->xn1, N, C, QKV,
+                            "q|k|v dW", err, errlen));
+        CU_TRY(linear_bwd_x(e->dxn, true, e->dqkv, W16(e, LW(e, l, TB_CUDA_W_WQ)), N, C, QKV,
+                            "q|k|v dX", err, errlen));
+        CU_LAUNCH("rmsnorm_bwd", k_rmsnorm_bwd(e->dres, e->dxn, e->res[l], x->rstd1,
+                                               W32(e, LW(e, l, TB_CUDA_W_ATTN_NORM)), N, C, true));
+        CU_LAUNCH("rmsnorm_dw", k_rmsnorm_dw(e->g + LW(e, l, TB_CUDA_W_ATTN_NORM), e->dxn,
+                                             e->res[l], x->rstd1, N, C));
+    }
+    /* token embedding: scatter-add the residual gradient's rows */
+    if (!a->tied_embeddings)
+        CU_CHECK(cudaMemsetAsync(e->g + e->off_tok, 0, (size_t)V * C * sizeof(float),
+                                 g_cu.stream));
+    CU_LAUNCH("scatter_add", k_scatter_add(e->g + e->off_tok, e->dres, e->tok, N, C));
+
+    /* ---- AdamW on the fp32 master weights, refreshing the bf16 copy ---- */
+    e->adam_t++;
+    float bc1 = 1.0f - (float)pow(opt->beta1, (double)e->adam_t);
+    float bc2 = 1.0f - (float)pow(opt->beta2, (double)e->adam_t);
+    CU_LAUNCH("adamw",
+              k_adamw(e->p, e->wb, e->g, e->m, e->v, e->n_params, e->decay_end, *opt, bc1, bc2));
+    return 0;
+}
+
+/* ---- kernel test of the attention ---- */
+
+int cu_attention_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_t errlen)
+{
+    struct engine e;
+    struct acts x;
+    size_t N = (size_t)a->B * a->T, HD = a->HD, QD = (size_t)a->NH * HD, KD = (size_t)a->NKV * HD;
+    size_t P = (size_t)a->B * a->NH * (size_t)a->T * a->T;
+    bf16 *y, *dy;
+    memset(&e, 0, sizeof e);
+    memset(&x, 0, sizeof x);
+    e.a.heads = a->NH;
+    e.a.kv_heads = a->NKV;
+    e.a.head_dim = a->HD;
+    if (a->NH % a->NKV)
+        return cu_err(err, errlen, "heads %d not a multiple of kv_heads %d", a->NH, a->NKV);
+    CU_TRY(cu_up_bf16(b, &x.q, a->in[0], N * QD, err, errlen));
+    CU_TRY(cu_up_bf16(b, &x.k, a->in[1], N * KD, err, errlen));
+    CU_TRY(cu_up_bf16(b, &x.v, a->in[2], N * KD, err, errlen));
+    CU_TRY(cu_buf_alloc(b, (void **)&x.p, P * sizeof *x.p, err, errlen));
+    CU_TRY(cu_buf_alloc(b, (void **)&e.s, P * sizeof *e.s, err, errlen));
+    CU_TRY(cu_buf_alloc(b, (void **)&e.yh, N * QD * sizeof *e.yh, err, errlen));
+    CU_TRY(cu_buf_alloc(b, (void **)&y, N * QD * sizeof *y, err, errlen));
+    CU_TRY(attention_fwd(&e, x.q, x.k, x.v, a->T, x.p, y, a->B, a->T, err, errlen));
+    if (a->op == TB_CUDA_OP_ATTENTION_FWD)
+        return cu_down_bf16(b, a->out[0], y, N * QD, err, errlen);
+    CU_TRY(cu_up_bf16(b, &dy, a->in[3], N * QD, err, errlen));
+    CU_TRY(cu_buf_alloc(b, (void **)&e.dyh, N * QD * sizeof *e.dyh, err, errlen));
+    CU_TRY(cu_buf_alloc(b, (void **)&e.ds, P * sizeof *e.ds, err, errlen));
+    CU_TRY(cu_buf_alloc(b, (void **)&e.dq, N * QD * sizeof *e.dq, err, errlen));
+    CU_TRY(cu_buf_alloc(b, (void **)&e.dk, N * KD * sizeof *e.dk, err, errlen));
+    CU_TRY(cu_buf_alloc(b, (void **)&e.dv, N * KD * sizeof *e.dv, err, errlen));
+    CU_TRY(attention_bwd(&e, &x, dy, a->B, a->T, err, errlen));
+    CU_TRY(cu_down_bf16(b, a->out[0], e.dq, N * QD, err, errlen));
+    CU_TRY(cu_down_bf16(b, a->out[1], e.dk, N * KD, err, errlen));
+    return cu_down_bf16(b, a->out[2], e.dv, N * KD, err, errlen);
+}
+
+/* ---- the plugin's entries ---- */
+
+extern "C" {
+
+int tb_cu_llama_init(void **eng, const struct tb_arch *a, const struct tb_cuda_llama_weights *w,
+                     int max_batch, int max_seq, unsigned flags, char *err, size_t errlen)
+{
+    struct engine *e;
+    *eng = NULL;
+    CU_TRY(cu_ctx_init(err, errlen));
+    if (max_batch < 1 || max_seq < 1)
+        return cu_err(err, errlen, "capacity %d x %d: batch and sequence must be positive",
+                      max_batch, max_seq);
+    CU_TRY(check_layout(a, w, err, errlen));
+    e = (struct engine *)calloc(1, sizeof *e);
+    if (!e)
+        return cu_err(err, errlen, "out of host memory for the engine");
+    if (init(e, a, w, max_batch, max_seq, flags, err, errlen) != 0) {
+        cudaStreamSynchronize(g_cu.stream);
+        engine_free(e);
+        return -1;
+    }
+    *eng = e;
+    return 0;
+}
+
+void tb_cu_llama_free(void *eng)
+{
+    cudaStreamSynchronize(g_cu.stream);
+    engine_free((struct engine *)eng);
+}
+
+size_t tb_cu_llama_bytes(void *eng)
+{
+    return ((struct engine *)eng)->bytes;
+}
+
+int tb_cu_llama_prefill(void *eng, const int *tokens, int B, int T, char *err, size_t errlen)
+{
+    return prefill((struct engine *)eng, tokens, B, T, err, errlen);
+}
+
+int tb_cu_llama_decode(void *eng, const int *tokens, int B, int pos, char *err, size_t errlen)
+{
+    return decode((struct engine *)eng, tokens, B, pos, err, errlen);
+}
+
+int tb_cu_llama_train_step(void *eng, const int *tokens, const int *targets, int B, int T,
+                           const struct tb_cuda_adamw *opt, char *err, size_t errlen)
+{
+    return train_step((struct engine *)eng, tokens, targets, B, T, opt, err, errlen);
+}
+
+int tb_cu_llama_loss(void *eng, float *loss, char *err, size_t errlen)
+{
+    struct engine *e = (struct engine *)eng;
+    if (!e->have_loss)
+        return cu_err(err, errlen, "no training step has run");
+    CU_CHECK(cudaMemcpyAsync(loss, e->loss, sizeof *loss, cudaMemcpyDeviceToHost, g_cu.stream));
+    CU_CHECK(cudaStreamSynchronize(g_cu.stream));
+    return 0;
+}
+
+int tb_cu_llama_logits(void *eng, float *out, size_t n, char *err, size_t errlen)
+{
+    struct engine *e = (struct engine *)eng;
+    size_t have = (size_t)e->last_B * e->a.vocab;
+    if (e->train || !e->have_logits)
+        return cu_err(err, errlen, "no prefill or decode step has run");
+    CU_CHECK(cudaMemcpyAsync(out, e->logits, (n < have ? n : have) * sizeof *out,
+                             cudaMemcpyDeviceToHost, g_cu.stream));
+    CU_CHECK(cudaStreamSynchronize(g_cu.stream));
+    return 0;
+}
+
+int tb_cu_llama_finite(void *eng, bool *finite, char *err, size_t errlen)
+{
+    struct engine *e = (struct engine *)eng;
+    int one = 1, flag = 0;
+    if (e->train) {
+        float loss;
+        CU_TRY(tb_cu_llama_loss(eng, &loss, err, errlen));
+        *finite = isfinite(loss);
+        return 0;
+    }
+    if (!e->have_logits)
+        return cu_err(err, errlen, "no prefill or decode step has run");
+    CU_CHECK(cudaMemcpyAsync(e->flag, &one, sizeof one, cudaMemcpyHostToDevice, g_cu.stream));
+    CU_LAUNCH("finite", k_finite(e->flag, e->logits, (size_t)e->last_B * e->a.vocab));
+    CU_CHECK(cudaMemcpyAsync(&flag, e->flag, sizeof flag, cudaMemcpyDeviceToHost, g_cu.stream));
+    CU_CHECK(cudaStreamSynchronize(g_cu.stream));
+    *finite = flag != 0;
+    return 0;
+}
+
+} /* extern "C" */
