@@ -1575,6 +1575,75 @@ static void write_training(struct tb_doc *d, const struct report *R)
     tb_doc_table_end(d);
 }
 
+/* A run's configuration as the GPU executor names both sides: "cuda:CONFIG" for the
+ * measured run, "model:INSTANCE/CONFIG/chips1" for the model's prediction of it. */
+static bool gpu_pair_key(const struct rrow *x, char *buf, size_t len)
+{
+    const char *id = F(x, "run_id"), *target = F(x, "target");
+    size_t tl = strlen(target), n;
+    if (x->prov == PROV_MEASURED && !strcmp(F(x, "executor"), "cuda") && !strncmp(id, "cuda:", 5)) {
+        snprintf(buf, len, "%s", id + 5);
+        return true;
+    }
+    n = strlen(id);
+    if (x->prov == PROV_MODELED && !strncmp(id, "model:", 6) && !strncmp(id + 6, target, tl) &&
+        id[6 + tl] == '/' && n > 7 + tl + 7 && !strcmp(id + n - 7, "/chips1")) {
+        snprintf(buf, len, "%.*s", (int)(n - 7 - 7 - tl), id + 7 + tl);
+        return true;
+    }
+    return false;
+}
+
+/* Measured GPU rows beside the model's prediction of the same run on the same chip. */
+static void write_model_check(struct tb_doc *d, const struct report *R)
+{
+    static const char *const head[] = {"Model", "Phase",   "Shape",      "Metric",     "Measured",
+                                       "GPU",   "Modeled", "Modeled on", "Model error"};
+    bool any = false;
+    for (size_t i = 0; i < R->nrows; i++) {
+        const struct rrow *x = &R->rows[i];
+        char key[256], k2[256];
+        if (!gpu_pair_key(x, key, sizeof key) || x->prov != PROV_MEASURED)
+            continue;
+        for (size_t j = 0; j < R->nrows; j++) {
+            const struct rrow *y = &R->rows[j];
+            char shape[96], mv[32], pv[32], e[32], tip[900], ytip[900];
+            const char *cells[9], *tips[9] = {0};
+            if (y->prov != PROV_MODELED || strcmp(F(y, "metric"), F(x, "metric")) ||
+                !gpu_pair_key(y, k2, sizeof k2) || strcmp(key, k2))
+                continue;
+            if (!any) {
+                tb_doc_h(d, 2, "Measured GPU runs against the model");
+                tb_doc_p(d, NULL,
+                         "Each metric of a run measured on this machine's GPU (executor cuda) "
+                         "beside the performance model's prediction of the same run on one "
+                         "chip of the same kind; model error = (modeled - measured) / "
+                         "measured.");
+                tb_doc_table(d, "tttcntntn", head);
+                any = true;
+            }
+            shape_of(x, shape, sizeof shape);
+            snprintf(e, sizeof e, "%+.1f%%", (y->value - x->value) / x->value * 100.0);
+            prov_tip(x, tip, sizeof tip);
+            prov_tip(y, ytip, sizeof ytip);
+            cells[0] = F(x, "model");
+            cells[1] = F(x, "phase");
+            cells[2] = shape;
+            cells[3] = F(x, "metric");
+            cells[4] = fmt_num(x->value, mv, sizeof mv);
+            cells[5] = F(x, "host");
+            cells[6] = fmt_num(y->value, pv, sizeof pv);
+            cells[7] = F(y, "target");
+            cells[8] = x->value != 0 ? e : "";
+            tips[4] = tip;
+            tips[6] = ytip;
+            tb_doc_row_tip(d, cells, tips);
+        }
+    }
+    if (any)
+        tb_doc_table_end(d);
+}
+
 static void write_cost(struct tb_doc *d, const struct report *R)
 {
     static const char *const head[] = {
@@ -1904,6 +1973,7 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
     write_charts(&d, R);
     write_limits(&d, R);
     write_training(&d, R);
+    write_model_check(&d, R);
     write_cost(&d, R);
     write_prices(&d, R);
     write_assessment(&d, R);

@@ -16,7 +16,7 @@ if ! command -v gnuplot >/dev/null 2>&1; then
 fi
 
 
-echo "1..16"
+echo "1..18"
 rm -rf "$out" "$badout"
 "$TB_BIN" report --out "$out" --usd-per-hour 0.36 "$fixture" >/dev/null 2>"$TB_BUILDDIR/tests/tmp/cli_report.err"
 check "report on the fixture exits 0" test $? -eq 0
@@ -68,3 +68,13 @@ check "the summary picks the cheapest configuration within the limits ('$best' =
 "$TB_BIN" report --out "$sweep/x" --region mars-north-1 "$sweep/results.csv" >/dev/null 2>"$sweep/region.err"
 check "an unknown --region exits 2" test $? -eq 2
 check "and names the region and the price table" grep -q "unknown region 'mars-north-1' (no row of .*prices.csv names it)" "$sweep/region.err"
+
+# measured GPU rows beside the model's prediction of the same run (a fixture of the
+# GPU executor's row format with made-up figures: 4 ms measured, 3.5 ms modeled)
+gpu="$TB_BUILDDIR/tests/tmp/cli_report_gpu"
+rm -rf "$gpu"
+"$TB_BIN" report --out "$gpu" "$TB_SRCDIR/tests/data/report_gpu_results.csv" >/dev/null 2>&1
+check "a measured GPU run is paired with its modeled row, error -12.5%" \
+    grep -q '^| llama-small | prefill | b1 in512 | `ttft_ms` | 4 | NVIDIA H100.* | 3.5 | p5.4xlarge | -12.5% |$' "$gpu/report.md"
+check "and its throughput, error +14.3%" \
+    grep -q '`prefill_tokens_per_s` | 128000 | .* | 146286 | p5.4xlarge | +14.3% |$' "$gpu/report.md"
