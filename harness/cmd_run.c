@@ -897,12 +897,6 @@ int tb_cmd_run(int argc, char **argv)
         fprintf(stderr, "trnbench run: %s\n", err);
         goto out;
     }
-    if (tb_mkdir_p(out, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench run: %s\n", err);
-        rc = 1;
-        goto out;
-    }
-
     tb_platform_detect(&plat, err, sizeof err);
     snprintf(ctx.target, sizeof ctx.target, "%s", tb_platform_target(&plat));
     tb_platform_describe(&plat, ctx.host, sizeof ctx.host);
@@ -950,6 +944,14 @@ int tb_cmd_run(int argc, char **argv)
                 snprintf(gpu.chip_why, sizeof gpu.chip_why, "performance model not loaded");
             }
         }
+    }
+
+    /* the output folder only once the run can go ahead (--executor cuda without a
+     * GPU stops above and leaves nothing behind) */
+    if (tb_mkdir_p(out, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench run: %s\n", err);
+        rc = 1;
+        goto out;
     }
 
     /* ---- run ---- */

@@ -135,5 +135,5 @@ check "an unknown --executor exits 2" \
 check "without a GPU the CPU runs and one line says why" \
     sh -c "test $? -eq 0 && grep -q 'GPU executor not used: disabled (TRNBENCH_CUDA=0)' '$tmp/ex.err'"
 "$TB_BIN" run --model llama-tiny --phase prefill --seq-in 8 --executor cuda --out "$tmp/ex2" 2>"$tmp/ex.err"
-check "--executor cuda without a GPU fails (exit 1) and writes nothing" \
-    sh -c "test $? -eq 1 && grep -q 'executor cuda: no GPU' '$tmp/ex.err' && test ! -e '$tmp/ex2/results.csv'"
+check "--executor cuda without a GPU fails (exit 1) and writes nothing, not even the folder" \
+    sh -c "test $? -eq 1 && grep -q 'executor cuda: no GPU' '$tmp/ex.err' && test ! -e '$tmp/ex2'"
