@@ -53,10 +53,7 @@ const char *tb_report_cost_metric(const char *metric)
 
 double tb_report_usd_per_mtok(double usd_per_hour, double tokens_per_s)
 {
-    if (!(usd_per_hour > 0) || !(tokens_per_s > 0) || !isfinite(usd_per_hour) ||
-        !isfinite(tokens_per_s))
-        return NAN;
-    return usd_per_hour / (tokens_per_s * 3600.0) * 1e6;
+    return tb_cost_usd_per(usd_per_hour, tokens_per_s, 1e6);
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -380,16 +377,52 @@ static void config_keys(const struct rrow *x, char *config, size_t clen, char *w
     }
 }
 
-/* Another row of the same run (same file, run_id, target and provenance): its value. */
-static double run_value(const struct report *R, const struct rrow *x, const char *metric)
+/* The serving latency rows of c's run (same file, run_id, target and provenance), in
+ * one pass over the rows; NAN for those the run does not have. */
+static void run_latency(const struct report *R, struct cost *c)
 {
+    const struct rrow *x = c->row;
+    c->ttft = c->tpot = c->per_user = NAN;
     for (size_t i = 0; i < R->nrows; i++) {
         const struct rrow *y = &R->rows[i];
-        if (y->t == x->t && y->prov == x->prov && !strcmp(F(y, "metric"), metric) &&
-            !strcmp(F(y, "run_id"), F(x, "run_id")) && !strcmp(F(y, "target"), F(x, "target")))
-            return y->value;
+        const char *m = F(y, "metric");
+        double *dst = !strcmp(m, "ttft_ms")                 ? &c->ttft
+                      : !strcmp(m, "tpot_ms")               ? &c->tpot
+                      : !strcmp(m, "tokens_per_s_per_user") ? &c->per_user
+                                                            : NULL;
+        if (dst && y->t == x->t && y->prov == x->prov && !strcmp(F(y, "run_id"), F(x, "run_id")) &&
+            !strcmp(F(y, "target"), F(x, "target")))
+            *dst = y->value;
     }
-    return NAN;
+}
+
+/* Whether c is a row of workload w (same workload and cost metric). */
+static bool of_workload(const struct cost *c, const char *workload, const char *metric)
+{
+    return !strcmp(c->workload, workload) && !strcmp(c->metric, metric);
+}
+
+/* Whether costs[i] is the first row of its target among the rows of (workload, metric):
+ * walking i over the costs visits each target of a workload once. */
+static bool first_of_target(const struct report *R, size_t i, const char *workload,
+                            const char *metric)
+{
+    const char *t = F(R->costs[i].row, "target");
+    if (!of_workload(&R->costs[i], workload, metric))
+        return false;
+    for (size_t k = 0; k < i; k++)
+        if (of_workload(&R->costs[k], workload, metric) && !strcmp(F(R->costs[k].row, "target"), t))
+            return false;
+    return true;
+}
+
+/* The ranking of c's workload, or NULL (the serving total-token cost has none). */
+static struct wsum *ws_of(const struct report *R, const struct cost *c)
+{
+    for (size_t k = 0; k < R->nws; k++)
+        if (!strcmp(R->ws[k].workload, c->workload) && !strcmp(R->ws[k].metric, c->metric))
+            return &R->ws[k];
+    return NULL;
 }
 
 static bool positive(double v)
@@ -411,9 +444,7 @@ static int rank_costs(struct report *R, char *err, size_t errlen)
         config_keys(x, c->config, sizeof c->config, c->workload, sizeof c->workload);
         c->chips = c->price->chips * x->instances;
         c->per_chip = c->chips > 0 ? x->value / (double)c->chips : NAN;
-        c->ttft = run_value(R, x, "ttft_ms");
-        c->tpot = run_value(R, x, "tpot_ms");
-        c->per_user = run_value(R, x, "tokens_per_s_per_user");
+        run_latency(R, c);
         c->base_usd = c->perf = NAN;
     }
     for (size_t i = 0; i < R->ncosts; i++) {
@@ -440,13 +471,11 @@ static int rank_costs(struct report *R, char *err, size_t errlen)
      * so only the output cost is ranked */
     for (size_t i = 0; i < R->ncosts; i++) {
         const struct cost *c = &R->costs[i];
-        struct wsum *w = NULL;
+        struct wsum *w;
         bool ok;
         if (!strcmp(c->metric, "usd_per_mtok_total"))
             continue;
-        for (size_t k = 0; k < R->nws && !w; k++)
-            if (!strcmp(R->ws[k].workload, c->workload) && !strcmp(R->ws[k].metric, c->metric))
-                w = &R->ws[k];
+        w = ws_of(R, c);
         if (!w) {
             w = &R->ws[R->nws++];
             memset(w, 0, sizeof *w);
@@ -659,7 +688,7 @@ static int metric_rank(const char *m)
 struct bar {
     char label[160];  /* first line: model phase shape */
     char label2[160]; /* second line: target, provenance */
-    const char *group;
+    char group[200];  /* legend entry: one word */
     int rank;
     double value, min, max;
 };
@@ -847,8 +876,7 @@ static int draw_interactivity(struct report *R, const struct wsum *w, int k, boo
                               size_t errlen)
 {
     char data[4400], file[96], name[48], targets[1024] = "", title[400], caption[400];
-    const char *seen[64];
-    size_t nseen = 0, npoints = 0;
+    size_t npoints = 0;
     FILE *f;
     snprintf(name, sizeof name, "interactivity-%d", k);
     snprintf(file, sizeof file, "%s.tsv", name);
@@ -858,21 +886,16 @@ static int draw_interactivity(struct report *R, const struct wsum *w, int k, boo
     if (!f)
         return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
     /* one data block per target (gnuplot "index"), points in order of interactivity */
-    for (size_t i = 0; i < R->ncosts && nseen < 64; i++) {
+    for (size_t i = 0; i < R->ncosts; i++) {
         const char *t = F(R->costs[i].row, "target");
-        bool dup = false, priced = false;
+        bool priced = false;
         size_t n = 0;
-        if (strcmp(R->costs[i].workload, w->workload) || strcmp(R->costs[i].metric, w->metric))
+        if (!first_of_target(R, i, w->workload, w->metric))
             continue;
-        for (size_t j = 0; j < nseen && !dup; j++)
-            dup = !strcmp(seen[j], t);
-        if (dup)
-            continue;
-        seen[nseen++] = t;
-        for (size_t j = 0; j < R->ncosts; j++) {
+        for (size_t j = i; j < R->ncosts; j++) {
             const struct cost *c = &R->costs[j];
-            if (strcmp(c->workload, w->workload) || strcmp(c->metric, w->metric) ||
-                strcmp(F(c->row, "target"), t) || !positive(c->per_user) || !positive(c->per_chip))
+            if (!of_workload(c, w->workload, w->metric) || strcmp(F(c->row, "target"), t) ||
+                !positive(c->per_user) || !positive(c->per_chip))
                 continue;
             fprintf(f, "%.10g\t%.10g\t", c->per_user, c->per_chip);
             if (positive(c->usd))
@@ -887,8 +910,6 @@ static int draw_interactivity(struct report *R, const struct wsum *w, int k, boo
             snprintf(targets + strlen(targets), sizeof targets - strlen(targets), "%s%s%s",
                      *targets ? " " : "", t, priced ? "" : "(no-price)");
             npoints += n;
-        } else {
-            nseen--;
         }
     }
     if (fclose(f) != 0)
@@ -933,7 +954,7 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
         if (sweep)
             continue;
         run_label(x, bars[n].label, sizeof bars[n].label, bars[n].label2, sizeof bars[n].label2);
-        bars[n].group = F(x, "phase");
+        snprintf(bars[n].group, sizeof bars[n].group, "%s", F(x, "phase"));
         bars[n].rank = phase_rank(bars[n].group);
         bars[n].value = x->value;
         bars[n].min = x->min;
@@ -963,7 +984,7 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
             continue;
         run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
                   sizeof bars[n].label2);
-        bars[n].group = c->metric;
+        snprintf(bars[n].group, sizeof bars[n].group, "%s", c->metric);
         bars[n].rank = metric_rank(c->metric);
         bars[n].value = c->usd;
         bars[n].min = c->usd_min;
@@ -987,18 +1008,14 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
     for (size_t i = 0; i < R->ncosts; i++) {
         const struct cost *c = &R->costs[i];
         const struct wsum *w = NULL;
-        static char words[200][sizeof c->workload];
-        if (!cheapest_of_target(R, c) || n >= 200)
+        if (!cheapest_of_target(R, c))
             continue;
-        for (size_t j = 0; j < R->nws && !w; j++)
-            if (!strcmp(R->ws[j].workload, c->workload) && !strcmp(R->ws[j].metric, c->metric))
-                w = &R->ws[j];
+        w = ws_of(R, c);
         if (!w || !positive(w->base_usd))
             continue;
         run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
                   sizeof bars[n].label2);
-        workload_word(c, words[n], sizeof words[n]);
-        bars[n].group = words[n];
+        workload_word(c, bars[n].group, sizeof bars[n].group);
         bars[n].rank = (int)(w - R->ws);
         bars[n].value = tb_cost_price_perf(w->base_usd, c->usd);
         bars[n].min = bars[n].max = NAN;
@@ -1031,7 +1048,7 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
                   sizeof bars[n].label2);
         snprintf(bars[n].label2, sizeof bars[n].label2, "%s, %.3g days on %ld, %s",
                  F(c->row, "target"), days, c->row->instances, PROV_NAMES[c->row->prov]);
-        bars[n].group = F(c->row, "model");
+        snprintf(bars[n].group, sizeof bars[n].group, "%s", F(c->row, "model"));
         bars[n].rank = 0;
         for (size_t j = 0; j < n; j++)
             if (!strcmp(bars[j].group, bars[n].group)) {
@@ -1064,7 +1081,7 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
             continue;
         run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
                   sizeof bars[n].label2);
-        bars[n].group = c->metric;
+        snprintf(bars[n].group, sizeof bars[n].group, "%s", c->metric);
         bars[n].rank = 0;
         bars[n].value = c->usd;
         bars[n].min = c->usd_min;
@@ -1474,28 +1491,19 @@ static void write_limits(struct tb_doc *d, const struct report *R)
     tb_doc_table(d, "ttnntnnnnp", head);
     for (size_t i = 0; i < R->nws; i++) {
         const struct wsum *w = &R->ws[i];
-        const char *seen[64];
-        size_t nseen = 0;
         if (!w->serve)
             continue;
-        for (size_t j = 0; j < R->ncosts && nseen < 64; j++) {
+        for (size_t j = 0; j < R->ncosts; j++) {
             const struct cost *c = &R->costs[j], *best = NULL;
             const char *t = F(c->row, "target");
             char nc[16], nok[16], t1[32], t2[32], t3[32], usd[32], prov[64], tip[2400];
             const char *cells[10], *tips[10] = {0};
             int nconf = 0, ok = 0;
-            bool dup = false;
-            if (strcmp(c->workload, w->workload) || strcmp(c->metric, w->metric))
+            if (!first_of_target(R, j, w->workload, w->metric))
                 continue;
-            for (size_t k = 0; k < nseen && !dup; k++)
-                dup = !strcmp(seen[k], t);
-            if (dup)
-                continue;
-            seen[nseen++] = t;
-            for (size_t k = 0; k < R->ncosts; k++) {
+            for (size_t k = j; k < R->ncosts; k++) {
                 const struct cost *o = &R->costs[k];
-                if (strcmp(o->workload, w->workload) || strcmp(o->metric, w->metric) ||
-                    strcmp(F(o->row, "target"), t))
+                if (!of_workload(o, w->workload, w->metric) || strcmp(F(o->row, "target"), t))
                     continue;
                 nconf++;
                 if (!tb_cost_meets(o->ttft, o->tpot, R->o->ttft_limit_ms, R->o->tpot_limit_ms))
@@ -2318,6 +2326,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     struct report R;
     struct tb_sbuf md = {0}, html = {0};
     char p[4400];
+    const struct tb_instance *base_in;
     int rc = TB_REPORT_EINPUT, r;
 
     memset(&R, 0, sizeof R);
@@ -2341,13 +2350,14 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
         goto out;
     /* the baseline, priced on-demand in the same region */
     R.baseline = o->baseline ? o->baseline : TB_REPORT_BASELINE;
-    if (!tb_pricing_instance(&R.pricing, R.baseline)) {
+    base_in = tb_pricing_instance(&R.pricing, R.baseline);
+    if (!base_in) {
         tb_err(err, errlen, "baseline: unknown instance type '%s' (not in %s)", R.baseline,
                R.pricing.instances_csv.path);
         goto out;
     }
     R.btp.target = R.baseline;
-    R.btp.chips = tb_pricing_instance(&R.pricing, R.baseline)->accel_count;
+    R.btp.chips = base_in->accel_count;
     if (tb_pricing_target_price(&R.pricing, R.baseline, o->region, "on-demand", &R.btp.c, err,
                                 errlen) != 0)
         goto out;

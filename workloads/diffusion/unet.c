@@ -1267,6 +1267,17 @@ out:
 }
 
 /* Attention of one image, head by head: y [Nq, C] from q [Nq, C], k and v [Nk, C]. */
+/* tok[n] += o(y[n]) for the N tokens: an attention output projection and its residual. */
+static void ref_project_add(double *tok, double *tmp, const struct lin *o, const double *y, int N,
+                            int C)
+{
+    for (int n = 0; n < N; n++) {
+        ref_lin(tmp, o->w, o->b, y + (size_t)n * C, C, C);
+        for (int c = 0; c < C; c++)
+            tok[(size_t)n * C + c] += tmp[c];
+    }
+}
+
 static void ref_attention(double *y, const double *q, const double *k, const double *v, int Nq,
                           int Nk, int C, int HD, double *sc)
 {
@@ -1327,11 +1338,7 @@ static int ref_transformer(double *x, int N, const struct piece *p, const struct
             ref_lin(v + (size_t)n * C, bk->wv, NULL, ln + (size_t)n * C, C, C);
         }
         ref_attention(y, q, k, v, N, N, C, HD, sc);
-        for (int n = 0; n < N; n++) {
-            ref_lin(tmp, bk->ao.w, bk->ao.b, y + (size_t)n * C, C, C);
-            for (int c = 0; c < C; c++)
-                tok[(size_t)n * C + c] += tmp[c];
-        }
+        ref_project_add(tok, tmp, &bk->ao, y, N, C);
         for (int n = 0; n < N; n++) {
             ref_layer_norm(ln + (size_t)n * C, tok + (size_t)n * C, &bk->ln2, C);
             ref_lin(q + (size_t)n * C, bk->wq2, NULL, ln + (size_t)n * C, C, C);
@@ -1341,11 +1348,7 @@ static int ref_transformer(double *x, int N, const struct piece *p, const struct
             ref_lin(v + (size_t)s * C, bk->wv2, NULL, ctx + (size_t)s * Dc, Dc, C);
         }
         ref_attention(y, q, k, v, N, S, C, HD, sc);
-        for (int n = 0; n < N; n++) {
-            ref_lin(tmp, bk->co.w, bk->co.b, y + (size_t)n * C, C, C);
-            for (int c = 0; c < C; c++)
-                tok[(size_t)n * C + c] += tmp[c];
-        }
+        ref_project_add(tok, tmp, &bk->co, y, N, C);
         for (int n = 0; n < N; n++) {
             double *tn = tok + (size_t)n * C;
             ref_layer_norm(ln + (size_t)n * C, tn, &bk->ln3, C);
