@@ -4,7 +4,7 @@
 #
 # gnuplot -c reports/priceperf.gp DATA OUTPUT FORMAT TITLE GROUPS [HEIGHT] [SCALE]
 
-xlabel_text = "price-performance against the baseline (x; 1 = same cost, 2 = half the cost)"
+xlabel_text = "price-performance (x baseline; 2 = half its cost)"
 refline = 1
 nargs = ARGC
 arg1 = ARG1; arg2 = ARG2; arg3 = ARG3; arg4 = ARG4; arg5 = ARG5; arg6 = ARG6; arg7 = ARG7
