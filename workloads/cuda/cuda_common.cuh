@@ -48,6 +48,14 @@ int cu_err(char *err, size_t errlen, const char *fmt, ...)
             return cu_err(err, errlen, "kernel %s: %s", name, cudaGetErrorString(e_));       \
     } while (0)
 
+/* Kernel launch on the plugin's stream: TB_KL(grid, block, shared_bytes, kernel)(args).
+ * Every launch goes through it (no bare <<< >>>), so a build that is not nvcc's (the
+ * CPU emulation of tests, TB_CUEMU) can supply its own launcher. The kernel comes last
+ * so that a template's commas need no parentheses. */
+#ifndef TB_CUEMU
+#define TB_KL(grid, block, smem, ...) __VA_ARGS__<<<(grid), (block), (smem), g_cu.stream>>>
+#endif
+
 #define CU_TRY(call)                                                                         \
     do {                                                                                     \
         if ((call) != 0)                                                                     \

@@ -93,7 +93,7 @@ __global__ void embed_kernel(float *out, const float *emb, const int *ids, int C
 
 cudaError_t k_embed(float *out, const float *emb, const int *ids, int N, int C)
 {
-    embed_kernel<<<N, 256, 0, g_cu.stream>>>(out, emb, ids, C);
+    TB_KL(N, 256, 0, embed_kernel)(out, emb, ids, C);
     return cudaGetLastError();
 }
 
@@ -116,7 +116,7 @@ __global__ void rmsnorm_fwd_kernel(bf16 *out, float *rstd, const float *x, const
 cudaError_t k_rmsnorm_fwd(bf16 *out, float *rstd, const float *x, const float *w, int N, int C,
                           float eps, int in_stride, int in_offset)
 {
-    rmsnorm_fwd_kernel<<<N, 256, 0, g_cu.stream>>>(out, rstd, x, w, C, eps, in_stride, in_offset);
+    TB_KL(N, 256, 0, rmsnorm_fwd_kernel)(out, rstd, x, w, C, eps, in_stride, in_offset);
     return cudaGetLastError();
 }
 
@@ -140,7 +140,7 @@ __global__ void rmsnorm_bwd_kernel(float *dx, const float *dy, const float *x, c
 cudaError_t k_rmsnorm_bwd(float *dx, const float *dy, const float *x, const float *rstd,
                           const float *w, int N, int C, bool accumulate)
 {
-    rmsnorm_bwd_kernel<<<N, 256, 0, g_cu.stream>>>(dx, dy, x, rstd, w, C, accumulate);
+    TB_KL(N, 256, 0, rmsnorm_bwd_kernel)(dx, dy, x, rstd, w, C, accumulate);
     return cudaGetLastError();
 }
 
@@ -163,7 +163,7 @@ cudaError_t k_rmsnorm_dw(float *dw, const float *dy, const float *x, const float
                          int C)
 {
     dim3 grid((C + 255) / 256, (N + DW_ROWS - 1) / DW_ROWS);
-    rmsnorm_dw_kernel<<<grid, 256, 0, g_cu.stream>>>(dw, dy, x, rstd, N, C);
+    TB_KL(grid, 256, 0, rmsnorm_dw_kernel)(dw, dy, x, rstd, N, C);
     return cudaGetLastError();
 }
 
@@ -202,7 +202,7 @@ cudaError_t k_rope_split(bf16 *q, bf16 *k, bf16 *v, const bf16 *qkv, const float
                          const float *sin_t, const int *pos, int N, int T, int S, int NH, int NKV,
                          int HD)
 {
-    rope_split_kernel<<<N, 128, 0, g_cu.stream>>>(q, k, v, qkv, cos_t, sin_t, pos, T, S, NH, NKV,
+    TB_KL(N, 128, 0, rope_split_kernel)(q, k, v, qkv, cos_t, sin_t, pos, T, S, NH, NKV,
                                                   HD);
     return cudaGetLastError();
 }
@@ -234,7 +234,7 @@ cudaError_t k_rope_merge_bwd(bf16 *dqkv, const bf16 *dq, const bf16 *dk, const b
                              const float *cos_t, const float *sin_t, int N, int T, int NH,
                              int NKV, int HD)
 {
-    rope_merge_bwd_kernel<<<N, 128, 0, g_cu.stream>>>(dqkv, dq, dk, dv, cos_t, sin_t, T, NH, NKV,
+    TB_KL(N, 128, 0, rope_merge_bwd_kernel)(dqkv, dq, dk, dv, cos_t, sin_t, T, NH, NKV,
                                                       HD);
     return cudaGetLastError();
 }
@@ -255,13 +255,13 @@ __global__ void heads_tokens_kernel(bf16 *out, const bf16 *in, int T, int H, int
 
 cudaError_t k_heads_to_tokens(bf16 *out, const bf16 *in, int B, int T, int H, int HD)
 {
-    heads_tokens_kernel<<<B * T, 256, 0, g_cu.stream>>>(out, in, T, H, HD, true);
+    TB_KL(B * T, 256, 0, heads_tokens_kernel)(out, in, T, H, HD, true);
     return cudaGetLastError();
 }
 
 cudaError_t k_tokens_to_heads(bf16 *out, const bf16 *in, int B, int T, int H, int HD)
 {
-    heads_tokens_kernel<<<B * T, 256, 0, g_cu.stream>>>(out, in, T, H, HD, false);
+    TB_KL(B * T, 256, 0, heads_tokens_kernel)(out, in, T, H, HD, false);
     return cudaGetLastError();
 }
 
@@ -293,7 +293,7 @@ __global__ void softmax_causal_kernel(bf16 *p, const float *s, long long R, int 
 cudaError_t k_softmax_causal(bf16 *p, const float *s, long long R, int T)
 {
     unsigned grid = (unsigned)((R + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
-    softmax_causal_kernel<<<grid, ROWS_PER_BLOCK * WARP, 0, g_cu.stream>>>(p, s, R, T);
+    TB_KL(grid, ROWS_PER_BLOCK * WARP, 0, softmax_causal_kernel)(p, s, R, T);
     return cudaGetLastError();
 }
 
@@ -320,7 +320,7 @@ cudaError_t k_softmax_causal_bwd(bf16 *ds, const bf16 *p, const float *dp, long 
                                  float scale)
 {
     unsigned grid = (unsigned)((R + ROWS_PER_BLOCK - 1) / ROWS_PER_BLOCK);
-    softmax_causal_bwd_kernel<<<grid, ROWS_PER_BLOCK * WARP, 0, g_cu.stream>>>(ds, p, dp, R, T,
+    TB_KL(grid, ROWS_PER_BLOCK * WARP, 0, softmax_causal_bwd_kernel)(ds, p, dp, R, T,
                                                                                 scale);
     return cudaGetLastError();
 }
@@ -340,7 +340,7 @@ __global__ void swiglu_fwd_kernel(bf16 *h, const bf16 *gu, int N, int F)
 
 cudaError_t k_swiglu_fwd(bf16 *h, const bf16 *gu, int N, int F)
 {
-    swiglu_fwd_kernel<<<blocks_for((size_t)N * F, 256), 256, 0, g_cu.stream>>>(h, gu, N, F);
+    TB_KL(blocks_for((size_t)N * F, 256), 256, 0, swiglu_fwd_kernel)(h, gu, N, F);
     return cudaGetLastError();
 }
 
@@ -359,7 +359,7 @@ __global__ void swiglu_bwd_kernel(bf16 *dgu, const bf16 *dh, const bf16 *gu, int
 
 cudaError_t k_swiglu_bwd(bf16 *dgu, const bf16 *dh, const bf16 *gu, int N, int F)
 {
-    swiglu_bwd_kernel<<<blocks_for((size_t)N * F, 256), 256, 0, g_cu.stream>>>(dgu, dh, gu, N, F);
+    TB_KL(blocks_for((size_t)N * F, 256), 256, 0, swiglu_bwd_kernel)(dgu, dh, gu, N, F);
     return cudaGetLastError();
 }
 
@@ -398,7 +398,7 @@ __global__ void xent_kernel(bf16 *logits, float *row_loss, const int *targets, i
 cudaError_t k_xent(bf16 *logits, float *row_loss, const int *targets, int N, int V,
                    float grad_scale)
 {
-    xent_kernel<<<N, 512, 0, g_cu.stream>>>(logits, row_loss, targets, V, grad_scale);
+    TB_KL(N, 512, 0, xent_kernel)(logits, row_loss, targets, V, grad_scale);
     return cudaGetLastError();
 }
 
@@ -421,7 +421,7 @@ __global__ void sum_kernel(float *out, const float *x, int n, float scale)
 
 cudaError_t k_sum(float *out, const float *x, int n, float scale)
 {
-    sum_kernel<<<1, 1024, 0, g_cu.stream>>>(out, x, n, scale);
+    TB_KL(1, 1024, 0, sum_kernel)(out, x, n, scale);
     return cudaGetLastError();
 }
 
@@ -448,7 +448,7 @@ __global__ void adamw_kernel(float *p, bf16 *wb, const float *g, float *m, float
 cudaError_t k_adamw(float *p, bf16 *wb, const float *g, float *m, float *v, size_t n,
                     size_t n_decay, struct tb_cuda_adamw o, float bc1, float bc2)
 {
-    adamw_kernel<<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(p, wb, g, m, v, n, n_decay, o,
+    TB_KL(blocks_for(n, 256), 256, 0, adamw_kernel)(p, wb, g, m, v, n, n_decay, o,
                                                               1.0f / bc1, 1.0f / bc2);
     return cudaGetLastError();
 }
@@ -465,13 +465,13 @@ template <typename O, typename I> __global__ void cast_kernel(O *out, const I *i
 
 cudaError_t k_cast_bf16(bf16 *out, const float *in, size_t n)
 {
-    cast_kernel<bf16, float><<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(out, in, n);
+    TB_KL(blocks_for(n, 256), 256, 0, cast_kernel<bf16, float>)(out, in, n);
     return cudaGetLastError();
 }
 
 cudaError_t k_cast_f32(float *out, const bf16 *in, size_t n)
 {
-    cast_kernel<float, bf16><<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(out, in, n);
+    TB_KL(blocks_for(n, 256), 256, 0, cast_kernel<float, bf16>)(out, in, n);
     return cudaGetLastError();
 }
 
@@ -485,7 +485,7 @@ __global__ void scatter_add_kernel(float *dst, const float *src, const int *ids,
 
 cudaError_t k_scatter_add(float *dst, const float *src, const int *ids, int N, int C)
 {
-    scatter_add_kernel<<<N, 256, 0, g_cu.stream>>>(dst, src, ids, C);
+    TB_KL(N, 256, 0, scatter_add_kernel)(dst, src, ids, C);
     return cudaGetLastError();
 }
 
@@ -523,7 +523,7 @@ __global__ void argmax_kernel(int *out, const float *logits, int V)
 
 cudaError_t k_argmax(int *out, const float *logits, int B, int V)
 {
-    argmax_kernel<<<B, 1024, 0, g_cu.stream>>>(out, logits, V);
+    TB_KL(B, 1024, 0, argmax_kernel)(out, logits, V);
     return cudaGetLastError();
 }
 
@@ -537,13 +537,13 @@ template <typename T> __global__ void finite_kernel(int *flag, const T *x, size_
 
 cudaError_t k_finite(int *flag, const float *x, size_t n)
 {
-    finite_kernel<float><<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(flag, x, n);
+    TB_KL(blocks_for(n, 256), 256, 0, finite_kernel<float>)(flag, x, n);
     return cudaGetLastError();
 }
 
 cudaError_t k_finite_bf16(int *flag, const bf16 *x, size_t n)
 {
-    finite_kernel<bf16><<<blocks_for(n, 256), 256, 0, g_cu.stream>>>(flag, x, n);
+    TB_KL(blocks_for(n, 256), 256, 0, finite_kernel<bf16>)(flag, x, n);
     return cudaGetLastError();
 }
 
@@ -554,7 +554,7 @@ __global__ void increment_kernel(int *pos)
 
 cudaError_t k_increment(int *pos)
 {
-    increment_kernel<<<1, 1, 0, g_cu.stream>>>(pos);
+    TB_KL(1, 1, 0, increment_kernel)(pos);
     return cudaGetLastError();
 }
 
@@ -629,7 +629,7 @@ cudaError_t k_attention_decode(bf16 *y, const bf16 *q, const bf16 *k, const bf16
     size_t smem = ((size_t)S + DEC_THREADS) * sizeof(float);
     if (HD > DEC_THREADS)
         return cudaErrorInvalidValue;
-    attention_decode_kernel<<<B * NH, DEC_THREADS, smem, g_cu.stream>>>(y, q, k, v, pos, NH, NKV,
+    TB_KL(B * NH, DEC_THREADS, smem, attention_decode_kernel)(y, q, k, v, pos, NH, NKV,
                                                                         HD, S);
     return cudaGetLastError();
 }
@@ -711,10 +711,10 @@ cudaError_t k_gemv(void *out, bool out_f32, bool accumulate, const bf16 *x, cons
         return cudaErrorInvalidValue;
     blocks = blocks > cap ? cap : blocks;
     if (out_f32)
-        gemv_kernel<true><<<blocks, GEMV_WARPS * WARP, 0, g_cu.stream>>>(out, accumulate, x, w, M,
+        TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_kernel<true>)(out, accumulate, x, w, M,
                                                                          N, K, vec);
     else
-        gemv_kernel<false><<<blocks, GEMV_WARPS * WARP, 0, g_cu.stream>>>(out, accumulate, x, w,
+        TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_kernel<false>)(out, accumulate, x, w,
                                                                           M, N, K, vec);
     return cudaGetLastError();
 }
