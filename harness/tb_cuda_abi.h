@@ -111,6 +111,11 @@ enum tb_cuda_op {
     TB_CUDA_OP_GEMM_BF16,      /* a[M,K], b[N,K] (bf16) -> c[M,N] = a b^T (fp32 out) */
     TB_CUDA_OP_GEMV_BF16,      /* x[M,K], w[N,K] (bf16), M <= 8 -> c[M,N] = x w^T (the decode
                                   kernel) */
+    TB_CUDA_OP_FLASH,          /* the fused attention alone: q [B,NH,T,HD], k, v [B,NKV,Sk,HD]
+                                  (bf16; token_major: [B,T,NH,HD], [B,Sk,NKV,HD]), causal,
+                                  scale -> o (q's layout), lse [B,NH,T]; with dout in[3]
+                                  (o's layout) also dq (q's layout), dk | dv (two of k's
+                                  layout, one after the other) */
     TB_CUDA_OP_COUNT
 };
 struct tb_cuda_op_args {
@@ -125,6 +130,11 @@ struct tb_cuda_op_args {
     const int *ids;     /* targets (XENT) */
     float *out[4];      /* outputs, in order */
     float loss;         /* XENT */
+    /* FLASH: keys per sequence (T is the queries'), the mask, the layout, the softmax
+     * scale (0: 1/sqrt(HD)) */
+    int Sk;
+    bool causal, token_major;
+    float scale;
 };
 
 struct tb_cuda_api {

@@ -16,7 +16,10 @@
  *   fp32 outputs (rstd, RMSNorm backward, dw, AdamW, bf16 products with fp32
  *     accumulation and output): max |err| <= 1e-4 x max|ref|, NMSE <= 1e-9
  *   attention forward (P rounded to bf16, then the product): 2e-2, NMSE <= 1e-4;
- *     backward (dS rounded too): 3e-2, NMSE <= 3e-4
+ *     backward (dS rounded too): 3e-2, NMSE <= 3e-4; the same for the fused kernel
+ *     (TB_CUDA_OP_FLASH: cross-attention, causal with Sq != Sk, GQA, token-major,
+ *     padded head dims), whose log-sum-exp (fp32) is held to 1e-4 x max|ref|,
+ *     NMSE <= 1e-9
  *   cross-entropy loss: |err| <= 1e-4 nats
  *   engine vs CPU engine (bf16 weights and activations vs fp32): prefill and decode
  *     logits max |err| <= 5e-2 x max|ref|, NMSE <= 1e-3; training loss of the first
@@ -548,6 +551,160 @@ static void test_attention(const struct tb_cuda_api *api)
     free(dy);
 }
 
+/* One shape of the fused attention test: q [B,H,Sq,D], k, v [B,HKV,Sk,D], head-major or
+ * token-major ([B,Sq,H,D], [B,Sk,HKV,D]). */
+struct flash_case {
+    int B, H, HKV, Sq, Sk, D;
+    bool causal, token_major;
+    float scale; /* 0: 1/sqrt(D) */
+    const char *what;
+};
+
+/* Offset of row s of head h of batch b (rows of D elements) in a tensor of heads heads
+ * and S rows. */
+static size_t flash_at(const struct flash_case *c, int heads, int S, int b, int h, int s)
+{
+    return c->token_major ? (((size_t)b * S + s) * heads + h) * c->D
+                          : (((size_t)b * heads + h) * S + s) * c->D;
+}
+
+/* Double-precision attention for a flash_case: o and lse (-inf for a query that sees no
+ * key, whose o is 0); with dout, dq, dk, dv (zeroed here) in the inputs' layouts. */
+static void ref_flash(const struct flash_case *c, double scale, const float *q, const float *k,
+                      const float *v, const float *dout, double *o, double *lse, double *dq,
+                      double *dk, double *dv)
+{
+    int G = c->H / c->HKV, D = c->D;
+    double *p = zalloc((size_t)c->Sk, sizeof *p);
+    if (dout) {
+        memset(dq, 0, (size_t)c->B * c->H * c->Sq * D * sizeof *dq);
+        memset(dk, 0, (size_t)c->B * c->HKV * c->Sk * D * sizeof *dk);
+        memset(dv, 0, (size_t)c->B * c->HKV * c->Sk * D * sizeof *dv);
+    }
+    for (int b = 0; b < c->B; b++)
+        for (int h = 0; h < c->H; h++)
+            for (int i = 0; i < c->Sq; i++) {
+                size_t qo = flash_at(c, c->H, c->Sq, b, h, i);
+                int nk = c->causal ? i + c->Sk - c->Sq + 1 : c->Sk;
+                double mx = -INFINITY, sum = 0, dot = 0;
+                nk = nk < 0 ? 0 : nk > c->Sk ? c->Sk : nk;
+                for (int j = 0; j < nk; j++) {
+                    size_t ko = flash_at(c, c->HKV, c->Sk, b, h / G, j);
+                    double d = 0;
+                    for (int e = 0; e < D; e++)
+                        d += (double)q[qo + e] * k[ko + e];
+                    p[j] = d * scale;
+                    mx = fmax(mx, p[j]);
+                }
+                for (int j = 0; j < nk; j++)
+                    sum += (p[j] = exp(p[j] - mx));
+                lse[((size_t)b * c->H + h) * c->Sq + i] = nk ? mx + log(sum) : -INFINITY;
+                for (int e = 0; e < D; e++)
+                    o[qo + e] = 0;
+                for (int j = 0; j < nk; j++) {
+                    size_t vo = flash_at(c, c->HKV, c->Sk, b, h / G, j);
+                    p[j] /= sum;
+                    for (int e = 0; e < D; e++)
+                        o[qo + e] += p[j] * v[vo + e];
+                }
+                if (!dout)
+                    continue;
+                for (int e = 0; e < D; e++)
+                    dot += (double)dout[qo + e] * o[qo + e];
+                for (int j = 0; j < nk; j++) {
+                    size_t ko = flash_at(c, c->HKV, c->Sk, b, h / G, j);
+                    double dp = 0, ds;
+                    for (int e = 0; e < D; e++) {
+                        dp += (double)dout[qo + e] * v[ko + e];
+                        dv[ko + e] += p[j] * dout[qo + e];
+                    }
+                    ds = scale * p[j] * (dp - dot);
+                    for (int e = 0; e < D; e++) {
+                        dq[qo + e] += ds * k[ko + e];
+                        dk[ko + e] += ds * q[qo + e];
+                    }
+                }
+            }
+    free(p);
+}
+
+/* The fused attention alone against ref_flash: 5 checks per case. */
+static void test_flash(const struct tb_cuda_api *api)
+{
+    static const struct flash_case cases[] = {
+        {1, 4, 1, 37, 53, 16, false, false, 0, "cross-attention Sq 37, Sk 53, D 16, G 4"},
+        {2, 2, 2, 70, 70, 64, true, true, 0.2f,
+         "causal self-attention over two tiles, token-major, D 64, G 1, scale 0.2"},
+        {1, 4, 1, 20, 45, 128, true, true, 0,
+         "causal after a cached prefix (Sk 45 > Sq 20), token-major, D 128, G 4"},
+        {1, 2, 1, 30, 18, 20, true, false, 0,
+         "causal Sq 30 > Sk 18 (12 queries see no key), D 20 (padded, scalar loads), G 2"},
+    };
+    for (size_t t = 0; t < sizeof cases / sizeof *cases; t++) {
+        const struct flash_case *c = &cases[t];
+        size_t nq = (size_t)c->B * c->H * c->Sq * c->D, nk = (size_t)c->B * c->HKV * c->Sk * c->D;
+        size_t rows = (size_t)c->B * c->H * c->Sq;
+        double scale = c->scale != 0 ? c->scale : 1.0 / sqrt((double)c->D);
+        float *q = randv(nq, 1.5f, true), *k = randv(nk, 1.5f, true), *v = randv(nk, 1, true);
+        float *dout = randv(nq, 1, true), *o = zalloc(nq, sizeof *o), *lse = zalloc(rows, sizeof *lse);
+        float *dq = zalloc(nq, sizeof *dq), *dkv = zalloc(2 * nk, sizeof *dkv);
+        double *eo = zalloc(nq, sizeof *eo), *elx = zalloc(rows, sizeof *elx);
+        double *edq = zalloc(nq, sizeof *edq), *edk = zalloc(nk, sizeof *edk);
+        double *edv = zalloc(nk, sizeof *edv);
+        struct tb_cuda_op_args op;
+        char what[256];
+
+        ref_flash(c, scale, q, k, v, dout, eo, elx, edq, edk, edv);
+        memset(&op, 0, sizeof op);
+        op.op = TB_CUDA_OP_FLASH;
+        op.B = c->B;
+        op.NH = c->H;
+        op.NKV = c->HKV;
+        op.T = c->Sq;
+        op.Sk = c->Sk;
+        op.HD = c->D;
+        op.causal = c->causal;
+        op.token_major = c->token_major;
+        op.scale = c->scale;
+        op.in[0] = q;
+        op.in[1] = k;
+        op.in[2] = v;
+        op.in[3] = dout;
+        op.out[0] = o;
+        op.out[1] = lse;
+        op.out[2] = dq;
+        op.out[3] = dkv;
+        run_op(api, &op, "flash");
+        /* rows that see no key: -inf in both, compared as 0 */
+        for (size_t i = 0; i < rows; i++)
+            if (isinf(elx[i]) && elx[i] < 0 && isinf(lse[i]) && lse[i] < 0)
+                elx[i] = lse[i] = 0;
+        snprintf(what, sizeof what, "flash: %s: output", c->what);
+        close_to(o, eo, nq, 2e-2, 1e-4, what);
+        snprintf(what, sizeof what, "flash: %s: log-sum-exp (fp32)", c->what);
+        close_to(lse, elx, rows, F32_REL, F32_NMSE, what);
+        snprintf(what, sizeof what, "flash: %s: dQ", c->what);
+        close_to(dq, edq, nq, 3e-2, 3e-4, what);
+        snprintf(what, sizeof what, "flash: %s: dK", c->what);
+        close_to(dkv, edk, nk, 3e-2, 3e-4, what);
+        snprintf(what, sizeof what, "flash: %s: dV", c->what);
+        close_to(dkv + nk, edv, nk, 3e-2, 3e-4, what);
+        free(q);
+        free(k);
+        free(v);
+        free(dout);
+        free(o);
+        free(lse);
+        free(dq);
+        free(dkv);
+        free(eo);
+        free(elx);
+        free(edq);
+        free(edk);
+        free(edv);
+    }
+}
+
 static void test_xent(const struct tb_cuda_api *api)
 {
     enum { N = 5, V = 1000 };
@@ -792,7 +949,7 @@ int main(void)
 
     if (tb_gpu_open(&g, 0) != 0) {
         /* the count of the device tests below */
-        skip_block(36, "no GPU: %s", g.why);
+        skip_block(56, "no GPU: %s", g.why);
         tb_gpu_close(&g);
         return 0;
     }
@@ -802,6 +959,7 @@ int main(void)
     test_swiglu(g.api);
     test_softmax(g.api);
     test_attention(g.api);
+    test_flash(g.api);
     test_xent(g.api);
     test_adamw(g.api);
     test_products(g.api);

@@ -1,8 +1,9 @@
 /*
  * workloads/cuda/cuda_common.cuh: what every file of the CUDA plugin shares: the
  * process-wide context (device, stream, cuBLASLt handle and workspace, timing events),
- * error checks that name what failed, and the kernel launchers (kernels.cu) and the
- * matrix product (gemm.cu) the engine (llama.cu) and the kernel tests (plugin.cu) use.
+ * error checks that name what failed, and the kernel launchers (kernels.cu), the matrix
+ * product (gemm.cu) and the fused attention (flash.cu) the engine (llama.cu) and the
+ * kernel tests (plugin.cu) use.
  *
  * Error convention (the harness's): functions return 0, or -1 with a message in
  * (err, errlen). The CU_* macros assume both names are in scope.
@@ -175,7 +176,62 @@ cudaError_t k_attention_decode(bf16 *y, const bf16 *q, const bf16 *k, const bf16
 cudaError_t k_gemv(void *out, bool out_f32, bool accumulate, const bf16 *x, const bf16 *w, int M,
                    int N, int K);
 
-/* ---- kernel tests (plugin.cu, llama.cu) ---- */
+/* ---- fused attention (flash.cu) ---- */
+
+/* A [batch, heads, rows, D] bf16 tensor's element strides of batch, head and row (the
+ * D elements of a row are contiguous): head-major [B, H, S, D] or token-major
+ * [B, S, H, D] (the engine's [N, H*D] rows) and anything between. */
+struct cu_strides {
+    long long b, h, s;
+};
+static inline struct cu_strides cu_strides_head_major(int H, int S, int D)
+{
+    struct cu_strides t = {(long long)H * S * D, (long long)S * D, (long long)D};
+    return t;
+}
+static inline struct cu_strides cu_strides_token_major(int H, int S, int D)
+{
+    struct cu_strides t = {(long long)S * H * D, (long long)D, (long long)H * D};
+    return t;
+}
+
+/* Attention of q [B, H, Sq, D] over k, v [B, HKV, Sk, D] (head h reads KV head
+ * h / (H/HKV)): o = softmax(scale q k^T) v, per query row in fp32 (online softmax), the
+ * probabilities rounded to bf16 before the product with v. causal: query i sees keys
+ * [0, i + Sk - Sq] (the last Sq positions of a sequence of Sk; a query that sees no key
+ * gets o = 0, lse = -inf); else every key. lse [B, H, Sq] (fp32, natural log of the
+ * row's sum of exp(scale q.k); NULL: not kept) is what the backward pass needs. Head
+ * dims 1 to 128 (computed padded to 16, 32, 64 or 128); tensors are borrowed. */
+struct cu_flash_fwd {
+    int B, H, HKV, Sq, Sk, D;
+    bool causal;
+    float scale;
+    const bf16 *q, *k, *v;
+    struct cu_strides sq, sk, sv;
+    bf16 *o;
+    struct cu_strides so;
+    float *lse;
+};
+/* Queue the forward pass on the plugin's stream; -1 with a message naming the head dim
+ * or the shape that is not supported. */
+int cu_flash_fwd(const struct cu_flash_fwd *f, char *err, size_t errlen);
+
+/* Backward of cu_flash_fwd: fwd describes q, k, v, o and lse as the forward pass left
+ * them (all inputs now); dout is dL/do (strides sdo). delta [B, H, Sq] fp32 is scratch
+ * (rowsum(dout * o)). Out: dq [B, H, Sq, D], dk, dv [B, HKV, Sk, D] bf16 (written, not
+ * accumulated; dk and dv summed over the H/HKV query heads of their group).
+ * Deterministic: no atomics. */
+struct cu_flash_bwd {
+    struct cu_flash_fwd fwd;
+    const bf16 *dout;
+    struct cu_strides sdo;
+    float *delta;
+    bf16 *dq, *dk, *dv;
+    struct cu_strides sdq, sdk, sdv;
+};
+int cu_flash_bwd(const struct cu_flash_bwd *g, char *err, size_t errlen);
+
+/* ---- kernel tests (plugin.cu, llama.cu, flash.cu) ---- */
 
 /* Device buffers of one kernel test, freed together. */
 #define CU_BUFS_MAX 32
@@ -193,5 +249,7 @@ int cu_down_f32(float *h, const float *d, size_t n, char *err, size_t errlen);
 int cu_down_bf16(struct cu_bufs *b, float *h, const bf16 *d, size_t n, char *err, size_t errlen);
 /* TB_CUDA_OP_ATTENTION_FWD and _BWD through the engine's attention (llama.cu). */
 int cu_attention_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_t errlen);
+/* TB_CUDA_OP_FLASH: the fused attention on its own (flash.cu). */
+int cu_flash_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_t errlen);
 
 #endif

@@ -419,6 +419,8 @@ static int run_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_
         }
         return cu_down_f32(a->out[0], c, M * Nn, err, errlen);
     }
+    case TB_CUDA_OP_FLASH:
+        return cu_flash_op(b, a, err, errlen);
     case TB_CUDA_OP_COUNT:
         break;
     }
