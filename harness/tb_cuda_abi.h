@@ -104,7 +104,8 @@ enum tb_cuda_op {
     TB_CUDA_OP_SWIGLU_FWD,     /* gu[N, 2F] (bf16) -> h[N, F] (bf16) */
     TB_CUDA_OP_SWIGLU_BWD,     /* dh[N,F], gu[N,2F] (bf16) -> dgu[N,2F] (bf16) */
     TB_CUDA_OP_SOFTMAX_CAUSAL, /* s[R, T] fp32 (row r is query position r % T) -> p (bf16) */
-    TB_CUDA_OP_ATTENTION_FWD,  /* q[B,NH,T,HD], k, v[B,NKV,T,HD] (bf16) -> y[N, NH*HD] */
+    TB_CUDA_OP_ATTENTION_FWD,  /* q[B,NH,T,HD], k, v[B,NKV,T,HD] (bf16) -> y[N, NH*HD]
+                                  (the engine's causal attention: the fused kernel) */
     TB_CUDA_OP_ATTENTION_BWD,  /* + dy[N, NH*HD] -> dq, dk, dv head-major (fp32 out) */
     TB_CUDA_OP_XENT,           /* logits[N, V] (bf16), targets[N] -> loss (mean), dlogits */
     TB_CUDA_OP_ADAMW,          /* p, g, m, v [n], decay on [0, n_decay) -> p, m, v; step t */

@@ -12,14 +12,15 @@
  * Inference logits are fp32; training logits bf16 (overwritten in place by their
  * gradient, as llm.c does), the loss computed from them in fp32.
  *
- * Attention (prefill and training): materialised per (sequence, KV head) with batched
- * cuBLASLt products, the G query heads sharing a KV head stacked into one [G*T, HD]
- * operand, so grouped-query attention needs no copies and the backward products sum
- * over the G heads by themselves: S = scale Q K^T (fp32), causal softmax to P (bf16,
- * kept per layer for the backward pass), Y = P V. Decode: one kernel per step over the
- * cache. Decode steps run as one CUDA graph per batch size (launch overhead dominates
- * small-batch decode otherwise); the position lives in device memory and the graph
- * advances it.
+ * Attention (prefill and training): fused (flash.cu): the [T, T] scores never reach
+ * device memory. The forward reads head-major q and k, v (the KV cache in inference)
+ * and writes y token-major, keeping only each query's log-sum-exp per layer for the
+ * backward pass, which recomputes the probabilities and writes head-major dq, dk, dv
+ * (dk, dv summed over the G query heads of each KV head) for the RoPE backward. Head
+ * dims up to 128 (every Llama); the engine refuses larger ones. Decode: one kernel per
+ * step over the cache. Decode steps run as one CUDA graph per batch size (launch
+ * overhead dominates small-batch decode otherwise); the position lives in device
+ * memory and the graph advances it.
  *
  * Memory: every buffer is one cudaMalloc recorded in the engine, freed by llama_free.
  */
@@ -38,7 +39,7 @@ struct acts {
     float *rstd1; /* [N] */
     bf16 *q;     /* [B, NH, T, HD] after RoPE */
     bf16 *k, *v; /* [B, NKV, T, HD] (training); inference uses the cache */
-    bf16 *p;     /* [B, NH, T, T] softmax */
+    float *lse;  /* [B, NH, T] log-sum-exp of each query's scores (training) */
     bf16 *y;     /* [N, QD] attention output, token-major */
     bf16 *xn2;   /* [N, C] */
     float *rstd2; /* [N] */
@@ -64,9 +65,6 @@ struct engine {
     struct acts *la; /* owned host: [L] (train) or [1] */
     float **res, **mid; /* owned host: [L+1], [L]; inference: all the same buffer */
     bf16 *qkv;       /* [N, QKV] */
-    float *s;        /* [B, NH, T, T] scores, and dP in the backward pass */
-    bf16 *p_scratch; /* inference softmax */
-    bf16 *yh;        /* [B, NH, T, HD] */
     bf16 *xf;        /* [N, C] (train) or [maxB, C] */
     float *rstdf;    /* [N] */
     float *logits;   /* [maxB, V] fp32 (inference) */
@@ -74,7 +72,8 @@ struct engine {
     float *row_loss, *loss;
     /* backward */
     float *dres, *dxn;
-    bf16 *dres_b, *dh, *dgu, *dy, *dyh, *dq, *dk, *dv, *dqkv, *ds;
+    float *delta; /* [B, NH, T] rowsum(dY * Y), the attention backward's scratch */
+    bf16 *dres_b, *dh, *dgu, *dy, *dq, *dk, *dv, *dqkv;
 
     int *tok, *tgt, *pos, *flag; /* device */
     int dev_pos;                 /* what *pos holds (-1: unknown) */
@@ -197,63 +196,62 @@ static int linear_bwd_w(float *dw, const bf16 *dout, const bf16 *x, int N, int K
                    what, err, errlen);
 }
 
-/* One batched product over the B*NKV (sequence, KV head) pairs, beta 0. */
-static int batched(bool ta, bool tb, bool out_f32, int M, int N, int K, const bf16 *A, int lda,
-                   long long sa, const bf16 *Bm, int ldb, long long sb, void *D, int ldd,
-                   long long sd, int batch, float alpha, const char *what, char *err,
-                   size_t errlen)
-{
-    return product(ta, tb, out_f32, M, N, K, A, lda, sa, Bm, ldb, sb, NULL, D, ldd, sd, batch,
-                   alpha, 0.0f, what, err, errlen);
-}
-
 /* ---- attention ---- */
 
-/* Causal attention of B sequences of T tokens: q [B,NH,T,HD]; k, v [B,NKV,S,HD] (rows
- * 0..T-1 used); p [B,NH,T,T] out (kept for training); y [N, QD] token-major out. */
-static int attention_fwd(struct engine *e, const bf16 *q, const bf16 *k, const bf16 *v, int S,
-                         bf16 *p, bf16 *y, int B, int T, char *err, size_t errlen)
+/* The fused attention's description of the engine's causal attention over B
+ * sequences of T tokens: q [B,NH,T,HD] head-major; k, v [B,NKV,S,HD] (rows 0..T-1
+ * used); y [N, QD] token-major; lse [B,NH,T] (NULL: not kept). */
+static struct cu_flash_fwd attention_args(const struct engine *e, const bf16 *q, const bf16 *k,
+                                          const bf16 *v, int S, float *lse, bf16 *y, int B,
+                                          int T)
 {
     const struct tb_arch *a = &e->a;
-    int HD = a->head_dim, G = a->heads / a->kv_heads, nb = B * a->kv_heads;
-    long long GT = (long long)G * T;
-    float scale = 1.0f / sqrtf((float)HD);
-    /* S[G*T, T] = scale Q[G*T, HD] K[T, HD]^T */
-    CU_TRY(batched(false, true, true, (int)GT, T, HD, q, HD, GT * HD, k, HD, (long long)S * HD,
-                   e->s, T, GT * T, nb, scale, "attention scores", err, errlen));
-    CU_LAUNCH("softmax_causal", k_softmax_causal(p, e->s, (long long)nb * GT, T));
-    /* Y[G*T, HD] = P[G*T, T] V[T, HD] */
-    CU_TRY(batched(false, false, false, (int)GT, HD, T, p, T, GT * T, v, HD, (long long)S * HD,
-                   e->yh, HD, GT * HD, nb, 1.0f, "attention values", err, errlen));
-    CU_LAUNCH("heads_to_tokens", k_heads_to_tokens(y, e->yh, B, T, a->heads, HD));
-    return 0;
+    struct cu_flash_fwd f;
+    memset(&f, 0, sizeof f);
+    f.B = B;
+    f.H = a->heads;
+    f.HKV = a->kv_heads;
+    f.Sq = T;
+    f.Sk = T;
+    f.D = a->head_dim;
+    f.causal = true;
+    f.scale = 1.0f / sqrtf((float)a->head_dim);
+    f.q = q;
+    f.k = k;
+    f.v = v;
+    f.sq = cu_strides_head_major(a->heads, T, a->head_dim);
+    f.sk = f.sv = cu_strides_head_major(a->kv_heads, S, a->head_dim);
+    f.o = y;
+    f.so = cu_strides_token_major(a->heads, T, a->head_dim);
+    f.lse = lse;
+    return f;
 }
 
-/* Backward of attention_fwd (k, v with S = T): dy [N, QD] in; dq [B,NH,T,HD],
+static int attention_fwd(struct engine *e, const bf16 *q, const bf16 *k, const bf16 *v, int S,
+                         float *lse, bf16 *y, int B, int T, char *err, size_t errlen)
+{
+    struct cu_flash_fwd f = attention_args(e, q, k, v, S, lse, y, B, T);
+    return cu_flash_fwd(&f, err, errlen);
+}
+
+/* Backward of attention_fwd (k, v with S = T, lse kept): dy [N, QD] in; dq [B,NH,T,HD],
  * dk, dv [B,NKV,T,HD] out (bf16). */
 static int attention_bwd(struct engine *e, const struct acts *x, const bf16 *dy, int B, int T,
                          char *err, size_t errlen)
 {
     const struct tb_arch *a = &e->a;
-    int HD = a->head_dim, G = a->heads / a->kv_heads, nb = B * a->kv_heads;
-    long long GT = (long long)G * T, TH = (long long)T * HD;
-    float scale = 1.0f / sqrtf((float)HD);
-    CU_LAUNCH("tokens_to_heads", k_tokens_to_heads(e->dyh, dy, B, T, a->heads, HD));
-    /* dP[G*T, T] = dY[G*T, HD] V[T, HD]^T (fp32, into the scores buffer) */
-    CU_TRY(batched(false, true, true, (int)GT, T, HD, e->dyh, HD, GT * HD, x->v, HD, TH, e->s, T,
-                   GT * T, nb, 1.0f, "attention dP", err, errlen));
-    /* dV[T, HD] = P^T[T, G*T] dY[G*T, HD]: the sum over the G heads */
-    CU_TRY(batched(true, false, false, T, HD, (int)GT, x->p, T, GT * T, e->dyh, HD, GT * HD, e->dv,
-                   HD, TH, nb, 1.0f, "attention dV", err, errlen));
-    CU_LAUNCH("softmax_causal_bwd",
-              k_softmax_causal_bwd(e->ds, x->p, e->s, (long long)nb * GT, T, scale));
-    /* dQ[G*T, HD] = dS[G*T, T] K[T, HD] */
-    CU_TRY(batched(false, false, false, (int)GT, HD, T, e->ds, T, GT * T, x->k, HD, TH, e->dq, HD,
-                   GT * HD, nb, 1.0f, "attention dQ", err, errlen));
-    /* dK[T, HD] = dS^T[T, G*T] Q[G*T, HD] */
-    CU_TRY(batched(true, false, false, T, HD, (int)GT, e->ds, T, GT * T, x->q, HD, GT * HD, e->dk,
-                   HD, TH, nb, 1.0f, "attention dK", err, errlen));
-    return 0;
+    struct cu_flash_bwd g;
+    memset(&g, 0, sizeof g);
+    g.fwd = attention_args(e, x->q, x->k, x->v, T, x->lse, x->y, B, T);
+    g.dout = dy;
+    g.sdo = g.fwd.so;
+    g.delta = e->delta;
+    g.dq = e->dq;
+    g.dk = e->dk;
+    g.dv = e->dv;
+    g.sdq = g.fwd.sq;
+    g.sdk = g.sdv = cu_strides_head_major(a->kv_heads, T, a->head_dim);
+    return cu_flash_bwd(&g, err, errlen);
 }
 
 /* ---- set-up ---- */
@@ -263,14 +261,13 @@ static int alloc_acts(struct engine *e, struct acts *x, size_t N, char *err, siz
     const struct tb_arch *a = &e->a;
     size_t C = a->hidden, HD = a->head_dim, QD = (size_t)a->heads * HD;
     size_t KD = (size_t)a->kv_heads * HD, F = a->ffn;
-    size_t P = (size_t)e->maxB * a->heads * (size_t)e->maxS * (size_t)e->maxS;
     DALLOC(x->xn1, N * C, "normed activations");
     DALLOC(x->rstd1, N, "norm statistics");
     DALLOC(x->q, N * QD, "queries");
     if (e->train) {
         DALLOC(x->k, N * KD, "keys");
         DALLOC(x->v, N * KD, "values");
-        DALLOC(x->p, P, "attention probabilities");
+        DALLOC(x->lse, N * a->heads, "attention log-sum-exps");
     }
     DALLOC(x->y, N * QD, "attention outputs");
     DALLOC(x->xn2, N * C, "normed activations");
@@ -301,6 +298,10 @@ static int check_layout(const struct tb_arch *a, const struct tb_cuda_llama_weig
     if (a->head_dim % 2 || a->heads % a->kv_heads)
         return cu_err(err, errlen, "model '%s': odd head_dim or heads not a multiple of kv_heads",
                       a->name);
+    if (a->head_dim > 128)
+        return cu_err(err, errlen,
+                      "model '%s': head_dim %d (the fused attention supports up to 128)", a->name,
+                      a->head_dim);
     return 0;
 }
 
@@ -310,7 +311,6 @@ static int init(struct engine *e, const struct tb_arch *a, const struct tb_cuda_
     size_t L = a->layers, C = a->hidden, HD = a->head_dim, QD = (size_t)a->heads * HD;
     size_t KD = (size_t)a->kv_heads * HD, QKV = QD + 2 * KD, F = a->ffn, V = a->vocab;
     size_t N = (size_t)maxB * maxS, half = HD / 2, nla;
-    size_t P = (size_t)maxB * a->heads * (size_t)maxS * (size_t)maxS;
 
     e->a = *a;
     e->maxB = maxB;
@@ -370,10 +370,6 @@ static int init(struct engine *e, const struct tb_arch *a, const struct tb_cuda_
     for (size_t l = 0; l < nla; l++)
         CU_TRY(alloc_acts(e, &e->la[l], N, err, errlen));
     DALLOC(e->qkv, N * QKV, "q|k|v projections");
-    DALLOC(e->s, P, "attention scores");
-    if (!e->train)
-        DALLOC(e->p_scratch, P, "attention probabilities");
-    DALLOC(e->yh, N * QD, "attention outputs (head-major)");
     DALLOC(e->xf, (e->train ? N : (size_t)maxB) * C, "final norm output");
     DALLOC(e->rstdf, N, "final norm statistics");
     if (e->train) {
@@ -385,12 +381,11 @@ static int init(struct engine *e, const struct tb_arch *a, const struct tb_cuda_
         DALLOC(e->dh, N * F, "SwiGLU gradient");
         DALLOC(e->dgu, N * 2 * F, "gate and up gradient");
         DALLOC(e->dy, N * QD, "attention output gradient");
-        DALLOC(e->dyh, N * QD, "attention output gradient (head-major)");
+        DALLOC(e->delta, N * a->heads, "attention backward scratch");
         DALLOC(e->dq, N * QD, "query gradient");
         DALLOC(e->dk, N * KD, "key gradient");
         DALLOC(e->dv, N * KD, "value gradient");
         DALLOC(e->dqkv, N * QKV, "q|k|v gradient");
-        DALLOC(e->ds, P, "score gradient");
     } else {
         DALLOC(e->logits, (size_t)maxB * V, "logits");
     }
@@ -443,8 +438,7 @@ static int forward_layers(struct engine *e, int B, int T, bool save, char *err, 
                       "q|k|v projection", err, errlen));
         CU_LAUNCH("rope_split", k_rope_split(x->q, k, v, e->qkv, e->rope_cos, e->rope_sin, NULL, N,
                                              T, S, a->heads, a->kv_heads, HD));
-        CU_TRY(attention_fwd(e, x->q, k, v, S, save ? x->p : e->p_scratch, x->y, B, T, err,
-                             errlen));
+        CU_TRY(attention_fwd(e, x->q, k, v, S, save ? x->lse : NULL, x->y, B, T, err, errlen));
         CU_TRY(linear(rmid, true, rin, x->y, W16(e, LW(e, l, TB_CUDA_W_WO)), N, QD, C,
                       "output projection", err, errlen));
         CU_TRY(mlp(e, l, x, rmid, rout, x->rstd2, N, err, errlen));
@@ -709,8 +703,7 @@ int cu_attention_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, siz
     struct engine e;
     struct acts x;
     size_t N = (size_t)a->B * a->T, HD = a->HD, QD = (size_t)a->NH * HD, KD = (size_t)a->NKV * HD;
-    size_t P = (size_t)a->B * a->NH * (size_t)a->T * a->T;
-    bf16 *y, *dy;
+    bf16 *dy;
     memset(&e, 0, sizeof e);
     memset(&x, 0, sizeof x);
     e.a.heads = a->NH;
@@ -721,16 +714,13 @@ int cu_attention_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, siz
     CU_TRY(cu_up_bf16(b, &x.q, a->in[0], N * QD, err, errlen));
     CU_TRY(cu_up_bf16(b, &x.k, a->in[1], N * KD, err, errlen));
     CU_TRY(cu_up_bf16(b, &x.v, a->in[2], N * KD, err, errlen));
-    CU_TRY(cu_buf_alloc(b, (void **)&x.p, P * sizeof *x.p, err, errlen));
-    CU_TRY(cu_buf_alloc(b, (void **)&e.s, P * sizeof *e.s, err, errlen));
-    CU_TRY(cu_buf_alloc(b, (void **)&e.yh, N * QD * sizeof *e.yh, err, errlen));
-    CU_TRY(cu_buf_alloc(b, (void **)&y, N * QD * sizeof *y, err, errlen));
-    CU_TRY(attention_fwd(&e, x.q, x.k, x.v, a->T, x.p, y, a->B, a->T, err, errlen));
+    CU_TRY(cu_buf_alloc(b, (void **)&x.lse, N * a->NH * sizeof *x.lse, err, errlen));
+    CU_TRY(cu_buf_alloc(b, (void **)&x.y, N * QD * sizeof *x.y, err, errlen));
+    CU_TRY(attention_fwd(&e, x.q, x.k, x.v, a->T, x.lse, x.y, a->B, a->T, err, errlen));
     if (a->op == TB_CUDA_OP_ATTENTION_FWD)
-        return cu_down_bf16(b, a->out[0], y, N * QD, err, errlen);
+        return cu_down_bf16(b, a->out[0], x.y, N * QD, err, errlen);
     CU_TRY(cu_up_bf16(b, &dy, a->in[3], N * QD, err, errlen));
-    CU_TRY(cu_buf_alloc(b, (void **)&e.dyh, N * QD * sizeof *e.dyh, err, errlen));
-    CU_TRY(cu_buf_alloc(b, (void **)&e.ds, P * sizeof *e.ds, err, errlen));
+    CU_TRY(cu_buf_alloc(b, (void **)&e.delta, N * a->NH * sizeof *e.delta, err, errlen));
     CU_TRY(cu_buf_alloc(b, (void **)&e.dq, N * QD * sizeof *e.dq, err, errlen));
     CU_TRY(cu_buf_alloc(b, (void **)&e.dk, N * KD * sizeof *e.dk, err, errlen));
     CU_TRY(cu_buf_alloc(b, (void **)&e.dv, N * KD * sizeof *e.dv, err, errlen));
