@@ -57,8 +57,9 @@
  *     128   95,232           112,640          122,368
  * All fit sm_80 (163 KiB per block) and sm_90 (227 KiB); above 48 KiB the kernels opt in
  * with cudaFuncAttributeMaxDynamicSharedMemorySize. Registers a thread (ptxas for sm_90,
- * nvcc 13.0, no spills): forward 168/128/128/198 for DP 16/32/64/128, dk/dv
- * 128/118/166/254, dq 128/162/168/250. Blocks an H100 SM holds (shared memory and
+ * nvcc 13.0, no spills; sm_80 within a few, 8-16 bytes of spill in two kernels):
+ * forward 168/128/128/198 for DP 16/32/64/128, dk/dv 128/118/166/254, dq
+ * 128/162/168/250. Blocks an H100 SM holds (shared memory and
  * registers): at DP 64 (Llama 3.2 1B) forward 4, dq 3, dk/dv 3; at DP 128 forward 2,
  * dq 2, dk/dv 1 (its weak spot: 4 warps an SM to hide latency).
  *
