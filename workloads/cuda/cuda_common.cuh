@@ -143,6 +143,31 @@ struct cu_gemm {
     const float *a_scale, *b_scale; /* device, e4m3 only */
 };
 int cu_gemm_run(const struct cu_gemm *g, const char *what, char *err, size_t errlen);
+/* The operand types and cuBLASLt's fp8 contract above, checked so that a violation
+ * names itself instead of surfacing as CUBLAS_STATUS_NOT_SUPPORTED (cu_gemm_run's
+ * first step; any other implementation of cu_gemm_run calls it too). */
+static inline int cu_gemm_check(const struct cu_gemm *g, const char *what, char *err,
+                                size_t errlen)
+{
+    if (g->in_type != CU_DT_BF16 && g->in_type != CU_DT_E4M3)
+        return cu_err(err, errlen, "%s: unknown operand type %d", what, (int)g->in_type);
+    if (g->in_type == CU_DT_BF16)
+        return 0;
+    CU_TRY(cu_fp8_check(err, errlen));
+    if (g->ta || !g->tb)
+        return cu_err(err, errlen,
+                      "%s: fp8 products take A [M, K] and B [N, K] (cuBLASLt's TN layout)", what);
+    if (g->batch > 1)
+        return cu_err(err, errlen, "%s: fp8 products are not batched here", what);
+    if (g->K % 16 || g->N % 16 || g->lda % 16 || g->ldb % 16 || g->ldd % 16)
+        return cu_err(err, errlen,
+                      "%s: fp8 products need K, N and the leading dimensions multiples of 16 "
+                      "(m=%d n=%d k=%d, lda=%d ldb=%d ldd=%d)",
+                      what, g->M, g->N, g->K, g->lda, g->ldb, g->ldd);
+    if (!g->a_scale || !g->b_scale)
+        return cu_err(err, errlen, "%s: fp8 product without its scale factors", what);
+    return 0;
+}
 /* Free the cached descriptors. */
 void cu_gemm_release(void);
 
