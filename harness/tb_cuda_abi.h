@@ -14,6 +14,15 @@
  * every matrix product (cuBLASLt, fp32 accumulation); the residual stream, norms,
  * softmax, RoPE tables and the loss are fp32.
  *
+ * Precision fp8 (TB_CUDA_LLAMA_FP8, inference only; compute capability 8.9+): the
+ * weights of the layers' linear products (wq|wk|wv, wo, w_gate|w_up, w_down) are
+ * quantised once at init to e4m3 with one fp32 scale per (fused) tensor, and every
+ * input of those products is quantised to e4m3 with its own current scale (448 /
+ * amax of that tensor, Transformer Engine's current-scaling recipe) just before the
+ * product (cuBLASLt fp8, or the fp8 decode GEMV for up to 8 rows), fp32 accumulation.
+ * Embeddings, norms, attention, the KV cache and the LM head stay as in bf16 (as fp8
+ * inference checkpoints of TensorRT-LLM and vLLM keep lm_head in 16 bits).
+ *
  * Engines: opaque handles. Work is queued on the plugin's one stream; a call returns
  * once it is queued, and an error inside queued work surfaces at the next
  * synchronising call (timer_stop, llama_logits, llama_loss, llama_finite). Not
@@ -86,6 +95,9 @@ struct tb_cuda_llama_weights {
 enum tb_cuda_llama_flags {
     TB_CUDA_LLAMA_TRAIN = 1 << 0,   /* gradients, AdamW state, saved activations */
     TB_CUDA_LLAMA_NOGRAPH = 1 << 1, /* decode without CUDA graphs */
+    TB_CUDA_LLAMA_FP8 = 1 << 2,     /* precision fp8 (see above): inference only, not with
+                                       TB_CUDA_LLAMA_TRAIN; cc 8.9+, else llama_init fails
+                                       with the reason */
 };
 
 struct tb_cuda_adamw {
@@ -112,11 +124,19 @@ enum tb_cuda_op {
     TB_CUDA_OP_GEMM_BF16,      /* a[M,K], b[N,K] (bf16) -> c[M,N] = a b^T (fp32 out) */
     TB_CUDA_OP_GEMV_BF16,      /* x[M,K], w[N,K] (bf16), M <= 8 -> c[M,N] = x w^T (the decode
                                   kernel) */
+    /* fp8 (e4m3), compute capability 8.9+ (else the op fails with the reason): */
+    TB_CUDA_OP_QUANT_FP8,      /* x[n] (fp32; rounded to bf16 first when in_bf16) -> q[n]
+                                  (the e4m3 values, unscaled, as fp32); amax, scale = 448 /
+                                  amax, scale_inv out */
+    TB_CUDA_OP_GEMM_FP8,       /* a[M,K], b[N,K]: e4m3 values as fp32, each tensor's max |x|
+                                  448 (a quantised tensor's) -> c[M,N] = scale_a scale_b a b^T
+                                  through cuBLASLt (fp32 out, or bf16 when out_bf16) */
+    TB_CUDA_OP_GEMV_FP8,       /* the same with M <= 8 through the fp8 decode kernel */
     TB_CUDA_OP_FLASH,          /* the fused attention alone: q [B,NH,T,HD], k, v [B,NKV,Sk,HD]
                                   (bf16; token_major: [B,T,NH,HD], [B,Sk,NKV,HD]), causal,
-                                  scale -> o (q's layout), lse [B,NH,T]; with dout in[3]
-                                  (o's layout) also dq (q's layout), dk | dv (two of k's
-                                  layout, one after the other) */
+                                  softmax_scale -> o (q's layout), lse [B,NH,T]; with dout
+                                  in[3] (o's layout) also dq (q's layout), dk | dv (two of
+                                  k's layout, one after the other) */
     TB_CUDA_OP_COUNT
 };
 struct tb_cuda_op_args {
@@ -131,11 +151,16 @@ struct tb_cuda_op_args {
     const int *ids;     /* targets (XENT) */
     float *out[4];      /* outputs, in order */
     float loss;         /* XENT */
+    /* fp8 ops */
+    bool in_bf16;                 /* QUANT_FP8: round x to bf16 first (the engine's path) */
+    bool out_bf16;                /* GEMM_FP8, GEMV_FP8: bf16 output */
+    float scale_a, scale_b;       /* GEMM_FP8, GEMV_FP8: dequantisation factors (inputs) */
+    float amax, scale, scale_inv; /* QUANT_FP8: outputs */
     /* FLASH: keys per sequence (T is the queries'), the mask, the layout, the softmax
      * scale (0: 1/sqrt(HD)) */
     int Sk;
     bool causal, token_major;
-    float scale;
+    float softmax_scale;
 };
 
 struct tb_cuda_api {

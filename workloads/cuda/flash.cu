@@ -703,7 +703,7 @@ int cu_flash_op(struct cu_bufs *bufs, struct tb_cuda_op_args *a, char *err, size
     f->Sk = a->Sk;
     f->D = a->HD;
     f->causal = a->causal;
-    f->scale = a->scale != 0.0f ? a->scale : 1.0f / sqrtf((float)a->HD);
+    f->scale = a->softmax_scale != 0.0f ? a->softmax_scale : 1.0f / sqrtf((float)a->HD);
     CU_TRY(fl_check(f, "flash test", err, errlen));
     nq = (size_t)f->B * f->H * f->Sq * f->D;
     nk = (size_t)f->B * f->HKV * f->Sk * f->D;
