@@ -220,7 +220,7 @@ template <int DP> __global__ void FL_BOUNDS flash_fwd_kernel(struct cu_flash_fwd
             }
             wmma::store_matrix_sync(sf + 16 * n, s, L::LDF, wmma::mem_row_major);
         }
-        __syncwarp();
+        __syncwarp(0xffffffffu);
 
         /* online softmax of row r: visible columns [0, lim) */
         int lim = fl_min(f.Sk, f.causal ? qi + off + 1 : f.Sk) - k0;
@@ -244,7 +244,7 @@ template <int DP> __global__ void FL_BOUNDS flash_fwd_kernel(struct cu_flash_fwd
         sum += __shfl_xor_sync(0xffffffffu, sum, 1);
         l = l * alpha + sum;
         m = mnew;
-        __syncwarp();
+        __syncwarp(0xffffffffu);
 
         /* P V into the scratch, then O = alpha O + P V */
         fl_a pa[FL_BK / 16]; /* constant indices only (unrolled), so registers */
@@ -266,18 +266,18 @@ template <int DP> __global__ void FL_BOUNDS flash_fwd_kernel(struct cu_flash_fwd
             }
             wmma::store_matrix_sync(sf + 16 * n, o, L::LDF, wmma::mem_row_major);
         }
-        __syncwarp();
+        __syncwarp(0xffffffffu);
 #pragma unroll
         for (int i = 0; i < DP / 2; i++)
             acc[i] = acc[i] * alpha + sf[r * L::LDF + 2 * i + hc];
     }
 
     float inv = l > 0.0f ? 1.0f / l : 0.0f;
-    __syncwarp(); /* every lane has read the last P V */
+    __syncwarp(0xffffffffu); /* every lane has read the last P V */
 #pragma unroll
     for (int i = 0; i < DP / 2; i++)
         sf[r * L::LDF + 2 * i + hc] = acc[i] * inv;
-    __syncwarp();
+    __syncwarp(0xffffffffu);
     fl_store_rows(f.o + b * f.so.b + h * f.so.h, f.so.s, sf, L::LDF, q0 + 16 * warp, f.Sq, f.D);
     if (f.lse && hc == 0 && qi < f.Sq)
         f.lse[((long long)b * f.H + h) * f.Sq + qi] =
@@ -376,7 +376,7 @@ template <int DP> __global__ void FL_BOUNDS flash_dkv_kernel(struct cu_flash_bwd
                 }
                 wmma::store_matrix_sync(sf + 16 * n, s, L::LDF, wmma::mem_row_major);
             }
-            __syncwarp();
+            __syncwarp(0xffffffffu);
             float pv[FL_BQ / 2];
 #pragma unroll
             for (int i = 0; i < FL_BQ / 2; i++) {
@@ -385,7 +385,7 @@ template <int DP> __global__ void FL_BOUNDS flash_dkv_kernel(struct cu_flash_bwd
                 pv[i] = vis ? exp2f(sf[r * L::LDF + c] * sl2 - slse[c]) : 0.0f;
                 spt[r * L::LDP + c] = __float2bfloat16(pv[i]);
             }
-            __syncwarp();
+            __syncwarp(0xffffffffu);
 
             /* dP^T = V dO^T */
             for (int n = nb0; n < FL_BQ / 16; n++) {
@@ -401,7 +401,7 @@ template <int DP> __global__ void FL_BOUNDS flash_dkv_kernel(struct cu_flash_bwd
                 }
                 wmma::store_matrix_sync(sf + 16 * n, s, L::LDF, wmma::mem_row_major);
             }
-            __syncwarp();
+            __syncwarp(0xffffffffu);
             /* dS^T = P^T (dP^T - delta); the scale is applied to dK at the end. A column
              * outside [nb0 * 16, 64) holds stale scratch, but its P is 0. */
 #pragma unroll
@@ -410,7 +410,7 @@ template <int DP> __global__ void FL_BOUNDS flash_dkv_kernel(struct cu_flash_bwd
                 float ds = pv[i] != 0.0f ? pv[i] * (sf[r * L::LDF + c] - sdlt[c]) : 0.0f;
                 sdst[r * L::LDP + c] = __float2bfloat16(ds);
             }
-            __syncwarp();
+            __syncwarp(0xffffffffu);
 
             /* dV += P^T dO, dK += dS^T Q */
             for (int kk = nb0; kk < FL_BQ / 16; kk++) {
@@ -429,21 +429,21 @@ template <int DP> __global__ void FL_BOUNDS flash_dkv_kernel(struct cu_flash_bwd
         }
     }
 
-    __syncwarp();
+    __syncwarp(0xffffffffu);
 #pragma unroll
     for (int n = 0; n < DP / 16; n++) {
         for (int i = 0; i < dkf[n].num_elements; i++)
             dkf[n].x[i] *= f.scale;
         wmma::store_matrix_sync(sf + 16 * n, dkf[n], L::LDF, wmma::mem_row_major);
     }
-    __syncwarp();
+    __syncwarp(0xffffffffu);
     fl_store_rows(g.dk + b * g.sdk.b + hk * g.sdk.h, g.sdk.s, sf, L::LDF, k0 + 16 * warp, f.Sk,
                   f.D);
-    __syncwarp();
+    __syncwarp(0xffffffffu);
 #pragma unroll
     for (int n = 0; n < DP / 16; n++)
         wmma::store_matrix_sync(sf + 16 * n, dvf[n], L::LDF, wmma::mem_row_major);
-    __syncwarp();
+    __syncwarp(0xffffffffu);
     fl_store_rows(g.dv + b * g.sdv.b + hk * g.sdv.h, g.sdv.s, sf, L::LDF, k0 + 16 * warp, f.Sk,
                   f.D);
 }
@@ -514,7 +514,7 @@ template <int DP> __global__ void FL_BOUNDS flash_dq_kernel(struct cu_flash_bwd 
             }
             wmma::store_matrix_sync(sf + 16 * n, s, L::LDF, wmma::mem_row_major);
         }
-        __syncwarp();
+        __syncwarp(0xffffffffu);
         int lim = fl_min(f.Sk, f.causal ? qi + off + 1 : f.Sk) - k0;
         float pv[FL_BK / 2];
 #pragma unroll
@@ -522,7 +522,7 @@ template <int DP> __global__ void FL_BOUNDS flash_dq_kernel(struct cu_flash_bwd 
             int c = 2 * i + hc;
             pv[i] = c < lim && qi < f.Sq ? exp2f(sf[r * L::LDF + c] * sl2 - lse2) : 0.0f;
         }
-        __syncwarp();
+        __syncwarp(0xffffffffu);
 
         /* dP = dO V^T, then dS = P (dP - delta) */
         for (int n = 0; n < nb; n++) {
@@ -536,14 +536,14 @@ template <int DP> __global__ void FL_BOUNDS flash_dq_kernel(struct cu_flash_bwd 
             }
             wmma::store_matrix_sync(sf + 16 * n, s, L::LDF, wmma::mem_row_major);
         }
-        __syncwarp();
+        __syncwarp(0xffffffffu);
 #pragma unroll
         for (int i = 0; i < FL_BK / 2; i++) {
             int c = 2 * i + hc;
             float ds = pv[i] != 0.0f ? pv[i] * (sf[r * L::LDF + c] - dlt) : 0.0f;
             sds[r * L::LDP + c] = __float2bfloat16(ds);
         }
-        __syncwarp();
+        __syncwarp(0xffffffffu);
 
         /* dQ += dS K */
         for (int kk = 0; kk < nb; kk++) {
@@ -558,14 +558,14 @@ template <int DP> __global__ void FL_BOUNDS flash_dq_kernel(struct cu_flash_bwd 
         }
     }
 
-    __syncwarp();
+    __syncwarp(0xffffffffu);
 #pragma unroll
     for (int n = 0; n < DP / 16; n++) {
         for (int i = 0; i < dqf[n].num_elements; i++)
             dqf[n].x[i] *= f.scale;
         wmma::store_matrix_sync(sf + 16 * n, dqf[n], L::LDF, wmma::mem_row_major);
     }
-    __syncwarp();
+    __syncwarp(0xffffffffu);
     fl_store_rows(g.dq + b * g.sdq.b + h * g.sdq.h, g.sdq.s, sf, L::LDF, q0 + 16 * warp, f.Sq,
                   f.D);
 }
