@@ -17,9 +17,14 @@
 
 #include "tb_cuda_abi.h"
 
+#ifdef TB_CUEMU
+/* the CPU emulation of tests (tests/cuemu/cuemu.h; no CUDA toolkit needed) */
+#include "tests/cuemu/cuemu.h"
+#else
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#endif
 
 #include <stddef.h>
 #include <stdint.h>
@@ -54,6 +59,8 @@ int cu_err(char *err, size_t errlen, const char *fmt, ...)
  * so that a template's commas need no parentheses. */
 #ifndef TB_CUEMU
 #define TB_KL(grid, block, smem, ...) __VA_ARGS__<<<(grid), (block), (smem), g_cu.stream>>>
+#else
+#define TB_KL(grid, block, smem, ...) CUEMU_LAUNCH(grid, block, smem, g_cu.stream, __VA_ARGS__)
 #endif
 
 #define CU_TRY(call)                                                                         \
