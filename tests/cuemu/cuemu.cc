@@ -40,40 +40,62 @@
 
 /* ---- errors ---- */
 
-namespace {
+namespace
+{
 
-cudaError_t g_last = cudaSuccess;   /* cudaGetLastError's */
-cudaError_t g_sticky = cudaSuccess; /* a failed kernel: every later call returns it */
+cudaError_t g_last = cudaSuccess;    /* cudaGetLastError's */
+cudaError_t g_sticky = cudaSuccess;  /* a failed kernel: every later call returns it */
 std::map<int, std::string> g_detail; /* code -> "<CUDA's text> (cuemu: <what happened>)" */
 
 const char *base_string(cudaError_t e)
 {
     switch (e) {
-    case cudaSuccess: return "no error";
-    case cudaErrorInvalidValue: return "invalid argument";
-    case cudaErrorMemoryAllocation: return "out of memory";
-    case cudaErrorInitializationError: return "initialization error";
-    case cudaErrorInvalidConfiguration: return "invalid configuration argument";
-    case cudaErrorInvalidDevicePointer: return "invalid device pointer";
-    case cudaErrorInvalidMemcpyDirection: return "invalid copy direction for memcpy";
-    case cudaErrorInvalidDeviceFunction: return "invalid device function";
-    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
-    case cudaErrorInvalidDevice: return "invalid device ordinal";
-    case cudaErrorInvalidResourceHandle: return "invalid resource handle";
-    case cudaErrorIllegalState: return "the operation cannot be performed in the present state";
-    case cudaErrorNotReady: return "device not ready";
-    case cudaErrorIllegalAddress: return "an illegal memory access was encountered";
-    case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
-    case cudaErrorAssert: return "device-side assert triggered";
-    case cudaErrorIllegalInstruction: return "an illegal instruction was encountered";
-    case cudaErrorLaunchFailure: return "unspecified launch failure";
-    case cudaErrorNotSupported: return "operation not supported";
+    case cudaSuccess:
+        return "no error";
+    case cudaErrorInvalidValue:
+        return "invalid argument";
+    case cudaErrorMemoryAllocation:
+        return "out of memory";
+    case cudaErrorInitializationError:
+        return "initialization error";
+    case cudaErrorInvalidConfiguration:
+        return "invalid configuration argument";
+    case cudaErrorInvalidDevicePointer:
+        return "invalid device pointer";
+    case cudaErrorInvalidMemcpyDirection:
+        return "invalid copy direction for memcpy";
+    case cudaErrorInvalidDeviceFunction:
+        return "invalid device function";
+    case cudaErrorNoDevice:
+        return "no CUDA-capable device is detected";
+    case cudaErrorInvalidDevice:
+        return "invalid device ordinal";
+    case cudaErrorInvalidResourceHandle:
+        return "invalid resource handle";
+    case cudaErrorIllegalState:
+        return "the operation cannot be performed in the present state";
+    case cudaErrorNotReady:
+        return "device not ready";
+    case cudaErrorIllegalAddress:
+        return "an illegal memory access was encountered";
+    case cudaErrorLaunchOutOfResources:
+        return "too many resources requested for launch";
+    case cudaErrorAssert:
+        return "device-side assert triggered";
+    case cudaErrorIllegalInstruction:
+        return "an illegal instruction was encountered";
+    case cudaErrorLaunchFailure:
+        return "unspecified launch failure";
+    case cudaErrorNotSupported:
+        return "operation not supported";
     case cudaErrorStreamCaptureUnsupported:
         return "operation not permitted when stream is capturing";
     case cudaErrorStreamCaptureInvalidated:
         return "operation failed due to a previous error during capture";
-    case cudaErrorStreamCaptureUnmatched: return "capture was not initiated in this stream";
-    case cudaErrorUnknown: return "unknown error";
+    case cudaErrorStreamCaptureUnmatched:
+        return "capture was not initiated in this stream";
+    case cudaErrorUnknown:
+        return "unknown error";
     }
     return "unrecognized error code";
 }
@@ -81,15 +103,24 @@ const char *base_string(cudaError_t e)
 const char *base_name(cudaError_t e)
 {
     switch (e) {
-    case cudaSuccess: return "cudaSuccess";
-    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
-    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
-    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
-    case cudaErrorLaunchFailure: return "cudaErrorLaunchFailure";
-    case cudaErrorStreamCaptureUnsupported: return "cudaErrorStreamCaptureUnsupported";
-    case cudaErrorStreamCaptureInvalidated: return "cudaErrorStreamCaptureInvalidated";
-    case cudaErrorNotSupported: return "cudaErrorNotSupported";
-    default: return "cudaError";
+    case cudaSuccess:
+        return "cudaSuccess";
+    case cudaErrorInvalidValue:
+        return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation:
+        return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidConfiguration:
+        return "cudaErrorInvalidConfiguration";
+    case cudaErrorLaunchFailure:
+        return "cudaErrorLaunchFailure";
+    case cudaErrorStreamCaptureUnsupported:
+        return "cudaErrorStreamCaptureUnsupported";
+    case cudaErrorStreamCaptureInvalidated:
+        return "cudaErrorStreamCaptureInvalidated";
+    case cudaErrorNotSupported:
+        return "cudaErrorNotSupported";
+    default:
+        return "cudaError";
     }
 }
 
@@ -125,7 +156,8 @@ double now_ms(void)
 
 } /* namespace */
 
-namespace cuemu {
+namespace cuemu
+{
 cudaError_t fail(cudaError_t code, const char *fmt, ...)
 {
     va_list ap;
@@ -188,7 +220,8 @@ cudaError_t cudaGetDeviceCount(int *n)
 
 cudaError_t cudaSetDevice(int dev)
 {
-    return dev == 0 ? cudaSuccess : fail(cudaErrorInvalidDevice, "cudaSetDevice(%d): one device", dev);
+    return dev == 0 ? cudaSuccess
+                    : fail(cudaErrorInvalidDevice, "cudaSetDevice(%d): one device", dev);
 }
 
 cudaError_t cudaGetDevice(int *dev)
@@ -230,14 +263,30 @@ cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr attr, int dev)
     if (dev != 0)
         return fail(cudaErrorInvalidDevice, "cudaDeviceGetAttribute: device %d", dev);
     switch (attr) {
-    case cudaDevAttrMaxThreadsPerBlock: *v = MAX_THREADS; return cudaSuccess;
-    case cudaDevAttrClockRate: *v = 1980000; return cudaSuccess;
-    case cudaDevAttrMultiProcessorCount: *v = 132; return cudaSuccess;
-    case cudaDevAttrMemoryClockRate: *v = 2619000; return cudaSuccess;
-    case cudaDevAttrL2CacheSize: *v = 50 << 20; return cudaSuccess;
-    case cudaDevAttrComputeCapabilityMajor: *v = 9; return cudaSuccess;
-    case cudaDevAttrComputeCapabilityMinor: *v = 0; return cudaSuccess;
-    case cudaDevAttrMaxSharedMemoryPerBlockOptin: *v = SMEM_OPTIN; return cudaSuccess;
+    case cudaDevAttrMaxThreadsPerBlock:
+        *v = MAX_THREADS;
+        return cudaSuccess;
+    case cudaDevAttrClockRate:
+        *v = 1980000;
+        return cudaSuccess;
+    case cudaDevAttrMultiProcessorCount:
+        *v = 132;
+        return cudaSuccess;
+    case cudaDevAttrMemoryClockRate:
+        *v = 2619000;
+        return cudaSuccess;
+    case cudaDevAttrL2CacheSize:
+        *v = 50 << 20;
+        return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMajor:
+        *v = 9;
+        return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMinor:
+        *v = 0;
+        return cudaSuccess;
+    case cudaDevAttrMaxSharedMemoryPerBlockOptin:
+        *v = SMEM_OPTIN;
+        return cudaSuccess;
     }
     return fail(cudaErrorInvalidValue, "cudaDeviceGetAttribute: attribute %d is not emulated",
                 (int)attr);
@@ -265,7 +314,8 @@ cudaError_t cudaRuntimeGetVersion(int *v)
 
 /* ---- memory ---- */
 
-namespace {
+namespace
+{
 std::map<uintptr_t, size_t> g_allocs; /* base -> bytes */
 
 /* The allocation holding p, or end(). */
@@ -286,7 +336,8 @@ bool cuemu::is_device_range(const void *p, size_t bytes)
     return it != g_allocs.end() && (uintptr_t)p + bytes <= it->first + it->second;
 }
 
-namespace {
+namespace
+{
 struct capture_state {
     int active; /* streams capturing */
 } g_capture;
@@ -331,32 +382,48 @@ cudaError_t cudaFree(void *p)
     return cudaSuccess;
 }
 
-namespace {
+namespace
+{
 const char *kind_name(cudaMemcpyKind k)
 {
     switch (k) {
-    case cudaMemcpyHostToHost: return "host to host";
-    case cudaMemcpyHostToDevice: return "host to device";
-    case cudaMemcpyDeviceToHost: return "device to host";
-    case cudaMemcpyDeviceToDevice: return "device to device";
-    case cudaMemcpyDefault: return "default";
+    case cudaMemcpyHostToHost:
+        return "host to host";
+    case cudaMemcpyHostToDevice:
+        return "host to device";
+    case cudaMemcpyDeviceToHost:
+        return "device to host";
+    case cudaMemcpyDeviceToDevice:
+        return "device to device";
+    case cudaMemcpyDefault:
+        return "default";
     }
     return "?";
 }
 
 /* Check a copy's two sides against the allocations (n bytes, or rows of w bytes). */
-cudaError_t check_copy(const char *what, void *dst, const void *src, size_t span_d,
-                       size_t span_s, cudaMemcpyKind kind)
+cudaError_t check_copy(const char *what, void *dst, const void *src, size_t span_d, size_t span_s,
+                       cudaMemcpyKind kind)
 {
     bool dd = cuemu::is_device_range(dst, span_d), sd = cuemu::is_device_range(src, span_s);
     bool d_in = alloc_of(dst) != g_allocs.end(), s_in = alloc_of(src) != g_allocs.end();
     bool want_dd, want_sd;
     switch (kind) {
-    case cudaMemcpyHostToHost: want_dd = want_sd = false; break;
-    case cudaMemcpyHostToDevice: want_dd = true, want_sd = false; break;
-    case cudaMemcpyDeviceToHost: want_dd = false, want_sd = true; break;
-    case cudaMemcpyDeviceToDevice: want_dd = want_sd = true; break;
-    case cudaMemcpyDefault: want_dd = d_in, want_sd = s_in; break;
+    case cudaMemcpyHostToHost:
+        want_dd = want_sd = false;
+        break;
+    case cudaMemcpyHostToDevice:
+        want_dd = true, want_sd = false;
+        break;
+    case cudaMemcpyDeviceToHost:
+        want_dd = false, want_sd = true;
+        break;
+    case cudaMemcpyDeviceToDevice:
+        want_dd = want_sd = true;
+        break;
+    case cudaMemcpyDefault:
+        want_dd = d_in, want_sd = s_in;
+        break;
     default:
         return fail(cudaErrorInvalidMemcpyDirection, "%s: copy kind %d", what, (int)kind);
     }
@@ -404,8 +471,8 @@ cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t 
     if (width == 0 || height == 0)
         return cudaSuccess;
     if (width > dpitch || width > spitch)
-        return fail(cudaErrorInvalidValue, "cudaMemcpy2D: width %zu over a pitch (%zu, %zu)",
-                    width, dpitch, spitch);
+        return fail(cudaErrorInvalidValue, "cudaMemcpy2D: width %zu over a pitch (%zu, %zu)", width,
+                    dpitch, spitch);
     return cuemu::submit(s, "cudaMemcpy2DAsync", [=]() {
         cudaError_t e = check_copy("cudaMemcpy2DAsync", dst, src, dpitch * (height - 1) + width,
                                    spitch * (height - 1) + width, kind);
@@ -466,7 +533,8 @@ struct CUevent_st {
     double ms;
 };
 
-namespace {
+namespace
+{
 CUstream_st g_default_stream;
 
 CUstream_st *stream_of(cudaStream_t s)
@@ -582,7 +650,7 @@ cudaError_t cudaStreamEndCapture(cudaStream_t s, cudaGraph_t *g)
 cudaError_t cudaStreamIsCapturing(cudaStream_t s, cudaStreamCaptureStatus *status)
 {
     CUstream_st *st = stream_of(s);
-    *status = !st->capturing      ? cudaStreamCaptureStatusNone
+    *status = !st->capturing    ? cudaStreamCaptureStatusNone
               : st->invalidated ? cudaStreamCaptureStatusInvalidated
                                 : cudaStreamCaptureStatusActive;
     return cudaSuccess;
@@ -684,7 +752,8 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t stop)
 
 /* ---- kernel attributes ---- */
 
-namespace {
+namespace
+{
 std::map<const void *, int> g_smem_limit; /* kernel -> dynamic shared memory allowed */
 }
 
@@ -744,7 +813,8 @@ cuemu_ctx_switch:
 extern "C" void cuemu_ctx_switch(void **save, void *to);
 #endif
 
-namespace {
+namespace
+{
 
 enum fstate : unsigned char { F_RUNNABLE, F_BAR, F_WARP, F_DONE };
 
@@ -781,7 +851,7 @@ const size_t STACK_BYTES = (size_t)256 << 10;
 struct executor {
     std::vector<fiber> fibers; /* stacks kept across launches */
     std::vector<warp_state> warps;
-    int nt;                            /* threads in the current block */
+    int nt; /* threads in the current block */
     int n_runnable, n_bar, n_warp, n_done;
     int bar_result;
     bool abort;
@@ -789,7 +859,7 @@ struct executor {
     const std::function<void()> *body;
     const char *kernel;
     uint3 block;
-    char *dyn;       /* dynamic shared memory of the launch */
+    char *dyn; /* dynamic shared memory of the launch */
     size_t dyn_bytes;
     unsigned long launches;
     fiber *cur;
@@ -808,17 +878,28 @@ struct executor {
 const char *op_name(cuemu::coll_op op)
 {
     switch (op) {
-    case cuemu::COLL_SHFL_IDX: return "__shfl_sync";
-    case cuemu::COLL_SHFL_XOR: return "__shfl_xor_sync";
-    case cuemu::COLL_SHFL_DOWN: return "__shfl_down_sync";
-    case cuemu::COLL_SHFL_UP: return "__shfl_up_sync";
-    case cuemu::COLL_BALLOT: return "__ballot_sync/__any_sync/__all_sync";
-    case cuemu::COLL_SYNCWARP: return "__syncwarp";
-    case cuemu::COLL_WMMA_LOAD: return "wmma::load_matrix_sync";
-    case cuemu::COLL_WMMA_STORE: return "wmma::store_matrix_sync";
-    case cuemu::COLL_WMMA_MMA: return "wmma::mma_sync";
-    case cuemu::COLL_WMMA_FILL: return "wmma::fill_fragment";
-    case cuemu::COLL_ACTIVEMASK: return "__activemask";
+    case cuemu::COLL_SHFL_IDX:
+        return "__shfl_sync";
+    case cuemu::COLL_SHFL_XOR:
+        return "__shfl_xor_sync";
+    case cuemu::COLL_SHFL_DOWN:
+        return "__shfl_down_sync";
+    case cuemu::COLL_SHFL_UP:
+        return "__shfl_up_sync";
+    case cuemu::COLL_BALLOT:
+        return "__ballot_sync/__any_sync/__all_sync";
+    case cuemu::COLL_SYNCWARP:
+        return "__syncwarp";
+    case cuemu::COLL_WMMA_LOAD:
+        return "wmma::load_matrix_sync";
+    case cuemu::COLL_WMMA_STORE:
+        return "wmma::store_matrix_sync";
+    case cuemu::COLL_WMMA_MMA:
+        return "wmma::mma_sync";
+    case cuemu::COLL_WMMA_FILL:
+        return "wmma::fill_fragment";
+    case cuemu::COLL_ACTIVEMASK:
+        return "__activemask";
     }
     return "?";
 }
@@ -844,9 +925,9 @@ void fiber_prepare(fiber *f)
 {
 #if defined(__x86_64__)
     uint64_t *sp = (uint64_t *)(((uintptr_t)(f->stack + STACK_BYTES)) & ~(uintptr_t)15);
-    *--sp = 0;                        /* the entry's return address: none */
-    *--sp = (uint64_t)&fiber_entry;   /* where cuemu_ctx_switch's ret goes */
-    for (int i = 0; i < 6; i++)       /* rbp rbx r12-r15 */
+    *--sp = 0;                      /* the entry's return address: none */
+    *--sp = (uint64_t)&fiber_entry; /* where cuemu_ctx_switch's ret goes */
+    for (int i = 0; i < 6; i++)     /* rbp rbx r12-r15 */
         *--sp = 0;
     *--sp = 0x1f80ull | (0x037full << 32); /* MXCSR and x87 control word defaults */
     f->sp = sp;
@@ -975,7 +1056,8 @@ int cuemu::set_order(int order)
     return old;
 }
 
-namespace {
+namespace
+{
 
 std::string lanes_str(unsigned m)
 {
@@ -1131,8 +1213,7 @@ int cuemu::block_barrier(int kind, int pred, const char *file, int line)
 {
     fiber *f = X.cur;
     if (!f) {
-        fail(cudaErrorInvalidDeviceFunction, "__syncthreads at %s:%d outside a kernel", file,
-             line);
+        fail(cudaErrorInvalidDeviceFunction, "__syncthreads at %s:%d outside a kernel", file, line);
         return 0;
     }
     f->file = file;
@@ -1141,9 +1222,12 @@ int cuemu::block_barrier(int kind, int pred, const char *file, int line)
     set_state(f, F_BAR);
     yield(f);
     switch (kind) {
-    case 1: return X.bar_result & 0x3fffffff;
-    case 2: return (X.bar_result >> 30) & 1;
-    case 3: return (X.bar_result >> 31) & 1;
+    case 1:
+        return X.bar_result & 0x3fffffff;
+    case 2:
+        return (X.bar_result >> 30) & 1;
+    case 3:
+        return (X.bar_result >> 31) & 1;
     }
     return 0;
 }
@@ -1170,8 +1254,7 @@ uint64_t cuemu::warp_collective(coll_op op, unsigned mask, uint64_t v, int arg, 
         abort_block(f, "%s at %s:%d: lane %d calls it with mask %s, which leaves it out",
                     op_name(op), file, line, lane, lanes_str(mask).c_str());
     if (mask & ~w.exist)
-        abort_block(f,
-                    "%s at %s:%d: mask %s names lanes the block does not have (warp %d has %s)",
+        abort_block(f, "%s at %s:%d: mask %s names lanes the block does not have (warp %d has %s)",
                     op_name(op), file, line, lanes_str(mask).c_str(), f->warp,
                     lanes_str(w.exist).c_str());
     if (width < 1 || width > 32 || (width & (width - 1)))
@@ -1211,24 +1294,31 @@ uint64_t cuemu::warp_collective(coll_op op, unsigned mask, uint64_t v, int arg, 
             continue;
         int base = l & ~(width - 1), src = l;
         switch (op) {
-        case COLL_SHFL_IDX: src = base + (w.arg[l] & (width - 1)); break;
+        case COLL_SHFL_IDX:
+            src = base + (w.arg[l] & (width - 1));
+            break;
         case COLL_SHFL_XOR:
             src = l ^ w.arg[l];
             if (src < base || src >= base + width)
                 src = l;
             break;
-        case COLL_SHFL_DOWN: src = l + w.arg[l] < base + width ? l + w.arg[l] : l; break;
-        case COLL_SHFL_UP: src = l - w.arg[l] >= base ? l - w.arg[l] : l; break;
+        case COLL_SHFL_DOWN:
+            src = l + w.arg[l] < base + width ? l + w.arg[l] : l;
+            break;
+        case COLL_SHFL_UP:
+            src = l - w.arg[l] >= base ? l - w.arg[l] : l;
+            break;
         case COLL_WMMA_LOAD:
         case COLL_WMMA_STORE:
             if (w.val[l] != w.val[lane] || w.arg[l] != w.arg[lane])
                 abort_block(f,
                             "%s in warp %d: lanes pass different pointers or leading "
                             "dimensions (lane %d: %#llx/%d, lane %d: %#llx/%d)",
-                            op_name(op), f->warp, l, (unsigned long long)w.val[l], w.arg[l],
-                            lane, (unsigned long long)w.val[lane], w.arg[lane]);
+                            op_name(op), f->warp, l, (unsigned long long)w.val[l], w.arg[l], lane,
+                            (unsigned long long)w.val[lane], w.arg[lane]);
             break;
-        default: break;
+        default:
+            break;
         }
         if (src < 0 || src > 31 || !(mask >> src & 1))
             abort_block(f, "%s at %s:%d: lane %d reads lane %d, which is not in the mask %s",
@@ -1253,7 +1343,8 @@ cuemu::dyn_ptr cuemu::dynamic_shared(const char *file, int line)
 
 /* ---- launches ---- */
 
-namespace {
+namespace
+{
 const size_t CANARY = 64; /* bytes past the dynamic shared memory checked after a block */
 
 cudaError_t run_kernel(dim3 grid, dim3 block, size_t smem, const char *name,
@@ -1269,11 +1360,15 @@ cudaError_t run_kernel(dim3 grid, dim3 block, size_t smem, const char *name,
     if (X.body)
         return fail(cudaErrorNotSupported, "kernel %s launched from device code", name);
     if (!ensure_fibers(nt))
-        return g_sticky = fail(cudaErrorMemoryAllocation, "kernel %s: no memory for %d fiber "
-                                                          "stacks", name, nt);
+        return g_sticky = fail(cudaErrorMemoryAllocation,
+                               "kernel %s: no memory for %d fiber "
+                               "stacks",
+                               name, nt);
     if (posix_memalign((void **)&dyn, 128, smem + extra ? smem + extra : 1) != 0)
-        return g_sticky = fail(cudaErrorMemoryAllocation, "kernel %s: no memory for %zu bytes of "
-                                                          "shared memory", name, smem);
+        return g_sticky = fail(cudaErrorMemoryAllocation,
+                               "kernel %s: no memory for %zu bytes of "
+                               "shared memory",
+                               name, smem);
     X.dyn = dyn;
     X.dyn_bytes = smem;
     X.body = &body;
@@ -1321,9 +1416,8 @@ cudaError_t cuemu::launch(dim3 grid, dim3 block, size_t smem, cudaStream_t s, co
 {
     unsigned long nt = (unsigned long)block.x * block.y * block.z;
     auto lim = g_smem_limit.find(kernel);
-    size_t limit = lim != g_smem_limit.end() && lim->second > SMEM_DEFAULT
-                       ? (size_t)lim->second
-                       : (size_t)SMEM_DEFAULT;
+    size_t limit = lim != g_smem_limit.end() && lim->second > SMEM_DEFAULT ? (size_t)lim->second
+                                                                           : (size_t)SMEM_DEFAULT;
     cudaError_t e;
     if (nt == 0 || nt > MAX_THREADS || block.x > 1024 || block.y > 1024 || block.z > 64 ||
         grid.x == 0 || grid.y == 0 || grid.z == 0 || grid.x > 2147483647u || grid.y > 65535 ||

@@ -1,10 +1,11 @@
 /*
  * tests/cuemu/cuemu.h: a CPU emulation of the part of CUDA that trnbench's CUDA plugin
  * uses. A TEST TOOL, not a GPU: the plugin's own sources (the .cu files of
- * workloads/cuda but gemm.cu) are compiled by g++ with -DTB_CUEMU against this header (cuda_common.cuh
- * includes it instead of the CUDA headers) into build/lib/libtrnbench-cuemu.so, so
- * tests/unit/gpu.c can run every kernel and the engine where there is no GPU (CI).
- * Nothing here includes a CUDA header; it builds where no CUDA toolkit exists.
+ * workloads/cuda but gemm.cu) are compiled by g++ with -DTB_CUEMU against this header
+ * (cuda_common.cuh includes it instead of the CUDA headers) into
+ * build/lib/libtrnbench-cuemu.so, so tests/unit/gpu.c can run every kernel and the
+ * engine where there is no GPU (CI). Nothing here includes a CUDA header; it builds
+ * where no CUDA toolkit exists. trnbench refuses it for measurements (harness/tb_gpu.h).
  *
  * What it emulates (tests/cuemu/cuemu.cc):
  *   - execution: a launch runs its blocks one after another; the threads of a block
@@ -12,21 +13,22 @@
  *     fibers and the warp collectives (shuffles, votes, __syncwarp, wmma) rendezvous
  *     the 32 lanes of a warp. The order the fibers run in between two barriers is
  *     shaken (CUEMU_ORDER: alternate (default: forward and reverse on alternate
- *     phases and blocks), forward, reverse, random), to expose missing barriers. A
- *     barrier that some threads never reach while others wait, threads waiting at
- *     different barriers, and a warp collective with lanes missing are reported as
- *     launch failures naming the kernel and the source line.
+ *     phases, blocks and launches), forward, reverse, random with CUEMU_SEED), to
+ *     expose missing barriers; odd launches run their blocks last to first. A barrier
+ *     that some threads never reach while others wait, threads waiting at different
+ *     barriers, and a warp collective with lanes missing or lanes at different
+ *     collectives are launch failures naming the kernel, the block and the source line.
  *   - memory: device memory is host memory (posix_memalign, filled with 0xff bytes,
  *     NaN as floats, so reading what was never written shows); copies and memsets
  *     check that their device range lies inside one allocation. __shared__ is static
- *     storage (blocks run one at a time); `extern __shared__ T name[];` is rewritten
- *     by the makefile (sed) into a pointer to the launch's dynamic shared memory
- *     (CUEMU_DYNAMIC_SHARED), refilled with 0xff bytes before every block (static
- *     __shared__ variables keep the previous block's values: g++ cannot gather them in
- *     one section to refill, as it ignores the section attribute in templates and
- *     rejects it where inline functions mix with others), sized as the launch asked: more than 48 KiB needs
- *     cudaFuncSetAttribute as on the device, more than 227 KiB fails, writing past it
- *     is reported (and under ASan any access past it).
+ *     storage (blocks run one at a time). `extern __shared__ T name[];` is rewritten by
+ *     the makefile (sed) into a pointer to the launch's dynamic shared memory
+ *     (CUEMU_DYNAMIC_SHARED), sized as the launch asked and refilled with 0xff bytes
+ *     before every block: more than 48 KiB needs cudaFuncSetAttribute as on the device,
+ *     more than 227 KiB fails, a write past it is reported (under ASan any access).
+ *     Static __shared__ variables keep the previous block's values: g++ cannot gather
+ *     them in one section to refill (it ignores the section attribute in templates and
+ *     rejects it where inline functions mix with others).
  *   - the runtime subset the plugin calls: streams (work runs on submission), events
  *     (wall clock), graph capture (launches, copies and host work recorded, replayed
  *     by cudaGraphLaunch), errors with CUDA's codes and strings plus a cuemu detail.
@@ -69,7 +71,7 @@
 #define __noinline__    __attribute__((noinline))
 #define __launch_bounds__(...)
 #define __align__(n) alignas(n)
-#define __shared__ static
+#define __shared__   static
 #define __constant__
 #define CUEMU_DYNAMIC_SHARED (cuemu::dynamic_shared(__FILE__, __LINE__))
 
@@ -85,23 +87,23 @@ struct dim3 {
 struct uint3 {
     unsigned int x, y, z;
 };
-#define CUEMU_VEC2(T, name, al)                                                              \
-    struct alignas(al) name {                                                                \
-        T x, y;                                                                              \
-    };                                                                                       \
-    static inline name make_##name(T a, T b)                                                 \
-    {                                                                                        \
-        name v = {a, b};                                                                     \
-        return v;                                                                            \
+#define CUEMU_VEC2(T, name, al)                                                                    \
+    struct alignas(al) name {                                                                      \
+        T x, y;                                                                                    \
+    };                                                                                             \
+    static inline name make_##name(T a, T b)                                                       \
+    {                                                                                              \
+        name v = {a, b};                                                                           \
+        return v;                                                                                  \
     }
-#define CUEMU_VEC4(T, name, al)                                                              \
-    struct alignas(al) name {                                                                \
-        T x, y, z, w;                                                                        \
-    };                                                                                       \
-    static inline name make_##name(T a, T b, T c, T d)                                       \
-    {                                                                                        \
-        name v = {a, b, c, d};                                                               \
-        return v;                                                                            \
+#define CUEMU_VEC4(T, name, al)                                                                    \
+    struct alignas(al) name {                                                                      \
+        T x, y, z, w;                                                                              \
+    };                                                                                             \
+    static inline name make_##name(T a, T b, T c, T d)                                             \
+    {                                                                                              \
+        name v = {a, b, c, d};                                                                     \
+        return v;                                                                                  \
     }
 CUEMU_VEC2(float, float2, 8)
 CUEMU_VEC4(float, float4, 16)
@@ -236,8 +238,7 @@ cudaError_t cudaMemsetAsync(void *p, int value, size_t bytes, cudaStream_t s = 0
 cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
                          size_t height, cudaMemcpyKind kind);
 cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch,
-                              size_t width, size_t height, cudaMemcpyKind kind,
-                              cudaStream_t s = 0);
+                              size_t width, size_t height, cudaMemcpyKind kind, cudaStream_t s = 0);
 
 cudaError_t cudaStreamCreate(cudaStream_t *s);
 cudaError_t cudaStreamCreateWithFlags(cudaStream_t *s, unsigned flags);
@@ -271,7 +272,8 @@ static inline cudaError_t cudaFuncSetAttribute(void (*kernel)(P...), cudaFuncAtt
 
 /* ---- the emulator's machinery (cuemu.cc) ---- */
 
-namespace cuemu {
+namespace cuemu
+{
 
 /* The current fiber's coordinates (set while a kernel runs). */
 struct thread_coords {
@@ -356,8 +358,8 @@ template <class... P> struct kernel_launch {
     template <class... A> void operator()(A &&...a) const
     {
         static_assert(sizeof...(A) == sizeof...(P), "kernel launched with the wrong arguments");
-        auto args = std::make_shared<std::tuple<typename std::decay<P>::type...>>(
-            std::forward<A>(a)...);
+        auto args =
+            std::make_shared<std::tuple<typename std::decay<P>::type...>>(std::forward<A>(a)...);
         void (*k)(P...) = kernel;
         launch(grid, block, smem, stream, (const void *)kernel, name,
                [k, args]() { std::apply(k, *args); });
@@ -372,7 +374,7 @@ static inline kernel_launch<P...> make_launch(dim3 grid, dim3 block, size_t smem
 
 } /* namespace cuemu */
 
-#define CUEMU_LAUNCH(grid, block, smem, stream, ...)                                         \
+#define CUEMU_LAUNCH(grid, block, smem, stream, ...)                                               \
     cuemu::make_launch((grid), (block), (smem), (stream), __VA_ARGS__, #__VA_ARGS__)
 
 #define threadIdx (static_cast<const uint3 &>(cuemu::g_cur->tid))
@@ -383,26 +385,28 @@ static constexpr int warpSize = 32;
 
 /* ---- synchronisation and warp collectives ---- */
 
-#define __syncthreads()         ((void)cuemu::block_barrier(0, 0, __FILE__, __LINE__))
-#define __syncthreads_count(p)  cuemu::block_barrier(1, (p) != 0, __FILE__, __LINE__)
-#define __syncthreads_and(p)    cuemu::block_barrier(2, (p) != 0, __FILE__, __LINE__)
-#define __syncthreads_or(p)     cuemu::block_barrier(3, (p) != 0, __FILE__, __LINE__)
-#define __syncwarp(...)         cuemu::syncwarp_(__FILE__, __LINE__, ##__VA_ARGS__)
-#define __shfl_sync(m, v, ...)  cuemu::shfl_(cuemu::COLL_SHFL_IDX, m, v, __FILE__, __LINE__, __VA_ARGS__)
-#define __shfl_xor_sync(m, v, ...)                                                           \
+#define __syncthreads()        ((void)cuemu::block_barrier(0, 0, __FILE__, __LINE__))
+#define __syncthreads_count(p) cuemu::block_barrier(1, (p) != 0, __FILE__, __LINE__)
+#define __syncthreads_and(p)   cuemu::block_barrier(2, (p) != 0, __FILE__, __LINE__)
+#define __syncthreads_or(p)    cuemu::block_barrier(3, (p) != 0, __FILE__, __LINE__)
+#define __syncwarp(...)        cuemu::syncwarp_(__FILE__, __LINE__, ##__VA_ARGS__)
+#define __shfl_sync(m, v, ...)                                                                     \
+    cuemu::shfl_(cuemu::COLL_SHFL_IDX, m, v, __FILE__, __LINE__, __VA_ARGS__)
+#define __shfl_xor_sync(m, v, ...)                                                                 \
     cuemu::shfl_(cuemu::COLL_SHFL_XOR, m, v, __FILE__, __LINE__, __VA_ARGS__)
-#define __shfl_down_sync(m, v, ...)                                                          \
+#define __shfl_down_sync(m, v, ...)                                                                \
     cuemu::shfl_(cuemu::COLL_SHFL_DOWN, m, v, __FILE__, __LINE__, __VA_ARGS__)
-#define __shfl_up_sync(m, v, ...)                                                            \
+#define __shfl_up_sync(m, v, ...)                                                                  \
     cuemu::shfl_(cuemu::COLL_SHFL_UP, m, v, __FILE__, __LINE__, __VA_ARGS__)
-#define __ballot_sync(m, p)                                                                  \
+#define __ballot_sync(m, p)                                                                        \
     ((unsigned)cuemu::warp_collective(cuemu::COLL_BALLOT, m, 0, (p) != 0, 32, __FILE__, __LINE__))
 #define __any_sync(m, p) (__ballot_sync(m, p) != 0u)
 #define __all_sync(m, p) (__ballot_sync(m, p) == (unsigned)(m))
-#define __activemask()                                                                       \
+#define __activemask()                                                                             \
     ((unsigned)cuemu::warp_collective(cuemu::COLL_ACTIVEMASK, 0, 0, 0, 32, __FILE__, __LINE__))
 
-namespace cuemu {
+namespace cuemu
+{
 static inline void syncwarp_(const char *file, int line, unsigned mask = 0xffffffffu)
 {
     warp_collective(COLL_SYNCWARP, mask, 0, 0, 32, file, line);
@@ -472,42 +476,114 @@ static inline void __threadfence_block(void) {}
 /* ---- math: the device's intrinsics, computed in fp32 by the host's libm ---- */
 
 /* glibc declares these names itself (its own expf and friends): macros over ours */
-#define __expf cuemu__expf
+#define __expf   cuemu__expf
 #define __exp10f cuemu__exp10f
-#define __logf cuemu__logf
-#define __log2f cuemu__log2f
-#define __sinf cuemu__sinf
-#define __cosf cuemu__cosf
-#define __tanhf cuemu__tanhf
-#define __powf cuemu__powf
+#define __logf   cuemu__logf
+#define __log2f  cuemu__log2f
+#define __sinf   cuemu__sinf
+#define __cosf   cuemu__cosf
+#define __tanhf  cuemu__tanhf
+#define __powf   cuemu__powf
 
-static inline float cuemu__expf(float x) { return expf(x); }
-static inline float cuemu__exp10f(float x) { return exp10f(x); }
-static inline float cuemu__logf(float x) { return logf(x); }
-static inline float cuemu__log2f(float x) { return log2f(x); }
-static inline float cuemu__sinf(float x) { return sinf(x); }
-static inline float cuemu__cosf(float x) { return cosf(x); }
-static inline float cuemu__tanhf(float x) { return tanhf(x); }
-static inline float cuemu__powf(float x, float y) { return powf(x, y); }
-static inline float __fdividef(float a, float b) { return a / b; }
-static inline float __frcp_rn(float x) { return 1.0f / x; }
-static inline float __fsqrt_rn(float x) { return sqrtf(x); }
-static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
-static inline float __fadd_rn(float a, float b) { return a + b; }
-static inline float __fmul_rn(float a, float b) { return a * b; }
-static inline float rsqrtf(float x) { return 1.0f / sqrtf(x); }
-static inline double rsqrt(double x) { return 1.0 / sqrt(x); }
-static inline float __saturatef(float x) { return x > 1.0f ? 1.0f : (x > 0.0f ? x : 0.0f); }
-static inline int __popc(unsigned x) { return __builtin_popcount(x); }
-static inline int __popcll(unsigned long long x) { return __builtin_popcountll(x); }
-static inline int __clz(int x) { return x ? __builtin_clz((unsigned)x) : 32; }
-static inline int __ffs(int x) { return __builtin_ffs(x); }
-template <class T> static inline T __ldg(const T *p) { return *p; }
+static inline float cuemu__expf(float x)
+{
+    return expf(x);
+}
+static inline float cuemu__exp10f(float x)
+{
+    return exp10f(x);
+}
+static inline float cuemu__logf(float x)
+{
+    return logf(x);
+}
+static inline float cuemu__log2f(float x)
+{
+    return log2f(x);
+}
+static inline float cuemu__sinf(float x)
+{
+    return sinf(x);
+}
+static inline float cuemu__cosf(float x)
+{
+    return cosf(x);
+}
+static inline float cuemu__tanhf(float x)
+{
+    return tanhf(x);
+}
+static inline float cuemu__powf(float x, float y)
+{
+    return powf(x, y);
+}
+static inline float __fdividef(float a, float b)
+{
+    return a / b;
+}
+static inline float __frcp_rn(float x)
+{
+    return 1.0f / x;
+}
+static inline float __fsqrt_rn(float x)
+{
+    return sqrtf(x);
+}
+static inline float __fmaf_rn(float a, float b, float c)
+{
+    return fmaf(a, b, c);
+}
+static inline float __fadd_rn(float a, float b)
+{
+    return a + b;
+}
+static inline float __fmul_rn(float a, float b)
+{
+    return a * b;
+}
+static inline float rsqrtf(float x)
+{
+    return 1.0f / sqrtf(x);
+}
+static inline double rsqrt(double x)
+{
+    return 1.0 / sqrt(x);
+}
+static inline float __saturatef(float x)
+{
+    return x > 1.0f ? 1.0f : (x > 0.0f ? x : 0.0f);
+}
+static inline int __popc(unsigned x)
+{
+    return __builtin_popcount(x);
+}
+static inline int __popcll(unsigned long long x)
+{
+    return __builtin_popcountll(x);
+}
+static inline int __clz(int x)
+{
+    return x ? __builtin_clz((unsigned)x) : 32;
+}
+static inline int __ffs(int x)
+{
+    return __builtin_ffs(x);
+}
+template <class T> static inline T __ldg(const T *p)
+{
+    return *p;
+}
 
 /* CUDA's overloaded min/max of device code */
-#define CUEMU_MINMAX(T)                                                                      \
-    static inline T min(T a, T b) { return a < b ? a : b; }                                  \
-    static inline T max(T a, T b) { return a > b ? a : b; }
+#define CUEMU_MINMAX(T)                                                                            \
+    static inline T min(T a, T b)                                                                  \
+    {                                                                                              \
+        return a < b ? a : b;                                                                      \
+    }                                                                                              \
+    static inline T max(T a, T b)                                                                  \
+    {                                                                                              \
+        return a > b ? a : b;                                                                      \
+    }
 CUEMU_MINMAX(int)
 CUEMU_MINMAX(unsigned int)
 CUEMU_MINMAX(long)
@@ -520,7 +596,8 @@ CUEMU_MINMAX(double)
 
 /* ---- bf16 ---- */
 
-namespace cuemu {
+namespace cuemu
+{
 static inline unsigned short f32_to_bf16_rn(float f)
 {
     uint32_t u;
@@ -556,11 +633,26 @@ struct alignas(4) __nv_bfloat162 {
 typedef __nv_bfloat16 nv_bfloat16;
 typedef __nv_bfloat162 nv_bfloat162;
 
-static inline __nv_bfloat16 __float2bfloat16(float f) { return __nv_bfloat16(f); }
-static inline __nv_bfloat16 __float2bfloat16_rn(float f) { return __nv_bfloat16(f); }
-static inline float __bfloat162float(__nv_bfloat16 h) { return cuemu::bf16_to_f32(h.__x); }
-static inline float __low2float(__nv_bfloat162 h) { return __bfloat162float(h.x); }
-static inline float __high2float(__nv_bfloat162 h) { return __bfloat162float(h.y); }
+static inline __nv_bfloat16 __float2bfloat16(float f)
+{
+    return __nv_bfloat16(f);
+}
+static inline __nv_bfloat16 __float2bfloat16_rn(float f)
+{
+    return __nv_bfloat16(f);
+}
+static inline float __bfloat162float(__nv_bfloat16 h)
+{
+    return cuemu::bf16_to_f32(h.__x);
+}
+static inline float __low2float(__nv_bfloat162 h)
+{
+    return __bfloat162float(h.x);
+}
+static inline float __high2float(__nv_bfloat162 h)
+{
+    return __bfloat162float(h.y);
+}
 static inline float2 __bfloat1622float2(__nv_bfloat162 h)
 {
     return make_float2(__bfloat162float(h.x), __bfloat162float(h.y));
@@ -574,7 +666,10 @@ static inline __nv_bfloat162 __float22bfloat162_rn(float2 f)
 {
     return __floats2bfloat162_rn(f.x, f.y);
 }
-static inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 h) { return h.__x; }
+static inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 h)
+{
+    return h.__x;
+}
 static inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short u)
 {
     __nv_bfloat16 h;
@@ -582,18 +677,24 @@ static inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short u)
     return h;
 }
 /* bf16 arithmetic rounds its fp32 result once, as the device's bf16 instructions do */
-#define CUEMU_BF16_OP(op)                                                                    \
-    static inline __nv_bfloat16 operator op(__nv_bfloat16 a, __nv_bfloat16 b)                \
-    {                                                                                        \
-        return __nv_bfloat16(__bfloat162float(a) op __bfloat162float(b));                    \
+#define CUEMU_BF16_OP(op)                                                                          \
+    static inline __nv_bfloat16 operator op(__nv_bfloat16 a, __nv_bfloat16 b)                      \
+    {                                                                                              \
+        return __nv_bfloat16(__bfloat162float(a) op __bfloat162float(b));                          \
     }
 CUEMU_BF16_OP(+)
 CUEMU_BF16_OP(-)
 CUEMU_BF16_OP(*)
 CUEMU_BF16_OP(/)
 #undef CUEMU_BF16_OP
-static inline __nv_bfloat16 __hmul(__nv_bfloat16 a, __nv_bfloat16 b) { return a * b; }
-static inline __nv_bfloat16 __hadd(__nv_bfloat16 a, __nv_bfloat16 b) { return a + b; }
+static inline __nv_bfloat16 __hmul(__nv_bfloat16 a, __nv_bfloat16 b)
+{
+    return a * b;
+}
+static inline __nv_bfloat16 __hadd(__nv_bfloat16 a, __nv_bfloat16 b)
+{
+    return a + b;
+}
 static inline __nv_bfloat16 __hfma(__nv_bfloat16 a, __nv_bfloat16 b, __nv_bfloat16 c)
 {
     return __nv_bfloat16(fmaf(__bfloat162float(a), __bfloat162float(b), __bfloat162float(c)));
@@ -611,14 +712,14 @@ typedef enum __nv_fp8_interpretation_t { __NV_E4M3, __NV_E5M2 } __nv_fp8_interpr
 __nv_fp8_storage_t __nv_cvt_float_to_fp8(float x, __nv_saturation_t sat,
                                          __nv_fp8_interpretation_t kind);
 float cuemu_fp8_to_float(__nv_fp8_storage_t x, __nv_fp8_interpretation_t kind);
-static inline __nv_fp8x2_storage_t
-__nv_cvt_float2_to_fp8x2(float2 x, __nv_saturation_t sat, __nv_fp8_interpretation_t kind)
+static inline __nv_fp8x2_storage_t __nv_cvt_float2_to_fp8x2(float2 x, __nv_saturation_t sat,
+                                                            __nv_fp8_interpretation_t kind)
 {
     return (__nv_fp8x2_storage_t)(__nv_cvt_float_to_fp8(x.x, sat, kind) |
                                   (__nv_cvt_float_to_fp8(x.y, sat, kind) << 8));
 }
-static inline __nv_fp8_storage_t
-__nv_cvt_bfloat16raw_to_fp8(__nv_bfloat16 x, __nv_saturation_t sat, __nv_fp8_interpretation_t kind)
+static inline __nv_fp8_storage_t __nv_cvt_bfloat16raw_to_fp8(__nv_bfloat16 x, __nv_saturation_t sat,
+                                                             __nv_fp8_interpretation_t kind)
 {
     return __nv_cvt_float_to_fp8(__bfloat162float(x), sat, kind);
 }
@@ -647,8 +748,10 @@ struct alignas(1) __nv_fp8_e4m3 {
 
 /* ---- nvcuda::wmma: every lane holds the whole tile ---- */
 
-namespace nvcuda {
-namespace wmma {
+namespace nvcuda
+{
+namespace wmma
+{
 struct matrix_a;
 struct matrix_b;
 struct accumulator;
@@ -675,9 +778,16 @@ template <class Use, int M, int N, int K, class T, class Layout = void> struct f
     T x[rows * cols]; /* row-major, the whole tile, in every lane */
 };
 
-namespace detail {
-static inline bool col_layout(const row_major *) { return false; }
-static inline bool col_layout(const col_major *) { return true; }
+namespace detail
+{
+static inline bool col_layout(const row_major *)
+{
+    return false;
+}
+static inline bool col_layout(const col_major *)
+{
+    return true;
+}
 template <class F> static inline void load(F &f, const void *p, unsigned ldm, bool col)
 {
     typedef typename F::element_type T;
@@ -695,8 +805,7 @@ template <class Use, int M, int N, int K, class T, class L>
 static inline void fill_fragment(fragment<Use, M, N, K, T, L> &f,
                                  const typename same_type<T>::type &v)
 {
-    cuemu::warp_collective(cuemu::COLL_WMMA_FILL, 0xffffffffu, 0, 0, 32, "wmma::fill_fragment",
-                           0);
+    cuemu::warp_collective(cuemu::COLL_WMMA_FILL, 0xffffffffu, 0, 0, 32, "wmma::fill_fragment", 0);
     for (int i = 0; i < f.num_elements; i++)
         f.x[i] = v;
 }
@@ -711,16 +820,16 @@ static inline void load_matrix_sync(fragment<Use, M, N, K, T, L> &f, const T *p,
     detail::load(f, p, ldm, detail::col_layout((L *)nullptr));
 }
 template <int M, int N, int K, class T>
-static inline void load_matrix_sync(fragment<accumulator, M, N, K, T> &f, const T *p,
-                                    unsigned ldm, layout_t layout)
+static inline void load_matrix_sync(fragment<accumulator, M, N, K, T> &f, const T *p, unsigned ldm,
+                                    layout_t layout)
 {
     cuemu::warp_collective(cuemu::COLL_WMMA_LOAD, 0xffffffffu, cuemu::to_bits(p), (int)ldm, 32,
                            "wmma::load_matrix_sync", 0);
     detail::load(f, p, ldm, layout == mem_col_major);
 }
 template <int M, int N, int K, class T>
-static inline void store_matrix_sync(T *p, const fragment<accumulator, M, N, K, T> &f,
-                                     unsigned ldm, layout_t layout)
+static inline void store_matrix_sync(T *p, const fragment<accumulator, M, N, K, T> &f, unsigned ldm,
+                                     layout_t layout)
 {
     typedef fragment<accumulator, M, N, K, T> F;
     cuemu::warp_collective(cuemu::COLL_WMMA_STORE, 0xffffffffu, cuemu::to_bits(p), (int)ldm, 32,
@@ -735,10 +844,9 @@ static inline void store_matrix_sync(T *p, const fragment<accumulator, M, N, K, 
 }
 /* d = a b + c, fp32 accumulation (d may be c) */
 template <int M, int N, int K, class TA, class LA, class TB, class LB, class TC>
-static inline void mma_sync(fragment<accumulator, M, N, K, TC> &d,
-                            const fragment<matrix_a, M, N, K, TA, LA> &a,
-                            const fragment<matrix_b, M, N, K, TB, LB> &b,
-                            const fragment<accumulator, M, N, K, TC> &c)
+static inline void
+mma_sync(fragment<accumulator, M, N, K, TC> &d, const fragment<matrix_a, M, N, K, TA, LA> &a,
+         const fragment<matrix_b, M, N, K, TB, LB> &b, const fragment<accumulator, M, N, K, TC> &c)
 {
     cuemu::warp_collective(cuemu::COLL_WMMA_MMA, 0xffffffffu, 0, 0, 32, "wmma::mma_sync", 0);
     float out[M * N];
@@ -759,7 +867,8 @@ static inline void mma_sync(fragment<accumulator, M, N, K, TC> &d,
 
 extern "C" {
 /* Run self-test `name`; 0 when the emulator behaved as expected, 1 when (part of) it
- * cannot run in this build (err says why), else -1 with what happened in err. Names: cuemu_selftest_names() (space-separated). */
+ * cannot run in this build (err says why), else -1 with what happened in err. Names:
+ * cuemu_selftest_names() (space-separated). */
 __attribute__((visibility("default"))) int cuemu_selftest(const char *name, char *err,
                                                           size_t errlen);
 __attribute__((visibility("default"))) const char *cuemu_selftest_names(void);

@@ -34,7 +34,8 @@ int cu_err(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
-namespace {
+namespace
+{
 
 enum operand_type { OPERAND_BF16, OPERAND_F32 };
 
@@ -56,8 +57,10 @@ struct operand {
     {
         size_t i = (size_t)((long long)b * stride + (long long)r * ld + c);
         switch (type) {
-        case OPERAND_BF16: return __bfloat162float(static_cast<const bf16 *>(p)[i]) * scale;
-        case OPERAND_F32: return static_cast<const float *>(p)[i] * scale;
+        case OPERAND_BF16:
+            return __bfloat162float(static_cast<const bf16 *>(p)[i]) * scale;
+        case OPERAND_F32:
+            return static_cast<const float *>(p)[i] * scale;
         }
         return NAN;
     }
@@ -75,8 +78,7 @@ int check_operand(const operand &o, int batch, const char *name, const char *wha
                       "(CUBLAS_STATUS_INVALID_VALUE on the device)",
                       what, name, o.rows, o.cols, o.ld, o.cols);
     if (batch > 1 && o.stride < 0)
-        return cu_err(err, errlen, "%s: %s has a negative batch stride %lld", what, name,
-                      o.stride);
+        return cu_err(err, errlen, "%s: %s has a negative batch stride %lld", what, name, o.stride);
     last = (size_t)((long long)(batch - 1) * o.stride + (long long)(o.rows - 1) * o.ld + o.cols);
     if (!cuemu::is_device_range(o.p, last * type_bytes(o.type)))
         return cu_err(err, errlen,
@@ -87,8 +89,7 @@ int check_operand(const operand &o, int batch, const char *name, const char *wha
     return 0;
 }
 
-void product(const cu_gemm &g, const operand &A, const operand &B, const operand &C,
-             int batch)
+void product(const cu_gemm &g, const operand &A, const operand &B, const operand &C, int batch)
 {
     for (int b = 0; b < batch; b++)
         for (int i = 0; i < g.M; i++)

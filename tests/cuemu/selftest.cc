@@ -13,7 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-namespace {
+namespace
+{
 
 int say(char *err, size_t errlen, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int say(char *err, size_t errlen, const char *fmt, ...)
@@ -25,10 +26,10 @@ int say(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
-#define CHECK(cond, ...)                                                                     \
-    do {                                                                                     \
-        if (!(cond))                                                                         \
-            return say(err, errlen, __VA_ARGS__);                                            \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            return say(err, errlen, __VA_ARGS__);                                                  \
     } while (0)
 
 #define RUN(grid, block, smem, ...) CUEMU_LAUNCH(grid, block, smem, (cudaStream_t)0, __VA_ARGS__)
@@ -110,8 +111,7 @@ int test_missing_barrier(char *err, size_t errlen)
     cuemu::set_order(old);
     CHECK(forward == 0, "forward order should hide the race (it gave %d wrong)", forward);
     CHECK(shaken > 0, "the alternate order did not expose the missing __syncthreads");
-    CHECK(synced == 0 && synced_rev == 0, "with the barrier: %d and %d wrong", synced,
-          synced_rev);
+    CHECK(synced == 0 && synced_rev == 0, "with the barrier: %d and %d wrong", synced, synced_rev);
     return 0;
 }
 
@@ -139,8 +139,8 @@ int test_divergent_barrier(char *err, size_t errlen)
     CHECK(failed_with("reached by 16 of 64 threads; 48 exited", seen, sizeof seen),
           "a barrier only 16 threads reach: %s", seen);
     RUN(1, 64, 0, two_barriers_kernel)(d.p);
-    CHECK(failed_with("threads wait at different barriers", seen, sizeof seen),
-          "two barriers: %s", seen);
+    CHECK(failed_with("threads wait at different barriers", seen, sizeof seen), "two barriers: %s",
+          seen);
     RUN(1, 64, 0, divergent_barrier_kernel)(d.p);
     CHECK(failed_with("kernel divergent_barrier_kernel", seen, sizeof seen),
           "the message names the kernel: %s", seen);
@@ -201,11 +201,10 @@ int test_shuffle_sum(char *err, size_t errlen)
           "copies failed: %s", cudaGetErrorString(cudaGetLastError()));
     CHECK(h[0] == 32640.0f, "block sum of 0..255 by shuffles: %g, not 32640", h[0]);
     /* warp 1 holds 32..63: sum 1520 */
-    CHECK(h[1] == 1520.0f, "down-shuffle sum of warp 1 broadcast from lane 0: %g, not 1520",
-          h[1]);
+    CHECK(h[1] == 1520.0f, "down-shuffle sum of warp 1 broadcast from lane 0: %g, not 1520", h[1]);
     CHECK(hv[0] == 11 && hv[1] == 128 && hv[2] == 1 && hv[3] == 0,
-          "ballot %d (11), syncthreads_count %d (128), all %d (1), any %d (0)", hv[0], hv[1],
-          hv[2], hv[3]);
+          "ballot %d (11), syncthreads_count %d (128), all %d (1), any %d (0)", hv[0], hv[1], hv[2],
+          hv[3]);
     return 0;
 }
 
@@ -355,13 +354,20 @@ int test_fp8_e4m3(char *err, size_t errlen)
         __nv_saturation_t sat;
         unsigned bits;
     } cases[] = {
-        {448.0f, __NV_SATFINITE, 0x7e}, {464.0f, __NV_SATFINITE, 0x7e},
-        {465.0f, __NV_SATFINITE, 0x7e}, {465.0f, __NV_NOSAT, 0x7f},
-        {-1e9f, __NV_SATFINITE, 0xfe},  {INFINITY, __NV_NOSAT, 0x7f},
-        {NAN, __NV_SATFINITE, 0x7f},    {1.0f, __NV_SATFINITE, 0x38},
-        {ldexpf(1, -9), __NV_NOSAT, 0x01}, {ldexpf(1, -10), __NV_NOSAT, 0x00},
-        {3 * ldexpf(1, -10), __NV_NOSAT, 0x02}, {1.0625f, __NV_NOSAT, 0x38},
-        {1.1875f, __NV_NOSAT, 0x3a},    {-0.0f, __NV_NOSAT, 0x80},
+        {448.0f, __NV_SATFINITE, 0x7e},
+        {464.0f, __NV_SATFINITE, 0x7e},
+        {465.0f, __NV_SATFINITE, 0x7e},
+        {465.0f, __NV_NOSAT, 0x7f},
+        {-1e9f, __NV_SATFINITE, 0xfe},
+        {INFINITY, __NV_NOSAT, 0x7f},
+        {NAN, __NV_SATFINITE, 0x7f},
+        {1.0f, __NV_SATFINITE, 0x38},
+        {ldexpf(1, -9), __NV_NOSAT, 0x01},
+        {ldexpf(1, -10), __NV_NOSAT, 0x00},
+        {3 * ldexpf(1, -10), __NV_NOSAT, 0x02},
+        {1.0625f, __NV_NOSAT, 0x38},
+        {1.1875f, __NV_NOSAT, 0x3a},
+        {-0.0f, __NV_NOSAT, 0x80},
     };
     for (auto &c : cases) {
         unsigned got = __nv_cvt_float_to_fp8(c.x, c.sat, __NV_E4M3);
