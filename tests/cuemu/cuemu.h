@@ -389,7 +389,11 @@ static constexpr int warpSize = 32;
 #define __syncthreads_count(p) cuemu::block_barrier(1, (p) != 0, __FILE__, __LINE__)
 #define __syncthreads_and(p)   cuemu::block_barrier(2, (p) != 0, __FILE__, __LINE__)
 #define __syncthreads_or(p)    cuemu::block_barrier(3, (p) != 0, __FILE__, __LINE__)
-#define __syncwarp(...)        cuemu::syncwarp_(__FILE__, __LINE__, ##__VA_ARGS__)
+#define __syncwarp                                                                                 \
+    cuemu::syncwarp_at                                                                             \
+    {                                                                                              \
+        __FILE__, __LINE__                                                                         \
+    }
 #define __shfl_sync(m, v, ...)                                                                     \
     cuemu::shfl_(cuemu::COLL_SHFL_IDX, m, v, __FILE__, __LINE__, __VA_ARGS__)
 #define __shfl_xor_sync(m, v, ...)                                                                 \
@@ -407,10 +411,15 @@ static constexpr int warpSize = 32;
 
 namespace cuemu
 {
-static inline void syncwarp_(const char *file, int line, unsigned mask = 0xffffffffu)
-{
-    warp_collective(COLL_SYNCWARP, mask, 0, 0, 32, file, line);
-}
+/* __syncwarp(mask = all lanes), with where it was called */
+struct syncwarp_at {
+    const char *file;
+    int line;
+    void operator()(unsigned mask = 0xffffffffu) const
+    {
+        warp_collective(COLL_SYNCWARP, mask, 0, 0, 32, file, line);
+    }
+};
 template <class T>
 static inline T shfl_(coll_op op, unsigned mask, T v, const char *file, int line, int arg,
                       int width = 32)

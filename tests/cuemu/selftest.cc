@@ -181,6 +181,12 @@ __global__ void reductions_kernel(float *out, int *votes)
     unsigned b = __ballot_sync(0xffffffffu, lane % 3 == 0);
     int c = __syncthreads_count(threadIdx.x % 2 == 0);
     int all = __all_sync(0xffffffffu, lane < 32), any = __any_sync(0xffffffffu, lane == 40);
+    /* width 16: lane 3 of each half-warp */
+    int sub = __shfl_sync(0xffffffffu, (int)threadIdx.x, 3, 16);
+    __syncwarp();
+    __syncwarp(0xffffffffu);
+    if (threadIdx.x == 52)
+        votes[4] = sub;
     if (threadIdx.x == 0) {
         votes[0] = __popc(b);
         votes[1] = c;
@@ -192,9 +198,9 @@ __global__ void reductions_kernel(float *out, int *votes)
 int test_shuffle_sum(char *err, size_t errlen)
 {
     dbuf<float> d(2);
-    dbuf<int> v(4);
+    dbuf<int> v(5);
     float h[2];
-    int hv[4];
+    int hv[5];
     RUN(1, 256, 0, reductions_kernel)(d.p, v.p);
     CHECK(cudaMemcpy(h, d.p, sizeof h, cudaMemcpyDeviceToHost) == cudaSuccess &&
               cudaMemcpy(hv, v.p, sizeof hv, cudaMemcpyDeviceToHost) == cudaSuccess,
