@@ -10,11 +10,13 @@
 #   libpapi-dev     hardware counters (optional at run time: recorded when absent)
 #   pkg-config      finds OpenBLAS and PAPI
 #   perl            prove, the TAP runner of `make check`
+#   g++             the CPU emulation of the CUDA plugin that tests/unit/gpu.c runs
+#                   where there is no GPU (tests/cuemu/)
 set -u
 
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
-for p in gnuplot-nox libcsv-dev libopenblas-dev libpapi-dev pkg-config perl; do
+for p in gnuplot-nox libcsv-dev libopenblas-dev libpapi-dev pkg-config perl g++; do
     # any gnuplot flavour will do
     if [ "$p" = gnuplot-nox ] && command -v gnuplot >/dev/null 2>&1; then continue; fi
     have_pkg "$p" || need="$need $p"

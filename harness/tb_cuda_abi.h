@@ -65,6 +65,7 @@ struct tb_cuda_info {
     bool energy;     /* NVML's total-energy counter works */
     char nvml[256];  /* "ok" or "unavailable: <reason>" */
     char build[256]; /* the plugin's build: "nvcc 13.0, sm_80 sm_90 sm_100 + PTX" */
+    bool emulated;   /* the CPU emulation of tests (libtrnbench-cuemu.so), not a GPU */
 };
 
 /* Offsets (in floats) of the tensors inside the engine's parameter arena, the CPU

@@ -123,6 +123,12 @@ int tb_gpu_open(struct tb_gpu *g, unsigned flags)
         g->api = NULL;
         goto fail;
     }
+    if (g->info.emulated && !(flags & TB_GPU_EMULATOR_OK)) {
+        snprintf(g->why, sizeof g->why,
+                 "the CUDA emulator (libtrnbench-cuemu.so) is for tests, not measurements");
+        g->api = NULL;
+        goto fail;
+    }
     return 0;
 fail:
     /* the plugin stays loaded: unloading cudart after it initialised is not safe */

@@ -10,11 +10,16 @@
  *   "no NVIDIA driver (no /proc/driver/nvidia/version, no /dev/nvidiactl)"
  *   "cannot load '.../libtrnbench-cuda.so': <dlerror>"
  *   "no CUDA device: <cudaGetErrorString>"
+ *   "the CUDA emulator (libtrnbench-cuemu.so) is for tests, not measurements"
  *
  * The plugin is looked for at $TRNBENCH_CUDA_PLUGIN, next to the binary
  * (<dir of /proc/self/exe>/../lib/libtrnbench-cuda.so, the build tree) and at the
  * installed <libdir>/libtrnbench-cuda.so. Without an NVIDIA driver the plugin is not
  * even loaded (cudart is not initialised), unless TB_GPU_FORCE asks for it (tests).
+ * The CPU emulation of the plugin (build/lib/libtrnbench-cuemu.so, tests/cuemu/) is
+ * only ever loaded by explicit path (TRNBENCH_CUDA_PLUGIN); its probe says emulated,
+ * and tb_gpu_open refuses it unless TB_GPU_EMULATOR_OK (tests), so it never produces
+ * benchmark rows.
  *
  * Measurement (tb_gpu_run): the CPU executor's semantics (tb_exec.h: warm-up, then
  * timed repetitions, decode restarting at position T each repetition, validation of
@@ -46,7 +51,8 @@ struct tb_gpu {
 };
 
 enum tb_gpu_open_flags {
-    TB_GPU_FORCE = 1 << 0, /* load the plugin even when no NVIDIA driver is seen */
+    TB_GPU_FORCE = 1 << 0,       /* load the plugin even when no NVIDIA driver is seen */
+    TB_GPU_EMULATOR_OK = 1 << 1, /* accept the CPU emulation (tests only, never measurements) */
 };
 
 /* Find, load and probe the plugin. Returns 0 when a device is usable (g->api, g->info),

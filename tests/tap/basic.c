@@ -64,6 +64,13 @@ void tap_where(const char *file, int line)
     tap_line = line;
 }
 
+static const char *tap_desc_suffix;
+
+void tap_suffix(const char *s)
+{
+    tap_desc_suffix = s;
+}
+
 static bool tap_result(bool pass, const char *fmt, va_list ap)
 {
     tap_run++;
@@ -72,6 +79,8 @@ static bool tap_result(bool pass, const char *fmt, va_list ap)
         printf(" - ");
         vprintf(fmt, ap);
     }
+    if (tap_desc_suffix)
+        printf("%s", tap_desc_suffix);
     printf("\n");
     if (!pass) {
         tap_failed++;

@@ -39,6 +39,10 @@ void skip_block(int n, const char *fmt, ...) TAP_PRINTF(2, 3);
 void diag(const char *fmt, ...) TAP_PRINTF(1, 2);
 TAP_NORETURN void bail(const char *fmt, ...) TAP_PRINTF(1, 2);
 
+/* Append s (static, or NULL for none) to every later test's description: one program
+ * running the same tests on two targets names which ("... (cuemu)"). */
+void tap_suffix(const char *s);
+
 /* Where the next failure happened; set by the macros below. */
 void tap_where(const char *file, int line);
 

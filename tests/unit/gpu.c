@@ -9,7 +9,11 @@
  * host's e4m3 rounding (the reference of the fp8 tests) on known values, against an
  * independent decoder of all 256 codes and at every midpoint between neighbours.
  *
- * With a CUDA device (skipped with the reason otherwise): every kernel against a
+ * The CPU emulation of the plugin (build/lib/libtrnbench-cuemu.so, tests/cuemu/):
+ * refused by tb_gpu_open without TB_GPU_EMULATOR_OK, so it never measures.
+ *
+ * With a CUDA device, or else on the CPU emulation (each test's name then ends in
+ * " (cuemu)"; skipped with the reason when neither exists): every kernel against a
  * double-precision reference on inputs rounded to bf16 first (so only the kernel's own
  * rounding counts), then the engine against the CPU engine on llama-tiny. Tolerances
  * (bf16 has 8 significant bits: one rounding is <= 2^-9 = 0.2% relative):
@@ -1129,7 +1133,7 @@ static void test_fp8_refused(struct tb_gpu *g, const struct tb_arch *a)
 static void test_engine(struct tb_gpu *g, const struct tb_arch *a)
 {
     const struct tb_cuda_api *api = g->api;
-    enum { B = 2, T = 12, NSTEP = 4, S = T + NSTEP };
+    enum { B = 2, T = 12, NSTEP = 4, S = T + NSTEP + 1 }; /* + 1: the greedy step */
     struct tb_llama cpu;
     struct tb_cuda_llama_weights w;
     struct tb_adamw co = tb_adamw_default();
@@ -1214,7 +1218,7 @@ static void test_engine(struct tb_gpu *g, const struct tb_arch *a)
 static void test_engine_fp8(struct tb_gpu *g, const struct tb_arch *a)
 {
     const struct tb_cuda_api *api = g->api;
-    enum { B = 2, T = 12, NSTEP = 4, S = T + NSTEP };
+    enum { B = 2, T = 12, NSTEP = 4, S = T + NSTEP + 1 }; /* + 1: the greedy step */
     struct tb_llama cpu;
     struct tb_cuda_llama_weights w;
     int V = a->vocab, tok[B * T], next[B];
@@ -1328,11 +1332,36 @@ static void test_executor(struct tb_gpu *g, const struct tb_arch *a)
 /* The fp8 device tests: quantisation 3 x 4, products 6, engine 5, executor 2. */
 #define FP8_TESTS (12 + 6 + 5 + 2)
 
+/* The emulator loads only by explicit path and only for tests: without
+ * TB_GPU_EMULATOR_OK it is refused with the reason. */
+static void test_emulator_gate(const char *emu)
+{
+    struct tb_gpu g;
+    int rc;
+    if (!tb_file_exists(emu)) {
+        skip_block(4, "the CUDA emulator was not built (%s)", emu);
+        return;
+    }
+    setenv("TRNBENCH_CUDA_PLUGIN", emu, 1);
+    IS_INT(-1, tb_gpu_open(&g, TB_GPU_FORCE), "the CUDA emulator is refused for measurements");
+    IS_STRING("the CUDA emulator (libtrnbench-cuemu.so) is for tests, not measurements", g.why,
+              "and says why");
+    tb_gpu_close(&g);
+    rc = tb_gpu_open(&g, TB_GPU_FORCE | TB_GPU_EMULATOR_OK);
+    OK(rc == 0 && g.info.emulated, "tests may open it with TB_GPU_EMULATOR_OK: %s",
+       rc == 0 ? g.info.build : g.why);
+    IS_STRING("cuemu (CPU emulation of the CUDA kernels; not a GPU)", g.info.name,
+              "its device says it is not a GPU");
+    tb_gpu_close(&g);
+    unsetenv("TRNBENCH_CUDA_PLUGIN");
+}
+
 int main(void)
 {
     struct tb_arch a;
     struct tb_gpu g;
     char err[512], *model = test_src_path("workloads/llama/llama-tiny.model");
+    char *emu = test_tmp_path("../../lib/libtrnbench-cuemu.so");
 
     plan_lazy();
     if (tb_arch_load(&a, model, err, sizeof err) != 0)
@@ -1343,14 +1372,25 @@ int main(void)
     test_provenance();
     test_weights(&a);
     test_e4m3_host();
+    test_emulator_gate(emu);
 
     if (tb_gpu_open(&g, 0) != 0) {
-        /* the count of the device tests below: 36, 20 of the fused attention, then the
-         * fp8 ones (FP8_TESTS, or the 3 refusals below compute capability 8.9) */
-        skip_block(36 + 20 + FP8_TESTS + 3, "no GPU: %s", g.why);
+        if (!tb_file_exists(emu)) {
+            /* the count of the device tests below: 36, 20 of the fused attention, then
+             * the fp8 ones (FP8_TESTS, or the 3 refusals below compute capability 8.9) */
+            skip_block(36 + 20 + FP8_TESTS + 3, "no GPU: %s", g.why);
+            tb_gpu_close(&g);
+            free(emu);
+            return 0;
+        }
+        diag("no GPU (%s): the device tests run on the CPU emulation %s", g.why, emu);
         tb_gpu_close(&g);
-        return 0;
+        setenv("TRNBENCH_CUDA_PLUGIN", emu, 1);
+        if (tb_gpu_open(&g, TB_GPU_FORCE | TB_GPU_EMULATOR_OK) != 0)
+            bail("the CUDA emulator: %s", g.why);
+        tap_suffix(" (cuemu)");
     }
+    free(emu);
     diag("GPU: %s", g.info.name);
     test_rmsnorm(g.api);
     test_rope(g.api);

@@ -18,9 +18,14 @@
 
 #include "tb_cuda_abi.h"
 
+#ifdef TB_CUEMU
+/* the CPU emulation of tests (tests/cuemu/cuemu.h; no CUDA toolkit needed) */
+#include "tests/cuemu/cuemu.h"
+#else
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
+#endif
 
 #include <stddef.h>
 #include <stdint.h>
@@ -47,6 +52,15 @@ static __device__ __forceinline__ fp8 fp8_from_f32(float x)
 static __device__ __forceinline__ float fp8_to_f32(fp8 b)
 {
     return __half2float(__half(__nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)b, __NV_E4M3)));
+}
+#else
+static inline fp8 fp8_from_f32(float x)
+{
+    return (fp8)__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+}
+static inline float fp8_to_f32(fp8 b)
+{
+    return cuemu_fp8_to_float((__nv_fp8_storage_t)b, __NV_E4M3);
 }
 #endif
 
@@ -82,6 +96,8 @@ int cu_err(char *err, size_t errlen, const char *fmt, ...)
  * so that a template's commas need no parentheses. */
 #ifndef TB_CUEMU
 #define TB_KL(grid, block, smem, ...) __VA_ARGS__<<<(grid), (block), (smem), g_cu.stream>>>
+#else
+#define TB_KL(grid, block, smem, ...) CUEMU_LAUNCH(grid, block, smem, g_cu.stream, __VA_ARGS__)
 #endif
 
 #define CU_TRY(call)                                                                         \

@@ -35,8 +35,10 @@ int cu_ctx_init(char *err, size_t errlen)
     CU_CHECK(cudaEventCreate(&g_cu.ev_start));
     CU_CHECK(cudaEventCreate(&g_cu.ev_stop));
     CU_CHECK(cudaMalloc(&g_cu.workspace, TB_CUDA_WORKSPACE_BYTES));
+#ifndef TB_CUEMU /* the emulator's products (tests/cuemu/gemm_ref.cc) need no handle */
     if (cublasLtCreate(&g_cu.lt) != CUBLAS_STATUS_SUCCESS)
         return cu_err(err, errlen, "cublasLtCreate failed");
+#endif
     g_cu.ready = true;
     return 0;
 }
@@ -86,6 +88,11 @@ static bool nvml_open(void)
     if (g_nvml.tried)
         return g_nvml.ok;
     g_nvml.tried = true;
+#ifdef TB_CUEMU
+    /* a real driver's NVML would describe a real GPU, not this emulation */
+    snprintf(g_nvml.why, sizeof g_nvml.why, "the CUDA emulator has no NVML device");
+    return false;
+#endif
     g_nvml.dl = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!g_nvml.dl) {
         const char *e = dlerror();
@@ -139,8 +146,15 @@ static int probe(struct tb_cuda_info *info, char *err, size_t errlen)
     char eerr[256];
 
     memset(info, 0, sizeof *info);
+#ifdef TB_CUEMU
+    /* tb_gpu_open refuses this plugin for measurements (tests only) */
+    info->emulated = true;
+    snprintf(info->build, sizeof info->build, "cuemu: g++ %d.%d CPU emulation, not a GPU",
+             __GNUC__, __GNUC_MINOR__);
+#else
     snprintf(info->build, sizeof info->build, "nvcc %d.%d, sm %s + PTX", __CUDACC_VER_MAJOR__,
              __CUDACC_VER_MINOR__, TB_CUDA_ARCHS);
+#endif
     CU_TRY(cu_ctx_init(err, errlen));
     p = &g_cu.prop;
     snprintf(info->name, sizeof info->name, "%s", p->name);
