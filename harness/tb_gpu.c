@@ -456,13 +456,13 @@ int tb_gpu_run_denoise(struct tb_gpu *g, const struct tb_run_spec *spec, const s
     memset(r, 0, sizeof *r);
     memset(&lay, 0, sizeof lay);
     tb_gpu_energy_derive(0, 0, 0, 0, e);
-    if (!api)
-        return tb_err(err, errlen, "no GPU: %s", g->why);
     if (a->kind != TB_DARCH_UNET)
         return tb_err(err, errlen,
                       "%s: phase denoise of the %s denoiser is not implemented on the GPU "
                       "executor (the UNet is); it runs on the CPU",
                       a->name, a->kind == TB_DARCH_FLUX ? "FLUX DiT" : "SD3 MMDiT");
+    if (!api)
+        return tb_err(err, errlen, "no GPU: %s", g->why);
     if (B < 1 || steps < 1 || lat < 1)
         return tb_err(err, errlen, "%s: batch %d, %d steps at %d px: nothing to run", a->name, B,
                       steps, res);
