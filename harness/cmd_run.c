@@ -3,7 +3,9 @@
  * CPU (tb_exec.h) and, where a CUDA device and the plugin are present, on the GPU as
  * well (tb_gpu.h: executor cuda, bf16, run ids prefixed "cuda:", energy rows, and the
  * performance model's prediction of the same workload on the detected chip), into
- * DIR/results.csv (tb_results.h).
+ * DIR/results.csv (tb_results.h). A run of precision fp8 is the GPU's alone: the CPU
+ * executor skips it with the reason, as the GPU does below compute capability 8.9;
+ * a skipped run is not a failure.
  *
  * Everything is checked before anything runs: the suite, every model file, every
  * shape against the model's context and the existing results file; any problem is an
@@ -42,7 +44,7 @@ static void usage(FILE *f)
     fputs("usage: trnbench run --suite NAME|FILE [--out DIR]\n"
           "       trnbench run --model M --phase P --seq-in T [--seq-out N] [--batch B]\n"
           "                    [--layers N] [--reps R] [--warmup W] [--seed S] [--out DIR]\n"
-          "                    [--executor cpu|cuda|all]\n"
+          "                    [--precision fp32|fp8] [--executor cpu|cuda|all]\n"
           "       trnbench run --model M --phase denoise [--steps N] [--resolution PX]\n"
           "                    [--batch B] [--reps R] [--warmup W] [--seed S] [--out DIR]\n"
           "       trnbench run --list\n"
@@ -74,6 +76,9 @@ static void usage(FILE *f)
           "  --reps R           timed repetitions (default 5); --warmup W untimed ones\n"
           "                     before them (default 1)\n"
           "  --seed S           weights and tokens are drawn from it (default 1)\n"
+          "  --precision P      fp32 (default: fp32 on the CPU, bf16 mixed precision on\n"
+          "                     the GPU) or fp8 (e4m3 matrix products; GPU inference only,\n"
+          "                     compute capability 8.9+; the CPU skips it)\n"
           "  --executor E       cpu, cuda or all (default: all that are available; cuda\n"
           "                     without a GPU is an error). TRNBENCH_CUDA=0 turns the GPU\n"
           "                     off\n"
@@ -249,7 +254,12 @@ static int derive_metrics(const struct tb_run_spec *spec, const struct tb_exec_r
                  "FLOPs of the %g denoising steps only (the text encoders and the VAE are not "
                  "run; their outputs are drawn from the seed)",
                  r->steps);
-    if (spec->phase == TB_PHASE_DECODE)
+    if (spec->phase == TB_PHASE_DECODE && !strcmp(spec->precision, "fp8"))
+        snprintf(m[3].notes, sizeof m[3].notes,
+                 "minimum bytes read: e4m3 weights of the layers and the bf16 LM head once per "
+                 "step plus the bf16 KV cache, %.1f MB per repetition of %d steps",
+                 r->bytes / 1e6, spec->seq_out);
+    else if (spec->phase == TB_PHASE_DECODE)
         snprintf(m[3].notes, sizeof m[3].notes,
                  "minimum bytes read: %s weights once per step plus the KV cache, %.1f MB "
                  "per repetition of %d steps",
@@ -632,7 +642,9 @@ static int record_gpu_model(const struct gpu_side *g, const struct tb_run_spec *
         snprintf(num, sizeof num, "%d", spec->seq_out);
         ps_set(&ps, "seq_out", num);
     }
-    ps_set(&ps, "precision", "bf16");
+    /* the precision the GPU ran (bf16, or fp8: the model then assumes an fp8 KV cache
+     * too, which the engine keeps in bf16) */
+    ps_set(&ps, "precision", spec->precision);
     ps_set(&ps, "chips", "1");
     tb_predict_spec_id(&ps, id, sizeof id - 8);
     strcat(id, "/chips1");
@@ -680,9 +692,11 @@ static int gpu_extras(const struct gpu_side *g, const struct tb_run_spec *spec,
 }
 
 /* One run of spec on the CPU (g NULL) or the GPU, its rows appended when it validated.
- * Returns 0 (done, or already there), 1 when the run failed, -1 on a write error. */
+ * Returns 0 (done, already there, or not for this executor: *unsupported counts those),
+ * 1 when the run failed, -1 on a write error. */
 static int run_one(const struct run_ctx *c, struct gpu_side *g, const struct tb_run_spec *cpu_spec,
-                   const struct resolved *mr, const char *tag, int *done, int *skipped)
+                   const struct resolved *mr, const char *tag, int *done, int *skipped,
+                   int *unsupported)
 {
     struct tb_run_spec spec = *cpu_spec;
     struct tb_exec_result r;
@@ -700,11 +714,19 @@ static int run_one(const struct run_ctx *c, struct gpu_side *g, const struct tb_
                     tag, spec.model, mr->d.kind == TB_DARCH_FLUX ? "FLUX DiT" : "SD3 MMDiT");
             return 0;
         }
-        snprintf(spec.precision, sizeof spec.precision, "bf16");
+        if (!strcmp(spec.precision, "fp32")) /* the GPU engine's mixed precision */
+            snprintf(spec.precision, sizeof spec.precision, "bf16");
         memcpy(id, "cuda:", 5);
         tb_run_spec_id(&spec, id + 5, sizeof id - 5);
     } else {
         tb_run_spec_id(&spec, id, sizeof id);
+    }
+    if (g ? !tb_gpu_can_run(&g->gpu, &spec, err, sizeof err)
+          : !tb_exec_can_run(&spec, err, sizeof err)) {
+        fprintf(stderr, "trnbench run: [%s] %s: not run on the %s: %s\n", tag, id,
+                g ? "GPU" : "CPU", err);
+        (*unsupported)++;
+        return 0;
     }
     has = tb_results_has_run(c->results, id, err, sizeof err);
     if (has < 0) {
@@ -783,7 +805,7 @@ int tb_cmd_run(int argc, char **argv)
     bool have_one = false, list = false;
     enum executor_choice executor = EXEC_ALL;
     struct gpu_side gpu;
-    int rc = 2, failed = 0, done = 0, skipped = 0, modeled = 0;
+    int rc = 2, failed = 0, done = 0, skipped = 0, modeled = 0, unsupported = 0;
 
     memset(&gpu, 0, sizeof gpu);
     memset(&suite, 0, sizeof suite);
@@ -972,9 +994,11 @@ int tb_cmd_run(int argc, char **argv)
         int r = 0;
         snprintf(tag, sizeof tag, "%zu/%zu", i + 1, suite.nruns);
         if (executor != EXEC_CUDA)
-            r = run_one(&ctx, NULL, &suite.runs[i], &archs[i], tag, &done, &skipped);
+            r = run_one(&ctx, NULL, &suite.runs[i], &archs[i], tag, &done, &skipped,
+                        &unsupported);
         if (r >= 0 && gpu.on)
-            r = run_one(&gpu.ctx, &gpu, &suite.runs[i], &archs[i], tag, &done, &skipped);
+            r = run_one(&gpu.ctx, &gpu, &suite.runs[i], &archs[i], tag, &done, &skipped,
+                        &unsupported);
         if (r < 0) {
             rc = 1;
             goto out;
@@ -1009,6 +1033,10 @@ int tb_cmd_run(int argc, char **argv)
             "trnbench run: %d run%s measured, %d modeled, %d already there, %d failed; results "
             "in '%s'\n",
             done, done == 1 ? "" : "s", modeled, skipped, failed, path);
+    if (unsupported)
+        fprintf(stderr,
+                "trnbench run: %d run%s not for an executor here (precision; reasons above)\n",
+                unsupported, unsupported == 1 ? "" : "s");
     rc = failed ? 1 : 0;
 out:
     tb_gpu_close(&gpu.gpu);

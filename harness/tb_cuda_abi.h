@@ -14,6 +14,15 @@
  * every matrix product (cuBLASLt, fp32 accumulation); the residual stream, norms,
  * softmax, RoPE tables and the loss are fp32.
  *
+ * Precision fp8 (TB_CUDA_LLAMA_FP8, inference only; compute capability 8.9+): the
+ * weights of the layers' linear products (wq|wk|wv, wo, w_gate|w_up, w_down) are
+ * quantised once at init to e4m3 with one fp32 scale per (fused) tensor, and every
+ * input of those products is quantised to e4m3 with its own current scale (448 /
+ * amax of that tensor, Transformer Engine's current-scaling recipe) just before the
+ * product (cuBLASLt fp8, or the fp8 decode GEMV for up to 8 rows), fp32 accumulation.
+ * Embeddings, norms, attention, the KV cache and the LM head stay as in bf16 (as fp8
+ * inference checkpoints of TensorRT-LLM and vLLM keep lm_head in 16 bits).
+ *
  * Engines: opaque handles. Work is queued on the plugin's one stream; a call returns
  * once it is queued, and an error inside queued work surfaces at the next
  * synchronising call (timer_stop, llama_logits, llama_loss, llama_finite). Not
@@ -90,6 +99,9 @@ struct tb_cuda_llama_weights {
 enum tb_cuda_llama_flags {
     TB_CUDA_LLAMA_TRAIN = 1 << 0,   /* gradients, AdamW state, saved activations */
     TB_CUDA_LLAMA_NOGRAPH = 1 << 1, /* decode without CUDA graphs */
+    TB_CUDA_LLAMA_FP8 = 1 << 2,     /* precision fp8 (see above): inference only, not with
+                                       TB_CUDA_LLAMA_TRAIN; cc 8.9+, else llama_init fails
+                                       with the reason */
 };
 
 /* The CPU diffusion engine's parameters: its fp32 arena and where each tensor lies in
@@ -123,6 +135,14 @@ enum tb_cuda_op {
     TB_CUDA_OP_GEMM_BF16,      /* a[M,K], b[N,K] (bf16) -> c[M,N] = a b^T (fp32 out) */
     TB_CUDA_OP_GEMV_BF16,      /* x[M,K], w[N,K] (bf16), M <= 8 -> c[M,N] = x w^T (the decode
                                   kernel) */
+    /* fp8 (e4m3), compute capability 8.9+ (else the op fails with the reason): */
+    TB_CUDA_OP_QUANT_FP8,      /* x[n] (fp32; rounded to bf16 first when in_bf16) -> q[n]
+                                  (the e4m3 values, unscaled, as fp32); amax, scale = 448 /
+                                  amax, scale_inv out */
+    TB_CUDA_OP_GEMM_FP8,       /* a[M,K], b[N,K]: e4m3 values as fp32, each tensor's max |x|
+                                  448 (a quantised tensor's) -> c[M,N] = scale_a scale_b a b^T
+                                  through cuBLASLt (fp32 out, or bf16 when out_bf16) */
+    TB_CUDA_OP_GEMV_FP8,       /* the same with M <= 8 through the fp8 decode kernel */
     /* diffusion (channel-last images [B, H, W, C]; HW = H*W) */
     TB_CUDA_OP_GROUPNORM,      /* x[B, HW, C] fp32, w[C], b[C] -> out[B, HW, C] (bf16), G
                                   groups, eps, then SiLU when silu */
@@ -149,6 +169,11 @@ struct tb_cuda_op_args {
     const int *ids;     /* targets (XENT) */
     float *out[4];      /* outputs, in order */
     float loss;         /* XENT */
+    /* fp8 ops */
+    bool in_bf16;                 /* QUANT_FP8: round x to bf16 first (the engine's path) */
+    bool out_bf16;                /* GEMM_FP8, GEMV_FP8: bf16 output */
+    float scale_a, scale_b;       /* GEMM_FP8, GEMV_FP8: dequantisation factors (inputs) */
+    float amax, scale, scale_inv; /* QUANT_FP8: outputs */
     /* diffusion ops */
     int H, W, G, S, ci, co, ksize, stride;
     bool silu, upsample;

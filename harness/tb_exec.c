@@ -236,6 +236,16 @@ out:
     return rc;
 }
 
+bool tb_exec_can_run(const struct tb_run_spec *spec, char *why, size_t whylen)
+{
+    if (!strcmp(spec->precision, "fp32"))
+        return true;
+    snprintf(why, whylen,
+             "precision %s: the CPU engine computes in fp32 only (%s runs on the GPU executor)",
+             spec->precision, spec->precision);
+    return false;
+}
+
 int tb_exec_run(const struct tb_run_spec *spec, const struct tb_arch *arch,
                 struct tb_exec_result *r, char *err, size_t errlen)
 {
@@ -247,6 +257,8 @@ int tb_exec_run(const struct tb_run_spec *spec, const struct tb_arch *arch,
     int rc = -1;
 
     memset(r, 0, sizeof *r);
+    if (!tb_exec_can_run(spec, err, errlen))
+        return -1;
     if (tb_exec_inputs(spec, arch->vocab, &tokens, &targets, err, errlen) != 0)
         goto out;
     if (tb_llama_init(&m, arch, spec->batch, max_seq, train ? TB_LLAMA_TRAIN : 0, spec->seed, err,
@@ -276,6 +288,8 @@ int tb_exec_run_denoise(const struct tb_run_spec *spec, const struct tb_darch *a
     int rc = -1;
 
     memset(r, 0, sizeof *r);
+    if (!tb_exec_can_run(spec, err, errlen))
+        return -1;
     r->reps = spec->reps;
     r->valid = true;
     r->steps = steps;

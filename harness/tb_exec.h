@@ -53,8 +53,14 @@ struct tb_exec_result {
 int tb_exec_time(struct tb_llama *m, const struct tb_run_spec *spec, const int *tokens,
                  const int *targets, struct tb_exec_result *r, char *err, size_t errlen);
 
+/* Whether the CPU executor runs spec's precision (fp32 only); false with the reason in
+ * why ("precision fp8: the CPU engine computes in fp32 only (fp8 runs on the GPU
+ * executor)"): the caller skips such a run, it is not a failure. */
+bool tb_exec_can_run(const struct tb_run_spec *spec, char *why, size_t whylen);
+
 /* Set up an engine for spec on arch (weights and tokens drawn from spec->seed), time
- * it with tb_exec_time and free the engine. Returns like tb_exec_time. */
+ * it with tb_exec_time and free the engine. Returns like tb_exec_time; a precision the
+ * CPU does not run (tb_exec_can_run) is an error with that reason. */
 int tb_exec_run(const struct tb_run_spec *spec, const struct tb_arch *arch,
                 struct tb_exec_result *r, char *err, size_t errlen);
 

@@ -312,6 +312,26 @@ static int validate_rep(const struct tb_cuda_api *api, void *eng, const struct t
     return 0;
 }
 
+bool tb_gpu_can_run(const struct tb_gpu *g, const struct tb_run_spec *spec, char *why,
+                    size_t whylen)
+{
+    const struct tb_cuda_info *i = &g->info;
+    if (strcmp(spec->precision, "fp8"))
+        return true;
+    if (spec->phase != TB_PHASE_PREFILL && spec->phase != TB_PHASE_DECODE) {
+        snprintf(why, whylen, "precision fp8 is for inference (prefill, decode), not %s",
+                 tb_phase_to_string(spec->phase));
+        return false;
+    }
+    if (g->api && i->cc_major * 10 + i->cc_minor < 89) {
+        snprintf(why, whylen,
+                 "fp8 products need compute capability 8.9 or later (this device: %d.%d)",
+                 i->cc_major, i->cc_minor);
+        return false;
+    }
+    return true;
+}
+
 int tb_gpu_run(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb_arch *arch,
                struct tb_exec_result *r, struct tb_gpu_energy *e, char *err, size_t errlen)
 {
@@ -319,6 +339,7 @@ int tb_gpu_run(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb
     const int B = spec->batch, T = spec->seq_in, V = arch->vocab;
     const int max_seq = T + (spec->phase == TB_PHASE_DECODE ? spec->seq_out : 0);
     const bool train = spec->phase == TB_PHASE_TRAIN;
+    const bool fp8 = !strcmp(spec->precision, "fp8");
     struct tb_adamw cpu_opt = tb_adamw_default();
     struct tb_cuda_adamw opt = {cpu_opt.lr, cpu_opt.beta1, cpu_opt.beta2, cpu_opt.eps,
                                 cpu_opt.weight_decay};
@@ -341,8 +362,14 @@ int tb_gpu_run(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb
     if (spec->phase == TB_PHASE_DENOISE)
         return tb_err(err, errlen, "phase denoise runs on the diffusion engine "
                                    "(tb_gpu_run_denoise)");
-    if (tb_exec_result_init(r, spec, arch, 2, 2, err, errlen) != 0)
+    if (!tb_gpu_can_run(g, spec, err, errlen))
         return -1;
+    /* decode reads each step's weights once: fp8 holds the layers' in 1 byte, the LM
+     * head stays bf16 (2 bytes); the KV cache is bf16 either way */
+    if (tb_exec_result_init(r, spec, arch, fp8 ? 1 : 2, 2, err, errlen) != 0)
+        return -1;
+    if (fp8)
+        r->bytes += r->steps * (double)arch->vocab * arch->hidden;
     if (tb_exec_inputs(spec, V, &tokens, &targets, err, errlen) != 0)
         goto out;
 
@@ -361,8 +388,9 @@ int tb_gpu_run(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb
         goto out;
     }
     tb_gpu_weights_of(&cpu, layer_off, max_seq, rope_cos, rope_sin, &w);
-    if (api->llama_init(&eng, arch, &w, B, max_seq, train ? TB_CUDA_LLAMA_TRAIN : 0, err, errlen) !=
-        0)
+    if (api->llama_init(&eng, arch, &w, B, max_seq,
+                        train ? TB_CUDA_LLAMA_TRAIN : fp8 ? TB_CUDA_LLAMA_FP8 : 0, err,
+                        errlen) != 0)
         goto out;
     tb_llama_release(&cpu);
     have_cpu = false;
@@ -463,6 +491,8 @@ int tb_gpu_run_denoise(struct tb_gpu *g, const struct tb_run_spec *spec, const s
                       a->name, a->kind == TB_DARCH_FLUX ? "FLUX DiT" : "SD3 MMDiT");
     if (!api)
         return tb_err(err, errlen, "no GPU: %s", g->why);
+    if (!tb_gpu_can_run(g, spec, err, errlen))
+        return -1;
     if (B < 1 || steps < 1 || lat < 1)
         return tb_err(err, errlen, "%s: batch %d, %d steps at %d px: nothing to run", a->name, B,
                       steps, res);

@@ -91,11 +91,21 @@ struct tb_gpu_energy {
 void tb_gpu_energy_derive(unsigned long long mj0, unsigned long long mj1, double seconds,
                           double units, struct tb_gpu_energy *e);
 
-/* Run spec (phase prefill, decode or train; precision bf16) on the GPU: weights drawn
- * from spec->seed exactly as the CPU engine draws them (a CPU engine is set up to draw
- * them, then freed), tokens as tb_exec_inputs. Fills *r (release it even on failure)
- * and *e. Returns 0 when it ran (see r->valid), -1 with a message when the device or
- * the engine failed or the phase is not one of these (denoise: tb_gpu_run_denoise). */
+/* Whether the GPU executor runs spec's precision on g's device: fp8 (e4m3 products,
+ * harness/tb_cuda_abi.h) needs phase prefill or decode and compute capability 8.9+;
+ * false with the reason in why ("fp8 products need compute capability 8.9 or later
+ * (this device: 8.0)"): the caller skips the run, it is not a failure. fp32, the
+ * default, runs as bf16 mixed precision. */
+bool tb_gpu_can_run(const struct tb_gpu *g, const struct tb_run_spec *spec, char *why,
+                    size_t whylen);
+
+/* Run spec (phase prefill, decode or train; precision fp32, run as bf16 mixed
+ * precision, or fp8 for prefill and decode) on the GPU: weights drawn from spec->seed
+ * exactly as the CPU engine draws them (a CPU engine is set up to draw them, then
+ * freed), tokens as tb_exec_inputs. Fills *r (release it even on failure) and *e.
+ * Returns 0 when it ran (see r->valid), -1 with a message when the device or the engine
+ * failed, the phase is not one of these (denoise: tb_gpu_run_denoise) or
+ * tb_gpu_can_run says no. */
 int tb_gpu_run(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb_arch *arch,
                struct tb_exec_result *r, struct tb_gpu_energy *e, char *err, size_t errlen);
 

@@ -96,9 +96,12 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
                           where, v);
         r->seed = (uint64_t)s;
     } else if (!strcmp(key, "precision")) {
-        if (strcmp(v, "fp32") != 0)
+        if (strcmp(v, "fp32") && strcmp(v, "fp8"))
             return tb_err(err, errlen,
-                          "%s: field 'precision': the CPU engine runs fp32, got '%s'", where, v);
+                          "%s: field 'precision': '%s' (fp32: the CPU engine, and bf16 mixed "
+                          "precision on the GPU; fp8: GPU inference only; a suite's run line "
+                          "takes a comma list, one run each)",
+                          where, v);
         snprintf(r->precision, sizeof r->precision, "%s", v);
     } else {
         return tb_err(err, errlen,
@@ -116,6 +119,12 @@ int tb_run_spec_check(const struct tb_run_spec *r, const char *where, char *err,
         return tb_err(err, errlen, "%s: field 'model': missing", where);
     if ((unsigned)r->phase > TB_PHASE_DENOISE)
         return tb_err(err, errlen, "%s: field 'phase': missing", where);
+    if (!strcmp(r->precision, "fp8") && r->phase != TB_PHASE_PREFILL &&
+        r->phase != TB_PHASE_DECODE)
+        return tb_err(err, errlen,
+                      "%s: field 'precision': fp8 is for Llama inference (phase prefill or "
+                      "decode), not %s",
+                      where, tb_phase_to_string(r->phase));
     if (r->phase == TB_PHASE_DENOISE)
         return 0; /* steps and resolution default to the model's */
     if (r->seq_in <= 0)
@@ -313,6 +322,58 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
     return 0;
 }
 
+/* Parse the words of a run line (after "run") into s->runs: one run, or one per
+ * precision of a comma list ("precision=fp32,fp8"), each checked on its own. */
+static int parse_run(struct tb_suite *s, size_t *cap, char **save, const char *where, long line,
+                     char *err, size_t errlen)
+{
+    struct tb_run_spec base;
+    char precisions[64] = "", *word, *pr, *ps = NULL;
+
+    tb_run_spec_init(&base);
+    base.line = line;
+    while ((word = strtok_r(NULL, " \t", save))) {
+        if (!strncmp(word, "precision=", 10) && strchr(word, ',')) {
+            const char *v = word + 10;
+            if (strlen(v) >= sizeof precisions)
+                return tb_err(err, errlen, "%s: field 'precision': too long", where);
+            if (v[0] == ',' || v[strlen(v) - 1] == ',' || strstr(v, ",,"))
+                return tb_err(err, errlen, "%s: field 'precision': empty item in '%s'", where, v);
+            snprintf(precisions, sizeof precisions, "%s", v);
+            continue;
+        }
+        if (tb_run_spec_set(&base, word, where, err, errlen) != 0)
+            return -1;
+    }
+    if (!precisions[0])
+        snprintf(precisions, sizeof precisions, "%s", base.precision);
+    for (pr = strtok_r(precisions, ",", &ps); pr; pr = strtok_r(NULL, ",", &ps)) {
+        struct tb_run_spec r = base;
+        char w[80], a[256], b[256];
+        snprintf(w, sizeof w, "precision=%s", pr);
+        if (tb_run_spec_set(&r, w, where, err, errlen) != 0 ||
+            tb_run_spec_check(&r, where, err, errlen) != 0)
+            return -1;
+        if (s->nruns == *cap) {
+            size_t nc = *cap ? *cap * 2 : 16;
+            struct tb_run_spec *nr = realloc(s->runs, nc * sizeof(*nr));
+            if (!nr)
+                return tb_err(err, errlen, "out of memory");
+            s->runs = nr;
+            *cap = nc;
+        }
+        tb_run_spec_id(&r, b, sizeof b);
+        for (size_t i = 0; i < s->nruns; i++) {
+            tb_run_spec_id(&s->runs[i], a, sizeof a);
+            if (!strcmp(a, b))
+                return tb_err(err, errlen, "%s: run '%s' repeats line %ld", where, b,
+                              s->runs[i].line);
+        }
+        s->runs[s->nruns++] = r;
+    }
+    return 0;
+}
+
 int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_t errlen)
 {
     char path[PATH_MAX];
@@ -357,34 +418,8 @@ int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_
         } else if (!strcmp(word, "description")) {
             snprintf(s->description, sizeof s->description, "%s", tb_trim(save ? save : (char *)""));
         } else if (!strcmp(word, "run")) {
-            struct tb_run_spec r;
-            tb_run_spec_init(&r);
-            r.line = line;
-            while ((word = strtok_r(NULL, " \t", &save)))
-                if (tb_run_spec_set(&r, word, where, err, errlen) != 0)
-                    goto out;
-            if (tb_run_spec_check(&r, where, err, errlen) != 0)
+            if (parse_run(s, &cap, &save, where, line, err, errlen) != 0)
                 goto out;
-            if (s->nruns == cap) {
-                size_t nc = cap ? cap * 2 : 16;
-                struct tb_run_spec *nr = realloc(s->runs, nc * sizeof(*nr));
-                if (!nr) {
-                    tb_err(err, errlen, "out of memory");
-                    goto out;
-                }
-                s->runs = nr;
-                cap = nc;
-            }
-            for (size_t i = 0; i < s->nruns; i++) {
-                char a[256], b[256];
-                tb_run_spec_id(&s->runs[i], a, sizeof a);
-                tb_run_spec_id(&r, b, sizeof b);
-                if (!strcmp(a, b)) {
-                    tb_err(err, errlen, "%s: run '%s' repeats line %ld", where, b, s->runs[i].line);
-                    goto out;
-                }
-            }
-            s->runs[s->nruns++] = r;
         } else if (!strcmp(word, "predict")) {
             if (parse_predict(s, &pcap, &save, where, line, err, errlen) != 0)
                 goto out;

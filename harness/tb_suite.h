@@ -40,7 +40,9 @@ struct tb_run_spec {
     int reps;            /* timed repetitions */
     int warmup;          /* untimed repetitions before them */
     uint64_t seed;       /* weights and tokens */
-    char precision[8];   /* "fp32": the CPU engine's precision */
+    char precision[8];   /* "fp32" (the default): the CPU engine's fp32, and bf16 mixed
+                            precision on the GPU; "fp8": GPU inference only (prefill,
+                            decode; compute capability 8.9+), the CPU executor skips it */
     long line;           /* suite line it came from (0 = command line) */
 };
 
@@ -75,10 +77,13 @@ void tb_predict_spec_id(const struct tb_predict_spec *p, char *buf, size_t len);
 void tb_run_spec_init(struct tb_run_spec *r);
 
 /* Apply one "key=value" word to r. where: "file: line N" or "command line" for the
- * message ("suites/x.suite: line 3: field 'reps': ..."). */
+ * message ("suites/x.suite: line 3: field 'reps': ..."). A precision list
+ * ("precision=fp32,fp8") is a suite's run line's alone: tb_suite_load makes one run of
+ * each. */
 int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, char *err,
                     size_t errlen);
-/* Check the run is complete and consistent (model and phase given, seq_in > 0, ...). */
+/* Check the run is complete and consistent (model and phase given, seq_in > 0, fp8
+ * only for prefill and decode, ...). */
 int tb_run_spec_check(const struct tb_run_spec *r, const char *where, char *err, size_t errlen);
 
 /* Stable id of a run: model[@Ln]/phase/b<B>/in<T>[/out<n>]/precision, or for denoise

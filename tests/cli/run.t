@@ -30,7 +30,7 @@ keys() { # keys FILE: "run_id metric" of every row
     perl -e "$csv_pl"'while (<$f>) { my @r = row($_); print "$r[$c{run_id}] $r[$c{metric}]\n" }' "$1"
 }
 
-echo "1..30"
+echo "1..33"
 
 # ---- the smoke suite ----
 out="$tmp/smoke"
@@ -106,6 +106,16 @@ one="$tmp/one"
 check "a workload from options runs" test $? -eq 0
 check "the shortened model is named llama-small@L2 with 2 layers" \
     test "$(val "$one/results.csv" llama-small@L2/decode/b2/in16/out4/fp32 tpot_ms model),$(val "$one/results.csv" llama-small@L2/decode/b2/in16/out4/fp32 tpot_ms layers)" = "llama-small@L2,2"
+
+# ---- precision fp8: the GPU's alone; the CPU skips it with the reason ----
+prec="$tmp/prec.suite"
+printf 'run model=llama-tiny phase=prefill seq_in=8 reps=1 warmup=0 precision=fp32,fp8\n' >"$prec"
+"$TB_BIN" run --suite "$prec" --out "$tmp/prec" 2>"$tmp/prec.err"
+check "a suite with fp8 runs exits 0 on the CPU" test $? -eq 0
+check "the fp8 run is skipped with the reason" \
+    grep -q 'llama-tiny/prefill/b1/in8/fp8: not run on the CPU: precision fp8: the CPU engine computes in fp32 only' "$tmp/prec.err"
+check "only the fp32 run's rows are written" \
+    test "$(keys "$tmp/prec/results.csv" | cut -d' ' -f1 | sort -u)" = "llama-tiny/prefill/b1/in8/fp32"
 
 # ---- bad input: exit 2, file, line and field, nothing written ----
 bad="$tmp/bad.suite"

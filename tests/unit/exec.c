@@ -48,7 +48,7 @@ int main(void)
     char err[512];
     char *model = test_src_path("workloads/llama/llama-tiny.model");
 
-    plan(27);
+    plan(32);
     if (tb_arch_load(&a, model, err, sizeof err) != 0)
         bail("%s", err);
 
@@ -111,6 +111,18 @@ int main(void)
         tb_exec_result_release(&r);
         tb_llama_release(&m);
     }
+
+    /* ---- precision fp8 is the GPU's: the CPU says so and runs nothing ---- */
+    s = spec_of(TB_PHASE_PREFILL, 1, 8, 0, 1, 0);
+    OK(tb_exec_can_run(&s, err, sizeof err), "fp32 runs on the CPU");
+    snprintf(s.precision, sizeof s.precision, "fp8");
+    OK(!tb_exec_can_run(&s, err, sizeof err), "fp8 does not");
+    IS_STRING("precision fp8: the CPU engine computes in fp32 only (fp8 runs on the GPU executor)",
+              err, "and says why");
+    err[0] = '\0';
+    IS_INT(-1, tb_exec_run(&s, &a, &r, err, sizeof err), "tb_exec_run refuses fp8");
+    OK(strstr(err, "fp32 only") != NULL, "with the reason: %s", err);
+    tb_exec_result_release(&r);
 
     /* ---- tokens come from the seed ---- */
     {

@@ -6,7 +6,9 @@
  * anyway and probing a machine without a device); tb_gpu_run without a device is an
  * error with that reason; the energy arithmetic on real numbers; the provenance
  * strings; the weight offsets handed to the plugin match the CPU engine's layout (the
- * Llama's and the UNet's); the GPU denoise run names the DiTs it does not cover.
+ * Llama's and the UNet's); the GPU denoise run names the DiTs it does not cover; the
+ * host's e4m3 rounding (the reference of the fp8 tests) on known values, against an
+ * independent decoder of all 256 codes and at every midpoint between neighbours.
  *
  * With a CUDA device (skipped with the reason otherwise): every kernel against a
  * double-precision reference on inputs rounded to bf16 first (so only the kernel's own
@@ -32,6 +34,24 @@
  *     compounding: max |err| <= 5e-2 x max|ref|, NMSE <= 1e-3, the Llama engine's
  *     bounds; the device sampler vs tb_diffusion_sample (4 steps with CFG: the errors
  *     of 8 passes, each scaled by the step's dt, on latents of scale 14.6): the same
+ *
+ * fp8 (e4m3), on devices of compute capability 8.9+ (below: the refusal and its reason
+ * are tested, the rest skipped with it):
+ *   quantisation: amax and scale = 448 / amax exact; every e4m3 value equal to the host
+ *     rounding of x * scale (fp32 product, nearest even, saturating); dequantised
+ *     q / scale within 2^-4 |x| (half an e4m3 ulp) + 2^-10 / scale (half the
+ *     subnormal step)
+ *   products on host-quantised inputs, against double sums: a product of two e4m3
+ *     values is exact in fp32, so only the fp32 accumulation (|err| <= K 2^-23 x
+ *     sum |terms|, with margin) and the output rounding (2^-8 |ref| for bf16, half an
+ *     ulp; 2^-22 for fp32) count, per element
+ *   engine in fp8 vs the CPU engine (fp32): logits max |err| <= 0.15 x max|ref|, NMSE
+ *     <= 1e-2. Looser than bf16's because e4m3 keeps 3 mantissa bits: each weight and
+ *     each activation entering a product is off by up to 2^-4 (6%) of itself, so every
+ *     product output carries a few percent of random error; a host simulation of
+ *     llama-tiny with e4m3 weights alone gave NMSE 8e-4 and max 0.03 x max|ref|, and
+ *     the activations add about as much again. A wrong scale, transposed operand or
+ *     stale scale gives NMSE near 1 and fails it.
  */
 #include "tb_arch.h"
 #include "tb_darch.h"
@@ -111,6 +131,42 @@ static bool close_to_f(const float *got, const float *exp, size_t n, double rel,
     r = close_to(got, e, n, rel, nmse, what);
     free(e);
     return r;
+}
+
+/* ---- e4m3: the host reference ---- */
+
+/* The e4m3 ("e4m3fn": bias 7, 3 mantissa bits, max 448, no infinities) value nearest x,
+ * ties to even, saturating at +-448 (infinities too), NaN kept: the reference of the
+ * device's fp8_from_f32 followed by fp8_to_f32. Below 2^-6 the values are the
+ * subnormals m 2^-9, spaced as the first normal binade [2^-6, 2^-5) is. */
+static float e4m3r(float x)
+{
+    double a = fabs((double)x), quantum;
+    int e;
+    if (isnan(x))
+        return x;
+    if (a >= 448.0)
+        return copysignf(448.0f, x);
+    if (a < 0x1p-6) {
+        quantum = 0x1p-9;
+    } else {
+        frexp(a, &e); /* a in [2^(e-1), 2^e): 8 steps per binade */
+        quantum = ldexp(1.0, e - 4);
+    }
+    /* a / quantum is exact (a power of two); nearbyint rounds half to even. Below
+     * 448 nothing rounds past it (448 is a value of its binade). */
+    return copysignf((float)(nearbyint(a / quantum) * quantum), x);
+}
+
+/* The value of an e4m3 code, straight from the format's definition. */
+static double e4m3_decode(unsigned code)
+{
+    unsigned s = code >> 7 & 1, e = code >> 3 & 15, m = code & 7;
+    double v;
+    if (e == 15 && m == 7)
+        return NAN;
+    v = e ? ldexp(1.0 + m / 8.0, (int)e - 7) : ldexp(m / 8.0, -6);
+    return s ? -v : v;
 }
 
 #define BF16_REL  8e-3
@@ -349,6 +405,58 @@ static void test_dlayout(void)
            "GPU denoise of the UNet without a device fails");
     IS_STRING("no GPU: no CUDA device: test", err, "with the reason");
     tb_exec_result_release(&r);
+}
+
+static void test_e4m3_host(void)
+{
+    static const struct {
+        float x, want;
+        const char *what;
+    } known[] = {
+        {448.0f, 448.0f, "448, the largest value, is kept"},
+        {500.0f, 448.0f, "500 saturates to 448"},
+        {464.0f, 448.0f, "464, halfway to 480 (not a value), goes to 448"},
+        {1e30f, 448.0f, "1e30 saturates"},
+        {INFINITY, 448.0f, "+inf saturates (no infinities in e4m3)"},
+        {-500.0f, -448.0f, "-500 saturates to -448"},
+        {240.0f, 240.0f, "240 is a value"},
+        {250.0f, 256.0f, "250 rounds to 256 (step 16 in [128, 256))"},
+        {1.0625f, 1.0f, "1.0625, halfway between 1 and 1.125, goes to the even 1"},
+        {1.1875f, 1.25f, "1.1875, halfway between 1.125 and 1.25, goes to the even 1.25"},
+        {0.015625f, 0.015625f, "2^-6, the smallest normal"},
+        {0.0136f, 0.013671875f, "0.0136 rounds to 7 x 2^-9, the largest subnormal"},
+        {0.0146484375f, 0.015625f, "7.5 x 2^-9 goes to the even 2^-6"},
+        {0.001953125f, 0.001953125f, "2^-9, the smallest subnormal"},
+        {0.0009765625f, 0.0f, "2^-10, halfway to the smallest subnormal, goes to 0"},
+        {0.0029296875f, 0.00390625f, "3 x 2^-10 goes to the even 2 x 2^-9"},
+        {-0.0015f, -0.001953125f, "-0.0015 rounds to -2^-9"},
+    };
+    bool fixed = true, rising = true, midpoints = true, sides = true;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        IS_DOUBLE(known[i].want, e4m3r(known[i].x), 0, "e4m3: %s", known[i].what);
+    OK(isnan(e4m3r(NAN)), "e4m3: NaN stays NaN");
+    IS_DOUBLE(448.0, e4m3_decode(0x7e), 0, "decoder: 0x7e is 448");
+    OK(isnan(e4m3_decode(0x7f)) && isnan(e4m3_decode(0xff)), "decoder: 0x7f and 0xff are NaN");
+    /* every value is its own rounding; the positive codes rise; a midpoint between
+     * neighbours goes to the even code (the mantissa's low bit is the code's), and a
+     * hair off it to the nearer side */
+    for (unsigned c = 0; c < 256; c++) {
+        double v = e4m3_decode(c);
+        if (!isnan(v) && e4m3r((float)v) != (float)v)
+            fixed = false;
+    }
+    for (unsigned c = 0; c + 1 < 0x7f; c++) {
+        double lo = e4m3_decode(c), hi = e4m3_decode(c + 1);
+        float mid = (float)((lo + hi) / 2); /* at most 5 significant bits: exact */
+        rising = rising && hi > lo;
+        midpoints = midpoints && e4m3r(mid) == (float)(c % 2 ? hi : lo);
+        sides = sides && e4m3r(nextafterf(mid, 0.0f)) == (float)lo &&
+                e4m3r(nextafterf(mid, 1e9f)) == (float)hi;
+    }
+    OK(fixed, "every e4m3 value rounds to itself");
+    OK(rising, "the 127 non-negative codes rise");
+    OK(midpoints, "midpoints go to the even neighbour");
+    OK(sides, "just below a midpoint rounds down, just above rounds up");
 }
 
 /* ---- kernel tests (device) ---- */
@@ -1086,6 +1194,199 @@ static void test_denoise_executor(struct tb_gpu *g)
     tb_exec_result_release(&r);
 }
 
+/* ---- fp8 kernels (compute capability 8.9+) ---- */
+
+/* One quantisation on the device against the host: see the header's tolerances. */
+static void check_quant(const struct tb_cuda_api *api, const float *x, size_t n, bool in_bf16,
+                        const char *what)
+{
+    struct tb_cuda_op_args o;
+    float *q = zalloc(n, sizeof *q), amax = 0.0f, scale;
+    size_t bad = 0, far = 0;
+    for (size_t i = 0; i < n; i++)
+        amax = fmaxf(amax, fabsf(in_bf16 ? bf16r(x[i]) : x[i]));
+    scale = amax > 0 ? 448.0f / amax : 1.0f;
+    memset(&o, 0, sizeof o);
+    o.op = TB_CUDA_OP_QUANT_FP8;
+    o.n = n;
+    o.in_bf16 = in_bf16;
+    o.in[0] = x;
+    o.out[0] = q;
+    run_op(api, &o, "quant_fp8");
+    for (size_t i = 0; i < n; i++) {
+        float xi = in_bf16 ? bf16r(x[i]) : x[i];
+        float want = e4m3r(xi * scale); /* a float product, as the device's */
+        if (q[i] != want) {
+            if (bad++ < 3)
+                diag("%s: x[%zu] = %.9g: e4m3 %.9g, host %.9g", what, i, xi, q[i], want);
+        }
+        if (fabs((double)q[i] * o.scale_inv - xi) > 0x1p-4 * fabs(xi) + 0x1p-10 / scale)
+            far++;
+    }
+    IS_DOUBLE(amax, o.amax, 0, "%s: amax = max |x| (device reduction)", what);
+    OK(o.scale == scale && o.scale_inv == 1.0f / scale,
+       "%s: scale 448 / amax = %.9g, its inverse %.9g", what, o.scale, o.scale_inv);
+    OK(bad == 0, "%s: all %zu e4m3 values equal the host rounding of x * scale (%zu differ)",
+       what, n, bad);
+    OK(far == 0, "%s: dequantised within half an e4m3 step (%zu beyond)", what, far);
+    free(q);
+}
+
+static void test_fp8_quant(const struct tb_cuda_api *api)
+{
+    enum { N1 = 1000, N2 = 200000, N3 = 100 };
+    float *x = randv(N1, 3, false), *y = zalloc(N2, sizeof *y), *z = zalloc(N3, sizeof *z);
+    /* magnitudes over 2^-14 .. 2^4: the scaled values reach the subnormals */
+    for (size_t i = 0; i < N2; i++)
+        y[i] = frand() * ldexpf(1.0f, (int)(i * 7919 % 19) - 14);
+    y[N2 - 1] = -20.0f; /* the amax, last, in the last block */
+    check_quant(api, x, N1, false, "fp8 quantisation of fp32");
+    check_quant(api, y, N2, true, "fp8 quantisation of bf16 over many blocks");
+    check_quant(api, z, N3, false, "fp8 quantisation of zeros (scale 1)");
+    free(x);
+    free(y);
+    free(z);
+}
+
+/* Host-quantised e4m3 values of n random numbers (scale 448 / amax: the largest is
+ * 448); *deq gets the dequantisation factor. */
+static float *randq(size_t n, float *deq)
+{
+    float *p = randv(n, 1, false), amax = 0, s;
+    for (size_t i = 0; i < n; i++)
+        amax = fmaxf(amax, fabsf(p[i]));
+    s = 448.0f / amax;
+    for (size_t i = 0; i < n; i++)
+        p[i] = e4m3r(p[i] * s);
+    *deq = 1.0f / s;
+    return p;
+}
+
+/* c[M, N] from an fp8 op against da db sum(a8 b8) (double), per element within
+ * rel |ref| + K 2^-23 sum |terms|. */
+static bool fp8_product_ok(const float *c, const float *a, const float *b, float da, float db,
+                           int M, int N, int K, double rel, const char *what)
+{
+    double worst = 0;
+    size_t bad = 0;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            double s = 0, sa = 0, lim;
+            for (int k = 0; k < K; k++) {
+                s += (double)a[i * K + k] * b[j * K + k];
+                sa += fabs((double)a[i * K + k] * b[j * K + k]);
+            }
+            s *= (double)da * db;
+            sa *= (double)da * db;
+            lim = rel * fabs(s) + K * 0x1p-23 * sa;
+            if (fabs(c[i * N + j] - s) > lim) {
+                if (bad++ < 3)
+                    diag("%s: c[%d][%d] = %.9g, reference %.9g (limit %.3g)", what, i, j,
+                         c[i * N + j], s, lim);
+            }
+            worst = fmax(worst, fabs(c[i * N + j] - s) / (lim > 0 ? lim : 1));
+        }
+    return ok(bad == 0, "%s: %d x %d within the bound (worst %.2f of it)", what, M, N, worst);
+}
+
+static void test_fp8_products(const struct tb_cuda_api *api)
+{
+    enum { M = 40, N = 96, K = 256, K2 = 248 };
+    struct tb_cuda_op_args o;
+    float da, db, da2, db2;
+    float *a = randq(M * K, &da), *b = randq(N * K, &db), *c = zalloc(M * N, sizeof *c);
+    float *a2 = randq(3 * K2, &da2), *b2 = randq(N * K2, &db2);
+    char err[512] = "";
+
+    memset(&o, 0, sizeof o);
+    o.op = TB_CUDA_OP_GEMM_FP8;
+    o.M = M;
+    o.N = N;
+    o.K = K;
+    o.scale_a = da;
+    o.scale_b = db;
+    o.in[0] = a;
+    o.in[1] = b;
+    o.out[0] = c;
+    run_op(api, &o, "gemm_fp8");
+    fp8_product_ok(c, a, b, da, db, M, N, K, 0x1p-22, "fp8 product through cuBLASLt (fp32 out)");
+    o.out_bf16 = true;
+    run_op(api, &o, "gemm_fp8");
+    fp8_product_ok(c, a, b, da, db, M, N, K, 0x1p-8, "fp8 product through cuBLASLt (bf16 out)");
+    o.op = TB_CUDA_OP_GEMV_FP8;
+    o.M = 3;
+    o.out_bf16 = false;
+    run_op(api, &o, "gemv_fp8");
+    fp8_product_ok(c, a, b, da, db, 3, N, K, 0x1p-22, "fp8 decode product, 3 rows (fp32 out)");
+    o.out_bf16 = true;
+    run_op(api, &o, "gemv_fp8");
+    fp8_product_ok(c, a, b, da, db, 3, N, K, 0x1p-8, "fp8 decode product, 3 rows (bf16 out)");
+    /* K not a multiple of 16: the GEMV's element-by-element path; cuBLASLt refuses */
+    o.K = K2;
+    o.out_bf16 = false;
+    o.scale_a = da2;
+    o.scale_b = db2;
+    o.in[0] = a2;
+    o.in[1] = b2;
+    run_op(api, &o, "gemv_fp8");
+    fp8_product_ok(c, a2, b2, da2, db2, 3, N, K2, 0x1p-22,
+                   "fp8 decode product, K not a multiple of 16");
+    o.op = TB_CUDA_OP_GEMM_FP8;
+    OK(api->op(&o, err, sizeof err) == -1 && strstr(err, "multiples of 16"),
+       "cuBLASLt's fp8 contract is checked by name: %s", err);
+    free(a);
+    free(b);
+    free(c);
+    free(a2);
+    free(b2);
+}
+
+/* The refusals below compute capability 8.9, each with the reason. */
+static void test_fp8_refused(struct tb_gpu *g, const struct tb_arch *a)
+{
+    const struct tb_cuda_api *api = g->api;
+    struct tb_cuda_op_args o;
+    struct tb_run_spec s;
+    struct tb_llama cpu;
+    struct tb_cuda_llama_weights w;
+    size_t *off = zalloc((size_t)a->layers * TB_CUDA_W_PER_LAYER, sizeof *off);
+    float *cs = zalloc(8 * (size_t)a->head_dim / 2, sizeof *cs);
+    float *sn = zalloc(8 * (size_t)a->head_dim / 2, sizeof *sn);
+    float x[16] = {1}, q[16];
+    char err[512] = "", want[128];
+    void *eng = NULL;
+
+    snprintf(want, sizeof want,
+             "fp8 products need compute capability 8.9 or later (this device: %d.%d)",
+             g->info.cc_major, g->info.cc_minor);
+    memset(&o, 0, sizeof o);
+    o.op = TB_CUDA_OP_QUANT_FP8;
+    o.n = 16;
+    o.in[0] = x;
+    o.out[0] = q;
+    OK(api->op(&o, err, sizeof err) == -1 && !strcmp(err, want), "fp8 op refused: %s", err);
+    if (tb_llama_init(&cpu, a, 1, 8, 0, 11, err, sizeof err) != 0)
+        bail("%s", err);
+    tb_gpu_weights_of(&cpu, off, 8, cs, sn, &w);
+    err[0] = '\0';
+    OK(api->llama_init(&eng, a, &w, 1, 8, TB_CUDA_LLAMA_FP8, err, sizeof err) == -1 &&
+           !strcmp(err, want),
+       "fp8 engine refused: %s", err);
+    if (eng)
+        api->llama_free(eng);
+    tb_llama_release(&cpu);
+    tb_run_spec_init(&s);
+    snprintf(s.model, sizeof s.model, "llama-tiny");
+    s.phase = TB_PHASE_DECODE;
+    s.seq_in = 8;
+    snprintf(s.precision, sizeof s.precision, "fp8");
+    OK(!tb_gpu_can_run(g, &s, err, sizeof err) && !strcmp(err, want),
+       "the executor skips fp8 runs with the reason: %s", err);
+    free(off);
+    free(cs);
+    free(sn);
+}
+
 /* ---- the engine against the CPU engine ---- */
 
 static void test_engine(struct tb_gpu *g, const struct tb_arch *a)
@@ -1171,6 +1472,98 @@ static void test_engine(struct tb_gpu *g, const struct tb_arch *a)
     free(lg);
 }
 
+/* Precision fp8 against the CPU engine (fp32) and the bf16 engine, on prefill and
+ * teacher-forced decode; the header states the tolerance and why. */
+static void test_engine_fp8(struct tb_gpu *g, const struct tb_arch *a)
+{
+    const struct tb_cuda_api *api = g->api;
+    enum { B = 2, T = 12, NSTEP = 4, S = T + NSTEP };
+    struct tb_llama cpu;
+    struct tb_cuda_llama_weights w;
+    int V = a->vocab, tok[B * T], next[B];
+    size_t *off = zalloc((size_t)a->layers * TB_CUDA_W_PER_LAYER, sizeof *off);
+    size_t half = (size_t)a->head_dim / 2;
+    float *cs = zalloc(S * half, sizeof *cs), *sn = zalloc(S * half, sizeof *sn);
+    float *lg = zalloc((size_t)B * V, sizeof *lg), *lb = zalloc((size_t)B * V, sizeof *lb);
+    struct tap_cmp c;
+    bool decode_ok = true, finite = false;
+    void *eng = NULL, *e16 = NULL;
+    char err[512] = "";
+
+    for (int i = 0; i < B * T; i++)
+        tok[i] = (int)((unsigned)(i * 37 + 11) % (unsigned)V);
+    if (tb_llama_init(&cpu, a, B, S, 0, 11, err, sizeof err) != 0)
+        bail("%s", err);
+    tb_gpu_weights_of(&cpu, off, S, cs, sn, &w);
+    OK(api->llama_init(&eng, a, &w, B, S, TB_CUDA_LLAMA_FP8 | TB_CUDA_LLAMA_TRAIN, err,
+                       sizeof err) == -1 &&
+           strstr(err, "precision fp8 is for inference"),
+       "fp8 with training is refused: %s", err);
+    if (api->llama_init(&eng, a, &w, B, S, TB_CUDA_LLAMA_FP8, err, sizeof err) != 0 ||
+        api->llama_init(&e16, a, &w, B, S, 0, err, sizeof err) != 0)
+        bail("llama_init (fp8): %s", err);
+    if (tb_llama_prefill(&cpu, tok, B, T, err, sizeof err) != 0 ||
+        api->llama_prefill(eng, tok, B, T, err, sizeof err) != 0 ||
+        api->llama_logits(eng, lg, (size_t)B * V, err, sizeof err) != 0 ||
+        api->llama_prefill(e16, tok, B, T, err, sizeof err) != 0 ||
+        api->llama_logits(e16, lb, (size_t)B * V, err, sizeof err) != 0)
+        bail("prefill (fp8): %s", err);
+    close_to_f(lg, cpu.logits, (size_t)B * V, 0.15, 1e-2, "fp8 engine prefill logits vs CPU engine");
+    c = tap_compare_f(lg, lb, (size_t)B * V);
+    OK(c.max_abs > 1e-3 * c.max_ref, "fp8 logits are not the bf16 engine's (max |diff| %.3g)",
+       c.max_abs);
+    for (int s = 0; s < NSTEP; s++) {
+        tb_exec_argmax(cpu.logits, B, V, next);
+        if (tb_llama_decode(&cpu, next, B, T + s, err, sizeof err) != 0 ||
+            api->llama_decode(eng, next, B, T + s, err, sizeof err) != 0 ||
+            api->llama_logits(eng, lg, (size_t)B * V, err, sizeof err) != 0)
+            bail("decode (fp8): %s", err);
+        c = tap_compare_f(lg, cpu.logits, (size_t)B * V);
+        if (!(c.max_abs <= 0.15 * c.max_ref && c.nmse <= 1e-2)) {
+            diag("fp8 decode step %d: max |err| %.3g of %.3g, NMSE %.3g", s, c.max_abs,
+                 c.max_ref, c.nmse);
+            decode_ok = false;
+        }
+    }
+    OK(decode_ok, "fp8 engine decode logits vs CPU engine, %d teacher-forced steps (fp8 GEMV)",
+       NSTEP);
+    OK(api->llama_decode(eng, NULL, B, T + NSTEP, err, sizeof err) == 0 &&
+           api->llama_finite(eng, &finite, err, sizeof err) == 0 && finite,
+       "fp8 greedy device decode step runs, logits finite: %s", err);
+    api->llama_free(eng);
+    api->llama_free(e16);
+    tb_llama_release(&cpu);
+    free(off);
+    free(cs);
+    free(sn);
+    free(lg);
+    free(lb);
+}
+
+static void test_executor_fp8(struct tb_gpu *g, const struct tb_arch *a)
+{
+    struct tb_run_spec s;
+    struct tb_exec_result r;
+    struct tb_gpu_energy e;
+    char err[512] = "";
+    const enum tb_phase ph[2] = {TB_PHASE_PREFILL, TB_PHASE_DECODE};
+    for (int i = 0; i < 2; i++) {
+        tb_run_spec_init(&s);
+        snprintf(s.model, sizeof s.model, "llama-tiny");
+        snprintf(s.precision, sizeof s.precision, "fp8");
+        s.phase = ph[i];
+        s.batch = 2;
+        s.seq_in = 16;
+        s.seq_out = 4;
+        s.reps = 3;
+        s.warmup = 1;
+        OK(tb_gpu_run(g, &s, a, &r, &e, err, sizeof err) == 0 && r.valid && r.secs[2] > 0,
+           "executor %s at fp8 runs, validates and times (%s%s)", tb_phase_to_string(ph[i]),
+           err, r.note);
+        tb_exec_result_release(&r);
+    }
+}
+
 static void test_executor(struct tb_gpu *g, const struct tb_arch *a)
 {
     struct tb_run_spec s;
@@ -1195,6 +1588,9 @@ static void test_executor(struct tb_gpu *g, const struct tb_arch *a)
     }
 }
 
+/* The fp8 device tests: quantisation 3 x 4, products 6, engine 5, executor 2. */
+#define FP8_TESTS (12 + 6 + 5 + 2)
+
 int main(void)
 {
     struct tb_arch a;
@@ -1210,10 +1606,12 @@ int main(void)
     test_provenance();
     test_weights(&a);
     test_dlayout();
+    test_e4m3_host();
 
     if (tb_gpu_open(&g, 0) != 0) {
-        /* the count of the device tests below */
-        skip_block(36 + 16, "no GPU: %s", g.why);
+        /* the count of the device tests below: 36, the diffusion ones (16), then the fp8
+         * ones (FP8_TESTS, or the 3 refusals below compute capability 8.9) */
+        skip_block(36 + 16 + FP8_TESTS + 3, "no GPU: %s", g.why);
         tb_gpu_close(&g);
         return 0;
     }
@@ -1235,6 +1633,19 @@ int main(void)
     test_executor(&g, &a);
     test_denoiser(&g);
     test_denoise_executor(&g);
+    if (g.info.cc_major * 10 + g.info.cc_minor >= 89) {
+        test_fp8_quant(g.api);
+        test_fp8_products(g.api);
+        test_engine_fp8(&g, &a);
+        test_executor_fp8(&g, &a);
+        skip_block(3, "compute capability %d.%d: fp8 is not refused here", g.info.cc_major,
+                   g.info.cc_minor);
+    } else {
+        test_fp8_refused(&g, &a);
+        skip_block(FP8_TESTS, "fp8 products need compute capability 8.9 or later (this device: "
+                              "%d.%d)",
+                   g.info.cc_major, g.info.cc_minor);
+    }
     tb_gpu_close(&g);
     return 0;
 }

@@ -81,6 +81,31 @@ int main(void)
         tb_suite_release(&s);
         free(p);
     }
+    {
+        /* a precision list: one run per precision, fp8 for inference only */
+        char *p = test_tmp_path("prec.suite");
+        write_file(p, "run model=llama-tiny phase=decode seq_in=8 precision=fp32,fp8 reps=2\n"
+                      "run model=llama-tiny phase=prefill seq_in=8 precision=fp8\n");
+        IS_INT(0, tb_suite_load(&s, p, err, sizeof err), "precision list loads: %s", err);
+        IS_INT(3, (long long)s.nruns, "fp32,fp8 makes two runs, plus one");
+        IS_STRING("fp32", s.runs[0].precision, "first of the list");
+        IS_STRING("fp8", s.runs[1].precision, "second of the list");
+        IS_INT(2, s.runs[1].reps, "the list's runs share the other fields");
+        tb_run_spec_id(&s.runs[1], id, sizeof id);
+        IS_STRING("llama-tiny/decode/b1/in8/out32/fp8", id, "fp8 run id");
+        tb_suite_release(&s);
+        free(p);
+    }
+    expect_error("run model=x phase=train seq_in=8 precision=fp32,fp8\n",
+                 "line 1: field 'precision': fp8 is for Llama inference (phase prefill or decode), "
+                 "not train",
+                 "fp8 training");
+    expect_error("run model=x phase=denoise precision=fp8\n", "fp8 is for Llama inference",
+                 "fp8 denoise");
+    expect_error("run model=x phase=prefill seq_in=8 precision=fp32,,fp8\n",
+                 "field 'precision': empty item", "empty precision item");
+    expect_error("run model=x phase=prefill seq_in=8 precision=fp8,fp8\n",
+                 "run 'x/prefill/b1/in8/fp8' repeats line 1", "repeated precision");
     expect_error("predict target=p5.48xlarge model=m phase=serve seq_in=8 batch=1,,4\n",
                  "field 'batch': empty item", "empty batch item");
     expect_error("predict target=p5.48xlarge model=m phase=serve seq_in=8 batch=1,x\n",

@@ -26,6 +26,33 @@
 
 typedef __nv_bfloat16 bf16;
 
+/* ---- fp8 (e4m3) ----
+ * OCP FP8 E4M3 ("e4m3fn", __NV_E4M3): 1 sign, 4 exponent bits (bias 7), 3 mantissa bits;
+ * no infinities, S.1111.111 is NaN, so the largest finite value is 1.75 x 2^8 = 448;
+ * subnormals are m x 2^-9 (m = 1..7). Stored as plain bytes. Every conversion of the
+ * plugin goes through the two helpers below, so a build that is not nvcc's (TB_CUEMU:
+ * no <cuda_fp8.h>) supplies them with the same contract:
+ *   fp8_from_f32(x): round to nearest, ties to even, saturating (|x| > 448 and +-inf
+ *                    give +-448), NaN gives NaN (0x7f or 0xff)
+ *   fp8_to_f32(b):   the exact value of the byte (every e4m3 value is a float) */
+typedef uint8_t fp8;
+#define TB_FP8_MAX 448.0f
+#ifndef TB_CUEMU
+#include <cuda_fp8.h>
+static __device__ __forceinline__ fp8 fp8_from_f32(float x)
+{
+    return (fp8)__nv_cvt_float_to_fp8(x, __NV_SATFINITE, __NV_E4M3);
+}
+static __device__ __forceinline__ float fp8_to_f32(fp8 b)
+{
+    return __half2float(__half(__nv_cvt_fp8_to_halfraw((__nv_fp8_storage_t)b, __NV_E4M3)));
+}
+#endif
+
+/* fp8 products (cuBLASLt's and the decode GEMV's tensor-core and cvt paths) need Ada
+ * or Hopper: compute capability 8.9 or later. */
+#define TB_CUDA_FP8_MIN_CC 89
+
 /* Format into err; returns -1. */
 int cu_err(char *err, size_t errlen, const char *fmt, ...)
 #ifdef __GNUC__
@@ -79,21 +106,32 @@ extern struct cu_ctx g_cu;
 
 /* Set the context up once (device 0). */
 int cu_ctx_init(char *err, size_t errlen);
+/* 0 when device 0 can run fp8 products, else -1 with "fp8 products need compute
+ * capability 8.9 or later (this device: 8.0)". Needs cu_ctx_init. */
+int cu_fp8_check(char *err, size_t errlen);
 
 /* ---- matrix products (gemm.cu) ---- */
+
+/* Operand types of a product: bf16 (the default, 0) or e4m3 for both A and B. */
+enum cu_dtype { CU_DT_BF16 = 0, CU_DT_E4M3 };
 
 /* D[M,N] = alpha op(A) op(B) + beta C, row-major, batched with element strides (0 for
  * one matrix); A and B bf16, C and D bf16 or fp32 (out_f32), fp32 accumulation.
  * ta: A is stored [K, M] (else [M, K]); tb: B is stored [N, K] (else [K, N]).
  * C may be NULL when beta is 0; C == D is allowed. The algorithm comes from cuBLASLt's
- * heuristic for this shape, types and the pointers' alignment, cached per shape. */
+ * heuristic for this shape, types and the pointers' alignment, cached per shape.
+ * in_type CU_DT_E4M3: A and B e4m3 with per-tensor dequantisation factors a_scale,
+ * b_scale (device fp32), D = alpha a_scale b_scale sum(a8 b8) + beta C, the products
+ * exact and accumulated in fp32 (no fast-accumulation mode). cuBLASLt's fp8 contract:
+ * compute capability 8.9+, A [M, K] and B [N, K] (ta false, tb true: "TN" in its
+ * column-major terms), K, N and the leading dimensions multiples of 16, not batched. */
 struct cu_gemm {
     bool ta, tb, out_f32;
     int M, N, K, batch;
-    const bf16 *A;
+    const void *A; /* bf16 or e4m3 (in_type) */
     int lda;
     long long sa;
-    const bf16 *B;
+    const void *B;
     int ldb;
     long long sb;
     const void *C;
@@ -101,8 +139,35 @@ struct cu_gemm {
     int ldd;
     long long sd;
     float alpha, beta;
+    enum cu_dtype in_type;
+    const float *a_scale, *b_scale; /* device, e4m3 only */
 };
 int cu_gemm_run(const struct cu_gemm *g, const char *what, char *err, size_t errlen);
+/* The operand types and cuBLASLt's fp8 contract above, checked so that a violation
+ * names itself instead of surfacing as CUBLAS_STATUS_NOT_SUPPORTED (cu_gemm_run's
+ * first step; any other implementation of cu_gemm_run calls it too). */
+static inline int cu_gemm_check(const struct cu_gemm *g, const char *what, char *err,
+                                size_t errlen)
+{
+    if (g->in_type != CU_DT_BF16 && g->in_type != CU_DT_E4M3)
+        return cu_err(err, errlen, "%s: unknown operand type %d", what, (int)g->in_type);
+    if (g->in_type == CU_DT_BF16)
+        return 0;
+    CU_TRY(cu_fp8_check(err, errlen));
+    if (g->ta || !g->tb)
+        return cu_err(err, errlen,
+                      "%s: fp8 products take A [M, K] and B [N, K] (cuBLASLt's TN layout)", what);
+    if (g->batch > 1)
+        return cu_err(err, errlen, "%s: fp8 products are not batched here", what);
+    if (g->K % 16 || g->N % 16 || g->lda % 16 || g->ldb % 16 || g->ldd % 16)
+        return cu_err(err, errlen,
+                      "%s: fp8 products need K, N and the leading dimensions multiples of 16 "
+                      "(m=%d n=%d k=%d, lda=%d ldb=%d ldd=%d)",
+                      what, g->M, g->N, g->K, g->lda, g->ldb, g->ldd);
+    if (!g->a_scale || !g->b_scale)
+        return cu_err(err, errlen, "%s: fp8 product without its scale factors", what);
+    return 0;
+}
 /* Free the cached descriptors. */
 void cu_gemm_release(void);
 
@@ -174,6 +239,25 @@ cudaError_t k_attention_decode(bf16 *y, const bf16 *q, const bf16 *k, const bf16
 #define TB_CUDA_GEMV_MAX_ROWS 8
 cudaError_t k_gemv(void *out, bool out_f32, bool accumulate, const bf16 *x, const bf16 *w, int M,
                    int N, int K);
+/* The same product on e4m3 operands: out = x_scale w_scale sum(x8 w8), the products
+ * exact in fp32 and summed in fp32; the factors are device pointers (the quantisation
+ * kernels write them, a captured graph reads them at run time). Weights are read once:
+ * half the bytes of k_gemv's, the point of fp8 decode. */
+cudaError_t k_gemv_fp8(void *out, bool out_f32, bool accumulate, const fp8 *x,
+                       const float *x_scale, const fp8 *w, const float *w_scale, int M, int N,
+                       int K);
+
+/* Per-tensor current scaling (Transformer Engine's Float8CurrentScaling recipe: the
+ * scale comes from this tensor's own amax, no history): sc[0] = amax = max |x| over the
+ * n elements (a device reduction; NaNs ignored), sc[1] = scale = 448 / amax (1 when
+ * amax is 0; at most FLT_MAX), sc[2] = 1 / scale, the dequantisation factor a product
+ * takes; q[i] = fp8_from_f32(x[i] * scale) (nearest even, saturating). sc: device
+ * float[TB_FP8_SCALES]. Three operations on the stream (memset, reduction, cast). */
+#define TB_FP8_SCALES 3
+cudaError_t k_fp8_quantize(fp8 *q, float *sc, const float *x, size_t n);
+cudaError_t k_fp8_quantize_bf16(fp8 *q, float *sc, const bf16 *x, size_t n);
+/* out[i] = fp8_to_f32(q[i]) (fp32), the kernel tests' read-back. */
+cudaError_t k_fp8_to_f32(float *out, const fp8 *q, size_t n);
 
 /* ---- kernel tests (plugin.cu, llama.cu) ---- */
 

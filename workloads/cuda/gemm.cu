@@ -1,10 +1,20 @@
 /*
- * workloads/cuda/gemm.cu: bf16 matrix products through cuBLASLt (cuda_common.cuh,
- * cu_gemm_run). The row-major product D = op(A) op(B) is cuBLASLt's column-major
- * D^T = op(B)^T op(A)^T: the operands swap and keep their transposes. Each distinct
- * shape (sizes, transposes, strides, types, beta, pointer alignment) gets its
- * descriptors and the heuristic's first algorithm once, with the 32 MiB workspace;
- * later calls reuse them (the heuristic query costs tens of microseconds of CPU).
+ * workloads/cuda/gemm.cu: bf16 and fp8 (e4m3) matrix products through cuBLASLt
+ * (cuda_common.cuh, cu_gemm_run). The row-major product D = op(A) op(B) is cuBLASLt's
+ * column-major D^T = op(B)^T op(A)^T: the operands swap and keep their transposes. Each
+ * distinct shape (sizes, transposes, strides, operand and output types, beta, pointer
+ * alignment) gets its descriptors and the heuristic's first algorithm once, with the
+ * 32 MiB workspace; later calls reuse them (the heuristic query costs tens of
+ * microseconds of CPU).
+ *
+ * fp8: our row-major A [M, K] and B [N, K] (ta false, tb true) are cuBLASLt's
+ * transposed A (our B) and non-transposed B (our A), the "TN" layout its fp8 kernels
+ * require on Hopper. The per-tensor dequantisation factors are device pointers set on
+ * the (cached) descriptor before every call: A_SCALE is our b_scale, B_SCALE our
+ * a_scale. Fast accumulation stays off (cuBLASLt's default, set explicitly): Hopper's
+ * fp8 tensor cores then promote their partial sums to fp32 registers at intervals, so
+ * long K sums keep fp32 accuracy (the fast mode trades that for speed; the choice
+ * belongs to a later, measured change).
  */
 #include "cuda_common.cuh"
 
@@ -53,6 +63,7 @@ static const char *lt_status(cublasStatus_t s)
 
 struct gemm_key {
     bool ta, tb, out_f32, has_beta;
+    int in_type; /* enum cu_dtype */
     int M, N, K, batch, lda, ldb, ldd;
     long long sa, sb, sd;
     int align_a, align_b, align_d; /* bytes, power of two <= 256 */
@@ -124,6 +135,8 @@ static int plan_make(struct gemm_plan *p, const struct cu_gemm *g, const struct 
     cublasOperation_t opa = g->tb ? CUBLAS_OP_T : CUBLAS_OP_N; /* cuBLASLt's A is our B */
     cublasOperation_t opb = g->ta ? CUBLAS_OP_T : CUBLAS_OP_N;
     cudaDataType_t dt = g->out_f32 ? CUDA_R_32F : CUDA_R_16BF;
+    cudaDataType_t it = g->in_type == CU_DT_E4M3 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
+    int32_t fast = 0;
     uint64_t ws = TB_CUDA_WORKSPACE_BYTES;
     uint32_t al[4] = {(uint32_t)k->align_b, (uint32_t)k->align_a, (uint32_t)k->align_d,
                       (uint32_t)k->align_d};
@@ -134,12 +147,20 @@ static int plan_make(struct gemm_plan *p, const struct cu_gemm *g, const struct 
     LT_CHECK(cublasLtMatmulDescCreate(&p->op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
     LT_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
     LT_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb));
+    if (g->in_type == CU_DT_E4M3) {
+        LT_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_FAST_ACCUM, &fast,
+                                                sizeof fast));
+        LT_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                                                &g->b_scale, sizeof g->b_scale));
+        LT_CHECK(cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                                                &g->a_scale, sizeof g->a_scale));
+    }
     /* column-major: our B (stored [N,K] if tb else [K,N] row-major) is a
      * (tb ? K x N : N x K) matrix; our A a (ta ? M x K : K x M) one; D is N x M */
-    if (layout(&p->la, CUDA_R_16BF, g->tb ? g->K : g->N, g->tb ? g->N : g->K, g->ldb, g->batch,
-               g->sb) != 0 ||
-        layout(&p->lb, CUDA_R_16BF, g->ta ? g->M : g->K, g->ta ? g->K : g->M, g->lda, g->batch,
-               g->sa) != 0 ||
+    if (layout(&p->la, it, g->tb ? g->K : g->N, g->tb ? g->N : g->K, g->ldb, g->batch, g->sb) !=
+            0 ||
+        layout(&p->lb, it, g->ta ? g->M : g->K, g->ta ? g->K : g->M, g->lda, g->batch, g->sa) !=
+            0 ||
         layout(&p->ld, dt, g->N, g->M, g->ldd, g->batch, g->sd) != 0) {
         cu_err(err, errlen, "cublasLtMatrixLayoutCreate (%s: m=%d n=%d k=%d): failed", what, g->M,
                g->N, g->K);
@@ -181,12 +202,15 @@ int cu_gemm_run(const struct cu_gemm *g, const char *what, char *err, size_t err
     struct gemm_key k;
     struct gemm_plan tmp, *p = NULL;
     const size_t esz_d = g->out_f32 ? 4 : 2;
+    const size_t esz_in = g->in_type == CU_DT_E4M3 ? 1 : 2;
     cublasStatus_t s;
 
+    CU_TRY(cu_gemm_check(g, what, err, errlen));
     memset(&k, 0, sizeof k);
     k.ta = g->ta;
     k.tb = g->tb;
     k.out_f32 = g->out_f32;
+    k.in_type = (int)g->in_type;
     k.has_beta = g->beta != 0.0f;
     k.M = g->M;
     k.N = g->N;
@@ -198,8 +222,8 @@ int cu_gemm_run(const struct cu_gemm *g, const char *what, char *err, size_t err
     k.sa = g->sa;
     k.sb = g->sb;
     k.sd = g->sd;
-    k.align_a = alignment(g->A, 2, g->lda, g->sa);
-    k.align_b = alignment(g->B, 2, g->ldb, g->sb);
+    k.align_a = alignment(g->A, esz_in, g->lda, g->sa);
+    k.align_b = alignment(g->B, esz_in, g->ldb, g->sb);
     k.align_d = alignment(g->D, esz_d, g->ldd, g->sd);
     if (g->C && g->C != g->D) {
         int ac = alignment(g->C, esz_d, g->ldd, g->sd);
@@ -221,6 +245,16 @@ int cu_gemm_run(const struct cu_gemm *g, const char *what, char *err, size_t err
             return -1;
         if (p != &tmp)
             g_nplans++;
+    } else if (g->in_type == CU_DT_E4M3 &&
+               (cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+                                               &g->b_scale, sizeof g->b_scale) !=
+                    CUBLAS_STATUS_SUCCESS ||
+                cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+                                               &g->a_scale, sizeof g->a_scale) !=
+                    CUBLAS_STATUS_SUCCESS)) {
+        /* a cached plan keeps the descriptor; this call's tensors bring their own factors */
+        return cu_err(err, errlen, "cublasLtMatmulDescSetAttribute (%s: scale pointers) failed",
+                      what);
     }
     s = cublasLtMatmul(g_cu.lt, p->op, &g->alpha, g->B, p->la, g->A, p->lb, &g->beta,
                        g->C ? g->C : g->D, p->ld, g->D, p->ld, &p->algo, g_cu.workspace,

@@ -718,3 +718,156 @@ cudaError_t k_gemv(void *out, bool out_f32, bool accumulate, const bf16 *x, cons
                                                                           M, N, K, vec);
     return cudaGetLastError();
 }
+
+/* ---- fp8 (e4m3): current scaling and the decode product ---- */
+
+/* max |x| of the grid's share into *amax (zeroed before): block maximum, then one
+ * atomic per block. |x| >= 0, so the float's bits order as unsigned integers do;
+ * fmaxf drops NaNs (a NaN input still reaches the output through its cast). */
+template <typename T> __global__ void amax_kernel(float *amax, const T *x, size_t n)
+{
+    float m = 0.0f;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        m = fmaxf(m, fabsf(to_f32(x[i])));
+    m = block_max(m);
+    if (threadIdx.x == 0)
+        atomicMax((unsigned int *)amax, __float_as_uint(m));
+}
+
+/* The current-scaling factor of amax: 448 / amax, 1 for an all-zero tensor, capped so
+ * that a tiny amax cannot make it infinite. */
+static __device__ __forceinline__ float fp8_scale_of(float amax)
+{
+    float s = amax > 0.0f ? TB_FP8_MAX / amax : 1.0f;
+    return fminf(s, 3.4028234e38f);
+}
+
+template <typename T> __global__ void fp8_cast_kernel(fp8 *q, float *sc, const T *x, size_t n)
+{
+    float s = fp8_scale_of(sc[0]);
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        sc[1] = s;
+        sc[2] = 1.0f / s;
+    }
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        q[i] = fp8_from_f32(to_f32(x[i]) * s);
+}
+
+template <typename T> static cudaError_t fp8_quantize(fp8 *q, float *sc, const T *x, size_t n)
+{
+    unsigned b = blocks_for(n, 256);
+    cudaError_t e = cudaMemsetAsync(sc, 0, sizeof *sc, g_cu.stream);
+    if (e != cudaSuccess)
+        return e;
+    /* the reduction needs no more blocks than the SMs can hold at once */
+    unsigned cap = (unsigned)g_cu.prop.multiProcessorCount * 8u;
+    TB_KL(b < cap ? b : cap, 256, 0, amax_kernel<T>)(sc, x, n);
+    TB_KL(b, 256, 0, fp8_cast_kernel<T>)(q, sc, x, n);
+    return cudaGetLastError();
+}
+
+cudaError_t k_fp8_quantize(fp8 *q, float *sc, const float *x, size_t n)
+{
+    return fp8_quantize(q, sc, x, n);
+}
+
+cudaError_t k_fp8_quantize_bf16(fp8 *q, float *sc, const bf16 *x, size_t n)
+{
+    return fp8_quantize(q, sc, x, n);
+}
+
+__global__ void fp8_to_f32_kernel(float *out, const fp8 *q, size_t n)
+{
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (size_t)gridDim.x * blockDim.x)
+        out[i] = fp8_to_f32(q[i]);
+}
+
+cudaError_t k_fp8_to_f32(float *out, const fp8 *q, size_t n)
+{
+    TB_KL(blocks_for(n, 256), 256, 0, fp8_to_f32_kernel)(out, q, n);
+    return cudaGetLastError();
+}
+
+/* k_gemv's scheme on e4m3 bytes: one warp per output column j, 16-byte loads (16
+ * values) when K and the rows allow, else element by element. A product of two e4m3
+ * values has at most 8 significant bits, so it is exact in fp32; the sums are fp32;
+ * the two dequantisation factors multiply the sum once. */
+template <bool OUT_F32>
+__global__ void gemv_fp8_kernel(void *out, bool accumulate, const fp8 *x, const float *x_scale,
+                                const fp8 *w, const float *w_scale, int M, int N, int K,
+                                bool vec)
+{
+    int lane = threadIdx.x % WARP;
+    float f = *x_scale * *w_scale;
+    for (int j = blockIdx.x * GEMV_WARPS + threadIdx.x / WARP; j < N;
+         j += gridDim.x * GEMV_WARPS) {
+        const fp8 *wr = w + (size_t)j * K;
+        float acc[TB_CUDA_GEMV_MAX_ROWS];
+#pragma unroll
+        for (int r = 0; r < TB_CUDA_GEMV_MAX_ROWS; r++)
+            acc[r] = 0.0f;
+        if (vec) {
+            for (int i = lane * 16; i < K; i += WARP * 16) {
+                uint4 wv = *(const uint4 *)(wr + i);
+                const fp8 *wb = (const fp8 *)&wv;
+                float wf[16];
+#pragma unroll
+                for (int e = 0; e < 16; e++)
+                    wf[e] = fp8_to_f32(wb[e]);
+#pragma unroll
+                for (int r = 0; r < TB_CUDA_GEMV_MAX_ROWS; r++) {
+                    if (r >= M)
+                        break;
+                    uint4 xv = *(const uint4 *)(x + (size_t)r * K + i);
+                    const fp8 *xb = (const fp8 *)&xv;
+#pragma unroll
+                    for (int e = 0; e < 16; e++)
+                        acc[r] += fp8_to_f32(xb[e]) * wf[e];
+                }
+            }
+        } else {
+            for (int i = lane; i < K; i += WARP) {
+                float wf = fp8_to_f32(wr[i]);
+                for (int r = 0; r < M; r++)
+                    acc[r] += fp8_to_f32(x[(size_t)r * K + i]) * wf;
+            }
+        }
+#pragma unroll
+        for (int r = 0; r < TB_CUDA_GEMV_MAX_ROWS; r++) {
+            if (r >= M)
+                break;
+            float s = warp_sum(acc[r]) * f;
+            if (lane == 0) {
+                size_t o = (size_t)r * N + j;
+                if (OUT_F32) {
+                    float *of = (float *)out;
+                    of[o] = accumulate ? of[o] + s : s;
+                } else {
+                    ((bf16 *)out)[o] = __float2bfloat16(s);
+                }
+            }
+        }
+    }
+}
+
+cudaError_t k_gemv_fp8(void *out, bool out_f32, bool accumulate, const fp8 *x,
+                       const float *x_scale, const fp8 *w, const float *w_scale, int M, int N,
+                       int K)
+{
+    bool vec = K % 16 == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)w % 16 == 0;
+    int blocks = (N + GEMV_WARPS - 1) / GEMV_WARPS;
+    int cap = g_cu.prop.multiProcessorCount * 16;
+    if (M < 1 || M > TB_CUDA_GEMV_MAX_ROWS)
+        return cudaErrorInvalidValue;
+    blocks = blocks > cap ? cap : blocks;
+    if (out_f32)
+        TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_fp8_kernel<true>)(out, accumulate, x, x_scale,
+                                                                   w, w_scale, M, N, K, vec);
+    else
+        TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_fp8_kernel<false>)(out, accumulate, x, x_scale,
+                                                                    w, w_scale, M, N, K, vec);
+    return cudaGetLastError();
+}

@@ -12,6 +12,19 @@
  * Inference logits are fp32; training logits bf16 (overwritten in place by their
  * gradient, as llm.c does), the loss computed from them in fp32.
  *
+ * Precision fp8 (TB_CUDA_LLAMA_FP8, inference only): the four linear products of each
+ * layer take e4m3 operands. Their weights are quantised once at init from the fp32
+ * arena, one scale per fused tensor (wq|wk|wv as one, w_gate|w_up as one: the product
+ * runs on the fused tensor, so its shards share the largest shard's range, as vLLM
+ * requantises fused fp8 shards to their maximum scale); each product's bf16 input is
+ * quantised just before it with its own current scale (448 / amax: Transformer
+ * Engine's current-scaling recipe, no amax history, so no scale can go stale between
+ * steps). Products run through cuBLASLt's fp8 path, or the fp8 GEMV for decode's few
+ * rows. The embeddings, norms, attention, the KV cache (bf16) and the LM head (bf16,
+ * as fp8 checkpoints of TensorRT-LLM and vLLM keep lm_head in 16 bits: its errors
+ * land directly on the logits) are as in bf16; the bf16 copy of the layers' weights
+ * is not kept.
+ *
  * Attention (prefill and training): materialised per (sequence, KV head) with batched
  * cuBLASLt products, the G query heads sharing a KV head stacked into one [G*T, HD]
  * operand, so grouped-query attention needs no copies and the backward products sum
@@ -89,7 +102,20 @@ struct engine {
     void *bufs[MAX_BUFS];
     int nbufs;
     size_t bytes;
+
+    /* precision fp8 (TB_CUDA_LLAMA_FP8) */
+    bool use_fp8;
+    const bf16 *head_b; /* the LM head's bf16 weights [V, C] (inside wb, or its own copy) */
+    fp8 *w8;            /* [L][w8_layer bytes]: the W8_* tensors of each layer, e4m3 */
+    size_t w8_off[4];   /* byte offsets of the W8_* tensors inside a layer's block */
+    size_t w8_layer;
+    float *w8_sc;       /* [L][W8_COUNT][TB_FP8_SCALES] */
+    fp8 *x8;            /* [N, max(C, QD, F)]: the quantised input of the current product */
+    float *x8_sc;       /* [TB_FP8_SCALES] */
 };
+
+/* The layers' linear products, by their (fused) weights. */
+enum { W8_QKV, W8_O, W8_GU, W8_DOWN, W8_COUNT };
 
 static int dalloc(struct engine *e, void **p, size_t bytes, const char *what, char *err,
                   size_t errlen)
@@ -179,6 +205,59 @@ static int linear(void *out, bool out_f32, const float *acc_in, const bf16 *x, c
     }
     return product(false, true, out_f32, N, O, K, x, K, 0, w, K, 0, acc_in, out, O, 0, 1, 1.0f,
                    acc_in ? 1.0f : 0.0f, what, err, errlen);
+}
+
+/* The same product on e4m3 operands: x (bf16 [N, K]) quantised into e->x8 with its own
+ * current scale, then cuBLASLt's fp8 product or, for N <= 8 rows, the fp8 GEMV.
+ * w [O, K] e4m3 with its scales w_sc (device, TB_FP8_SCALES). */
+static int linear_fp8(struct engine *e, void *out, bool out_f32, const float *acc_in,
+                      const bf16 *x, const fp8 *w, const float *w_sc, int N, int K, int O,
+                      const char *what, char *err, size_t errlen)
+{
+    struct cu_gemm g;
+    CU_LAUNCH("fp8_quantize", k_fp8_quantize_bf16(e->x8, e->x8_sc, x, (size_t)N * K));
+    if (N <= TB_CUDA_GEMV_MAX_ROWS && (!acc_in || acc_in == out)) {
+        CU_LAUNCH(what, k_gemv_fp8(out, out_f32, acc_in != NULL, e->x8, e->x8_sc + 2, w,
+                                   w_sc + 2, N, O, K));
+        return 0;
+    }
+    memset(&g, 0, sizeof g);
+    g.tb = true;
+    g.out_f32 = out_f32;
+    g.M = N;
+    g.N = O;
+    g.K = K;
+    g.batch = 1;
+    g.A = e->x8;
+    g.lda = K;
+    g.B = w;
+    g.ldb = K;
+    g.C = acc_in;
+    g.D = out;
+    g.ldd = O;
+    g.alpha = 1.0f;
+    g.beta = acc_in ? 1.0f : 0.0f;
+    g.in_type = CU_DT_E4M3;
+    g.a_scale = e->x8_sc + 2;
+    g.b_scale = w_sc + 2;
+    return cu_gemm_run(&g, what, err, errlen);
+}
+
+/* Layer l's linear product `which` (W8_*) on N rows of x: linear() on the bf16 weights,
+ * or linear_fp8() on their e4m3 copy in precision fp8. */
+static int layer_linear(struct engine *e, int l, int which, void *out, bool out_f32,
+                        const float *acc_in, const bf16 *x, int N, int K, int O,
+                        const char *what, char *err, size_t errlen)
+{
+    static const int arena[W8_COUNT] = {TB_CUDA_W_WQ, TB_CUDA_W_WO, TB_CUDA_W_GATE,
+                                        TB_CUDA_W_DOWN};
+    if (e->use_fp8)
+        return linear_fp8(e, out, out_f32, acc_in, x, e->w8 + (size_t)l * e->w8_layer +
+                                                          e->w8_off[which],
+                          e->w8_sc + ((size_t)l * W8_COUNT + which) * TB_FP8_SCALES, N, K, O,
+                          what, err, errlen);
+    return linear(out, out_f32, acc_in, x, W16(e, LW(e, l, arena[which])), N, K, O, what, err,
+                  errlen);
 }
 
 /* dx[N, K] = dout[N, O] W[O, K] (fp32 or bf16 out). */
@@ -304,6 +383,44 @@ static int check_layout(const struct tb_arch *a, const struct tb_cuda_llama_weig
     return 0;
 }
 
+/* Precision fp8: the e4m3 copies of the layers' linear weights (one current scale per
+ * fused tensor, from the fp32 arena e->p), and the buffers of the quantised inputs for
+ * up to N rows. */
+static int init_fp8(struct engine *e, size_t N, char *err, size_t errlen)
+{
+    const struct tb_arch *a = &e->a;
+    size_t C = a->hidden, HD = a->head_dim, QD = (size_t)a->heads * HD;
+    size_t KD = (size_t)a->kv_heads * HD, QKV = QD + 2 * KD, F = a->ffn, L = a->layers;
+    const size_t rows[W8_COUNT] = {QKV, C, 2 * F, C}, cols[W8_COUNT] = {C, QD, C, F};
+    const int arena[W8_COUNT] = {TB_CUDA_W_WQ, TB_CUDA_W_WO, TB_CUDA_W_GATE, TB_CUDA_W_DOWN};
+    size_t kmax = C > QD ? C : QD;
+
+    CU_TRY(cu_fp8_check(err, errlen));
+    kmax = kmax > F ? kmax : F;
+    /* cuBLASLt's fp8 products want K and N multiples of 16 (cuda_common.cuh) */
+    if (C % 16 || QD % 16 || KD % 16 || F % 16)
+        return cu_err(err, errlen,
+                      "model '%s': fp8 products need hidden (%zu), heads x head_dim (%zu), "
+                      "kv_heads x head_dim (%zu) and ffn (%zu) multiples of 16",
+                      a->name, C, QD, KD, F);
+    e->w8_layer = 0;
+    for (int i = 0; i < W8_COUNT; i++) {
+        e->w8_off[i] = e->w8_layer;
+        e->w8_layer += (rows[i] * cols[i] + 255) / 256 * 256; /* 256-byte aligned tensors */
+    }
+    DALLOC(e->w8, L * e->w8_layer, "fp8 weights");
+    DALLOC(e->w8_sc, L * W8_COUNT * TB_FP8_SCALES, "fp8 weight scales");
+    for (size_t l = 0; l < L; l++)
+        for (int i = 0; i < W8_COUNT; i++)
+            CU_LAUNCH("fp8_quantize",
+                      k_fp8_quantize(e->w8 + l * e->w8_layer + e->w8_off[i],
+                                     e->w8_sc + (l * W8_COUNT + i) * TB_FP8_SCALES,
+                                     W32(e, LW(e, (int)l, arena[i])), rows[i] * cols[i]));
+    DALLOC(e->x8, N * kmax, "fp8 activations");
+    DALLOC(e->x8_sc, TB_FP8_SCALES, "fp8 activation scales");
+    return 0;
+}
+
 static int init(struct engine *e, const struct tb_arch *a, const struct tb_cuda_llama_weights *w,
                 int maxB, int maxS, unsigned flags, char *err, size_t errlen)
 {
@@ -317,6 +434,7 @@ static int init(struct engine *e, const struct tb_arch *a, const struct tb_cuda_
     e->maxS = maxS;
     e->flags = flags;
     e->train = (flags & TB_CUDA_LLAMA_TRAIN) != 0;
+    e->use_fp8 = (flags & TB_CUDA_LLAMA_FP8) != 0;
     e->n_params = w->n_params;
     e->decay_end = w->decay_end;
     e->off_tok = w->tok_emb;
@@ -333,10 +451,19 @@ static int init(struct engine *e, const struct tb_arch *a, const struct tb_cuda_
     memcpy(e->loff, w->layer, L * TB_CUDA_W_PER_LAYER * sizeof *e->loff);
 
     DALLOC(e->p, w->n_params, "master weights (fp32)");
-    DALLOC(e->wb, w->n_params, "bf16 weights");
     CU_CHECK(cudaMemcpyAsync(e->p, w->params, w->n_params * sizeof(float), cudaMemcpyHostToDevice,
                              g_cu.stream));
-    CU_LAUNCH("cast_bf16", k_cast_bf16(e->wb, e->p, w->n_params));
+    if (e->use_fp8) {
+        bf16 *head;
+        DALLOC(head, V * C, "LM head (bf16)");
+        CU_LAUNCH("cast_bf16", k_cast_bf16(head, e->p + e->off_head, V * C));
+        e->head_b = head;
+        CU_TRY(init_fp8(e, N, err, errlen));
+    } else {
+        DALLOC(e->wb, w->n_params, "bf16 weights");
+        CU_LAUNCH("cast_bf16", k_cast_bf16(e->wb, e->p, w->n_params));
+        e->head_b = W16(e, e->off_head);
+    }
     DALLOC(e->rope_cos, (size_t)maxS * half, "RoPE table");
     DALLOC(e->rope_sin, (size_t)maxS * half, "RoPE table");
     CU_CHECK(cudaMemcpyAsync(e->rope_cos, w->rope_cos, (size_t)maxS * half * sizeof(float),
@@ -413,11 +540,11 @@ static int mlp(struct engine *e, int l, struct acts *x, float *rmid, float *rout
     int C = e->a.hidden, F = e->a.ffn;
     CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(x->xn2, rstd, rmid, W32(e, LW(e, l, TB_CUDA_W_MLP_NORM)),
                                            N, C, (float)e->a.norm_eps, 1, 0));
-    CU_TRY(linear(x->gu, false, NULL, x->xn2, W16(e, LW(e, l, TB_CUDA_W_GATE)), N, C, 2 * F,
-                  "gate|up projection", err, errlen));
+    CU_TRY(layer_linear(e, l, W8_GU, x->gu, false, NULL, x->xn2, N, C, 2 * F,
+                        "gate|up projection", err, errlen));
     CU_LAUNCH("swiglu_fwd", k_swiglu_fwd(x->h, x->gu, N, F));
-    return linear(rout, true, rmid, x->h, W16(e, LW(e, l, TB_CUDA_W_DOWN)), N, F, C,
-                  "down projection", err, errlen);
+    return layer_linear(e, l, W8_DOWN, rout, true, rmid, x->h, N, F, C, "down projection", err,
+                        errlen);
 }
 
 /* The decoder layers over B sequences of T tokens from res[0] to res[L]; save keeps
@@ -439,14 +566,14 @@ static int forward_layers(struct engine *e, int B, int T, bool save, char *err, 
         CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(x->xn1, x->rstd1, rin,
                                                W32(e, LW(e, l, TB_CUDA_W_ATTN_NORM)), N, C, eps,
                                                1, 0));
-        CU_TRY(linear(e->qkv, false, NULL, x->xn1, W16(e, LW(e, l, TB_CUDA_W_WQ)), N, C, QKV,
-                      "q|k|v projection", err, errlen));
+        CU_TRY(layer_linear(e, l, W8_QKV, e->qkv, false, NULL, x->xn1, N, C, QKV,
+                            "q|k|v projection", err, errlen));
         CU_LAUNCH("rope_split", k_rope_split(x->q, k, v, e->qkv, e->rope_cos, e->rope_sin, NULL, N,
                                              T, S, a->heads, a->kv_heads, HD));
         CU_TRY(attention_fwd(e, x->q, k, v, S, save ? x->p : e->p_scratch, x->y, B, T, err,
                              errlen));
-        CU_TRY(linear(rmid, true, rin, x->y, W16(e, LW(e, l, TB_CUDA_W_WO)), N, QD, C,
-                      "output projection", err, errlen));
+        CU_TRY(layer_linear(e, l, W8_O, rmid, true, rin, x->y, N, QD, C, "output projection",
+                            err, errlen));
         CU_TRY(mlp(e, l, x, rmid, rout, x->rstd2, N, err, errlen));
     }
     return 0;
@@ -485,8 +612,7 @@ static int prefill(struct engine *e, const int *tokens, int B, int T, char *err,
     /* the LM head for each prompt's last position only */
     CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(e->xf, NULL, e->res[0], W32(e, e->off_fnorm), B, C,
                                            (float)a->norm_eps, T, T - 1));
-    CU_TRY(linear(e->logits, true, NULL, e->xf, W16(e, e->off_head), B, C, V, "LM head", err,
-                  errlen));
+    CU_TRY(linear(e->logits, true, NULL, e->xf, e->head_b, B, C, V, "LM head", err, errlen));
     e->kv_len = T;
     e->kv_batch = B;
     e->last_B = B;
@@ -513,20 +639,19 @@ static int decode_body(struct engine *e, int B, char *err, size_t errlen)
         CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(x->xn1, NULL, res,
                                                W32(e, LW(e, l, TB_CUDA_W_ATTN_NORM)), B, C, eps,
                                                1, 0));
-        CU_TRY(linear(e->qkv, false, NULL, x->xn1, W16(e, LW(e, l, TB_CUDA_W_WQ)), B, C, QKV,
-                      "q|k|v projection", err, errlen));
+        CU_TRY(layer_linear(e, l, W8_QKV, e->qkv, false, NULL, x->xn1, B, C, QKV,
+                            "q|k|v projection", err, errlen));
         CU_LAUNCH("rope_split", k_rope_split(x->q, k, v, e->qkv, e->rope_cos, e->rope_sin, e->pos,
                                              B, 1, e->maxS, a->heads, a->kv_heads, HD));
         CU_LAUNCH("attention_decode", k_attention_decode(x->y, x->q, k, v, e->pos, B, a->heads,
                                                          a->kv_heads, HD, e->maxS));
-        CU_TRY(linear(res, true, res, x->y, W16(e, LW(e, l, TB_CUDA_W_WO)), B, QD, C,
-                      "output projection", err, errlen));
+        CU_TRY(layer_linear(e, l, W8_O, res, true, res, x->y, B, QD, C, "output projection",
+                            err, errlen));
         CU_TRY(mlp(e, l, x, res, res, NULL, B, err, errlen));
     }
     CU_LAUNCH("rmsnorm_fwd",
               k_rmsnorm_fwd(e->xf, NULL, res, W32(e, e->off_fnorm), B, C, eps, 1, 0));
-    CU_TRY(linear(e->logits, true, NULL, e->xf, W16(e, e->off_head), B, C, V, "LM head", err,
-                  errlen));
+    CU_TRY(linear(e->logits, true, NULL, e->xf, e->head_b, B, C, V, "LM head", err, errlen));
     CU_LAUNCH("argmax", k_argmax(e->tok, e->logits, B, V));
     CU_LAUNCH("increment", k_increment(e->pos));
     return 0;
@@ -754,6 +879,10 @@ int tb_cu_llama_init(void **eng, const struct tb_arch *a, const struct tb_cuda_l
         return cu_err(err, errlen, "capacity %d x %d: batch and sequence must be positive",
                       max_batch, max_seq);
     CU_TRY(check_layout(a, w, err, errlen));
+    if ((flags & TB_CUDA_LLAMA_FP8) && (flags & TB_CUDA_LLAMA_TRAIN))
+        return cu_err(err, errlen,
+                      "precision fp8 is for inference: training runs bf16 (TB_CUDA_LLAMA_FP8 "
+                      "with TB_CUDA_LLAMA_TRAIN)");
     e = (struct engine *)calloc(1, sizeof *e);
     if (!e)
         return cu_err(err, errlen, "out of host memory for the engine");

@@ -42,6 +42,16 @@ int cu_ctx_init(char *err, size_t errlen)
     return 0;
 }
 
+int cu_fp8_check(char *err, size_t errlen)
+{
+    int cc = g_cu.prop.major * 10 + g_cu.prop.minor;
+    if (cc < TB_CUDA_FP8_MIN_CC)
+        return cu_err(err, errlen,
+                      "fp8 products need compute capability 8.9 or later (this device: %d.%d)",
+                      g_cu.prop.major, g_cu.prop.minor);
+    return 0;
+}
+
 /* ---- NVML through dlopen ---- */
 
 typedef int nvml_ret;
@@ -418,6 +428,85 @@ static int run_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_
             g.alpha = 1.0f;
             CU_TRY(cu_gemm_run(&g, "test product", err, errlen));
         }
+        return cu_down_f32(a->out[0], c, M * Nn, err, errlen);
+    }
+    case TB_CUDA_OP_QUANT_FP8: {
+        float *x, *sc, *qf, hs[TB_FP8_SCALES];
+        bf16 *xb;
+        fp8 *q;
+        CU_TRY(cu_fp8_check(err, errlen));
+        CU_TRY(cu_buf_alloc(b, (void **)&q, a->n, err, errlen));
+        CU_TRY(cu_up_f32(b, &sc, NULL, TB_FP8_SCALES, err, errlen));
+        CU_TRY(cu_buf_alloc(b, (void **)&qf, a->n * sizeof *qf, err, errlen));
+        if (a->in_bf16) {
+            CU_TRY(cu_up_bf16(b, &xb, a->in[0], a->n, err, errlen));
+            CU_LAUNCH("fp8_quantize_bf16", k_fp8_quantize_bf16(q, sc, xb, a->n));
+        } else {
+            CU_TRY(cu_up_f32(b, &x, a->in[0], a->n, err, errlen));
+            CU_LAUNCH("fp8_quantize", k_fp8_quantize(q, sc, x, a->n));
+        }
+        CU_LAUNCH("fp8_to_f32", k_fp8_to_f32(qf, q, a->n));
+        CU_TRY(cu_down_f32(hs, sc, TB_FP8_SCALES, err, errlen));
+        a->amax = hs[0];
+        a->scale = hs[1];
+        a->scale_inv = hs[2];
+        return cu_down_f32(a->out[0], qf, a->n, err, errlen);
+    }
+    case TB_CUDA_OP_GEMM_FP8:
+    case TB_CUDA_OP_GEMV_FP8: {
+        size_t M = (size_t)a->M, K = (size_t)a->K, Nn = (size_t)a->N;
+        float *xs, *ws, *xf, *wf, *c, s1[TB_FP8_SCALES];
+        fp8 *x, *w;
+        void *out;
+        CU_TRY(cu_fp8_check(err, errlen));
+        /* the inputs hold e4m3 values: quantising them with scale 1 is exact when their
+         * amax is 448 or less, which the test guarantees (checked on the way back) */
+        CU_TRY(cu_up_f32(b, &xf, a->in[0], M * K, err, errlen));
+        CU_TRY(cu_up_f32(b, &wf, a->in[1], Nn * K, err, errlen));
+        CU_TRY(cu_up_f32(b, &xs, NULL, TB_FP8_SCALES, err, errlen));
+        CU_TRY(cu_up_f32(b, &ws, NULL, TB_FP8_SCALES, err, errlen));
+        CU_TRY(cu_buf_alloc(b, (void **)&x, M * K, err, errlen));
+        CU_TRY(cu_buf_alloc(b, (void **)&w, Nn * K, err, errlen));
+        CU_LAUNCH("fp8_quantize", k_fp8_quantize(x, xs, xf, M * K));
+        CU_LAUNCH("fp8_quantize", k_fp8_quantize(w, ws, wf, Nn * K));
+        CU_CHECK(cudaMemcpyAsync(xs + 2, &a->scale_a, sizeof(float), cudaMemcpyHostToDevice,
+                                 g_cu.stream));
+        CU_CHECK(cudaMemcpyAsync(ws + 2, &a->scale_b, sizeof(float), cudaMemcpyHostToDevice,
+                                 g_cu.stream));
+        CU_TRY(cu_buf_alloc(b, &out, M * Nn * (a->out_bf16 ? 2 : 4), err, errlen));
+        if (a->op == TB_CUDA_OP_GEMV_FP8) {
+            CU_LAUNCH("gemv_fp8", k_gemv_fp8(out, !a->out_bf16, false, x, xs + 2, w, ws + 2,
+                                              a->M, a->N, a->K));
+        } else {
+            struct cu_gemm g;
+            memset(&g, 0, sizeof g);
+            g.tb = true;
+            g.out_f32 = !a->out_bf16;
+            g.M = a->M;
+            g.N = a->N;
+            g.K = a->K;
+            g.A = x;
+            g.lda = a->K;
+            g.B = w;
+            g.ldb = a->K;
+            g.D = out;
+            g.ldd = a->N;
+            g.alpha = 1.0f;
+            g.in_type = CU_DT_E4M3;
+            g.a_scale = xs + 2;
+            g.b_scale = ws + 2;
+            CU_TRY(cu_gemm_run(&g, "test fp8 product", err, errlen));
+        }
+        /* the quantisation above must have been the identity (scale 1 <=> amax 448) */
+        CU_TRY(cu_down_f32(s1, xs, 2, err, errlen));
+        if (s1[1] != 1.0f)
+            return cu_err(err, errlen, "fp8 test inputs: amax of a is %g, not 448", s1[0]);
+        CU_TRY(cu_down_f32(s1, ws, 2, err, errlen));
+        if (s1[1] != 1.0f)
+            return cu_err(err, errlen, "fp8 test inputs: amax of b is %g, not 448", s1[0]);
+        if (a->out_bf16)
+            return cu_down_bf16(b, a->out[0], (const bf16 *)out, M * Nn, err, errlen);
+        c = (float *)out;
         return cu_down_f32(a->out[0], c, M * Nn, err, errlen);
     }
     case TB_CUDA_OP_GROUPNORM:
