@@ -356,7 +356,8 @@ static void test_dlayout(void)
     load_darch(&d, "sdxl-tiny");
     if (tb_diffusion_init(&m, &d, 1, 8, 8, 3, err, sizeof err) != 0)
         bail("%s", err);
-    IS_INT(0, tb_diffusion_layout(&m, &l, err, sizeof err), "UNet layout exposed%s%s", err[0] ? ": " : "", err);
+    IS_INT(0, tb_diffusion_layout(&m, &l, err, sizeof err), "UNet layout exposed%s%s",
+           err[0] ? ": " : "", err);
     OK(l.n_params == m.n_params && l.npieces > 0, "the whole arena, %d pieces", l.npieces);
     OK(l.pieces[0].kind == TB_DPIECE_CONV_IN && l.pieces[l.npieces - 1].kind == TB_DPIECE_CONV_OUT,
        "conv_in first, conv_out last");

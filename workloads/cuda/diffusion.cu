@@ -271,7 +271,7 @@ static int transformer(struct dengine *e, const struct tb_dpiece *p, float *x, i
 {
     const struct tb_darch *a = &e->a;
     const int C = p->co, M = B * N, S = a->text_tokens, Dc = a->context_dim, HD = a->head_dim;
-    const int NH = C / HD;
+    const int NH = HD > 0 ? C / HD : 0; /* head_dim may be 0 when no level has attention */
 
     CU_LAUNCH("transformer norm", k_groupnorm(e->nb, x, P(e, p->n1.w), P(e, p->n1.b), B, N, C,
                                               a->groups, GN_EPS, false));
@@ -584,6 +584,8 @@ static int engine_setup(struct dengine *e, const float *params, char *err, size_
     CU_LAUNCH("weights to bf16", k_cast_bf16(e->wb, e->p, e->n_params));
     for (int i = 0; i < L->npieces; i++) {
         const struct tb_dpiece *p = &L->pieces[i];
+        if (p->kind == TB_DPIECE_TRANSFORMER) /* no convolutions */
+            continue;
         CU_LAUNCH("conv weights", k_conv_weight(e->wb + p->c1.w, e->p + p->c1.w, p->co, p->ci, 3));
         if (p->kind == TB_DPIECE_RESNET)
             CU_LAUNCH("conv weights",
