@@ -360,8 +360,8 @@ int tb_gpu_run(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb
     if (!api)
         return tb_err(err, errlen, "no GPU: %s", g->why);
     if (spec->phase == TB_PHASE_DENOISE)
-        return tb_err(err, errlen, "phase denoise runs on the diffusion engine "
-                                   "(tb_gpu_run_denoise)");
+        return tb_err(err, errlen,
+                      "phase denoise runs on the diffusion engine (tb_gpu_run_denoise)");
     if (!tb_gpu_can_run(g, spec, err, errlen))
         return -1;
     /* decode reads each step's weights once: fp8 holds the layers' in 1 byte, the LM
@@ -459,8 +459,7 @@ out:
 /* ---- denoise ---- */
 
 int tb_gpu_run_denoise(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb_darch *a,
-                       struct tb_exec_result *r, struct tb_gpu_energy *e, char *err,
-                       size_t errlen)
+                       struct tb_exec_result *r, struct tb_gpu_energy *e, char *err, size_t errlen)
 {
     const struct tb_cuda_api *api = g->api;
     const int res = spec->resolution ? spec->resolution : a->resolution;
@@ -572,7 +571,9 @@ int tb_gpu_run_denoise(struct tb_gpu *g, const struct tb_run_spec *spec, const s
         tb_gpu_energy_derive(mj0, mj1, tb_timer_seconds(t0, t1), (double)B * spec->reps, e);
     else
         snprintf(e->note, sizeof e->note, "energy unavailable: %.220s",
-                 eerr[0] ? eerr : energy ? "the run did not validate" : g->info.nvml);
+                 eerr[0]  ? eerr
+                 : energy ? "the run did not validate"
+                          : g->info.nvml);
     tb_gpu_provenance(&g->info, r->counters, sizeof r->counters);
     rc = 0;
 out:

@@ -117,8 +117,7 @@ int tb_gpu_run(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb
  * message naming them. Fills *r (release it even on failure) and *e; returns like
  * tb_gpu_run. */
 int tb_gpu_run_denoise(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb_darch *a,
-                       struct tb_exec_result *r, struct tb_gpu_energy *e, char *err,
-                       size_t errlen);
+                       struct tb_exec_result *r, struct tb_gpu_energy *e, char *err, size_t errlen);
 
 /* The weights of a CPU engine as the plugin takes them: offsets into m->params.
  * layer_off: caller's [L * TB_CUDA_W_PER_LAYER]; rope tables caller's [max_seq, HD/2],

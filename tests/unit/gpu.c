@@ -372,8 +372,8 @@ static void test_dlayout(void)
         for (int k = 0; p->kind == TB_DPIECE_TRANSFORMER && k < p->depth; k++) {
             const struct tb_dblock *b = &l.blocks[p->block + k];
             size_t C = (size_t)p->co;
-            adjacent = adjacent && b->ao.w == b->wqkv + 3 * C * C &&
-                       b->wkv2 == b->wq2 + C * C && b->ff2.w == b->ff1.b + 8 * C;
+            adjacent = adjacent && b->ao.w == b->wqkv + 3 * C * C && b->wkv2 == b->wq2 + C * C &&
+                       b->ff2.w == b->ff1.b + 8 * C;
         }
     }
     OK(adjacent, "q|k|v and cross k|v adjacent, GEGLU's two layers in order");

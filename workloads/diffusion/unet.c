@@ -664,9 +664,12 @@ static struct tb_dparam par(const struct tb_diffusion *m, const float *w, const 
 int tb_unet_layout(const struct tb_diffusion *m, struct tb_dlayout *l, char *err, size_t errlen)
 {
     static const enum tb_dpiece_kind kinds[] = {
-        [PIECE_CONV_IN] = TB_DPIECE_CONV_IN, [PIECE_RESNET] = TB_DPIECE_RESNET,
-        [PIECE_TRANSFORMER] = TB_DPIECE_TRANSFORMER, [PIECE_DOWN] = TB_DPIECE_DOWN,
-        [PIECE_UP] = TB_DPIECE_UP, [PIECE_CONV_OUT] = TB_DPIECE_CONV_OUT,
+        [PIECE_CONV_IN] = TB_DPIECE_CONV_IN,
+        [PIECE_RESNET] = TB_DPIECE_RESNET,
+        [PIECE_TRANSFORMER] = TB_DPIECE_TRANSFORMER,
+        [PIECE_DOWN] = TB_DPIECE_DOWN,
+        [PIECE_UP] = TB_DPIECE_UP,
+        [PIECE_CONV_OUT] = TB_DPIECE_CONV_OUT,
     };
     const struct unet_state *st = state(m);
 
