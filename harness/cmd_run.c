@@ -52,11 +52,12 @@ static void usage(FILE *f)
           "Run Llama and diffusion workloads on this machine's CPU (fp32, matrix products\n"
           "and convolutions through OpenBLAS) and append their measurements to\n"
           "DIR/results.csv, one row per metric.\n"
-          "Where a CUDA GPU and the CUDA plugin are present, each Llama run also runs on\n"
-          "the GPU (executor cuda, bf16 mixed precision, run id prefixed 'cuda:', plus\n"
-          "avg_power_w and j_per_token from NVML, mfu for training, and the performance\n"
-          "model's rows for the same workload on that chip); without one, a line says\n"
-          "why and only the CPU runs. Diffusion runs stay on the CPU.\n"
+          "Where a CUDA GPU and the CUDA plugin are present, each Llama run and each UNet\n"
+          "(SDXL-style) denoise run also runs on the GPU (executor cuda, bf16 mixed\n"
+          "precision, run id prefixed 'cuda:', plus avg_power_w and j_per_token or\n"
+          "j_per_image from NVML, mfu for training, and the performance model's rows for\n"
+          "the same workload on that chip); without one, a line says why and only the CPU\n"
+          "runs. The DiTs (SD3, FLUX) stay on the CPU.\n"
           "A run already in DIR/results.csv is skipped: run the same command again to\n"
           "resume an interrupted suite.\n"
           "\n"
@@ -603,7 +604,8 @@ static void ps_set(struct tb_predict_spec *p, const char *key, const char *value
 
 /* The model's rows for spec on one chip of the GPU's instance type. Returns 0, or -1 on
  * a write error. */
-static int record_gpu_model(const struct gpu_side *g, const struct tb_run_spec *spec, char *err,
+static int record_gpu_model(const struct gpu_side *g, const struct tb_run_spec *spec,
+                            const struct resolved *mr, char *err,
                             size_t errlen)
 {
     struct tb_predict_spec ps;
@@ -626,8 +628,16 @@ static int record_gpu_model(const struct gpu_side *g, const struct tb_run_spec *
     ps_set(&ps, "phase", tb_phase_to_string(spec->phase));
     snprintf(num, sizeof num, "%d", spec->batch);
     ps_set(&ps, "batch", num);
-    snprintf(num, sizeof num, "%d", spec->seq_in);
-    ps_set(&ps, "seq_in", num);
+    if (spec->phase == TB_PHASE_DENOISE) {
+        const struct tb_darch *d = &mr->d;
+        snprintf(num, sizeof num, "%d", spec->steps ? spec->steps : d->default_steps);
+        ps_set(&ps, "steps", num);
+        snprintf(num, sizeof num, "%d", spec->resolution ? spec->resolution : d->resolution);
+        ps_set(&ps, "resolution", num);
+    } else {
+        snprintf(num, sizeof num, "%d", spec->seq_in);
+        ps_set(&ps, "seq_in", num);
+    }
     if (spec->phase == TB_PHASE_DECODE) {
         snprintf(num, sizeof num, "%d", spec->seq_out);
         ps_set(&ps, "seq_out", num);
@@ -697,10 +707,11 @@ static int run_one(const struct run_ctx *c, struct gpu_side *g, const struct tb_
     uint64_t t0;
 
     if (g) {
-        if (mr->diffusion) {
-            fprintf(stderr, "trnbench run: [%s] %s on the GPU: phase denoise is not "
-                            "implemented on the GPU executor; CPU only\n",
-                    tag, spec.model);
+        if (mr->diffusion && mr->d.kind != TB_DARCH_UNET) {
+            fprintf(stderr, "trnbench run: [%s] %s on the GPU: phase denoise of the %s "
+                            "denoiser is not implemented on the GPU executor (the UNet is); "
+                            "CPU only\n",
+                    tag, spec.model, mr->d.kind == TB_DARCH_FLUX ? "FLUX DiT" : "SD3 MMDiT");
             return 0;
         }
         if (!strcmp(spec.precision, "fp32")) /* the GPU engine's mixed precision */
@@ -731,7 +742,8 @@ static int run_one(const struct run_ctx *c, struct gpu_side *g, const struct tb_
             spec.reps);
     t0 = tb_timer_now_ns();
     if (g)
-        rc = tb_gpu_run(&g->gpu, &spec, &mr->a, &r, &e, err, sizeof err);
+        rc = mr->diffusion ? tb_gpu_run_denoise(&g->gpu, &spec, &mr->d, &r, &e, err, sizeof err)
+                           : tb_gpu_run(&g->gpu, &spec, &mr->a, &r, &e, err, sizeof err);
     else
         rc = mr->diffusion ? tb_exec_run_denoise(&spec, &mr->d, &r, err, sizeof err)
                            : tb_exec_run(&spec, &mr->a, &r, err, sizeof err);
@@ -749,7 +761,7 @@ static int run_one(const struct run_ctx *c, struct gpu_side *g, const struct tb_
         nextra = gpu_extras(g, &spec, &r, &e, extra);
     if (record(c, &spec, mr, &r, id, extra, nextra, g && !e.ok ? e.note : NULL, err,
                sizeof err) != 0 ||
-        (g && record_gpu_model(g, &spec, err, sizeof err) != 0)) {
+        (g && record_gpu_model(g, &spec, mr, err, sizeof err) != 0)) {
         fprintf(stderr, "trnbench run: %s\n", err);
         tb_exec_result_release(&r);
         return -1;

@@ -29,12 +29,16 @@
  * thread-safe: one caller at a time.
  *
  * Shape legend (workloads/llama/llama.h): B batch, T tokens, C hidden, NH/NKV heads,
- * HD head dim, F FFN width, V vocabulary, L layers, N = B*T rows.
+ * HD head dim, F FFN width, V vocabulary, L layers, N = B*T rows. Diffusion
+ * (workloads/diffusion/diffusion.h): B images, Cl latent channels, H x W latents, S
+ * text tokens, Dc context width, Dp pooled width; the GPU keeps images channel-last
+ * ([B, H, W, C], a transformer's tokens without a transpose).
  */
 #ifndef TB_CUDA_ABI_H
 #define TB_CUDA_ABI_H
 
 #include "tb_arch.h"
+#include "tb_darch.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -101,6 +105,14 @@ enum tb_cuda_llama_flags {
                                        with the reason */
 };
 
+/* The CPU diffusion engine's parameters: its fp32 arena and where each tensor lies in
+ * it (tb_diffusion_layout). Both borrowed for the call; the arena is copied at init. */
+struct tb_cuda_diffusion_weights {
+    const float *params; /* host: [n_params] */
+    size_t n_params;
+    const struct tb_dlayout *layout;
+};
+
 struct tb_cuda_adamw {
     float lr, beta1, beta2, eps, weight_decay;
 };
@@ -138,6 +150,18 @@ enum tb_cuda_op {
                                   softmax_scale -> o (q's layout), lse [B,NH,T]; with dout
                                   in[3] (o's layout) also dq (q's layout), dk | dv (two of
                                   k's layout, one after the other) */
+    /* diffusion (channel-last images [B, H, W, C]; HW = H*W) */
+    TB_CUDA_OP_GROUPNORM,      /* x[B, HW, C] fp32, w[C], b[C] -> out[B, HW, C] (bf16), G
+                                  groups, eps, then SiLU when silu */
+    TB_CUDA_OP_CONV2D,         /* x[B, H, W, ci] (bf16), w[co, ci, k, k], bias[co] -> out
+                                  [B, Ho, Wo, co] fp32; k = ksize, padding k/2, stride;
+                                  upsample: nearest 2x of x first (H, W are x's) */
+    TB_CUDA_OP_LAYERNORM,      /* x[N, C] fp32, w[C], b[C] -> out[N, C] (bf16); eps */
+    TB_CUDA_OP_GEGLU,          /* ff[N, 2F] fp32 (value | gate), bias[2F] -> h[N, F] (bf16) =
+                                  (value + b) GELU(gate + b), the exact (erf) GELU */
+    TB_CUDA_OP_ATTENTION_NC,   /* q[B*T, NH*HD], k, v[B*S, NH*HD] (bf16, token-major) ->
+                                  y[B*T, NH*HD] (fp32 of bf16): non-causal softmax
+                                  attention, scale 1/sqrt(HD) */
     TB_CUDA_OP_COUNT
 };
 struct tb_cuda_op_args {
@@ -162,6 +186,9 @@ struct tb_cuda_op_args {
     int Sk;
     bool causal, token_major;
     float softmax_scale;
+    /* diffusion ops */
+    int H, W, G, S, ci, co, ksize, stride;
+    bool silu, upsample;
 };
 
 struct tb_cuda_api {
@@ -205,6 +232,37 @@ struct tb_cuda_api {
 
     /* One kernel test (see enum tb_cuda_op). */
     int (*op)(struct tb_cuda_op_args *a, char *err, size_t errlen);
+
+    /* ---- the diffusion denoiser (tb_diffusion_forward's math; the UNet only for now:
+     * init refuses the DiTs with a reason) ---- */
+
+    /* Engine on device 0 for up to max_batch images of lat_h x lat_w latents, the
+     * parameters copied from w (layout as a->kind describes). */
+    int (*diffusion_init)(void **eng, const struct tb_darch *a,
+                          const struct tb_cuda_diffusion_weights *w, int max_batch, int lat_h,
+                          int lat_w, char *err, size_t errlen);
+    void (*diffusion_free)(void *eng);
+    size_t (*diffusion_bytes)(void *eng); /* device memory the engine holds */
+    /* One denoiser pass, host in and out (synchronising), tb_diffusion_forward's
+     * arguments: x [B, Cl, H, W], t [B], ctx [B, S, Dc], pooled [B, Dp], guidance [B] or
+     * NULL -> out [B, Cl, H, W]. */
+    int (*diffusion_forward)(void *eng, const float *x, const float *t, const float *ctx,
+                             const float *pooled, const float *guidance, int B, float *out,
+                             char *err, size_t errlen);
+    /* tb_diffusion_sample's loop on the device for B images from x_T = latents [B, Cl,
+     * H, W], with ctx [cfg B, S, Dc] and pooled [cfg B, max(Dp, 1)] (cfg = 2 with
+     * classifier-free guidance, a->cfg) and the schedule of each step s (t[s], c_in[s],
+     * dt[s]; tb_diffusion_schedule): the pass on latents * c_in over the cfg B images,
+     * prediction = uncond + guidance_scale (cond - uncond) with CFG, latents += dt
+     * prediction. Queued; the latents stay on the device (diffusion_latents). */
+    int (*diffusion_sample)(void *eng, const float *latents, const float *ctx,
+                            const float *pooled, int B, int steps, const float *t,
+                            const float *c_in, const float *dt, float guidance_scale, char *err,
+                            size_t errlen);
+    /* Synchronise, then the last sample's latents [B, Cl, H, W] (n floats at most) and
+     * whether every one is finite. */
+    int (*diffusion_latents)(void *eng, float *out, size_t n, bool *finite, char *err,
+                             size_t errlen);
 };
 
 typedef const struct tb_cuda_api *(*tb_cuda_plugin_fn)(int abi_version);

@@ -647,3 +647,10 @@ double tb_dflops_image(const struct tb_darch *a, double B, int resolution, int s
     return tb_dflops_encoders(a, B) + tb_dpasses(a, steps) * tb_dflops_denoiser(a, B, resolution) +
            tb_dflops_vae_decode(a, B, resolution);
 }
+
+void tb_dlayout_release(struct tb_dlayout *l)
+{
+    free(l->pieces);
+    free(l->blocks);
+    memset(l, 0, sizeof *l);
+}

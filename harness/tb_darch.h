@@ -155,4 +155,60 @@ double tb_dflops_vae_decode(const struct tb_darch *a, double B, int resolution);
 /* FLOPs of a whole image: encoders + passes x denoiser + VAE decode. */
 double tb_dflops_image(const struct tb_darch *a, double B, int resolution, int steps);
 
+/* ---- the CPU engine's UNet parameter layout ----
+ * Where each tensor of the UNet lives in the CPU engine's parameter arena (struct
+ * tb_diffusion's params, workloads/diffusion/diffusion.h), as offsets in floats, piece by
+ * piece in forward order (the walk above: conv_in, ResNets, transformers, down convs,
+ * up convs, conv_out). Other executors (the CUDA plugin) mirror the arena from it
+ * instead of repeating the layout. Shapes are PyTorch's: conv [co, ci, k, k], linear
+ * [out, in]; norms: scale then shift, [c] each. TB_DLAYOUT_NONE: absent. The engine
+ * fills it (tb_diffusion_layout); tb_dlayout_release frees the arrays. */
+
+#define TB_DLAYOUT_NONE ((size_t)-1)
+
+enum tb_dpiece_kind {
+    TB_DPIECE_CONV_IN,     /* 3x3 conv Cl -> ch[0] (c1) */
+    TB_DPIECE_RESNET,      /* n1, c1 (3x3), temb (Te -> co), n2, c2 (3x3), sc (1x1, ci != co) */
+    TB_DPIECE_TRANSFORMER, /* n1 (GroupNorm), pin, blocks, pout */
+    TB_DPIECE_DOWN,        /* stride-2 3x3 conv (c1), output at level + 1 */
+    TB_DPIECE_UP,          /* nearest 2x upsampling then 3x3 conv (c1), output at level - 1 */
+    TB_DPIECE_CONV_OUT,    /* GroupNorm n1, SiLU, 3x3 conv ch[0] -> Cl (c1) */
+};
+
+/* Weight and bias offsets of one layer. */
+struct tb_dparam {
+    size_t w, b;
+};
+
+struct tb_dpiece {
+    enum tb_dpiece_kind kind;
+    int level;  /* input resolution level */
+    int ci, co; /* channels in (up-path ResNets: current + skip) and out */
+    int depth;  /* transformer blocks */
+    bool cat;   /* input = [current | popped skip] on channels */
+    bool push;  /* the output is saved as a skip */
+    struct tb_dparam n1, n2, c1, c2, sc, temb, pin, pout;
+    int block;  /* transformer: index of its first block in tb_dlayout.blocks */
+};
+
+/* One transformer block of width C. wqkv: q, k, v [C, C] each, adjacent; wkv2: the
+ * cross-attention k, v [C, Dc] each, adjacent; no biases on q, k, v. ff1 [8C, C]: value
+ * rows [0, 4C), gate rows [4C, 8C). */
+struct tb_dblock {
+    struct tb_dparam ln1, ln2, ln3, ao, co, ff1, ff2;
+    size_t wqkv, wq2, wkv2;
+};
+
+struct tb_dlayout {
+    size_t n_params;            /* floats in the arena */
+    struct tb_dparam t1, t2;    /* time MLP: Tp -> Te -> Te */
+    struct tb_dparam a1, a2;    /* additional MLP: Da -> Te -> Te (NONE when Da = 0) */
+    struct tb_dpiece *pieces;   /* owned: [npieces] */
+    int npieces;
+    struct tb_dblock *blocks;   /* owned: [nblocks] */
+    int nblocks;
+};
+
+void tb_dlayout_release(struct tb_dlayout *l);
+
 #endif

@@ -3,6 +3,7 @@
 
 #include "tb_timer.h"
 #include "tb_util.h"
+#include "workloads/diffusion/diffusion.h"
 #include "workloads/llama/llama.h"
 
 #include <dlfcn.h>
@@ -365,7 +366,8 @@ int tb_gpu_run(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb
     if (!api)
         return tb_err(err, errlen, "no GPU: %s", g->why);
     if (spec->phase == TB_PHASE_DENOISE)
-        return tb_err(err, errlen, "phase denoise is not implemented on the GPU executor yet");
+        return tb_err(err, errlen,
+                      "phase denoise runs on the diffusion engine (tb_gpu_run_denoise)");
     if (!tb_gpu_can_run(g, spec, err, errlen))
         return -1;
     /* decode reads each step's weights once: fp8 holds the layers' in 1 byte, the LM
@@ -457,5 +459,140 @@ out:
     free(logits);
     free(tokens);
     free(targets);
+    return rc;
+}
+
+/* ---- denoise ---- */
+
+int tb_gpu_run_denoise(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb_darch *a,
+                       struct tb_exec_result *r, struct tb_gpu_energy *e, char *err, size_t errlen)
+{
+    const struct tb_cuda_api *api = g->api;
+    const int res = spec->resolution ? spec->resolution : a->resolution;
+    const int steps = spec->steps ? spec->steps : a->default_steps;
+    const int B = spec->batch, lat = res / a->vae_scale, cfg = a->cfg ? 2 : 1;
+    const size_t img = (size_t)a->latent_channels * lat * lat;
+    const size_t nctx = (size_t)a->text_tokens * a->context_dim;
+    const size_t npool = (size_t)(a->pooled_dim > 0 ? a->pooled_dim : 1);
+    const float guidance = 5.0f; /* a typical scale; the work does not depend on it */
+    struct tb_diffusion cpu;
+    struct tb_dlayout lay;
+    struct tb_cuda_diffusion_weights w;
+    float *latents = NULL, *ctx = NULL, *pooled = NULL, *ts = NULL, *c_in = NULL, *dt = NULL;
+    unsigned long long mj0 = 0, mj1 = 0;
+    bool have_cpu = false, energy = false;
+    uint64_t t0 = 0, t1 = 0, tick = tb_timer_tick_ns();
+    void *eng = NULL;
+    char eerr[256] = "";
+    int rc = -1;
+
+    memset(r, 0, sizeof *r);
+    memset(&lay, 0, sizeof lay);
+    tb_gpu_energy_derive(0, 0, 0, 0, e);
+    if (a->kind != TB_DARCH_UNET)
+        return tb_err(err, errlen,
+                      "%s: phase denoise of the %s denoiser is not implemented on the GPU "
+                      "executor (the UNet is); it runs on the CPU",
+                      a->name, a->kind == TB_DARCH_FLUX ? "FLUX DiT" : "SD3 MMDiT");
+    if (!api)
+        return tb_err(err, errlen, "no GPU: %s", g->why);
+    if (!tb_gpu_can_run(g, spec, err, errlen))
+        return -1;
+    if (B < 1 || steps < 1 || lat < 1)
+        return tb_err(err, errlen, "%s: batch %d, %d steps at %d px: nothing to run", a->name, B,
+                      steps, res);
+    /* the CPU executor's result (tb_exec_run_denoise): one repetition is one batch of
+     * images generated with all the steps */
+    r->reps = spec->reps;
+    r->valid = true;
+    r->steps = steps;
+    r->tokens = B;
+    r->flops = tb_dpasses(a, steps) * tb_dflops_denoiser(a, B, res);
+    r->loss_first = r->loss_last = NAN;
+    r->secs = tb_alloc_array((size_t)spec->reps, sizeof *r->secs);
+    latents = tb_alloc_array((size_t)B * img, sizeof *latents);
+    ctx = tb_alloc_array((size_t)cfg * B * nctx, sizeof *ctx);
+    pooled = tb_alloc_array((size_t)cfg * B * npool, sizeof *pooled);
+    ts = tb_alloc_array((size_t)steps, sizeof *ts);
+    c_in = tb_alloc_array((size_t)steps, sizeof *c_in);
+    dt = tb_alloc_array((size_t)steps, sizeof *dt);
+    if (!r->secs || !latents || !ctx || !pooled || !ts || !c_in || !dt) {
+        tb_err(err, errlen, "out of memory for %d images", B);
+        goto out;
+    }
+    for (int s = 0; s < steps; s++)
+        tb_diffusion_schedule(a, s, steps, &ts[s], &c_in[s], &dt[s]);
+
+    /* the CPU engine draws the weights (the same seed gives the same weights on both
+     * executors, whatever the batch); it is freed once the plugin has copied them */
+    if (tb_diffusion_init(&cpu, a, 1, lat, lat, spec->seed, err, errlen) != 0)
+        goto out;
+    have_cpu = true;
+    if (tb_diffusion_layout(&cpu, &lay, err, errlen) != 0)
+        goto out;
+    w.params = cpu.params;
+    w.n_params = cpu.n_params;
+    w.layout = &lay;
+    if (api->diffusion_init(&eng, a, &w, cfg * B, lat, lat, err, errlen) != 0)
+        goto out;
+    tb_diffusion_release(&cpu);
+    have_cpu = false;
+    r->engine_bytes = api->diffusion_bytes(eng);
+
+    for (int k = -spec->warmup; k < spec->reps; k++) { /* k < 0: warm-up */
+        bool finite;
+        double secs;
+        /* the inputs of this generation (x_T and the stand-ins for the text encoders'
+         * outputs, drawn as the CPU executor draws them) before the timed region: the
+         * encoders are not run on either executor */
+        tb_diffusion_sample_inputs(a, B, lat, lat, spec->seed + (uint64_t)(k + spec->warmup),
+                                   latents, ctx, pooled);
+        if (k == 0) {
+            energy = api->energy_mj(&mj0, eerr, sizeof eerr) == 0;
+            t0 = tb_timer_now_ns();
+        }
+        if (api->timer_start(err, errlen) != 0 ||
+            api->diffusion_sample(eng, latents, ctx, pooled, B, steps, ts, c_in, dt, guidance, err,
+                                  errlen) != 0 ||
+            api->timer_stop(&secs, err, errlen) != 0)
+            goto out;
+        if (k == spec->reps - 1 && energy) {
+            t1 = tb_timer_now_ns();
+            energy = api->energy_mj(&mj1, eerr, sizeof eerr) == 0;
+        }
+        if (k >= 0) {
+            r->secs[k] = secs;
+            if (!r->note[0])
+                tb_timer_check((uint64_t)(secs * 1e9), tick, r->note, sizeof r->note);
+        }
+        /* validation outside the timed region, as on the CPU: finite latents */
+        if (api->diffusion_latents(eng, latents, (size_t)B * img, &finite, err, errlen) != 0)
+            goto out;
+        if (!finite) {
+            tb_exec_invalid(r, "latents not finite");
+            break;
+        }
+    }
+    if (energy && r->valid)
+        tb_gpu_energy_derive(mj0, mj1, tb_timer_seconds(t0, t1), (double)B * spec->reps, e);
+    else
+        snprintf(e->note, sizeof e->note, "energy unavailable: %.220s",
+                 eerr[0]  ? eerr
+                 : energy ? "the run did not validate"
+                          : g->info.nvml);
+    tb_gpu_provenance(&g->info, r->counters, sizeof r->counters);
+    rc = 0;
+out:
+    if (eng)
+        api->diffusion_free(eng);
+    if (have_cpu)
+        tb_diffusion_release(&cpu);
+    tb_dlayout_release(&lay);
+    free(latents);
+    free(ctx);
+    free(pooled);
+    free(ts);
+    free(c_in);
+    free(dt);
     return rc;
 }

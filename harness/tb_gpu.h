@@ -21,10 +21,10 @@
  * and tb_gpu_open refuses it unless TB_GPU_EMULATOR_OK (tests), so it never produces
  * benchmark rows.
  *
- * Measurement (tb_gpu_run): the CPU executor's semantics (tb_exec.h: warm-up, then
- * timed repetitions, decode restarting at position T each repetition, validation of
- * every repetition outside the timed region), timed with CUDA events around each
- * repetition, and NVML's total-energy counter read before and after the timed
+ * Measurement (tb_gpu_run, tb_gpu_run_denoise): the CPU executor's semantics (tb_exec.h:
+ * warm-up, then timed repetitions, decode restarting at position T each repetition,
+ * validation of every repetition outside the timed region), timed with CUDA events
+ * around each repetition, and NVML's total-energy counter read before and after the timed
  * repetitions for the energy figures (tb_gpu_energy_derive).
  *
  * Ownership: a struct tb_gpu owns the dlopen handle; tb_gpu_close releases it. Not
@@ -110,9 +110,20 @@ bool tb_gpu_can_run(const struct tb_gpu *g, const struct tb_run_spec *spec, char
  * exactly as the CPU engine draws them (a CPU engine is set up to draw them, then
  * freed), tokens as tb_exec_inputs. Fills *r (release it even on failure) and *e.
  * Returns 0 when it ran (see r->valid), -1 with a message when the device or the engine
- * failed, the phase is not implemented on the GPU (denoise) or tb_gpu_can_run says no. */
+ * failed, the phase is not one of these (denoise: tb_gpu_run_denoise) or
+ * tb_gpu_can_run says no. */
 int tb_gpu_run(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb_arch *arch,
                struct tb_exec_result *r, struct tb_gpu_energy *e, char *err, size_t errlen);
+
+/* Phase denoise on the GPU: tb_exec_run_denoise's semantics (the same weights, inputs,
+ * schedule, classifier-free guidance at scale 5 and validation: finite latents after
+ * every generation, outside the timed region) with the sampler's whole loop on the
+ * device, each repetition (all the steps of one batch of images) timed with CUDA
+ * events and the energy per image from NVML. The UNet only: the DiTs give -1 with a
+ * message naming them. Fills *r (release it even on failure) and *e; returns like
+ * tb_gpu_run. */
+int tb_gpu_run_denoise(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb_darch *a,
+                       struct tb_exec_result *r, struct tb_gpu_energy *e, char *err, size_t errlen);
 
 /* The weights of a CPU engine as the plugin takes them: offsets into m->params.
  * layer_off: caller's [L * TB_CUDA_W_PER_LAYER]; rope tables caller's [max_seq, HD/2],

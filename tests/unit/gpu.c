@@ -5,7 +5,8 @@
  * (disabled, plugin missing, no driver, and, where the plugin was built, loading it
  * anyway and probing a machine without a device); tb_gpu_run without a device is an
  * error with that reason; the energy arithmetic on real numbers; the provenance
- * strings; the weight offsets handed to the plugin match the CPU engine's layout; the
+ * strings; the weight offsets handed to the plugin match the CPU engine's layout (the
+ * Llama's and the UNet's); the GPU denoise run names the DiTs it does not cover; the
  * host's e4m3 rounding (the reference of the fp8 tests) on known values, against an
  * independent decoder of all 256 codes and at every midpoint between neighbours.
  *
@@ -30,6 +31,16 @@
  *   engine vs CPU engine (bf16 weights and activations vs fp32): prefill and decode
  *     logits max |err| <= 5e-2 x max|ref|, NMSE <= 1e-3; training loss of the first
  *     step within 5e-3 nats, of the fourth within 2e-2, and falling
+ *   diffusion kernels: GroupNorm, LayerNorm, GEGLU (one bf16 rounding of the output):
+ *     the bf16 bounds above; convolution (bf16 inputs, fp32 accumulation and output):
+ *     the fp32 bounds; non-causal attention (P and y rounded to bf16): 2e-2, NMSE 1e-4
+ *   UNet denoiser vs the double-precision reference on sdxl-tiny (8x8 latents, two
+ *     images): every product rounds its inputs to bf16 (2^-9 relative each), about 30
+ *     products deep with GroupNorm and LayerNorm renormalising in between, so errors
+ *     add up like a random walk of ~30 roundings (~1% of the signal) rather than
+ *     compounding: max |err| <= 5e-2 x max|ref|, NMSE <= 1e-3, the Llama engine's
+ *     bounds; the device sampler vs tb_diffusion_sample (4 steps with CFG: the errors
+ *     of 8 passes, each scaled by the step's dt, on latents of scale 14.6): the same
  *
  * fp8 (e4m3), on devices of compute capability 8.9+ (below: the refusal and its reason
  * are tested, the rest skipped with it):
@@ -50,8 +61,10 @@
  *     stale scale gives NMSE near 1 and fails it.
  */
 #include "tb_arch.h"
+#include "tb_darch.h"
 #include "tb_gpu.h"
 #include "tb_util.h"
+#include "workloads/diffusion/diffusion.h"
 #include "workloads/llama/llama.h"
 
 #include "tests/tap/basic.h"
@@ -320,6 +333,86 @@ static void test_weights(const struct tb_arch *a)
     free(off);
     free(cs);
     free(sn);
+}
+
+static void load_darch(struct tb_darch *d, const char *name)
+{
+    char path[128], err[512], *full;
+    snprintf(path, sizeof path, "workloads/diffusion/%s.model", name);
+    full = test_src_path(path);
+    if (tb_darch_load(d, full, err, sizeof err) != 0)
+        bail("%s", err);
+    free(full);
+}
+
+/* The UNet's layout as the plugin gets it: every tensor where the CPU engine has it. */
+static void test_dlayout(void)
+{
+    struct tb_darch d, f;
+    struct tb_diffusion m;
+    struct tb_dlayout l;
+    struct tb_gpu g;
+    struct tb_run_spec spec;
+    struct tb_exec_result r;
+    struct tb_gpu_energy e;
+    char err[512] = "";
+    bool adjacent = true, inside = true;
+    int pushed = 0, popped = 0;
+    size_t end = 0;
+
+    load_darch(&d, "sdxl-tiny");
+    if (tb_diffusion_init(&m, &d, 1, 8, 8, 3, err, sizeof err) != 0)
+        bail("%s", err);
+    IS_INT(0, tb_diffusion_layout(&m, &l, err, sizeof err), "UNet layout exposed%s%s",
+           err[0] ? ": " : "", err);
+    OK(l.n_params == m.n_params && l.npieces > 0, "the whole arena, %d pieces", l.npieces);
+    OK(l.pieces[0].kind == TB_DPIECE_CONV_IN && l.pieces[l.npieces - 1].kind == TB_DPIECE_CONV_OUT,
+       "conv_in first, conv_out last");
+    for (int i = 0; i < l.npieces; i++) {
+        const struct tb_dpiece *p = &l.pieces[i];
+        pushed += p->push;
+        popped += p->cat;
+        end = p->c1.b != TB_DLAYOUT_NONE && p->c1.b + (size_t)p->co > end ? p->c1.b + p->co : end;
+        if (p->kind == TB_DPIECE_RESNET)
+            inside = inside && (p->ci == p->co) == (p->sc.w == TB_DLAYOUT_NONE) &&
+                     p->temb.w != TB_DLAYOUT_NONE;
+        for (int k = 0; p->kind == TB_DPIECE_TRANSFORMER && k < p->depth; k++) {
+            const struct tb_dblock *b = &l.blocks[p->block + k];
+            size_t C = (size_t)p->co;
+            adjacent = adjacent && b->ao.w == b->wqkv + 3 * C * C && b->wkv2 == b->wq2 + C * C &&
+                       b->ff2.w == b->ff1.b + 8 * C;
+        }
+    }
+    OK(adjacent, "q|k|v and cross k|v adjacent, GEGLU's two layers in order");
+    OK(inside, "ResNets have a shortcut exactly when their channels change");
+    IS_INT(pushed, popped, "every skip pushed is concatenated once");
+    OK(end == m.n_params && m.params[l.pieces[0].c1.w] != 0.0f,
+       "the arena ends with conv_out's bias; conv_in's weights are drawn");
+    tb_dlayout_release(&l);
+    tb_diffusion_release(&m);
+
+    load_darch(&f, "flux-tiny");
+    if (tb_diffusion_init(&m, &f, 1, 8, 8, 3, err, sizeof err) != 0)
+        bail("%s", err);
+    IS_INT(-1, tb_diffusion_layout(&m, &l, err, sizeof err), "a DiT's layout is not exposed");
+    OK(strstr(err, "flux-tiny") != NULL, "and the message names it: %s", err);
+    tb_diffusion_release(&m);
+
+    /* the GPU executor refuses the DiTs by name, device or not */
+    memset(&g, 0, sizeof g);
+    snprintf(g.why, sizeof g.why, "no CUDA device: test");
+    tb_run_spec_init(&spec);
+    snprintf(spec.model, sizeof spec.model, "flux-tiny");
+    spec.phase = TB_PHASE_DENOISE;
+    IS_INT(-1, tb_gpu_run_denoise(&g, &spec, &f, &r, &e, err, sizeof err),
+           "GPU denoise of a DiT fails");
+    OK(strstr(err, "FLUX DiT") && strstr(err, "CPU"), "naming the denoiser: %s", err);
+    tb_exec_result_release(&r);
+    snprintf(spec.model, sizeof spec.model, "sdxl-tiny");
+    IS_INT(-1, tb_gpu_run_denoise(&g, &spec, &d, &r, &e, err, sizeof err),
+           "GPU denoise of the UNet without a device fails");
+    IS_STRING("no GPU: no CUDA device: test", err, "with the reason");
+    tb_exec_result_release(&r);
 }
 
 static void test_e4m3_host(void)
@@ -935,6 +1028,334 @@ static void test_products(const struct tb_cuda_api *api)
     free(b);
 }
 
+/* ---- diffusion kernels (device) ---- */
+
+static double ref_gelu(double g)
+{
+    return 0.5 * g * (1.0 + erf(g / sqrt(2.0)));
+}
+
+static void test_groupnorm(const struct tb_cuda_api *api)
+{
+    enum { B = 2, H = 3, W = 5, C = 12, G = 4, HW = H * W, CPG = C / G, N = B * HW * C };
+    float *x = randv(N, 3, false), *w = randv(C, 1, false), *bb = randv(C, 1, false), out[N];
+    double ref[2][N];
+    struct tb_cuda_op_args o;
+    for (int b = 0; b < B; b++)
+        for (int g = 0; g < G; g++) {
+            double mean = 0, var = 0;
+            for (int p = 0; p < HW; p++)
+                for (int j = 0; j < CPG; j++)
+                    mean += x[(b * HW + p) * C + g * CPG + j];
+            mean /= HW * CPG;
+            for (int p = 0; p < HW; p++)
+                for (int j = 0; j < CPG; j++) {
+                    double dd = x[(b * HW + p) * C + g * CPG + j] - mean;
+                    var += dd * dd;
+                }
+            var /= HW * CPG;
+            for (int p = 0; p < HW; p++)
+                for (int j = 0; j < CPG; j++) {
+                    int c = g * CPG + j, i = (b * HW + p) * C + c;
+                    double y = (x[i] - mean) / sqrt(var + 1e-5) * w[c] + bb[c];
+                    ref[0][i] = y;
+                    ref[1][i] = y / (1.0 + exp(-y));
+                }
+        }
+    for (int act = 0; act < 2; act++) {
+        memset(&o, 0, sizeof o);
+        o.op = TB_CUDA_OP_GROUPNORM;
+        o.B = B;
+        o.H = H;
+        o.W = W;
+        o.C = C;
+        o.G = G;
+        o.eps = 1e-5f;
+        o.silu = act;
+        o.in[0] = x;
+        o.in[1] = w;
+        o.in[2] = bb;
+        o.out[0] = out;
+        run_op(api, &o, "groupnorm");
+        close_to(out, ref[act], N, BF16_REL, BF16_NMSE,
+                 act ? "GroupNorm + SiLU, channel-last (bf16 out)" : "GroupNorm (bf16 out)");
+    }
+    free(x);
+    free(w);
+    free(bb);
+}
+
+/* Direct convolution of channel-last x [B, H, W, ci] (upsampled 2x nearest first when
+ * up) with w [co, ci, k, k], padding k/2, stride s: out [B, Ho, Wo, co]. */
+static void ref_conv(double *out, const float *x, const float *w, const float *bias, int B, int H,
+                     int W, int ci, int co, int k, int s, bool up, int *Ho, int *Wo)
+{
+    int Hl = up ? 2 * H : H, Wl = up ? 2 * W : W, pad = k / 2;
+    *Ho = (Hl + 2 * pad - k) / s + 1;
+    *Wo = (Wl + 2 * pad - k) / s + 1;
+    for (int b = 0; b < B; b++)
+        for (int oy = 0; oy < *Ho; oy++)
+            for (int ox = 0; ox < *Wo; ox++)
+                for (int o = 0; o < co; o++) {
+                    double acc = bias[o];
+                    for (int c = 0; c < ci; c++)
+                        for (int ky = 0; ky < k; ky++)
+                            for (int kx = 0; kx < k; kx++) {
+                                int iy = oy * s + ky - pad, ix = ox * s + kx - pad;
+                                if (iy < 0 || iy >= Hl || ix < 0 || ix >= Wl)
+                                    continue;
+                                if (up) {
+                                    iy /= 2;
+                                    ix /= 2;
+                                }
+                                acc += (double)w[((o * ci + c) * k + ky) * k + kx] *
+                                       x[((b * H + iy) * W + ix) * ci + c];
+                            }
+                    out[((b * *Ho + oy) * *Wo + ox) * co + o] = acc;
+                }
+}
+
+static void test_conv2d(const struct tb_cuda_api *api)
+{
+    enum { B = 2, H = 5, W = 6, CI = 7, CO = 5, MAXO = B * 10 * 12 * CO };
+    static const struct {
+        int k, s;
+        bool up;
+        const char *what;
+    } cases[] = {
+        {3, 1, false, "3x3 conv, im2col + product (fp32 out)"},
+        {3, 2, false, "3x3 conv, stride 2"},
+        {3, 1, true, "3x3 conv of the 2x nearest upsampling"},
+        {1, 1, false, "1x1 conv"},
+    };
+    float *x = randv(B * H * W * CI, 1, true), *w = randv(CO * CI * 9, 1, true);
+    float *bias = randv(CO, 1, false), out[MAXO];
+    double ref[MAXO];
+    struct tb_cuda_op_args o;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        int Ho, Wo;
+        ref_conv(ref, x, w, bias, B, H, W, CI, CO, cases[i].k, cases[i].s, cases[i].up, &Ho, &Wo);
+        memset(&o, 0, sizeof o);
+        o.op = TB_CUDA_OP_CONV2D;
+        o.B = B;
+        o.H = H;
+        o.W = W;
+        o.ci = CI;
+        o.co = CO;
+        o.ksize = cases[i].k;
+        o.stride = cases[i].s;
+        o.upsample = cases[i].up;
+        o.in[0] = x;
+        o.in[1] = w;
+        o.in[2] = bias;
+        o.out[0] = out;
+        run_op(api, &o, "conv2d");
+        close_to(out, ref, (size_t)B * Ho * Wo * CO, F32_REL, F32_NMSE, cases[i].what);
+    }
+    free(x);
+    free(w);
+    free(bias);
+}
+
+static void test_layernorm(const struct tb_cuda_api *api)
+{
+    enum { N = 5, C = 40 };
+    float *x = randv(N * C, 4, false), *w = randv(C, 1, false), *bb = randv(C, 1, false);
+    float out[N * C];
+    double ref[N * C];
+    struct tb_cuda_op_args o;
+    for (int n = 0; n < N; n++) {
+        double mean = 0, var = 0;
+        for (int c = 0; c < C; c++)
+            mean += x[n * C + c];
+        mean /= C;
+        for (int c = 0; c < C; c++)
+            var += (x[n * C + c] - mean) * (x[n * C + c] - mean);
+        var /= C;
+        for (int c = 0; c < C; c++)
+            ref[n * C + c] = (x[n * C + c] - mean) / sqrt(var + 1e-5) * w[c] + bb[c];
+    }
+    memset(&o, 0, sizeof o);
+    o.op = TB_CUDA_OP_LAYERNORM;
+    o.N = N;
+    o.C = C;
+    o.eps = 1e-5f;
+    o.in[0] = x;
+    o.in[1] = w;
+    o.in[2] = bb;
+    o.out[0] = out;
+    run_op(api, &o, "layernorm");
+    close_to(out, ref, N * C, BF16_REL, BF16_NMSE, "LayerNorm (bf16 out)");
+    free(x);
+    free(w);
+    free(bb);
+}
+
+static void test_geglu(const struct tb_cuda_api *api)
+{
+    enum { N = 4, F = 24 };
+    float *ff = randv(N * 2 * F, 3, false), *bias = randv(2 * F, 1, false), out[N * F];
+    double ref[N * F];
+    struct tb_cuda_op_args o;
+    for (int n = 0; n < N; n++)
+        for (int j = 0; j < F; j++)
+            ref[n * F + j] = ((double)ff[n * 2 * F + j] + bias[j]) *
+                             ref_gelu((double)ff[n * 2 * F + F + j] + bias[F + j]);
+    memset(&o, 0, sizeof o);
+    o.op = TB_CUDA_OP_GEGLU;
+    o.N = N;
+    o.F = F;
+    o.in[0] = ff;
+    o.in[1] = bias;
+    o.out[0] = out;
+    run_op(api, &o, "geglu");
+    close_to(out, ref, N * F, BF16_REL, BF16_NMSE, "GEGLU with bias, erf GELU (bf16 out)");
+    free(ff);
+    free(bias);
+}
+
+static void test_attention_nc(const struct tb_cuda_api *api)
+{
+    enum { B = 2, T = 6, S = 5, NH = 2, HD = 8, D = NH * HD };
+    float *q = randv(B * T * D, 2, true), *k = randv(B * S * D, 2, true);
+    float *v = randv(B * S * D, 1, true), y[B * T * D];
+    double ref[B * T * D], sc[S];
+    struct tb_cuda_op_args o;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++)
+            for (int i = 0; i < T; i++) {
+                double mx = -INFINITY, sum = 0;
+                for (int j = 0; j < S; j++) {
+                    double d = 0;
+                    for (int e = 0; e < HD; e++)
+                        d += (double)q[(b * T + i) * D + h * HD + e] *
+                             k[(b * S + j) * D + h * HD + e];
+                    sc[j] = d / sqrt((double)HD);
+                    mx = sc[j] > mx ? sc[j] : mx;
+                }
+                for (int j = 0; j < S; j++)
+                    sum += (sc[j] = exp(sc[j] - mx));
+                for (int e = 0; e < HD; e++) {
+                    double acc = 0;
+                    for (int j = 0; j < S; j++)
+                        acc += sc[j] / sum * v[(b * S + j) * D + h * HD + e];
+                    ref[(b * T + i) * D + h * HD + e] = acc;
+                }
+            }
+    memset(&o, 0, sizeof o);
+    o.op = TB_CUDA_OP_ATTENTION_NC;
+    o.B = B;
+    o.T = T;
+    o.S = S;
+    o.NH = NH;
+    o.HD = HD;
+    o.in[0] = q;
+    o.in[1] = k;
+    o.in[2] = v;
+    o.out[0] = y;
+    run_op(api, &o, "attention_nc");
+    close_to(y, ref, B * T * D, 2e-2, 1e-4,
+             "non-causal attention, cross-shaped (T 6 queries, S 5 keys, 2 heads)");
+    free(q);
+    free(k);
+    free(v);
+}
+
+/* The UNet on the device against the CPU engine's double-precision reference, then
+ * the device sampler against tb_diffusion_sample. */
+static void test_denoiser(struct tb_gpu *g)
+{
+    enum { B = 2, LAT = 8, STEPS = 4 };
+    const struct tb_cuda_api *api = g->api;
+    struct tb_darch d;
+    struct tb_diffusion m;
+    struct tb_dlayout l;
+    struct tb_cuda_diffusion_weights w;
+    size_t img, nctx, npool;
+    float *x, *ctx, *pooled, *out, *lat_cpu, *lat_gpu, *ctx2, *pool2;
+    float t[B] = {0.3f, 0.85f}, ts[STEPS], ci[STEPS], dt[STEPS];
+    double *ref;
+    void *eng = NULL;
+    bool finite = false;
+    char err[512];
+
+    load_darch(&d, "sdxl-tiny");
+    img = (size_t)d.latent_channels * LAT * LAT;
+    nctx = (size_t)d.text_tokens * d.context_dim;
+    npool = (size_t)d.pooled_dim;
+    x = randv(B * img, 1, false);
+    ctx = randv(B * nctx, 1, false);
+    pooled = randv(B * npool, 1, false);
+    out = zalloc(B * img, sizeof *out);
+    ref = zalloc(B * img, sizeof *ref);
+    if (tb_diffusion_init(&m, &d, 2 * B, LAT, LAT, 17, err, sizeof err) != 0 ||
+        tb_diffusion_layout(&m, &l, err, sizeof err) != 0)
+        bail("%s", err);
+    w.params = m.params;
+    w.n_params = m.n_params;
+    w.layout = &l;
+    if (api->diffusion_init(&eng, &d, &w, 2 * B, LAT, LAT, err, sizeof err) != 0)
+        bail("diffusion_init: %s", err);
+    OK(api->diffusion_bytes(eng) > m.n_params * 6, "engine holds the fp32 and bf16 weights");
+    if (tb_diffusion_reference_forward(&m, x, t, ctx, pooled, NULL, B, ref, err, sizeof err) != 0)
+        bail("reference: %s", err);
+    OK(api->diffusion_forward(eng, x, t, ctx, pooled, NULL, B, out, err, sizeof err) == 0,
+       "UNet forward on the device: %s", err);
+    close_to(out, ref, B * img, 5e-2, 1e-3, "UNet forward vs the double-precision reference");
+
+    /* the sampler: same inputs, same schedule, CFG at scale 5 */
+    lat_cpu = zalloc(B * img, sizeof *lat_cpu);
+    lat_gpu = zalloc(B * img, sizeof *lat_gpu);
+    ctx2 = zalloc(2 * B * nctx, sizeof *ctx2);
+    pool2 = zalloc(2 * B * npool, sizeof *pool2);
+    if (tb_diffusion_sample(&m, B, STEPS, 5.0f, 99, lat_cpu, err, sizeof err) != 0)
+        bail("sample: %s", err);
+    tb_diffusion_sample_inputs(&d, B, LAT, LAT, 99, lat_gpu, ctx2, pool2);
+    for (int s = 0; s < STEPS; s++)
+        tb_diffusion_schedule(&d, s, STEPS, &ts[s], &ci[s], &dt[s]);
+    OK(api->diffusion_sample(eng, lat_gpu, ctx2, pool2, B, STEPS, ts, ci, dt, 5.0f, err,
+                             sizeof err) == 0 &&
+           api->diffusion_latents(eng, lat_gpu, B * img, &finite, err, sizeof err) == 0 && finite,
+       "device sampler runs %d steps with CFG, latents finite: %s", STEPS, err);
+    close_to_f(lat_gpu, lat_cpu, B * img, 5e-2, 1e-3, "device sampler vs tb_diffusion_sample");
+    api->diffusion_free(eng);
+    tb_dlayout_release(&l);
+    tb_diffusion_release(&m);
+    free(x);
+    free(ctx);
+    free(pooled);
+    free(out);
+    free(ref);
+    free(lat_cpu);
+    free(lat_gpu);
+    free(ctx2);
+    free(pool2);
+}
+
+static void test_denoise_executor(struct tb_gpu *g)
+{
+    struct tb_darch d;
+    struct tb_run_spec s;
+    struct tb_exec_result r;
+    struct tb_gpu_energy e;
+    char err[512] = "";
+    load_darch(&d, "sdxl-tiny");
+    tb_run_spec_init(&s);
+    snprintf(s.model, sizeof s.model, "sdxl-tiny");
+    s.phase = TB_PHASE_DENOISE;
+    s.batch = 1;
+    s.steps = 2;
+    s.resolution = 64;
+    s.reps = 2;
+    s.warmup = 1;
+    OK(tb_gpu_run_denoise(g, &s, &d, &r, &e, err, sizeof err) == 0 && r.valid && r.secs[1] > 0 &&
+           r.tokens == 1 && r.steps == 2,
+       "executor denoise runs, validates and times (%s%s)", err, r.note);
+    OK(e.ok || strstr(e.note, "unavailable") || strstr(e.note, "did not advance"),
+       "energy per image measured or its absence explained: %s", e.note);
+    tb_exec_result_release(&r);
+}
+
 /* ---- fp8 kernels (compute capability 8.9+) ---- */
 
 /* One quantisation on the device against the host: see the header's tolerances. */
@@ -1371,14 +1792,16 @@ int main(void)
     test_energy();
     test_provenance();
     test_weights(&a);
+    test_dlayout();
     test_e4m3_host();
     test_emulator_gate(emu);
 
     if (tb_gpu_open(&g, 0) != 0) {
         if (!tb_file_exists(emu)) {
-            /* the count of the device tests below: 36, 20 of the fused attention, then
-             * the fp8 ones (FP8_TESTS, or the 3 refusals below compute capability 8.9) */
-            skip_block(36 + 20 + FP8_TESTS + 3, "no GPU: %s", g.why);
+            /* the count of the device tests below: 36, 20 of the fused attention, 16 of
+             * diffusion, then the fp8 ones (FP8_TESTS, or the 3 refusals below compute
+             * capability 8.9) */
+            skip_block(36 + 20 + 16 + FP8_TESTS + 3, "no GPU: %s", g.why);
             tb_gpu_close(&g);
             free(emu);
             return 0;
@@ -1401,8 +1824,15 @@ int main(void)
     test_xent(g.api);
     test_adamw(g.api);
     test_products(g.api);
+    test_groupnorm(g.api);
+    test_conv2d(g.api);
+    test_layernorm(g.api);
+    test_geglu(g.api);
+    test_attention_nc(g.api);
     test_engine(&g, &a);
     test_executor(&g, &a);
+    test_denoiser(&g);
+    test_denoise_executor(&g);
     if (g.info.cc_major * 10 + g.info.cc_minor >= 89) {
         test_fp8_quant(g.api);
         test_fp8_products(g.api);

@@ -5,6 +5,7 @@
  * CUDA-event timing, the device-to-device copy benchmark and the kernel tests.
  */
 #include "cuda_common.cuh"
+#include "diffusion.cuh"
 
 #include <dlfcn.h>
 #include <stdio.h>
@@ -524,6 +525,12 @@ static int run_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_
     }
     case TB_CUDA_OP_FLASH:
         return cu_flash_op(b, a, err, errlen);
+    case TB_CUDA_OP_GROUPNORM:
+    case TB_CUDA_OP_CONV2D:
+    case TB_CUDA_OP_LAYERNORM:
+    case TB_CUDA_OP_GEGLU:
+    case TB_CUDA_OP_ATTENTION_NC:
+        return cu_diffusion_op(b, a, err, errlen);
     case TB_CUDA_OP_COUNT:
         break;
     }
@@ -580,6 +587,12 @@ __attribute__((visibility("default"))) const struct tb_cuda_api *tb_cuda_plugin(
         energy_mj,
         copy_bench,
         op,
+        tb_cu_diffusion_init,
+        tb_cu_diffusion_free,
+        tb_cu_diffusion_bytes,
+        tb_cu_diffusion_forward,
+        tb_cu_diffusion_sample,
+        tb_cu_diffusion_latents,
     };
     return abi_version == TB_CUDA_ABI_VERSION ? &api : NULL;
 }

@@ -102,6 +102,42 @@ static void draw_normal(float *p, size_t n, uint64_t *s)
     }
 }
 
+void tb_diffusion_sample_inputs(const struct tb_darch *a, int B, int lat_h, int lat_w,
+                                uint64_t seed, float *latents, float *ctx, float *pooled)
+{
+    const int cfg = a->cfg ? 2 : 1;
+    size_t img = (size_t)a->latent_channels * lat_h * lat_w;
+    size_t nctx = (size_t)a->text_tokens * a->context_dim;
+    size_t npool = (size_t)(a->pooled_dim > 0 ? a->pooled_dim : 1);
+
+    /* the prompt: stand-ins for the text encoders' outputs; with CFG the second half
+     * of the batch keeps a zero context, the unconditional prompt */
+    draw_normal(latents, (size_t)B * img, &seed);
+    if (a->kind == TB_DARCH_UNET) /* x_T = sigma_max * noise */
+        for (size_t i = 0; i < (size_t)B * img; i++)
+            latents[i] *= unet_sigma(1.0f);
+    memset(ctx, 0, (size_t)cfg * B * nctx * sizeof *ctx);
+    memset(pooled, 0, (size_t)cfg * B * npool * sizeof *pooled);
+    draw_normal(ctx, (size_t)B * nctx, &seed);
+    draw_normal(pooled, (size_t)B * npool, &seed);
+}
+
+void tb_diffusion_schedule(const struct tb_darch *a, int s, int steps, float *t, float *c_in,
+                           float *dt)
+{
+    /* t from 1 to 0 in equal steps (flow matching); the UNet's epsilon-prediction Euler
+     * step runs on sigma(t), its input scaled by 1 / sqrt(sigma^2 + 1) */
+    float t0 = 1.0f - (float)s / steps, t1 = 1.0f - (float)(s + 1) / steps;
+    *t = t0;
+    if (a->kind == TB_DARCH_UNET) {
+        *c_in = 1.0f / sqrtf(unet_sigma(t0) * unet_sigma(t0) + 1.0f);
+        *dt = unet_sigma(t1) - unet_sigma(t0);
+    } else {
+        *c_in = 1.0f;
+        *dt = t1 - t0;
+    }
+}
+
 int tb_diffusion_sample(struct tb_diffusion *m, int B, int steps, float guidance_scale,
                         uint64_t seed, float *latents, char *err, size_t errlen)
 {
@@ -122,31 +158,20 @@ int tb_diffusion_sample(struct tb_diffusion *m, int B, int steps, float guidance
     npool = (size_t)(a->pooled_dim > 0 ? a->pooled_dim : 1);
     x2 = tb_alloc_array((size_t)cfg * B * img, sizeof *x2);
     out = tb_alloc_array((size_t)cfg * B * img, sizeof *out);
-    ctx = calloc((size_t)cfg * B * nctx, sizeof *ctx);
-    pooled = calloc((size_t)cfg * B * npool, sizeof *pooled);
+    ctx = tb_alloc_array((size_t)cfg * B * nctx, sizeof *ctx);
+    pooled = tb_alloc_array((size_t)cfg * B * npool, sizeof *pooled);
     t = tb_alloc_array((size_t)cfg * B, sizeof *t);
     g = tb_alloc_array((size_t)cfg * B, sizeof *g);
     if (!x2 || !out || !ctx || !pooled || !t || !g) {
         tb_err(err, errlen, "out of memory");
         goto out;
     }
-    /* the prompt: stand-ins for the text encoders' outputs; with CFG the second half
-     * of the batch keeps a zero context, the unconditional prompt */
-    draw_normal(latents, (size_t)B * img, &seed);
-    if (a->kind == TB_DARCH_UNET) /* x_T = sigma_max * noise */
-        for (size_t i = 0; i < (size_t)B * img; i++)
-            latents[i] *= unet_sigma(1.0f);
-    draw_normal(ctx, (size_t)B * nctx, &seed);
-    draw_normal(pooled, (size_t)B * npool, &seed);
+    tb_diffusion_sample_inputs(a, B, m->lat_h, m->lat_w, seed, latents, ctx, pooled);
     for (int i = 0; i < cfg * B; i++)
         g[i] = guidance_scale;
     for (int s = 0; s < steps; s++) {
-        /* t from 1 to 0 in equal steps (flow matching); the UNet's epsilon-prediction
-         * Euler step runs on sigma(t), its input scaled by 1 / sqrt(sigma^2 + 1) */
-        float t0 = 1.0f - (float)s / steps, t1 = 1.0f - (float)(s + 1) / steps;
-        float c_in = a->kind == TB_DARCH_UNET
-                         ? 1.0f / sqrtf(unet_sigma(t0) * unet_sigma(t0) + 1.0f)
-                         : 1.0f;
+        float t0, c_in, dt;
+        tb_diffusion_schedule(a, s, steps, &t0, &c_in, &dt);
         for (int h = 0; h < cfg; h++)
             for (size_t i = 0; i < (size_t)B * img; i++)
                 x2[(size_t)h * B * img + i] = latents[i] * c_in;
@@ -159,11 +184,7 @@ int tb_diffusion_sample(struct tb_diffusion *m, int B, int steps, float guidance
             float pred = out[i];
             if (cfg == 2) /* uncond + scale (cond - uncond) */
                 pred = out[(size_t)B * img + i] + guidance_scale * (out[i] - out[(size_t)B * img + i]);
-            if (a->kind == TB_DARCH_UNET) {
-                latents[i] += (unet_sigma(t1) - unet_sigma(t0)) * pred;
-            } else {
-                latents[i] += (t1 - t0) * pred;
-            }
+            latents[i] += dt * pred;
         }
     }
     for (size_t i = 0; i < (size_t)B * img; i++)
@@ -180,4 +201,16 @@ out:
     free(t);
     free(g);
     return rc;
+}
+
+int tb_diffusion_layout(const struct tb_diffusion *m, struct tb_dlayout *l, char *err,
+                        size_t errlen)
+{
+    memset(l, 0, sizeof *l);
+    if (!m->arch)
+        return tb_err(err, errlen, "engine not set up");
+    if (m->arch->kind != TB_DARCH_UNET)
+        return tb_err(err, errlen, "%s: the %s layout is not exposed (only the UNet's is)",
+                      m->arch->name, m->arch->family);
+    return tb_unet_layout(m, l, err, errlen);
 }

@@ -73,4 +73,24 @@ int tb_diffusion_reference_forward(const struct tb_diffusion *m, const float *x,
 int tb_diffusion_sample(struct tb_diffusion *m, int B, int steps, float guidance_scale,
                         uint64_t seed, float *latents, char *err, size_t errlen);
 
+/* The inputs tb_diffusion_sample draws from seed, for executors that run its loop
+ * themselves: x_T into latents [B, Cl, H, W] (scaled by the UNet's largest sigma), the
+ * stand-in text context into ctx [cfg B, S, Dc] and pooled vectors into pooled
+ * [cfg B, max(Dp, 1)], where cfg = 2 with classifier-free guidance (arch->cfg), the
+ * second half zero (the unconditional prompt), else 1. */
+void tb_diffusion_sample_inputs(const struct tb_darch *a, int B, int lat_h, int lat_w,
+                                uint64_t seed, float *latents, float *ctx, float *pooled);
+
+/* Step s (0-based) of `steps` of the sampler: the timestep *t of the denoiser pass, the
+ * scale *c_in of its input (latents * c_in) and the coefficient *dt of the Euler update
+ * latents += dt * prediction. */
+void tb_diffusion_schedule(const struct tb_darch *a, int s, int steps, float *t, float *c_in,
+                           float *dt);
+
+/* Where every parameter lives in m->params (harness/tb_darch.h), for executors that
+ * mirror the engine. The caller releases l with tb_dlayout_release. Returns 0, or -1
+ * with a message (the DiTs' layout is not exposed yet; out of memory). */
+int tb_diffusion_layout(const struct tb_diffusion *m, struct tb_dlayout *l, char *err,
+                        size_t errlen);
+
 #endif

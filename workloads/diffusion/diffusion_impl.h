@@ -22,6 +22,7 @@ int tb_unet_forward(struct tb_diffusion *m, const float *x, const float *t, cons
 int tb_unet_reference(const struct tb_diffusion *m, const float *x, const float *t,
                       const float *ctx, const float *pooled, int B, double *out, char *err,
                       size_t errlen);
+int tb_unet_layout(const struct tb_diffusion *m, struct tb_dlayout *l, char *err, size_t errlen);
 
 /* dit.c: TB_DARCH_MMDIT and TB_DARCH_FLUX */
 int tb_dit_init(struct tb_diffusion *m, uint64_t seed, char *err, size_t errlen);

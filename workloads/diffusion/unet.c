@@ -649,6 +649,83 @@ void tb_unet_release(struct tb_diffusion *m)
     m->priv = NULL;
 }
 
+/* ---- the layout for other executors ---- */
+
+static size_t off_of(const struct tb_diffusion *m, const float *p)
+{
+    return p ? (size_t)(p - m->params) : TB_DLAYOUT_NONE;
+}
+
+static struct tb_dparam par(const struct tb_diffusion *m, const float *w, const float *b)
+{
+    return (struct tb_dparam){off_of(m, w), off_of(m, b)};
+}
+
+int tb_unet_layout(const struct tb_diffusion *m, struct tb_dlayout *l, char *err, size_t errlen)
+{
+    static const enum tb_dpiece_kind kinds[] = {
+        [PIECE_CONV_IN] = TB_DPIECE_CONV_IN,
+        [PIECE_RESNET] = TB_DPIECE_RESNET,
+        [PIECE_TRANSFORMER] = TB_DPIECE_TRANSFORMER,
+        [PIECE_DOWN] = TB_DPIECE_DOWN,
+        [PIECE_UP] = TB_DPIECE_UP,
+        [PIECE_CONV_OUT] = TB_DPIECE_CONV_OUT,
+    };
+    const struct unet_state *st = state(m);
+
+    memset(l, 0, sizeof *l);
+    if (!st)
+        return tb_err(err, errlen, "UNet engine not set up");
+    l->pieces = calloc((size_t)st->npieces, sizeof *l->pieces);
+    l->blocks = calloc((size_t)(st->nblocks > 0 ? st->nblocks : 1), sizeof *l->blocks);
+    if (!l->pieces || !l->blocks) {
+        tb_dlayout_release(l);
+        return tb_err(err, errlen, "out of memory for the UNet's layout");
+    }
+    l->n_params = m->n_params;
+    l->npieces = st->npieces;
+    l->nblocks = st->nblocks;
+    l->t1 = par(m, st->t1.w, st->t1.b);
+    l->t2 = par(m, st->t2.w, st->t2.b);
+    l->a1 = par(m, st->a1.w, st->a1.b);
+    l->a2 = par(m, st->a2.w, st->a2.b);
+    for (int i = 0; i < st->npieces; i++) {
+        const struct piece *p = &st->pieces[i];
+        struct tb_dpiece *q = &l->pieces[i];
+        q->kind = kinds[p->kind];
+        q->level = p->level;
+        q->ci = p->ci;
+        q->co = p->co;
+        q->depth = p->depth;
+        q->cat = p->cat;
+        q->push = p->push;
+        q->n1 = par(m, p->n1.w, p->n1.b);
+        q->n2 = par(m, p->n2.w, p->n2.b);
+        q->c1 = par(m, p->c1.w, p->c1.b);
+        q->c2 = par(m, p->c2.w, p->c2.b);
+        q->sc = par(m, p->sc.w, p->sc.b);
+        q->temb = par(m, p->temb.w, p->temb.b);
+        q->pin = par(m, p->pin.w, p->pin.b);
+        q->pout = par(m, p->pout.w, p->pout.b);
+        q->block = p->blocks ? (int)(p->blocks - st->blocks) : -1;
+    }
+    for (int i = 0; i < st->nblocks; i++) {
+        const struct tblock *k = &st->blocks[i];
+        struct tb_dblock *q = &l->blocks[i];
+        q->ln1 = par(m, k->ln1.w, k->ln1.b);
+        q->ln2 = par(m, k->ln2.w, k->ln2.b);
+        q->ln3 = par(m, k->ln3.w, k->ln3.b);
+        q->ao = par(m, k->ao.w, k->ao.b);
+        q->co = par(m, k->co.w, k->co.b);
+        q->ff1 = par(m, k->ff1.w, k->ff1.b);
+        q->ff2 = par(m, k->ff2.w, k->ff2.b);
+        q->wqkv = off_of(m, k->wq);
+        q->wq2 = off_of(m, k->wq2);
+        q->wkv2 = off_of(m, k->wk2);
+    }
+    return 0;
+}
+
 /* ---- kernels ---- */
 
 static inline float silu(float v)
