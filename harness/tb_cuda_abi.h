@@ -47,7 +47,7 @@
 extern "C" {
 #endif
 
-#define TB_CUDA_ABI_VERSION   1
+#define TB_CUDA_ABI_VERSION   2
 #define TB_CUDA_PLUGIN_SYMBOL "tb_cuda_plugin"
 
 /* What the device and its software are. Strings always terminated. */
@@ -128,7 +128,6 @@ enum tb_cuda_op {
                                   k, v [B,NKV,T,HD] head-major (bf16), rotated */
     TB_CUDA_OP_SWIGLU_FWD,     /* gu[N, 2F] (bf16) -> h[N, F] (bf16) */
     TB_CUDA_OP_SWIGLU_BWD,     /* dh[N,F], gu[N,2F] (bf16) -> dgu[N,2F] (bf16) */
-    TB_CUDA_OP_SOFTMAX_CAUSAL, /* s[R, T] fp32 (row r is query position r % T) -> p (bf16) */
     TB_CUDA_OP_ATTENTION_FWD,  /* q[B,NH,T,HD], k, v[B,NKV,T,HD] (bf16) -> y[N, NH*HD]
                                   (the engine's causal attention: the fused kernel) */
     TB_CUDA_OP_ATTENTION_BWD,  /* + dy[N, NH*HD] -> dq, dk, dv head-major (fp32 out) */

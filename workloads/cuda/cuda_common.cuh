@@ -213,15 +213,6 @@ cudaError_t k_rope_split(bf16 *q, bf16 *k, bf16 *v, const bf16 *qkv, const float
 cudaError_t k_rope_merge_bwd(bf16 *dqkv, const bf16 *dq, const bf16 *dk, const bf16 *dv,
                              const float *cos_t, const float *sin_t, int N, int T, int NH,
                              int NKV, int HD);
-/* Head-major [B, H, T, HD] <-> token-major [N, H*HD]. */
-cudaError_t k_heads_to_tokens(bf16 *out, const bf16 *in, int B, int T, int H, int HD);
-cudaError_t k_tokens_to_heads(bf16 *out, const bf16 *in, int B, int T, int H, int HD);
-/* Causal softmax of R rows of T scores (fp32, already scaled); row r is query position
- * r % T and sees keys [0, r % T]; p (bf16) is 0 beyond. */
-cudaError_t k_softmax_causal(bf16 *p, const float *s, long long R, int T);
-/* ds (bf16) = scale * p * (dp - sum(p dp)) over the visible keys, 0 beyond. */
-cudaError_t k_softmax_causal_bwd(bf16 *ds, const bf16 *p, const float *dp, long long R, int T,
-                                 float scale);
 /* h = silu(g) * u for N rows of gu = [g | u] (bf16). */
 cudaError_t k_swiglu_fwd(bf16 *h, const bf16 *gu, int N, int F);
 cudaError_t k_swiglu_bwd(bf16 *dgu, const bf16 *dh, const bf16 *gu, int N, int F);

@@ -372,14 +372,6 @@ static int run_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_
         CU_LAUNCH("swiglu_bwd", k_swiglu_bwd(dgu, dh, gu, a->N, a->F));
         return cu_down_bf16(b, a->out[0], dgu, N * 2 * F, err, errlen);
     }
-    case TB_CUDA_OP_SOFTMAX_CAUSAL: {
-        float *s;
-        bf16 *p;
-        CU_TRY(cu_up_f32(b, &s, a->in[0], N * (size_t)a->T, err, errlen));
-        CU_TRY(cu_buf_alloc(b, (void **)&p, N * (size_t)a->T * sizeof *p, err, errlen));
-        CU_LAUNCH("softmax_causal", k_softmax_causal(p, s, (long long)N, a->T));
-        return cu_down_bf16(b, a->out[0], p, N * (size_t)a->T, err, errlen);
-    }
     case TB_CUDA_OP_ATTENTION_FWD:
     case TB_CUDA_OP_ATTENTION_BWD:
         return cu_attention_op(b, a, err, errlen);
