@@ -23,6 +23,7 @@ static inline unsigned blocks_for(size_t n, int threads)
 
 static __device__ __forceinline__ float to_f32(float x) { return x; }
 static __device__ __forceinline__ float to_f32(bf16 x) { return __bfloat162float(x); }
+static __device__ __forceinline__ float to_f32(fp8 x) { return fp8_to_f32(x); }
 
 /* ---- reductions ---- */
 
@@ -548,92 +549,7 @@ cudaError_t k_attention_decode(bf16 *y, const bf16 *q, const bf16 *k, const bf16
     return cudaGetLastError();
 }
 
-/* ---- the decode product ---- */
-
-#define GEMV_WARPS 8
-
-/* One warp per output column j: the dot products of w[j] with the M rows of x, with
- * 16-byte loads (8 bf16) when K and the rows allow, else element by element. */
-template <bool OUT_F32>
-__global__ void gemv_kernel(void *out, bool accumulate, const bf16 *x, const bf16 *w, int M,
-                            int N, int K, bool vec)
-{
-    int lane = threadIdx.x % WARP;
-    for (int j = blockIdx.x * GEMV_WARPS + threadIdx.x / WARP; j < N;
-         j += gridDim.x * GEMV_WARPS) {
-        const bf16 *wr = w + (size_t)j * K;
-        float acc[TB_CUDA_GEMV_MAX_ROWS];
-#pragma unroll
-        for (int r = 0; r < TB_CUDA_GEMV_MAX_ROWS; r++)
-            acc[r] = 0.0f;
-        if (vec) {
-            for (int i = lane * 8; i < K; i += WARP * 8) {
-                uint4 wv = *(const uint4 *)(wr + i);
-                const __nv_bfloat162 *w2 = (const __nv_bfloat162 *)&wv;
-                float wf[8];
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    float2 f = __bfloat1622float2(w2[e]);
-                    wf[2 * e] = f.x;
-                    wf[2 * e + 1] = f.y;
-                }
-#pragma unroll
-                for (int r = 0; r < TB_CUDA_GEMV_MAX_ROWS; r++) {
-                    if (r >= M)
-                        break;
-                    uint4 xv = *(const uint4 *)(x + (size_t)r * K + i);
-                    const __nv_bfloat162 *x2 = (const __nv_bfloat162 *)&xv;
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        float2 f = __bfloat1622float2(x2[e]);
-                        acc[r] += f.x * wf[2 * e] + f.y * wf[2 * e + 1];
-                    }
-                }
-            }
-        } else {
-            for (int i = lane; i < K; i += WARP) {
-                float wf = __bfloat162float(wr[i]);
-                for (int r = 0; r < M; r++)
-                    acc[r] += __bfloat162float(x[(size_t)r * K + i]) * wf;
-            }
-        }
-#pragma unroll
-        for (int r = 0; r < TB_CUDA_GEMV_MAX_ROWS; r++) {
-            if (r >= M)
-                break;
-            float s = warp_sum(acc[r]);
-            if (lane == 0) {
-                size_t o = (size_t)r * N + j;
-                if (OUT_F32) {
-                    float *of = (float *)out;
-                    of[o] = accumulate ? of[o] + s : s;
-                } else {
-                    ((bf16 *)out)[o] = __float2bfloat16(s);
-                }
-            }
-        }
-    }
-}
-
-cudaError_t k_gemv(void *out, bool out_f32, bool accumulate, const bf16 *x, const bf16 *w, int M,
-                   int N, int K)
-{
-    bool vec = K % 8 == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)w % 16 == 0;
-    int blocks = (N + GEMV_WARPS - 1) / GEMV_WARPS;
-    int cap = g_cu.prop.multiProcessorCount * 16;
-    if (M < 1 || M > TB_CUDA_GEMV_MAX_ROWS)
-        return cudaErrorInvalidValue;
-    blocks = blocks > cap ? cap : blocks;
-    if (out_f32)
-        TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_kernel<true>)(out, accumulate, x, w, M,
-                                                                         N, K, vec);
-    else
-        TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_kernel<false>)(out, accumulate, x, w,
-                                                                          M, N, K, vec);
-    return cudaGetLastError();
-}
-
-/* ---- fp8 (e4m3): current scaling and the decode product ---- */
+/* ---- fp8 (e4m3): current scaling ---- */
 
 /* max |x| of the grid's share into *amax (zeroed before): block maximum, then one
  * atomic per block. |x| >= 0, so the float's bits order as unsigned integers do;
@@ -705,48 +621,54 @@ cudaError_t k_fp8_to_f32(float *out, const fp8 *q, size_t n)
     return cudaGetLastError();
 }
 
-/* k_gemv's scheme on e4m3 bytes: one warp per output column j, 16-byte loads (16
- * values) when K and the rows allow, else element by element. A product of two e4m3
- * values has at most 8 significant bits, so it is exact in fp32; the sums are fp32;
- * the two dequantisation factors multiply the sum once. */
-template <bool OUT_F32>
-__global__ void gemv_fp8_kernel(void *out, bool accumulate, const fp8 *x, const float *x_scale,
-                                const fp8 *w, const float *w_scale, int M, int N, int K,
-                                bool vec)
+/* ---- the decode product (bf16 or fp8) ---- */
+
+#define GEMV_WARPS 8
+
+/* One warp per output column j: the dot products of w[j] with the M rows of x, with
+ * 16-byte loads (8 bf16 or 16 e4m3 values) when K and the rows allow, else element by
+ * element. T is bf16 or fp8 (e4m3, the weights read once at half bf16's bytes: the
+ * point of fp8 decode); with fp8 the dequantisation factors x_scale and w_scale
+ * multiply the sum once (a product of two e4m3 values has at most 8 significant bits,
+ * so it is exact in fp32; the sums are fp32). */
+template <typename T, bool OUT_F32>
+__global__ void gemv_kernel(void *out, bool accumulate, const T *x, const float *x_scale,
+                            const T *w, const float *w_scale, int M, int N, int K, bool vec)
 {
+    constexpr int VW = 16 / sizeof(T); /* values per 16-byte load */
     int lane = threadIdx.x % WARP;
-    float f = *x_scale * *w_scale;
+    float f = x_scale ? *x_scale * *w_scale : 1.0f;
     for (int j = blockIdx.x * GEMV_WARPS + threadIdx.x / WARP; j < N;
          j += gridDim.x * GEMV_WARPS) {
-        const fp8 *wr = w + (size_t)j * K;
+        const T *wr = w + (size_t)j * K;
         float acc[TB_CUDA_GEMV_MAX_ROWS];
 #pragma unroll
         for (int r = 0; r < TB_CUDA_GEMV_MAX_ROWS; r++)
             acc[r] = 0.0f;
         if (vec) {
-            for (int i = lane * 16; i < K; i += WARP * 16) {
+            for (int i = lane * VW; i < K; i += WARP * VW) {
                 uint4 wv = *(const uint4 *)(wr + i);
-                const fp8 *wb = (const fp8 *)&wv;
-                float wf[16];
+                const T *we = (const T *)&wv;
+                float wf[VW];
 #pragma unroll
-                for (int e = 0; e < 16; e++)
-                    wf[e] = fp8_to_f32(wb[e]);
+                for (int e = 0; e < VW; e++)
+                    wf[e] = to_f32(we[e]);
 #pragma unroll
                 for (int r = 0; r < TB_CUDA_GEMV_MAX_ROWS; r++) {
                     if (r >= M)
                         break;
                     uint4 xv = *(const uint4 *)(x + (size_t)r * K + i);
-                    const fp8 *xb = (const fp8 *)&xv;
+                    const T *xe = (const T *)&xv;
 #pragma unroll
-                    for (int e = 0; e < 16; e++)
-                        acc[r] += fp8_to_f32(xb[e]) * wf[e];
+                    for (int e = 0; e < VW; e++)
+                        acc[r] += to_f32(xe[e]) * wf[e];
                 }
             }
         } else {
             for (int i = lane; i < K; i += WARP) {
-                float wf = fp8_to_f32(wr[i]);
+                float wf = to_f32(wr[i]);
                 for (int r = 0; r < M; r++)
-                    acc[r] += fp8_to_f32(x[(size_t)r * K + i]) * wf;
+                    acc[r] += to_f32(x[(size_t)r * K + i]) * wf;
             }
         }
 #pragma unroll
@@ -767,21 +689,35 @@ __global__ void gemv_fp8_kernel(void *out, bool accumulate, const fp8 *x, const 
     }
 }
 
-cudaError_t k_gemv_fp8(void *out, bool out_f32, bool accumulate, const fp8 *x,
-                       const float *x_scale, const fp8 *w, const float *w_scale, int M, int N,
-                       int K)
+template <typename T>
+static cudaError_t gemv(void *out, bool out_f32, bool accumulate, const T *x,
+                        const float *x_scale, const T *w, const float *w_scale, int M, int N,
+                        int K)
 {
-    bool vec = K % 16 == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)w % 16 == 0;
+    bool vec = K % (16 / sizeof(T)) == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)w % 16 == 0;
     int blocks = (N + GEMV_WARPS - 1) / GEMV_WARPS;
     int cap = g_cu.prop.multiProcessorCount * 16;
     if (M < 1 || M > TB_CUDA_GEMV_MAX_ROWS)
         return cudaErrorInvalidValue;
     blocks = blocks > cap ? cap : blocks;
     if (out_f32)
-        TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_fp8_kernel<true>)(out, accumulate, x, x_scale,
-                                                                   w, w_scale, M, N, K, vec);
+        TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_kernel<T, true>)(out, accumulate, x, x_scale, w,
+                                                                  w_scale, M, N, K, vec);
     else
-        TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_fp8_kernel<false>)(out, accumulate, x, x_scale,
-                                                                    w, w_scale, M, N, K, vec);
+        TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_kernel<T, false>)(out, accumulate, x, x_scale,
+                                                                   w, w_scale, M, N, K, vec);
     return cudaGetLastError();
+}
+
+cudaError_t k_gemv(void *out, bool out_f32, bool accumulate, const bf16 *x, const bf16 *w, int M,
+                   int N, int K)
+{
+    return gemv(out, out_f32, accumulate, x, NULL, w, NULL, M, N, K);
+}
+
+cudaError_t k_gemv_fp8(void *out, bool out_f32, bool accumulate, const fp8 *x,
+                       const float *x_scale, const fp8 *w, const float *w_scale, int M, int N,
+                       int K)
+{
+    return gemv(out, out_f32, accumulate, x, x_scale, w, w_scale, M, N, K);
 }
