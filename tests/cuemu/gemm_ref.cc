@@ -8,7 +8,6 @@
  * (rows, leading dimension, batch stride) must lie inside one device allocation and the
  * leading dimensions must hold a row, as cuBLASLt requires: an engine that passes a
  * wrong stride fails here with a message instead of reading its neighbour's memory.
- * Also cu_err, which gemm.cu defines in the real plugin.
  *
  * Operand types: each operand is read through struct operand, whose type says how an
  * element becomes fp32: bf16, fp32 (C and D) or e4m3 (in_type CU_DT_E4M3), whose
@@ -19,22 +18,10 @@
  */
 #include "workloads/cuda/cuda_common.cuh"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <string>
-
-int cu_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 namespace
 {

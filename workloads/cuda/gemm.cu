@@ -18,20 +18,8 @@
  */
 #include "cuda_common.cuh"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-int cu_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    va_list ap;
-    if (err && errlen) {
-        va_start(ap, fmt);
-        vsnprintf(err, errlen, fmt, ap);
-        va_end(ap);
-    }
-    return -1;
-}
 
 static const char *lt_status(cublasStatus_t s)
 {

@@ -8,6 +8,7 @@
 #include "diffusion.cuh"
 
 #include <dlfcn.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +18,17 @@
 #endif
 
 struct cu_ctx g_cu;
+
+int cu_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    if (err && errlen) {
+        va_start(ap, fmt);
+        vsnprintf(err, errlen, fmt, ap);
+        va_end(ap);
+    }
+    return -1;
+}
 
 int cu_ctx_init(char *err, size_t errlen)
 {
