@@ -325,6 +325,27 @@ int cu_down_bf16(struct cu_bufs *b, float *h, const bf16 *d, size_t n, char *err
     return cu_down_f32(h, tmp, n, err, errlen);
 }
 
+/* The kernel tests' product: out[M, N] = x[M, K] w[N, K]^T, dense rows. */
+static struct cu_gemm test_product(const struct tb_cuda_op_args *a, const void *x, const void *w,
+                                   void *out, bool out_f32)
+{
+    struct cu_gemm g;
+    memset(&g, 0, sizeof g);
+    g.tb = true;
+    g.out_f32 = out_f32;
+    g.M = a->M;
+    g.N = a->N;
+    g.K = a->K;
+    g.A = x;
+    g.lda = a->K;
+    g.B = w;
+    g.ldb = a->K;
+    g.D = out;
+    g.ldd = a->N;
+    g.alpha = 1.0f;
+    return g;
+}
+
 static int run_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_t errlen)
 {
     size_t N = (size_t)a->N, C = (size_t)a->C, F = (size_t)a->F, HD = (size_t)a->HD;
@@ -430,20 +451,7 @@ static int run_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_
         if (a->op == TB_CUDA_OP_GEMV_BF16) {
             CU_LAUNCH("gemv", k_gemv(c, true, false, x, w, a->M, a->N, a->K));
         } else {
-            struct cu_gemm g;
-            memset(&g, 0, sizeof g);
-            g.tb = true;
-            g.out_f32 = true;
-            g.M = a->M;
-            g.N = a->N;
-            g.K = a->K;
-            g.A = x;
-            g.lda = a->K;
-            g.B = w;
-            g.ldb = a->K;
-            g.D = c;
-            g.ldd = a->N;
-            g.alpha = 1.0f;
+            struct cu_gemm g = test_product(a, x, w, c, true);
             CU_TRY(cu_gemm_run(&g, "test product", err, errlen));
         }
         return cu_down_f32(a->out[0], c, M * Nn, err, errlen);
@@ -496,20 +504,7 @@ static int run_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_
             CU_LAUNCH("gemv_fp8", k_gemv_fp8(out, !a->out_bf16, false, x, xs + 2, w, ws + 2,
                                               a->M, a->N, a->K));
         } else {
-            struct cu_gemm g;
-            memset(&g, 0, sizeof g);
-            g.tb = true;
-            g.out_f32 = !a->out_bf16;
-            g.M = a->M;
-            g.N = a->N;
-            g.K = a->K;
-            g.A = x;
-            g.lda = a->K;
-            g.B = w;
-            g.ldb = a->K;
-            g.D = out;
-            g.ldd = a->N;
-            g.alpha = 1.0f;
+            struct cu_gemm g = test_product(a, x, w, out, !a->out_bf16);
             g.in_type = CU_DT_E4M3;
             g.a_scale = xs + 2;
             g.b_scale = ws + 2;
