@@ -1185,12 +1185,15 @@ static void test_geglu(const struct tb_cuda_api *api)
     free(bias);
 }
 
-static void test_attention_nc(const struct tb_cuda_api *api)
+/* The UNet's attention (the fused kernel, non-causal, token-major) against a
+ * double-precision softmax: T queries over S keys of NH heads of HD. */
+static void check_attention_nc(const struct tb_cuda_api *api, int B, int T, int S, int NH,
+                               int HD, const char *what)
 {
-    enum { B = 2, T = 6, S = 5, NH = 2, HD = 8, D = NH * HD };
-    float *q = randv(B * T * D, 2, true), *k = randv(B * S * D, 2, true);
-    float *v = randv(B * S * D, 1, true), y[B * T * D];
-    double ref[B * T * D], sc[S];
+    const int D = NH * HD;
+    float *q = randv((size_t)B * T * D, 2, true), *k = randv((size_t)B * S * D, 2, true);
+    float *v = randv((size_t)B * S * D, 1, true), *y = zalloc((size_t)B * T * D, sizeof *y);
+    double *ref = zalloc((size_t)B * T * D, sizeof *ref), *sc = zalloc((size_t)S, sizeof *sc);
     struct tb_cuda_op_args o;
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++)
@@ -1225,11 +1228,23 @@ static void test_attention_nc(const struct tb_cuda_api *api)
     o.in[2] = v;
     o.out[0] = y;
     run_op(api, &o, "attention_nc");
-    close_to(y, ref, B * T * D, 2e-2, 1e-4,
-             "non-causal attention, cross-shaped (T 6 queries, S 5 keys, 2 heads)");
+    close_to(y, ref, (size_t)B * T * D, 2e-2, 1e-4, what);
     free(q);
     free(k);
     free(v);
+    free(y);
+    free(ref);
+    free(sc);
+}
+
+static void test_attention_nc(const struct tb_cuda_api *api)
+{
+    check_attention_nc(api, 2, 6, 5, 2, 8,
+                       "non-causal attention, cross-shaped (T 6 queries, S 5 keys, 2 heads)");
+    /* SDXL's cross-attention: 77 text tokens (two key tiles, the second partial) for
+     * more queries than one tile, head dim 64 */
+    check_attention_nc(api, 1, 70, 77, 2, 64,
+                       "non-causal attention, 70 queries over 77 text tokens, head dim 64");
 }
 
 /* The UNet on the device against the CPU engine's double-precision reference, then
@@ -1769,10 +1784,10 @@ int main(void)
 
     if (tb_gpu_open(&g, 0) != 0) {
         if (!tb_file_exists(emu)) {
-            /* the count of the device tests below: 35, 20 of the fused attention, 16 of
+            /* the count of the device tests below: 35, 20 of the fused attention, 17 of
              * diffusion, then the fp8 ones (FP8_TESTS, or the 3 refusals below compute
              * capability 8.9) */
-            skip_block(35 + 20 + 16 + FP8_TESTS + 3, "no GPU: %s", g.why);
+            skip_block(35 + 20 + 17 + FP8_TESTS + 3, "no GPU: %s", g.why);
             tb_gpu_close(&g);
             free(emu);
             return 0;

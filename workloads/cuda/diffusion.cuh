@@ -43,8 +43,6 @@ cudaError_t k_epilogue(float *y, const float *b1, const float *b2, const float *
 /* h[n, j] (bf16) = (ff[n, j] + bias[j]) GELU(ff[n, F + j] + bias[F + j]) for N rows of
  * ff [N, 2F] fp32 (bias NULL: none); the exact (erf) GELU. */
 cudaError_t k_geglu(bf16 *h, const float *ff, const float *bias, int N, int F);
-/* Row softmax of R rows of n scores (fp32, already scaled) into p (bf16). */
-cudaError_t k_softmax_rows(bf16 *p, const float *s, long long R, int n);
 /* out[r] = [a[r] (ca floats) | b[r] (cb floats)] for R rows. */
 cudaError_t k_concat(float *out, const float *a, int ca, const float *b, int cb, long long R);
 /* out [B, C, HW] = in [B, HW, C] + bias[c] (bias NULL: none). */
