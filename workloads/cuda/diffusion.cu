@@ -3,7 +3,7 @@
  * entries in harness/tb_cuda_abi.h): the SDXL UNet of the CPU engine
  * (workloads/diffusion/unet.c, tb_diffusion_forward) in bf16 mixed precision, and the
  * sampler loop of tb_diffusion_sample on the device. The DiTs (SD3's MMDiT, FLUX) are
- * not here yet: init refuses them with a reason and they run on the CPU.
+ * dit.cu's engine: these entries hand their engines over to it.
  *
  * Weights: the CPU engine's fp32 arena copied whole (norm scales and shifts, biases
  * read from it), a bf16 copy of it for the products in which every 3x3 convolution's
@@ -42,7 +42,7 @@
 #define LN_EPS    1e-5f
 
 struct dengine {
-    struct tb_darch a;
+    struct tb_darch a; /* first, as dit.cu's engine: the entries dispatch on a.kind */
     int maxB, H, W;        /* latent size */
     struct tb_dlayout lay; /* owned copy of the CPU engine's layout */
     size_t n_params;
@@ -584,10 +584,7 @@ extern "C" int tb_cu_diffusion_init(void **eng, const struct tb_darch *a,
 
     *eng = NULL;
     if (a->kind != TB_DARCH_UNET)
-        return cu_err(err, errlen,
-                      "%s: the GPU diffusion engine runs the UNet only; the %s denoiser stays "
-                      "on the CPU executor",
-                      a->name, a->kind == TB_DARCH_FLUX ? "FLUX DiT" : "SD3 MMDiT");
+        return cu_dit_init(eng, a, w, max_batch, lat_h, lat_w, err, errlen);
     if (!L || !w->params || w->n_params != L->n_params || L->npieces < 1)
         return cu_err(err, errlen, "%s: no parameter layout handed over", a->name);
     if (max_batch < 1 || lat_h < 1 || lat_w < 1 || a->nlevels < 1 ||
@@ -626,13 +623,24 @@ out:
     return rc;
 }
 
+/* Whether eng is dit.cu's engine (both start with their struct tb_darch). */
+static bool is_dit(const void *eng)
+{
+    return eng && ((const struct tb_darch *)eng)->kind != TB_DARCH_UNET;
+}
+
 extern "C" void tb_cu_diffusion_free(void *eng)
 {
-    engine_free((struct dengine *)eng);
+    if (is_dit(eng))
+        cu_dit_free(eng);
+    else
+        engine_free((struct dengine *)eng);
 }
 
 extern "C" size_t tb_cu_diffusion_bytes(void *eng)
 {
+    if (is_dit(eng))
+        return cu_dit_bytes(eng);
     return eng ? ((struct dengine *)eng)->bytes : 0;
 }
 
@@ -666,6 +674,8 @@ extern "C" int tb_cu_diffusion_forward(void *eng, const float *x, const float *t
     (void)guidance; /* the UNet has no guidance embedding */
     if (!e)
         return cu_err(err, errlen, "diffusion engine not set up");
+    if (is_dit(eng))
+        return cu_dit_forward(eng, x, t, ctx, pooled, guidance, B, out, err, errlen);
     if (B < 1 || B > e->maxB)
         return cu_err(err, errlen, "batch %d outside 1..%d", B, e->maxB);
     if (!x || !t || !ctx || !pooled || !out)
@@ -689,6 +699,9 @@ extern "C" int tb_cu_diffusion_sample(void *eng, const float *latents, const flo
     size_t n;
     if (!e)
         return cu_err(err, errlen, "diffusion engine not set up");
+    if (is_dit(eng))
+        return cu_dit_sample(eng, latents, ctx, pooled, B, steps, t, c_in, dt, guidance_scale, err,
+                             errlen);
     cfg = e->a.cfg ? 2 : 1;
     if (steps < 1 || B < 1 || cfg * B > e->maxB)
         return cu_err(err, errlen, "%d steps of %d images%s need a batch of %d, engine has %d",
@@ -717,6 +730,8 @@ extern "C" int tb_cu_diffusion_latents(void *eng, float *out, size_t n, bool *fi
     size_t have;
     if (!e)
         return cu_err(err, errlen, "diffusion engine not set up");
+    if (is_dit(eng))
+        return cu_dit_latents(eng, out, n, finite, err, errlen);
     have = (size_t)e->lat_B * e->a.latent_channels * e->H * e->W;
     if (have == 0)
         return cu_err(err, errlen, "no latents: no sample has run");
@@ -819,6 +834,44 @@ int cu_diffusion_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, siz
         CU_TRY(attention(y, D, q, D, k, D, v, D, a->B, a->T, a->S, a->NH, a->HD, err,
                          errlen));
         return cu_down_bf16(b, a->out[0], y, nq, err, errlen);
+    }
+    case TB_CUDA_OP_DIT_LN_MOD: {
+        size_t n = (size_t)a->B * a->T * a->C;
+        float *x, *mod;
+        bf16 *o;
+        CU_TRY(cu_up_f32(b, &x, a->in[0], n, err, errlen));
+        CU_TRY(cu_up_f32(b, &mod, a->in[1], (size_t)a->B * 2 * a->C, err, errlen));
+        CU_TRY(cu_buf_alloc(b, (void **)&o, n * sizeof *o, err, errlen));
+        CU_LAUNCH("dit_ln_mod", k_dit_ln_mod(o, x, a->B, a->T, 0, a->T, a->C, mod, 2 * a->C, 0,
+                                             a->C, a->eps));
+        return cu_down_bf16(b, a->out[0], o, n, err, errlen);
+    }
+    case TB_CUDA_OP_DIT_QKV: {
+        int D = a->NH * a->HD, half = a->HD / 2, N = a->H * a->W;
+        size_t rows = (size_t)a->B * a->T, zw = (size_t)3 * D + a->F;
+        float *z, *bias, *qn = NULL, *kn = NULL, *rc = NULL, *rs = NULL;
+        bf16 *qkv, *mlp = NULL;
+        if (a->HD % 2 || a->HD > 128 || (N > 0 && a->S + N != a->T))
+            return cu_err(err, errlen, "dit_qkv test: head dim %d, %d + %dx%d tokens of %d",
+                          a->HD, a->S, a->H, a->W, a->T);
+        CU_TRY(cu_up_f32(b, &z, a->in[0], rows * zw, err, errlen));
+        CU_TRY(cu_up_f32(b, &bias, a->in[1], zw, err, errlen));
+        if (a->in[2])
+            CU_TRY(cu_up_f32(b, &qn, a->in[2], (size_t)a->HD, err, errlen));
+        if (a->in[3])
+            CU_TRY(cu_up_f32(b, &kn, a->in[3], (size_t)a->HD, err, errlen));
+        if (N > 0) {
+            CU_TRY(cu_up_f32(b, &rc, NULL, (size_t)N * half, err, errlen));
+            CU_TRY(cu_up_f32(b, &rs, NULL, (size_t)N * half, err, errlen));
+            CU_LAUNCH("RoPE table", k_dit_rope_table(rc, rs, a->H, a->W, a->HD));
+        }
+        CU_TRY(cu_buf_alloc(b, (void **)&qkv, rows * 3 * D * sizeof *qkv, err, errlen));
+        if (a->F > 0)
+            CU_TRY(cu_buf_alloc(b, (void **)&mlp, rows * a->F * sizeof *mlp, err, errlen));
+        CU_LAUNCH("dit_qkv", k_dit_qkv(qkv, z, (int)zw, bias, qn, kn, rc, rs, a->B, a->T, 0, a->T,
+                                       a->S, a->NH, a->HD, mlp, a->F, a->F, a->eps));
+        CU_TRY(cu_down_bf16(b, a->out[0], qkv, rows * 3 * D, err, errlen));
+        return mlp ? cu_down_bf16(b, a->out[1], mlp, rows * a->F, err, errlen) : 0;
     }
     default:
         break;
