@@ -671,11 +671,11 @@ extern "C" int tb_cu_diffusion_forward(void *eng, const float *x, const float *t
 {
     struct dengine *e = (struct dengine *)eng;
     size_t img;
-    (void)guidance; /* the UNet has no guidance embedding */
     if (!e)
         return cu_err(err, errlen, "diffusion engine not set up");
     if (is_dit(eng))
         return cu_dit_forward(eng, x, t, ctx, pooled, guidance, B, out, err, errlen);
+    /* the UNet has no guidance embedding: guidance is not read */
     if (B < 1 || B > e->maxB)
         return cu_err(err, errlen, "batch %d outside 1..%d", B, e->maxB);
     if (!x || !t || !ctx || !pooled || !out)
