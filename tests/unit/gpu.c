@@ -398,8 +398,8 @@ static void test_dlayout(void)
            err[0] ? ": " : "", err);
     OK(l.n_params == m.n_params && l.ndbl == f.dit_depth && l.nsgl == f.single_depth &&
            l.npieces == 0 && l.pos == TB_DLAYOUT_NONE && l.g1.w != TB_DLAYOUT_NONE,
-       "the whole arena, %d double and %d single blocks, no position grid, a guidance MLP",
-       l.ndbl, l.nsgl);
+       "the whole arena, %d double and %d single blocks, no position grid, a guidance MLP", l.ndbl,
+       l.nsgl);
     OK(l.patch.w == 0 && l.fout.b + (size_t)f.latent_channels * f.patch * f.patch == m.n_params &&
            l.sgl[0].lin1.w == l.sgl[0].mod.b + 3 * (size_t)f.hidden &&
            l.dbl[0].img.q_norm != TB_DLAYOUT_NONE,
@@ -1196,8 +1196,8 @@ static void test_geglu(const struct tb_cuda_api *api)
 
 /* The UNet's attention (the fused kernel, non-causal, token-major) against a
  * double-precision softmax: T queries over S keys of NH heads of HD. */
-static void check_attention_nc(const struct tb_cuda_api *api, int B, int T, int S, int NH,
-                               int HD, const char *what)
+static void check_attention_nc(const struct tb_cuda_api *api, int B, int T, int S, int NH, int HD,
+                               const char *what)
 {
     const int D = NH * HD;
     float *q = randv((size_t)B * T * D, 2, true), *k = randv((size_t)B * S * D, 2, true);
@@ -1317,10 +1317,10 @@ static void test_dit_qkv(const struct tb_cuda_api *api)
                     v[i] *= (hh < NH ? qn : kn)[i] / sqrt(ss / HD + 1e-6);
             for (int j = 0; hh < 2 * NH && tk >= 0 && j < HD / 2; j++) {
                 /* pair j: axis 0 (id 0) below A0/2, then rows, then columns */
-                double ang = j < A0 / 2        ? 0
-                             : j < A0 / 2 + A1 / 2 ? (tk / GW) * pow(1e4, -2.0 * (j - A0 / 2) / A1)
-                                                   : (tk % GW) *
-                                                         pow(1e4, -2.0 * (j - A0 / 2 - A1 / 2) / A1);
+                double ang = j < A0 / 2 ? 0
+                             : j < A0 / 2 + A1 / 2
+                                 ? (tk / GW) * pow(1e4, -2.0 * (j - A0 / 2) / A1)
+                                 : (tk % GW) * pow(1e4, -2.0 * (j - A0 / 2 - A1 / 2) / A1);
                 double a = v[2 * j], b = v[2 * j + 1];
                 v[2 * j] = a * cos(ang) - b * sin(ang);
                 v[2 * j + 1] = a * sin(ang) + b * cos(ang);
@@ -1330,7 +1330,8 @@ static void test_dit_qkv(const struct tb_cuda_api *api)
         }
         for (int j = 0; j < F; j++) {
             double u = (double)z[r * ZW + 3 * D + j] + bias[3 * D + j];
-            em[r * F + j] = 0.5 * u * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (u + 0.044715 * u * u * u)));
+            em[r * F + j] =
+                0.5 * u * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (u + 0.044715 * u * u * u)));
         }
     }
     memset(&o, 0, sizeof o);
