@@ -8,9 +8,12 @@
  * the fused kernel (flash.cu, non-causal, queries and keys read where the projections
  * left them).
  *
- * Weights: the CPU engine's fp32 arena copied whole (biases, norm weights and the
- * position grid read from it) and a bf16 copy of it for the products; every offset
- * comes from the CPU engine's layout (tb_dlayout's DiT part), never recomputed.
+ * Weights: a bf16 copy of the CPU engine's fp32 arena for the products (cast on the
+ * device chunk by chunk, so the fp32 arena never sits whole on the device: FLUX.1-dev's
+ * 12 billion parameters are 24 GB in bf16, 48 GB more in fp32), and in fp32 only the
+ * vectors (biases, norm weights, the position grid), gathered into one small buffer.
+ * Every offset comes from the CPU engine's layout (tb_dlayout's DiT part), never
+ * recomputed.
  *
  * Tokens: as dit.c, one buffer [B, T, width] per activation with image b's S context
  * rows first, then its N = Hp Wp image rows, so the joint attention of an image is one
@@ -309,13 +312,15 @@ cudaError_t k_dit_unpatchify(float *out, const float *pf, const float *bias, int
 struct xengine {
     struct tb_darch a; /* first, as struct dengine's: the entries dispatch on a.kind */
     int maxB, H, W;
-    struct tb_dlayout lay; /* owned copy (dbl, sgl arrays owned) */
+    struct tb_dlayout lay; /* owned copy (dbl, sgl arrays owned); the .w offsets index
+                              wb, every vector's (.b, q_norm, k_norm, pos) indexes vec */
     size_t n_params;
     int D, NH, HD, F, Cl, p, PP, Hp, Wp, N, S, T, QW, UW, ZW;
     int top, left; /* crop of the MMDiT position grid */
 
-    float *p32; /* [n_params] */
-    bf16 *wb;   /* [n_params] */
+    float *vec; /* [nvec] the fp32 vectors, gathered (xvecs) */
+    size_t nvec;
+    bf16 *wb; /* [n_params] the arena in bf16 */
 
     float *x_in, *t_in, *g_in, *ctx_in, *pooled_in, *out, *lat;
     int lat_B;
@@ -369,7 +374,7 @@ static void xengine_free(struct xengine *e)
 
 static const float *XP(const struct xengine *e, size_t off)
 {
-    return off == TB_DLAYOUT_NONE ? NULL : e->p32 + off;
+    return off == TB_DLAYOUT_NONE ? NULL : e->vec + off;
 }
 
 /* out[M, O] (fp32, row stride ldo) = (acc ? out : 0) + x[M, K] (row stride ldx) W^T,
@@ -653,13 +658,118 @@ static int xcheck_layout(const struct xengine *e, const struct tb_dlayout *L, ch
     return 0;
 }
 
+/* One vector of n floats at *off in the arena (NONE: absent): with dst, copied to dst +
+ * at and *off pointed there. Returns where the next one goes. */
+static size_t xvec(size_t *off, size_t n, const float *params, float *dst, size_t at)
+{
+    if (*off == TB_DLAYOUT_NONE)
+        return at;
+    if (dst) {
+        memcpy(dst + at, params + *off, n * sizeof *dst);
+        *off = at;
+    }
+    return at + n;
+}
+
+/* Every fp32 vector of L (biases, norm weights, the position grid): with dst, gathered
+ * into dst one after the other and L's offsets moved onto them; without, counted.
+ * Returns the floats. */
+static size_t xvecs(struct tb_dlayout *L, const struct xengine *e, const float *params,
+                    float *dst)
+{
+    const size_t D = (size_t)e->D, F = (size_t)e->F, HD = (size_t)e->HD;
+    const size_t M = (size_t)e->a.pos_embed_max;
+    size_t at = 0;
+    at = xvec(&L->patch.b, D, params, dst, at);
+    at = xvec(&L->pos, M * M * D, params, dst, at);
+    at = xvec(&L->t1.b, D, params, dst, at);
+    at = xvec(&L->t2.b, D, params, dst, at);
+    at = xvec(&L->y1.b, D, params, dst, at);
+    at = xvec(&L->y2.b, D, params, dst, at);
+    at = xvec(&L->g1.b, D, params, dst, at);
+    at = xvec(&L->g2.b, D, params, dst, at);
+    at = xvec(&L->cemb.b, D, params, dst, at);
+    at = xvec(&L->fmod.b, 2 * D, params, dst, at);
+    at = xvec(&L->fout.b, (size_t)e->PP, params, dst, at);
+    for (int l = 0; l < L->ndbl; l++)
+        for (int s = 0; s < 2; s++) {
+            struct tb_dstream *w = s ? &L->dbl[l].ctx : &L->dbl[l].img;
+            bool full = s == 0 || !L->dbl[l].pre_only;
+            at = xvec(&w->mod.b, (full ? 6 : 2) * D, params, dst, at);
+            at = xvec(&w->qkv.b, 3 * D, params, dst, at);
+            at = xvec(&w->q_norm, HD, params, dst, at);
+            at = xvec(&w->k_norm, HD, params, dst, at);
+            at = xvec(&w->out.b, D, params, dst, at); /* NONE in a pre-only context */
+            at = xvec(&w->fc1.b, F, params, dst, at);
+            at = xvec(&w->fc2.b, D, params, dst, at);
+        }
+    for (int l = 0; l < L->nsgl; l++) {
+        struct tb_dsingle *w = &L->sgl[l];
+        at = xvec(&w->mod.b, 3 * D, params, dst, at);
+        at = xvec(&w->lin1.b, 3 * D + F, params, dst, at);
+        at = xvec(&w->q_norm, HD, params, dst, at);
+        at = xvec(&w->k_norm, HD, params, dst, at);
+        at = xvec(&w->lin2.b, D, params, dst, at);
+    }
+    return at;
+}
+
+/* The bf16 arena, cast on the device from chunks of the fp32 one through a staging
+ * buffer (freed before returning). */
+static int xweights(struct xengine *e, const float *params, char *err, size_t errlen)
+{
+    const size_t chunk = (size_t)1 << 24; /* 64 MiB of fp32 */
+    size_t n = e->n_params < chunk ? e->n_params : chunk;
+    float *stage = NULL;
+    int rc = -1;
+    cudaError_t c = cudaMalloc((void **)&stage, (n ? n : 1) * sizeof *stage);
+    if (c != cudaSuccess)
+        return cu_err(err, errlen, "cudaMalloc of the weights' staging buffer: %s",
+                      cudaGetErrorString(c));
+    for (size_t at = 0; at < e->n_params; at += n) {
+        size_t k = e->n_params - at < n ? e->n_params - at : n;
+        c = cudaMemcpyAsync(stage, params + at, k * sizeof *stage, cudaMemcpyHostToDevice,
+                            g_cu.stream);
+        if (c == cudaSuccess)
+            c = k_cast_bf16(e->wb + at, stage, k);
+        if (c != cudaSuccess) {
+            cu_err(err, errlen, "weights to bf16: %s", cudaGetErrorString(c));
+            goto out;
+        }
+    }
+    c = cudaStreamSynchronize(g_cu.stream);
+    if (c != cudaSuccess) {
+        cu_err(err, errlen, "weights to bf16: %s", cudaGetErrorString(c));
+        goto out;
+    }
+    rc = 0;
+out:
+    cudaFree(stage);
+    return rc;
+}
+
 static int xsetup(struct xengine *e, const float *params, char *err, size_t errlen)
 {
     const struct tb_darch *a = &e->a;
     const size_t BM = (size_t)e->maxB, rows = BM * e->T, D = (size_t)e->D;
     const size_t img = (size_t)e->Cl * e->H * e->W;
-    XALLOC(e->p32, e->n_params, "parameters");
+    float *host;
+    cudaError_t c;
+
     XALLOC(e->wb, e->n_params, "bf16 parameters");
+    e->nvec = xvecs(&e->lay, e, params, NULL);
+    XALLOC(e->vec, e->nvec, "fp32 vectors");
+    if (!(host = (float *)malloc((e->nvec ? e->nvec : 1) * sizeof *host)))
+        return cu_err(err, errlen, "out of memory for %zu fp32 vectors", e->nvec);
+    xvecs(&e->lay, e, params, host);
+    c = cudaMemcpyAsync(e->vec, host, e->nvec * sizeof *host, cudaMemcpyHostToDevice,
+                        g_cu.stream);
+    if (c == cudaSuccess)
+        c = cudaStreamSynchronize(g_cu.stream);
+    free(host);
+    if (c != cudaSuccess)
+        return cu_err(err, errlen, "copy of the fp32 vectors: %s", cudaGetErrorString(c));
+    CU_TRY(xweights(e, params, err, errlen));
     XALLOC(e->x_in, BM * img, "input latents");
     XALLOC(e->out, BM * img, "output");
     XALLOC(e->lat, BM * img, "sampler latents");
@@ -689,9 +799,6 @@ static int xsetup(struct xengine *e, const float *params, char *err, size_t errl
         XALLOC(e->rope_sin, (size_t)e->N * e->HD / 2, "RoPE sines");
         CU_LAUNCH("RoPE table", k_dit_rope_table(e->rope_cos, e->rope_sin, e->Hp, e->Wp, e->HD));
     }
-    CU_CHECK(cudaMemcpyAsync(e->p32, params, e->n_params * sizeof *e->p32,
-                             cudaMemcpyHostToDevice, g_cu.stream));
-    CU_LAUNCH("weights to bf16", k_cast_bf16(e->wb, e->p32, e->n_params));
     CU_CHECK(cudaStreamSynchronize(g_cu.stream));
     return 0;
 }
