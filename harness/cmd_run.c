@@ -52,12 +52,12 @@ static void usage(FILE *f)
           "Run Llama and diffusion workloads on this machine's CPU (fp32, matrix products\n"
           "and convolutions through OpenBLAS) and append their measurements to\n"
           "DIR/results.csv, one row per metric.\n"
-          "Where a CUDA GPU and the CUDA plugin are present, each Llama run and each UNet\n"
-          "(SDXL-style) denoise run also runs on the GPU (executor cuda, bf16 mixed\n"
-          "precision, run id prefixed 'cuda:', plus avg_power_w and j_per_token or\n"
-          "j_per_image from NVML, mfu for training, and the performance model's rows for\n"
-          "the same workload on that chip); without one, a line says why and only the CPU\n"
-          "runs. The DiTs (SD3, FLUX) stay on the CPU.\n"
+          "Where a CUDA GPU and the CUDA plugin are present, each Llama run and each\n"
+          "denoise run (SDXL UNet, SD3 MMDiT, FLUX) also runs on the GPU (executor cuda,\n"
+          "bf16 mixed precision, run id prefixed 'cuda:', plus avg_power_w and j_per_token\n"
+          "or j_per_image from NVML, mfu for training, and the performance model's rows\n"
+          "for the same workload on that chip); without one, a line says why and only the\n"
+          "CPU runs.\n"
           "A run already in DIR/results.csv is skipped: run the same command again to\n"
           "resume an interrupted suite.\n"
           "\n"
@@ -707,13 +707,6 @@ static int run_one(const struct run_ctx *c, struct gpu_side *g, const struct tb_
     uint64_t t0;
 
     if (g) {
-        if (mr->diffusion && mr->d.kind != TB_DARCH_UNET) {
-            fprintf(stderr, "trnbench run: [%s] %s on the GPU: phase denoise of the %s "
-                            "denoiser is not implemented on the GPU executor (the UNet is); "
-                            "CPU only\n",
-                    tag, spec.model, mr->d.kind == TB_DARCH_FLUX ? "FLUX DiT" : "SD3 MMDiT");
-            return 0;
-        }
         if (!strcmp(spec.precision, "fp32")) /* the GPU engine's mixed precision */
             snprintf(spec.precision, sizeof spec.precision, "bf16");
         memcpy(id, "cuda:", 5);

@@ -161,6 +161,15 @@ enum tb_cuda_op {
     TB_CUDA_OP_ATTENTION_NC,   /* q[B*T, NH*HD], k, v[B*S, NH*HD] (bf16, token-major) ->
                                   y[B*T, NH*HD] (fp32 of bf16): non-causal softmax
                                   attention, scale 1/sqrt(HD) */
+    TB_CUDA_OP_DIT_LN_MOD,     /* x[B*T, C] fp32, mod[B, 2C] (shift | scale) -> out[B*T, C]
+                                  (bf16) = LayerNorm(x) (1 + scale) + shift, no affine
+                                  weights, eps */
+    TB_CUDA_OP_DIT_QKV,        /* z[B*T, 3 NH HD + F] fp32, bias[3 NH HD + F], q_norm[HD],
+                                  k_norm[HD] (RMSNorm weights, NULL: none) -> out[0]
+                                  [B*T, 3 NH HD] (bf16): q, k RMSNorm'ed, rows r >= S of
+                                  an image (the H x W image tokens, T = S + H W) rotated
+                                  by FLUX's 2-D RoPE (H 0: none), v as is; out[1] [B*T, F]
+                                  (bf16, F > 0) = GELU_tanh of the last F columns; eps */
     TB_CUDA_OP_COUNT
 };
 struct tb_cuda_op_args {
@@ -232,8 +241,8 @@ struct tb_cuda_api {
     /* One kernel test (see enum tb_cuda_op). */
     int (*op)(struct tb_cuda_op_args *a, char *err, size_t errlen);
 
-    /* ---- the diffusion denoiser (tb_diffusion_forward's math; the UNet only for now:
-     * init refuses the DiTs with a reason) ---- */
+    /* ---- the diffusion denoiser (tb_diffusion_forward's math: the UNet, and the DiTs,
+     * FLUX and SD3's MMDiT, from the DiT part of the layout) ---- */
 
     /* Engine on device 0 for up to max_batch images of lat_h x lat_w latents, the
      * parameters copied from w (layout as a->kind describes). */
@@ -253,7 +262,8 @@ struct tb_cuda_api {
      * classifier-free guidance, a->cfg) and the schedule of each step s (t[s], c_in[s],
      * dt[s]; tb_diffusion_schedule): the pass on latents * c_in over the cfg B images,
      * prediction = uncond + guidance_scale (cond - uncond) with CFG, latents += dt
-     * prediction. Queued; the latents stay on the device (diffusion_latents). */
+     * prediction; FLUX's guidance embedding gets guidance_scale. Queued; the latents
+     * stay on the device (diffusion_latents). */
     int (*diffusion_sample)(void *eng, const float *latents, const float *ctx,
                             const float *pooled, int B, int steps, const float *t,
                             const float *c_in, const float *dt, float guidance_scale, char *err,

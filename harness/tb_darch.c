@@ -652,5 +652,7 @@ void tb_dlayout_release(struct tb_dlayout *l)
 {
     free(l->pieces);
     free(l->blocks);
+    free(l->dbl);
+    free(l->sgl);
     memset(l, 0, sizeof *l);
 }

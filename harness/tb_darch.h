@@ -155,7 +155,7 @@ double tb_dflops_vae_decode(const struct tb_darch *a, double B, int resolution);
 /* FLOPs of a whole image: encoders + passes x denoiser + VAE decode. */
 double tb_dflops_image(const struct tb_darch *a, double B, int resolution, int steps);
 
-/* ---- the CPU engine's UNet parameter layout ----
+/* ---- the CPU engine's parameter layout (UNet, and below the DiTs') ----
  * Where each tensor of the UNet lives in the CPU engine's parameter arena (struct
  * tb_diffusion's params, workloads/diffusion/diffusion.h), as offsets in floats, piece by
  * piece in forward order (the walk above: conv_in, ResNets, transformers, down convs,
@@ -199,14 +199,47 @@ struct tb_dblock {
     size_t wqkv, wq2, wkv2;
 };
 
+/* The DiTs' (MMDiT, FLUX; workloads/diffusion/dit.c) blocks. D hidden, HD head dim,
+ * F = mlp_ratio D. One stream of a double-stream (joint) block: mod [6D, D] (adaLN-Zero:
+ * shift1 scale1 gate1 shift2 scale2 gate2; [2D, D] scale shift for MMDiT's pre-only
+ * context), qkv [3D, D] (q, k, v stacked), q_norm, k_norm [HD] RMSNorm weights (NONE
+ * without qk_norm), out [D, D], fc1 [F, D], fc2 [D, F] (NONE in a pre-only context). */
+struct tb_dstream {
+    struct tb_dparam mod, qkv, out, fc1, fc2;
+    size_t q_norm, k_norm;
+};
+
+struct tb_dditblock {
+    struct tb_dstream img, ctx;
+    bool pre_only; /* MMDiT's last block: the context stream only feeds k and v */
+};
+
+/* A FLUX single-stream block: mod [3D, D] (shift scale gate), lin1 [3D + F, D]
+ * (q | k | v | MLP input), lin2 [D, D + F]. */
+struct tb_dsingle {
+    struct tb_dparam mod, lin1, lin2;
+    size_t q_norm, k_norm;
+};
+
 struct tb_dlayout {
     size_t n_params;            /* floats in the arena */
-    struct tb_dparam t1, t2;    /* time MLP: Tp -> Te -> Te */
+    struct tb_dparam t1, t2;    /* time MLP: Tp -> Te -> Te (DiT: Tp -> D -> D) */
     struct tb_dparam a1, a2;    /* additional MLP: Da -> Te -> Te (NONE when Da = 0) */
-    struct tb_dpiece *pieces;   /* owned: [npieces] */
+    struct tb_dpiece *pieces;   /* owned: [npieces] (UNet) */
     int npieces;
-    struct tb_dblock *blocks;   /* owned: [nblocks] */
+    struct tb_dblock *blocks;   /* owned: [nblocks] (UNet) */
     int nblocks;
+    /* the DiTs (tb_darch kind MMDIT or FLUX; all zero for the UNet): patch [D, PP]
+     * (PP = Cl p p, index c p p + i p + j), pos [M, M, D] the learned position grid
+     * (NONE: none), y1 [D, Dp], y2 [D, D] the pooled-text MLP, g1 [D, Tp], g2 [D, D]
+     * the guidance MLP (NONE without guidance_embed), cemb [D, Dc] the context
+     * embedder, fmod [2D, D] the final AdaLN-Continuous (scale, shift), fout [PP, D] */
+    struct tb_dparam patch, y1, y2, g1, g2, cemb, fmod, fout;
+    size_t pos;
+    struct tb_dditblock *dbl;   /* owned: [ndbl] double-stream / joint blocks */
+    int ndbl;
+    struct tb_dsingle *sgl;     /* owned: [nsgl] single-stream blocks (FLUX) */
+    int nsgl;
 };
 
 void tb_dlayout_release(struct tb_dlayout *l);

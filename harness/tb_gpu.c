@@ -489,11 +489,6 @@ int tb_gpu_run_denoise(struct tb_gpu *g, const struct tb_run_spec *spec, const s
     memset(r, 0, sizeof *r);
     memset(&lay, 0, sizeof lay);
     tb_gpu_energy_derive(0, 0, 0, 0, e);
-    if (a->kind != TB_DARCH_UNET)
-        return tb_err(err, errlen,
-                      "%s: phase denoise of the %s denoiser is not implemented on the GPU "
-                      "executor (the UNet is); it runs on the CPU",
-                      a->name, a->kind == TB_DARCH_FLUX ? "FLUX DiT" : "SD3 MMDiT");
     if (!api)
         return tb_err(err, errlen, "no GPU: %s", g->why);
     if (!tb_gpu_can_run(g, spec, err, errlen))

@@ -119,9 +119,8 @@ int tb_gpu_run(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb
  * schedule, classifier-free guidance at scale 5 and validation: finite latents after
  * every generation, outside the timed region) with the sampler's whole loop on the
  * device, each repetition (all the steps of one batch of images) timed with CUDA
- * events and the energy per image from NVML. The UNet only: the DiTs give -1 with a
- * message naming them. Fills *r (release it even on failure) and *e; returns like
- * tb_gpu_run. */
+ * events and the energy per image from NVML. The UNet and the DiTs (FLUX, SD3's
+ * MMDiT). Fills *r (release it even on failure) and *e; returns like tb_gpu_run. */
 int tb_gpu_run_denoise(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb_darch *a,
                        struct tb_exec_result *r, struct tb_gpu_energy *e, char *err, size_t errlen);
 

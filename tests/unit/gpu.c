@@ -394,19 +394,28 @@ static void test_dlayout(void)
     load_darch(&f, "flux-tiny");
     if (tb_diffusion_init(&m, &f, 1, 8, 8, 3, err, sizeof err) != 0)
         bail("%s", err);
-    IS_INT(-1, tb_diffusion_layout(&m, &l, err, sizeof err), "a DiT's layout is not exposed");
-    OK(strstr(err, "flux-tiny") != NULL, "and the message names it: %s", err);
+    IS_INT(0, tb_diffusion_layout(&m, &l, err, sizeof err), "FLUX layout exposed%s%s",
+           err[0] ? ": " : "", err);
+    OK(l.n_params == m.n_params && l.ndbl == f.dit_depth && l.nsgl == f.single_depth &&
+           l.npieces == 0 && l.pos == TB_DLAYOUT_NONE && l.g1.w != TB_DLAYOUT_NONE,
+       "the whole arena, %d double and %d single blocks, no position grid, a guidance MLP", l.ndbl,
+       l.nsgl);
+    OK(l.patch.w == 0 && l.fout.b + (size_t)f.latent_channels * f.patch * f.patch == m.n_params &&
+           l.sgl[0].lin1.w == l.sgl[0].mod.b + 3 * (size_t)f.hidden &&
+           l.dbl[0].img.q_norm != TB_DLAYOUT_NONE,
+       "patch embedding first, the final projection's bias last, layers in order");
+    tb_dlayout_release(&l);
     tb_diffusion_release(&m);
 
-    /* the GPU executor refuses the DiTs by name, device or not */
+    /* the GPU executor takes the DiTs now: without a device it fails for that reason */
     memset(&g, 0, sizeof g);
     snprintf(g.why, sizeof g.why, "no CUDA device: test");
     tb_run_spec_init(&spec);
     snprintf(spec.model, sizeof spec.model, "flux-tiny");
     spec.phase = TB_PHASE_DENOISE;
     IS_INT(-1, tb_gpu_run_denoise(&g, &spec, &f, &r, &e, err, sizeof err),
-           "GPU denoise of a DiT fails");
-    OK(strstr(err, "FLUX DiT") && strstr(err, "CPU"), "naming the denoiser: %s", err);
+           "GPU denoise of a DiT without a device fails");
+    IS_STRING("no GPU: no CUDA device: test", err, "with the reason, not a refusal of the DiT");
     tb_exec_result_release(&r);
     snprintf(spec.model, sizeof spec.model, "sdxl-tiny");
     IS_INT(-1, tb_gpu_run_denoise(&g, &spec, &d, &r, &e, err, sizeof err),
@@ -1185,12 +1194,15 @@ static void test_geglu(const struct tb_cuda_api *api)
     free(bias);
 }
 
-static void test_attention_nc(const struct tb_cuda_api *api)
+/* The UNet's attention (the fused kernel, non-causal, token-major) against a
+ * double-precision softmax: T queries over S keys of NH heads of HD. */
+static void check_attention_nc(const struct tb_cuda_api *api, int B, int T, int S, int NH, int HD,
+                               const char *what)
 {
-    enum { B = 2, T = 6, S = 5, NH = 2, HD = 8, D = NH * HD };
-    float *q = randv(B * T * D, 2, true), *k = randv(B * S * D, 2, true);
-    float *v = randv(B * S * D, 1, true), y[B * T * D];
-    double ref[B * T * D], sc[S];
+    const int D = NH * HD;
+    float *q = randv((size_t)B * T * D, 2, true), *k = randv((size_t)B * S * D, 2, true);
+    float *v = randv((size_t)B * S * D, 1, true), *y = zalloc((size_t)B * T * D, sizeof *y);
+    double *ref = zalloc((size_t)B * T * D, sizeof *ref), *sc = zalloc((size_t)S, sizeof *sc);
     struct tb_cuda_op_args o;
     for (int b = 0; b < B; b++)
         for (int h = 0; h < NH; h++)
@@ -1225,11 +1237,132 @@ static void test_attention_nc(const struct tb_cuda_api *api)
     o.in[2] = v;
     o.out[0] = y;
     run_op(api, &o, "attention_nc");
-    close_to(y, ref, B * T * D, 2e-2, 1e-4,
-             "non-causal attention, cross-shaped (T 6 queries, S 5 keys, 2 heads)");
+    close_to(y, ref, (size_t)B * T * D, 2e-2, 1e-4, what);
     free(q);
     free(k);
     free(v);
+    free(y);
+    free(ref);
+    free(sc);
+}
+
+static void test_attention_nc(const struct tb_cuda_api *api)
+{
+    check_attention_nc(api, 2, 6, 5, 2, 8,
+                       "non-causal attention, cross-shaped (T 6 queries, S 5 keys, 2 heads)");
+    /* SDXL's cross-attention: 77 text tokens (two key tiles, the second partial) for
+     * more queries than one tile, head dim 64 */
+    check_attention_nc(api, 1, 70, 77, 2, 64,
+                       "non-causal attention, 70 queries over 77 text tokens, head dim 64");
+}
+
+/* adaLN-modulated LayerNorm (no affine weights, eps 1e-6) against double precision. */
+static void test_dit_ln_mod(const struct tb_cuda_api *api)
+{
+    enum { B = 2, T = 5, C = 40 };
+    float *x = randv(B * T * C, 4, false), *mod = randv(B * 2 * C, 1, false), out[B * T * C];
+    double ref[B * T * C];
+    struct tb_cuda_op_args o;
+    for (int r = 0; r < B * T; r++) {
+        const float *sh = mod + (r / T) * 2 * C, *sc = sh + C;
+        double mean = 0, var = 0;
+        for (int c = 0; c < C; c++)
+            mean += x[r * C + c];
+        mean /= C;
+        for (int c = 0; c < C; c++)
+            var += (x[r * C + c] - mean) * (x[r * C + c] - mean);
+        var /= C;
+        for (int c = 0; c < C; c++)
+            ref[r * C + c] = (x[r * C + c] - mean) / sqrt(var + 1e-6) * (1.0 + sc[c]) + sh[c];
+    }
+    memset(&o, 0, sizeof o);
+    o.op = TB_CUDA_OP_DIT_LN_MOD;
+    o.B = B;
+    o.T = T;
+    o.C = C;
+    o.eps = 1e-6f;
+    o.in[0] = x;
+    o.in[1] = mod;
+    o.out[0] = out;
+    run_op(api, &o, "dit_ln_mod");
+    close_to(out, ref, B * T * C, BF16_REL, BF16_NMSE,
+             "LayerNorm with adaLN shift and scale per image (bf16 out)");
+    free(x);
+    free(mod);
+}
+
+/* FLUX's q|k|v epilogue: bias, per-head RMSNorm of q and k, 2-D RoPE of the image
+ * tokens (ids (0, row, col), axes 12, 34, 34 of head dim 80: pairs past a warp's 32
+ * lanes), the single block's GELU columns; against double precision with the angles
+ * from the model's definition. */
+static void test_dit_qkv(const struct tb_cuda_api *api)
+{
+    enum { B = 2, S = 3, GH = 2, GW = 3, T = S + GH * GW, NH = 2, HD = 80, D = NH * HD };
+    enum { F = 24, ZW = 3 * D + F, A1 = 34, A0 = HD - 2 * A1 };
+    float *z = randv(B * T * ZW, 2, false), *bias = randv(ZW, 1, false);
+    float *qn = randv(HD, 1, false), *kn = randv(HD, 1, false);
+    float *qkv = zalloc(B * T * 3 * D, sizeof *qkv), *mlp = zalloc(B * T * F, sizeof *mlp);
+    double *eq = zalloc(B * T * 3 * D, sizeof *eq), *em = zalloc(B * T * F, sizeof *em);
+    struct tb_cuda_op_args o;
+    for (int r = 0; r < B * T; r++) {
+        int tk = r % T - S;
+        for (int hh = 0; hh < 3 * NH; hh++) {
+            double v[HD], ss = 0;
+            for (int i = 0; i < HD; i++) {
+                v[i] = (double)z[r * ZW + hh * HD + i] + bias[hh * HD + i];
+                ss += v[i] * v[i];
+            }
+            if (hh < 2 * NH)
+                for (int i = 0; i < HD; i++)
+                    v[i] *= (hh < NH ? qn : kn)[i] / sqrt(ss / HD + 1e-6);
+            for (int j = 0; hh < 2 * NH && tk >= 0 && j < HD / 2; j++) {
+                /* pair j: axis 0 (id 0) below A0/2, then rows, then columns */
+                double ang = j < A0 / 2 ? 0
+                             : j < A0 / 2 + A1 / 2
+                                 ? (tk / GW) * pow(1e4, -2.0 * (j - A0 / 2) / A1)
+                                 : (tk % GW) * pow(1e4, -2.0 * (j - A0 / 2 - A1 / 2) / A1);
+                double a = v[2 * j], b = v[2 * j + 1];
+                v[2 * j] = a * cos(ang) - b * sin(ang);
+                v[2 * j + 1] = a * sin(ang) + b * cos(ang);
+            }
+            for (int i = 0; i < HD; i++)
+                eq[r * 3 * D + hh * HD + i] = v[i];
+        }
+        for (int j = 0; j < F; j++) {
+            double u = (double)z[r * ZW + 3 * D + j] + bias[3 * D + j];
+            em[r * F + j] =
+                0.5 * u * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (u + 0.044715 * u * u * u)));
+        }
+    }
+    memset(&o, 0, sizeof o);
+    o.op = TB_CUDA_OP_DIT_QKV;
+    o.B = B;
+    o.T = T;
+    o.S = S;
+    o.H = GH;
+    o.W = GW;
+    o.NH = NH;
+    o.HD = HD;
+    o.F = F;
+    o.eps = 1e-6f;
+    o.in[0] = z;
+    o.in[1] = bias;
+    o.in[2] = qn;
+    o.in[3] = kn;
+    o.out[0] = qkv;
+    o.out[1] = mlp;
+    run_op(api, &o, "dit_qkv");
+    close_to(qkv, eq, B * T * 3 * D, BF16_REL, BF16_NMSE,
+             "q|k|v: bias, q/k RMSNorm, 2-D RoPE of the image tokens (bf16)");
+    close_to(mlp, em, B * T * F, BF16_REL, BF16_NMSE, "single block MLP columns, tanh GELU");
+    free(z);
+    free(bias);
+    free(qn);
+    free(kn);
+    free(qkv);
+    free(mlp);
+    free(eq);
+    free(em);
 }
 
 /* The UNet on the device against the CPU engine's double-precision reference, then
@@ -1303,16 +1436,113 @@ static void test_denoiser(struct tb_gpu *g)
     free(pool2);
 }
 
-static void test_denoise_executor(struct tb_gpu *g)
+/* A DiT's drawn parameters (weights N(0, 0.02^2), zero biases, unit norm weights) give
+ * adaLN gates near 1e-3: the blocks would hardly touch the output and a wrong block
+ * would pass. Weights x8, biases uniform in +-0.1, norm weights 1 +- 0.2 make every
+ * layer count. */
+static void dit_liven(struct tb_diffusion *m)
+{
+    for (size_t i = 0; i < m->n_params; i++) {
+        float *p = &m->params[i];
+        *p = *p == 0.0f ? 0.1f * frand() : *p == 1.0f ? 1.0f + 0.2f * frand() : 8.0f * *p;
+    }
+}
+
+/* A DiT (flux-tiny, sd3-tiny) on the device against the CPU engine's double-precision
+ * reference on 8x8 latents (16 image tokens), then the device sampler against
+ * tb_diffusion_sample (FLUX: the guidance embedding at the scale; SD3: CFG); parameters
+ * livened (dit_liven). */
+static void test_dit_denoiser(struct tb_gpu *g, const char *name)
+{
+    enum { B = 2, LAT = 8, STEPS = 3 };
+    const struct tb_cuda_api *api = g->api;
+    struct tb_darch d;
+    struct tb_diffusion m;
+    struct tb_dlayout l;
+    struct tb_cuda_diffusion_weights w;
+    size_t img, nctx, npool;
+    float *x, *ctx, *pooled, *out, *lat_cpu, *lat_gpu, *ctx2, *pool2;
+    float t[B] = {0.3f, 0.85f}, gd[B] = {3.5f, 1.0f}, ts[STEPS], ci[STEPS], dt[STEPS];
+    double *ref;
+    void *eng = NULL;
+    bool finite = false;
+    char err[512] = "";
+    int cfg;
+
+    load_darch(&d, name);
+    cfg = d.cfg ? 2 : 1;
+    img = (size_t)d.latent_channels * LAT * LAT;
+    nctx = (size_t)d.text_tokens * d.context_dim;
+    npool = (size_t)(d.pooled_dim > 0 ? d.pooled_dim : 1);
+    x = randv(B * img, 1, false);
+    ctx = randv(B * nctx, 1, false);
+    pooled = randv(B * npool, 1, false);
+    out = zalloc(B * img, sizeof *out);
+    ref = zalloc(B * img, sizeof *ref);
+    if (tb_diffusion_init(&m, &d, cfg * B, LAT, LAT, 23, err, sizeof err) != 0 ||
+        tb_diffusion_layout(&m, &l, err, sizeof err) != 0)
+        bail("%s: %s", name, err);
+    dit_liven(&m);
+    w.params = m.params;
+    w.n_params = m.n_params;
+    w.layout = &l;
+    if (api->diffusion_init(&eng, &d, &w, cfg * B, LAT, LAT, err, sizeof err) != 0)
+        bail("%s: diffusion_init: %s", name, err);
+    OK(api->diffusion_bytes(eng) > m.n_params * 2, "%s: engine holds the bf16 weights", name);
+    if (tb_diffusion_reference_forward(&m, x, t, ctx, pooled, d.guidance_embed ? gd : NULL, B, ref,
+                                       err, sizeof err) != 0)
+        bail("reference: %s", err);
+    OK(api->diffusion_forward(eng, x, t, ctx, pooled, d.guidance_embed ? gd : NULL, B, out, err,
+                              sizeof err) == 0,
+       "%s forward on the device: %s", name, err);
+    {
+        char what[128];
+        snprintf(what, sizeof what, "%s forward vs the double-precision reference", name);
+        close_to(out, ref, B * img, 5e-2, 1e-3, what);
+    }
+
+    lat_cpu = zalloc(B * img, sizeof *lat_cpu);
+    lat_gpu = zalloc(B * img, sizeof *lat_gpu);
+    ctx2 = zalloc(cfg * B * nctx, sizeof *ctx2);
+    pool2 = zalloc(cfg * B * npool, sizeof *pool2);
+    if (tb_diffusion_sample(&m, B, STEPS, 4.0f, 99, lat_cpu, err, sizeof err) != 0)
+        bail("sample: %s", err);
+    tb_diffusion_sample_inputs(&d, B, LAT, LAT, 99, lat_gpu, ctx2, pool2);
+    for (int s = 0; s < STEPS; s++)
+        tb_diffusion_schedule(&d, s, STEPS, &ts[s], &ci[s], &dt[s]);
+    OK(api->diffusion_sample(eng, lat_gpu, ctx2, pool2, B, STEPS, ts, ci, dt, 4.0f, err,
+                             sizeof err) == 0 &&
+           api->diffusion_latents(eng, lat_gpu, B * img, &finite, err, sizeof err) == 0 && finite,
+       "%s: device sampler runs %d steps, latents finite: %s", name, STEPS, err);
+    {
+        char what[128];
+        snprintf(what, sizeof what, "%s: device sampler vs tb_diffusion_sample", name);
+        close_to_f(lat_gpu, lat_cpu, B * img, 5e-2, 1e-3, what);
+    }
+    api->diffusion_free(eng);
+    tb_dlayout_release(&l);
+    tb_diffusion_release(&m);
+    free(x);
+    free(ctx);
+    free(pooled);
+    free(out);
+    free(ref);
+    free(lat_cpu);
+    free(lat_gpu);
+    free(ctx2);
+    free(pool2);
+}
+
+static void test_denoise_executor(struct tb_gpu *g, const char *name)
 {
     struct tb_darch d;
     struct tb_run_spec s;
     struct tb_exec_result r;
     struct tb_gpu_energy e;
     char err[512] = "";
-    load_darch(&d, "sdxl-tiny");
+    load_darch(&d, name);
     tb_run_spec_init(&s);
-    snprintf(s.model, sizeof s.model, "sdxl-tiny");
+    snprintf(s.model, sizeof s.model, "%s", name);
     s.phase = TB_PHASE_DENOISE;
     s.batch = 1;
     s.steps = 2;
@@ -1321,7 +1551,7 @@ static void test_denoise_executor(struct tb_gpu *g)
     s.warmup = 1;
     OK(tb_gpu_run_denoise(g, &s, &d, &r, &e, err, sizeof err) == 0 && r.valid && r.secs[1] > 0 &&
            r.tokens == 1 && r.steps == 2,
-       "executor denoise runs, validates and times (%s%s)", err, r.note);
+       "%s: executor denoise runs, validates and times (%s%s)", name, err, r.note);
     OK(e.ok || strstr(e.note, "unavailable") || strstr(e.note, "did not advance"),
        "energy per image measured or its absence explained: %s", e.note);
     tb_exec_result_release(&r);
@@ -1769,10 +1999,11 @@ int main(void)
 
     if (tb_gpu_open(&g, 0) != 0) {
         if (!tb_file_exists(emu)) {
-            /* the count of the device tests below: 35, 20 of the fused attention, 16 of
-             * diffusion, then the fp8 ones (FP8_TESTS, or the 3 refusals below compute
-             * capability 8.9) */
-            skip_block(35 + 20 + 16 + FP8_TESTS + 3, "no GPU: %s", g.why);
+            /* the count of the device tests below: 35, 20 of the fused attention, 17 of
+             * the UNet's diffusion, 15 of the DiTs' (3 kernel checks, 5 each of FLUX and
+             * SD3, 2 of FLUX through the executor), then the fp8 ones (FP8_TESTS, or the
+             * 3 refusals below compute capability 8.9) */
+            skip_block(35 + 20 + 17 + 15 + FP8_TESTS + 3, "no GPU: %s", g.why);
             tb_gpu_close(&g);
             free(emu);
             return 0;
@@ -1799,10 +2030,15 @@ int main(void)
     test_layernorm(g.api);
     test_geglu(g.api);
     test_attention_nc(g.api);
+    test_dit_ln_mod(g.api);
+    test_dit_qkv(g.api);
     test_engine(&g, &a);
     test_executor(&g, &a);
     test_denoiser(&g);
-    test_denoise_executor(&g);
+    test_dit_denoiser(&g, "flux-tiny");
+    test_dit_denoiser(&g, "sd3-tiny");
+    test_denoise_executor(&g, "sdxl-tiny");
+    test_denoise_executor(&g, "flux-tiny");
     if (g.info.cc_major * 10 + g.info.cc_minor >= 89) {
         test_fp8_quant(g.api);
         test_fp8_products(g.api);

@@ -3,7 +3,7 @@
  * entries in harness/tb_cuda_abi.h): the SDXL UNet of the CPU engine
  * (workloads/diffusion/unet.c, tb_diffusion_forward) in bf16 mixed precision, and the
  * sampler loop of tb_diffusion_sample on the device. The DiTs (SD3's MMDiT, FLUX) are
- * not here yet: init refuses them with a reason and they run on the CPU.
+ * dit.cu's engine: these entries hand their engines over to it.
  *
  * Weights: the CPU engine's fp32 arena copied whole (norm scales and shifts, biases
  * read from it), a bf16 copy of it for the products in which every 3x3 convolution's
@@ -22,9 +22,9 @@
  *             (product to fp32, bias and the erf GELU fused, bf16 out), proj_out
  *             accumulated onto the image
  *   up/down   nearest 2x upsampling folded into im2col; stride 2 likewise
- * Attention is materialised per image: S = scale Q K^T for all heads in one batched
- * product (heads are column blocks of the token rows: batch stride HD), a row softmax
- * to P (bf16), Y = P V batched the same way, written straight into token-major y.
+ * Attention: the fused kernel (flash.cu, non-causal) over all (image, head) pairs at
+ * once, reading q, k, v where the projections wrote them (heads are column blocks of
+ * the token rows) and writing token-major y: no [HW, HW] score matrix is stored.
  *
  * Memory: every buffer is one cudaMalloc recorded in the engine, sized at init for
  * max_batch images, freed by diffusion_free. Not thread-safe; work is queued on the
@@ -42,7 +42,7 @@
 #define LN_EPS    1e-5f
 
 struct dengine {
-    struct tb_darch a;
+    struct tb_darch a; /* first, as dit.cu's engine: the entries dispatch on a.kind */
     int maxB, H, W;        /* latent size */
     struct tb_dlayout lay; /* owned copy of the CPU engine's layout */
     size_t n_params;
@@ -81,8 +81,6 @@ struct dengine {
     bf16 *kv;                     /* [maxB S, 2C] */
     float *ff;                    /* [M, 8C] */
     bf16 *gg;                     /* [M, 4C] */
-    float *sc;                    /* [NH, N, max(N, S)] one image's attention scores */
-    bf16 *pr;                     /* the same, softmax */
 
     void *bufs[DMAX_BUFS];
     int nbufs;
@@ -163,54 +161,39 @@ static int lin(const struct dengine *e, void *out, bool f32, bool acc, const bf1
 
 /* Multi-head non-causal attention of B images: y [B Nq, NH HD] (bf16, row stride ldy)
  * from q [B Nq, .], k and v [B Nk, .] (bf16, row strides ldq, ldk, ldv; head h at
- * column h HD), scale 1/sqrt(HD). sc, pr: scratch for one image's [NH, Nq, Nk] scores
- * (fp32) and probabilities (bf16).
- * The fused attention kernel of branch flash (general strided, non-causal) plugs in
- * here: one call over all (image, head) pairs with these pointers and strides,
- * replacing the loop and the scratch. */
-static int attention(float *sc, bf16 *pr, bf16 *y, int ldy, const bf16 *q, int ldq,
-                     const bf16 *k, int ldk, const bf16 *v, int ldv, int B, int Nq, int Nk,
-                     int NH, int HD, char *err, size_t errlen)
+ * column h HD), scale 1/sqrt(HD): one call of the fused kernel (flash.cu) over all
+ * (image, head) pairs, token-major strides, so no [Nq, Nk] score matrix is stored. */
+static int attention(bf16 *y, int ldy, const bf16 *q, int ldq, const bf16 *k, int ldk,
+                     const bf16 *v, int ldv, int B, int Nq, int Nk, int NH, int HD, char *err,
+                     size_t errlen)
 {
-    for (int b = 0; b < B; b++) {
-        struct cu_gemm g;
-        memset(&g, 0, sizeof g);
-        g.tb = true;
-        g.out_f32 = true;
-        g.M = Nq;
-        g.N = Nk;
-        g.K = HD;
-        g.batch = NH;
-        g.A = q + (size_t)b * Nq * ldq;
-        g.lda = ldq;
-        g.sa = HD;
-        g.B = k + (size_t)b * Nk * ldk;
-        g.ldb = ldk;
-        g.sb = HD;
-        g.D = sc;
-        g.ldd = Nk;
-        g.sd = (long long)Nq * Nk;
-        g.alpha = 1.0f / sqrtf((float)HD);
-        CU_TRY(cu_gemm_run(&g, "attention scores", err, errlen));
-        CU_LAUNCH("attention softmax", k_softmax_rows(pr, sc, (long long)NH * Nq, Nk));
-        memset(&g, 0, sizeof g);
-        g.M = Nq;
-        g.N = HD;
-        g.K = Nk;
-        g.batch = NH;
-        g.A = pr;
-        g.lda = Nk;
-        g.sa = (long long)Nq * Nk;
-        g.B = v + (size_t)b * Nk * ldv;
-        g.ldb = ldv;
-        g.sb = HD;
-        g.D = y + (size_t)b * Nq * ldy;
-        g.ldd = ldy;
-        g.sd = HD;
-        g.alpha = 1.0f;
-        CU_TRY(cu_gemm_run(&g, "attention output", err, errlen));
-    }
-    return 0;
+    struct cu_flash_fwd f;
+    memset(&f, 0, sizeof f);
+    f.B = B;
+    f.H = f.HKV = NH;
+    f.Sq = Nq;
+    f.Sk = Nk;
+    f.D = HD;
+    f.causal = false;
+    f.scale = 1.0f / sqrtf((float)HD);
+    f.q = q;
+    f.k = k;
+    f.v = v;
+    f.o = y;
+    f.sq.b = (long long)Nq * ldq;
+    f.sq.h = HD;
+    f.sq.s = ldq;
+    f.sk.b = (long long)Nk * ldk;
+    f.sk.h = HD;
+    f.sk.s = ldk;
+    f.sv.b = (long long)Nk * ldv;
+    f.sv.h = HD;
+    f.sv.s = ldv;
+    f.so.b = (long long)Nq * ldy;
+    f.so.h = HD;
+    f.so.s = ldy;
+    f.lse = NULL;
+    return cu_flash_fwd(&f, err, errlen);
 }
 
 /* ---- pieces ---- */
@@ -283,7 +266,7 @@ static int transformer(struct dengine *e, const struct tb_dpiece *p, float *x, i
         CU_LAUNCH("LayerNorm 1", k_layernorm(e->ln, e->tok, P(e, k->ln1.w), P(e, k->ln1.b), M, C,
                                              LN_EPS));
         CU_TRY(lin(e, e->qkv, false, false, e->ln, k->wqkv, M, C, 3 * C, "q|k|v", err, errlen));
-        CU_TRY(attention(e->sc, e->pr, e->y, C, e->qkv, 3 * C, e->qkv + C, 3 * C, e->qkv + 2 * C,
+        CU_TRY(attention(e->y, C, e->qkv, 3 * C, e->qkv + C, 3 * C, e->qkv + 2 * C,
                          3 * C, B, N, N, NH, HD, err, errlen));
         CU_TRY(lin(e, e->tok, true, true, e->y, k->ao.w, M, C, C, "attention output", err,
                    errlen));
@@ -295,7 +278,7 @@ static int transformer(struct dengine *e, const struct tb_dpiece *p, float *x, i
         CU_TRY(lin(e, e->qkv, false, false, e->ln, k->wq2, M, C, C, "cross q", err, errlen));
         CU_TRY(lin(e, e->kv, false, false, e->ctx_b, k->wkv2, B * S, Dc, 2 * C, "cross k|v", err,
                    errlen));
-        CU_TRY(attention(e->sc, e->pr, e->y, C, e->qkv, C, e->kv, 2 * C, e->kv + C, 2 * C, B, N, S,
+        CU_TRY(attention(e->y, C, e->qkv, C, e->kv, 2 * C, e->kv + C, 2 * C, B, N, S,
                          NH, HD, err, errlen));
         CU_TRY(lin(e, e->tok, true, true, e->y, k->co.w, M, C, C, "cross-attention output", err,
                    errlen));
@@ -501,7 +484,7 @@ static int engine_setup(struct dengine *e, const float *params, char *err, size_
     const struct tb_dlayout *L = &e->lay;
     const int lat_h = e->H, lat_w = e->W;
     size_t BM = (size_t)e->maxB, S = (size_t)a->text_tokens, Dc = (size_t)a->context_dim;
-    size_t act = 0, col = 0, tok = 0, kv = 0, sc = 0, maxco = 1;
+    size_t act = 0, col = 0, tok = 0, kv = 0, maxco = 1;
     size_t img = (size_t)a->latent_channels * lat_h * lat_w;
     size_t Tp = (size_t)a->time_proj_dim, Te = (size_t)a->time_embed_dim;
     size_t Da = (size_t)(a->add_in_dim > 0 ? a->add_in_dim : 1);
@@ -532,8 +515,6 @@ static int engine_setup(struct dengine *e, const float *params, char *err, size_
         case TB_DPIECE_TRANSFORMER:
             tok = zmax(tok, hw * co);
             kv = zmax(kv, S * 2 * co);
-            if (p->depth > 0)
-                sc = zmax(sc, co / (size_t)a->head_dim * hw * zmax(hw, S));
             break;
         }
     }
@@ -566,8 +547,6 @@ static int engine_setup(struct dengine *e, const float *params, char *err, size_
     DALLOC(e->kv, BM * kv, "cross-attention k|v");
     DALLOC(e->ff, BM * tok * 8, "GEGLU input");
     DALLOC(e->gg, BM * tok * 4, "GEGLU output");
-    DALLOC(e->sc, sc, "attention scores");
-    DALLOC(e->pr, sc, "attention probabilities");
     for (int i = 0; i < L->npieces; i++) {
         const struct tb_dpiece *p = &L->pieces[i];
         int lo = p->kind == TB_DPIECE_DOWN ? p->level + 1
@@ -605,10 +584,7 @@ extern "C" int tb_cu_diffusion_init(void **eng, const struct tb_darch *a,
 
     *eng = NULL;
     if (a->kind != TB_DARCH_UNET)
-        return cu_err(err, errlen,
-                      "%s: the GPU diffusion engine runs the UNet only; the %s denoiser stays "
-                      "on the CPU executor",
-                      a->name, a->kind == TB_DARCH_FLUX ? "FLUX DiT" : "SD3 MMDiT");
+        return cu_dit_init(eng, a, w, max_batch, lat_h, lat_w, err, errlen);
     if (!L || !w->params || w->n_params != L->n_params || L->npieces < 1)
         return cu_err(err, errlen, "%s: no parameter layout handed over", a->name);
     if (max_batch < 1 || lat_h < 1 || lat_w < 1 || a->nlevels < 1 ||
@@ -647,13 +623,24 @@ out:
     return rc;
 }
 
+/* Whether eng is dit.cu's engine (both start with their struct tb_darch). */
+static bool is_dit(const void *eng)
+{
+    return eng && ((const struct tb_darch *)eng)->kind != TB_DARCH_UNET;
+}
+
 extern "C" void tb_cu_diffusion_free(void *eng)
 {
-    engine_free((struct dengine *)eng);
+    if (is_dit(eng))
+        cu_dit_free(eng);
+    else
+        engine_free((struct dengine *)eng);
 }
 
 extern "C" size_t tb_cu_diffusion_bytes(void *eng)
 {
+    if (is_dit(eng))
+        return cu_dit_bytes(eng);
     return eng ? ((struct dengine *)eng)->bytes : 0;
 }
 
@@ -684,9 +671,11 @@ extern "C" int tb_cu_diffusion_forward(void *eng, const float *x, const float *t
 {
     struct dengine *e = (struct dengine *)eng;
     size_t img;
-    (void)guidance; /* the UNet has no guidance embedding */
     if (!e)
         return cu_err(err, errlen, "diffusion engine not set up");
+    if (is_dit(eng))
+        return cu_dit_forward(eng, x, t, ctx, pooled, guidance, B, out, err, errlen);
+    /* the UNet has no guidance embedding: guidance is not read */
     if (B < 1 || B > e->maxB)
         return cu_err(err, errlen, "batch %d outside 1..%d", B, e->maxB);
     if (!x || !t || !ctx || !pooled || !out)
@@ -710,6 +699,9 @@ extern "C" int tb_cu_diffusion_sample(void *eng, const float *latents, const flo
     size_t n;
     if (!e)
         return cu_err(err, errlen, "diffusion engine not set up");
+    if (is_dit(eng))
+        return cu_dit_sample(eng, latents, ctx, pooled, B, steps, t, c_in, dt, guidance_scale, err,
+                             errlen);
     cfg = e->a.cfg ? 2 : 1;
     if (steps < 1 || B < 1 || cfg * B > e->maxB)
         return cu_err(err, errlen, "%d steps of %d images%s need a batch of %d, engine has %d",
@@ -738,6 +730,8 @@ extern "C" int tb_cu_diffusion_latents(void *eng, float *out, size_t n, bool *fi
     size_t have;
     if (!e)
         return cu_err(err, errlen, "diffusion engine not set up");
+    if (is_dit(eng))
+        return cu_dit_latents(eng, out, n, finite, err, errlen);
     have = (size_t)e->lat_B * e->a.latent_channels * e->H * e->W;
     if (have == 0)
         return cu_err(err, errlen, "no latents: no sample has run");
@@ -832,18 +826,52 @@ int cu_diffusion_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, siz
     case TB_CUDA_OP_ATTENTION_NC: {
         int D = a->NH * a->HD;
         size_t nq = (size_t)a->B * a->T * D, nk = (size_t)a->B * a->S * D;
-        size_t nsc = (size_t)a->NH * a->T * a->S;
-        bf16 *q, *k, *v, *y, *pr;
-        float *sc;
+        bf16 *q, *k, *v, *y;
         CU_TRY(cu_up_bf16(b, &q, a->in[0], nq, err, errlen));
         CU_TRY(cu_up_bf16(b, &k, a->in[1], nk, err, errlen));
         CU_TRY(cu_up_bf16(b, &v, a->in[2], nk, err, errlen));
         CU_TRY(cu_buf_alloc(b, (void **)&y, nq * sizeof *y, err, errlen));
-        CU_TRY(cu_buf_alloc(b, (void **)&sc, nsc * sizeof *sc, err, errlen));
-        CU_TRY(cu_buf_alloc(b, (void **)&pr, nsc * sizeof *pr, err, errlen));
-        CU_TRY(attention(sc, pr, y, D, q, D, k, D, v, D, a->B, a->T, a->S, a->NH, a->HD, err,
+        CU_TRY(attention(y, D, q, D, k, D, v, D, a->B, a->T, a->S, a->NH, a->HD, err,
                          errlen));
         return cu_down_bf16(b, a->out[0], y, nq, err, errlen);
+    }
+    case TB_CUDA_OP_DIT_LN_MOD: {
+        size_t n = (size_t)a->B * a->T * a->C;
+        float *x, *mod;
+        bf16 *o;
+        CU_TRY(cu_up_f32(b, &x, a->in[0], n, err, errlen));
+        CU_TRY(cu_up_f32(b, &mod, a->in[1], (size_t)a->B * 2 * a->C, err, errlen));
+        CU_TRY(cu_buf_alloc(b, (void **)&o, n * sizeof *o, err, errlen));
+        CU_LAUNCH("dit_ln_mod", k_dit_ln_mod(o, x, a->B, a->T, 0, a->T, a->C, mod, 2 * a->C, 0,
+                                             a->C, a->eps));
+        return cu_down_bf16(b, a->out[0], o, n, err, errlen);
+    }
+    case TB_CUDA_OP_DIT_QKV: {
+        int D = a->NH * a->HD, half = a->HD / 2, N = a->H * a->W;
+        size_t rows = (size_t)a->B * a->T, zw = (size_t)3 * D + a->F;
+        float *z, *bias, *qn = NULL, *kn = NULL, *rc = NULL, *rs = NULL;
+        bf16 *qkv, *mlp = NULL;
+        if (a->HD % 2 || a->HD > 128 || (N > 0 && a->S + N != a->T))
+            return cu_err(err, errlen, "dit_qkv test: head dim %d, %d + %dx%d tokens of %d",
+                          a->HD, a->S, a->H, a->W, a->T);
+        CU_TRY(cu_up_f32(b, &z, a->in[0], rows * zw, err, errlen));
+        CU_TRY(cu_up_f32(b, &bias, a->in[1], zw, err, errlen));
+        if (a->in[2])
+            CU_TRY(cu_up_f32(b, &qn, a->in[2], (size_t)a->HD, err, errlen));
+        if (a->in[3])
+            CU_TRY(cu_up_f32(b, &kn, a->in[3], (size_t)a->HD, err, errlen));
+        if (N > 0) {
+            CU_TRY(cu_up_f32(b, &rc, NULL, (size_t)N * half, err, errlen));
+            CU_TRY(cu_up_f32(b, &rs, NULL, (size_t)N * half, err, errlen));
+            CU_LAUNCH("RoPE table", k_dit_rope_table(rc, rs, a->H, a->W, a->HD));
+        }
+        CU_TRY(cu_buf_alloc(b, (void **)&qkv, rows * 3 * D * sizeof *qkv, err, errlen));
+        if (a->F > 0)
+            CU_TRY(cu_buf_alloc(b, (void **)&mlp, rows * a->F * sizeof *mlp, err, errlen));
+        CU_LAUNCH("dit_qkv", k_dit_qkv(qkv, z, (int)zw, bias, qn, kn, rc, rs, a->B, a->T, 0, a->T,
+                                       a->S, a->NH, a->HD, mlp, a->F, a->F, a->eps));
+        CU_TRY(cu_down_bf16(b, a->out[0], qkv, rows * 3 * D, err, errlen));
+        return mlp ? cu_down_bf16(b, a->out[1], mlp, rows * a->F, err, errlen) : 0;
     }
     default:
         break;

@@ -43,8 +43,6 @@ cudaError_t k_epilogue(float *y, const float *b1, const float *b2, const float *
 /* h[n, j] (bf16) = (ff[n, j] + bias[j]) GELU(ff[n, F + j] + bias[F + j]) for N rows of
  * ff [N, 2F] fp32 (bias NULL: none); the exact (erf) GELU. */
 cudaError_t k_geglu(bf16 *h, const float *ff, const float *bias, int N, int F);
-/* Row softmax of R rows of n scores (fp32, already scaled) into p (bf16). */
-cudaError_t k_softmax_rows(bf16 *p, const float *s, long long R, int n);
 /* out[r] = [a[r] (ca floats) | b[r] (cb floats)] for R rows. */
 cudaError_t k_concat(float *out, const float *a, int ca, const float *b, int cb, long long R);
 /* out [B, C, HW] = in [B, HW, C] + bias[c] (bias NULL: none). */
@@ -62,6 +60,56 @@ cudaError_t k_add_input(bf16 *ai, const float *pooled, int B, int Dp, int Da);
 cudaError_t k_scale_copies(float *dst, const float *src, float c, size_t n, int copies);
 cudaError_t k_fill(float *x, float v, size_t n);
 cudaError_t k_euler(float *lat, const float *out, size_t n, float dt, float g, bool cfg);
+
+/* ---- the DiT kernels (dit.cu) ----
+ * A row set (B, T, r0, n): rows r0 .. r0 + n - 1 of each of B images of T token rows
+ * (row b T + r of a buffer). mod: per-image modulation vectors, row width ms, the
+ * shift, scale or gate vector at column offset shift, scale, gate. */
+
+/* out[row] (bf16) = LN(x[row]) (1 + scale[b]) + shift[b]: LayerNorm without affine
+ * weights over D, eps, fp32 statistics (adaLN modulation). */
+cudaError_t k_dit_ln_mod(bf16 *out, const float *x, int B, int T, int r0, int n, int D,
+                         const float *mod, int ms, int shift, int scale, float eps);
+/* qkv[row] [3D] (bf16, D = NH HD) from z[row] (fp32, row stride ldz) + bias: the q and
+ * k heads RMSNorm'ed (weights qn, kn [HD]; NULL: none) then, for rows r >= S of an
+ * image, RoPE-rotated by the table of image token r - S (rope_cos, rope_sin [N, HD/2];
+ * NULL: none); v as is. mlp (NULL: none): mlp[row, j] (row stride ldm) = GELU_tanh(
+ * z[row, 3D + j] + bias[3D + j]) for j < F. HD even, at most 128. */
+cudaError_t k_dit_qkv(bf16 *qkv, const float *z, int ldz, const float *bias, const float *qn,
+                      const float *kn, const float *rope_cos, const float *rope_sin, int B, int T,
+                      int r0, int n, int S, int NH, int HD, bf16 *mlp, int ldm, int F, float eps);
+/* FLUX's RoPE table of an Hp x Wp token grid (ids (0, row, col), axes as dit.c),
+ * computed in double: [Hp Wp, HD/2] cosines and sines. */
+cudaError_t k_dit_rope_table(float *rope_cos, float *rope_sin, int Hp, int Wp, int HD);
+/* x[row] += gate[b] (o[row] + bias) over a row set of [., D] buffers (o, bias, mod
+ * each NULL: none/1); then + pos[(top + k / Wp) M + left + k % Wp] (pos [M, M, D],
+ * NULL: none) for the row's index k in the set. */
+cudaError_t k_dit_residual(float *x, const float *o, const float *bias, const float *mod, int ms,
+                           int gate, const float *pos, int M, int top, int left, int Wp, int B,
+                           int T, int r0, int n, int D);
+/* h[row] (bf16) = GELU_tanh(z[row] + bias) over a row set of [., F] buffers. */
+cudaError_t k_dit_gelu(bf16 *h, const float *z, const float *bias, int B, int T, int r0, int n,
+                       int F);
+/* pt [B Hp Wp, PP] (bf16) = the p x p patches of x [B, Cl, Hp p, Wp p] (index c p p +
+ * i p + j), and the inverse: out [B, Cl, H, W] = pf [B N, PP] + bias[PP]. */
+cudaError_t k_dit_patchify(bf16 *pt, const float *x, int B, int Cl, int Hp, int Wp, int p);
+cudaError_t k_dit_unpatchify(float *out, const float *pf, const float *bias, int B, int Cl,
+                             int Hp, int Wp, int p);
+
+/* The DiT engine (dit.cu): the diffusion entries' work for TB_DARCH_FLUX and
+ * TB_DARCH_MMDIT (diffusion.cu's entries dispatch on the engine's tb_darch kind, the
+ * first member of both engines). */
+int cu_dit_init(void **eng, const struct tb_darch *a, const struct tb_cuda_diffusion_weights *w,
+                int max_batch, int lat_h, int lat_w, char *err, size_t errlen);
+void cu_dit_free(void *eng);
+size_t cu_dit_bytes(void *eng);
+int cu_dit_forward(void *eng, const float *x, const float *t, const float *ctx,
+                   const float *pooled, const float *guidance, int B, float *out, char *err,
+                   size_t errlen);
+int cu_dit_sample(void *eng, const float *latents, const float *ctx, const float *pooled, int B,
+                  int steps, const float *t, const float *c_in, const float *dt,
+                  float guidance_scale, char *err, size_t errlen);
+int cu_dit_latents(void *eng, float *out, size_t n, bool *finite, char *err, size_t errlen);
 
 /* ---- the engine (diffusion.cu) and its kernel tests ---- */
 
@@ -81,7 +129,8 @@ int tb_cu_diffusion_latents(void *eng, float *out, size_t n, bool *finite, char 
                             size_t errlen);
 }
 
-/* TB_CUDA_OP_GROUPNORM .. TB_CUDA_OP_ATTENTION_NC (plugin.cu's op dispatches here). */
+/* TB_CUDA_OP_GROUPNORM .. TB_CUDA_OP_ATTENTION_NC, TB_CUDA_OP_DIT_LN_MOD and
+ * TB_CUDA_OP_DIT_QKV (plugin.cu's op dispatches here). */
 int cu_diffusion_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_t errlen);
 
 #endif

@@ -5,7 +5,7 @@
  * double-precision references.
  *
  * Launch shapes: GroupNorm one block per (image, group), LayerNorm one block per row,
- * softmax one warp per row; element-wise kernels (im2col, epilogues, casts) a
+ * element-wise kernels (im2col, epilogues, casts) a
  * grid-stride loop over the output with 64-bit indices (SDXL's im2col matrices reach
  * 10^8 elements). Reductions: warp shuffles, then one shared-memory pass across the
  * warps of a block.
@@ -31,13 +31,6 @@ static __device__ __forceinline__ float dwarp_sum(float x)
 {
     for (int o = WARP / 2; o > 0; o >>= 1)
         x += __shfl_xor_sync(0xffffffffu, x, o);
-    return x;
-}
-
-static __device__ __forceinline__ float dwarp_max(float x)
-{
-    for (int o = WARP / 2; o > 0; o >>= 1)
-        x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
     return x;
 }
 
@@ -244,34 +237,6 @@ __global__ void geglu_kernel(bf16 *h, const float *ff, const float *bias, int N,
 cudaError_t k_geglu(bf16 *h, const float *ff, const float *bias, int N, int F)
 {
     TB_KL(grid_for((size_t)N * F, 256), 256, 0, geglu_kernel)(h, ff, bias, N, F);
-    return cudaGetLastError();
-}
-
-#define SM_ROWS 8 /* rows (warps) per block */
-
-__global__ void softmax_rows_kernel(bf16 *p, const float *s, long long R, int n)
-{
-    long long row = (long long)blockIdx.x * SM_ROWS + threadIdx.x / WARP;
-    int lane = threadIdx.x % WARP;
-    if (row >= R)
-        return;
-    const float *sr = s + (size_t)row * n;
-    bf16 *pr = p + (size_t)row * n;
-    float mx = -INFINITY, sum = 0.0f;
-    for (int j = lane; j < n; j += WARP)
-        mx = fmaxf(mx, sr[j]);
-    mx = dwarp_max(mx);
-    for (int j = lane; j < n; j += WARP)
-        sum += expf(sr[j] - mx);
-    float inv = 1.0f / dwarp_sum(sum);
-    for (int j = lane; j < n; j += WARP)
-        pr[j] = __float2bfloat16(expf(sr[j] - mx) * inv);
-}
-
-cudaError_t k_softmax_rows(bf16 *p, const float *s, long long R, int n)
-{
-    unsigned grid = (unsigned)((R + SM_ROWS - 1) / SM_ROWS);
-    TB_KL(grid, SM_ROWS * WARP, 0, softmax_rows_kernel)(p, s, R, n);
     return cudaGetLastError();
 }
 

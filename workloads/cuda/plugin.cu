@@ -529,6 +529,8 @@ static int run_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_
     case TB_CUDA_OP_LAYERNORM:
     case TB_CUDA_OP_GEGLU:
     case TB_CUDA_OP_ATTENTION_NC:
+    case TB_CUDA_OP_DIT_LN_MOD:
+    case TB_CUDA_OP_DIT_QKV:
         return cu_diffusion_op(b, a, err, errlen);
     case TB_CUDA_OP_COUNT:
         break;

@@ -210,7 +210,6 @@ int tb_diffusion_layout(const struct tb_diffusion *m, struct tb_dlayout *l, char
     if (!m->arch)
         return tb_err(err, errlen, "engine not set up");
     if (m->arch->kind != TB_DARCH_UNET)
-        return tb_err(err, errlen, "%s: the %s layout is not exposed (only the UNet's is)",
-                      m->arch->name, m->arch->family);
+        return tb_dit_layout(m, l, err, errlen);
     return tb_unet_layout(m, l, err, errlen);
 }

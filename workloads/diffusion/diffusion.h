@@ -89,7 +89,7 @@ void tb_diffusion_schedule(const struct tb_darch *a, int s, int steps, float *t,
 
 /* Where every parameter lives in m->params (harness/tb_darch.h), for executors that
  * mirror the engine. The caller releases l with tb_dlayout_release. Returns 0, or -1
- * with a message (the DiTs' layout is not exposed yet; out of memory). */
+ * with a message (out of memory). */
 int tb_diffusion_layout(const struct tb_diffusion *m, struct tb_dlayout *l, char *err,
                         size_t errlen);
 

@@ -27,6 +27,7 @@ int tb_unet_layout(const struct tb_diffusion *m, struct tb_dlayout *l, char *err
 /* dit.c: TB_DARCH_MMDIT and TB_DARCH_FLUX */
 int tb_dit_init(struct tb_diffusion *m, uint64_t seed, char *err, size_t errlen);
 void tb_dit_release(struct tb_diffusion *m);
+int tb_dit_layout(const struct tb_diffusion *m, struct tb_dlayout *l, char *err, size_t errlen);
 int tb_dit_forward(struct tb_diffusion *m, const float *x, const float *t, const float *ctx,
                    const float *pooled, const float *guidance, int B, float *out, char *err,
                    size_t errlen);

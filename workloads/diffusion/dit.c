@@ -457,6 +457,78 @@ void tb_dit_release(struct tb_diffusion *m)
     m->priv = NULL;
 }
 
+/* ---- the parameter layout for other executors ---- */
+
+/* Offset of p in the arena (NULL: TB_DLAYOUT_NONE). */
+static size_t off(const struct tb_diffusion *m, const float *p)
+{
+    return p ? (size_t)(p - m->params) : TB_DLAYOUT_NONE;
+}
+
+static struct tb_dparam off2(const struct tb_diffusion *m, const float *w, const float *b)
+{
+    struct tb_dparam d = {off(m, w), off(m, b)};
+    return d;
+}
+
+static void stream_layout(const struct tb_diffusion *m, const struct dit_stream *w,
+                          struct tb_dstream *o)
+{
+    o->mod = off2(m, w->mod_w, w->mod_b);
+    o->qkv = off2(m, w->qkv_w, w->qkv_b);
+    o->out = off2(m, w->out_w, w->out_b);
+    o->fc1 = off2(m, w->fc1_w, w->fc1_b);
+    o->fc2 = off2(m, w->fc2_w, w->fc2_b);
+    o->q_norm = off(m, w->q_norm);
+    o->k_norm = off(m, w->k_norm);
+}
+
+/* The pointers layout_params handed out, as offsets: nothing laid out twice. */
+int tb_dit_layout(const struct tb_diffusion *m, struct tb_dlayout *l, char *err, size_t errlen)
+{
+    const struct tb_darch *a = m->arch;
+    const struct dit_state *st = state(m);
+
+    memset(l, 0, sizeof *l);
+    if (!st || !m->params)
+        return tb_err(err, errlen, "DiT engine not set up");
+    l->dbl = calloc((size_t)a->dit_depth, sizeof *l->dbl);
+    l->sgl = calloc((size_t)(a->single_depth > 0 ? a->single_depth : 1), sizeof *l->sgl);
+    if (!l->dbl || !l->sgl) {
+        tb_dlayout_release(l);
+        return tb_err(err, errlen, "out of memory for the DiT's layout");
+    }
+    l->n_params = m->n_params;
+    l->t1 = off2(m, st->t1_w, st->t1_b);
+    l->t2 = off2(m, st->t2_w, st->t2_b);
+    l->a1.w = l->a1.b = l->a2.w = l->a2.b = TB_DLAYOUT_NONE;
+    l->patch = off2(m, st->patch_w, st->patch_b);
+    l->pos = off(m, st->pos);
+    l->y1 = off2(m, st->y1_w, st->y1_b);
+    l->y2 = off2(m, st->y2_w, st->y2_b);
+    l->g1 = off2(m, st->g1_w, st->g1_b);
+    l->g2 = off2(m, st->g2_w, st->g2_b);
+    l->cemb = off2(m, st->ctx_w, st->ctx_b);
+    l->fmod = off2(m, st->fmod_w, st->fmod_b);
+    l->fout = off2(m, st->fout_w, st->fout_b);
+    l->ndbl = a->dit_depth;
+    for (int i = 0; i < a->dit_depth; i++) {
+        stream_layout(m, &st->dbl[i].img, &l->dbl[i].img);
+        stream_layout(m, &st->dbl[i].ctx, &l->dbl[i].ctx);
+        l->dbl[i].pre_only = st->dbl[i].pre_only;
+    }
+    l->nsgl = a->single_depth;
+    for (int i = 0; i < a->single_depth; i++) {
+        const struct dit_single *w = &st->sgl[i];
+        l->sgl[i].mod = off2(m, w->mod_w, w->mod_b);
+        l->sgl[i].lin1 = off2(m, w->lin1_w, w->lin1_b);
+        l->sgl[i].lin2 = off2(m, w->lin2_w, w->lin2_b);
+        l->sgl[i].q_norm = off(m, w->q_norm);
+        l->sgl[i].k_norm = off(m, w->k_norm);
+    }
+    return 0;
+}
+
 /* ---- kernels ---- */
 
 /* GELU, tanh approximation: 0.5 x (1 + tanh u) = x / (1 + e^(-2u)),
