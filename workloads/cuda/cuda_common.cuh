@@ -324,14 +324,23 @@ int cu_flash_bwd(const struct cu_flash_bwd *g, char *err, size_t errlen);
 
 /* ---- kernel tests (plugin.cu, llama.cu, flash.cu) ---- */
 
-/* Device buffers of one kernel test, freed together. */
-#define CU_BUFS_MAX 32
+/* Device buffers freed together (an engine's, or one kernel test's); bytes counts
+ * what they hold. cu_buf_alloc_named names the buffer in its error ("cudaMalloc of
+ * 512.0 MiB for the KV cache: out of memory"); CU_ALLOC(bufs, ptr, n, what) allocates n
+ * elements of *ptr's type. Release synchronises the stream first. */
+#define CU_BUFS_MAX 256
 struct cu_bufs {
     void *p[CU_BUFS_MAX];
     int n;
+    size_t bytes;
 };
+int cu_buf_alloc_named(struct cu_bufs *b, void **p, size_t bytes, const char *what, char *err,
+                       size_t errlen);
 int cu_buf_alloc(struct cu_bufs *b, void **p, size_t bytes, char *err, size_t errlen);
 void cu_bufs_release(struct cu_bufs *b);
+#define CU_ALLOC(bufs, ptr, n, what)                                                         \
+    CU_TRY(cu_buf_alloc_named((bufs), (void **)&(ptr), (size_t)(n) * sizeof *(ptr), (what),  \
+                              err, errlen))
 /* Host fp32 -> device fp32 (h NULL: zeros) or bf16 (rounded on the device); device fp32
  * or bf16 -> host fp32 (synchronising). */
 int cu_up_f32(struct cu_bufs *b, float **d, const float *h, size_t n, char *err, size_t errlen);

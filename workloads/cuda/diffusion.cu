@@ -37,7 +37,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define DMAX_BUFS 256
 #define GN_EPS    1e-5f
 #define LN_EPS    1e-5f
 
@@ -82,38 +81,16 @@ struct dengine {
     float *ff;                    /* [M, 8C] */
     bf16 *gg;                     /* [M, 4C] */
 
-    void *bufs[DMAX_BUFS];
-    int nbufs;
-    size_t bytes;
+    struct cu_bufs mem; /* every device buffer it holds */
 };
 
-static int dalloc(struct dengine *e, void **p, size_t bytes, const char *what, char *err,
-                  size_t errlen)
-{
-    cudaError_t c;
-    *p = NULL;
-    if (bytes == 0)
-        bytes = 256;
-    if (e->nbufs >= DMAX_BUFS)
-        return cu_err(err, errlen, "too many device buffers (at '%s')", what);
-    c = cudaMalloc(p, bytes);
-    if (c != cudaSuccess)
-        return cu_err(err, errlen, "cudaMalloc of %.1f MiB for the %s: %s", bytes / 1048576.0,
-                      what, cudaGetErrorString(c));
-    e->bufs[e->nbufs++] = *p;
-    e->bytes += bytes;
-    return 0;
-}
-
-#define DALLOC(ptr, n, what)                                                                 \
-    CU_TRY(dalloc(e, (void **)&(ptr), (size_t)(n) * sizeof *(ptr), what, err, errlen))
+#define DALLOC(ptr, n, what) CU_ALLOC(&e->mem, ptr, n, what)
 
 static void engine_free(struct dengine *e)
 {
     if (!e)
         return;
-    for (int i = 0; i < e->nbufs; i++)
-        cudaFree(e->bufs[i]);
+    cu_bufs_release(&e->mem);
     free(e->lay.pieces);
     free(e->lay.blocks);
     free(e->skip);
@@ -641,7 +618,7 @@ extern "C" size_t tb_cu_diffusion_bytes(void *eng)
 {
     if (is_dit(eng))
         return cu_dit_bytes(eng);
-    return eng ? ((struct dengine *)eng)->bytes : 0;
+    return eng ? ((struct dengine *)eng)->mem.bytes : 0;
 }
 
 /* Copy one pass's inputs to the device (n floats each, pooled may be absent). */

@@ -44,7 +44,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define XMAX_BUFS  64
 #define DIT_EPS    1e-6f
 #define ROPE_THETA 10000.0
 
@@ -335,38 +334,16 @@ struct xengine {
     bf16 *u;    /* [BM, T, UW] attention output (| MLP activation), MLP hidden */
     float *o;   /* [BM, T, D] a projection before its gated residual */
 
-    void *bufs[XMAX_BUFS];
-    int nbufs;
-    size_t bytes;
+    struct cu_bufs mem; /* every device buffer it holds */
 };
 
-static int xalloc(struct xengine *e, void **p, size_t bytes, const char *what, char *err,
-                  size_t errlen)
-{
-    cudaError_t c;
-    *p = NULL;
-    if (bytes == 0)
-        bytes = 256;
-    if (e->nbufs >= XMAX_BUFS)
-        return cu_err(err, errlen, "too many device buffers (at '%s')", what);
-    c = cudaMalloc(p, bytes);
-    if (c != cudaSuccess)
-        return cu_err(err, errlen, "cudaMalloc of %.1f MiB for the %s: %s", bytes / 1048576.0,
-                      what, cudaGetErrorString(c));
-    e->bufs[e->nbufs++] = *p;
-    e->bytes += bytes;
-    return 0;
-}
-
-#define XALLOC(ptr, n, what)                                                                 \
-    CU_TRY(xalloc(e, (void **)&(ptr), (size_t)(n) * sizeof *(ptr), what, err, errlen))
+#define XALLOC(ptr, n, what) CU_ALLOC(&e->mem, ptr, n, what)
 
 static void xengine_free(struct xengine *e)
 {
     if (!e)
         return;
-    for (int i = 0; i < e->nbufs; i++)
-        cudaFree(e->bufs[i]);
+    cu_bufs_release(&e->mem);
     free(e->lay.dbl);
     free(e->lay.sgl);
     free(e);
@@ -880,7 +857,7 @@ void cu_dit_free(void *eng)
 
 size_t cu_dit_bytes(void *eng)
 {
-    return ((struct xengine *)eng)->bytes;
+    return ((struct xengine *)eng)->mem.bytes;
 }
 
 static int xupload(struct xengine *e, const float *x, const float *t, const float *ctx,

@@ -44,7 +44,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_BUFS 64
 
 /* One layer's forward activations (training keeps one set per layer). */
 struct acts {
@@ -98,9 +97,7 @@ struct engine {
     int graph_B;
     bool graph_broken;
 
-    void *bufs[MAX_BUFS];
-    int nbufs;
-    size_t bytes;
+    struct cu_bufs mem; /* every device buffer it holds */
 
     /* precision fp8 (TB_CUDA_LLAMA_FP8) */
     bool use_fp8;
@@ -116,25 +113,7 @@ struct engine {
 /* The layers' linear products, by their (fused) weights. */
 enum { W8_QKV, W8_O, W8_GU, W8_DOWN, W8_COUNT };
 
-static int dalloc(struct engine *e, void **p, size_t bytes, const char *what, char *err,
-                  size_t errlen)
-{
-    cudaError_t c;
-    *p = NULL;
-    if (bytes == 0)
-        bytes = 256;
-    if (e->nbufs >= MAX_BUFS)
-        return cu_err(err, errlen, "too many device buffers (at '%s')", what);
-    c = cudaMalloc(p, bytes);
-    if (c != cudaSuccess)
-        return cu_err(err, errlen, "cudaMalloc of %.1f MiB for the %s: %s", bytes / 1048576.0,
-                      what, cudaGetErrorString(c));
-    e->bufs[e->nbufs++] = *p;
-    e->bytes += bytes;
-    return 0;
-}
-
-#define DALLOC(ptr, n, what) CU_TRY(dalloc(e, (void **)&(ptr), (size_t)(n) * sizeof *(ptr), what, err, errlen))
+#define DALLOC(ptr, n, what) CU_ALLOC(&e->mem, ptr, n, what)
 
 static void engine_free(struct engine *e)
 {
@@ -142,8 +121,7 @@ static void engine_free(struct engine *e)
         return;
     if (e->graph)
         cudaGraphExecDestroy(e->graph);
-    for (int i = 0; i < e->nbufs; i++)
-        cudaFree(e->bufs[i]);
+    cu_bufs_release(&e->mem);
     free(e->loff);
     free(e->la);
     free(e->res);
@@ -893,7 +871,7 @@ void tb_cu_llama_free(void *eng)
 
 size_t tb_cu_llama_bytes(void *eng)
 {
-    return ((struct engine *)eng)->bytes;
+    return ((struct engine *)eng)->mem.bytes;
 }
 
 int tb_cu_llama_prefill(void *eng, const int *tokens, int B, int T, char *err, size_t errlen)

@@ -270,17 +270,27 @@ out:
 
 /* ---- kernel tests ---- */
 
-int cu_buf_alloc(struct cu_bufs *b, void **p, size_t bytes, char *err, size_t errlen)
+int cu_buf_alloc_named(struct cu_bufs *b, void **p, size_t bytes, const char *what, char *err,
+                       size_t errlen)
 {
     cudaError_t e;
     *p = NULL;
+    if (bytes == 0)
+        bytes = 256;
     if (b->n >= CU_BUFS_MAX)
-        return cu_err(err, errlen, "too many test buffers");
-    e = cudaMalloc(p, bytes ? bytes : 256);
+        return cu_err(err, errlen, "more than %d device buffers (at the %s)", CU_BUFS_MAX, what);
+    e = cudaMalloc(p, bytes);
     if (e != cudaSuccess)
-        return cu_err(err, errlen, "cudaMalloc of %zu bytes: %s", bytes, cudaGetErrorString(e));
+        return cu_err(err, errlen, "cudaMalloc of %.1f MiB for the %s: %s", bytes / 1048576.0,
+                      what, cudaGetErrorString(e));
     b->p[b->n++] = *p;
+    b->bytes += bytes;
     return 0;
+}
+
+int cu_buf_alloc(struct cu_bufs *b, void **p, size_t bytes, char *err, size_t errlen)
+{
+    return cu_buf_alloc_named(b, p, bytes, "test buffer", err, errlen);
 }
 
 void cu_bufs_release(struct cu_bufs *b)
@@ -289,6 +299,7 @@ void cu_bufs_release(struct cu_bufs *b)
     for (int i = 0; i < b->n; i++)
         cudaFree(b->p[i]);
     b->n = 0;
+    b->bytes = 0;
 }
 
 int cu_up_f32(struct cu_bufs *b, float **d, const float *h, size_t n, char *err, size_t errlen)
