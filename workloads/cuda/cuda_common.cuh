@@ -27,6 +27,7 @@
 #include <cuda_runtime.h>
 #endif
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -126,6 +127,60 @@ int cu_ctx_init(char *err, size_t errlen);
 /* 0 when device 0 can run fp8 products, else -1 with "fp8 products need compute
  * capability 8.9 or later (this device: 8.0)". Needs cu_ctx_init. */
 int cu_fp8_check(char *err, size_t errlen);
+
+/* ---- device helpers of the kernel files (static inline: each file its own copy, no
+ * relocatable device code) ---- */
+
+#define WARP 32
+
+/* Blocks for n elements at threads per block (grid-stride loops past the cap). */
+static inline unsigned cu_grid(size_t n, int threads)
+{
+    size_t b = (n + (size_t)threads - 1) / (size_t)threads;
+    return (unsigned)(b > 65535u * 16u ? 65535u * 16u : (b ? b : 1));
+}
+
+static __device__ __forceinline__ float to_f32(float x) { return x; }
+static __device__ __forceinline__ float to_f32(bf16 x) { return __bfloat162float(x); }
+static __device__ __forceinline__ float to_f32(fp8 x) { return fp8_to_f32(x); }
+
+static __device__ __forceinline__ float warp_sum(float x)
+{
+    for (int o = WARP / 2; o > 0; o >>= 1)
+        x += __shfl_xor_sync(0xffffffffu, x, o);
+    return x;
+}
+
+static __device__ __forceinline__ float warp_max(float x)
+{
+    for (int o = WARP / 2; o > 0; o >>= 1)
+        x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
+    return x;
+}
+
+/* Sum (max) over the block (blockDim.x a multiple of 32, at most 1024); every thread
+ * gets it. Every thread of the block must call it. */
+template <bool MAX> static __device__ float block_reduce(float x)
+{
+    __shared__ float part[WARP];
+    __shared__ float total;
+    int lane = threadIdx.x % WARP, w = threadIdx.x / WARP, nw = blockDim.x / WARP;
+    x = MAX ? warp_max(x) : warp_sum(x);
+    __syncthreads(); /* part[] may still be read by a previous call */
+    if (lane == 0)
+        part[w] = x;
+    __syncthreads();
+    if (w == 0) {
+        float y = lane < nw ? part[lane] : (MAX ? -INFINITY : 0.0f);
+        y = MAX ? warp_max(y) : warp_sum(y);
+        if (lane == 0)
+            total = y;
+    }
+    __syncthreads();
+    return total;
+}
+static __device__ __forceinline__ float block_sum(float x) { return block_reduce<false>(x); }
+static __device__ __forceinline__ float block_max(float x) { return block_reduce<true>(x); }
 
 /* ---- matrix products (gemm.cu) ---- */
 

@@ -49,42 +49,6 @@
 
 /* ---- kernels ---- */
 
-#define WARP 32
-
-static inline unsigned xgrid(size_t n, int threads)
-{
-    size_t b = (n + (size_t)threads - 1) / (size_t)threads;
-    return (unsigned)(b > 65535u * 16u ? 65535u * 16u : (b ? b : 1));
-}
-
-static __device__ __forceinline__ float xwarp_sum(float x)
-{
-    for (int o = WARP / 2; o > 0; o >>= 1)
-        x += __shfl_xor_sync(0xffffffffu, x, o);
-    return x;
-}
-
-/* Sum over a block of blockDim.x (a multiple of 32) threads; every thread gets it. */
-static __device__ float xblock_sum(float x)
-{
-    __shared__ float part[WARP];
-    __shared__ float total;
-    int lane = threadIdx.x % WARP, w = threadIdx.x / WARP, nw = blockDim.x / WARP;
-    x = xwarp_sum(x);
-    __syncthreads();
-    if (lane == 0)
-        part[w] = x;
-    __syncthreads();
-    if (w == 0) {
-        float y = lane < nw ? part[lane] : 0.0f;
-        y = xwarp_sum(y);
-        if (lane == 0)
-            total = y;
-    }
-    __syncthreads();
-    return total;
-}
-
 /* Global row of entry i of a row set. */
 static __device__ __forceinline__ size_t set_row(size_t i, int T, int r0, int n)
 {
@@ -109,11 +73,11 @@ __global__ void dit_ln_mod_kernel(bf16 *out, const float *x, int T, int r0, int 
     float s = 0.0f;
     for (int c = threadIdx.x; c < D; c += blockDim.x)
         s += xr[c];
-    float mean = xblock_sum(s) / (float)D;
+    float mean = block_sum(s) / (float)D;
     float v = 0.0f;
     for (int c = threadIdx.x; c < D; c += blockDim.x)
         v += (xr[c] - mean) * (xr[c] - mean);
-    float rstd = rsqrtf(xblock_sum(v) / (float)D + eps);
+    float rstd = rsqrtf(block_sum(v) / (float)D + eps);
     for (int c = threadIdx.x; c < D; c += blockDim.x)
         o[c] = __float2bfloat16((xr[c] - mean) * rstd * (1.0f + sc[c]) + sh[c]);
 }
@@ -150,7 +114,7 @@ __global__ void dit_qkv_kernel(bf16 *qkv, const float *z, int ldz, const float *
         if (hh < 2 * NH) {
             const float *nrm = hh < NH ? qn : kn;
             if (nrm) {
-                float rstd = rsqrtf(xwarp_sum(ss) / (float)HD + eps);
+                float rstd = rsqrtf(warp_sum(ss) / (float)HD + eps);
                 for (int i = 0; i < 2; i++) {
                     int j = lane + i * WARP;
                     if (j < half) {
@@ -214,7 +178,7 @@ __global__ void dit_rope_table_kernel(float *rc, float *rs, int Hp, int Wp, int 
 
 cudaError_t k_dit_rope_table(float *rope_cos, float *rope_sin, int Hp, int Wp, int HD)
 {
-    TB_KL(xgrid((size_t)Hp * Wp * HD / 2, 128), 128, 0, dit_rope_table_kernel)(rope_cos, rope_sin,
+    TB_KL(cu_grid((size_t)Hp * Wp * HD / 2, 128), 128, 0, dit_rope_table_kernel)(rope_cos, rope_sin,
                                                                                Hp, Wp, HD);
     return cudaGetLastError();
 }
@@ -243,7 +207,7 @@ cudaError_t k_dit_residual(float *x, const float *o, const float *bias, const fl
                            int T, int r0, int n, int D)
 {
     size_t total = (size_t)B * n * D;
-    TB_KL(xgrid(total, 256), 256, 0, dit_residual_kernel)(x, o, bias, mod, ms, gate, pos, M, top,
+    TB_KL(cu_grid(total, 256), 256, 0, dit_residual_kernel)(x, o, bias, mod, ms, gate, pos, M, top,
                                                           left, Wp, T, r0, n, D, total);
     return cudaGetLastError();
 }
@@ -264,7 +228,7 @@ cudaError_t k_dit_gelu(bf16 *h, const float *z, const float *bias, int B, int T,
                        int F)
 {
     size_t total = (size_t)B * n * F;
-    TB_KL(xgrid(total, 256), 256, 0, dit_gelu_kernel)(h, z, bias, T, r0, n, F, total);
+    TB_KL(cu_grid(total, 256), 256, 0, dit_gelu_kernel)(h, z, bias, T, r0, n, F, total);
     return cudaGetLastError();
 }
 
@@ -290,7 +254,7 @@ __global__ void dit_patch_kernel(bf16 *pt, const float *x, float *out, const flo
 cudaError_t k_dit_patchify(bf16 *pt, const float *x, int B, int Cl, int Hp, int Wp, int p)
 {
     size_t total = (size_t)B * Hp * Wp * Cl * p * p;
-    TB_KL(xgrid(total, 256), 256, 0, dit_patch_kernel)(pt, x, (float *)NULL, (const float *)NULL,
+    TB_KL(cu_grid(total, 256), 256, 0, dit_patch_kernel)(pt, x, (float *)NULL, (const float *)NULL,
                                                        (const float *)NULL, Cl, Hp, Wp, p,
                                                        total);
     return cudaGetLastError();
@@ -300,7 +264,7 @@ cudaError_t k_dit_unpatchify(float *out, const float *pf, const float *bias, int
                              int Hp, int Wp, int p)
 {
     size_t total = (size_t)B * Hp * Wp * Cl * p * p;
-    TB_KL(xgrid(total, 256), 256, 0, dit_patch_kernel)((bf16 *)NULL, (const float *)NULL, out, pf,
+    TB_KL(cu_grid(total, 256), 256, 0, dit_patch_kernel)((bf16 *)NULL, (const float *)NULL, out, pf,
                                                        bias, Cl, Hp, Wp, p,
                                                        total);
     return cudaGetLastError();

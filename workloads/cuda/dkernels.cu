@@ -14,46 +14,8 @@
 
 #include <math.h>
 
-#define WARP 32
-
-static inline unsigned grid_for(size_t n, int threads)
-{
-    size_t b = (n + (size_t)threads - 1) / (size_t)threads;
-    return (unsigned)(b > 65535u * 16u ? 65535u * 16u : (b ? b : 1));
-}
-
-static __device__ __forceinline__ float ld(float x) { return x; }
-static __device__ __forceinline__ float ld(bf16 x) { return __bfloat162float(x); }
 
 static __device__ __forceinline__ float silu(float v) { return v / (1.0f + expf(-v)); }
-
-static __device__ __forceinline__ float dwarp_sum(float x)
-{
-    for (int o = WARP / 2; o > 0; o >>= 1)
-        x += __shfl_xor_sync(0xffffffffu, x, o);
-    return x;
-}
-
-/* Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets it. */
-static __device__ float dblock_sum(float x)
-{
-    __shared__ float part[WARP];
-    __shared__ float total;
-    int lane = threadIdx.x % WARP, w = threadIdx.x / WARP, nw = blockDim.x / WARP;
-    x = dwarp_sum(x);
-    __syncthreads(); /* part[] may still be read by a previous call */
-    if (lane == 0)
-        part[w] = x;
-    __syncthreads();
-    if (w == 0) {
-        float y = lane < nw ? part[lane] : 0.0f;
-        y = dwarp_sum(y);
-        if (lane == 0)
-            total = y;
-    }
-    __syncthreads();
-    return total;
-}
 
 /* ---- norms ---- */
 
@@ -71,13 +33,13 @@ __global__ void groupnorm_kernel(bf16 *out, const float *x, const float *w, cons
     float s = 0.0f;
     for (long long i = threadIdx.x; i < n; i += blockDim.x)
         s += xb[(size_t)(i / cpg) * C + i % cpg];
-    float mean = dblock_sum(s) / (float)n;
+    float mean = block_sum(s) / (float)n;
     float v = 0.0f;
     for (long long i = threadIdx.x; i < n; i += blockDim.x) {
         float d = xb[(size_t)(i / cpg) * C + i % cpg] - mean;
         v += d * d;
     }
-    float rstd = rsqrtf(dblock_sum(v) / (float)n + eps);
+    float rstd = rsqrtf(block_sum(v) / (float)n + eps);
     for (long long i = threadIdx.x; i < n; i += blockDim.x) {
         size_t at = (size_t)(i / cpg) * C + i % cpg;
         int c = g * cpg + (int)(i % cpg);
@@ -103,11 +65,11 @@ __global__ void layernorm_kernel(bf16 *out, const float *x, const float *w, cons
     float s = 0.0f;
     for (int c = threadIdx.x; c < C; c += blockDim.x)
         s += xr[c];
-    float mean = dblock_sum(s) / (float)C;
+    float mean = block_sum(s) / (float)C;
     float v = 0.0f;
     for (int c = threadIdx.x; c < C; c += blockDim.x)
         v += (xr[c] - mean) * (xr[c] - mean);
-    float rstd = rsqrtf(dblock_sum(v) / (float)C + eps);
+    float rstd = rsqrtf(block_sum(v) / (float)C + eps);
     for (int c = threadIdx.x; c < C; c += blockDim.x)
         o[c] = __float2bfloat16((xr[c] - mean) * rstd * (w ? w[c] : 1.0f) + (b ? b[c] : 0.0f));
 }
@@ -138,7 +100,7 @@ __global__ void im2col_kernel(bf16 *col, const T *in, int B, int C, int H, int W
             int py = up ? iy / 2 : iy, px = up ? ix / 2 : ix;
             size_t at = nchw ? (((size_t)b * C + c) * Hp + py) * Wp + px
                              : (((size_t)b * Hp + py) * Wp + px) * C + c;
-            v = ld(in[at]);
+            v = to_f32(in[at]);
         }
         col[i] = __float2bfloat16(v);
     }
@@ -150,7 +112,7 @@ static cudaError_t im2col(bf16 *col, const T *in, int B, int C, int H, int W, in
 {
     int pad = k / 2, Ho = (H + 2 * pad - k) / s + 1, Wo = (W + 2 * pad - k) / s + 1;
     size_t total = (size_t)B * Ho * Wo * k * k * C;
-    TB_KL(grid_for(total, 256), 256, 0, im2col_kernel<T>)(col, in, B, C, H, W, k, s, up, nchw, Ho,
+    TB_KL(cu_grid(total, 256), 256, 0, im2col_kernel<T>)(col, in, B, C, H, W, k, s, up, nchw, Ho,
                                                           Wo);
     return cudaGetLastError();
 }
@@ -181,7 +143,7 @@ __global__ void conv_weight_kernel(bf16 *out, const float *w, int co, int ci, in
 cudaError_t k_conv_weight(bf16 *out, const float *w, int co, int ci, int k)
 {
     size_t total = (size_t)co * ci * k * k;
-    TB_KL(grid_for(total, 256), 256, 0, conv_weight_kernel)(out, w, co, ci, k);
+    TB_KL(cu_grid(total, 256), 256, 0, conv_weight_kernel)(out, w, co, ci, k);
     return cudaGetLastError();
 }
 
@@ -211,7 +173,7 @@ cudaError_t k_epilogue(float *y, const float *b1, const float *b2, const float *
                        const float *res, int B, long long R, int C, bf16 *silu_out)
 {
     size_t total = (size_t)B * R * C;
-    TB_KL(grid_for(total, 256), 256, 0, epilogue_kernel)(y, b1, b2, per_img, res, R, C, total,
+    TB_KL(cu_grid(total, 256), 256, 0, epilogue_kernel)(y, b1, b2, per_img, res, R, C, total,
                                                          silu_out);
     return cudaGetLastError();
 }
@@ -236,7 +198,7 @@ __global__ void geglu_kernel(bf16 *h, const float *ff, const float *bias, int N,
 
 cudaError_t k_geglu(bf16 *h, const float *ff, const float *bias, int N, int F)
 {
-    TB_KL(grid_for((size_t)N * F, 256), 256, 0, geglu_kernel)(h, ff, bias, N, F);
+    TB_KL(cu_grid((size_t)N * F, 256), 256, 0, geglu_kernel)(h, ff, bias, N, F);
     return cudaGetLastError();
 }
 
@@ -257,7 +219,7 @@ __global__ void concat_kernel(float *out, const float *a, int ca, const float *b
 cudaError_t k_concat(float *out, const float *a, int ca, const float *b, int cb, long long R)
 {
     size_t total = (size_t)R * (ca + cb);
-    TB_KL(grid_for(total, 256), 256, 0, concat_kernel)(out, a, ca, b, cb, total);
+    TB_KL(cu_grid(total, 256), 256, 0, concat_kernel)(out, a, ca, b, cb, total);
     return cudaGetLastError();
 }
 
@@ -277,7 +239,7 @@ cudaError_t k_nhwc_to_nchw(float *out, const float *in, const float *bias, int B
                            int C)
 {
     size_t total = (size_t)B * HW * C;
-    TB_KL(grid_for(total, 256), 256, 0, nhwc_to_nchw_kernel)(out, in, bias, HW, C, total);
+    TB_KL(cu_grid(total, 256), 256, 0, nhwc_to_nchw_kernel)(out, in, bias, HW, C, total);
     return cudaGetLastError();
 }
 
@@ -298,7 +260,7 @@ __global__ void timestep_features_kernel(bf16 *f, const float *t, int B, int Tp)
 
 cudaError_t k_timestep_features(bf16 *f, const float *t, int B, int Tp)
 {
-    TB_KL(grid_for((size_t)B * Tp, 128), 128, 0, timestep_features_kernel)(f, t, B, Tp);
+    TB_KL(cu_grid((size_t)B * Tp, 128), 128, 0, timestep_features_kernel)(f, t, B, Tp);
     return cudaGetLastError();
 }
 
@@ -312,7 +274,7 @@ __global__ void add_input_kernel(bf16 *ai, const float *pooled, int B, int Dp, i
 
 cudaError_t k_add_input(bf16 *ai, const float *pooled, int B, int Dp, int Da)
 {
-    TB_KL(grid_for((size_t)B * Da, 128), 128, 0, add_input_kernel)(ai, pooled, B, Dp, Da);
+    TB_KL(cu_grid((size_t)B * Da, 128), 128, 0, add_input_kernel)(ai, pooled, B, Dp, Da);
     return cudaGetLastError();
 }
 
@@ -330,7 +292,7 @@ __global__ void scale_copies_kernel(float *dst, const float *src, float c, size_
 
 cudaError_t k_scale_copies(float *dst, const float *src, float c, size_t n, int copies)
 {
-    TB_KL(grid_for(n, 256), 256, 0, scale_copies_kernel)(dst, src, c, n, copies);
+    TB_KL(cu_grid(n, 256), 256, 0, scale_copies_kernel)(dst, src, c, n, copies);
     return cudaGetLastError();
 }
 
@@ -343,7 +305,7 @@ __global__ void fill_kernel(float *x, float v, size_t n)
 
 cudaError_t k_fill(float *x, float v, size_t n)
 {
-    TB_KL(grid_for(n, 256), 256, 0, fill_kernel)(x, v, n);
+    TB_KL(cu_grid(n, 256), 256, 0, fill_kernel)(x, v, n);
     return cudaGetLastError();
 }
 
@@ -358,6 +320,6 @@ __global__ void euler_kernel(float *lat, const float *out, size_t n, float dt, f
 
 cudaError_t k_euler(float *lat, const float *out, size_t n, float dt, float g, bool cfg)
 {
-    TB_KL(grid_for(n, 256), 256, 0, euler_kernel)(lat, out, n, dt, g, cfg);
+    TB_KL(cu_grid(n, 256), 256, 0, euler_kernel)(lat, out, n, dt, g, cfg);
     return cudaGetLastError();
 }

@@ -13,75 +13,6 @@
 
 #include <math.h>
 
-#define WARP 32
-
-static inline unsigned blocks_for(size_t n, int threads)
-{
-    size_t b = (n + (size_t)threads - 1) / (size_t)threads;
-    return (unsigned)(b > 65535u * 16u ? 65535u * 16u : (b ? b : 1));
-}
-
-static __device__ __forceinline__ float to_f32(float x) { return x; }
-static __device__ __forceinline__ float to_f32(bf16 x) { return __bfloat162float(x); }
-static __device__ __forceinline__ float to_f32(fp8 x) { return fp8_to_f32(x); }
-
-/* ---- reductions ---- */
-
-__device__ __forceinline__ float warp_sum(float x)
-{
-    for (int o = WARP / 2; o > 0; o >>= 1)
-        x += __shfl_xor_sync(0xffffffffu, x, o);
-    return x;
-}
-
-__device__ __forceinline__ float warp_max(float x)
-{
-    for (int o = WARP / 2; o > 0; o >>= 1)
-        x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, o));
-    return x;
-}
-
-/* Sum over the block (blockDim.x a multiple of 32, at most 1024); every thread gets it. */
-__device__ float block_sum(float x)
-{
-    __shared__ float part[WARP];
-    __shared__ float total;
-    int lane = threadIdx.x % WARP, w = threadIdx.x / WARP, nw = blockDim.x / WARP;
-    x = warp_sum(x);
-    __syncthreads(); /* part[] may still be read by a previous call */
-    if (lane == 0)
-        part[w] = x;
-    __syncthreads();
-    if (w == 0) {
-        float y = lane < nw ? part[lane] : 0.0f;
-        y = warp_sum(y);
-        if (lane == 0)
-            total = y;
-    }
-    __syncthreads();
-    return total;
-}
-
-__device__ float block_max(float x)
-{
-    __shared__ float part[WARP];
-    __shared__ float total;
-    int lane = threadIdx.x % WARP, w = threadIdx.x / WARP, nw = blockDim.x / WARP;
-    x = warp_max(x);
-    __syncthreads();
-    if (lane == 0)
-        part[w] = x;
-    __syncthreads();
-    if (w == 0) {
-        float y = lane < nw ? part[lane] : -INFINITY;
-        y = warp_max(y);
-        if (lane == 0)
-            total = y;
-    }
-    __syncthreads();
-    return total;
-}
-
 /* ---- embedding, norms ---- */
 
 __global__ void embed_kernel(float *out, const float *emb, const int *ids, int C)
@@ -255,7 +186,7 @@ __global__ void swiglu_fwd_kernel(bf16 *h, const bf16 *gu, int N, int F)
 
 cudaError_t k_swiglu_fwd(bf16 *h, const bf16 *gu, int N, int F)
 {
-    TB_KL(blocks_for((size_t)N * F, 256), 256, 0, swiglu_fwd_kernel)(h, gu, N, F);
+    TB_KL(cu_grid((size_t)N * F, 256), 256, 0, swiglu_fwd_kernel)(h, gu, N, F);
     return cudaGetLastError();
 }
 
@@ -274,7 +205,7 @@ __global__ void swiglu_bwd_kernel(bf16 *dgu, const bf16 *dh, const bf16 *gu, int
 
 cudaError_t k_swiglu_bwd(bf16 *dgu, const bf16 *dh, const bf16 *gu, int N, int F)
 {
-    TB_KL(blocks_for((size_t)N * F, 256), 256, 0, swiglu_bwd_kernel)(dgu, dh, gu, N, F);
+    TB_KL(cu_grid((size_t)N * F, 256), 256, 0, swiglu_bwd_kernel)(dgu, dh, gu, N, F);
     return cudaGetLastError();
 }
 
@@ -363,7 +294,7 @@ __global__ void adamw_kernel(float *p, bf16 *wb, const float *g, float *m, float
 cudaError_t k_adamw(float *p, bf16 *wb, const float *g, float *m, float *v, size_t n,
                     size_t n_decay, struct tb_cuda_adamw o, float bc1, float bc2)
 {
-    TB_KL(blocks_for(n, 256), 256, 0, adamw_kernel)(p, wb, g, m, v, n, n_decay, o,
+    TB_KL(cu_grid(n, 256), 256, 0, adamw_kernel)(p, wb, g, m, v, n, n_decay, o,
                                                               1.0f / bc1, 1.0f / bc2);
     return cudaGetLastError();
 }
@@ -380,13 +311,13 @@ template <typename O, typename I> __global__ void cast_kernel(O *out, const I *i
 
 cudaError_t k_cast_bf16(bf16 *out, const float *in, size_t n)
 {
-    TB_KL(blocks_for(n, 256), 256, 0, cast_kernel<bf16, float>)(out, in, n);
+    TB_KL(cu_grid(n, 256), 256, 0, cast_kernel<bf16, float>)(out, in, n);
     return cudaGetLastError();
 }
 
 cudaError_t k_cast_f32(float *out, const bf16 *in, size_t n)
 {
-    TB_KL(blocks_for(n, 256), 256, 0, cast_kernel<float, bf16>)(out, in, n);
+    TB_KL(cu_grid(n, 256), 256, 0, cast_kernel<float, bf16>)(out, in, n);
     return cudaGetLastError();
 }
 
@@ -452,13 +383,13 @@ template <typename T> __global__ void finite_kernel(int *flag, const T *x, size_
 
 cudaError_t k_finite(int *flag, const float *x, size_t n)
 {
-    TB_KL(blocks_for(n, 256), 256, 0, finite_kernel<float>)(flag, x, n);
+    TB_KL(cu_grid(n, 256), 256, 0, finite_kernel<float>)(flag, x, n);
     return cudaGetLastError();
 }
 
 cudaError_t k_finite_bf16(int *flag, const bf16 *x, size_t n)
 {
-    TB_KL(blocks_for(n, 256), 256, 0, finite_kernel<bf16>)(flag, x, n);
+    TB_KL(cu_grid(n, 256), 256, 0, finite_kernel<bf16>)(flag, x, n);
     return cudaGetLastError();
 }
 
@@ -587,7 +518,7 @@ template <typename T> __global__ void fp8_cast_kernel(fp8 *q, float *sc, const T
 
 template <typename T> static cudaError_t fp8_quantize(fp8 *q, float *sc, const T *x, size_t n)
 {
-    unsigned b = blocks_for(n, 256);
+    unsigned b = cu_grid(n, 256);
     cudaError_t e = cudaMemsetAsync(sc, 0, sizeof *sc, g_cu.stream);
     if (e != cudaSuccess)
         return e;
@@ -617,7 +548,7 @@ __global__ void fp8_to_f32_kernel(float *out, const fp8 *q, size_t n)
 
 cudaError_t k_fp8_to_f32(float *out, const fp8 *q, size_t n)
 {
-    TB_KL(blocks_for(n, 256), 256, 0, fp8_to_f32_kernel)(out, q, n);
+    TB_KL(cu_grid(n, 256), 256, 0, fp8_to_f32_kernel)(out, q, n);
     return cudaGetLastError();
 }
 
