@@ -30,6 +30,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 typedef __nv_bfloat16 bf16;
 
@@ -215,6 +216,33 @@ struct cu_gemm {
     const float *a_scale, *b_scale; /* device, e4m3 only */
 };
 int cu_gemm_run(const struct cu_gemm *g, const char *what, char *err, size_t errlen);
+/* A linear layer's product as cu_gemm_run takes it: out[M, O] (fp32 or bf16, row stride
+ * ldo) = (acc: out +) x[M, K] (row stride ldx) W[O, K]^T (dense rows), bf16 operands;
+ * a caller may then set the e4m3 type and scales. */
+static inline struct cu_gemm cu_gemm_linear(void *out, bool out_f32, int ldo, bool acc,
+                                            const void *x, int ldx, const void *w, int M, int K,
+                                            int O)
+{
+    struct cu_gemm g;
+    memset(&g, 0, sizeof g);
+    g.tb = true;
+    g.out_f32 = out_f32;
+    g.M = M;
+    g.N = O;
+    g.K = K;
+    g.batch = 1;
+    g.A = x;
+    g.lda = ldx;
+    g.B = w;
+    g.ldb = K;
+    g.C = acc ? out : NULL;
+    g.D = out;
+    g.ldd = ldo;
+    g.alpha = 1.0f;
+    g.beta = acc ? 1.0f : 0.0f;
+    return g;
+}
+
 /* The operand types and cuBLASLt's fp8 contract above, checked so that a violation
  * names itself instead of surfacing as CUBLAS_STATUS_NOT_SUPPORTED (cu_gemm_run's
  * first step; any other implementation of cu_gemm_run calls it too). */

@@ -116,23 +116,7 @@ static size_t zmax(size_t a, size_t b)
 static int lin(const struct dengine *e, void *out, bool f32, bool acc, const bf16 *x, size_t w,
                int M, int K, int O, const char *what, char *err, size_t errlen)
 {
-    struct cu_gemm g;
-    memset(&g, 0, sizeof g);
-    g.tb = true;
-    g.out_f32 = f32;
-    g.M = M;
-    g.N = O;
-    g.K = K;
-    g.batch = 1;
-    g.A = x;
-    g.lda = K;
-    g.B = e->wb + w;
-    g.ldb = K;
-    g.C = acc ? out : NULL;
-    g.D = out;
-    g.ldd = O;
-    g.alpha = 1.0f;
-    g.beta = acc ? 1.0f : 0.0f;
+    struct cu_gemm g = cu_gemm_linear(out, f32, O, acc, x, K, e->wb + w, M, K, O);
     return cu_gemm_run(&g, what, err, errlen);
 }
 

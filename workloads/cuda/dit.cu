@@ -323,23 +323,7 @@ static const float *XP(const struct xengine *e, size_t off)
 static int xlin(const struct xengine *e, float *out, int ldo, bool acc, const bf16 *x, int ldx,
                 size_t w, int M, int K, int O, const char *what, char *err, size_t errlen)
 {
-    struct cu_gemm g;
-    memset(&g, 0, sizeof g);
-    g.tb = true;
-    g.out_f32 = true;
-    g.M = M;
-    g.N = O;
-    g.K = K;
-    g.batch = 1;
-    g.A = x;
-    g.lda = ldx;
-    g.B = e->wb + w;
-    g.ldb = K;
-    g.C = acc ? out : NULL;
-    g.D = out;
-    g.ldd = ldo;
-    g.alpha = 1.0f;
-    g.beta = acc ? 1.0f : 0.0f;
+    struct cu_gemm g = cu_gemm_linear(out, true, ldo, acc, x, ldx, e->wb + w, M, K, O);
     return cu_gemm_run(&g, what, err, errlen);
 }
 

@@ -198,21 +198,8 @@ static int linear_fp8(struct engine *e, void *out, bool out_f32, const float *ac
                                    w_sc + 2, N, O, K));
         return 0;
     }
-    memset(&g, 0, sizeof g);
-    g.tb = true;
-    g.out_f32 = out_f32;
-    g.M = N;
-    g.N = O;
-    g.K = K;
-    g.batch = 1;
-    g.A = e->x8;
-    g.lda = K;
-    g.B = w;
-    g.ldb = K;
-    g.C = acc_in;
-    g.D = out;
-    g.ldd = O;
-    g.alpha = 1.0f;
+    g = cu_gemm_linear(out, out_f32, O, false, e->x8, K, w, N, K, O);
+    g.C = acc_in; /* out = acc_in + x W^T */
     g.beta = acc_in ? 1.0f : 0.0f;
     g.in_type = CU_DT_E4M3;
     g.a_scale = e->x8_sc + 2;

@@ -340,21 +340,7 @@ int cu_down_bf16(struct cu_bufs *b, float *h, const bf16 *d, size_t n, char *err
 static struct cu_gemm test_product(const struct tb_cuda_op_args *a, const void *x, const void *w,
                                    void *out, bool out_f32)
 {
-    struct cu_gemm g;
-    memset(&g, 0, sizeof g);
-    g.tb = true;
-    g.out_f32 = out_f32;
-    g.M = a->M;
-    g.N = a->N;
-    g.K = a->K;
-    g.A = x;
-    g.lda = a->K;
-    g.B = w;
-    g.ldb = a->K;
-    g.D = out;
-    g.ldd = a->N;
-    g.alpha = 1.0f;
-    return g;
+    return cu_gemm_linear(out, out_f32, a->N, false, x, a->K, w, a->M, a->K, a->N);
 }
 
 static int run_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_t errlen)
