@@ -694,11 +694,17 @@ extern "C" int tb_cu_diffusion_latents(void *eng, float *out, size_t n, bool *fi
     if (is_dit(eng))
         return cu_dit_latents(eng, out, n, finite, err, errlen);
     have = (size_t)e->lat_B * e->a.latent_channels * e->H * e->W;
+    return cu_latents_down(out, n, e->lat, have, finite, err, errlen);
+}
+
+int cu_latents_down(float *out, size_t n, const float *lat, size_t have, bool *finite, char *err,
+                    size_t errlen)
+{
     if (have == 0)
         return cu_err(err, errlen, "no latents: no sample has run");
     if (n > have)
         n = have;
-    CU_CHECK(cudaMemcpyAsync(out, e->lat, n * sizeof *out, cudaMemcpyDeviceToHost, g_cu.stream));
+    CU_CHECK(cudaMemcpyAsync(out, lat, n * sizeof *out, cudaMemcpyDeviceToHost, g_cu.stream));
     CU_CHECK(cudaStreamSynchronize(g_cu.stream));
     *finite = true;
     for (size_t i = 0; i < n; i++)

@@ -110,6 +110,10 @@ int cu_dit_sample(void *eng, const float *latents, const float *ctx, const float
                   int steps, const float *t, const float *c_in, const float *dt,
                   float guidance_scale, char *err, size_t errlen);
 int cu_dit_latents(void *eng, float *out, size_t n, bool *finite, char *err, size_t errlen);
+/* The first n (at most have) latents of the device buffer lat into out (synchronising),
+ * and whether all are finite: both engines' diffusion_latents. */
+int cu_latents_down(float *out, size_t n, const float *lat, size_t have, bool *finite, char *err,
+                    size_t errlen);
 
 /* ---- the engine (diffusion.cu) and its kernel tests ---- */
 

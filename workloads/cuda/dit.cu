@@ -882,17 +882,5 @@ int cu_dit_latents(void *eng, float *out, size_t n, bool *finite, char *err, siz
 {
     struct xengine *e = (struct xengine *)eng;
     size_t have = (size_t)e->lat_B * e->Cl * e->H * e->W;
-    if (have == 0)
-        return cu_err(err, errlen, "no latents: no sample has run");
-    if (n > have)
-        n = have;
-    CU_CHECK(cudaMemcpyAsync(out, e->lat, n * sizeof *out, cudaMemcpyDeviceToHost, g_cu.stream));
-    CU_CHECK(cudaStreamSynchronize(g_cu.stream));
-    *finite = true;
-    for (size_t i = 0; i < n; i++)
-        if (!isfinite(out[i])) {
-            *finite = false;
-            break;
-        }
-    return 0;
+    return cu_latents_down(out, n, e->lat, have, finite, err, errlen);
 }
