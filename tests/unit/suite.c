@@ -26,6 +26,25 @@ static void expect_error(const char *text, const char *want, const char *what)
     free(p);
 }
 
+/* The report pairs a GPU run ("cuda:" + its run id) with the model's prediction of it
+ * ("model:INSTANCE/" + configuration, to which trnbench run appends "/chips1", from the
+ * run's fields): both id functions must spell one configuration the same way. */
+static void expect_pairing(const struct tb_run_spec *r, const char *const (*kv)[2], int n)
+{
+    struct tb_predict_spec ps;
+    char rid[256], pid[320], want[400];
+    memset(&ps, 0, sizeof ps);
+    for (int i = 0; i < n; i++) {
+        snprintf(ps.keys[i], sizeof ps.keys[0], "%s", kv[i][0]);
+        snprintf(ps.values[i], sizeof ps.values[0], "%s", kv[i][1]);
+    }
+    ps.nfields = n;
+    tb_run_spec_id(r, rid, sizeof rid);
+    tb_predict_spec_id(&ps, pid, sizeof pid);
+    snprintf(want, sizeof want, "model:p5.4xlarge/%s", rid);
+    IS_STRING(want, pid, "the GPU run %s and its modeled twin name one configuration", rid);
+}
+
 int main(void)
 {
     struct tb_suite s;
@@ -124,5 +143,32 @@ int main(void)
     expect_error("run model=x phase=train seq_in=1\n", "at least 2 tokens", "train on one token");
     IS_INT(-1, tb_suite_load(&s, "no-such-suite", err, sizeof err), "unknown suite name");
     OK(strstr(err, "unknown suite 'no-such-suite'") != NULL, "message: %s", err);
+    {
+        struct tb_run_spec r;
+        static const char *const dec[][2] = {
+            {"target", "p5.4xlarge"}, {"model", "llama-3.2-1b"}, {"phase", "decode"},
+            {"batch", "4"},           {"seq_in", "512"},         {"seq_out", "64"},
+            {"precision", "fp8"}};
+        static const char *const den[][2] = {
+            {"target", "p5.4xlarge"}, {"model", "sdxl-small"}, {"phase", "denoise"},
+            {"batch", "1"},           {"steps", "8"},          {"resolution", "256"},
+            {"precision", "bf16"}};
+        tb_run_spec_init(&r);
+        snprintf(r.model, sizeof r.model, "llama-3.2-1b");
+        r.phase = TB_PHASE_DECODE;
+        r.batch = 4;
+        r.seq_in = 512;
+        r.seq_out = 64;
+        snprintf(r.precision, sizeof r.precision, "fp8");
+        expect_pairing(&r, dec, 7);
+        tb_run_spec_init(&r);
+        snprintf(r.model, sizeof r.model, "sdxl-small");
+        r.phase = TB_PHASE_DENOISE;
+        r.batch = 1;
+        r.steps = 8;
+        r.resolution = 256;
+        snprintf(r.precision, sizeof r.precision, "bf16");
+        expect_pairing(&r, den, 7);
+    }
     return 0;
 }
