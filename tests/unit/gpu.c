@@ -1636,17 +1636,72 @@ static void test_fp8_products(const struct tb_cuda_api *api)
     free(b2);
 }
 
+/* ---- the engine against the CPU engine ---- */
+
+/* A CPU engine on llama-tiny's weights (seed 11) and what the plugin takes of it: the
+ * parameter offsets and the RoPE tables for S positions (w borrows them). */
+struct cpu_twin {
+    struct tb_llama cpu;
+    struct tb_cuda_llama_weights w;
+    size_t *off;
+    float *cs, *sn;
+};
+
+static void twin_init(struct cpu_twin *t, const struct tb_arch *a, int B, int S, unsigned flags)
+{
+    size_t half = (size_t)a->head_dim / 2;
+    char err[512];
+    if (tb_llama_init(&t->cpu, a, B, S, flags, 11, err, sizeof err) != 0)
+        bail("%s", err);
+    t->off = zalloc((size_t)a->layers * TB_CUDA_W_PER_LAYER, sizeof *t->off);
+    t->cs = zalloc((size_t)S * half, sizeof *t->cs);
+    t->sn = zalloc((size_t)S * half, sizeof *t->sn);
+    tb_gpu_weights_of(&t->cpu, t->off, S, t->cs, t->sn, &t->w);
+}
+
+static void twin_release(struct cpu_twin *t)
+{
+    tb_llama_release(&t->cpu);
+    free(t->off);
+    free(t->cs);
+    free(t->sn);
+}
+
+/* n decode steps from position T fed the CPU engine's greedy tokens on both engines (the
+ * device's logits into lg [B, V]); true when at every step the device's are within rel
+ * of max |ref| with NMSE <= nmse, else the failing steps are diagnosed. */
+static bool decode_matches(const struct tb_cuda_api *api, void *eng, struct tb_llama *cpu,
+                           float *lg, int B, int T, int n, double rel, double nmse,
+                           const char *what)
+{
+    int V = cpu->arch->vocab, *next = zalloc((size_t)B, sizeof *next);
+    bool ok = true;
+    char err[512];
+    for (int s = 0; s < n; s++) {
+        struct tap_cmp c;
+        tb_exec_argmax(cpu->logits, B, V, next);
+        if (tb_llama_decode(cpu, next, B, T + s, err, sizeof err) != 0 ||
+            api->llama_decode(eng, next, B, T + s, err, sizeof err) != 0 ||
+            api->llama_logits(eng, lg, (size_t)B * V, err, sizeof err) != 0)
+            bail("%s: %s", what, err);
+        c = tap_compare_f(lg, cpu->logits, (size_t)B * V);
+        if (!(c.max_abs <= rel * c.max_ref && c.nmse <= nmse)) {
+            diag("%s step %d: max |err| %.3g of %.3g, NMSE %.3g", what, s, c.max_abs, c.max_ref,
+                 c.nmse);
+            ok = false;
+        }
+    }
+    free(next);
+    return ok;
+}
+
 /* The refusals below compute capability 8.9, each with the reason. */
 static void test_fp8_refused(struct tb_gpu *g, const struct tb_arch *a)
 {
     const struct tb_cuda_api *api = g->api;
     struct tb_cuda_op_args o;
     struct tb_run_spec s;
-    struct tb_llama cpu;
-    struct tb_cuda_llama_weights w;
-    size_t *off = zalloc((size_t)a->layers * TB_CUDA_W_PER_LAYER, sizeof *off);
-    float *cs = zalloc(8 * (size_t)a->head_dim / 2, sizeof *cs);
-    float *sn = zalloc(8 * (size_t)a->head_dim / 2, sizeof *sn);
+    struct cpu_twin t;
     float x[16] = {1}, q[16];
     char err[512] = "", want[128];
     void *eng = NULL;
@@ -1660,16 +1715,14 @@ static void test_fp8_refused(struct tb_gpu *g, const struct tb_arch *a)
     o.in[0] = x;
     o.out[0] = q;
     OK(api->op(&o, err, sizeof err) == -1 && !strcmp(err, want), "fp8 op refused: %s", err);
-    if (tb_llama_init(&cpu, a, 1, 8, 0, 11, err, sizeof err) != 0)
-        bail("%s", err);
-    tb_gpu_weights_of(&cpu, off, 8, cs, sn, &w);
+    twin_init(&t, a, 1, 8, 0);
     err[0] = '\0';
-    OK(api->llama_init(&eng, a, &w, 1, 8, TB_CUDA_LLAMA_FP8, err, sizeof err) == -1 &&
+    OK(api->llama_init(&eng, a, &t.w, 1, 8, TB_CUDA_LLAMA_FP8, err, sizeof err) == -1 &&
            !strcmp(err, want),
        "fp8 engine refused: %s", err);
     if (eng)
         api->llama_free(eng);
-    tb_llama_release(&cpu);
+    twin_release(&t);
     tb_run_spec_init(&s);
     snprintf(s.model, sizeof s.model, "llama-tiny");
     s.phase = TB_PHASE_DECODE;
@@ -1677,28 +1730,19 @@ static void test_fp8_refused(struct tb_gpu *g, const struct tb_arch *a)
     snprintf(s.precision, sizeof s.precision, "fp8");
     OK(!tb_gpu_can_run(g, &s, err, sizeof err) && !strcmp(err, want),
        "the executor skips fp8 runs with the reason: %s", err);
-    free(off);
-    free(cs);
-    free(sn);
 }
 
-/* ---- the engine against the CPU engine ---- */
 
 static void test_engine(struct tb_gpu *g, const struct tb_arch *a)
 {
     const struct tb_cuda_api *api = g->api;
     enum { B = 2, T = 12, NSTEP = 4, S = T + NSTEP + 1 }; /* + 1: the greedy step */
-    struct tb_llama cpu;
-    struct tb_cuda_llama_weights w;
+    struct cpu_twin t;
     struct tb_adamw co = tb_adamw_default();
     struct tb_cuda_adamw go = {co.lr, co.beta1, co.beta2, co.eps, co.weight_decay};
-    int V = a->vocab, tok[B * T], tgt[B * T], next[B];
-    size_t *off = zalloc((size_t)a->layers * TB_CUDA_W_PER_LAYER, sizeof *off);
-    size_t half = (size_t)a->head_dim / 2;
-    float *cs = zalloc(S * half, sizeof *cs), *sn = zalloc(S * half, sizeof *sn);
+    int V = a->vocab, tok[B * T], tgt[B * T];
     float *lg = zalloc((size_t)B * V, sizeof *lg);
     float cpu_loss[4], gpu_loss[4];
-    bool decode_ok = true;
     void *eng = NULL;
     char err[512];
 
@@ -1707,31 +1751,16 @@ static void test_engine(struct tb_gpu *g, const struct tb_arch *a)
         tgt[i] = (int)((unsigned)(i * 53 + 7) % (unsigned)V);
     }
     /* inference: prefill then teacher-forced decode steps */
-    if (tb_llama_init(&cpu, a, B, S, 0, 11, err, sizeof err) != 0)
-        bail("%s", err);
-    tb_gpu_weights_of(&cpu, off, S, cs, sn, &w);
-    if (api->llama_init(&eng, a, &w, B, S, 0, err, sizeof err) != 0)
+    twin_init(&t, a, B, S, 0);
+    if (api->llama_init(&eng, a, &t.w, B, S, 0, err, sizeof err) != 0)
         bail("llama_init: %s", err);
-    if (tb_llama_prefill(&cpu, tok, B, T, err, sizeof err) != 0 ||
+    if (tb_llama_prefill(&t.cpu, tok, B, T, err, sizeof err) != 0 ||
         api->llama_prefill(eng, tok, B, T, err, sizeof err) != 0 ||
         api->llama_logits(eng, lg, (size_t)B * V, err, sizeof err) != 0)
         bail("prefill: %s", err);
-    close_to_f(lg, cpu.logits, (size_t)B * V, 5e-2, 1e-3, "engine prefill logits vs CPU engine");
-    for (int s = 0; s < NSTEP; s++) {
-        struct tap_cmp c;
-        tb_exec_argmax(cpu.logits, B, V, next);
-        if (tb_llama_decode(&cpu, next, B, T + s, err, sizeof err) != 0 ||
-            api->llama_decode(eng, next, B, T + s, err, sizeof err) != 0 ||
-            api->llama_logits(eng, lg, (size_t)B * V, err, sizeof err) != 0)
-            bail("decode: %s", err);
-        c = tap_compare_f(lg, cpu.logits, (size_t)B * V);
-        if (!(c.max_abs <= 5e-2 * c.max_ref && c.nmse <= 1e-3)) {
-            diag("decode step %d: max |err| %.3g of %.3g, NMSE %.3g", s, c.max_abs, c.max_ref,
-                 c.nmse);
-            decode_ok = false;
-        }
-    }
-    OK(decode_ok, "engine decode logits vs CPU engine, %d teacher-forced steps", NSTEP);
+    close_to_f(lg, t.cpu.logits, (size_t)B * V, 5e-2, 1e-3, "engine prefill logits vs CPU engine");
+    OK(decode_matches(api, eng, &t.cpu, lg, B, T, NSTEP, 5e-2, 1e-3, "decode"),
+       "engine decode logits vs CPU engine, %d teacher-forced steps", NSTEP);
     {
         bool finite = false;
         OK(api->llama_finite(eng, &finite, err, sizeof err) == 0 && finite, "decode logits finite");
@@ -1741,16 +1770,14 @@ static void test_engine(struct tb_gpu *g, const struct tb_arch *a)
        "greedy device decode step runs: %s", err);
     api->llama_free(eng);
     eng = NULL;
-    tb_llama_release(&cpu);
+    twin_release(&t);
 
     /* training: four steps on the same batch */
-    if (tb_llama_init(&cpu, a, B, T, TB_LLAMA_TRAIN, 11, err, sizeof err) != 0)
-        bail("%s", err);
-    tb_gpu_weights_of(&cpu, off, T, cs, sn, &w);
-    if (api->llama_init(&eng, a, &w, B, T, TB_CUDA_LLAMA_TRAIN, err, sizeof err) != 0)
+    twin_init(&t, a, B, T, TB_LLAMA_TRAIN);
+    if (api->llama_init(&eng, a, &t.w, B, T, TB_CUDA_LLAMA_TRAIN, err, sizeof err) != 0)
         bail("llama_init (train): %s", err);
     for (int k = 0; k < 4; k++) {
-        if (tb_llama_train_step(&cpu, tok, tgt, B, T, &co, &cpu_loss[k], err, sizeof err) != 0 ||
+        if (tb_llama_train_step(&t.cpu, tok, tgt, B, T, &co, &cpu_loss[k], err, sizeof err) != 0 ||
             api->llama_train_step(eng, tok, tgt, B, T, &go, err, sizeof err) != 0 ||
             api->llama_loss(eng, &gpu_loss[k], err, sizeof err) != 0)
             bail("train step %d: %s", k, err);
@@ -1760,10 +1787,7 @@ static void test_engine(struct tb_gpu *g, const struct tb_arch *a)
     OK(gpu_loss[3] < gpu_loss[0] - 0.01, "GPU training loss falls (%.4f -> %.4f)", gpu_loss[0],
        gpu_loss[3]);
     api->llama_free(eng);
-    tb_llama_release(&cpu);
-    free(off);
-    free(cs);
-    free(sn);
+    twin_release(&t);
     free(lg);
 }
 
@@ -1773,64 +1797,43 @@ static void test_engine_fp8(struct tb_gpu *g, const struct tb_arch *a)
 {
     const struct tb_cuda_api *api = g->api;
     enum { B = 2, T = 12, NSTEP = 4, S = T + NSTEP + 1 }; /* + 1: the greedy step */
-    struct tb_llama cpu;
-    struct tb_cuda_llama_weights w;
-    int V = a->vocab, tok[B * T], next[B];
-    size_t *off = zalloc((size_t)a->layers * TB_CUDA_W_PER_LAYER, sizeof *off);
-    size_t half = (size_t)a->head_dim / 2;
-    float *cs = zalloc(S * half, sizeof *cs), *sn = zalloc(S * half, sizeof *sn);
+    struct cpu_twin t;
+    int V = a->vocab, tok[B * T];
     float *lg = zalloc((size_t)B * V, sizeof *lg), *lb = zalloc((size_t)B * V, sizeof *lb);
     struct tap_cmp c;
-    bool decode_ok = true, finite = false;
+    bool finite = false;
     void *eng = NULL, *e16 = NULL;
     char err[512] = "";
 
     for (int i = 0; i < B * T; i++)
         tok[i] = (int)((unsigned)(i * 37 + 11) % (unsigned)V);
-    if (tb_llama_init(&cpu, a, B, S, 0, 11, err, sizeof err) != 0)
-        bail("%s", err);
-    tb_gpu_weights_of(&cpu, off, S, cs, sn, &w);
-    OK(api->llama_init(&eng, a, &w, B, S, TB_CUDA_LLAMA_FP8 | TB_CUDA_LLAMA_TRAIN, err,
+    twin_init(&t, a, B, S, 0);
+    OK(api->llama_init(&eng, a, &t.w, B, S, TB_CUDA_LLAMA_FP8 | TB_CUDA_LLAMA_TRAIN, err,
                        sizeof err) == -1 &&
            strstr(err, "precision fp8 is for inference"),
        "fp8 with training is refused: %s", err);
-    if (api->llama_init(&eng, a, &w, B, S, TB_CUDA_LLAMA_FP8, err, sizeof err) != 0 ||
-        api->llama_init(&e16, a, &w, B, S, 0, err, sizeof err) != 0)
+    if (api->llama_init(&eng, a, &t.w, B, S, TB_CUDA_LLAMA_FP8, err, sizeof err) != 0 ||
+        api->llama_init(&e16, a, &t.w, B, S, 0, err, sizeof err) != 0)
         bail("llama_init (fp8): %s", err);
-    if (tb_llama_prefill(&cpu, tok, B, T, err, sizeof err) != 0 ||
+    if (tb_llama_prefill(&t.cpu, tok, B, T, err, sizeof err) != 0 ||
         api->llama_prefill(eng, tok, B, T, err, sizeof err) != 0 ||
         api->llama_logits(eng, lg, (size_t)B * V, err, sizeof err) != 0 ||
         api->llama_prefill(e16, tok, B, T, err, sizeof err) != 0 ||
         api->llama_logits(e16, lb, (size_t)B * V, err, sizeof err) != 0)
         bail("prefill (fp8): %s", err);
-    close_to_f(lg, cpu.logits, (size_t)B * V, 0.15, 1e-2, "fp8 engine prefill logits vs CPU engine");
+    close_to_f(lg, t.cpu.logits, (size_t)B * V, 0.15, 1e-2,
+               "fp8 engine prefill logits vs CPU engine");
     c = tap_compare_f(lg, lb, (size_t)B * V);
     OK(c.max_abs > 1e-3 * c.max_ref, "fp8 logits are not the bf16 engine's (max |diff| %.3g)",
        c.max_abs);
-    for (int s = 0; s < NSTEP; s++) {
-        tb_exec_argmax(cpu.logits, B, V, next);
-        if (tb_llama_decode(&cpu, next, B, T + s, err, sizeof err) != 0 ||
-            api->llama_decode(eng, next, B, T + s, err, sizeof err) != 0 ||
-            api->llama_logits(eng, lg, (size_t)B * V, err, sizeof err) != 0)
-            bail("decode (fp8): %s", err);
-        c = tap_compare_f(lg, cpu.logits, (size_t)B * V);
-        if (!(c.max_abs <= 0.15 * c.max_ref && c.nmse <= 1e-2)) {
-            diag("fp8 decode step %d: max |err| %.3g of %.3g, NMSE %.3g", s, c.max_abs,
-                 c.max_ref, c.nmse);
-            decode_ok = false;
-        }
-    }
-    OK(decode_ok, "fp8 engine decode logits vs CPU engine, %d teacher-forced steps (fp8 GEMV)",
-       NSTEP);
+    OK(decode_matches(api, eng, &t.cpu, lg, B, T, NSTEP, 0.15, 1e-2, "fp8 decode"),
+       "fp8 engine decode logits vs CPU engine, %d teacher-forced steps (fp8 GEMV)", NSTEP);
     OK(api->llama_decode(eng, NULL, B, T + NSTEP, err, sizeof err) == 0 &&
            api->llama_finite(eng, &finite, err, sizeof err) == 0 && finite,
        "fp8 greedy device decode step runs, logits finite: %s", err);
     api->llama_free(eng);
     api->llama_free(e16);
-    tb_llama_release(&cpu);
-    free(off);
-    free(cs);
-    free(sn);
+    twin_release(&t);
     free(lg);
     free(lb);
 }
