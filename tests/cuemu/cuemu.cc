@@ -230,6 +230,15 @@ cudaError_t cudaGetDevice(int *dev)
     return cudaSuccess;
 }
 
+/* The emulated device's compute capability times ten: 90 (an H100's), or CUEMU_CC
+ * (80, an A100's, reaches the paths that refuse older devices). */
+static int emulated_cc(void)
+{
+    const char *cc = getenv("CUEMU_CC");
+    int v = cc ? atoi(cc) : 90;
+    return v >= 50 && v <= 120 ? v : 90;
+}
+
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int dev)
 {
     if (dev != 0)
@@ -249,8 +258,8 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int dev)
     p->maxGridSize[1] = p->maxGridSize[2] = 65535;
     p->maxThreadsPerMultiProcessor = 2048;
     p->totalConstMem = 65536;
-    p->major = 9;
-    p->minor = 0;
+    p->major = emulated_cc() / 10;
+    p->minor = emulated_cc() % 10;
     p->multiProcessorCount = 132;
     p->l2CacheSize = 50 << 20;
     p->memoryBusWidth = 5120;
@@ -279,10 +288,10 @@ cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr attr, int dev)
         *v = 50 << 20;
         return cudaSuccess;
     case cudaDevAttrComputeCapabilityMajor:
-        *v = 9;
+        *v = emulated_cc() / 10;
         return cudaSuccess;
     case cudaDevAttrComputeCapabilityMinor:
-        *v = 0;
+        *v = emulated_cc() % 10;
         return cudaSuccess;
     case cudaDevAttrMaxSharedMemoryPerBlockOptin:
         *v = SMEM_OPTIN;
