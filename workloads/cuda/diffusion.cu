@@ -84,7 +84,6 @@ struct dengine {
     struct cu_bufs mem; /* every device buffer it holds */
 };
 
-#define DALLOC(ptr, n, what) CU_ALLOC(&e->mem, ptr, n, what)
 
 static void engine_free(struct dengine *e)
 {
@@ -479,43 +478,44 @@ static int engine_setup(struct dengine *e, const float *params, char *err, size_
             break;
         }
     }
-    DALLOC(e->p, e->n_params, "parameters");
-    DALLOC(e->wb, e->n_params, "bf16 parameters");
-    DALLOC(e->x_in, BM * img, "input latents");
-    DALLOC(e->out, BM * img, "output");
-    DALLOC(e->lat, BM * img, "sampler latents");
-    DALLOC(e->t_in, BM, "timesteps");
-    DALLOC(e->ctx_in, BM * S * Dc, "context");
-    DALLOC(e->ctx_b, BM * S * Dc, "bf16 context");
-    DALLOC(e->pooled_in, BM * Dp, "pooled vectors");
-    DALLOC(e->feat_b, BM * Tp, "timestep features");
-    DALLOC(e->add_b, BM * Da, "additional input");
-    DALLOC(e->th, BM * Te, "embedding MLP hidden");
-    DALLOC(e->th_b, BM * Te, "embedding MLP hidden (bf16)");
-    DALLOC(e->temb, BM * Te, "time embedding");
-    DALLOC(e->tsilu_b, BM * Te, "SiLU(time embedding)");
-    DALLOC(e->tproj, BM * maxco, "time projection");
-    DALLOC(e->cur, BM * act, "activations");
-    DALLOC(e->nxt, BM * act, "activations");
-    DALLOC(e->hid, BM * act, "ResNet middle");
-    DALLOC(e->cat, BM * act, "concatenated input");
-    DALLOC(e->nb, BM * act, "normalised activations");
-    DALLOC(e->col, BM * col, "im2col matrix");
-    DALLOC(e->tok, BM * tok, "token stream");
-    DALLOC(e->ln, BM * tok, "LayerNorm output");
-    DALLOC(e->y, BM * tok, "attention output");
-    DALLOC(e->qkv, BM * tok * 3, "q|k|v");
-    DALLOC(e->kv, BM * kv, "cross-attention k|v");
-    DALLOC(e->ff, BM * tok * 8, "GEGLU input");
-    DALLOC(e->gg, BM * tok * 4, "GEGLU output");
+    CU_ALLOC(&e->mem, e->p, e->n_params, "parameters");
+    CU_ALLOC(&e->mem, e->wb, e->n_params, "bf16 parameters");
+    CU_ALLOC(&e->mem, e->x_in, BM * img, "input latents");
+    CU_ALLOC(&e->mem, e->out, BM * img, "output");
+    CU_ALLOC(&e->mem, e->lat, BM * img, "sampler latents");
+    CU_ALLOC(&e->mem, e->t_in, BM, "timesteps");
+    CU_ALLOC(&e->mem, e->ctx_in, BM * S * Dc, "context");
+    CU_ALLOC(&e->mem, e->ctx_b, BM * S * Dc, "bf16 context");
+    CU_ALLOC(&e->mem, e->pooled_in, BM * Dp, "pooled vectors");
+    CU_ALLOC(&e->mem, e->feat_b, BM * Tp, "timestep features");
+    CU_ALLOC(&e->mem, e->add_b, BM * Da, "additional input");
+    CU_ALLOC(&e->mem, e->th, BM * Te, "embedding MLP hidden");
+    CU_ALLOC(&e->mem, e->th_b, BM * Te, "embedding MLP hidden (bf16)");
+    CU_ALLOC(&e->mem, e->temb, BM * Te, "time embedding");
+    CU_ALLOC(&e->mem, e->tsilu_b, BM * Te, "SiLU(time embedding)");
+    CU_ALLOC(&e->mem, e->tproj, BM * maxco, "time projection");
+    CU_ALLOC(&e->mem, e->cur, BM * act, "activations");
+    CU_ALLOC(&e->mem, e->nxt, BM * act, "activations");
+    CU_ALLOC(&e->mem, e->hid, BM * act, "ResNet middle");
+    CU_ALLOC(&e->mem, e->cat, BM * act, "concatenated input");
+    CU_ALLOC(&e->mem, e->nb, BM * act, "normalised activations");
+    CU_ALLOC(&e->mem, e->col, BM * col, "im2col matrix");
+    CU_ALLOC(&e->mem, e->tok, BM * tok, "token stream");
+    CU_ALLOC(&e->mem, e->ln, BM * tok, "LayerNorm output");
+    CU_ALLOC(&e->mem, e->y, BM * tok, "attention output");
+    CU_ALLOC(&e->mem, e->qkv, BM * tok * 3, "q|k|v");
+    CU_ALLOC(&e->mem, e->kv, BM * kv, "cross-attention k|v");
+    CU_ALLOC(&e->mem, e->ff, BM * tok * 8, "GEGLU input");
+    CU_ALLOC(&e->mem, e->gg, BM * tok * 4, "GEGLU output");
     for (int i = 0; i < L->npieces; i++) {
         const struct tb_dpiece *p = &L->pieces[i];
         int lo = p->kind == TB_DPIECE_DOWN ? p->level + 1
                  : p->kind == TB_DPIECE_UP ? p->level - 1
                                            : p->level;
         if (p->push)
-            DALLOC(e->skip[i], BM * (size_t)p->co * (size_t)(lat_h >> lo) * (size_t)(lat_w >> lo),
-                   "skip connection");
+            CU_ALLOC(&e->mem, e->skip[i],
+                     BM * (size_t)p->co * (size_t)(lat_h >> lo) * (size_t)(lat_w >> lo),
+                     "skip connection");
     }
 
     /* weights: the fp32 arena, its bf16 copy, the 3x3 convs reordered in the copy */

@@ -301,7 +301,6 @@ struct xengine {
     struct cu_bufs mem; /* every device buffer it holds */
 };
 
-#define XALLOC(ptr, n, what) CU_ALLOC(&e->mem, ptr, n, what)
 
 static void xengine_free(struct xengine *e)
 {
@@ -681,9 +680,9 @@ static int xsetup(struct xengine *e, const float *params, char *err, size_t errl
     float *host;
     cudaError_t c;
 
-    XALLOC(e->wb, e->n_params, "bf16 parameters");
+    CU_ALLOC(&e->mem, e->wb, e->n_params, "bf16 parameters");
     e->nvec = xvecs(&e->lay, e, params, NULL);
-    XALLOC(e->vec, e->nvec, "fp32 vectors");
+    CU_ALLOC(&e->mem, e->vec, e->nvec, "fp32 vectors");
     if (!(host = (float *)malloc((e->nvec ? e->nvec : 1) * sizeof *host)))
         return cu_err(err, errlen, "out of memory for %zu fp32 vectors", e->nvec);
     xvecs(&e->lay, e, params, host);
@@ -695,33 +694,34 @@ static int xsetup(struct xengine *e, const float *params, char *err, size_t errl
     if (c != cudaSuccess)
         return cu_err(err, errlen, "copy of the fp32 vectors: %s", cudaGetErrorString(c));
     CU_TRY(xweights(e, params, err, errlen));
-    XALLOC(e->x_in, BM * img, "input latents");
-    XALLOC(e->out, BM * img, "output");
-    XALLOC(e->lat, BM * img, "sampler latents");
-    XALLOC(e->t_in, BM, "timesteps");
-    XALLOC(e->g_in, BM, "guidance");
-    XALLOC(e->ctx_in, BM * e->S * a->context_dim, "context");
-    XALLOC(e->ctx_b, BM * e->S * a->context_dim, "bf16 context");
-    XALLOC(e->pooled_in, BM * (a->pooled_dim > 0 ? a->pooled_dim : 1), "pooled vectors");
-    XALLOC(e->pooled_b, BM * (a->pooled_dim > 0 ? a->pooled_dim : 1), "bf16 pooled vectors");
-    XALLOC(e->feat_b, BM * a->time_proj_dim, "sinusoidal features");
-    XALLOC(e->th, BM * D, "conditioning MLP hidden");
-    XALLOC(e->th_b, BM * D, "conditioning MLP hidden (bf16)");
-    XALLOC(e->c, BM * D, "conditioning vector");
-    XALLOC(e->sc_b, BM * D, "SiLU(c)");
-    XALLOC(e->mod_i, BM * 6 * D, "image modulation");
-    XALLOC(e->mod_c, BM * 6 * D, "context modulation");
-    XALLOC(e->pt_b, BM * e->N * e->PP, "patches");
-    XALLOC(e->pf, BM * e->N * e->PP, "output patches");
-    XALLOC(e->x, rows * D, "residual stream");
-    XALLOC(e->h, rows * D, "modulated norm output");
-    XALLOC(e->z, rows * e->ZW, "products");
-    XALLOC(e->qkv, rows * 3 * D, "q|k|v");
-    XALLOC(e->u, rows * e->UW, "attention output");
-    XALLOC(e->o, rows * D, "projection output");
+    CU_ALLOC(&e->mem, e->x_in, BM * img, "input latents");
+    CU_ALLOC(&e->mem, e->out, BM * img, "output");
+    CU_ALLOC(&e->mem, e->lat, BM * img, "sampler latents");
+    CU_ALLOC(&e->mem, e->t_in, BM, "timesteps");
+    CU_ALLOC(&e->mem, e->g_in, BM, "guidance");
+    CU_ALLOC(&e->mem, e->ctx_in, BM * e->S * a->context_dim, "context");
+    CU_ALLOC(&e->mem, e->ctx_b, BM * e->S * a->context_dim, "bf16 context");
+    CU_ALLOC(&e->mem, e->pooled_in, BM * (a->pooled_dim > 0 ? a->pooled_dim : 1), "pooled vectors");
+    CU_ALLOC(&e->mem, e->pooled_b, BM * (a->pooled_dim > 0 ? a->pooled_dim : 1),
+             "bf16 pooled vectors");
+    CU_ALLOC(&e->mem, e->feat_b, BM * a->time_proj_dim, "sinusoidal features");
+    CU_ALLOC(&e->mem, e->th, BM * D, "conditioning MLP hidden");
+    CU_ALLOC(&e->mem, e->th_b, BM * D, "conditioning MLP hidden (bf16)");
+    CU_ALLOC(&e->mem, e->c, BM * D, "conditioning vector");
+    CU_ALLOC(&e->mem, e->sc_b, BM * D, "SiLU(c)");
+    CU_ALLOC(&e->mem, e->mod_i, BM * 6 * D, "image modulation");
+    CU_ALLOC(&e->mem, e->mod_c, BM * 6 * D, "context modulation");
+    CU_ALLOC(&e->mem, e->pt_b, BM * e->N * e->PP, "patches");
+    CU_ALLOC(&e->mem, e->pf, BM * e->N * e->PP, "output patches");
+    CU_ALLOC(&e->mem, e->x, rows * D, "residual stream");
+    CU_ALLOC(&e->mem, e->h, rows * D, "modulated norm output");
+    CU_ALLOC(&e->mem, e->z, rows * e->ZW, "products");
+    CU_ALLOC(&e->mem, e->qkv, rows * 3 * D, "q|k|v");
+    CU_ALLOC(&e->mem, e->u, rows * e->UW, "attention output");
+    CU_ALLOC(&e->mem, e->o, rows * D, "projection output");
     if (a->kind == TB_DARCH_FLUX) {
-        XALLOC(e->rope_cos, (size_t)e->N * e->HD / 2, "RoPE cosines");
-        XALLOC(e->rope_sin, (size_t)e->N * e->HD / 2, "RoPE sines");
+        CU_ALLOC(&e->mem, e->rope_cos, (size_t)e->N * e->HD / 2, "RoPE cosines");
+        CU_ALLOC(&e->mem, e->rope_sin, (size_t)e->N * e->HD / 2, "RoPE sines");
         CU_LAUNCH("RoPE table", k_dit_rope_table(e->rope_cos, e->rope_sin, e->Hp, e->Wp, e->HD));
     }
     CU_CHECK(cudaStreamSynchronize(g_cu.stream));

@@ -113,7 +113,6 @@ struct engine {
 /* The layers' linear products, by their (fused) weights. */
 enum { W8_QKV, W8_O, W8_GU, W8_DOWN, W8_COUNT };
 
-#define DALLOC(ptr, n, what) CU_ALLOC(&e->mem, ptr, n, what)
 
 static void engine_free(struct engine *e)
 {
@@ -305,19 +304,19 @@ static int alloc_acts(struct engine *e, struct acts *x, size_t N, char *err, siz
     const struct tb_arch *a = &e->a;
     size_t C = a->hidden, HD = a->head_dim, QD = (size_t)a->heads * HD;
     size_t KD = (size_t)a->kv_heads * HD, F = a->ffn;
-    DALLOC(x->xn1, N * C, "normed activations");
-    DALLOC(x->rstd1, N, "norm statistics");
-    DALLOC(x->q, N * QD, "queries");
+    CU_ALLOC(&e->mem, x->xn1, N * C, "normed activations");
+    CU_ALLOC(&e->mem, x->rstd1, N, "norm statistics");
+    CU_ALLOC(&e->mem, x->q, N * QD, "queries");
     if (e->train) {
-        DALLOC(x->k, N * KD, "keys");
-        DALLOC(x->v, N * KD, "values");
-        DALLOC(x->lse, N * a->heads, "attention log-sum-exps");
+        CU_ALLOC(&e->mem, x->k, N * KD, "keys");
+        CU_ALLOC(&e->mem, x->v, N * KD, "values");
+        CU_ALLOC(&e->mem, x->lse, N * a->heads, "attention log-sum-exps");
     }
-    DALLOC(x->y, N * QD, "attention outputs");
-    DALLOC(x->xn2, N * C, "normed activations");
-    DALLOC(x->rstd2, N, "norm statistics");
-    DALLOC(x->gu, N * 2 * F, "gate and up projections");
-    DALLOC(x->h, N * F, "SwiGLU outputs");
+    CU_ALLOC(&e->mem, x->y, N * QD, "attention outputs");
+    CU_ALLOC(&e->mem, x->xn2, N * C, "normed activations");
+    CU_ALLOC(&e->mem, x->rstd2, N, "norm statistics");
+    CU_ALLOC(&e->mem, x->gu, N * 2 * F, "gate and up projections");
+    CU_ALLOC(&e->mem, x->h, N * F, "SwiGLU outputs");
     return 0;
 }
 
@@ -374,16 +373,16 @@ static int init_fp8(struct engine *e, size_t N, char *err, size_t errlen)
         e->w8_off[i] = e->w8_layer;
         e->w8_layer += (rows[i] * cols[i] + 255) / 256 * 256; /* 256-byte aligned tensors */
     }
-    DALLOC(e->w8, L * e->w8_layer, "fp8 weights");
-    DALLOC(e->w8_sc, L * W8_COUNT * TB_FP8_SCALES, "fp8 weight scales");
+    CU_ALLOC(&e->mem, e->w8, L * e->w8_layer, "fp8 weights");
+    CU_ALLOC(&e->mem, e->w8_sc, L * W8_COUNT * TB_FP8_SCALES, "fp8 weight scales");
     for (size_t l = 0; l < L; l++)
         for (int i = 0; i < W8_COUNT; i++)
             CU_LAUNCH("fp8_quantize",
                       k_fp8_quantize(e->w8 + l * e->w8_layer + e->w8_off[i],
                                      e->w8_sc + (l * W8_COUNT + i) * TB_FP8_SCALES,
                                      W32(e, LW(e, (int)l, arena[i])), rows[i] * cols[i]));
-    DALLOC(e->x8, N * kmax, "fp8 activations");
-    DALLOC(e->x8_sc, TB_FP8_SCALES, "fp8 activation scales");
+    CU_ALLOC(&e->mem, e->x8, N * kmax, "fp8 activations");
+    CU_ALLOC(&e->mem, e->x8_sc, TB_FP8_SCALES, "fp8 activation scales");
     return 0;
 }
 
@@ -415,77 +414,77 @@ static int init(struct engine *e, const struct tb_arch *a, const struct tb_cuda_
         return cu_err(err, errlen, "out of host memory for the engine");
     memcpy(e->loff, w->layer, L * TB_CUDA_W_PER_LAYER * sizeof *e->loff);
 
-    DALLOC(e->p, w->n_params, "master weights (fp32)");
+    CU_ALLOC(&e->mem, e->p, w->n_params, "master weights (fp32)");
     CU_CHECK(cudaMemcpyAsync(e->p, w->params, w->n_params * sizeof(float), cudaMemcpyHostToDevice,
                              g_cu.stream));
     if (e->use_fp8) {
         bf16 *head;
-        DALLOC(head, V * C, "LM head (bf16)");
+        CU_ALLOC(&e->mem, head, V * C, "LM head (bf16)");
         CU_LAUNCH("cast_bf16", k_cast_bf16(head, e->p + e->off_head, V * C));
         e->head_b = head;
         CU_TRY(init_fp8(e, N, err, errlen));
     } else {
-        DALLOC(e->wb, w->n_params, "bf16 weights");
+        CU_ALLOC(&e->mem, e->wb, w->n_params, "bf16 weights");
         CU_LAUNCH("cast_bf16", k_cast_bf16(e->wb, e->p, w->n_params));
         e->head_b = W16(e, e->off_head);
     }
-    DALLOC(e->rope_cos, (size_t)maxS * half, "RoPE table");
-    DALLOC(e->rope_sin, (size_t)maxS * half, "RoPE table");
+    CU_ALLOC(&e->mem, e->rope_cos, (size_t)maxS * half, "RoPE table");
+    CU_ALLOC(&e->mem, e->rope_sin, (size_t)maxS * half, "RoPE table");
     CU_CHECK(cudaMemcpyAsync(e->rope_cos, w->rope_cos, (size_t)maxS * half * sizeof(float),
                              cudaMemcpyHostToDevice, g_cu.stream));
     CU_CHECK(cudaMemcpyAsync(e->rope_sin, w->rope_sin, (size_t)maxS * half * sizeof(float),
                              cudaMemcpyHostToDevice, g_cu.stream));
     if (e->train) {
-        DALLOC(e->g, w->n_params, "gradients");
-        DALLOC(e->m, w->n_params, "AdamW first moments");
-        DALLOC(e->v, w->n_params, "AdamW second moments");
+        CU_ALLOC(&e->mem, e->g, w->n_params, "gradients");
+        CU_ALLOC(&e->mem, e->m, w->n_params, "AdamW first moments");
+        CU_ALLOC(&e->mem, e->v, w->n_params, "AdamW second moments");
         CU_CHECK(cudaMemsetAsync(e->m, 0, w->n_params * sizeof(float), g_cu.stream));
         CU_CHECK(cudaMemsetAsync(e->v, 0, w->n_params * sizeof(float), g_cu.stream));
     } else {
-        DALLOC(e->kc, L * maxB * KD * (size_t)maxS, "K cache");
-        DALLOC(e->vc, L * maxB * KD * (size_t)maxS, "V cache");
+        CU_ALLOC(&e->mem, e->kc, L * maxB * KD * (size_t)maxS, "K cache");
+        CU_ALLOC(&e->mem, e->vc, L * maxB * KD * (size_t)maxS, "V cache");
         /* before any graph capture: the decode kernel's shared memory limit */
         CU_LAUNCH("attention_decode setup", k_attention_decode_setup(maxS, (int)HD));
     }
     for (size_t l = 0; l <= L; l++) {
         if (e->train || l == 0)
-            DALLOC(e->res[l], N * C, "residual stream");
+            CU_ALLOC(&e->mem, e->res[l], N * C, "residual stream");
         else
             e->res[l] = e->res[0];
         if (l < L) {
             if (e->train)
-                DALLOC(e->mid[l], N * C, "residual stream");
+                CU_ALLOC(&e->mem, e->mid[l], N * C, "residual stream");
             else
                 e->mid[l] = e->res[0];
         }
     }
     for (size_t l = 0; l < nla; l++)
         CU_TRY(alloc_acts(e, &e->la[l], N, err, errlen));
-    DALLOC(e->qkv, N * QKV, "q|k|v projections");
-    DALLOC(e->xf, (e->train ? N : (size_t)maxB) * C, "final norm output");
-    DALLOC(e->rstdf, N, "final norm statistics");
+    CU_ALLOC(&e->mem, e->qkv, N * QKV, "q|k|v projections");
+    CU_ALLOC(&e->mem, e->xf, (e->train ? N : (size_t)maxB) * C, "final norm output");
+    CU_ALLOC(&e->mem, e->rstdf, N, "final norm statistics");
     if (e->train) {
-        DALLOC(e->logits_b, N * V, "logits (bf16)");
-        DALLOC(e->row_loss, N, "per-token losses");
-        DALLOC(e->dres, N * C, "residual gradient");
-        DALLOC(e->dxn, N * C, "norm gradient");
-        DALLOC(e->dres_b, N * C, "residual gradient (bf16)");
-        DALLOC(e->dh, N * F, "SwiGLU gradient");
-        DALLOC(e->dgu, N * 2 * F, "gate and up gradient");
-        DALLOC(e->dy, N * QD, "attention output gradient");
-        DALLOC(e->delta, N * a->heads, "attention backward scratch");
-        DALLOC(e->dq, N * QD, "query gradient");
-        DALLOC(e->dk, N * KD, "key gradient");
-        DALLOC(e->dv, N * KD, "value gradient");
-        DALLOC(e->dqkv, N * QKV, "q|k|v gradient");
+        CU_ALLOC(&e->mem, e->logits_b, N * V, "logits (bf16)");
+        CU_ALLOC(&e->mem, e->row_loss, N, "per-token losses");
+        CU_ALLOC(&e->mem, e->dres, N * C, "residual gradient");
+        CU_ALLOC(&e->mem, e->dxn, N * C, "norm gradient");
+        CU_ALLOC(&e->mem, e->dres_b, N * C, "residual gradient (bf16)");
+        CU_ALLOC(&e->mem, e->dh, N * F, "SwiGLU gradient");
+        CU_ALLOC(&e->mem, e->dgu, N * 2 * F, "gate and up gradient");
+        CU_ALLOC(&e->mem, e->dy, N * QD, "attention output gradient");
+        CU_ALLOC(&e->mem, e->delta, N * a->heads, "attention backward scratch");
+        CU_ALLOC(&e->mem, e->dq, N * QD, "query gradient");
+        CU_ALLOC(&e->mem, e->dk, N * KD, "key gradient");
+        CU_ALLOC(&e->mem, e->dv, N * KD, "value gradient");
+        CU_ALLOC(&e->mem, e->dqkv, N * QKV, "q|k|v gradient");
     } else {
-        DALLOC(e->logits, (size_t)maxB * V, "logits");
+        CU_ALLOC(&e->mem, e->logits, (size_t)maxB * V, "logits");
     }
-    DALLOC(e->loss, 1, "loss");
-    DALLOC(e->tok, N, "token ids");
-    DALLOC(e->tgt, N, "target ids");
-    DALLOC(e->pos, 1, "decode position");
-    DALLOC(e->flag, 1, "finite flag");
+    CU_ALLOC(&e->mem, e->loss, 1, "loss");
+    CU_ALLOC(&e->mem, e->tok, N, "token ids");
+    CU_ALLOC(&e->mem, e->tgt, N, "target ids");
+    CU_ALLOC(&e->mem, e->pos, 1, "decode position");
+    CU_ALLOC(&e->mem, e->flag, 1, "finite flag");
     CU_CHECK(cudaStreamSynchronize(g_cu.stream));
     return 0;
 }
