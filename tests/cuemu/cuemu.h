@@ -68,7 +68,8 @@
 #define __device__
 #define __host__
 #define __forceinline__ inline
-#define __noinline__    __attribute__((noinline))
+/* no __noinline__: the plugin does not use it, and g++ 13's libstdc++ spells its own
+ * attributes __attribute__((__noinline__)), which such a macro breaks */
 #define __launch_bounds__(...)
 #define __align__(n) alignas(n)
 #define __shared__   static
