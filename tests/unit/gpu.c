@@ -1736,7 +1736,8 @@ static void test_fp8_refused(struct tb_gpu *g, const struct tb_arch *a)
 static void test_engine(struct tb_gpu *g, const struct tb_arch *a)
 {
     const struct tb_cuda_api *api = g->api;
-    enum { B = 2, T = 12, NSTEP = 4, S = T + NSTEP + 1 }; /* + 1: the greedy step */
+    enum { B = 2, T = 130, NSTEP = 4, S = T + NSTEP + 1 }; /* + 1: the greedy step; T over two of
+                                                              the decode attention's 64-key chunks */
     struct cpu_twin t;
     struct tb_adamw co = tb_adamw_default();
     struct tb_cuda_adamw go = {co.lr, co.beta1, co.beta2, co.eps, co.weight_decay};

@@ -321,9 +321,12 @@ cudaError_t k_finite_bf16(int *flag, const bf16 *x, size_t n);
 /* ++*pos (decode graphs advance their own position). */
 cudaError_t k_increment(int *pos);
 /* One-token attention: q [B, NH, HD] at position *pos over k, v [B, NKV, S, HD] rows
- * [0, *pos]; y [B, NH*HD] (bf16). */
-cudaError_t k_attention_decode_setup(int S, int HD); /* once per S, before any capture */
-cudaError_t k_attention_decode(bf16 *y, const bf16 *q, const bf16 *k, const bf16 *v,
+ * [0, *pos]; y [B, NH*HD] (bf16). Split over chunks of keys: ws holds
+ * k_attention_decode_ws(B, NH, HD, S) floats of per-chunk partial results. HD a
+ * multiple of 8, NH a multiple of NKV. */
+size_t k_attention_decode_ws(int B, int NH, int HD, int S);
+cudaError_t k_attention_decode_setup(int NH, int NKV, int HD); /* before any capture */
+cudaError_t k_attention_decode(bf16 *y, float *ws, const bf16 *q, const bf16 *k, const bf16 *v,
                                const int *pos, int B, int NH, int NKV, int HD, int S);
 /* out[M, N] (= bf16, or fp32 = / +=) x[M, K] w[N, K]^T for M <= 8 rows (bf16 inputs):
  * the decode path's memory-bound product, one warp per output column. */

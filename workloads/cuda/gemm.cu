@@ -124,7 +124,7 @@ static int plan_make(struct gemm_plan *p, const struct cu_gemm *g, const struct 
     cublasOperation_t opb = g->ta ? CUBLAS_OP_T : CUBLAS_OP_N;
     cudaDataType_t dt = g->out_f32 ? CUDA_R_32F : CUDA_R_16BF;
     cudaDataType_t it = g->in_type == CU_DT_E4M3 ? CUDA_R_8F_E4M3 : CUDA_R_16BF;
-    int32_t fast = 0;
+    int8_t fast = 0; /* cuBLASLt documents int8_t; a 4-byte value is CUBLAS_STATUS_INVALID_VALUE */
     uint64_t ws = TB_CUDA_WORKSPACE_BYTES;
     uint32_t al[4] = {(uint32_t)k->align_b, (uint32_t)k->align_a, (uint32_t)k->align_d,
                       (uint32_t)k->align_d};

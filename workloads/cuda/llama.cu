@@ -73,6 +73,7 @@ struct engine {
     long adam_t;
     float *rope_cos, *rope_sin; /* [maxS, HD/2] */
     bf16 *kc, *vc;             /* cache [L][maxB][NKV][maxS][HD] (inference) */
+    float *dec_ws;             /* decode attention's per-chunk partials (inference) */
 
     struct acts *la; /* owned host: [L] (train) or [1] */
     float **res, **mid; /* owned host: [L+1], [L]; inference: all the same buffer */
@@ -444,7 +445,10 @@ static int init(struct engine *e, const struct tb_arch *a, const struct tb_cuda_
         CU_ALLOC(&e->mem, e->kc, L * maxB * KD * (size_t)maxS, "K cache");
         CU_ALLOC(&e->mem, e->vc, L * maxB * KD * (size_t)maxS, "V cache");
         /* before any graph capture: the decode kernel's shared memory limit */
-        CU_LAUNCH("attention_decode setup", k_attention_decode_setup(maxS, (int)HD));
+        CU_ALLOC(&e->mem, e->dec_ws, k_attention_decode_ws(maxB, a->heads, (int)HD, maxS),
+                 "decode attention partials");
+        CU_LAUNCH("attention_decode setup",
+                  k_attention_decode_setup(a->heads, a->kv_heads, (int)HD));
     }
     for (size_t l = 0; l <= L; l++) {
         if (e->train || l == 0)
@@ -601,8 +605,8 @@ static int decode_body(struct engine *e, int B, char *err, size_t errlen)
                             "q|k|v projection", err, errlen));
         CU_LAUNCH("rope_split", k_rope_split(x->q, k, v, e->qkv, e->rope_cos, e->rope_sin, e->pos,
                                              B, 1, e->maxS, a->heads, a->kv_heads, HD));
-        CU_LAUNCH("attention_decode", k_attention_decode(x->y, x->q, k, v, e->pos, B, a->heads,
-                                                         a->kv_heads, HD, e->maxS));
+        CU_LAUNCH("attention_decode", k_attention_decode(x->y, e->dec_ws, x->q, k, v, e->pos, B,
+                                                         a->heads, a->kv_heads, HD, e->maxS));
         CU_TRY(layer_linear(e, l, W8_O, res, true, res, x->y, B, QD, C, "output projection",
                             err, errlen));
         CU_TRY(mlp(e, l, x, res, res, NULL, B, err, errlen));
