@@ -259,9 +259,11 @@ static inline int cu_gemm_check(const struct cu_gemm *g, const char *what, char 
                       "%s: fp8 products take A [M, K] and B [N, K] (cuBLASLt's TN layout)", what);
     if (g->batch > 1)
         return cu_err(err, errlen, "%s: fp8 products are not batched here", what);
-    if (g->K % 16 || g->N % 16 || g->lda % 16 || g->ldb % 16 || g->ldd % 16)
+    /* M too: on the H100 cuBLASLt 13.0 answered M = 40 with CUBLAS_STATUS_NOT_SUPPORTED
+     * at cublasLtMatmul, after its heuristic had offered an algorithm */
+    if (g->M % 16 || g->K % 16 || g->N % 16 || g->lda % 16 || g->ldb % 16 || g->ldd % 16)
         return cu_err(err, errlen,
-                      "%s: fp8 products need K, N and the leading dimensions multiples of 16 "
+                      "%s: fp8 products need M, K, N and the leading dimensions multiples of 16 "
                       "(m=%d n=%d k=%d, lda=%d ldb=%d ldd=%d)",
                       what, g->M, g->N, g->K, g->lda, g->ldb, g->ldd);
     if (!g->a_scale || !g->b_scale)

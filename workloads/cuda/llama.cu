@@ -198,13 +198,32 @@ static int linear_fp8(struct engine *e, void *out, bool out_f32, const float *ac
                                    w_sc + 2, N, O, K));
         return 0;
     }
-    g = cu_gemm_linear(out, out_f32, O, false, e->x8, K, w, N, K, O);
-    g.C = acc_in; /* out = acc_in + x W^T */
-    g.beta = acc_in ? 1.0f : 0.0f;
-    g.in_type = CU_DT_E4M3;
-    g.a_scale = e->x8_sc + 2;
-    g.b_scale = w_sc + 2;
-    return cu_gemm_run(&g, what, err, errlen);
+    /* cuBLASLt's fp8 products take rows in multiples of 16: the rest, fewer than 16, go
+     * through the GEMV, 8 at a time, accumulating in place (acc_in's rows copied first) */
+    int N16 = N / 16 * 16, rem = N - N16;
+    size_t esz = out_f32 ? sizeof(float) : sizeof(bf16);
+    if (N16 > 0) {
+        g = cu_gemm_linear(out, out_f32, O, false, e->x8, K, w, N16, K, O);
+        g.C = acc_in; /* out = acc_in + x W^T */
+        g.beta = acc_in ? 1.0f : 0.0f;
+        g.in_type = CU_DT_E4M3;
+        g.a_scale = e->x8_sc + 2;
+        g.b_scale = w_sc + 2;
+        CU_TRY(cu_gemm_run(&g, what, err, errlen));
+    }
+    if (rem > 0) {
+        char *o = (char *)out + (size_t)N16 * O * esz;
+        if (acc_in && acc_in != out)
+            CU_CHECK(cudaMemcpyAsync(o, acc_in + (size_t)N16 * O, (size_t)rem * O * sizeof(float),
+                                     cudaMemcpyDeviceToDevice, g_cu.stream));
+        for (int r = 0; r < rem; r += TB_CUDA_GEMV_MAX_ROWS) {
+            int m = rem - r < TB_CUDA_GEMV_MAX_ROWS ? rem - r : TB_CUDA_GEMV_MAX_ROWS;
+            CU_LAUNCH(what, k_gemv_fp8(o + (size_t)r * O * esz, out_f32, acc_in != NULL,
+                                       e->x8 + (size_t)(N16 + r) * K, e->x8_sc + 2, w, w_sc + 2,
+                                       m, O, K));
+        }
+    }
+    return 0;
 }
 
 /* Layer l's linear product `which` (W8_*) on N rows of x: linear() on the bf16 weights,
