@@ -37,7 +37,7 @@
 #include <string.h>
 
 #define RUN_MAX_METRICS 5
-#define RUN_MAX_EXTRA   4 /* single-value rows: loss, energy, MFU */
+#define RUN_MAX_EXTRA   5 /* single-value rows: loss, energy (2), MFU, device memory */
 
 static void usage(FILE *f)
 {
@@ -687,6 +687,16 @@ static int gpu_extras(const struct gpu_side *g, const struct tb_run_spec *spec,
                      g->chip->bf16_dense_tflops, g->chip->name);
             n++;
         }
+    }
+    if (r->engine_bytes > 0) {
+        x[n] = (struct extra_row){.metric = "device_mem_gib", .unit = "GiB",
+                                  .value = (double)r->engine_bytes / (1024.0 * 1024 * 1024),
+                                  .n = 1};
+        snprintf(x[n].notes, sizeof x[n].notes,
+                 "device memory the engine holds (weights, master weights, gradients and "
+                 "optimizer state when training, activations, KV cache), besides the CUDA "
+                 "context and cuBLASLt's workspace");
+        n++;
     }
     return n;
 }

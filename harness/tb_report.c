@@ -1166,6 +1166,13 @@ static const struct metric_def METRICS[] = {
      "from pricing/chips.csv)"},
     {"loss", "nats",
      "training loss (cross-entropy) of the last timed step, a check that training ran"},
+    {"avg_power_w", "W",
+     "GPU board power over the timed repetitions: NVML's energy counter difference / time"},
+    {"j_per_token", "J/token", "GPU energy per token processed: NVML energy / tokens"},
+    {"j_per_image", "J/image", "GPU energy per image generated: NVML energy / images"},
+    {"device_mem_gib", "GiB",
+     "device memory the GPU engine holds for the run (weights, optimizer state, activations, KV "
+     "cache), besides the CUDA context and the cuBLASLt workspace"},
     {"images_per_s", "images/s",
      "images generated per second, all chips of the run together: text encoders, every "
      "denoising step (both halves with classifier-free guidance) and the VAE decode"},
