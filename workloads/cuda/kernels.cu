@@ -48,7 +48,9 @@ __global__ void rmsnorm_fwd_kernel(bf16 *out, float *rstd, const float *x, const
 cudaError_t k_rmsnorm_fwd(bf16 *out, float *rstd, const float *x, const float *w, int N, int C,
                           float eps, int in_stride, int in_offset)
 {
-    TB_KL(N, 256, 0, rmsnorm_fwd_kernel)(out, rstd, x, w, C, eps, in_stride, in_offset);
+    /* decode's few rows: more threads a row, fewer loads each in the latency chain */
+    TB_KL(N, N < 64 ? 1024 : 256, 0, rmsnorm_fwd_kernel)(out, rstd, x, w, C, eps, in_stride,
+                                                          in_offset);
     return cudaGetLastError();
 }
 
@@ -134,8 +136,8 @@ cudaError_t k_rope_split(bf16 *q, bf16 *k, bf16 *v, const bf16 *qkv, const float
                          const float *sin_t, const int *pos, int N, int T, int S, int NH, int NKV,
                          int HD)
 {
-    TB_KL(N, 128, 0, rope_split_kernel)(q, k, v, qkv, cos_t, sin_t, pos, T, S, NH, NKV,
-                                                  HD);
+    TB_KL(N, N < 64 ? 512 : 128, 0, rope_split_kernel)(q, k, v, qkv, cos_t, sin_t, pos, T, S,
+                                                        NH, NKV, HD);
     return cudaGetLastError();
 }
 
@@ -623,69 +625,88 @@ cudaError_t k_fp8_to_f32(float *out, const fp8 *q, size_t n)
 
 #define GEMV_WARPS 8
 
-/* One warp per output column j: the dot products of w[j] with the M rows of x, with
- * 16-byte loads (8 bf16 or 16 e4m3 values) when K and the rows allow, else element by
- * element. T is bf16 or fp8 (e4m3, the weights read once at half bf16's bytes: the
- * point of fp8 decode); with fp8 the dequantisation factors x_scale and w_scale
- * multiply the sum once (a product of two e4m3 values has at most 8 significant bits,
- * so it is exact in fp32; the sums are fp32). */
+/* WPR warps per output column j (1, 2, 4 or 8; the block's GEMV_WARPS warps cover
+ * GEMV_WARPS / WPR columns at a time): the dot products of w[j] with the M rows of x,
+ * with 16-byte loads (8 bf16 or 16 e4m3 values) when K and the rows allow, else element
+ * by element; the WPR warps of a column split K and add their sums in shared memory.
+ * Several warps a column keep enough loads in flight for the few columns of decode's
+ * small projections (one warp a column left llama-3.2-1b's q|k|v product, 3,072
+ * columns, at 1.35 TB/s on an H100; the 128,256-column LM head ran at 2.6). T is bf16
+ * or fp8 (e4m3, the weights read once at half bf16's bytes: the point of fp8 decode);
+ * with fp8 the dequantisation factors x_scale and w_scale multiply the sum once (a
+ * product of two e4m3 values has at most 8 significant bits, so it is exact in fp32;
+ * the sums are fp32). */
 template <typename T, bool OUT_F32>
 __global__ void gemv_kernel(void *out, bool accumulate, const T *x, const float *x_scale,
-                            const T *w, const float *w_scale, int M, int N, int K, bool vec)
+                            const T *w, const float *w_scale, int M, int N, int K, bool vec,
+                            int WPR)
 {
     constexpr int VW = 16 / sizeof(T); /* values per 16-byte load */
-    int lane = threadIdx.x % WARP;
+    __shared__ float part[GEMV_WARPS][TB_CUDA_GEMV_MAX_ROWS];
+    int lane = threadIdx.x % WARP, warp = threadIdx.x / WARP;
+    int cols = GEMV_WARPS / WPR, sub = warp % WPR; /* columns a block, K slice of this warp */
     float f = x_scale ? *x_scale * *w_scale : 1.0f;
-    for (int j = blockIdx.x * GEMV_WARPS + threadIdx.x / WARP; j < N;
-         j += gridDim.x * GEMV_WARPS) {
-        const T *wr = w + (size_t)j * K;
+    /* a loop uniform over the block (its barriers), columns past N idle */
+    for (int base = blockIdx.x * cols; base < N; base += gridDim.x * cols) {
+        int j = base + warp / WPR;
         float acc[TB_CUDA_GEMV_MAX_ROWS];
 #pragma unroll
         for (int r = 0; r < TB_CUDA_GEMV_MAX_ROWS; r++)
             acc[r] = 0.0f;
-        if (vec) {
-            /* unrolled so that several 16-byte weight loads are in flight per lane */
+        if (j < N) {
+            const T *wr = w + (size_t)j * K;
+            if (vec) {
+                /* unrolled so that several 16-byte weight loads are in flight per lane */
 #pragma unroll 4
-            for (int i = lane * VW; i < K; i += WARP * VW) {
-                uint4 wv = *(const uint4 *)(wr + i);
-                const T *we = (const T *)&wv;
-                float wf[VW];
-#pragma unroll
-                for (int e = 0; e < VW; e++)
-                    wf[e] = to_f32(we[e]);
-#pragma unroll
-                for (int r = 0; r < TB_CUDA_GEMV_MAX_ROWS; r++) {
-                    if (r >= M)
-                        break;
-                    uint4 xv = *(const uint4 *)(x + (size_t)r * K + i);
-                    const T *xe = (const T *)&xv;
+                for (int i = (sub * WARP + lane) * VW; i < K; i += WPR * WARP * VW) {
+                    uint4 wv = *(const uint4 *)(wr + i);
+                    const T *we = (const T *)&wv;
+                    float wf[VW];
 #pragma unroll
                     for (int e = 0; e < VW; e++)
-                        acc[r] += to_f32(xe[e]) * wf[e];
+                        wf[e] = to_f32(we[e]);
+#pragma unroll
+                    for (int r = 0; r < TB_CUDA_GEMV_MAX_ROWS; r++) {
+                        if (r >= M)
+                            break;
+                        uint4 xv = *(const uint4 *)(x + (size_t)r * K + i);
+                        const T *xe = (const T *)&xv;
+#pragma unroll
+                        for (int e = 0; e < VW; e++)
+                            acc[r] += to_f32(xe[e]) * wf[e];
+                    }
                 }
-            }
-        } else {
-            for (int i = lane; i < K; i += WARP) {
-                float wf = to_f32(wr[i]);
-                for (int r = 0; r < M; r++)
-                    acc[r] += to_f32(x[(size_t)r * K + i]) * wf;
+            } else {
+                for (int i = sub * WARP + lane; i < K; i += WPR * WARP) {
+                    float wf = to_f32(wr[i]);
+                    for (int r = 0; r < M; r++)
+                        acc[r] += to_f32(x[(size_t)r * K + i]) * wf;
+                }
             }
         }
 #pragma unroll
         for (int r = 0; r < TB_CUDA_GEMV_MAX_ROWS; r++) {
             if (r >= M)
                 break;
-            float s = warp_sum(acc[r]) * f;
-            if (lane == 0) {
-                size_t o = (size_t)r * N + j;
-                if (OUT_F32) {
-                    float *of = (float *)out;
-                    of[o] = accumulate ? of[o] + s : s;
-                } else {
-                    ((bf16 *)out)[o] = __float2bfloat16(s);
-                }
+            float s = warp_sum(acc[r]);
+            if (lane == 0)
+                part[warp][r] = s;
+        }
+        __syncthreads();
+        if (j < N && sub == 0 && lane < M) {
+            float s = 0.0f;
+            for (int q = 0; q < WPR; q++)
+                s += part[warp + q][lane];
+            s *= f;
+            size_t o = (size_t)lane * N + j;
+            if (OUT_F32) {
+                float *of = (float *)out;
+                of[o] = accumulate ? of[o] + s : s;
+            } else {
+                ((bf16 *)out)[o] = __float2bfloat16(s);
             }
         }
+        __syncthreads(); /* part[] is rewritten by the next columns */
     }
 }
 
@@ -695,17 +716,20 @@ static cudaError_t gemv(void *out, bool out_f32, bool accumulate, const T *x,
                         int K)
 {
     bool vec = K % (16 / sizeof(T)) == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)w % 16 == 0;
-    int blocks = (N + GEMV_WARPS - 1) / GEMV_WARPS;
-    int cap = g_cu.prop.multiProcessorCount * 16;
+    int sms = g_cu.prop.multiProcessorCount, cap = sms * 16, wpr = 1;
     if (M < 1 || M > TB_CUDA_GEMV_MAX_ROWS)
         return cudaErrorInvalidValue;
+    /* aim at 32 warps an SM: columns times warps a column */
+    while (wpr < GEMV_WARPS && (long)N * wpr < (long)sms * 32)
+        wpr *= 2;
+    int cols = GEMV_WARPS / wpr, blocks = (N + cols - 1) / cols;
     blocks = blocks > cap ? cap : blocks;
     if (out_f32)
         TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_kernel<T, true>)(out, accumulate, x, x_scale, w,
-                                                                  w_scale, M, N, K, vec);
+                                                                  w_scale, M, N, K, vec, wpr);
     else
         TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_kernel<T, false>)(out, accumulate, x, x_scale,
-                                                                   w, w_scale, M, N, K, vec);
+                                                                   w, w_scale, M, N, K, vec, wpr);
     return cudaGetLastError();
 }
 
