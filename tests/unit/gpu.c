@@ -1769,6 +1769,21 @@ static void test_engine(struct tb_gpu *g, const struct tb_arch *a)
     /* greedy decode on the device: after a host-token step, a NULL step runs */
     OK(api->llama_decode(eng, NULL, B, T + NSTEP - 1, err, sizeof err) == 0,
        "greedy device decode step runs: %s", err);
+    {
+        /* the greedy step fed the device's argmax of the logits in lg; the same step fed
+         * the host's argmax of those logits must give the same logits, bit for bit */
+        int host_next[B];
+        float *lg2 = zalloc((size_t)B * V, sizeof *lg2), *lg3 = zalloc((size_t)B * V, sizeof *lg3);
+        tb_exec_argmax(lg, B, V, host_next);
+        if (api->llama_logits(eng, lg2, (size_t)B * V, err, sizeof err) != 0 ||
+            api->llama_decode(eng, host_next, B, T + NSTEP - 1, err, sizeof err) != 0 ||
+            api->llama_logits(eng, lg3, (size_t)B * V, err, sizeof err) != 0)
+            bail("greedy check: %s", err);
+        OK(!memcmp(lg2, lg3, (size_t)B * V * sizeof *lg2),
+           "the device's greedy token is the host's argmax of the same logits");
+        free(lg2);
+        free(lg3);
+    }
     api->llama_free(eng);
     eng = NULL;
     twin_release(&t);
@@ -1935,11 +1950,11 @@ int main(void)
 
     if (tb_gpu_open(&g, 0) != 0) {
         if (!tb_file_exists(emu)) {
-            /* the count of the device tests below: 35, 20 of the fused attention, 17 of
+            /* the count of the device tests below: 36, 20 of the fused attention, 17 of
              * the UNet's diffusion, 15 of the DiTs' (3 kernel checks, 5 each of FLUX and
              * SD3, 2 of FLUX through the executor), then the fp8 ones (FP8_TESTS, or the
              * 3 refusals below compute capability 8.9) */
-            skip_block(35 + 20 + 17 + 15 + FP8_TESTS + 3, "no GPU: %s", g.why);
+            skip_block(36 + 20 + 17 + 15 + FP8_TESTS + 3, "no GPU: %s", g.why);
             tb_gpu_close(&g);
             free(emu);
             return 0;

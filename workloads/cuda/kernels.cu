@@ -339,39 +339,57 @@ cudaError_t k_scatter_add(float *dst, const float *src, const int *ids, int N, i
 
 /* ---- decode helpers ---- */
 
-__global__ void argmax_kernel(int *out, const float *logits, int V)
+/* Argmax of each row over a grid of blocks: every thread keeps its best (value, index),
+ * packed into one 64-bit key whose unsigned order is the value's order, then the lower
+ * index (the first of equal maxima), and the block's best goes to the row's key with
+ * one atomicMax; a second kernel unpacks the keys and clears them for the next call.
+ * NaNs never win (a row of NaNs gives 0, as before). One block of 1,024 threads a row
+ * took 53 us of each llama-3.2-1b decode step on an H100 (128,256 logits). */
+#define ARGMAX_MAX_ROWS 1024
+__device__ unsigned long long g_argmax_key[ARGMAX_MAX_ROWS]; /* zero between calls */
+
+static __device__ __forceinline__ unsigned long long argmax_pack(float v, int j)
 {
-    __shared__ float bv[1024];
-    __shared__ int bi[1024];
-    const float *row = logits + (size_t)blockIdx.x * V;
-    float best = -INFINITY;
-    int idx = V; /* past the end: loses every comparison */
-    for (int j = threadIdx.x; j < V; j += blockDim.x)
-        if (row[j] > best) { /* strictly greater: the first of equal maxima */
-            best = row[j];
-            idx = j;
-        }
-    bv[threadIdx.x] = best;
-    bi[threadIdx.x] = idx;
-    __syncthreads();
-    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
-        if ((int)threadIdx.x < s) {
-            float ov = bv[threadIdx.x + s];
-            int oi = bi[threadIdx.x + s];
-            if (ov > bv[threadIdx.x] || (ov == bv[threadIdx.x] && oi < bi[threadIdx.x])) {
-                bv[threadIdx.x] = ov;
-                bi[threadIdx.x] = oi;
-            }
-        }
-        __syncthreads();
-    }
+    unsigned u = __float_as_uint(v);
+    u = (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    return ((unsigned long long)u << 32) | (unsigned)(0xFFFFFFFFu - (unsigned)j);
+}
+
+__global__ void argmax_part_kernel(const float *logits, int V)
+{
+    __shared__ unsigned long long best;
+    const float *row = logits + (size_t)blockIdx.y * V;
+    unsigned long long key = 0;
     if (threadIdx.x == 0)
-        out[blockIdx.x] = bi[0] < V ? bi[0] : 0;
+        best = 0;
+    __syncthreads();
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < V; j += gridDim.x * blockDim.x) {
+        float v = row[j];
+        unsigned long long k = isnan(v) ? 0 : argmax_pack(v, j);
+        key = k > key ? k : key;
+    }
+    atomicMax(&best, key);
+    __syncthreads();
+    if (threadIdx.x == 0)
+        atomicMax(&g_argmax_key[blockIdx.y], best);
+}
+
+__global__ void argmax_out_kernel(int *out, int B)
+{
+    for (int b = threadIdx.x; b < B; b += blockDim.x) {
+        unsigned long long k = g_argmax_key[b];
+        out[b] = k ? (int)(0xFFFFFFFFu - (unsigned)(k & 0xFFFFFFFFu)) : 0;
+        g_argmax_key[b] = 0;
+    }
 }
 
 cudaError_t k_argmax(int *out, const float *logits, int B, int V)
 {
-    TB_KL(B, 1024, 0, argmax_kernel)(out, logits, V);
+    int blocks = (V + 256 * 8 - 1) / (256 * 8);
+    if (B < 1 || B > ARGMAX_MAX_ROWS)
+        return cudaErrorInvalidValue;
+    TB_KL(dim3(blocks > 64 ? 64 : blocks, B), 256, 0, argmax_part_kernel)(logits, V);
+    TB_KL(1, 256, 0, argmax_out_kernel)(out, B);
     return cudaGetLastError();
 }
 
@@ -512,6 +530,7 @@ __global__ void attention_decode_combine_kernel(bf16 *y, const float *ws, const 
         mx = fmaxf(mx, ml[2 * c]);
     for (int d = threadIdx.x; d < HD; d += blockDim.x) {
         float num = 0.0f, den = 0.0f;
+#pragma unroll 8
         for (int c = 0; c < nc; c++) {
             float w = __expf(ml[2 * c] - mx);
             num += w * o[(size_t)c * HD + d];
