@@ -30,7 +30,7 @@ keys() { # keys FILE: "run_id metric" of every row
     perl -e "$csv_pl"'while (<$f>) { my @r = row($_); print "$r[$c{run_id}] $r[$c{metric}]\n" }' "$1"
 }
 
-echo "1..33"
+echo "1..35"
 
 # ---- the smoke suite ----
 out="$tmp/smoke"
@@ -80,6 +80,10 @@ check "denoise: 2 images per generation, images/s = 2 / s_per_image ($ips vs $sp
     perl -e 'exit !($ARGV[1] > 0 && abs($ARGV[0] - 2 / $ARGV[1]) <= 1e-4 * $ARGV[0])' "$ips" "$spi"
 check "denoise rows carry steps and resolution (2 steps, 64 px)" \
     test "$(val "$res" $nid s_per_image steps),$(val "$res" $nid s_per_image resolution)" = "2,64"
+check "CPU rows leave chips_used empty: they are charged the whole target" \
+    test "$(val "$res" $did tpot_ms chips_used)" = ""
+check "every row is charged whole instances (instances 1)" \
+    test "$(val "$res" $did tpot_ms instances)" = "1"
 check "n and warmup recorded" test "$(val "$res" $did tpot_ms n),$(val "$res" $did tpot_ms warmup)" = "3,1"
 check "counters recorded, or why not" \
     grep -Eq '^(unavailable: .+|PAPI_[A-Z_]+=[0-9]+.*)$' "$tmp/counters"
