@@ -1849,6 +1849,20 @@ static void test_engine_fp8(struct tb_gpu *g, const struct tb_arch *a)
     free(lb);
 }
 
+/* The executor tests' run of phase ph: llama-tiny, batch 2, 16 prompt tokens, 4
+ * generated, 3 timed repetitions after 1 warm-up. */
+static void tiny_spec(struct tb_run_spec *s, enum tb_phase ph)
+{
+    tb_run_spec_init(s);
+    snprintf(s->model, sizeof s->model, "llama-tiny");
+    s->phase = ph;
+    s->batch = 2;
+    s->seq_in = 16;
+    s->seq_out = 4;
+    s->reps = 3;
+    s->warmup = 1;
+}
+
 static void test_executor_fp8(struct tb_gpu *g, const struct tb_arch *a)
 {
     struct tb_run_spec s;
@@ -1857,15 +1871,8 @@ static void test_executor_fp8(struct tb_gpu *g, const struct tb_arch *a)
     char err[512] = "";
     const enum tb_phase ph[2] = {TB_PHASE_PREFILL, TB_PHASE_DECODE};
     for (int i = 0; i < 2; i++) {
-        tb_run_spec_init(&s);
-        snprintf(s.model, sizeof s.model, "llama-tiny");
+        tiny_spec(&s, ph[i]);
         snprintf(s.precision, sizeof s.precision, "fp8");
-        s.phase = ph[i];
-        s.batch = 2;
-        s.seq_in = 16;
-        s.seq_out = 4;
-        s.reps = 3;
-        s.warmup = 1;
         OK(tb_gpu_run(g, &s, a, &r, &e, err, sizeof err) == 0 && r.valid && r.secs[2] > 0,
            "executor %s at fp8 runs, validates and times (%s%s)", tb_phase_to_string(ph[i]),
            err, r.note);
@@ -1881,14 +1888,7 @@ static void test_executor(struct tb_gpu *g, const struct tb_arch *a)
     char err[512];
     const enum tb_phase ph[3] = {TB_PHASE_PREFILL, TB_PHASE_DECODE, TB_PHASE_TRAIN};
     for (int i = 0; i < 3; i++) {
-        tb_run_spec_init(&s);
-        snprintf(s.model, sizeof s.model, "llama-tiny");
-        s.phase = ph[i];
-        s.batch = 2;
-        s.seq_in = 16;
-        s.seq_out = 4;
-        s.reps = 3;
-        s.warmup = 1;
+        tiny_spec(&s, ph[i]);
         OK(tb_gpu_run(g, &s, a, &r, &e, err, sizeof err) == 0 && r.valid && r.secs[2] > 0,
            "executor %s runs, validates and times (%s%s)", tb_phase_to_string(ph[i]), err, r.note);
         OK(e.ok || strstr(e.note, "unavailable") || strstr(e.note, "did not advance"),
@@ -1988,14 +1988,7 @@ static void test_share(const char *emu, const struct tb_arch *a)
               sh.text, "and run says so");
 
     /* a run, its row as the executor's rows are written, and the report's cost */
-    tb_run_spec_init(&spec);
-    snprintf(spec.model, sizeof spec.model, "llama-tiny");
-    spec.phase = TB_PHASE_DECODE;
-    spec.batch = 2;
-    spec.seq_in = 16;
-    spec.seq_out = 4;
-    spec.reps = 3;
-    spec.warmup = 1;
+    tiny_spec(&spec, TB_PHASE_DECODE);
     rc = tb_gpu_run(&g, &spec, a, &r, &e, err, sizeof err);
     OK(rc == 0 && r.valid && tb_stats_compute(&st, r.secs, 3, NULL, 0) == 0,
        "the executor runs on device 0 (%s%s)", err, r.note);
