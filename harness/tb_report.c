@@ -179,11 +179,11 @@ static int check_row(struct rrow *x, char *err, size_t errlen)
 struct tprice {         /* the price of one target */
     const char *target; /* borrowed from a results table */
     struct tb_price_choice c;
-    int ref;        /* footnote number in the report, 0 until used */
-    long chips;     /* chips per instance (0: the host, not a catalogued instance) */
+    int ref;               /* footnote number in the report, 0 until used */
+    long chips;            /* chips per instance (0: the host, not a catalogued instance) */
     const char *chip_word; /* what its chips are called: "GPUs" (NVIDIA) or "chips" */
-    long age;       /* days from the price's date to the report's; -1 undated */
-    char flag[160]; /* "" or why the price needs a second look (stale, undated) */
+    long age;              /* days from the price's date to the report's; -1 undated */
+    char flag[160];        /* "" or why the price needs a second look (stale, undated) */
 };
 
 struct cost {
