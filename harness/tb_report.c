@@ -195,7 +195,8 @@ struct cost {
                                                      counts images for an images row */
     char config[200];            /* run_id without target and instance count: the configuration */
     char workload[200];          /* config without the batch: what is compared across targets */
-    long chips;                  /* chips of the run (instances x chips per instance); 0 unknown */
+    long chips;                  /* chips of the run (chips_used, else instances x chips per
+                                    instance); 0 unknown */
     double per_chip;             /* throughput per chip; NAN when chips is unknown */
     double ttft, tpot, per_user; /* the run's latency rows (serving); NAN when absent */
     double base_usd;             /* the baseline's on-demand cost for the same configuration */
@@ -1131,7 +1132,7 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
                  tokens_text(R->o->train_tokens, tok, sizeof tok));
         snprintf(caption, sizeof caption,
                  "Cost in USD and time in days to train on %s tokens at each run's "
-                 "throughput and price (instances as in the run)",
+                 "throughput and price (instances, or the share of one, as in the run)",
                  tok);
         if (draw(R, "train", "train", caption, bars, n, title, png_ok, err, errlen) < 0)
             goto out;
