@@ -106,7 +106,7 @@ int tb_cmd_perf_gpu(int argc, char **argv)
         fprintf(stderr, "trnbench perf: %s\n", err);
         return 2;
     }
-    if (tb_gpu_open(&g, 0) != 0) {
+    if (tb_gpu_open(&g, 0, 0) != 0) {
         printf("trnbench perf --gpu: skipped: no GPU: %s\n", g.why);
         tb_gpu_close(&g);
         return 0;

@@ -185,6 +185,7 @@ struct run_ctx {
     char host[512];        /* CPU, cores, memory; or the GPU */
     char blas[256];        /* BLAS and threads; or cuBLASLt */
     const char *executor;  /* "cpu" or "cuda" */
+    const char *chips_used; /* results' chips_used: "1" on a GPU; NULL: the whole target */
 };
 
 /* A one-value row beside the metrics (loss, energy, MFU). */
@@ -313,6 +314,7 @@ static void fill_common(struct tb_result_row *row, const struct run_ctx *c,
     row->col[TB_COL_COUNTERS] = r->counters;
     row->col[TB_COL_SOURCE] = "trnbench";
     row->col[TB_COL_NOTES] = notes;
+    row->col[TB_COL_CHIPS_USED] = c->chips_used;
 }
 
 /* Write the rows of one finished, validated run, and the extra one-value rows (energy,
@@ -507,6 +509,7 @@ static int record_predict(const struct run_ctx *c, const struct tb_model *m,
     struct tb_scenario_result res;
     struct tb_result_row rows[NM];
     char vals[NM][32], layers[16], batch[24], stamp[32], notes[800], inst[24], steps[24], px[24];
+    char chips[24];
     const char *phase = tb_predict_spec_get(ps, "phase");
     bool train = !strcmp(phase, "train"), denoise = !strcmp(phase, "denoise");
     char kind = train ? 't' : denoise ? 'd' : 'i';
@@ -529,6 +532,7 @@ static int record_predict(const struct run_ctx *c, const struct tb_model *m,
     tb_utc_now(stamp, sizeof stamp);
     snprintf(batch, sizeof batch, "%ld", res.p.batch);
     snprintf(inst, sizeof inst, "%ld", res.p.instances);
+    snprintf(chips, sizeof chips, "%ld", res.p.chips); /* the report charges their share */
     snprintf(steps, sizeof steps, "%ld", res.p.steps);
     snprintf(px, sizeof px, "%ld", res.p.resolution);
     snprintf(notes, sizeof notes, "%s-bound; %s; %.1f of %.1f GiB per device", res.p.bound,
@@ -561,6 +565,7 @@ static int record_predict(const struct run_ctx *c, const struct tb_model *m,
         r->col[TB_COL_COMMIT] = tb_version_commit();
         r->col[TB_COL_SOURCE] = TB_MODEL_VERSION;
         r->col[TB_COL_NOTES] = notes;
+        r->col[TB_COL_CHIPS_USED] = chips;
         n++;
     }
     (void)c;
@@ -591,6 +596,7 @@ struct gpu_side {
     const struct tb_chip *chip;      /* the catalogue's chip, or NULL (why in chip_why) */
     const struct tb_instance *inst;  /* the instance with the fewest of them */
     char chip_why[256];
+    struct tb_gpu_share share; /* the part of the machine its rows are charged */
 };
 
 static void ps_set(struct tb_predict_spec *p, const char *key, const char *value)
@@ -946,7 +952,7 @@ int tb_cmd_run(int argc, char **argv)
 
     /* ---- the GPU, when there is one ---- */
     if (executor != EXEC_CPU) {
-        if (tb_gpu_open(&gpu.gpu, 0) != 0) {
+        if (tb_gpu_open(&gpu.gpu, 0, 0) != 0) {
             fprintf(stderr, "trnbench run: GPU executor not used: %s\n", gpu.gpu.why);
             if (executor == EXEC_CUDA) {
                 fprintf(stderr, "trnbench run: --executor cuda: no GPU to run on\n");
@@ -980,6 +986,11 @@ int tb_cmd_run(int argc, char **argv)
             } else {
                 snprintf(gpu.chip_why, sizeof gpu.chip_why, "performance model not loaded");
             }
+            /* rows record the GPUs used; twins go on one chip of this same instance */
+            tb_gpu_share(&gpu.gpu, have_model ? &pricing : NULL, ctx.target, gpu.chip, &gpu.share);
+            gpu.inst = gpu.share.twin ? gpu.share.twin : gpu.inst;
+            gpu.ctx.chips_used = gpu.share.chips_used;
+            fprintf(stderr, "trnbench run: GPU executor: %s\n", gpu.share.text);
         }
     }
 

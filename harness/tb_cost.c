@@ -74,6 +74,13 @@ double tb_cost_usd_per(double usd_per_hour, double per_s, double per)
     return usd_per_hour / (per_s * 3600.0) * per;
 }
 
+double tb_cost_instance_share(long instances, long chips_used, long chips_per_instance)
+{
+    if (chips_used > 0 && chips_per_instance > 0)
+        return (double)chips_used / (double)chips_per_instance;
+    return (double)instances;
+}
+
 double tb_cost_train_days(double tokens, double tokens_per_s)
 {
     if (!positive(tokens) || !positive(tokens_per_s))

@@ -22,6 +22,13 @@ long tb_cost_age_days(const char *as_of, const char *now);
  * (per_s * 3600) * per; NAN unless both are positive and finite. */
 double tb_cost_usd_per(double usd_per_hour, double per_s, double per);
 
+/* Instance-hours charged per hour of a run on `instances` instances of
+ * chips_per_instance chips each that used chips_used of those chips (results.csv's
+ * chips_used): chips_used / chips_per_instance, its share (one GPU of a p5.48xlarge's 8:
+ * 0.125); `instances` when chips_used is 0 (not recorded: all of them) or
+ * chips_per_instance is 0 (a machine not in the catalogue: its whole price). */
+double tb_cost_instance_share(long instances, long chips_used, long chips_per_instance);
+
 /* Training on `tokens` tokens at tokens_per_s with the run's whole hourly price: the
  * days it takes and what it costs. NAN unless the inputs are positive and finite. */
 double tb_cost_train_days(double tokens, double tokens_per_s);

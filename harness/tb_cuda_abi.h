@@ -23,6 +23,10 @@
  * Embeddings, norms, attention, the KV cache and the LM head stay as in bf16 (as fp8
  * inference checkpoints of TensorRT-LLM and vLLM keep lm_head in 16 bits).
  *
+ * Devices: the plugin works on one device per process, the CUDA ordinal that probe was
+ * given (the first call sets up the process-wide context on it); every engine, timer,
+ * copy and kernel test then runs there. Several devices take one process each.
+ *
  * Engines: opaque handles. Work is queued on the plugin's one stream; a call returns
  * once it is queued, and an error inside queued work surfaces at the next
  * synchronising call (timer_stop, llama_logits, llama_loss, llama_finite). Not
@@ -47,13 +51,15 @@
 extern "C" {
 #endif
 
-#define TB_CUDA_ABI_VERSION   2
+#define TB_CUDA_ABI_VERSION   3
 #define TB_CUDA_PLUGIN_SYMBOL "tb_cuda_plugin"
 
 /* What the device and its software are. Strings always terminated. */
 struct tb_cuda_info {
     char name[256];         /* "NVIDIA H100 80GB HBM3" */
-    int device;             /* CUDA ordinal used (0) */
+    int device;             /* CUDA ordinal used (the one probed) */
+    int device_count;       /* devices this process sees (cudaGetDeviceCount: the runtime
+                               applies CUDA_VISIBLE_DEVICES) */
     int cc_major, cc_minor; /* compute capability */
     int sm_count;
     double mem_gib; /* total device memory */
@@ -202,12 +208,14 @@ struct tb_cuda_op_args {
 struct tb_cuda_api {
     int abi_version;
 
-    /* Find device 0, read its facts and open NVML (a machine without the driver's
-     * libnvidia-ml.so.1 records "unavailable: <reason>" in info->nvml). Returns -1
-     * with "no CUDA device: <cudaGetErrorString>" when there is none. */
-    int (*probe)(struct tb_cuda_info *info, char *err, size_t errlen);
+    /* Set the process up on CUDA ordinal `device` (0 <= device < the devices visible),
+     * read its facts and open NVML for it (a machine without the driver's
+     * libnvidia-ml.so.1 records "unavailable: <reason>" in info->nvml). Returns -1 with
+     * "no CUDA device: <cudaGetErrorString>" when there is none, "no CUDA device 3 (2
+     * visible)", or, once the process runs on one device, for any other. */
+    int (*probe)(int device, struct tb_cuda_info *info, char *err, size_t errlen);
 
-    /* Engine on device 0 for up to max_batch sequences of max_seq tokens, the
+    /* Engine on the probed device for up to max_batch sequences of max_seq tokens, the
      * parameters copied from w. flags: tb_cuda_llama_flags. */
     int (*llama_init)(void **eng, const struct tb_arch *a, const struct tb_cuda_llama_weights *w,
                       int max_batch, int max_seq, unsigned flags, char *err, size_t errlen);
@@ -244,7 +252,7 @@ struct tb_cuda_api {
     /* ---- the diffusion denoiser (tb_diffusion_forward's math: the UNet, and the DiTs,
      * FLUX and SD3's MMDiT, from the DiT part of the layout) ---- */
 
-    /* Engine on device 0 for up to max_batch images of lat_h x lat_w latents, the
+    /* Engine on the probed device for up to max_batch images of lat_h x lat_w latents, the
      * parameters copied from w (layout as a->kind describes). */
     int (*diffusion_init)(void **eng, const struct tb_darch *a,
                           const struct tb_cuda_diffusion_weights *w, int max_batch, int lat_h,

@@ -75,7 +75,7 @@ static bool nvidia_driver_seen(void)
     return tb_file_exists("/proc/driver/nvidia/version") || tb_file_exists("/dev/nvidiactl");
 }
 
-int tb_gpu_open(struct tb_gpu *g, unsigned flags)
+int tb_gpu_open(struct tb_gpu *g, int device, unsigned flags)
 {
     const char *env = getenv("TRNBENCH_CUDA");
     tb_cuda_plugin_fn entry;
@@ -119,7 +119,7 @@ int tb_gpu_open(struct tb_gpu *g, unsigned flags)
         g->api = NULL;
         goto fail;
     }
-    if (g->api->probe(&g->info, err, sizeof err) != 0) {
+    if (g->api->probe(device, &g->info, err, sizeof err) != 0) {
         snprintf(g->why, sizeof g->why, "%s", err[0] ? err : "no CUDA device");
         g->api = NULL;
         goto fail;
@@ -161,11 +161,11 @@ void tb_gpu_provenance(const struct tb_cuda_info *i, char *buf, size_t len)
     if (i->mem_clock_mhz > 0)
         snprintf(mem, sizeof mem, "%d", i->mem_clock_mhz);
     snprintf(buf, len,
-             "clocks: SM %s/%d MHz, memory %s/%d MHz (current/max); cc %d.%d; L2 %.0f MiB; bus %d "
-             "bit; driver API %d.%d; nvml %s; plugin %s",
-             sm, i->sm_clock_max_mhz, mem, i->mem_clock_max_mhz, i->cc_major, i->cc_minor,
-             i->l2_mib, i->mem_bus_bits, i->driver_version / 1000, i->driver_version % 1000 / 10,
-             i->nvml, i->build);
+             "device %d of %d visible; clocks: SM %s/%d MHz, memory %s/%d MHz (current/max); cc "
+             "%d.%d; L2 %.0f MiB; bus %d bit; driver API %d.%d; nvml %s; plugin %s",
+             i->device, i->device_count, sm, i->sm_clock_max_mhz, mem, i->mem_clock_max_mhz,
+             i->cc_major, i->cc_minor, i->l2_mib, i->mem_bus_bits, i->driver_version / 1000,
+             i->driver_version % 1000 / 10, i->nvml, i->build);
 }
 
 /* ---- the catalogue's chip ---- */
@@ -205,6 +205,38 @@ const struct tb_chip *tb_gpu_chip(const struct tb_pricing *p, const struct tb_cu
         return NULL;
     }
     return best;
+}
+
+/* ---- the share of the machine ---- */
+
+void tb_gpu_share(const struct tb_gpu *g, const struct tb_pricing *p, const char *target,
+                  const struct tb_chip *chip, struct tb_gpu_share *s)
+{
+    const struct tb_instance *in = p ? tb_pricing_instance(p, target) : NULL;
+    memset(s, 0, sizeof *s);
+    s->used = 1;
+    s->visible = g->info.device_count;
+    s->inst = in;
+    s->twin = in && chip && !strcmp(in->chip, chip->chip) ? in : NULL;
+    snprintf(s->chips_used, sizeof s->chips_used, "%d", s->used);
+    if (in)
+        snprintf(s->text, sizeof s->text,
+                 "%d of %ld GPUs of %s (%d visible)%s: its rows are charged %d/%ld of the "
+                 "instance-hour",
+                 s->used, in->accel_count, in->instance, s->visible,
+                 s->visible > in->accel_count ? ", more than pricing/instances.csv lists" : "",
+                 s->used, in->accel_count);
+    else if (p)
+        snprintf(s->text, sizeof s->text,
+                 "%d GPU (%d visible) on %s, not an instance type in pricing/instances.csv: "
+                 "the report charges the whole price given for it (with --instance TYPE, "
+                 "that type's share)",
+                 s->used, s->visible, target);
+    else
+        snprintf(s->text, sizeof s->text,
+                 "%d GPU (%d visible) on %s (no pricing tables here: the report charges the "
+                 "share from its own)",
+                 s->used, s->visible, target);
 }
 
 /* ---- energy ---- */

@@ -55,10 +55,13 @@ enum tb_gpu_open_flags {
     TB_GPU_EMULATOR_OK = 1 << 1, /* accept the CPU emulation (tests only, never measurements) */
 };
 
-/* Find, load and probe the plugin. Returns 0 when a device is usable (g->api, g->info),
- * or -1 with the reason in g->why (not an error: the GPU is optional). Release with
- * tb_gpu_close either way. */
-int tb_gpu_open(struct tb_gpu *g, unsigned flags);
+/* Find, load and probe the plugin on CUDA ordinal `device` (0: the first GPU this
+ * process sees; CUDA_VISIBLE_DEVICES chooses and orders them). Returns 0 when it is
+ * usable (g->api, g->info; info.device_count tells how many this process sees), or -1
+ * with the reason in g->why (not an error: the GPU is optional), e.g. "no CUDA device 8
+ * (8 visible)". The plugin serves one device per process (harness/tb_cuda_abi.h):
+ * replicas on several GPUs need a process each. Release with tb_gpu_close either way. */
+int tb_gpu_open(struct tb_gpu *g, int device, unsigned flags);
 void tb_gpu_close(struct tb_gpu *g);
 
 /* Whether the plugin was built with this binary (nvcc present at build time). */
@@ -67,9 +70,9 @@ bool tb_gpu_built(void);
 /* One line for the results' host column: "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs,
  * 79.1 GiB), driver 580.65.06, CUDA 13.0". */
 void tb_gpu_describe(const struct tb_cuda_info *i, char *buf, size_t len);
-/* The rest of the provenance for the counters column: "clocks: SM 1980/1980 MHz,
- * memory 2619/2619 MHz (current/max); cc 9.0; L2 50 MiB; bus 5120 bit; nvml ok;
- * plugin nvcc 13.0, sm_80 sm_90 sm_100 + PTX". */
+/* The rest of the provenance for the counters column: "device 0 of 8 visible; clocks:
+ * SM 1980/1980 MHz, memory 2619/2619 MHz (current/max); cc 9.0; L2 50 MiB; bus 5120
+ * bit; nvml ok; plugin nvcc 13.0, sm_80 sm_90 sm_100 + PTX". */
 void tb_gpu_provenance(const struct tb_cuda_info *i, char *buf, size_t len);
 
 /* The catalogue's chip for this GPU (pricing/chips.csv, vendor NVIDIA): the first word
@@ -80,6 +83,28 @@ void tb_gpu_provenance(const struct tb_cuda_info *i, char *buf, size_t len);
  * pricing/chips.csv matches 'Tesla T4'"). */
 const struct tb_chip *tb_gpu_chip(const struct tb_pricing *p, const struct tb_cuda_info *i,
                                   const struct tb_instance **inst, char *why, size_t whylen);
+
+/* What part of the machine the GPU executor's rows use, for results.csv's chips_used
+ * and the report's share of the instance-hour. Today a run is one replica on one
+ * device (tb_gpu_open's), so used is 1: on a p5.48xlarge its rows are charged 1/8 of
+ * the instance, never the whole machine for one GPU's throughput. */
+struct tb_gpu_share {
+    int used;                       /* GPUs one run uses: 1 */
+    int visible;                    /* devices this process sees (info.device_count) */
+    const struct tb_instance *inst; /* borrowed: the target's catalogue row; NULL for
+                                       "host", an uncatalogued type or no pricing */
+    const struct tb_instance *twin; /* borrowed: the instance type of the modeled twins
+                                       when it is inst (inst has this GPU's chip: one chip
+                                       of the same machine, charged the same share); NULL:
+                                       keep tb_gpu_chip's */
+    char chips_used[16];            /* `used` as results.csv writes it */
+    char text[320];                 /* "1 of 8 GPUs of p5.48xlarge (8 visible): ..." */
+};
+
+/* Fill s for g's device on target (tb_platform_target) with the catalogue p (NULL: not
+ * loaded) and the GPU's chip (tb_gpu_chip's, or NULL). */
+void tb_gpu_share(const struct tb_gpu *g, const struct tb_pricing *p, const char *target,
+                  const struct tb_chip *chip, struct tb_gpu_share *s);
 
 /* Energy over the timed repetitions. */
 struct tb_gpu_energy {

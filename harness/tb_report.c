@@ -74,6 +74,7 @@ struct rrow {
     double value, min, max;       /* NAN when empty */
     long n, warmup;               /* -1 when empty */
     long instances;               /* instances the throughput is for (empty: 1) */
+    long chips_used;              /* chips it used (results.csv chips_used); 0: all of them */
 };
 
 static const char *F(const struct rrow *x, const char *name)
@@ -147,13 +148,18 @@ static int check_row(struct rrow *x, char *err, size_t errlen)
     if (opt_num(x, "value", &x->value, err, errlen) || opt_num(x, "min", &x->min, err, errlen) ||
         opt_num(x, "max", &x->max, err, errlen) || opt_count(x, "n", &x->n, err, errlen) ||
         opt_count(x, "warmup", &x->warmup, err, errlen) ||
-        opt_count(x, "instances", &x->instances, err, errlen))
+        opt_count(x, "instances", &x->instances, err, errlen) ||
+        opt_count(x, "chips_used", &x->chips_used, err, errlen))
         return -1;
     if (x->instances < 1) {
         if (x->instances == 0)
             return bad_field(x, "instances", "must be at least 1", err, errlen);
         x->instances = 1; /* empty or absent */
     }
+    if (x->chips_used == 0)
+        return bad_field(x, "chips_used", "must be at least 1", err, errlen);
+    if (x->chips_used < 0)
+        x->chips_used = 0; /* empty or absent (an older file): all chips of its instances */
     for (const char *const *f = nums; *f; f++)
         if (opt_num(x, *f, &scratch, err, errlen))
             return -1;
@@ -173,10 +179,11 @@ static int check_row(struct rrow *x, char *err, size_t errlen)
 struct tprice {         /* the price of one target */
     const char *target; /* borrowed from a results table */
     struct tb_price_choice c;
-    int ref;        /* footnote number in the report, 0 until used */
-    long chips;     /* chips per instance (0: the host, not a catalogued instance) */
-    long age;       /* days from the price's date to the report's; -1 undated */
-    char flag[160]; /* "" or why the price needs a second look (stale, undated) */
+    int ref;               /* footnote number in the report, 0 until used */
+    long chips;            /* chips per instance (0: the host, not a catalogued instance) */
+    const char *chip_word; /* what its chips are called: "GPUs" (NVIDIA) or "chips" */
+    long age;              /* days from the price's date to the report's; -1 undated */
+    char flag[160];        /* "" or why the price needs a second look (stale, undated) */
 };
 
 struct cost {
@@ -188,7 +195,8 @@ struct cost {
                                                      counts images for an images row */
     char config[200];            /* run_id without target and instance count: the configuration */
     char workload[200];          /* config without the batch: what is compared across targets */
-    long chips;                  /* chips of the run (instances x chips per instance); 0 unknown */
+    long chips;                  /* chips of the run (chips_used, else instances x chips per
+                                    instance); 0 unknown */
     double per_chip;             /* throughput per chip; NAN when chips is unknown */
     double ttft, tpot, per_user; /* the run's latency rows (serving); NAN when absent */
     double base_usd;             /* the baseline's on-demand cost for the same configuration */
@@ -287,7 +295,7 @@ static int load_results(struct report *R, char *err, size_t errlen)
      * provenance so measured, modeled and published rows never interleave */
     for (size_t i = 0; i < R->ntables; i++)
         for (size_t r = 0; r < R->tables[i].nrows; r++) {
-            struct rrow x = {&R->tables[i], r, 0, 0, 0, 0, 0, 0, 0};
+            struct rrow x = {&R->tables[i], r, 0, 0, 0, 0, 0, 0, 0, 0};
             if (check_row(&x, err, errlen) != 0)
                 return -1;
             R->nprov[x.prov]++;
@@ -295,7 +303,7 @@ static int load_results(struct report *R, char *err, size_t errlen)
     for (int p = 0; p < NPROV; p++)
         for (size_t i = 0; i < R->ntables; i++)
             for (size_t r = 0; r < R->tables[i].nrows; r++) {
-                struct rrow x = {&R->tables[i], r, 0, 0, 0, 0, 0, 0, 0};
+                struct rrow x = {&R->tables[i], r, 0, 0, 0, 0, 0, 0, 0, 0};
                 check_row(&x, err, errlen);
                 if (x.prov == p)
                     R->rows[k++] = x;
@@ -317,6 +325,13 @@ static void price_age(struct report *R, struct tprice *t)
     else if ((double)t->age > R->o->max_price_age_days)
         snprintf(t->flag, sizeof t->flag, "stale: %ld days old (threshold %g)", t->age,
                  R->o->max_price_age_days);
+}
+
+/* What an instance's chips are called in the report: "GPUs" (NVIDIA) or "chips". */
+static const char *chip_word(const struct report *R, const struct tb_instance *in)
+{
+    const struct tb_chip *chip = in ? tb_pricing_chip(&R->pricing, in->chip) : NULL;
+    return chip && !strcmp(chip->vendor, "NVIDIA") ? "GPUs" : "chips";
 }
 
 static struct tprice *target_price(struct report *R, const char *target, char *err, size_t errlen)
@@ -345,8 +360,54 @@ static struct tprice *target_price(struct report *R, const char *target, char *e
                  R->pricing.instances_csv.path);
     }
     t->chips = in ? in->accel_count : 0;
+    t->chip_word = chip_word(R, in);
     price_age(R, t);
     return t;
+}
+
+/* Instance-hours a row is charged per hour at price t: its share of the instances when
+ * it used part of their chips (tb_cost_instance_share). */
+static double charged(const struct rrow *x, const struct tprice *t)
+{
+    return tb_cost_instance_share(x->instances, x->chips_used, t->chips);
+}
+
+/* "1 of 8 GPUs" (a part of one instance), "12 of 2 x 8 chips", or the instance count
+ * ("1", "4") when the row is charged whole instances. */
+static void charged_text(const struct rrow *x, const struct tprice *t, char *buf, size_t len)
+{
+    if (x->chips_used > 0 && t->chips > 0 && x->chips_used != x->instances * t->chips) {
+        if (x->instances == 1)
+            snprintf(buf, len, "%ld of %ld %s", x->chips_used, t->chips, t->chip_word);
+        else
+            snprintf(buf, len, "%ld of %ld x %ld %s", x->chips_used, x->instances, t->chips,
+                     t->chip_word);
+    } else {
+        snprintf(buf, len, "%ld", x->instances);
+    }
+}
+
+/* A row cannot have used more chips than its instances hold (the catalogue's count for
+ * its target, or for the host named with --instance). */
+static int check_chips_used(const struct report *R, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < R->nrows; i++) {
+        const struct rrow *x = &R->rows[i];
+        const char *target = F(x, "target");
+        const struct tb_instance *in;
+        char what[256];
+        if (x->chips_used <= 0)
+            continue;
+        in = !strcmp(target, "host")
+                 ? (R->o->instance ? tb_pricing_instance(&R->pricing, R->o->instance) : NULL)
+                 : tb_pricing_instance(&R->pricing, target);
+        if (!in || x->chips_used <= x->instances * in->accel_count)
+            continue;
+        snprintf(what, sizeof what, "more chips than %ld x %s has (%ld)", x->instances,
+                 in->instance, x->instances * in->accel_count);
+        return bad_field(x, "chips_used", what, err, errlen);
+    }
+    return 0;
 }
 
 /* The configuration of a run: its run_id without the target (the "model:TARGET/"
@@ -442,7 +503,8 @@ static int rank_costs(struct report *R, char *err, size_t errlen)
         struct cost *c = &R->costs[i];
         const struct rrow *x = c->row;
         config_keys(x, c->config, sizeof c->config, c->workload, sizeof c->workload);
-        c->chips = c->price->chips * x->instances;
+        /* the chips that produced the throughput */
+        c->chips = x->chips_used > 0 ? x->chips_used : c->price->chips * x->instances;
         c->per_chip = c->chips > 0 ? x->value / (double)c->chips : NAN;
         run_latency(R, c);
         c->base_usd = c->perf = NAN;
@@ -455,7 +517,7 @@ static int rank_costs(struct report *R, char *err, size_t errlen)
             if (strcmp(F(b->row, "target"), R->baseline) || strcmp(b->metric, c->metric) ||
                 strcmp(b->config, c->config) || b->row->prov == PROV_MEASURED)
                 continue;
-            c->base_usd = tb_cost_usd_per(R->btp.c.usd_per_hour * (double)b->row->instances,
+            c->base_usd = tb_cost_usd_per(R->btp.c.usd_per_hour * charged(b->row, &R->btp),
                                           b->row->value, b->images ? 1e3 : 1e6);
         }
         c->perf = tb_cost_price_perf(c->base_usd, c->usd);
@@ -527,8 +589,9 @@ static int build_costs(struct report *R, char *err, size_t errlen)
             return -1;
         c->usd = c->usd_min = c->usd_max = c->tokens_per_usd = NAN;
         if (c->price->c.have) {
-            /* a run on several instances is charged all of them */
-            double h = c->price->c.usd_per_hour * (double)x->instances;
+            /* a run on several instances is charged all of them, a run on part of an
+             * instance's chips that share (one GPU of a p5.48xlarge's 8: 1/8) */
+            double h = c->price->c.usd_per_hour * charged(x, c->price);
             /* per million tokens, or per thousand images */
             double per = c->images ? 1e3 : 1e6;
             c->usd = tb_cost_usd_per(h, x->value, per);
@@ -1040,14 +1103,16 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
     for (size_t i = 0; i < R->ncosts; i++) {
         const struct cost *c = &R->costs[i];
         double usd, days;
+        char used[64];
         if (strcmp(c->metric, "usd_per_mtok_train") || !positive(c->usd))
             continue;
         usd = c->usd * R->o->train_tokens / 1e6;
         days = tb_cost_train_days(R->o->train_tokens, c->row->value);
         run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
                   sizeof bars[n].label2);
-        snprintf(bars[n].label2, sizeof bars[n].label2, "%s, %.3g days on %ld, %s",
-                 F(c->row, "target"), days, c->row->instances, PROV_NAMES[c->row->prov]);
+        charged_text(c->row, c->price, used, sizeof used);
+        snprintf(bars[n].label2, sizeof bars[n].label2, "%s, %.3g days on %s, %s",
+                 F(c->row, "target"), days, used, PROV_NAMES[c->row->prov]);
         snprintf(bars[n].group, sizeof bars[n].group, "%s", F(c->row, "model"));
         bars[n].rank = 0;
         for (size_t j = 0; j < n; j++)
@@ -1067,7 +1132,7 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
                  tokens_text(R->o->train_tokens, tok, sizeof tok));
         snprintf(caption, sizeof caption,
                  "Cost in USD and time in days to train on %s tokens at each run's "
-                 "throughput and price (instances as in the run)",
+                 "throughput and price (instances, or the share of one, as in the run)",
                  tok);
         if (draw(R, "train", "train", caption, bars, n, title, png_ok, err, errlen) < 0)
             goto out;
@@ -1331,10 +1396,14 @@ static void prov_tip(const struct rrow *x, char *buf, size_t len)
 /* A cost cell's tooltip: the row's provenance and the price used. */
 static void cost_tip(const struct cost *c, char *buf, size_t len)
 {
-    char prov[900], price[1200];
+    char prov[900], price[1200], used[64], share[160] = "";
+    double h = charged(c->row, c->price);
     prov_tip(c->row, prov, sizeof prov);
     price_text(&c->price->c, price, sizeof price);
-    snprintf(buf, len, "%s. Price [%d]: %s%s%s", prov, c->price->ref, price,
+    charged_text(c->row, c->price, used, sizeof used);
+    if (h != (double)c->row->instances)
+        snprintf(share, sizeof share, "; charged %.4g of the instance-hour (%s)", h, used);
+    snprintf(buf, len, "%s. Price [%d]: %s%s%s%s", prov, c->price->ref, price, share,
              *c->price->flag ? "; " : "", c->price->flag);
 }
 
@@ -1560,17 +1629,18 @@ static void write_training(struct tb_doc *d, const struct report *R)
     tb_doc_h(d, 2, "Time and cost to train");
     tb_doc_p(d, NULL,
              "Training on %s tokens (--train-tokens) at each training run's throughput, "
-             "with as many instances as the run had: days = tokens / train_tokens_per_s / "
+             "with what the run used (its instances, or its share of one): days = tokens / "
+             "train_tokens_per_s / "
              "86400; cost = usd_per_mtok_train x tokens / 10^6.",
              tokens_text(R->o->train_tokens, tok, sizeof tok));
     tb_doc_table(d, "ttnnnnnp", head);
     for (size_t i = 0; i < R->ncosts; i++) {
         const struct cost *c = &R->costs[i];
-        char inst[24], chips[24], tps[32], days[32], usd[32], prov[64], tip[2400];
+        char inst[64], chips[24], tps[32], days[32], usd[32], prov[64], tip[2400];
         const char *cells[8], *tips[8] = {0};
         if (strcmp(c->metric, "usd_per_mtok_train"))
             continue;
-        snprintf(inst, sizeof inst, "%ld", c->row->instances);
+        charged_text(c->row, c->price, inst, sizeof inst);
         snprintf(chips, sizeof chips, "%ld", c->chips);
         cost_tip(c, tip, sizeof tip);
         prov_cell(c, prov, sizeof prov);
@@ -1670,11 +1740,15 @@ static void write_cost(struct tb_doc *d, const struct report *R)
              "usd_per_mtok = usd_per_hour / (tokens_per_s x 3600) x 10^6; usd_per_kimage = "
              "usd_per_hour / (images_per_s x 3600) x 10^3 (the unit is in the metric's name: "
              "Mtok, a million tokens, or kimage, a thousand images). A run is charged "
-             "the whole hourly price of the machines it ran on: for rows measured on the "
-             "host, the whole price of the host; for rows of an instance type, every "
-             "instance of the run (all its chips). Throughput (run) is the whole run's; Per "
-             "chip divides it by the run's chips (instances x chips per instance; a "
-             "trn2.48xlarge has 16 Trainium2 chips, a p5.48xlarge 8 H100s). Price-perf is "
+             "the hourly price of what it used: for rows measured on the host, the whole "
+             "price of the host; for rows of an instance type, every instance of the run "
+             "(all its chips), or, for a run that used only some of the chips (chips_used: "
+             "the GPU executor runs on one GPU of the machine), that share of the "
+             "instance-hour, which the Instances column states (1 of 8 GPUs: 1/8 of a "
+             "p5.48xlarge's hourly price). Throughput (run) is the whole run's; Per chip "
+             "divides it by the chips it used (instances x chips per instance, or "
+             "chips_used; a trn2.48xlarge has 16 Trainium2 chips, a p5.48xlarge 8 H100s). "
+             "Price-perf is "
              "the baseline's cost (%s, on-demand) of the same configuration over this cost. "
              "The Price column points to the price used, listed under the table.",
              R->baseline);
@@ -1687,13 +1761,13 @@ static void write_cost(struct tb_doc *d, const struct report *R)
     tb_doc_table(d, "pttttnnncnnnt", head);
     for (size_t i = 0; i < R->ncosts; i++) {
         const struct cost *c = &R->costs[i];
-        char shape[96], tps[40], usd[40], lo[32], hi[32], spread[80], ref[600], inst[24], pc[40],
+        char shape[96], tps[40], usd[40], lo[32], hi[32], spread[80], ref[600], inst[64], pc[40],
             pp[32], tip[2400];
         const char *cells[13], *tips[13] = {0};
         shape_of(c->row, shape, sizeof shape);
         fmt_num(c->row->value, tps, sizeof tps);
         strncat(tps, c->images ? " images/s" : " tokens/s", sizeof tps - strlen(tps) - 1);
-        snprintf(inst, sizeof inst, "%ld", c->row->instances);
+        charged_text(c->row, c->price, inst, sizeof inst);
         fmt_num(c->per_chip, pc, sizeof pc);
         pp[0] = spread[0] = usd[0] = '\0';
         if (positive(c->perf))
@@ -2051,6 +2125,9 @@ static const char *const COST_COLS[] = {"run_id",
                                         "train_tokens",
                                         "train_days",
                                         "train_usd",
+                                        "chips_used",
+                                        "chips_per_instance",
+                                        "instances_charged",
                                         NULL};
 
 static const char *num_text(double v, char *buf, size_t len)
@@ -2074,8 +2151,8 @@ static int write_cost_csv(const struct report *R, const char *path, char *err, s
         const struct cost *c = &R->costs[i];
         const struct rrow *x = c->row;
         const struct tb_price_choice *p = &c->price->c;
-        char b[26][64], note[600], line[24];
-        const char *v[48];
+        char b[29][64], note[600], line[24];
+        const char *v[sizeof COST_COLS / sizeof COST_COLS[0]];
         bool train = !strcmp(c->metric, "usd_per_mtok_train");
         const double none = NAN;
         size_t k = 0;
@@ -2136,6 +2213,10 @@ static int write_cost_csv(const struct report *R, const char *path, char *err, s
                           sizeof b[22]);
         v[k++] = num_text(train && positive(c->usd) ? c->usd * R->o->train_tokens / 1e6 : NAN,
                           b[23], sizeof b[23]);
+        /* what the run is charged: instances, or a share of one (chips_used of its chips) */
+        v[k++] = num_text(x->chips_used > 0 ? (double)x->chips_used : NAN, b[24], sizeof b[24]);
+        v[k++] = num_text(c->price->chips > 0 ? (double)c->price->chips : NAN, b[25], sizeof b[25]);
+        v[k++] = num_text(charged(x, c->price), b[26], sizeof b[26]);
         for (size_t j = 0; j < k; j++)
             bad |= tb_csv_put(f, v[j], j + 1 < k ? ',' : '\n');
     }
@@ -2363,8 +2444,11 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
                R.pricing.instances_csv.path);
         goto out;
     }
+    if (check_chips_used(&R, err, errlen) != 0)
+        goto out;
     R.btp.target = R.baseline;
     R.btp.chips = base_in->accel_count;
+    R.btp.chip_word = chip_word(&R, base_in);
     if (tb_pricing_target_price(&R.pricing, R.baseline, o->region, "on-demand", &R.btp.c, err,
                                 errlen) != 0)
         goto out;

@@ -25,7 +25,11 @@
  * are flagged; a missing price is reported as missing, never guessed.
  *
  * Cost of a run: usd_per_mtok = usd_per_hour / (tokens_per_s * 3600) * 1e6, with the
- * whole price of the machine the run used (the host's, or the target instance's).
+ * whole price of the machine the run used (the host's, or the target instance's, times
+ * its instances), or, for a run that used part of an instance's chips (results.csv
+ * chips_used: the GPU executor on one of a p5.48xlarge's 8 GPUs), that share of it
+ * (tb_cost_instance_share: 1/8). chips_used must be at least 1 and at most the chips
+ * of the row's instances (the catalogue's count; else an input error).
  * Metric names follow DESIGN.md section 2: prefill -> usd_per_mtok_in, decode and
  * output -> usd_per_mtok_out, train -> usd_per_mtok_train, total -> usd_per_mtok_total.
  */

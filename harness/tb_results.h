@@ -28,22 +28,35 @@
  *   source      where the number comes from (trnbench for measured rows; a citation for
  *               published rows; the model version for modeled rows)
  *   notes       anything a reader needs (validation result, timer warnings)
+ *   chips_used  chips (GPUs, Trainium chips) the row's throughput used, when a run used
+ *               part of its instances: a GPU run on one of a p5.48xlarge's 8 H100s
+ *               writes 1, and the report charges it 1/8 of the instance-hour; empty:
+ *               all chips of its `instances` (CPU rows, files of older versions)
+ *
+ * Files written by older versions (this header less some of the columns added since
+ * the first: instances, steps, resolution, chips_used) still read: an append rewrites
+ * them with this header, their rows' new fields empty.
  */
 #ifndef TB_RESULTS_H
 #define TB_RESULTS_H
 
 #include <stddef.h>
 
-#define TB_RESULTS_NCOLS 33
+#define TB_RESULTS_NCOLS 34
 extern const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS];
 
+/* The columns in the file's order, several a line. */
+/* clang-format off */
 enum tb_results_col {
-    TB_COL_RUN_ID, TB_COL_PROVENANCE, TB_COL_TARGET, TB_COL_INSTANCES, TB_COL_HOST, TB_COL_EXECUTOR, TB_COL_MODEL,
-    TB_COL_LAYERS, TB_COL_PHASE, TB_COL_PRECISION, TB_COL_BATCH, TB_COL_SEQ_IN, TB_COL_SEQ_OUT, TB_COL_STEPS, TB_COL_RESOLUTION,
-    TB_COL_METRIC, TB_COL_VALUE, TB_COL_UNIT, TB_COL_N, TB_COL_WARMUP, TB_COL_MIN, TB_COL_MAX,
-    TB_COL_MEAN, TB_COL_STDDEV, TB_COL_FLOPS, TB_COL_TIMESTAMP, TB_COL_COMMIT, TB_COL_COMPILER,
-    TB_COL_CFLAGS, TB_COL_BLAS, TB_COL_COUNTERS, TB_COL_SOURCE, TB_COL_NOTES
+    TB_COL_RUN_ID, TB_COL_PROVENANCE, TB_COL_TARGET, TB_COL_INSTANCES, TB_COL_HOST,
+    TB_COL_EXECUTOR, TB_COL_MODEL, TB_COL_LAYERS, TB_COL_PHASE, TB_COL_PRECISION, TB_COL_BATCH,
+    TB_COL_SEQ_IN, TB_COL_SEQ_OUT, TB_COL_STEPS, TB_COL_RESOLUTION, TB_COL_METRIC, TB_COL_VALUE,
+    TB_COL_UNIT, TB_COL_N, TB_COL_WARMUP, TB_COL_MIN, TB_COL_MAX, TB_COL_MEAN, TB_COL_STDDEV,
+    TB_COL_FLOPS, TB_COL_TIMESTAMP, TB_COL_COMMIT, TB_COL_COMPILER, TB_COL_CFLAGS, TB_COL_BLAS,
+    TB_COL_COUNTERS, TB_COL_SOURCE, TB_COL_NOTES,
+    TB_COL_CHIPS_USED /* last: scripts that index the older columns by position keep working */
 };
+/* clang-format on */
 
 /* One row: every field a string as it will appear in the file (NULL = empty). */
 struct tb_result_row {
@@ -51,9 +64,9 @@ struct tb_result_row {
 };
 
 /* Append rows to path atomically: the file is read (if it exists; its header must be
- * TB_RESULTS_COLUMNS), the new rows added, and the whole written to a temporary file
- * that replaces it by rename, so a reader or an interrupted run never sees half a row.
- * Returns 0 or -1 with a message. */
+ * TB_RESULTS_COLUMNS or an older version's), the new rows added, and the whole written
+ * with TB_RESULTS_COLUMNS to a temporary file that replaces it by rename, so a reader
+ * or an interrupted run never sees half a row. Returns 0 or -1 with a message. */
 int tb_results_append(const char *path, const struct tb_result_row *rows, size_t n, char *err,
                       size_t errlen);
 

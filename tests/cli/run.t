@@ -30,7 +30,7 @@ keys() { # keys FILE: "run_id metric" of every row
     perl -e "$csv_pl"'while (<$f>) { my @r = row($_); print "$r[$c{run_id}] $r[$c{metric}]\n" }' "$1"
 }
 
-echo "1..33"
+echo "1..35"
 
 # ---- the smoke suite ----
 out="$tmp/smoke"
@@ -38,7 +38,7 @@ out="$tmp/smoke"
 check "smoke suite exits 0" test $? -eq 0
 res="$out/results.csv"
 check "results.csv header is the documented one" \
-    test "$(head -1 "$res")" = "run_id,provenance,target,instances,host,executor,model,layers,phase,precision,batch,seq_in,seq_out,steps,resolution,metric,value,unit,n,warmup,min,max,mean,stddev,flops,timestamp,commit,compiler,cflags,blas,counters,source,notes"
+    test "$(head -1 "$res")" = "run_id,provenance,target,instances,host,executor,model,layers,phase,precision,batch,seq_in,seq_out,steps,resolution,metric,value,unit,n,warmup,min,max,mean,stddev,flops,timestamp,commit,compiler,cflags,blas,counters,source,notes,chips_used"
 # prefill: ttft_ms, prefill_tokens_per_s, gflop_per_s; decode: + tpot_ms, gbyte_per_s;
 # train: step_time_s, train_tokens_per_s, gflop_per_s, loss; denoise (3 runs): s_per_image,
 # images_per_s, gflop_per_s
@@ -80,6 +80,10 @@ check "denoise: 2 images per generation, images/s = 2 / s_per_image ($ips vs $sp
     perl -e 'exit !($ARGV[1] > 0 && abs($ARGV[0] - 2 / $ARGV[1]) <= 1e-4 * $ARGV[0])' "$ips" "$spi"
 check "denoise rows carry steps and resolution (2 steps, 64 px)" \
     test "$(val "$res" $nid s_per_image steps),$(val "$res" $nid s_per_image resolution)" = "2,64"
+check "CPU rows leave chips_used empty: they are charged the whole target" \
+    test "$(val "$res" $did tpot_ms chips_used)" = ""
+check "every row is charged whole instances (instances 1)" \
+    test "$(val "$res" $did tpot_ms instances)" = "1"
 check "n and warmup recorded" test "$(val "$res" $did tpot_ms n),$(val "$res" $did tpot_ms warmup)" = "3,1"
 check "counters recorded, or why not" \
     grep -Eq '^(unavailable: .+|PAPI_[A-Z_]+=[0-9]+.*)$' "$tmp/counters"

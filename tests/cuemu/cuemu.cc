@@ -212,21 +212,66 @@ enum {
     MAX_THREADS = 1024,
 };
 
+/* The devices a process sees: CUEMU_DEVICES of them (1 to 64, default 1; 8 for a
+ * p5.48xlarge's), every one this same CPU, filtered by CUDA_VISIBLE_DEVICES as the CUDA
+ * runtime filters: a comma-separated list of ordinals, cut at the first entry that is
+ * not one (out of range, repeated, not a number: GPU UUIDs are not emulated); set but
+ * empty hides them all. Read at every call, so a test may change either. */
+static int visible_devices(void)
+{
+    const char *env = getenv("CUEMU_DEVICES"), *vis = getenv("CUDA_VISIBLE_DEVICES");
+    int all = env ? atoi(env) : 1, n = 0;
+    bool seen[64] = {false};
+    if (all < 1 || all > 64)
+        all = 1;
+    if (!vis)
+        return all;
+    for (const char *s = vis;;) {
+        char *end;
+        long v = strtol(s, &end, 10);
+        if (end == s || v < 0 || v >= all || seen[v])
+            break;
+        seen[v] = true;
+        n++;
+        s = end + strspn(end, " ");
+        if (*s++ != ',')
+            break;
+    }
+    return n;
+}
+
+static int g_device; /* cudaSetDevice's */
+
+static cudaError_t check_device(const char *what, int dev)
+{
+    int n = visible_devices();
+    if (dev < 0 || dev >= n)
+        return fail(cudaErrorInvalidDevice, "%s(%d): %d device%s visible", what, dev, n,
+                    n == 1 ? "" : "s");
+    return cudaSuccess;
+}
+
 cudaError_t cudaGetDeviceCount(int *n)
 {
-    *n = 1;
+    *n = visible_devices();
+    if (*n == 0)
+        return fail(cudaErrorNoDevice, "CUDA_VISIBLE_DEVICES='%s' shows none of the %s emulated",
+                    getenv("CUDA_VISIBLE_DEVICES"),
+                    getenv("CUEMU_DEVICES") ? getenv("CUEMU_DEVICES") : "1");
     return cudaSuccess;
 }
 
 cudaError_t cudaSetDevice(int dev)
 {
-    return dev == 0 ? cudaSuccess
-                    : fail(cudaErrorInvalidDevice, "cudaSetDevice(%d): one device", dev);
+    cudaError_t e = check_device("cudaSetDevice", dev);
+    if (e == cudaSuccess)
+        g_device = dev;
+    return e;
 }
 
 cudaError_t cudaGetDevice(int *dev)
 {
-    *dev = 0;
+    *dev = g_device;
     return cudaSuccess;
 }
 
@@ -241,8 +286,8 @@ static int emulated_cc(void)
 
 cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int dev)
 {
-    if (dev != 0)
-        return fail(cudaErrorInvalidDevice, "cudaGetDeviceProperties(%d): one device", dev);
+    if (check_device("cudaGetDeviceProperties", dev) != cudaSuccess)
+        return cudaErrorInvalidDevice;
     memset(p, 0, sizeof *p);
     snprintf(p->name, sizeof p->name, "%s", DEVICE_NAME);
     p->totalGlobalMem = (size_t)80 << 30;
@@ -269,8 +314,8 @@ cudaError_t cudaGetDeviceProperties(cudaDeviceProp *p, int dev)
 
 cudaError_t cudaDeviceGetAttribute(int *v, cudaDeviceAttr attr, int dev)
 {
-    if (dev != 0)
-        return fail(cudaErrorInvalidDevice, "cudaDeviceGetAttribute: device %d", dev);
+    if (check_device("cudaDeviceGetAttribute", dev) != cudaSuccess)
+        return cudaErrorInvalidDevice;
     switch (attr) {
     case cudaDevAttrMaxThreadsPerBlock:
         *v = MAX_THREADS;

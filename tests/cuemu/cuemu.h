@@ -29,6 +29,9 @@
  *     Static __shared__ variables keep the previous block's values: g++ cannot gather
  *     them in one section to refill (it ignores the section attribute in templates and
  *     rejects it where inline functions mix with others).
+ *   - devices: CUEMU_DEVICES (default 1) identical devices, all this CPU, which
+ *     CUDA_VISIBLE_DEVICES filters as the runtime does (ordinals only), so the plugin's
+ *     device count and device choice are testable.
  *   - the runtime subset the plugin calls: streams (work runs on submission), events
  *     (wall clock), graph capture (launches, copies and host work recorded, replayed
  *     by cudaGraphLaunch), errors with CUDA's codes and strings plus a cuemu detail.

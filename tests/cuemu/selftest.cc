@@ -337,6 +337,55 @@ int test_memory_checks(char *err, size_t errlen)
     return 0;
 }
 
+/* ---- devices ---- */
+
+/* CUEMU_DEVICES and CUDA_VISIBLE_DEVICES give the count the runtime would. */
+int test_devices(char *err, size_t errlen)
+{
+    static const struct {
+        const char *devices, *visible; /* NULL: unset */
+        int count;
+    } cases[] = {
+        {NULL, NULL, 1}, {"8", NULL, 8},   {"8", "3", 1},        {"8", "3,5", 2}, {"8", "2,9,1", 1},
+        {"8", "1,1", 1}, {"8", "0, 7", 2}, {"8", "GPU-1234", 0}, {"8", "", 0},
+    }; /* "2,9,1": cut at 9, no such ordinal; "1,1": cut at the repeat */
+    int n = -1, rc = 0;
+    cudaError_t e;
+    bool quiet = cuemu::set_quiet(true);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0] && rc == 0; i++) {
+        if (cases[i].devices)
+            setenv("CUEMU_DEVICES", cases[i].devices, 1);
+        else
+            unsetenv("CUEMU_DEVICES");
+        if (cases[i].visible)
+            setenv("CUDA_VISIBLE_DEVICES", cases[i].visible, 1);
+        else
+            unsetenv("CUDA_VISIBLE_DEVICES");
+        e = cudaGetDeviceCount(&n);
+        if (n != cases[i].count || (e == cudaSuccess) != (cases[i].count > 0))
+            rc = say(err, errlen,
+                     "CUEMU_DEVICES=%s CUDA_VISIBLE_DEVICES=%s: %d devices (%s), "
+                     "expected %d",
+                     cases[i].devices ? cases[i].devices : "(unset)",
+                     cases[i].visible ? cases[i].visible : "(unset)", n, cudaGetErrorName(e),
+                     cases[i].count);
+    }
+    if (rc == 0) {
+        setenv("CUEMU_DEVICES", "8", 1);
+        setenv("CUDA_VISIBLE_DEVICES", "4,6", 1);
+        if (cudaSetDevice(1) != cudaSuccess || cudaSetDevice(2) != cudaErrorInvalidDevice)
+            rc = say(err, errlen, "with 2 visible, device 1 is valid and device 2 is not");
+        else if (cudaSetDevice(0) != cudaSuccess)
+            rc = say(err, errlen, "device 0 after device 1");
+    }
+    unsetenv("CUEMU_DEVICES");
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    cudaSetDevice(0);
+    cuemu::reset_errors();
+    cuemu::set_quiet(quiet);
+    return rc;
+}
+
 /* ---- number formats ---- */
 
 int test_bf16(char *err, size_t errlen)
@@ -449,6 +498,7 @@ const selftest TESTS[] = {
     {"graph_replay", test_graph_replay},
     {"shared_memory_limits", test_shared_memory_limits},
     {"memory_checks", test_memory_checks},
+    {"devices", test_devices},
     {"bf16", test_bf16},
     {"fp8_e4m3", test_fp8_e4m3},
     {"wmma", test_wmma},

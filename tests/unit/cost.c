@@ -35,6 +35,13 @@ int main(void)
     OK(isnan(tb_cost_usd_per(0, 10, 1e6)), "no price, no cost");
     OK(isnan(tb_cost_usd_per(10, NAN, 1e6)), "no throughput, no cost");
 
+    /* the share of an instance a run is charged */
+    IS_DOUBLE(0.125, tb_cost_instance_share(1, 1, 8), 0, "1 GPU of a p5.48xlarge's 8: 1/8");
+    IS_DOUBLE(1.5, tb_cost_instance_share(2, 12, 8), 0, "12 chips of 2 x 8: 1.5 instances");
+    IS_DOUBLE(1.0, tb_cost_instance_share(1, 8, 8), 0, "all 8: the whole instance");
+    IS_DOUBLE(4.0, tb_cost_instance_share(4, 0, 8), 0, "chips_used not recorded: all instances");
+    IS_DOUBLE(1.0, tb_cost_instance_share(1, 1, 0), 0, "not a catalogued instance: all of it");
+
     /* training 1T tokens at 1.2M tokens/s on $800/h */
     IS_DOUBLE(1e12 / 1.2e6 / 86400.0, tb_cost_train_days(1e12, 1.2e6), 1e-9, "days to train");
     IS_DOUBLE(1e12 / 1.2e6 / 3600.0 * 800.0, tb_cost_train_usd(1e12, 1.2e6, 800.0), 1e-6,

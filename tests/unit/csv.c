@@ -75,7 +75,78 @@ int main(void)
     tb_csv_release(&t);
     write_file(p, "x,y\n1,2\n");
     IS_INT(-1, tb_results_append(p, NULL, 0, err, sizeof err), "foreign file is not appended to");
-    OK(strstr(err, "columns") != NULL, "message says why: %s", err);
+    OK(strstr(err, "t.csv: line 1: column 1 is 'x', expected 'run_id'") != NULL,
+       "message says why: %s", err);
+    write_file(p, "run_id,value\nx,1\n");
+    IS_INT(-1, tb_results_has_run(p, "x", err, sizeof err), "results columns are not enough");
+    OK(strstr(err, "t.csv: line 1: column 2 is 'value', expected 'provenance'") != NULL, "%s", err);
+    {
+        /* every column, then one more */
+        char head[1024] = "";
+        for (int c = 0; c < TB_RESULTS_NCOLS; c++)
+            snprintf(head + strlen(head), sizeof head - strlen(head), "%s,", TB_RESULTS_COLUMNS[c]);
+        strcat(head, "extra\n");
+        write_file(p, head);
+        IS_INT(-1, tb_results_has_run(p, "x", err, sizeof err), "a column past the last refused");
+        OK(strstr(err, "column 35 is 'extra', after the last") != NULL, "%s", err);
+        /* the first version's columns, cut short */
+        write_file(p, "run_id,provenance,target\n");
+        IS_INT(-1, tb_results_has_run(p, "x", err, sizeof err), "a cut header refused");
+        OK(strstr(err, "t.csv: line 1: 3 columns, no 'host'") != NULL, "%s", err);
+    }
+
+    /* chips_used: written and read back; a GPU run on 1 of 8 GPUs */
+    remove(r);
+    {
+        struct tb_result_row row;
+        memset(&row, 0, sizeof row);
+        row.col[TB_COL_RUN_ID] = "cuda:m/prefill/b1/in8/bf16";
+        row.col[TB_COL_TARGET] = "p5.48xlarge";
+        row.col[TB_COL_INSTANCES] = "1";
+        row.col[TB_COL_CHIPS_USED] = "1";
+        IS_INT(0, tb_results_append(r, &row, 1, err, sizeof err), "a row with chips_used");
+    }
+    IS_INT(0, tb_csv_load(&t, r, err, sizeof err), "read back");
+    IS_STRING("chips_used", t.header[t.ncols - 1], "chips_used is the last column");
+    IS_STRING("1", tb_csv_field(&t, 0, "chips_used"), "chips_used round-trips");
+    IS_STRING("1", tb_csv_field(&t, 0, "instances"), "beside instances");
+    tb_csv_release(&t);
+
+    /* a file of the previous version (no chips_used) still reads, and an append
+     * rewrites it with the current header, its rows' chips_used empty */
+    write_file(r, "run_id,provenance,target,instances,host,executor,model,layers,phase,precision,"
+                  "batch,seq_in,seq_out,steps,resolution,metric,value,unit,n,warmup,min,max,mean,"
+                  "stddev,flops,timestamp,commit,compiler,cflags,blas,counters,source,notes\n"
+                  "old/decode,measured,host,1,cpu,cpu,m,2,decode,fp32,1,8,4,,,decode_tokens_per_s,"
+                  "12.5,tokens/s,5,1,12,13,12.5,0.3,1e6,2026-01-01T00:00:00Z,abc,gcc,-O2,,,"
+                  "trnbench,\"an old note, quoted\"\n");
+    err[0] = '\0';
+    IS_INT(1, tb_results_has_run(r, "old/decode", err, sizeof err),
+           "an older file's run is found (%s)", err);
+    {
+        struct tb_result_row row;
+        memset(&row, 0, sizeof row);
+        row.col[TB_COL_RUN_ID] = "cuda:new";
+        row.col[TB_COL_CHIPS_USED] = "1";
+        IS_INT(0, tb_results_append(r, &row, 1, err, sizeof err), "appended to an older file: %s",
+               err);
+    }
+    IS_INT(0, tb_csv_load(&t, r, err, sizeof err), "read back");
+    IS_INT(TB_RESULTS_NCOLS, (long long)t.ncols, "rewritten with every column");
+    IS_INT(2, (long long)t.nrows, "the old row kept, the new one added");
+    IS_STRING("an old note, quoted", tb_csv_field(&t, 0, "notes"), "old fields moved by name");
+    IS_STRING("12.5", tb_csv_field(&t, 0, "value"), "old value kept");
+    IS_STRING("", tb_csv_field(&t, 0, "chips_used"),
+              "the old row: chips_used empty (the whole target)");
+    IS_STRING("1", tb_csv_field(&t, 1, "chips_used"), "the new row: 1");
+    tb_csv_release(&t);
+    {
+        /* the first version's header (no instances, steps, resolution; a report fixture) */
+        char *v1 = test_src_path("tests/data/report_results.csv");
+        IS_INT(1, tb_results_has_run(v1, "llama-small/decode/b1/in128/out32/fp32", err, sizeof err),
+               "a first-version file reads (%s)", err);
+        free(v1);
+    }
     free(p);
     free(r);
     return 0;

@@ -11,7 +11,10 @@
  * independent decoder of all 256 codes and at every midpoint between neighbours.
  *
  * The CPU emulation of the plugin (build/lib/libtrnbench-cuemu.so, tests/cuemu/):
- * refused by tb_gpu_open without TB_GPU_EMULATOR_OK, so it never measures.
+ * refused by tb_gpu_open without TB_GPU_EMULATOR_OK, so it never measures. With 8
+ * emulated devices (CUEMU_DEVICES): the device index and count, and a run on one GPU
+ * of a p5.48xlarge (tests/data/platform_p5) end to end into results.csv and the
+ * report, which charges it 1/8 of the instance's price.
  *
  * With a CUDA device, or else on the CPU emulation (each test's name then ends in
  * " (cuemu)"; skipped with the reason when neither exists): every kernel against a
@@ -62,7 +65,12 @@
  */
 #include "tb_arch.h"
 #include "tb_darch.h"
+#include "tb_csv.h"
 #include "tb_gpu.h"
+#include "tb_platform.h"
+#include "tb_report.h"
+#include "tb_results.h"
+#include "tb_stats.h"
 #include "tb_util.h"
 #include "workloads/diffusion/diffusion.h"
 #include "workloads/llama/llama.h"
@@ -195,20 +203,20 @@ static void test_no_gpu_paths(void)
     int rc;
 
     setenv("TRNBENCH_CUDA", "0", 1);
-    IS_INT(-1, tb_gpu_open(&g, 0), "TRNBENCH_CUDA=0 disables the GPU");
+    IS_INT(-1, tb_gpu_open(&g, 0, 0), "TRNBENCH_CUDA=0 disables the GPU");
     IS_STRING("disabled (TRNBENCH_CUDA=0)", g.why, "and says so");
     OK(g.api == NULL, "no interface when disabled");
     tb_gpu_close(&g);
     unsetenv("TRNBENCH_CUDA");
 
     setenv("TRNBENCH_CUDA_PLUGIN", "/nonexistent/libtrnbench-cuda.so", 1);
-    IS_INT(-1, tb_gpu_open(&g, TB_GPU_FORCE), "a missing plugin is no GPU");
+    IS_INT(-1, tb_gpu_open(&g, 0, TB_GPU_FORCE), "a missing plugin is no GPU");
     OK(strstr(g.why, "'/nonexistent/libtrnbench-cuda.so'") && strstr(g.why, "not found"),
        "the reason names the file: %s", g.why);
     tb_gpu_close(&g);
     unsetenv("TRNBENCH_CUDA_PLUGIN");
 
-    rc = tb_gpu_open(&g, 0);
+    rc = tb_gpu_open(&g, 0, 0);
     OK(rc == 0 ? g.api != NULL && g.why[0] == '\0' : g.api == NULL && g.why[0] != '\0',
        "plain open: a device, or a reason (%s)", rc == 0 ? g.info.name : g.why);
     if (!tb_gpu_built())
@@ -220,7 +228,7 @@ static void test_no_gpu_paths(void)
 
     /* the plugin itself, loaded even without a driver: cudart must answer, not crash */
     if (tb_gpu_built()) {
-        rc = tb_gpu_open(&g, TB_GPU_FORCE);
+        rc = tb_gpu_open(&g, 0, TB_GPU_FORCE);
         OK(rc == 0 || !strncmp(g.why, "no CUDA device: ", 16),
            "forced load of the plugin probes: %s", rc == 0 ? g.info.name : g.why);
         OK(rc != 0 || g.info.sm_count > 0, "a device has SMs");
@@ -287,13 +295,16 @@ static void test_provenance(void)
     snprintf(i.driver, sizeof i.driver, "580.65.06");
     snprintf(i.nvml, sizeof i.nvml, "ok");
     snprintf(i.build, sizeof i.build, "nvcc 13.0, sm 80 90 100 + PTX");
+    i.device = 3;
+    i.device_count = 8;
     tb_gpu_describe(&i, buf, sizeof buf);
     IS_STRING("NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB), driver 580.65.06, CUDA 13.0", buf,
               "host column describes the GPU");
     tb_gpu_provenance(&i, buf, sizeof buf);
-    IS_STRING("clocks: SM 1755/1980 MHz, memory 2619/2619 MHz (current/max); cc 9.0; L2 50 MiB; "
-              "bus 5120 bit; driver API 13.0; nvml ok; plugin nvcc 13.0, sm 80 90 100 + PTX",
-              buf, "provenance carries clocks, driver and build");
+    IS_STRING("device 3 of 8 visible; clocks: SM 1755/1980 MHz, memory 2619/2619 MHz "
+              "(current/max); cc 9.0; L2 50 MiB; bus 5120 bit; driver API 13.0; nvml ok; plugin "
+              "nvcc 13.0, sm 80 90 100 + PTX",
+              buf, "provenance carries the device, clocks, driver and build");
     i.sm_clock_mhz = 0;
     i.driver[0] = '\0';
     tb_gpu_describe(&i, buf, sizeof buf);
@@ -1854,6 +1865,20 @@ static void test_engine_fp8(struct tb_gpu *g, const struct tb_arch *a)
     free(lb);
 }
 
+/* The executor tests' run of phase ph: llama-tiny, batch 2, 16 prompt tokens, 4
+ * generated, 3 timed repetitions after 1 warm-up. */
+static void tiny_spec(struct tb_run_spec *s, enum tb_phase ph)
+{
+    tb_run_spec_init(s);
+    snprintf(s->model, sizeof s->model, "llama-tiny");
+    s->phase = ph;
+    s->batch = 2;
+    s->seq_in = 16;
+    s->seq_out = 4;
+    s->reps = 3;
+    s->warmup = 1;
+}
+
 static void test_executor_fp8(struct tb_gpu *g, const struct tb_arch *a)
 {
     struct tb_run_spec s;
@@ -1862,15 +1887,8 @@ static void test_executor_fp8(struct tb_gpu *g, const struct tb_arch *a)
     char err[512] = "";
     const enum tb_phase ph[2] = {TB_PHASE_PREFILL, TB_PHASE_DECODE};
     for (int i = 0; i < 2; i++) {
-        tb_run_spec_init(&s);
-        snprintf(s.model, sizeof s.model, "llama-tiny");
+        tiny_spec(&s, ph[i]);
         snprintf(s.precision, sizeof s.precision, "fp8");
-        s.phase = ph[i];
-        s.batch = 2;
-        s.seq_in = 16;
-        s.seq_out = 4;
-        s.reps = 3;
-        s.warmup = 1;
         OK(tb_gpu_run(g, &s, a, &r, &e, err, sizeof err) == 0 && r.valid && r.secs[2] > 0,
            "executor %s at fp8 runs, validates and times (%s%s)", tb_phase_to_string(ph[i]),
            err, r.note);
@@ -1886,14 +1904,7 @@ static void test_executor(struct tb_gpu *g, const struct tb_arch *a)
     char err[512];
     const enum tb_phase ph[3] = {TB_PHASE_PREFILL, TB_PHASE_DECODE, TB_PHASE_TRAIN};
     for (int i = 0; i < 3; i++) {
-        tb_run_spec_init(&s);
-        snprintf(s.model, sizeof s.model, "llama-tiny");
-        s.phase = ph[i];
-        s.batch = 2;
-        s.seq_in = 16;
-        s.seq_out = 4;
-        s.reps = 3;
-        s.warmup = 1;
+        tiny_spec(&s, ph[i]);
         OK(tb_gpu_run(g, &s, a, &r, &e, err, sizeof err) == 0 && r.valid && r.secs[2] > 0,
            "executor %s runs, validates and times (%s%s)", tb_phase_to_string(ph[i]), err, r.note);
         OK(e.ok || strstr(e.note, "unavailable") || strstr(e.note, "did not advance"),
@@ -1916,17 +1927,149 @@ static void test_emulator_gate(const char *emu)
         return;
     }
     setenv("TRNBENCH_CUDA_PLUGIN", emu, 1);
-    IS_INT(-1, tb_gpu_open(&g, TB_GPU_FORCE), "the CUDA emulator is refused for measurements");
+    IS_INT(-1, tb_gpu_open(&g, 0, TB_GPU_FORCE), "the CUDA emulator is refused for measurements");
     IS_STRING("the CUDA emulator (libtrnbench-cuemu.so) is for tests, not measurements", g.why,
               "and says why");
     tb_gpu_close(&g);
-    rc = tb_gpu_open(&g, TB_GPU_FORCE | TB_GPU_EMULATOR_OK);
+    rc = tb_gpu_open(&g, 0, TB_GPU_FORCE | TB_GPU_EMULATOR_OK);
     OK(rc == 0 && g.info.emulated, "tests may open it with TB_GPU_EMULATOR_OK: %s",
        rc == 0 ? g.info.build : g.why);
     IS_STRING("cuemu (CPU emulation of the CUDA kernels; not a GPU)", g.info.name,
               "its device says it is not a GPU");
     tb_gpu_close(&g);
     unsetenv("TRNBENCH_CUDA_PLUGIN");
+}
+
+/* test_share's test count (skipped together without the emulator). */
+#define SHARE_TESTS 20
+
+/* A GPU run on a p5.48xlarge, end to end on the emulator with 8 devices: the device
+ * index and count, the machine read from tests/data/platform_p5, the share the rows
+ * record (1 of the instance's 8 GPUs), the executor's run, its row in results.csv and
+ * the report's cost: 1/8 of the instance's price, not the whole machine's. */
+static void test_share(const char *emu, const struct tb_arch *a)
+{
+    struct tb_gpu g;
+    struct tb_gpu_share sh;
+    struct tb_platform plat;
+    struct tb_pricing pricing;
+    struct tb_run_spec spec;
+    struct tb_exec_result r;
+    struct tb_gpu_energy e;
+    struct tb_stats st;
+    struct tb_result_row row;
+    struct tb_report_opts o;
+    struct tb_csv_table t;
+    const struct tb_chip *h100;
+    char err[1024] = "", buf[1024], value[32];
+    char *root = test_src_path("tests/data/platform_p5"), *pdir = test_src_path("pricing");
+    char *res = test_tmp_path("gpu_share.csv"), *out = test_tmp_path("gpu_share");
+    char *costs = test_tmp_path("gpu_share/cost.csv");
+    const char *files[1] = {res};
+    int rc;
+
+    if (!tb_file_exists(emu)) {
+        skip_block(SHARE_TESTS, "the CUDA emulator was not built (%s)", emu);
+        goto out;
+    }
+    if (tb_pricing_load(&pricing, pdir, err, sizeof err) != 0)
+        bail("%s", err);
+    setenv("TRNBENCH_CUDA_PLUGIN", emu, 1);
+    setenv("CUEMU_DEVICES", "8", 1);
+    IS_INT(-1, tb_gpu_open(&g, 8, TB_GPU_FORCE | TB_GPU_EMULATOR_OK), "no device 8 of 8");
+    IS_STRING("no CUDA device 8 (8 visible)", g.why, "and why");
+    tb_gpu_close(&g);
+    /* the emulator's context is on device 0 since test_emulator_gate */
+    IS_INT(-1, tb_gpu_open(&g, 3, TB_GPU_FORCE | TB_GPU_EMULATOR_OK), "one device a process");
+    OK(strstr(g.why, "device 3 needs a process of its own") != NULL, "%s", g.why);
+    tb_gpu_close(&g);
+    rc = tb_gpu_open(&g, 0, TB_GPU_FORCE | TB_GPU_EMULATOR_OK);
+    OK(rc == 0 && g.info.device == 0 && g.info.device_count == 8, "device 0 of 8 (%s)", g.why);
+    tb_gpu_provenance(&g.info, buf, sizeof buf);
+    OK(!strncmp(buf, "device 0 of 8 visible; ", 23), "the rows' provenance names it: %s", buf);
+
+    /* the machine: a p5.48xlarge (8 H100s); the emulator's device matches no chip of
+     * the catalogue, so the H100 stands in for what tb_gpu_chip finds on a real one */
+    tb_platform_detect_root(&plat, root, err, sizeof err);
+    IS_STRING("p5.48xlarge", tb_platform_target(&plat), "the target: p5.48xlarge");
+    h100 = tb_pricing_chip(&pricing, "h100-sxm");
+    tb_gpu_share(&g, &pricing, tb_platform_target(&plat), h100, &sh);
+    OK(sh.used == 1 && sh.visible == 8 && !strcmp(sh.chips_used, "1"),
+       "one GPU used of 8 visible (chips_used '%s')", sh.chips_used);
+    OK(sh.inst && !strcmp(sh.inst->instance, "p5.48xlarge") && sh.inst->accel_count == 8,
+       "the instance's 8 GPUs from pricing/instances.csv");
+    OK(sh.twin == sh.inst, "the modeled twin goes on one chip of the same instance type");
+    IS_STRING("1 of 8 GPUs of p5.48xlarge (8 visible): its rows are charged 1/8 of the "
+              "instance-hour",
+              sh.text, "and run says so");
+
+    /* a run, its row as the executor's rows are written, and the report's cost */
+    tiny_spec(&spec, TB_PHASE_DECODE);
+    rc = tb_gpu_run(&g, &spec, a, &r, &e, err, sizeof err);
+    OK(rc == 0 && r.valid && tb_stats_compute(&st, r.secs, 3, NULL, 0) == 0,
+       "the executor runs on device 0 (%s%s)", err, r.note);
+    snprintf(value, sizeof value, "%.6g", rc == 0 ? r.tokens / st.median : 1.0);
+    tb_exec_result_release(&r);
+    remove(res);
+    memset(&row, 0, sizeof row);
+    row.col[TB_COL_RUN_ID] = "cuda:llama-tiny/decode/b2/in16/out4/bf16";
+    row.col[TB_COL_PROVENANCE] = "measured";
+    row.col[TB_COL_TARGET] = tb_platform_target(&plat);
+    row.col[TB_COL_INSTANCES] = "1";
+    row.col[TB_COL_EXECUTOR] = "cuda";
+    row.col[TB_COL_MODEL] = "llama-tiny";
+    row.col[TB_COL_PHASE] = "decode";
+    row.col[TB_COL_PRECISION] = "bf16";
+    row.col[TB_COL_METRIC] = "decode_tokens_per_s";
+    row.col[TB_COL_VALUE] = value;
+    row.col[TB_COL_UNIT] = "tokens/s";
+    row.col[TB_COL_COUNTERS] = buf;
+    row.col[TB_COL_CHIPS_USED] = sh.chips_used;
+    IS_INT(0, tb_results_append(res, &row, 1, err, sizeof err), "row written %s", err);
+    tb_report_opts_init(&o);
+    o.results = files;
+    o.nresults = 1;
+    o.out_dir = out;
+    o.pricing_dir = pdir;
+    setenv("TRNBENCH_GNUPLOT", "/nonexistent/gnuplot", 1); /* the cost, not the charts */
+    IS_INT(TB_REPORT_OK, tb_report_write(&o, NULL, err, sizeof err), "report %s", err);
+    unsetenv("TRNBENCH_GNUPLOT");
+    if (tb_csv_load(&t, costs, err, sizeof err) != 0)
+        bail("%s", err);
+    /* p5.48xlarge on-demand in us-east-1: $55.04/h for 8 H100s (pricing/prices.csv) */
+    IS_REL(55.04 / 8 / (strtod(value, NULL) * 3600) * 1e6,
+           strtod(tb_csv_field(&t, 0, "usd_per_mtok"), NULL), 1e-9,
+           "charged $55.04/8 per hour at %s tokens/s", value);
+    IS_STRING("0.125", tb_csv_field(&t, 0, "instances_charged"), "1/8 of the instance");
+    tb_csv_release(&t);
+
+    /* CUDA_VISIBLE_DEVICES: the runtime's count (the plugin's) follows it, the machine's
+     * (/proc, the catalogue) does not, and the share is of the machine */
+    setenv("CUDA_VISIBLE_DEVICES", "5", 1);
+    tb_gpu_close(&g);
+    rc = tb_gpu_open(&g, 0, TB_GPU_FORCE | TB_GPU_EMULATOR_OK);
+    OK(rc == 0 && g.info.device_count == 1 && plat.nvidia_gpus == 8,
+       "CUDA_VISIBLE_DEVICES=5: 1 visible to the plugin, /proc still lists %d", plat.nvidia_gpus);
+    tb_gpu_share(&g, &pricing, tb_platform_target(&plat), h100, &sh);
+    OK(sh.visible == 1 && !strcmp(sh.chips_used, "1") && sh.inst && sh.inst->accel_count == 8,
+       "still 1 of 8: %s", sh.text);
+    unsetenv("CUDA_VISIBLE_DEVICES");
+
+    /* not a catalogued instance: the row records the GPU used, the price is the host's */
+    tb_gpu_share(&g, &pricing, "host", h100, &sh);
+    OK(!sh.inst && !sh.twin && !strcmp(sh.chips_used, "1"), "host: 1 GPU recorded");
+    OK(strstr(sh.text, "on host, not an instance type in pricing/instances.csv") != NULL, "%s",
+       sh.text);
+    tb_gpu_close(&g);
+    unsetenv("CUEMU_DEVICES");
+    unsetenv("TRNBENCH_CUDA_PLUGIN");
+    tb_pricing_release(&pricing);
+out:
+    free(root);
+    free(pdir);
+    free(res);
+    free(out);
+    free(costs);
 }
 
 int main(void)
@@ -1947,8 +2090,9 @@ int main(void)
     test_dlayout();
     test_e4m3_host();
     test_emulator_gate(emu);
+    test_share(emu, &a);
 
-    if (tb_gpu_open(&g, 0) != 0) {
+    if (tb_gpu_open(&g, 0, 0) != 0) {
         if (!tb_file_exists(emu)) {
             /* the count of the device tests below: 36, 20 of the fused attention, 17 of
              * the UNet's diffusion, 15 of the DiTs' (3 kernel checks, 5 each of FLUX and
@@ -1962,7 +2106,7 @@ int main(void)
         diag("no GPU (%s): the device tests run on the CPU emulation %s", g.why, emu);
         tb_gpu_close(&g);
         setenv("TRNBENCH_CUDA_PLUGIN", emu, 1);
-        if (tb_gpu_open(&g, TB_GPU_FORCE | TB_GPU_EMULATOR_OK) != 0)
+        if (tb_gpu_open(&g, 0, TB_GPU_FORCE | TB_GPU_EMULATOR_OK) != 0)
             bail("the CUDA emulator: %s", g.why);
         tap_suffix(" (cuemu)");
     }

@@ -6,6 +6,7 @@
 #include "tb_csv.h"
 #include "tb_plot.h"
 #include "tb_report.h"
+#include "tb_results.h"
 #include "tb_util.h"
 
 #include "tests/tap/basic.h"
@@ -120,6 +121,132 @@ static int run_cmd(const char *out, const char *results, const char *extra1, con
     if (null >= 0)
         close(null);
     return rc;
+}
+
+/* A results file of GPU rows on a p5.48xlarge that used chips_used of its 8 H100s
+ * (NULL: the column empty), as the GPU executor writes them: a measured decode run at
+ * 2000 tokens/s and the model's twin of it on one chip at 2200. */
+static void write_gpu_share(const char *path, const char *chips_used)
+{
+    struct tb_result_row rows[2];
+    char err[512];
+    remove(path);
+    memset(rows, 0, sizeof rows);
+    rows[0].col[TB_COL_RUN_ID] = "cuda:llama-3.1-8b/decode/b8/in1024/out128/bf16";
+    rows[0].col[TB_COL_PROVENANCE] = "measured";
+    rows[0].col[TB_COL_TARGET] = "p5.48xlarge";
+    rows[0].col[TB_COL_INSTANCES] = "1";
+    rows[0].col[TB_COL_HOST] = "NVIDIA H100 80GB HBM3 (test fixture: made-up figures)";
+    rows[0].col[TB_COL_EXECUTOR] = "cuda";
+    rows[0].col[TB_COL_MODEL] = "llama-3.1-8b";
+    rows[0].col[TB_COL_PHASE] = "decode";
+    rows[0].col[TB_COL_PRECISION] = "bf16";
+    rows[0].col[TB_COL_BATCH] = "8";
+    rows[0].col[TB_COL_SEQ_IN] = "1024";
+    rows[0].col[TB_COL_SEQ_OUT] = "128";
+    rows[0].col[TB_COL_METRIC] = "decode_tokens_per_s";
+    rows[0].col[TB_COL_VALUE] = "2000";
+    rows[0].col[TB_COL_UNIT] = "tokens/s";
+    rows[0].col[TB_COL_N] = "5";
+    rows[0].col[TB_COL_CHIPS_USED] = chips_used;
+    rows[1] = rows[0];
+    rows[1].col[TB_COL_RUN_ID] =
+        "model:p5.48xlarge/llama-3.1-8b/decode/b8/in1024/out128/bf16/chips1";
+    rows[1].col[TB_COL_PROVENANCE] = "modeled";
+    rows[1].col[TB_COL_HOST] = NULL;
+    rows[1].col[TB_COL_EXECUTOR] = "model";
+    rows[1].col[TB_COL_VALUE] = "2200";
+    rows[1].col[TB_COL_N] = NULL;
+    if (tb_results_append(path, rows, 2, err, sizeof err) != 0)
+        bail("%s", err);
+}
+
+/* The share of an instance a GPU run is charged: cost.csv, the cost table, and bad
+ * chips_used values (exit 2, file, line and field, nothing written). */
+static void test_gpu_share(const char *pricing)
+{
+    struct tb_report_opts o;
+    struct tb_csv_table t;
+    char err[1024] = "", *md;
+    char *res = test_tmp_path("report_share.csv"), *out = test_tmp_path("report_share");
+    char *costs = test_tmp_path("report_share/cost.csv");
+    const char *files[1] = {res};
+    /* p5.48xlarge on-demand in us-east-1: $55.04/h for 8 H100s (pricing/prices.csv) */
+    const double one_gpu = 55.04 / 8;
+    long r;
+
+    write_gpu_share(res, "1");
+    clean(out);
+    tb_report_opts_init(&o);
+    o.results = files;
+    o.nresults = 1;
+    o.out_dir = out;
+    o.pricing_dir = pricing;
+    IS_INT(TB_REPORT_OK, tb_report_write(&o, NULL, err, sizeof err), "GPU share: report %s", err);
+    if (tb_csv_load(&t, costs, err, sizeof err) != 0)
+        bail("cannot read cost.csv: %s", err);
+    r = cost_row(&t, "decode_tokens_per_s", "p5.48xlarge");
+    IS_STRING("measured", r >= 0 ? tb_csv_field(&t, (size_t)r, "provenance") : "",
+              "the measured GPU row first");
+    IS_REL(one_gpu / (2000.0 * 3600) * 1e6, cost_of(&t, r, "usd_per_mtok"), 1e-9,
+           "1 GPU of a p5.48xlarge: $55.04/8 = $6.88/h at 2000 tokens/s = $0.9556/Mtok");
+    IS_REL(0.125, cost_of(&t, r, "instances_charged"), 1e-12, "charged 1/8 of the instance");
+    IS_REL(1, cost_of(&t, r, "chips_used"), 1e-12, "cost.csv: chips_used 1");
+    IS_REL(8, cost_of(&t, r, "chips_per_instance"), 1e-12, "of 8");
+    IS_REL(2000, cost_of(&t, r, "throughput_per_chip"), 1e-12, "per chip: the one GPU's");
+    IS_REL(2000.0 * 3600 / one_gpu, cost_of(&t, r, "tokens_per_usd"), 1e-9, "tokens per USD");
+    r = (long)t.nrows - 1;
+    IS_STRING("modeled", r >= 0 ? tb_csv_field(&t, (size_t)r, "provenance") : "",
+              "then the model's twin");
+    IS_REL(one_gpu / (2200.0 * 3600) * 1e6, cost_of(&t, r, "usd_per_mtok"), 1e-9,
+           "the twin on one chip is charged the same 1/8");
+    IS_REL(one_gpu / (2200.0 * 3600) * 1e6, cost_of(&t, r, "baseline_usd"), 1e-9,
+           "its baseline cost (itself: p5.48xlarge on-demand) is 1/8 too");
+    tb_csv_release(&t);
+    md = slurp(out, "report.md", NULL);
+    OK(md && strstr(md, "| measured | p5.48xlarge | llama-3.1-8b | decode | b8 in1024 out128 | "
+                        "2000 tokens/s | 1 of 8 GPUs | 2000 |"),
+       "the cost table says 1 of 8 GPUs");
+    free(md);
+
+    /* the column empty (a file of an older version): the whole instance, as before */
+    write_gpu_share(res, NULL);
+    IS_INT(TB_REPORT_OK, tb_report_write(&o, NULL, err, sizeof err), "without chips_used %s", err);
+    if (tb_csv_load(&t, costs, err, sizeof err) != 0)
+        bail("cannot read cost.csv: %s", err);
+    r = cost_row(&t, "decode_tokens_per_s", "p5.48xlarge");
+    IS_REL(55.04 / (2000.0 * 3600) * 1e6, cost_of(&t, r, "usd_per_mtok"), 1e-9,
+           "no chips_used: the whole p5.48xlarge");
+    IS_REL(1, cost_of(&t, r, "instances_charged"), 1e-12, "one whole instance");
+    tb_csv_release(&t);
+
+    /* bad values: exit 2, the file, line and field named, nothing written */
+    {
+        static const struct {
+            const char *v, *msg;
+        } bad[] = {
+            {"0", "line 2: field 'chips_used': must be at least 1: '0'"},
+            {"9", "line 2: field 'chips_used': more chips than 1 x p5.48xlarge has (8): '9'"},
+            {"two", "line 2: field 'chips_used': not a count (a whole number >= 0): 'two'"},
+            {"-1", "line 2: field 'chips_used': not a count (a whole number >= 0): '-1'"},
+        };
+        char *badout = test_tmp_path("report_share_bad");
+        for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+            write_gpu_share(res, bad[i].v);
+            clean(badout);
+            o.out_dir = badout;
+            IS_INT(TB_REPORT_EINPUT, tb_report_write(&o, NULL, err, sizeof err),
+                   "chips_used '%s' refused", bad[i].v);
+            OK(strstr(err, "report_share.csv: ") && strstr(err, bad[i].msg), "%s", err);
+            IS_INT(2, run_cmd(badout, res, NULL, NULL), "trnbench report: exit 2");
+            OK(!tb_file_exists(badout), "nothing written");
+        }
+        free(badout);
+    }
+    clean(out);
+    free(costs);
+    free(res);
+    free(out);
 }
 
 int main(void)
@@ -361,6 +488,8 @@ int main(void)
     free(md);
     unsetenv("TRNBENCH_GNUPLOT");
     clean(bare);
+
+    test_gpu_share(pricing);
 
     free(html);
     free(src);

@@ -123,9 +123,9 @@ struct cu_ctx {
 };
 extern struct cu_ctx g_cu;
 
-/* Set the context up once (device 0). */
+/* Set the context up once, on g_cu.device (probe sets it; 0 until then). */
 int cu_ctx_init(char *err, size_t errlen);
-/* 0 when device 0 can run fp8 products, else -1 with "fp8 products need compute
+/* 0 when the device can run fp8 products, else -1 with "fp8 products need compute
  * capability 8.9 or later (this device: 8.0)". Needs cu_ctx_init. */
 int cu_fp8_check(char *err, size_t errlen);
 

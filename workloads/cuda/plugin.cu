@@ -30,20 +30,28 @@ int cu_err(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
+/* The devices this process sees (*n; the runtime applies CUDA_VISIBLE_DEVICES), and
+ * whether `device` is one of them. */
+static int cu_visible(int device, int *n, char *err, size_t errlen)
+{
+    cudaError_t e = cudaGetDeviceCount(n);
+    if (e != cudaSuccess)
+        return cu_err(err, errlen, "no CUDA device: %s", cudaGetErrorString(e));
+    if (*n < 1)
+        return cu_err(err, errlen, "no CUDA device: the driver reports none");
+    if (device < 0 || device >= *n)
+        return cu_err(err, errlen, "no CUDA device %d (%d visible)", device, *n);
+    return 0;
+}
+
 int cu_ctx_init(char *err, size_t errlen)
 {
     int n = 0;
-    cudaError_t e;
     if (g_cu.ready)
         return 0;
-    e = cudaGetDeviceCount(&n);
-    if (e != cudaSuccess)
-        return cu_err(err, errlen, "no CUDA device: %s", cudaGetErrorString(e));
-    if (n < 1)
-        return cu_err(err, errlen, "no CUDA device: the driver reports none");
-    g_cu.device = 0;
-    CU_CHECK(cudaSetDevice(0));
-    CU_CHECK(cudaGetDeviceProperties(&g_cu.prop, 0));
+    CU_TRY(cu_visible(g_cu.device, &n, err, errlen));
+    CU_CHECK(cudaSetDevice(g_cu.device));
+    CU_CHECK(cudaGetDeviceProperties(&g_cu.prop, g_cu.device));
     CU_CHECK(cudaStreamCreateWithFlags(&g_cu.stream, cudaStreamNonBlocking));
     CU_CHECK(cudaEventCreate(&g_cu.ev_start));
     CU_CHECK(cudaEventCreate(&g_cu.ev_stop));
@@ -93,7 +101,7 @@ static void *nvml_sym(const char *name)
     return p;
 }
 
-/* Open NVML once and find device 0's handle by its PCI bus id. */
+/* Open NVML once and find the device's handle by its PCI bus id. */
 static bool nvml_open(void)
 {
     char bus[64];
@@ -151,10 +159,10 @@ static int energy_mj(unsigned long long *mj, char *err, size_t errlen)
 
 /* ---- probe ---- */
 
-static int probe(struct tb_cuda_info *info, char *err, size_t errlen)
+static int probe(int device, struct tb_cuda_info *info, char *err, size_t errlen)
 {
     const cudaDeviceProp *p;
-    int v = 0;
+    int v = 0, n = 0;
     unsigned long long mj;
     char eerr[256];
 
@@ -168,10 +176,18 @@ static int probe(struct tb_cuda_info *info, char *err, size_t errlen)
     snprintf(info->build, sizeof info->build, "nvcc %d.%d, sm %s + PTX", __CUDACC_VER_MAJOR__,
              __CUDACC_VER_MINOR__, TB_CUDA_ARCHS);
 #endif
+    CU_TRY(cu_visible(device, &n, err, errlen));
+    /* one device per process: the context, its stream and NVML's handle are its */
+    if (g_cu.ready && device != g_cu.device)
+        return cu_err(err, errlen,
+                      "this process runs on CUDA device %d; device %d needs a process of its own",
+                      g_cu.device, device);
+    g_cu.device = device;
     CU_TRY(cu_ctx_init(err, errlen));
     p = &g_cu.prop;
     snprintf(info->name, sizeof info->name, "%s", p->name);
     info->device = g_cu.device;
+    info->device_count = n;
     info->cc_major = p->major;
     info->cc_minor = p->minor;
     info->sm_count = p->multiProcessorCount;
