@@ -268,6 +268,8 @@ static inline int cu_gemm_check(const struct cu_gemm *g, const char *what, char 
                       what, g->M, g->N, g->K, g->lda, g->ldb, g->ldd);
     if (!g->a_scale || !g->b_scale)
         return cu_err(err, errlen, "%s: fp8 product without its scale factors", what);
+    if ((uintptr_t)g->a_scale % 16 || (uintptr_t)g->b_scale % 16)
+        return cu_err(err, errlen, "%s: fp8 scale factors must be 16-byte aligned", what);
     return 0;
 }
 /* Free the cached descriptors. */
@@ -344,12 +346,19 @@ cudaError_t k_gemv_fp8(void *out, bool out_f32, bool accumulate, const fp8 *x,
                        int K);
 
 /* Per-tensor current scaling (Transformer Engine's Float8CurrentScaling recipe: the
- * scale comes from this tensor's own amax, no history): sc[0] = amax = max |x| over the
- * n elements (a device reduction; NaNs ignored), sc[1] = scale = 448 / amax (1 when
- * amax is 0; at most FLT_MAX), sc[2] = 1 / scale, the dequantisation factor a product
- * takes; q[i] = fp8_from_f32(x[i] * scale) (nearest even, saturating). sc: device
- * float[TB_FP8_SCALES]. Three operations on the stream (memset, reduction, cast). */
-#define TB_FP8_SCALES 3
+ * scale comes from this tensor's own amax, no history): sc[TB_FP8_AMAX] = amax = max |x|
+ * over the n elements (a device reduction; NaNs ignored), sc[TB_FP8_SCALE] = scale =
+ * 448 / amax (1 when amax is 0; at most FLT_MAX), sc[TB_FP8_DEQ] = 1 / scale, the
+ * dequantisation factor a product takes; q[i] = fp8_from_f32(x[i] * scale) (nearest
+ * even, saturating). sc: device float[TB_FP8_SCALES], 16-byte aligned. The factor
+ * cuBLASLt reads comes first and each set is 16 bytes, so that an array of sets keeps
+ * every factor 16-byte aligned: at index 2 of 3-float sets (8 bytes past an aligned
+ * base) the H100's cuBLASLt 13.0 refused every fp8 product with
+ * CUBLAS_STATUS_NOT_SUPPORTED. Three operations on the stream (memset, reduction, cast). */
+#define TB_FP8_DEQ    0
+#define TB_FP8_AMAX   1
+#define TB_FP8_SCALE  2
+#define TB_FP8_SCALES 4
 cudaError_t k_fp8_quantize(fp8 *q, float *sc, const float *x, size_t n);
 cudaError_t k_fp8_quantize_bf16(fp8 *q, float *sc, const bf16 *x, size_t n);
 /* out[i] = fp8_to_f32(q[i]) (fp32), the kernel tests' read-back. */

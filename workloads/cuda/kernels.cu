@@ -594,10 +594,10 @@ static __device__ __forceinline__ float fp8_scale_of(float amax)
 
 template <typename T> __global__ void fp8_cast_kernel(fp8 *q, float *sc, const T *x, size_t n)
 {
-    float s = fp8_scale_of(sc[0]);
+    float s = fp8_scale_of(sc[TB_FP8_AMAX]);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-        sc[1] = s;
-        sc[2] = 1.0f / s;
+        sc[TB_FP8_SCALE] = s;
+        sc[TB_FP8_DEQ] = 1.0f / s;
     }
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n;
          i += (size_t)gridDim.x * blockDim.x)
@@ -607,12 +607,12 @@ template <typename T> __global__ void fp8_cast_kernel(fp8 *q, float *sc, const T
 template <typename T> static cudaError_t fp8_quantize(fp8 *q, float *sc, const T *x, size_t n)
 {
     unsigned b = cu_grid(n, 256);
-    cudaError_t e = cudaMemsetAsync(sc, 0, sizeof *sc, g_cu.stream);
+    cudaError_t e = cudaMemsetAsync(sc + TB_FP8_AMAX, 0, sizeof *sc, g_cu.stream);
     if (e != cudaSuccess)
         return e;
     /* the reduction needs no more blocks than the SMs can hold at once */
     unsigned cap = (unsigned)g_cu.prop.multiProcessorCount * 8u;
-    TB_KL(b < cap ? b : cap, 256, 0, amax_kernel<T>)(sc, x, n);
+    TB_KL(b < cap ? b : cap, 256, 0, amax_kernel<T>)(sc + TB_FP8_AMAX, x, n);
     TB_KL(b, 256, 0, fp8_cast_kernel<T>)(q, sc, x, n);
     return cudaGetLastError();
 }

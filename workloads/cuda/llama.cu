@@ -194,8 +194,8 @@ static int linear_fp8(struct engine *e, void *out, bool out_f32, const float *ac
     struct cu_gemm g;
     CU_LAUNCH("fp8_quantize", k_fp8_quantize_bf16(e->x8, e->x8_sc, x, (size_t)N * K));
     if (N <= TB_CUDA_GEMV_MAX_ROWS && (!acc_in || acc_in == out)) {
-        CU_LAUNCH(what, k_gemv_fp8(out, out_f32, acc_in != NULL, e->x8, e->x8_sc + 2, w,
-                                   w_sc + 2, N, O, K));
+        CU_LAUNCH(what, k_gemv_fp8(out, out_f32, acc_in != NULL, e->x8, e->x8_sc + TB_FP8_DEQ, w,
+                                   w_sc + TB_FP8_DEQ, N, O, K));
         return 0;
     }
     /* cuBLASLt's fp8 products take rows in multiples of 16: the rest, fewer than 16, go
@@ -207,8 +207,8 @@ static int linear_fp8(struct engine *e, void *out, bool out_f32, const float *ac
         g.C = acc_in; /* out = acc_in + x W^T */
         g.beta = acc_in ? 1.0f : 0.0f;
         g.in_type = CU_DT_E4M3;
-        g.a_scale = e->x8_sc + 2;
-        g.b_scale = w_sc + 2;
+        g.a_scale = e->x8_sc + TB_FP8_DEQ;
+        g.b_scale = w_sc + TB_FP8_DEQ;
         CU_TRY(cu_gemm_run(&g, what, err, errlen));
     }
     if (rem > 0) {
@@ -219,7 +219,7 @@ static int linear_fp8(struct engine *e, void *out, bool out_f32, const float *ac
         for (int r = 0; r < rem; r += TB_CUDA_GEMV_MAX_ROWS) {
             int m = rem - r < TB_CUDA_GEMV_MAX_ROWS ? rem - r : TB_CUDA_GEMV_MAX_ROWS;
             CU_LAUNCH(what, k_gemv_fp8(o + (size_t)r * O * esz, out_f32, acc_in != NULL,
-                                       e->x8 + (size_t)(N16 + r) * K, e->x8_sc + 2, w, w_sc + 2,
+                                       e->x8 + (size_t)(N16 + r) * K, e->x8_sc + TB_FP8_DEQ, w, w_sc + TB_FP8_DEQ,
                                        m, O, K));
         }
     }

@@ -486,9 +486,9 @@ static int run_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_
         }
         CU_LAUNCH("fp8_to_f32", k_fp8_to_f32(qf, q, a->n));
         CU_TRY(cu_down_f32(hs, sc, TB_FP8_SCALES, err, errlen));
-        a->amax = hs[0];
-        a->scale = hs[1];
-        a->scale_inv = hs[2];
+        a->amax = hs[TB_FP8_AMAX];
+        a->scale = hs[TB_FP8_SCALE];
+        a->scale_inv = hs[TB_FP8_DEQ];
         return cu_down_f32(a->out[0], qf, a->n, err, errlen);
     }
     case TB_CUDA_OP_GEMM_FP8:
@@ -508,28 +508,30 @@ static int run_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_
         CU_TRY(cu_buf_alloc(b, (void **)&w, Nn * K, err, errlen));
         CU_LAUNCH("fp8_quantize", k_fp8_quantize(x, xs, xf, M * K));
         CU_LAUNCH("fp8_quantize", k_fp8_quantize(w, ws, wf, Nn * K));
-        CU_CHECK(cudaMemcpyAsync(xs + 2, &a->scale_a, sizeof(float), cudaMemcpyHostToDevice,
+        CU_CHECK(cudaMemcpyAsync(xs + TB_FP8_DEQ, &a->scale_a, sizeof(float), cudaMemcpyHostToDevice,
                                  g_cu.stream));
-        CU_CHECK(cudaMemcpyAsync(ws + 2, &a->scale_b, sizeof(float), cudaMemcpyHostToDevice,
+        CU_CHECK(cudaMemcpyAsync(ws + TB_FP8_DEQ, &a->scale_b, sizeof(float), cudaMemcpyHostToDevice,
                                  g_cu.stream));
         CU_TRY(cu_buf_alloc(b, &out, M * Nn * (a->out_bf16 ? 2 : 4), err, errlen));
         if (a->op == TB_CUDA_OP_GEMV_FP8) {
-            CU_LAUNCH("gemv_fp8", k_gemv_fp8(out, !a->out_bf16, false, x, xs + 2, w, ws + 2,
+            CU_LAUNCH("gemv_fp8", k_gemv_fp8(out, !a->out_bf16, false, x, xs + TB_FP8_DEQ, w, ws + TB_FP8_DEQ,
                                               a->M, a->N, a->K));
         } else {
             struct cu_gemm g = test_product(a, x, w, out, !a->out_bf16);
             g.in_type = CU_DT_E4M3;
-            g.a_scale = xs + 2;
-            g.b_scale = ws + 2;
+            g.a_scale = xs + TB_FP8_DEQ;
+            g.b_scale = ws + TB_FP8_DEQ;
             CU_TRY(cu_gemm_run(&g, "test fp8 product", err, errlen));
         }
         /* the quantisation above must have been the identity (scale 1 <=> amax 448) */
-        CU_TRY(cu_down_f32(s1, xs, 2, err, errlen));
-        if (s1[1] != 1.0f)
-            return cu_err(err, errlen, "fp8 test inputs: amax of a is %g, not 448", s1[0]);
-        CU_TRY(cu_down_f32(s1, ws, 2, err, errlen));
-        if (s1[1] != 1.0f)
-            return cu_err(err, errlen, "fp8 test inputs: amax of b is %g, not 448", s1[0]);
+        CU_TRY(cu_down_f32(s1, xs, TB_FP8_SCALES, err, errlen));
+        if (s1[TB_FP8_SCALE] != 1.0f)
+            return cu_err(err, errlen, "fp8 test inputs: amax of a is %g, not 448",
+                          s1[TB_FP8_AMAX]);
+        CU_TRY(cu_down_f32(s1, ws, TB_FP8_SCALES, err, errlen));
+        if (s1[TB_FP8_SCALE] != 1.0f)
+            return cu_err(err, errlen, "fp8 test inputs: amax of b is %g, not 448",
+                          s1[TB_FP8_AMAX]);
         if (a->out_bf16)
             return cu_down_bf16(b, a->out[0], (const bf16 *)out, M * Nn, err, errlen);
         c = (float *)out;
