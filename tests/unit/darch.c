@@ -32,7 +32,7 @@ static void expect_error(const char *text, const char *want, const char *what)
 {
     struct tb_darch a;
     char err[512] = "";
-    char *p = test_tmp_path("bad.model");
+    char *p = test_tmp_path("bad-darch.model");
     FILE *f = fopen(p, "w");
     if (!f)
         bail("cannot write %s", p);
