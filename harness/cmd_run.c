@@ -426,9 +426,9 @@ static int record_gpu_model(const struct gpu_side *g, const struct tb_run_spec *
 /* One run of spec on the CPU (g NULL) or the GPU, its rows appended when it validated.
  * Returns 0 (done, already there, or not for this executor: *unsupported counts those),
  * 1 when the run failed, -1 on a write error. */
-static int run_one(const struct tb_record_ctx *c, struct gpu_side *g, const struct tb_run_spec *cpu_spec,
-                   const struct resolved *mr, const char *tag, int *done, int *skipped,
-                   int *unsupported)
+static int run_one(const struct tb_record_ctx *c, struct gpu_side *g,
+                   const struct tb_run_spec *cpu_spec, const struct resolved *mr, const char *tag,
+                   int *done, int *skipped, int *unsupported)
 {
     struct tb_run_spec spec = *cpu_spec;
     struct tb_exec_result r;

@@ -117,8 +117,7 @@ static void on_row(int term, void *data)
 }
 
 /* Read the table from f; name is for messages and t->path. */
-static int read_table(struct tb_csv_table *t, FILE *f, const char *name, char *err,
-                      size_t errlen)
+static int read_table(struct tb_csv_table *t, FILE *f, const char *name, char *err, size_t errlen)
 {
     struct csv_parser p;
     struct csv_ctx c;
@@ -173,52 +172,41 @@ out:
     return rc;
 }
 
-int tb_csv_load(struct tb_csv_table *t, const char *path, char *err, size_t errlen)
+/* Read the table called name from f (NULL: err says why already) and close f. On a
+ * failure t is released. */
+static int load_stream(struct tb_csv_table *t, FILE *f, const char *name, char *err, size_t errlen)
 {
-    FILE *f;
-    int rc;
-
-    memset(t, 0, sizeof *t);
-    t->path = tb_strdup(path);
-    if (!t->path)
-        return tb_err(err, errlen, "out of memory");
-    f = fopen(path, "r");
-    if (!f) {
-        tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
-        tb_csv_release(t);
-        return -1;
+    int rc = -1;
+    if (f) {
+        t->path = tb_strdup(name);
+        rc = t->path ? read_table(t, f, name, err, errlen) : tb_err(err, errlen, "out of memory");
+        fclose(f);
     }
-    rc = read_table(t, f, path, err, errlen);
-    fclose(f);
     if (rc != 0)
         tb_csv_release(t);
     return rc;
 }
 
+int tb_csv_load(struct tb_csv_table *t, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    memset(t, 0, sizeof *t);
+    if (!f)
+        tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+    return load_stream(t, f, path, err, errlen);
+}
+
 int tb_csv_parse(struct tb_csv_table *t, const char *name, const char *text, size_t len, char *err,
                  size_t errlen)
 {
-    FILE *f;
-    int rc;
-
+    FILE *f = NULL;
     memset(t, 0, sizeof *t);
-    if (len == 0)
-        return tb_err(err, errlen, "%s: line 1: no header row", name);
-    t->path = tb_strdup(name);
-    if (!t->path)
-        return tb_err(err, errlen, "out of memory");
     /* fmemopen reads the caller's bytes in place; "r" never writes to them */
-    f = fmemopen((void *)text, len, "r");
-    if (!f) {
+    if (len == 0)
+        tb_err(err, errlen, "%s: line 1: no header row", name);
+    else if (!(f = fmemopen((void *)text, len, "r")))
         tb_err(err, errlen, "%s: cannot read it: %s", name, strerror(errno));
-        tb_csv_release(t);
-        return -1;
-    }
-    rc = read_table(t, f, name, err, errlen);
-    fclose(f);
-    if (rc != 0)
-        tb_csv_release(t);
-    return rc;
+    return load_stream(t, f, name, err, errlen);
 }
 
 void tb_csv_release(struct tb_csv_table *t)

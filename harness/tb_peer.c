@@ -19,6 +19,9 @@ const char *const TB_PEER_COLUMNS[TB_PEER_NCOLS] = {
 };
 
 static const char *const PEERS[] = {"pytorch"};
+/* the peer's numeric options, in the order of num[] in tb_peer_run */
+static const char *const NUM_OPTS[6] = {"--batch", "--seq",    "--seq-out",
+                                        "--reps",  "--warmup", "--seed"};
 
 /* ---- reading the output ---- */
 
@@ -301,18 +304,10 @@ int tb_peer_run(const struct tb_peer_request *q, struct tb_peer_output *o, char 
     }
     argv[k++] = "--phase";
     argv[k++] = tb_phase_to_string(q->phase);
-    argv[k++] = "--batch";
-    argv[k++] = num[0];
-    argv[k++] = "--seq";
-    argv[k++] = num[1];
-    argv[k++] = "--seq-out";
-    argv[k++] = num[2];
-    argv[k++] = "--reps";
-    argv[k++] = num[3];
-    argv[k++] = "--warmup";
-    argv[k++] = num[4];
-    argv[k++] = "--seed";
-    argv[k++] = num[5];
+    for (int i = 0; i < 6; i++) {
+        argv[k++] = NUM_OPTS[i];
+        argv[k++] = num[i];
+    }
     argv[k++] = "--mode";
     argv[k++] = q->modes;
     argv[k] = NULL;

@@ -3,6 +3,7 @@
  * signals its process group when the time limit or the grace after its exit runs out. */
 #include "tb_proc.h"
 
+#include "tb_doc.h"
 #include "tb_timer.h"
 #include "tb_util.h"
 
@@ -21,8 +22,8 @@
 /* The parent's side of a run: where the child's output goes. */
 struct reader {
     const struct tb_proc_opts *o; /* borrowed */
-    struct tb_proc_result *r;     /* borrowed: out, err_tail */
-    size_t out_cap;               /* bytes allocated for r->out */
+    struct tb_proc_result *r;     /* borrowed: err_tail */
+    struct tb_sbuf out;           /* owned until handed to r->out */
     size_t tail_len;              /* bytes in r->err_tail */
     char line[1024];              /* the stderr line being echoed */
     size_t line_len;
@@ -59,23 +60,11 @@ static void take_err(struct reader *d, const char *buf, size_t n)
 
 static int take_out(struct reader *d, const char *buf, size_t n, char *err, size_t errlen)
 {
-    struct tb_proc_result *r = d->r;
-    if (r->out_len + n > TB_PROC_MAX_OUT)
+    if (d->out.len + n > TB_PROC_MAX_OUT)
         return tb_err(err, errlen, "more than %zu MiB on stdout", TB_PROC_MAX_OUT >> 20);
-    if (r->out_len + n + 1 > d->out_cap) {
-        size_t cap = d->out_cap ? d->out_cap : 4096;
-        char *p;
-        while (cap < r->out_len + n + 1)
-            cap *= 2;
-        p = realloc(r->out, cap);
-        if (!p)
-            return tb_err(err, errlen, "out of memory for the output of a child process");
-        r->out = p;
-        d->out_cap = cap;
-    }
-    memcpy(r->out + r->out_len, buf, n);
-    r->out_len += n;
-    r->out[r->out_len] = '\0';
+    tb_sb_putn(&d->out, buf, n);
+    if (d->out.failed)
+        return tb_err(err, errlen, "out of memory for the output of a child process");
     return 0;
 }
 
@@ -208,6 +197,9 @@ int tb_proc_run(const char *const *argv, const struct tb_proc_opts *o, struct tb
         }
     }
     echo_line(&d);
+    r->out = d.out.p; /* handed over */
+    r->out_len = d.out.len;
+    memset(&d.out, 0, sizeof d.out);
     if (WIFEXITED(status))
         r->exit_status = WEXITSTATUS(status);
     else if (WIFSIGNALED(status))
@@ -216,6 +208,7 @@ int tb_proc_run(const char *const *argv, const struct tb_proc_opts *o, struct tb
         r->exec_errno = child_errno;
     rc = 0;
 out:
+    tb_sb_release(&d.out);
     if (pid > 0 && !exited) {
         kill(-pid, SIGKILL);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
