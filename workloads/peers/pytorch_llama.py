@@ -348,17 +348,19 @@ class Llama(Module):
                 if p.dim() == 2:
                     p.copy_(torch.randn(p.shape, generator=generator, device=p.device) * INIT_STD)
 
-    def setup_cache(self, B, S):
-        """Static K and V caches of S positions (a multiple of 64, masked beyond pos)."""
+    def setup_cache(self, B, S, graphs=False):
+        """Static K and V caches of S positions (a multiple of 64, masked beyond pos);
+        graphs: marked as static addresses for CUDA graphs, as a StaticCache is."""
         S = (S + 63) // 64 * 64
         p = self.embed.weight
         for blk in self.layers:
             shape = (B, blk.NKV, S, blk.HD)
             blk.k_cache = torch.zeros(shape, dtype=p.dtype, device=p.device)
             blk.v_cache = torch.zeros(shape, dtype=p.dtype, device=p.device)
-            if hasattr(torch, "_dynamo") and hasattr(torch._dynamo, "mark_static_address"):
-                torch._dynamo.mark_static_address(blk.k_cache)
-                torch._dynamo.mark_static_address(blk.v_cache)
+            if graphs:
+                from torch import _dynamo  # loaded by torch.compile, maybe not yet
+                _dynamo.mark_static_address(blk.k_cache)
+                _dynamo.mark_static_address(blk.v_cache)
         self.cache_pos = torch.arange(S, device=p.device)
 
     def forward(self, tokens, pos=None, last_only=False):
@@ -417,8 +419,9 @@ def setup_prefill(cfg, args, mode, device):
 
 def setup_decode(cfg, args, mode, device):
     B, T, n = args.batch, args.seq, args.seq_out
+    graphs = mode == "compile"
     model = build(cfg, T + n, torch.bfloat16, args.seed, device)
-    model.setup_cache(B, T + n)
+    model.setup_cache(B, T + n, graphs)
     tokens, _ = make_inputs(cfg, B, T, args.seed, device)
     positions = torch.arange(T, T + n, device=device)
     with torch.no_grad():  # the prompt, once and untimed; its greedy tokens start each rep
@@ -426,14 +429,13 @@ def setup_decode(cfg, args, mode, device):
 
     def step(tok, pos):
         return model(tok, pos=pos)[:, -1].argmax(-1, keepdim=True)
-    graphs = mode == "compile"
     fn = torch.compile(step, mode="reduce-overhead", fullgraph=True) if graphs else step
 
     def rep():
         tok = first
         with torch.no_grad():
             for s in range(n):
-                if graphs and hasattr(torch, "compiler"):
+                if graphs:  # the step's outputs of the last replay are not read again
                     torch.compiler.cudagraph_mark_step_begin()
                 tok = fn(tok, positions[s:s + 1]).clone()
 
