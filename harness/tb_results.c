@@ -10,11 +10,10 @@
 #include <string.h>
 
 const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS] = {
-    "run_id",     "provenance", "target",    "instances", "host",      "executor", "model",
-    "layers",     "phase",      "precision", "batch",     "seq_in",    "seq_out",  "steps",
-    "resolution", "metric",     "value",     "unit",      "n",         "warmup",   "min",
-    "max",        "mean",       "stddev",    "flops",     "timestamp", "commit",   "compiler",
-    "cflags",     "blas",       "counters",  "source",    "notes",
+    "run_id", "provenance", "target", "instances", "host", "executor", "model", "layers", "phase",
+    "precision", "batch", "seq_in", "seq_out", "steps", "resolution", "metric", "value", "unit", "n", "warmup",
+    "min", "max", "mean", "stddev", "flops", "timestamp", "commit", "compiler", "cflags",
+    "blas", "counters", "source", "notes",
 };
 
 /* Load path when it exists; check its header. *exists tells whether it did. */
