@@ -65,6 +65,7 @@ static void usage(FILE *f)
             "usage: trnbench perf [--reps N] [--model NAME] [--seq N] [--triad-mib N]\n"
             "       trnbench perf --predictor\n"
             "       trnbench perf --gpu [--model NAME] [--seq T] [--batch B] [--reps N]\n"
+            "                           [--peer pytorch [--python PATH]] [--out DIR]\n"
             "\n"
             "Measure the machine's practical peaks (cblas_sgemm %dx%dx%d GFLOP/s, STREAM\n"
             "triad GB/s on the OpenBLAS thread count) and the CPU engine's prefill\n"
@@ -84,7 +85,9 @@ static void usage(FILE *f)
             "                  layout search for llama-3.1-405b on 1024 Trainium2 (< 1 s)\n"
             "  --gpu           instead, the CUDA executor on the first GPU: training MFU\n"
             "                  (target >= 0.50) and decode bandwidth against a device copy\n"
-            "                  (target >= 0.70); see trnbench perf --gpu --help\n"
+            "                  (target >= 0.70); with --peer pytorch, tokens/s against\n"
+            "                  PyTorch on the same work (target >= 1.00); see\n"
+            "                  trnbench perf --gpu --help\n"
             "  -h, --help      this text\n",
             PERF_SGEMM_N, PERF_SGEMM_N, PERF_SGEMM_N, PERF_TARGET_FLOPS, PERF_TARGET_BYTES);
 }

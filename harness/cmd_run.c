@@ -23,6 +23,7 @@
 #include "tb_model.h"
 #include "tb_platform.h"
 #include "tb_pricing.h"
+#include "tb_record.h"
 #include "tb_results.h"
 #include "tb_scenario.h"
 #include "tb_stats.h"
@@ -35,9 +36,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define RUN_MAX_METRICS 5
-#define RUN_MAX_EXTRA   5 /* single-value rows: loss, energy (2), MFU, device memory */
 
 static void usage(FILE *f)
 {
@@ -155,245 +153,12 @@ static int list_models(void)
     return ctx.bad ? 2 : 0;
 }
 
-/* ---- one run's rows ---- */
-
-/* The per-repetition values of one metric and their summary. */
-struct metric_samples {
-    const char *name;
-    const char *unit;
-    double *x; /* owned: [reps] */
-    struct tb_stats s;
-    char notes[320];
-};
-
 /* A run's model: a Llama, or a diffusion model for phase denoise. */
 struct resolved {
     struct tb_arch a;
     struct tb_darch d;
     bool diffusion;
 };
-
-static const char *resolved_name(const struct resolved *m)
-{
-    return m->diffusion ? m->d.name : m->a.name;
-}
-
-/* Facts every row of this invocation shares. */
-struct run_ctx {
-    const char *results;   /* DIR/results.csv */
-    char target[128];      /* host or the EC2 instance type */
-    char host[512];        /* CPU, cores, memory; or the GPU */
-    char blas[256];        /* BLAS and threads; or cuBLASLt */
-    const char *executor;  /* "cpu" or "cuda" */
-    const char *chips_used; /* results' chips_used: "1" on a GPU; NULL: the whole target */
-};
-
-/* A one-value row beside the metrics (loss, energy, MFU). */
-struct extra_row {
-    const char *metric, *unit;
-    double value;
-    int n; /* repetitions it covers */
-    char notes[320];
-};
-
-static void fmt_num(char *buf, size_t len, double v)
-{
-    snprintf(buf, len, "%.6g", v);
-}
-
-/* Turn the seconds of each repetition into the phase's metrics. Returns the count, or
- * -1 with a message (out of memory). */
-static int derive_metrics(const struct tb_run_spec *spec, const struct tb_exec_result *r,
-                          struct metric_samples *m, char *err, size_t errlen)
-{
-    int nm = 0;
-    const double reps = r->reps;
-
-    switch (spec->phase) {
-    case TB_PHASE_PREFILL:
-        m[nm++] = (struct metric_samples){.name = "ttft_ms", .unit = "ms"};
-        m[nm++] = (struct metric_samples){.name = "prefill_tokens_per_s", .unit = "tokens/s"};
-        break;
-    case TB_PHASE_DECODE:
-        m[nm++] = (struct metric_samples){.name = "tpot_ms", .unit = "ms"};
-        m[nm++] = (struct metric_samples){.name = "decode_tokens_per_s", .unit = "tokens/s"};
-        break;
-    case TB_PHASE_TRAIN:
-        m[nm++] = (struct metric_samples){.name = "step_time_s", .unit = "s"};
-        m[nm++] = (struct metric_samples){.name = "train_tokens_per_s", .unit = "tokens/s"};
-        break;
-    case TB_PHASE_DENOISE:
-        m[nm++] = (struct metric_samples){.name = "s_per_image", .unit = "s"};
-        m[nm++] = (struct metric_samples){.name = "images_per_s", .unit = "images/s"};
-        break;
-    }
-    m[nm++] = (struct metric_samples){.name = "gflop_per_s", .unit = "GFLOP/s"};
-    if (spec->phase == TB_PHASE_DECODE)
-        m[nm++] = (struct metric_samples){.name = "gbyte_per_s", .unit = "GB/s"};
-    for (int i = 0; i < nm; i++) {
-        m[i].x = tb_alloc_array((size_t)r->reps, sizeof *m[i].x);
-        if (!m[i].x)
-            return tb_err(err, errlen, "out of memory");
-    }
-    for (int k = 0; k < r->reps; k++) {
-        const double t = r->secs[k];
-        /* per repetition: prefill's TTFT is the whole batch's prefill (every prompt's
-         * first token comes at its end); decode's TPOT is one step */
-        m[0].x[k] = spec->phase == TB_PHASE_PREFILL  ? t * 1e3
-                    : spec->phase == TB_PHASE_DECODE ? t / r->steps * 1e3
-                                                     : t;
-        m[1].x[k] = r->tokens / t;
-        m[2].x[k] = r->flops / t / 1e9;
-        if (spec->phase == TB_PHASE_DECODE)
-            m[3].x[k] = r->bytes / t / 1e9;
-    }
-    for (int i = 0; i < nm; i++)
-        if (tb_stats_compute(&m[i].s, m[i].x, (size_t)reps, err, errlen) != 0)
-            return -1;
-    if (spec->phase == TB_PHASE_DENOISE)
-        snprintf(m[2].notes, sizeof m[2].notes,
-                 "FLOPs of the %g denoising steps only (the text encoders and the VAE are not "
-                 "run; their outputs are drawn from the seed)",
-                 r->steps);
-    if (spec->phase == TB_PHASE_DECODE && !strcmp(spec->precision, "fp8"))
-        snprintf(m[3].notes, sizeof m[3].notes,
-                 "minimum bytes read: e4m3 weights of the layers and the bf16 LM head once per "
-                 "step plus the bf16 KV cache, %.1f MB per repetition of %d steps",
-                 r->bytes / 1e6, spec->seq_out);
-    else if (spec->phase == TB_PHASE_DECODE)
-        snprintf(m[3].notes, sizeof m[3].notes,
-                 "minimum bytes read: %s weights once per step plus the KV cache, %.1f MB "
-                 "per repetition of %d steps",
-                 spec->precision, r->bytes / 1e6, spec->seq_out);
-    return nm;
-}
-
-static void fill_common(struct tb_result_row *row, const struct run_ctx *c,
-                        const struct tb_run_spec *spec, const struct resolved *mr,
-                        const struct tb_exec_result *r, char (*buf)[64], const char *run_id,
-                        const char *stamp, const char *notes)
-{
-    memset(row, 0, sizeof *row);
-    row->col[TB_COL_RUN_ID] = run_id;
-    row->col[TB_COL_PROVENANCE] = "measured";
-    row->col[TB_COL_TARGET] = c->target;
-    row->col[TB_COL_INSTANCES] = "1";
-    row->col[TB_COL_HOST] = c->host;
-    row->col[TB_COL_EXECUTOR] = c->executor;
-    row->col[TB_COL_MODEL] = resolved_name(mr);
-    row->col[TB_COL_PHASE] = tb_phase_to_string(spec->phase);
-    row->col[TB_COL_PRECISION] = spec->precision;
-    snprintf(buf[1], 64, "%d", spec->batch);
-    row->col[TB_COL_BATCH] = buf[1];
-    if (mr->diffusion) {
-        snprintf(buf[0], 64, "%d", spec->steps ? spec->steps : mr->d.default_steps);
-        row->col[TB_COL_STEPS] = buf[0];
-        snprintf(buf[2], 64, "%d", spec->resolution ? spec->resolution : mr->d.resolution);
-        row->col[TB_COL_RESOLUTION] = buf[2];
-    } else {
-        snprintf(buf[0], 64, "%d", mr->a.layers);
-        row->col[TB_COL_LAYERS] = buf[0];
-        snprintf(buf[2], 64, "%d", spec->seq_in);
-        row->col[TB_COL_SEQ_IN] = buf[2];
-    }
-    if (spec->phase == TB_PHASE_DECODE) {
-        snprintf(buf[3], 64, "%d", spec->seq_out);
-        row->col[TB_COL_SEQ_OUT] = buf[3];
-    }
-    snprintf(buf[4], 64, "%d", r->reps);
-    row->col[TB_COL_N] = buf[4];
-    snprintf(buf[5], 64, "%d", spec->warmup);
-    row->col[TB_COL_WARMUP] = buf[5];
-    fmt_num(buf[6], 64, r->flops);
-    row->col[TB_COL_FLOPS] = buf[6];
-    row->col[TB_COL_TIMESTAMP] = stamp;
-    row->col[TB_COL_COMMIT] = tb_version_commit();
-    row->col[TB_COL_COMPILER] = tb_version_compiler();
-    row->col[TB_COL_CFLAGS] = tb_version_cflags();
-    row->col[TB_COL_BLAS] = c->blas;
-    row->col[TB_COL_COUNTERS] = r->counters;
-    row->col[TB_COL_SOURCE] = "trnbench";
-    row->col[TB_COL_NOTES] = notes;
-    row->col[TB_COL_CHIPS_USED] = c->chips_used;
-}
-
-/* Write the rows of one finished, validated run, and the extra one-value rows (energy,
- * MFU; the loss is added here for training). note: appended to every row's notes. */
-static int record(const struct run_ctx *c, const struct tb_run_spec *spec,
-                  const struct resolved *mr, const struct tb_exec_result *r, const char *run_id,
-                  const struct extra_row *extra, int nextra, const char *note, char *err,
-                  size_t errlen)
-{
-    enum { NR = RUN_MAX_METRICS + RUN_MAX_EXTRA + 1 };
-    struct metric_samples m[RUN_MAX_METRICS];
-    struct tb_result_row rows[NR];
-    struct extra_row ex[RUN_MAX_EXTRA + 1];
-    char common[NR][7][64];
-    char nums[NR][5][32];
-    char notes[NR][800];
-    char stamp[32];
-    int nm, nex = 0, nrows = 0, rc = -1;
-
-    memset(m, 0, sizeof m);
-    nm = derive_metrics(spec, r, m, err, errlen);
-    if (nm < 0)
-        goto out;
-    tb_utc_now(stamp, sizeof stamp);
-    for (int i = 0; i < nm; i++, nrows++) {
-        snprintf(notes[i], sizeof notes[i], "validated: %s%s%s%s%s%s%s",
-                 spec->phase == TB_PHASE_TRAIN     ? "loss finite, first loss near ln V"
-                 : spec->phase == TB_PHASE_DENOISE ? "latents finite after every step"
-                                                   : "logits finite",
-                 r->note[0] ? "; " : "", r->note, m[i].notes[0] ? "; " : "", m[i].notes,
-                 note && note[0] ? "; " : "", note ? note : "");
-        fill_common(&rows[i], c, spec, mr, r, common[i], run_id, stamp, notes[i]);
-        rows[i].col[TB_COL_METRIC] = m[i].name;
-        rows[i].col[TB_COL_UNIT] = m[i].unit;
-        fmt_num(nums[i][0], 32, m[i].s.median);
-        fmt_num(nums[i][1], 32, m[i].s.min);
-        fmt_num(nums[i][2], 32, m[i].s.max);
-        fmt_num(nums[i][3], 32, m[i].s.mean);
-        fmt_num(nums[i][4], 32, m[i].s.stddev);
-        rows[i].col[TB_COL_VALUE] = nums[i][0];
-        rows[i].col[TB_COL_MIN] = nums[i][1];
-        rows[i].col[TB_COL_MAX] = nums[i][2];
-        rows[i].col[TB_COL_MEAN] = nums[i][3];
-        rows[i].col[TB_COL_STDDEV] = nums[i][4];
-    }
-    if (spec->phase == TB_PHASE_TRAIN) {
-        /* the loss after the last timed step; one value, no spread */
-        ex[nex] = (struct extra_row){.metric = "loss", .unit = "nats", .value = r->loss_last, .n = 1};
-        snprintf(ex[nex].notes, sizeof ex[nex].notes,
-                 "cross-entropy after the last timed step; first step %.4f, ln V = %.4f",
-                 r->loss_first, log((double)mr->a.vocab));
-        nex++;
-    }
-    for (int i = 0; i < nextra && nex < RUN_MAX_EXTRA + 1; i++)
-        ex[nex++] = extra[i];
-    for (int i = 0; i < nex; i++, nrows++) {
-        snprintf(notes[nrows], sizeof notes[nrows], "%s", ex[i].notes);
-        fill_common(&rows[nrows], c, spec, mr, r, common[nrows], run_id, stamp, notes[nrows]);
-        rows[nrows].col[TB_COL_METRIC] = ex[i].metric;
-        rows[nrows].col[TB_COL_UNIT] = ex[i].unit;
-        fmt_num(nums[nrows][0], 32, ex[i].value);
-        rows[nrows].col[TB_COL_VALUE] = nums[nrows][0];
-        snprintf(nums[nrows][1], 32, "%d", ex[i].n);
-        rows[nrows].col[TB_COL_N] = nums[nrows][1];
-    }
-    rc = tb_results_append(c->results, rows, (size_t)nrows, err, errlen);
-    if (rc == 0) {
-        fprintf(stderr, "trnbench run:   ");
-        for (int i = 0; i < nm; i++)
-            fprintf(stderr, "%s%s %.4g %s", i ? ", " : "", m[i].name, m[i].s.median, m[i].unit);
-        for (int i = 0; i < nex; i++)
-            fprintf(stderr, ", %s %.4g", ex[i].metric, ex[i].value);
-        fputc('\n', stderr);
-    }
-out:
-    for (int i = 0; i < RUN_MAX_METRICS; i++)
-        free(m[i].x);
-    return rc;
-}
 
 /* ---- checks before anything runs ---- */
 
@@ -487,7 +252,7 @@ static int check_predicts(const struct tb_suite *s, const struct tb_pricing *pr,
 
 /* Predict one spec and append its rows. Returns 1 when recorded, 0 when the model
  * could not predict it (the reason printed), -1 on a write error. */
-static int record_predict(const struct run_ctx *c, const struct tb_model *m,
+static int record_predict(const struct tb_record_ctx *c, const struct tb_model *m,
                           const struct tb_predict_spec *ps, const char *run_id, char *err,
                           size_t errlen)
 {
@@ -591,7 +356,7 @@ enum executor_choice { EXEC_ALL, EXEC_CPU, EXEC_CUDA };
 struct gpu_side {
     bool on;                         /* a device is in use */
     struct tb_gpu gpu;               /* owned */
-    struct run_ctx ctx;              /* the rows' GPU facts */
+    struct tb_record_ctx ctx;        /* the rows' GPU facts */
     const struct tb_model *model;    /* borrowed; NULL: no modeled rows */
     const struct tb_chip *chip;      /* the catalogue's chip, or NULL (why in chip_why) */
     const struct tb_instance *inst;  /* the instance with the fewest of them */
@@ -662,63 +427,18 @@ static int record_gpu_model(const struct gpu_side *g, const struct tb_run_spec *
     return record_predict(&g->ctx, g->model, &ps, id, err, errlen) < 0 ? -1 : 0;
 }
 
-/* The GPU's one-value rows: energy from NVML, MFU of a training step. */
-static int gpu_extras(const struct gpu_side *g, const struct tb_run_spec *spec,
-                      const struct tb_exec_result *r, const struct tb_gpu_energy *e,
-                      struct extra_row *x)
-{
-    int n = 0;
-    bool images = spec->phase == TB_PHASE_DENOISE;
-    if (e->ok) {
-        x[n] = (struct extra_row){.metric = "avg_power_w", .unit = "W", .value = e->avg_power_w,
-                                  .n = r->reps};
-        snprintf(x[n].notes, sizeof x[n].notes, "%s", e->note);
-        n++;
-        x[n] = (struct extra_row){.metric = images ? "j_per_image" : "j_per_token",
-                                  .unit = images ? "J/image" : "J/token",
-                                  .value = e->j_per_unit, .n = r->reps};
-        snprintf(x[n].notes, sizeof x[n].notes, "%s", e->note);
-        n++;
-    }
-    if (spec->phase == TB_PHASE_TRAIN && g->chip && g->chip->bf16_dense_tflops > 0) {
-        struct tb_stats st;
-        if (tb_stats_compute(&st, r->secs, (size_t)r->reps, NULL, 0) == 0) {
-            x[n] = (struct extra_row){.metric = "mfu", .unit = "fraction",
-                                      .value = r->flops / st.median /
-                                               (g->chip->bf16_dense_tflops * 1e12),
-                                      .n = r->reps};
-            snprintf(x[n].notes, sizeof x[n].notes,
-                     "model FLOPs / (median step time x %.1f TFLOP/s, the %s's dense bf16 peak "
-                     "in pricing/chips.csv)",
-                     g->chip->bf16_dense_tflops, g->chip->name);
-            n++;
-        }
-    }
-    if (r->engine_bytes > 0) {
-        x[n] = (struct extra_row){.metric = "device_mem_gib", .unit = "GiB",
-                                  .value = (double)r->engine_bytes / (1024.0 * 1024 * 1024),
-                                  .n = 1};
-        snprintf(x[n].notes, sizeof x[n].notes,
-                 "device memory the engine holds (weights, master weights, gradients and "
-                 "optimizer state when training, activations, KV cache), besides the CUDA "
-                 "context and cuBLASLt's workspace");
-        n++;
-    }
-    return n;
-}
-
 /* One run of spec on the CPU (g NULL) or the GPU, its rows appended when it validated.
  * Returns 0 (done, already there, or not for this executor: *unsupported counts those),
  * 1 when the run failed, -1 on a write error. */
-static int run_one(const struct run_ctx *c, struct gpu_side *g, const struct tb_run_spec *cpu_spec,
-                   const struct resolved *mr, const char *tag, int *done, int *skipped,
-                   int *unsupported)
+static int run_one(const struct tb_record_ctx *c, struct gpu_side *g,
+                   const struct tb_run_spec *cpu_spec, const struct resolved *mr, const char *tag,
+                   int *done, int *skipped, int *unsupported)
 {
     struct tb_run_spec spec = *cpu_spec;
     struct tb_exec_result r;
     struct tb_gpu_energy e;
-    struct extra_row extra[RUN_MAX_EXTRA];
-    char id[256], err[2048];
+    struct tb_record_extra extra[TB_RECORD_MAX_EXTRA];
+    char id[256], err[2048], summary[512];
     int has, rc, nextra = 0;
     uint64_t t0;
 
@@ -767,14 +487,16 @@ static int run_one(const struct run_ctx *c, struct gpu_side *g, const struct tb_
         return 1;
     }
     if (g)
-        nextra = gpu_extras(g, &spec, &r, &e, extra);
-    if (record(c, &spec, mr, &r, id, extra, nextra, g && !e.ok ? e.note : NULL, err,
-               sizeof err) != 0 ||
+        nextra = tb_record_gpu_extras(g->chip, &spec, &r, &e, extra);
+    if (tb_record_run(c, &spec, mr->diffusion ? NULL : &mr->a, mr->diffusion ? &mr->d : NULL, &r,
+                      id, extra, nextra, g && !e.ok ? e.note : NULL, summary, sizeof summary, err,
+                      sizeof err) != 0 ||
         (g && record_gpu_model(g, &spec, mr, err, sizeof err) != 0)) {
         fprintf(stderr, "trnbench run: %s\n", err);
         tb_exec_result_release(&r);
         return -1;
     }
+    fprintf(stderr, "trnbench run:   %s\n", summary);
     (*done)++;
     fprintf(stderr, "trnbench run:   %.1f s wall\n", tb_timer_seconds(t0, tb_timer_now_ns()));
     tb_exec_result_release(&r);
@@ -808,7 +530,7 @@ int tb_cmd_run(int argc, char **argv)
     struct tb_pricing pricing;
     struct tb_model model;
     bool have_model = false;
-    struct run_ctx ctx;
+    struct tb_record_ctx ctx;
     const char *suite_name = NULL, *out = ".";
     char err[2048], path[PATH_MAX];
     bool have_one = false, list = false;

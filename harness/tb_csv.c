@@ -116,29 +116,20 @@ static void on_row(int term, void *data)
     c->ncur = 0;
 }
 
-int tb_csv_load(struct tb_csv_table *t, const char *path, char *err, size_t errlen)
+/* Read the table from f; name is for messages and t->path. */
+static int read_table(struct tb_csv_table *t, FILE *f, const char *name, char *err, size_t errlen)
 {
     struct csv_parser p;
     struct csv_ctx c;
-    FILE *f = NULL;
     char *line = NULL;
     size_t cap = 0;
     ssize_t n;
     int rc = -1, inited = 0;
 
-    memset(t, 0, sizeof *t);
     memset(&c, 0, sizeof c);
     c.t = t;
     c.err = err;
     c.errlen = errlen;
-    t->path = tb_strdup(path);
-    if (!t->path)
-        return tb_err(err, errlen, "out of memory");
-    f = fopen(path, "r");
-    if (!f) {
-        tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
-        goto out;
-    }
     if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI) != 0) {
         tb_err(err, errlen, "cannot start the CSV parser");
         goto out;
@@ -151,24 +142,24 @@ int tb_csv_load(struct tb_csv_table *t, const char *path, char *err, size_t errl
             n -= 3;
         }
         if (csv_parse(&p, line, (size_t)n, on_field, on_row, &c) != (size_t)n) {
-            tb_err(err, errlen, "%s: line %ld: %s", path, c.line, csv_strerror(csv_error(&p)));
+            tb_err(err, errlen, "%s: line %ld: %s", name, c.line, csv_strerror(csv_error(&p)));
             goto out;
         }
         if (c.failed)
             goto out;
     }
     if (ferror(f)) {
-        tb_err(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        tb_err(err, errlen, "cannot read '%s': %s", name, strerror(errno));
         goto out;
     }
     if (csv_fini(&p, on_field, on_row, &c) != 0) {
-        tb_err(err, errlen, "%s: line %ld: %s", path, c.line, csv_strerror(csv_error(&p)));
+        tb_err(err, errlen, "%s: line %ld: %s", name, c.line, csv_strerror(csv_error(&p)));
         goto out;
     }
     if (c.failed)
         goto out;
     if (!t->header) {
-        tb_err(err, errlen, "%s: line 1: no header row", path);
+        tb_err(err, errlen, "%s: line 1: no header row", name);
         goto out;
     }
     rc = 0;
@@ -178,11 +169,44 @@ out:
     drop_cur(&c);
     free(c.cur);
     free(line);
-    if (f)
+    return rc;
+}
+
+/* Read the table called name from f (NULL: err says why already) and close f. On a
+ * failure t is released. */
+static int load_stream(struct tb_csv_table *t, FILE *f, const char *name, char *err, size_t errlen)
+{
+    int rc = -1;
+    if (f) {
+        t->path = tb_strdup(name);
+        rc = t->path ? read_table(t, f, name, err, errlen) : tb_err(err, errlen, "out of memory");
         fclose(f);
+    }
     if (rc != 0)
         tb_csv_release(t);
     return rc;
+}
+
+int tb_csv_load(struct tb_csv_table *t, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    memset(t, 0, sizeof *t);
+    if (!f)
+        tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+    return load_stream(t, f, path, err, errlen);
+}
+
+int tb_csv_parse(struct tb_csv_table *t, const char *name, const char *text, size_t len, char *err,
+                 size_t errlen)
+{
+    FILE *f = NULL;
+    memset(t, 0, sizeof *t);
+    /* fmemopen reads the caller's bytes in place; "r" never writes to them */
+    if (len == 0)
+        tb_err(err, errlen, "%s: line 1: no header row", name);
+    else if (!(f = fmemopen((void *)text, len, "r")))
+        tb_err(err, errlen, "%s: cannot read it: %s", name, strerror(errno));
+    return load_stream(t, f, name, err, errlen);
 }
 
 void tb_csv_release(struct tb_csv_table *t)

@@ -24,6 +24,10 @@ struct tb_csv_table {
 /* Read path. Returns 0, or -1 with "path: line N: ..." in err. A missing file is an
  * error. Blank lines are skipped. */
 int tb_csv_load(struct tb_csv_table *t, const char *path, char *err, size_t errlen);
+/* The same for len bytes of text in memory (a child process's output); name stands
+ * for the file in t->path and the messages ("pytorch peer output: line 3: ..."). */
+int tb_csv_parse(struct tb_csv_table *t, const char *name, const char *text, size_t len, char *err,
+                 size_t errlen);
 void tb_csv_release(struct tb_csv_table *t);
 
 /* Column index of name, or -1. */

@@ -202,11 +202,13 @@ int tb_darch_load(struct tb_darch *a, const char *path, char *err, size_t errlen
                 goto out;
             }
         } else if (k->type == K_DBL) {
-            if (tb_parse_double(val, 0, 1e15, (double *)((char *)a + k->off)) != 0) {
+            double d;
+            if (tb_parse_double(val, 0, 1e15, &d) != 0) {
                 tb_err(err, errlen, "%s: line %ld: field '%s': expected a number, got '%s'", path,
                        line, key, val);
                 goto out;
             }
+            memcpy((char *)a + k->off, &d, sizeof d); /* the field at offsetof: a double */
         } else {
             int n = parse_list(val, k->lo, k->hi, (int *)((char *)a + k->off),
                                TB_DARCH_MAX_LEVELS);

@@ -961,7 +961,10 @@ double tb_prediction_metric(const struct tb_prediction *p, const char *metric)
     if (!p->fits)
         return NAN;
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (!strcmp(metric, map[i].name))
-            return *(const double *)((const char *)p + map[i].off);
+        if (!strcmp(metric, map[i].name)) {
+            double v; /* the field at offsetof: a double */
+            memcpy(&v, (const char *)p + map[i].off, sizeof v);
+            return v;
+        }
     return NAN;
 }

@@ -131,6 +131,14 @@ def flops_match_trnbench():
            f"{want:.6g}")
 
 
+def columns_match_c():
+    with open(os.path.join(SRC, "harness", "tb_peer.c")) as f:
+        text = f.read()
+    block = re.search(r"TB_PEER_COLUMNS\[TB_PEER_NCOLS\] = \{(.*?)\};", text, re.S)
+    cols = tuple(re.findall(r'"([^"]+)"', block.group(1))) if block else ()
+    ok(cols == pl.COLUMNS, "CSV columns are the ones harness/tb_peer.c reads")
+
+
 def as_program():
     r = subprocess.run([sys.executable, SCRIPT, "--phase", "serve"], capture_output=True,
                        text=True)
@@ -208,6 +216,7 @@ def torch_checks(torch):
 def main():
     catalogue()
     flops_match_trnbench()
+    columns_match_c()
     as_program()
     try:
         import torch

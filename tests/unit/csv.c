@@ -50,6 +50,22 @@ int main(void)
     OK(strstr(err, "t.csv") != NULL, "message names the file: %s", err);
     IS_INT(-1, tb_csv_load(&t, "/nonexistent/x.csv", err, sizeof err), "missing file refused");
 
+    /* the same parser over text in memory (a child's output) */
+    {
+        const char text[] = "a,b\n\"x,y\",2\n3,4";
+        IS_INT(0, tb_csv_parse(&t, "peer output", text, sizeof text - 1, err, sizeof err),
+               "parse text in memory");
+        IS_INT(2, (long long)t.nrows, "two rows from memory");
+        IS_STRING("x,y", tb_csv_field(&t, 0, "a"), "quoted field from memory");
+        IS_INT(3, t.lines[1], "its line numbers");
+        tb_csv_release(&t);
+        IS_INT(-1, tb_csv_parse(&t, "peer output", "a,b\n1\n", 7, err, sizeof err),
+               "a short row in memory refused");
+        IS_STRING("peer output: line 2: 1 fields where the header has 2", err, "named by line");
+        IS_INT(-1, tb_csv_parse(&t, "peer output", "", 0, err, sizeof err), "no text refused");
+        IS_STRING("peer output: line 1: no header row", err, "as no header");
+    }
+
     /* results: append twice, read back, resume key */
     remove(r);
     {
