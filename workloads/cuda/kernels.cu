@@ -446,8 +446,8 @@ static inline __host__ __device__ size_t dec_smem(int G, int HD)
 }
 
 __global__ void attention_decode_part_kernel(float *ws, const bf16 *q, const bf16 *k,
-                                             const bf16 *v, const int *pos, int NH, int NKV,
-                                             int HD, int S)
+                                             const bf16 *v, const int *pos, int B, int NH,
+                                             int NKV, int HD, int S)
 {
     extern __shared__ float sh[]; /* q [G, HD], p [G, DEC_CHUNK], then K and V rows (bf16) */
     int NC = dec_chunks(S), G = NH / NKV;
@@ -462,7 +462,7 @@ __global__ void attention_decode_part_kernel(float *ws, const bf16 *q, const bf1
     const bf16 *qh = q + ((size_t)b * NH + (size_t)kvh * G) * HD; /* G heads, contiguous */
     float scale = rsqrtf((float)HD);
     float *o = ws + (((size_t)b * NH + (size_t)kvh * G) * NC + c) * HD;
-    float *ml = ws + (size_t)gridDim.x / NC * G * NC * HD +
+    float *ml = ws + (size_t)B * NH * NC * HD +
                 ((size_t)b * NH + (size_t)kvh * G) * NC * 2 + (size_t)c * 2;
 
     for (int t = threadIdx.x; t < n * V8; t += blockDim.x) {
@@ -562,7 +562,7 @@ cudaError_t k_attention_decode(bf16 *y, float *ws, const bf16 *q, const bf16 *k,
     if (HD % 8 != 0 || NKV < 1 || NH % NKV != 0)
         return cudaErrorInvalidValue;
     TB_KL(B * NKV * dec_chunks(S), DEC_THREADS, dec_smem(NH / NKV, HD),
-          attention_decode_part_kernel)(ws, q, k, v, pos, NH, NKV, HD, S);
+          attention_decode_part_kernel)(ws, q, k, v, pos, B, NH, NKV, HD, S);
     TB_KL(B * NH, HD < 128 ? HD : 128, 0, attention_decode_combine_kernel)(y, ws, pos, B, NH, HD,
                                                                           S);
     return cudaGetLastError();
