@@ -195,8 +195,7 @@ static int resolve(const struct tb_run_spec *spec, const char *where, struct res
     if (spec->layers && tb_arch_truncate(a, spec->layers, e, sizeof e) != 0)
         return tb_err(err, errlen, "%s: %s", where, e);
     if (need > a->max_context)
-        return tb_err(err, errlen,
-                      "%s: field '%s': %d tokens exceed %s's context of %d", where,
+        return tb_err(err, errlen, "%s: field '%s': %d tokens exceed %s's context of %d", where,
                       spec->phase == TB_PHASE_DECODE ? "seq_out" : "seq_in", need, a->name,
                       a->max_context);
     return 0;
@@ -261,13 +260,19 @@ static int record_predict(const struct tb_record_ctx *c, const struct tb_model *
         const char *metric, *unit;
         char kind;
     } METRICS[] = {
-        {"train_tokens_per_s", "tokens/s", 't'},  {"train_tokens_per_s_per_chip", "tokens/s", 't'},
-        {"step_time_s", "s", 't'},                {"mfu", "fraction", 't'},
-        {"ttft_ms", "ms", 'i'},                   {"tpot_ms", "ms", 'i'},
-        {"e2e_latency_ms", "ms", 'i'},            {"output_tokens_per_s", "tokens/s", 'i'},
+        {"train_tokens_per_s", "tokens/s", 't'},
+        {"train_tokens_per_s_per_chip", "tokens/s", 't'},
+        {"step_time_s", "s", 't'},
+        {"mfu", "fraction", 't'},
+        {"ttft_ms", "ms", 'i'},
+        {"tpot_ms", "ms", 'i'},
+        {"e2e_latency_ms", "ms", 'i'},
+        {"output_tokens_per_s", "tokens/s", 'i'},
         {"output_tokens_per_s_per_chip", "tokens/s", 'i'},
-        {"total_tokens_per_s", "tokens/s", 'i'},  {"tokens_per_s_per_user", "tokens/s", 'i'},
-        {"images_per_s", "images/s", 'd'},        {"images_per_s_per_chip", "images/s", 'd'},
+        {"total_tokens_per_s", "tokens/s", 'i'},
+        {"tokens_per_s_per_user", "tokens/s", 'i'},
+        {"images_per_s", "images/s", 'd'},
+        {"images_per_s_per_chip", "images/s", 'd'},
         {"s_per_image", "s", 'd'},
     };
     enum { NM = sizeof METRICS / sizeof METRICS[0] };
@@ -317,7 +322,8 @@ static int record_predict(const struct tb_record_ctx *c, const struct tb_model *
         r->col[TB_COL_MODEL] = model_name;
         r->col[TB_COL_LAYERS] = denoise ? NULL : layers;
         r->col[TB_COL_PHASE] = phase;
-        r->col[TB_COL_PRECISION] = tb_predict_spec_get(ps, "precision") ? tb_predict_spec_get(ps, "precision") : "bf16";
+        r->col[TB_COL_PRECISION] =
+            tb_predict_spec_get(ps, "precision") ? tb_predict_spec_get(ps, "precision") : "bf16";
         r->col[TB_COL_BATCH] = batch;
         r->col[TB_COL_SEQ_IN] = tb_predict_spec_get(ps, "seq_in");
         r->col[TB_COL_SEQ_OUT] = train ? NULL : tb_predict_spec_get(ps, "seq_out");
@@ -337,14 +343,15 @@ static int record_predict(const struct tb_record_ctx *c, const struct tb_model *
     if (tb_results_append(c->results, rows, n, err, errlen) != 0)
         return -1;
     if (denoise)
-        fprintf(stderr, "trnbench run:   %.4g images/s, %.4g s per image, %s\n",
-                res.p.images_per_s, res.p.s_per_image, res.p.assumptions);
+        fprintf(stderr, "trnbench run:   %.4g images/s, %.4g s per image, %s\n", res.p.images_per_s,
+                res.p.s_per_image, res.p.assumptions);
     else if (train)
         fprintf(stderr, "trnbench run:   %.4g tokens/s (%.4g per chip), MFU %.2f, %s\n",
                 res.p.train_tokens_per_s, res.p.train_tokens_per_s_per_chip, res.p.mfu,
                 res.p.assumptions);
     else
-        fprintf(stderr, "trnbench run:   %.4g output tokens/s at batch %ld, TTFT %.4g ms, TPOT %.4g ms\n",
+        fprintf(stderr,
+                "trnbench run:   %.4g output tokens/s at batch %ld, TTFT %.4g ms, TPOT %.4g ms\n",
                 res.p.output_tokens_per_s, res.p.batch, res.p.ttft_ms, res.p.tpot_ms);
     return 1;
 }
@@ -354,12 +361,12 @@ static int record_predict(const struct tb_record_ctx *c, const struct tb_model *
 enum executor_choice { EXEC_ALL, EXEC_CPU, EXEC_CUDA };
 
 struct gpu_side {
-    bool on;                         /* a device is in use */
-    struct tb_gpu gpu;               /* owned */
-    struct tb_record_ctx ctx;        /* the rows' GPU facts */
-    const struct tb_model *model;    /* borrowed; NULL: no modeled rows */
-    const struct tb_chip *chip;      /* the catalogue's chip, or NULL (why in chip_why) */
-    const struct tb_instance *inst;  /* the instance with the fewest of them */
+    bool on;                        /* a device is in use */
+    struct tb_gpu gpu;              /* owned */
+    struct tb_record_ctx ctx;       /* the rows' GPU facts */
+    const struct tb_model *model;   /* borrowed; NULL: no modeled rows */
+    const struct tb_chip *chip;     /* the catalogue's chip, or NULL (why in chip_why) */
+    const struct tb_instance *inst; /* the instance with the fewest of them */
     char chip_why[256];
     struct tb_gpu_share share; /* the part of the machine its rows are charged */
 };
@@ -376,8 +383,7 @@ static void ps_set(struct tb_predict_spec *p, const char *key, const char *value
 /* The model's rows for spec on one chip of the GPU's instance type. Returns 0, or -1 on
  * a write error. */
 static int record_gpu_model(const struct gpu_side *g, const struct tb_run_spec *spec,
-                            const struct resolved *mr, char *err,
-                            size_t errlen)
+                            const struct resolved *mr, char *err, size_t errlen)
 {
     struct tb_predict_spec ps;
     char num[32], id[320];
@@ -388,8 +394,9 @@ static int record_gpu_model(const struct gpu_side *g, const struct tb_run_spec *
         return 0;
     }
     if (spec->layers) {
-        fprintf(stderr, "trnbench run:   not modeled on the GPU's chip: a shortened model "
-                        "(layers=%d) is not in the catalogue\n",
+        fprintf(stderr,
+                "trnbench run:   not modeled on the GPU's chip: a shortened model "
+                "(layers=%d) is not in the catalogue\n",
                 spec->layers);
         return 0;
     }
@@ -509,11 +516,10 @@ static int run_one(const struct tb_record_ctx *c, struct gpu_side *g,
 static const char *spec_field(const char *opt)
 {
     static const char *const map[][2] = {
-        {"--model", "model"},   {"--phase", "phase"},     {"--seq-in", "seq_in"},
-        {"--seq-out", "seq_out"}, {"--batch", "batch"},   {"--layers", "layers"},
-        {"--reps", "reps"},     {"--warmup", "warmup"},   {"--seed", "seed"},
-        {"--steps", "steps"},   {"--resolution", "resolution"},
-        {"--precision", "precision"},
+        {"--model", "model"},     {"--phase", "phase"},           {"--seq-in", "seq_in"},
+        {"--seq-out", "seq_out"}, {"--batch", "batch"},           {"--layers", "layers"},
+        {"--reps", "reps"},       {"--warmup", "warmup"},         {"--seed", "seed"},
+        {"--steps", "steps"},     {"--resolution", "resolution"}, {"--precision", "precision"},
     };
     for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
         if (!strcmp(opt, map[i][0]))
@@ -687,8 +693,7 @@ int tb_cmd_run(int argc, char **argv)
             gpu.ctx.executor = "cuda";
             tb_gpu_describe(&gpu.gpu.info, gpu.ctx.host, sizeof gpu.ctx.host);
             snprintf(gpu.ctx.blas, sizeof gpu.ctx.blas, "cuBLASLt (CUDA runtime %d.%d)",
-                     gpu.gpu.info.runtime_version / 1000,
-                     gpu.gpu.info.runtime_version % 1000 / 10);
+                     gpu.gpu.info.runtime_version / 1000, gpu.gpu.info.runtime_version % 1000 / 10);
             fprintf(stderr, "trnbench run: GPU executor on %s; energy %s\n", gpu.ctx.host,
                     gpu.gpu.info.nvml);
             if (!have_model) {
@@ -730,8 +735,7 @@ int tb_cmd_run(int argc, char **argv)
         int r = 0;
         snprintf(tag, sizeof tag, "%zu/%zu", i + 1, suite.nruns);
         if (executor != EXEC_CUDA)
-            r = run_one(&ctx, NULL, &suite.runs[i], &archs[i], tag, &done, &skipped,
-                        &unsupported);
+            r = run_one(&ctx, NULL, &suite.runs[i], &archs[i], tag, &done, &skipped, &unsupported);
         if (r >= 0 && gpu.on)
             r = run_one(&gpu.ctx, &gpu, &suite.runs[i], &archs[i], tag, &done, &skipped,
                         &unsupported);

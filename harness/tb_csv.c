@@ -11,11 +11,11 @@
 
 struct csv_ctx {
     struct tb_csv_table *t;
-    char **cur;       /* owned: fields of the row being read */
+    char **cur; /* owned: fields of the row being read */
     size_t ncur, capcur;
     size_t caprows;
-    long line;        /* physical line being fed */
-    long row_line;    /* line the current row started on */
+    long line;     /* physical line being fed */
+    long row_line; /* line the current row started on */
     int failed;
     char *err;
     size_t errlen;
@@ -242,8 +242,7 @@ const char *tb_csv_field(const struct tb_csv_table *t, size_t row, const char *n
     return tb_csv_get(t, row, tb_csv_col(t, name));
 }
 
-int tb_csv_require(const struct tb_csv_table *t, const char *const *names, char *err,
-                   size_t errlen)
+int tb_csv_require(const struct tb_csv_table *t, const char *const *names, char *err, size_t errlen)
 {
     for (; *names; names++)
         if (tb_csv_col(t, *names) < 0)

@@ -13,12 +13,12 @@
 #include <stdio.h>
 
 struct tb_csv_table {
-    char *path;     /* owned: as given to tb_csv_load, for messages */
-    size_t ncols;   /* columns in the header */
-    char **header;  /* owned: ncols names */
-    size_t nrows;   /* data rows (header excluded) */
-    char **cells;   /* owned: nrows * ncols strings, row-major */
-    long *lines;    /* owned: nrows physical line numbers (1-based) where each row starts */
+    char *path;    /* owned: as given to tb_csv_load, for messages */
+    size_t ncols;  /* columns in the header */
+    char **header; /* owned: ncols names */
+    size_t nrows;  /* data rows (header excluded) */
+    char **cells;  /* owned: nrows * ncols strings, row-major */
+    long *lines;   /* owned: nrows physical line numbers (1-based) where each row starts */
 };
 
 /* Read path. Returns 0, or -1 with "path: line N: ..." in err. A missing file is an

@@ -127,55 +127,55 @@ struct tb_cuda_adamw {
  * tests hold the CPU reference. Inputs are fp32 and rounded to bf16 where the engine
  * keeps them in bf16 (stated per op); outputs come back as fp32. */
 enum tb_cuda_op {
-    TB_CUDA_OP_RMSNORM_FWD,    /* x[N,C], w[C] -> out[N,C] (bf16), rstd[N]; eps */
-    TB_CUDA_OP_RMSNORM_BWD,    /* dy[N,C], x[N,C], rstd[N], w[C] -> dx[N,C] (+= into
-                                  out's input, accumulate), dw[C] */
-    TB_CUDA_OP_ROPE,           /* qkv[N, QKV] (bf16), cos/sin [T, HD/2] -> q [B,NH,T,HD],
-                                  k, v [B,NKV,T,HD] head-major (bf16), rotated */
-    TB_CUDA_OP_SWIGLU_FWD,     /* gu[N, 2F] (bf16) -> h[N, F] (bf16) */
-    TB_CUDA_OP_SWIGLU_BWD,     /* dh[N,F], gu[N,2F] (bf16) -> dgu[N,2F] (bf16) */
-    TB_CUDA_OP_ATTENTION_FWD,  /* q[B,NH,T,HD], k, v[B,NKV,T,HD] (bf16) -> y[N, NH*HD]
-                                  (the engine's causal attention: the fused kernel) */
-    TB_CUDA_OP_ATTENTION_BWD,  /* + dy[N, NH*HD] -> dq, dk, dv head-major (fp32 out) */
-    TB_CUDA_OP_XENT,           /* logits[N, V] (bf16), targets[N] -> loss (mean), dlogits */
-    TB_CUDA_OP_ADAMW,          /* p, g, m, v [n], decay on [0, n_decay) -> p, m, v; step t */
-    TB_CUDA_OP_GEMM_BF16,      /* a[M,K], b[N,K] (bf16) -> c[M,N] = a b^T (fp32 out) */
-    TB_CUDA_OP_GEMV_BF16,      /* x[M,K], w[N,K] (bf16), M <= 8 -> c[M,N] = x w^T (the decode
-                                  kernel) */
+    TB_CUDA_OP_RMSNORM_FWD,   /* x[N,C], w[C] -> out[N,C] (bf16), rstd[N]; eps */
+    TB_CUDA_OP_RMSNORM_BWD,   /* dy[N,C], x[N,C], rstd[N], w[C] -> dx[N,C] (+= into
+                                 out's input, accumulate), dw[C] */
+    TB_CUDA_OP_ROPE,          /* qkv[N, QKV] (bf16), cos/sin [T, HD/2] -> q [B,NH,T,HD],
+                                 k, v [B,NKV,T,HD] head-major (bf16), rotated */
+    TB_CUDA_OP_SWIGLU_FWD,    /* gu[N, 2F] (bf16) -> h[N, F] (bf16) */
+    TB_CUDA_OP_SWIGLU_BWD,    /* dh[N,F], gu[N,2F] (bf16) -> dgu[N,2F] (bf16) */
+    TB_CUDA_OP_ATTENTION_FWD, /* q[B,NH,T,HD], k, v[B,NKV,T,HD] (bf16) -> y[N, NH*HD]
+                                 (the engine's causal attention: the fused kernel) */
+    TB_CUDA_OP_ATTENTION_BWD, /* + dy[N, NH*HD] -> dq, dk, dv head-major (fp32 out) */
+    TB_CUDA_OP_XENT,          /* logits[N, V] (bf16), targets[N] -> loss (mean), dlogits */
+    TB_CUDA_OP_ADAMW,         /* p, g, m, v [n], decay on [0, n_decay) -> p, m, v; step t */
+    TB_CUDA_OP_GEMM_BF16,     /* a[M,K], b[N,K] (bf16) -> c[M,N] = a b^T (fp32 out) */
+    TB_CUDA_OP_GEMV_BF16,     /* x[M,K], w[N,K] (bf16), M <= 8 -> c[M,N] = x w^T (the decode
+                                 kernel) */
     /* fp8 (e4m3), compute capability 8.9+ (else the op fails with the reason): */
-    TB_CUDA_OP_QUANT_FP8,      /* x[n] (fp32; rounded to bf16 first when in_bf16) -> q[n]
-                                  (the e4m3 values, unscaled, as fp32); amax, scale = 448 /
-                                  amax, scale_inv out */
-    TB_CUDA_OP_GEMM_FP8,       /* a[M,K], b[N,K]: e4m3 values as fp32, each tensor's max |x|
-                                  448 (a quantised tensor's) -> c[M,N] = scale_a scale_b a b^T
-                                  through cuBLASLt (fp32 out, or bf16 when out_bf16) */
-    TB_CUDA_OP_GEMV_FP8,       /* the same with M <= 8 through the fp8 decode kernel */
-    TB_CUDA_OP_FLASH,          /* the fused attention alone: q [B,NH,T,HD], k, v [B,NKV,Sk,HD]
-                                  (bf16; token_major: [B,T,NH,HD], [B,Sk,NKV,HD]), causal,
-                                  softmax_scale -> o (q's layout), lse [B,NH,T]; with dout
-                                  in[3] (o's layout) also dq (q's layout), dk | dv (two of
-                                  k's layout, one after the other) */
+    TB_CUDA_OP_QUANT_FP8, /* x[n] (fp32; rounded to bf16 first when in_bf16) -> q[n]
+                             (the e4m3 values, unscaled, as fp32); amax, scale = 448 /
+                             amax, scale_inv out */
+    TB_CUDA_OP_GEMM_FP8,  /* a[M,K], b[N,K]: e4m3 values as fp32, each tensor's max |x|
+                             448 (a quantised tensor's) -> c[M,N] = scale_a scale_b a b^T
+                             through cuBLASLt (fp32 out, or bf16 when out_bf16) */
+    TB_CUDA_OP_GEMV_FP8,  /* the same with M <= 8 through the fp8 decode kernel */
+    TB_CUDA_OP_FLASH,     /* the fused attention alone: q [B,NH,T,HD], k, v [B,NKV,Sk,HD]
+                             (bf16; token_major: [B,T,NH,HD], [B,Sk,NKV,HD]), causal,
+                             softmax_scale -> o (q's layout), lse [B,NH,T]; with dout
+                             in[3] (o's layout) also dq (q's layout), dk | dv (two of
+                             k's layout, one after the other) */
     /* diffusion (channel-last images [B, H, W, C]; HW = H*W) */
-    TB_CUDA_OP_GROUPNORM,      /* x[B, HW, C] fp32, w[C], b[C] -> out[B, HW, C] (bf16), G
-                                  groups, eps, then SiLU when silu */
-    TB_CUDA_OP_CONV2D,         /* x[B, H, W, ci] (bf16), w[co, ci, k, k], bias[co] -> out
-                                  [B, Ho, Wo, co] fp32; k = ksize, padding k/2, stride;
-                                  upsample: nearest 2x of x first (H, W are x's) */
-    TB_CUDA_OP_LAYERNORM,      /* x[N, C] fp32, w[C], b[C] -> out[N, C] (bf16); eps */
-    TB_CUDA_OP_GEGLU,          /* ff[N, 2F] fp32 (value | gate), bias[2F] -> h[N, F] (bf16) =
-                                  (value + b) GELU(gate + b), the exact (erf) GELU */
-    TB_CUDA_OP_ATTENTION_NC,   /* q[B*T, NH*HD], k, v[B*S, NH*HD] (bf16, token-major) ->
-                                  y[B*T, NH*HD] (fp32 of bf16): non-causal softmax
-                                  attention, scale 1/sqrt(HD) */
-    TB_CUDA_OP_DIT_LN_MOD,     /* x[B*T, C] fp32, mod[B, 2C] (shift | scale) -> out[B*T, C]
-                                  (bf16) = LayerNorm(x) (1 + scale) + shift, no affine
-                                  weights, eps */
-    TB_CUDA_OP_DIT_QKV,        /* z[B*T, 3 NH HD + F] fp32, bias[3 NH HD + F], q_norm[HD],
-                                  k_norm[HD] (RMSNorm weights, NULL: none) -> out[0]
-                                  [B*T, 3 NH HD] (bf16): q, k RMSNorm'ed, rows r >= S of
-                                  an image (the H x W image tokens, T = S + H W) rotated
-                                  by FLUX's 2-D RoPE (H 0: none), v as is; out[1] [B*T, F]
-                                  (bf16, F > 0) = GELU_tanh of the last F columns; eps */
+    TB_CUDA_OP_GROUPNORM,    /* x[B, HW, C] fp32, w[C], b[C] -> out[B, HW, C] (bf16), G
+                                groups, eps, then SiLU when silu */
+    TB_CUDA_OP_CONV2D,       /* x[B, H, W, ci] (bf16), w[co, ci, k, k], bias[co] -> out
+                                [B, Ho, Wo, co] fp32; k = ksize, padding k/2, stride;
+                                upsample: nearest 2x of x first (H, W are x's) */
+    TB_CUDA_OP_LAYERNORM,    /* x[N, C] fp32, w[C], b[C] -> out[N, C] (bf16); eps */
+    TB_CUDA_OP_GEGLU,        /* ff[N, 2F] fp32 (value | gate), bias[2F] -> h[N, F] (bf16) =
+                                (value + b) GELU(gate + b), the exact (erf) GELU */
+    TB_CUDA_OP_ATTENTION_NC, /* q[B*T, NH*HD], k, v[B*S, NH*HD] (bf16, token-major) ->
+                                y[B*T, NH*HD] (fp32 of bf16): non-causal softmax
+                                attention, scale 1/sqrt(HD) */
+    TB_CUDA_OP_DIT_LN_MOD,   /* x[B*T, C] fp32, mod[B, 2C] (shift | scale) -> out[B*T, C]
+                                (bf16) = LayerNorm(x) (1 + scale) + shift, no affine
+                                weights, eps */
+    TB_CUDA_OP_DIT_QKV,      /* z[B*T, 3 NH HD + F] fp32, bias[3 NH HD + F], q_norm[HD],
+                                k_norm[HD] (RMSNorm weights, NULL: none) -> out[0]
+                                [B*T, 3 NH HD] (bf16): q, k RMSNorm'ed, rows r >= S of
+                                an image (the H x W image tokens, T = S + H W) rotated
+                                by FLUX's 2-D RoPE (H 0: none), v as is; out[1] [B*T, F]
+                                (bf16, F > 0) = GELU_tanh of the last F columns; eps */
     TB_CUDA_OP_COUNT
 };
 struct tb_cuda_op_args {
@@ -272,10 +272,9 @@ struct tb_cuda_api {
      * prediction = uncond + guidance_scale (cond - uncond) with CFG, latents += dt
      * prediction; FLUX's guidance embedding gets guidance_scale. Queued; the latents
      * stay on the device (diffusion_latents). */
-    int (*diffusion_sample)(void *eng, const float *latents, const float *ctx,
-                            const float *pooled, int B, int steps, const float *t,
-                            const float *c_in, const float *dt, float guidance_scale, char *err,
-                            size_t errlen);
+    int (*diffusion_sample)(void *eng, const float *latents, const float *ctx, const float *pooled,
+                            int B, int steps, const float *t, const float *c_in, const float *dt,
+                            float guidance_scale, char *err, size_t errlen);
     /* Synchronise, then the last sample's latents [B, Cl, H, W] (n floats at most) and
      * whether every one is finite. */
     int (*diffusion_latents)(void *eng, float *out, size_t n, bool *finite, char *err,

@@ -210,8 +210,7 @@ int tb_darch_load(struct tb_darch *a, const char *path, char *err, size_t errlen
             }
             memcpy((char *)a + k->off, &d, sizeof d); /* the field at offsetof: a double */
         } else {
-            int n = parse_list(val, k->lo, k->hi, (int *)((char *)a + k->off),
-                               TB_DARCH_MAX_LEVELS);
+            int n = parse_list(val, k->lo, k->hi, (int *)((char *)a + k->off), TB_DARCH_MAX_LEVELS);
             if (n < 1) {
                 tb_err(err, errlen,
                        "%s: line %ld: field '%s': expected 1 to %d integers in [%ld, %ld] "
@@ -226,23 +225,23 @@ int tb_darch_load(struct tb_darch *a, const char *path, char *err, size_t errlen
         goto out;
     /* what each family needs */
     {
-        const char *miss = !a->name[0]               ? "name"
-                           : !a->family[0]           ? "family"
-                           : !a->latent_channels     ? "latent_channels"
-                           : !a->resolution          ? "resolution"
-                           : !a->default_steps       ? "default_steps"
-                           : !a->text_tokens         ? "text_tokens"
-                           : !a->context_dim         ? "context_dim"
-                           : !nvae                   ? "vae_channels"
-                           : !a->vae_layers          ? "vae_layers"
-                           : !a->head_dim            ? "head_dim"
-                           : NULL;
+        const char *miss = !a->name[0]           ? "name"
+                           : !a->family[0]       ? "family"
+                           : !a->latent_channels ? "latent_channels"
+                           : !a->resolution      ? "resolution"
+                           : !a->default_steps   ? "default_steps"
+                           : !a->text_tokens     ? "text_tokens"
+                           : !a->context_dim     ? "context_dim"
+                           : !nvae               ? "vae_channels"
+                           : !a->vae_layers      ? "vae_layers"
+                           : !a->head_dim        ? "head_dim"
+                                                 : NULL;
         if (!miss && a->kind == TB_DARCH_UNET)
-            miss = !nch                    ? "channels"
-                   : !ndepth               ? "transformer_depth"
-                   : !a->layers_per_block  ? "layers_per_block"
-                   : !a->time_embed_dim    ? "time_embed_dim"
-                   : NULL;
+            miss = !nch                   ? "channels"
+                   : !ndepth              ? "transformer_depth"
+                   : !a->layers_per_block ? "layers_per_block"
+                   : !a->time_embed_dim   ? "time_embed_dim"
+                                          : NULL;
         if (!miss && a->kind != TB_DARCH_UNET)
             miss = !a->hidden ? "hidden" : !a->heads ? "heads" : !a->dit_depth ? "depth" : NULL;
         if (!miss && a->kind == TB_DARCH_FLUX && !a->single_depth)
@@ -268,14 +267,14 @@ int tb_darch_load(struct tb_darch *a, const char *path, char *err, size_t errlen
                 goto out;
             }
     } else if (a->hidden != a->heads * a->head_dim) {
-        tb_err(err, errlen, "%s: field 'hidden': %d is not heads %d x head_dim %d", path,
-               a->hidden, a->heads, a->head_dim);
+        tb_err(err, errlen, "%s: field 'hidden': %d is not heads %d x head_dim %d", path, a->hidden,
+               a->heads, a->head_dim);
         goto out;
     }
     if (a->resolution %
         (a->vae_scale * (a->kind == TB_DARCH_UNET ? 1 << (a->nlevels - 1) : a->patch))) {
-        tb_err(err, errlen, "%s: field 'resolution': %d does not divide into the latent grid",
-               path, a->resolution);
+        tb_err(err, errlen, "%s: field 'resolution': %d does not divide into the latent grid", path,
+               a->resolution);
         goto out;
     }
     a->vae_levels = nvae;
@@ -444,11 +443,11 @@ double tb_darch_params_denoiser(const struct tb_darch *a)
 {
     if (a->kind == TB_DARCH_UNET) {
         struct unet_count u = {a, 0};
-        u.params = lin(a->time_proj_dim, a->time_embed_dim) +
-                   lin(a->time_embed_dim, a->time_embed_dim);
+        u.params =
+            lin(a->time_proj_dim, a->time_embed_dim) + lin(a->time_embed_dim, a->time_embed_dim);
         if (a->add_in_dim)
-            u.params += lin(a->add_in_dim, a->time_embed_dim) +
-                        lin(a->time_embed_dim, a->time_embed_dim);
+            u.params +=
+                lin(a->add_in_dim, a->time_embed_dim) + lin(a->time_embed_dim, a->time_embed_dim);
         unet_walk(a, unet_params_visit, &u);
         return u.params;
     }
@@ -502,7 +501,7 @@ double tb_darch_params_encoders(const struct tb_darch *a)
 
 struct unet_flops {
     const struct tb_darch *a;
-    double hw;   /* latent pixels at level 0 */
+    double hw; /* latent pixels at level 0 */
     double B;
     double total, attn, conv;
 };
@@ -564,8 +563,8 @@ static void dit_flops(const struct tb_darch *a, double B, int resolution, double
     *attn = B * at;
 }
 
-void tb_dflops_denoiser_parts(const struct tb_darch *a, double B, int resolution,
-                              double *total, double *attn, double *conv)
+void tb_dflops_denoiser_parts(const struct tb_darch *a, double B, int resolution, double *total,
+                              double *attn, double *conv)
 {
     double h = (double)resolution / a->vae_scale;
     if (a->kind == TB_DARCH_UNET) {

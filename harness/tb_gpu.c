@@ -427,8 +427,10 @@ int tb_gpu_run(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb
     }
     tb_gpu_weights_of(&cpu, layer_off, max_seq, rope_cos, rope_sin, &w);
     if (api->llama_init(&eng, arch, &w, B, max_seq,
-                        train ? TB_CUDA_LLAMA_TRAIN : fp8 ? TB_CUDA_LLAMA_FP8 : 0, err,
-                        errlen) != 0)
+                        train ? TB_CUDA_LLAMA_TRAIN
+                        : fp8 ? TB_CUDA_LLAMA_FP8
+                              : 0,
+                        err, errlen) != 0)
         goto out;
     tb_llama_release(&cpu);
     have_cpu = false;

@@ -13,8 +13,8 @@
 
 /* ---- efficiency table ---- */
 
-static int num_field(const struct tb_csv_table *t, size_t r, const char *name, double lo,
-                     double hi, double *out, char *err, size_t errlen)
+static int num_field(const struct tb_csv_table *t, size_t r, const char *name, double lo, double hi,
+                     double *out, char *err, size_t errlen)
 {
     const char *v = tb_csv_field(t, r, name);
     if (tb_parse_double(v, lo, hi, out) != 0)
@@ -23,13 +23,14 @@ static int num_field(const struct tb_csv_table *t, size_t r, const char *name, d
     return 0;
 }
 
-int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const char *dir,
-                  char *err, size_t errlen)
+int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const char *dir, char *err,
+                  size_t errlen)
 {
     static const char *const cols[] = {
-        "chip",     "family",     "gemm_eff",  "gemm_eff_fp8", "gemm_m_half", "gemm_n_half", "mem_eff",
-        "kv_eff",   "link_eff", "net_eff",    "collective_us", "layer_us", "request_us", "train_eff", "tp_overlap", "conv_eff",   "dp_overlap",
-        "hbm_usable", "max_batch", "source",     NULL};
+        "chip",       "family",    "gemm_eff",   "gemm_eff_fp8", "gemm_m_half",   "gemm_n_half",
+        "mem_eff",    "kv_eff",    "link_eff",   "net_eff",      "collective_us", "layer_us",
+        "request_us", "train_eff", "tp_overlap", "conv_eff",     "dp_overlap",    "hbm_usable",
+        "max_batch",  "source",    NULL};
     char path[PATH_MAX];
 
     memset(m, 0, sizeof *m);
@@ -115,18 +116,18 @@ const struct tb_model_eff *tb_model_eff_of(const struct tb_model *m, const char 
 struct dev {
     const struct tb_arch *a;
     const struct tb_model_eff *e;
-    double peak;       /* FLOP/s of the precision, per device */
-    double bf16_peak;  /* FLOP/s in bf16 per device (attention runs in 16-bit) */
-    double chip_peak;  /* per chip, for MFU */
-    double gemm_eff;   /* large-GEMM efficiency of the precision */
-    double hbm;        /* bytes per device */
-    double hbm_bw;     /* bytes/s per device */
-    double link_bw;    /* effective bytes/s per device on the intra-node link */
-    double net_bw;     /* effective bytes/s per device on the network (EFA) */
-    double wbytes;     /* bytes per weight */
-    double kvbytes;    /* bytes per K or V element */
-    long per_node;     /* devices per instance */
-    long k;            /* devices per chip */
+    double peak;      /* FLOP/s of the precision, per device */
+    double bf16_peak; /* FLOP/s in bf16 per device (attention runs in 16-bit) */
+    double chip_peak; /* per chip, for MFU */
+    double gemm_eff;  /* large-GEMM efficiency of the precision */
+    double hbm;       /* bytes per device */
+    double hbm_bw;    /* bytes/s per device */
+    double link_bw;   /* effective bytes/s per device on the intra-node link */
+    double net_bw;    /* effective bytes/s per device on the network (EFA) */
+    double wbytes;    /* bytes per weight */
+    double kvbytes;   /* bytes per K or V element */
+    long per_node;    /* devices per instance */
+    long k;           /* devices per chip */
 };
 
 static int dev_init(struct dev *d, const struct tb_model *m, const struct tb_scenario *sc, long k,
@@ -225,8 +226,10 @@ struct step {
 static const char *bound_of(const struct step *s)
 {
     double m = fmax(fmax(s->tcomp, s->tmem), fmax(s->tcomm, s->tover));
-    return m == s->tcomp ? "compute" : m == s->tmem ? "memory" : m == s->tcomm ? "communication"
-                                                                              : "overhead";
+    return m == s->tcomp   ? "compute"
+           : m == s->tmem  ? "memory"
+           : m == s->tcomm ? "communication"
+                           : "overhead";
 }
 
 static double kv_per_device(const struct dev *d, long tp, double tokens)
@@ -274,8 +277,8 @@ static struct step decode_step(const struct dev *d, double B, double ctx, long t
 static double serve_mem(const struct dev *d, double B, double ctx, double chunk, long tp)
 {
     const struct tb_arch *a = d->a;
-    double weights = (tb_arch_params_matmul(a) + tb_arch_params_embedding(a)) * d->wbytes /
-                     (double)tp;
+    double weights =
+        (tb_arch_params_matmul(a) + tb_arch_params_embedding(a)) * d->wbytes / (double)tp;
     double kv = kv_per_device(d, tp, B * ctx);
     /* working set of the largest forward chunk: activations and the logits */
     double work = chunk * (4.0 * a->hidden + 2.0 * a->ffn) * 2.0 / (double)tp +
@@ -382,8 +385,8 @@ static int predict_inference(const struct tb_model *m, const struct tb_scenario 
             snprintf(p->why, sizeof p->why,
                      "does not fit: weights and one request need %.1f GiB per device, %.1f GiB "
                      "usable (tp=%ld)",
-                     serve_mem(&d, 1, ctx, fmin(Tin, 8192), tp) / 1073741824.0,
-                     cap / 1073741824.0, tp);
+                     serve_mem(&d, 1, ctx, fmin(Tin, 8192), tp) / 1073741824.0, cap / 1073741824.0,
+                     tp);
             return 0;
         }
         /* the largest load that fits: lo fits, hi + 1 does not */
@@ -412,8 +415,8 @@ static int predict_inference(const struct tb_model *m, const struct tb_scenario 
         if (best < 0) {
             p->fits = false;
             snprintf(p->why, sizeof p->why,
-                     "no load meets the latency limits (TTFT %g ms, TPOT %g ms)",
-                     sc->ttft_limit_ms, sc->tpot_limit_ms);
+                     "no load meets the latency limits (TTFT %g ms, TPOT %g ms)", sc->ttft_limit_ms,
+                     sc->tpot_limit_ms);
             return 0;
         }
         sp = bp;
@@ -451,8 +454,8 @@ static int predict_inference(const struct tb_model *m, const struct tb_scenario 
              "(half at %.0f rows), mem_eff %.2f, layer %.0f us; weights %.0f B, KV %.0f B",
              sc->batch_max ? "continuous batching" : "static batch", tp, dp, p->devices, k,
              p->batch, dp > 1 ? " per replica" : "",
-             sc->batch_max ? " (throughput-maximising)" : "", d.gemm_eff,
-             d.e->gemm_m_half, d.e->mem_eff, d.e->layer_s * 1e6, d.wbytes, d.kvbytes);
+             sc->batch_max ? " (throughput-maximising)" : "", d.gemm_eff, d.e->gemm_m_half,
+             d.e->mem_eff, d.e->layer_s * 1e6, d.wbytes, d.kvbytes);
     return 0;
 }
 
@@ -525,9 +528,9 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
     const double T = (double)sc->seq_in, P = tb_arch_params_total(a);
     const double L = a->layers, C = a->hidden;
     const long t = l->tp, pp = l->pp, dp = l->dp, cp = l->cp;
-    const double m = GB / ((double)dp * l->mb); /* micro-batches per pipeline */
+    const double m = GB / ((double)dp * l->mb);      /* micro-batches per pipeline */
     const double M = (double)l->mb * T / (double)cp; /* tokens per micro-batch and device */
-    const double Lst = ceil(L / (double)pp);      /* layers per stage */
+    const double Lst = ceil(L / (double)pp);         /* layers per stage */
     double shard = P / (double)(t * pp);
     double mem, act, tcomp, ttp, tcp, tpipe, tp2p, tdp, topt, nar;
 
@@ -536,7 +539,8 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
      * up to pp), logits of one micro-batch */
     mem = shard * (2.0 + 4.0) + shard * 12.0 / (double)dp;
     if (l->recompute)
-        act = M * C * 2.0 / (double)t * Lst * (double)pp + M * act_bytes_per_token_layer(a) / (double)t;
+        act = M * C * 2.0 / (double)t * Lst * (double)pp +
+              M * act_bytes_per_token_layer(a) / (double)t;
     else
         act = M * act_bytes_per_token_layer(a) / (double)t * Lst * (double)pp;
     mem += act + M * a->vocab * 6.0 / (double)t;
@@ -566,17 +570,15 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
     /* context parallel: each layer gathers the other devices' K and V forward and
      * reduces their gradients backward (half an all-reduce each way) */
     tcp = cp > 1 ? m * Lst * 2.0 *
-                       allreduce_s(d, M * 2.0 * a->kv_heads * a->head_dim * 2.0, cp, t * cp) /
-                       2.0
+                       allreduce_s(d, M * 2.0 * a->kv_heads * a->head_dim * 2.0, cp, t * cp) / 2.0
                  : 0;
     tpipe = (tcomp + ttp + tcp) * (m + (double)pp - 1.0) / m;
     tp2p = pp > 1 ? (m + (double)pp - 1.0) * 2.0 *
-                        (d->e->collective_s + M * C * 2.0 / (t * pp <= d->per_node ? d->link_bw
-                                                                                    : d->net_bw))
+                        (d->e->collective_s +
+                         M * C * 2.0 / (t * pp <= d->per_node ? d->link_bw : d->net_bw))
                   : 0;
     /* data parallel, ZeRO-1: reduce-scatter bf16 gradients, all-gather bf16 weights */
-    tdp = dp > 1 ? allreduce_s(d, shard * 2.0, dp, t * pp * cp * dp) * (1.0 - d->e->dp_overlap)
-                 : 0;
+    tdp = dp > 1 ? allreduce_s(d, shard * 2.0, dp, t * pp * cp * dp) * (1.0 - d->e->dp_overlap) : 0;
     /* optimizer: reads gradients and fp32 state of its shard, writes state and weights */
     topt = (shard * 4.0 + shard / (double)dp * 24.0 + shard * 2.0) / (d->hbm_bw * d->e->mem_eff);
     r.step = tpipe + tp2p + tdp + topt;
@@ -658,8 +660,8 @@ static int predict_train(const struct tb_model *m, const struct tb_scenario *sc,
                     if (!ev.fits) {
                         if (!first_why[0])
                             snprintf(first_why, sizeof first_why,
-                                     "tp=%ld pp=%ld dp=%ld mb=%ld needs %.1f GiB per device",
-                                     tp, pp, dp, mb, ev.mem / 1073741824.0);
+                                     "tp=%ld pp=%ld dp=%ld mb=%ld needs %.1f GiB per device", tp,
+                                     pp, dp, mb, ev.mem / 1073741824.0);
                         continue;
                     }
                     /* throughput per sequence: compare step time per sequence */
@@ -715,17 +717,16 @@ static int predict_train(const struct tb_model *m, const struct tb_scenario *sc,
              "global batch %ld, %s recomputation, ZeRO-1; gemm_eff %.2f x train_eff %.2f, dp "
              "overlap %.2f",
              best.tp, best.pp, best.dp, best.cp, given ? "given" : "searched", devs, k, best.mb,
-             p->batch,
-             best.recompute ? "full" : "no", d.gemm_eff, d.e->train_eff, d.e->dp_overlap);
+             p->batch, best.recompute ? "full" : "no", d.gemm_eff, d.e->train_eff, d.e->dp_overlap);
     return 0;
 }
 
 /* ---- diffusion ---- */
 
 /* One image batch of b on one device: the text encoders, steps x the denoiser (both
- * CFG halves in one batch), the VAE decode. Matrix products (convolutions included) at the precision's peak and the
- * shape's efficiency, attention in 16-bit, the weights read once per pass at least,
- * a fixed cost per block. Returns seconds; *bound says what dominates the passes. */
+ * CFG halves in one batch), the VAE decode. Matrix products (convolutions included) at the
+ * precision's peak and the shape's efficiency, attention in 16-bit, the weights read once per pass
+ * at least, a fixed cost per block. Returns seconds; *bound says what dominates the passes. */
 static double denoise_time(const struct dev *d, const struct tb_darch *a, double b, int res,
                            int steps, bool split, long g, const char **bound)
 {
@@ -760,7 +761,8 @@ static double denoise_time(const struct dev *d, const struct tb_darch *a, double
     tpass = fmax(tcomp, tmem) + tcomm + blocks * d->e->layer_s;
     /* encoders and VAE: large products at the 16-bit rate */
     double tenc = tb_dflops_encoders(a, b) / (d->bf16_peak * d->e->gemm_eff);
-    double tvae = tb_dflops_vae_decode(a, b, res) / (d->bf16_peak * d->e->gemm_eff * d->e->conv_eff);
+    double tvae =
+        tb_dflops_vae_decode(a, b, res) / (d->bf16_peak * d->e->gemm_eff * d->e->conv_eff);
     *bound = tcomp >= tmem ? "compute" : "memory";
     return (double)steps * tpass + tenc + tvae;
 }
@@ -768,8 +770,7 @@ static double denoise_time(const struct dev *d, const struct tb_darch *a, double
 /* Bytes per device for a batch of b images: the denoiser's weights (plus the text
  * encoders and VAE, resident as serving stacks keep them), activations of the largest
  * level, the attention scores of one head. */
-static double denoise_mem(const struct dev *d, const struct tb_darch *a, double b, int res,
-                          long g)
+static double denoise_mem(const struct dev *d, const struct tb_darch *a, double b, int res, long g)
 {
     const double h = (double)res / a->vae_scale;
     const double cfgb = a->cfg ? 2.0 * b : b;
@@ -778,7 +779,8 @@ static double denoise_mem(const struct dev *d, const struct tb_darch *a, double 
                      d->wbytes;
     double width = a->kind == TB_DARCH_UNET ? a->ch[0] * 8.0 : a->hidden * 6.0;
     double tokens = a->kind == TB_DARCH_UNET ? h * h : (h / a->patch) * (h / a->patch);
-    double act = cfgb * tokens * width * 2.0 + b * (8.0 * h) * (8.0 * h) * a->vae_ch[a->vae_levels - 1] * 4.0;
+    double act = cfgb * tokens * width * 2.0 +
+                 b * (8.0 * h) * (8.0 * h) * a->vae_ch[a->vae_levels - 1] * 4.0;
     /* tensor parallel over g devices shards the weights and the activations */
     return (weights + act) / (double)g;
 }
@@ -891,8 +893,7 @@ static int predict_denoise(const struct tb_model *m, const struct tb_scenario *s
              : split ? " with classifier-free guidance, the two halves on two groups side by side"
                      : " with classifier-free guidance (both halves batched)",
              res, res, split ? 1.0 : b, (split ? 1.0 : b) == 1 ? "" : "s", g, g == 1 ? "" : "s",
-             groups, groups == 1 ? "" : "s", devs, k, d.gemm_eff, d.e->gemm_m_half,
-             d.e->conv_eff);
+             groups, groups == 1 ? "" : "s", devs, k, d.gemm_eff, d.e->gemm_m_half, d.e->conv_eff);
     return 0;
 }
 
@@ -941,7 +942,8 @@ double tb_prediction_metric(const struct tb_prediction *p, const char *metric)
         size_t off;
     } map[] = {
         {"train_tokens_per_s", offsetof(struct tb_prediction, train_tokens_per_s)},
-        {"train_tokens_per_s_per_chip", offsetof(struct tb_prediction, train_tokens_per_s_per_chip)},
+        {"train_tokens_per_s_per_chip",
+         offsetof(struct tb_prediction, train_tokens_per_s_per_chip)},
         {"step_time_s", offsetof(struct tb_prediction, step_time_s)},
         {"time_to_train_s", offsetof(struct tb_prediction, time_to_train_s)},
         {"usd_to_train", offsetof(struct tb_prediction, usd_to_train)},

@@ -24,18 +24,19 @@
 
 #include <stddef.h>
 
-#define TB_RECORD_MAX_EXTRA 5 /* one-value rows beside the metrics: energy (2), MFU, device memory */
+#define TB_RECORD_MAX_EXTRA                                                                        \
+    5 /* one-value rows beside the metrics: energy (2), MFU, device memory */
 
 /* Facts every row of one executor's runs share. */
 struct tb_record_ctx {
-    const char *results;  /* borrowed: DIR/results.csv */
-    char target[128];     /* "host" or the EC2 instance type */
-    char host[512];       /* what ran it: CPU, cores, memory; or the GPU */
-    char blas[256];       /* BLAS and threads; cuBLASLt; a peer's libraries */
-    const char *executor; /* borrowed: "cpu", "cuda", "pytorch" */
-    const char *compiler; /* borrowed: NULL for this build's compiler */
-    const char *cflags;   /* borrowed: NULL for this build's CFLAGS */
-    const char *source;   /* borrowed: NULL for "trnbench" */
+    const char *results;    /* borrowed: DIR/results.csv */
+    char target[128];       /* "host" or the EC2 instance type */
+    char host[512];         /* what ran it: CPU, cores, memory; or the GPU */
+    char blas[256];         /* BLAS and threads; cuBLASLt; a peer's libraries */
+    const char *executor;   /* borrowed: "cpu", "cuda", "pytorch" */
+    const char *compiler;   /* borrowed: NULL for this build's compiler */
+    const char *cflags;     /* borrowed: NULL for this build's CFLAGS */
+    const char *source;     /* borrowed: NULL for "trnbench" */
     const char *chips_used; /* borrowed: results' chips_used ("1" on a GPU); NULL: the whole
                                target */
 };

@@ -627,8 +627,8 @@ static void shape_of(const struct rrow *x, char *buf, size_t len)
         used +=
             (size_t)snprintf(buf + used, len - used, "%s%spx", used ? " " : "", F(x, "resolution"));
     if (*F(x, "steps") && used < len)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s steps", used ? " " : "",
-                                 F(x, "steps"));
+        used +=
+            (size_t)snprintf(buf + used, len - used, "%s%s steps", used ? " " : "", F(x, "steps"));
     /* a precision other than the engines' own (fp32 CPU, bf16 GPU and model) tells apart
      * runs that are otherwise alike: the GPU's fp8 rows beside its bf16 ones */
     const char *p = F(x, "precision");

@@ -26,7 +26,8 @@ int main(void)
     plan_lazy();
 
     write_file(p, "a,b,c\n1,\"x, \"\"quoted\"\"\",3\n\n4,\"two\nlines\",6\n7,8,9");
-    IS_INT(0, tb_csv_load(&t, p, err, sizeof err), "load a file with quotes, blanks, no final newline");
+    IS_INT(0, tb_csv_load(&t, p, err, sizeof err),
+           "load a file with quotes, blanks, no final newline");
     IS_INT(3, (long long)t.nrows, "three data rows");
     IS_STRING("x, \"quoted\"", tb_csv_field(&t, 0, "b"), "quoted field with comma and quotes");
     IS_STRING("two\nlines", tb_csv_field(&t, 1, "b"), "embedded newline");
@@ -78,7 +79,8 @@ int main(void)
         rows[1] = rows[0];
         rows[1].col[TB_COL_METRIC] = "gflop_per_s";
         IS_INT(0, tb_results_append(r, rows, 2, err, sizeof err), "first append");
-        IS_INT(0, tb_results_has_run(r, "m/decode/b1/in8/out4/fp32", err, sizeof err), "other run absent");
+        IS_INT(0, tb_results_has_run(r, "m/decode/b1/in8/out4/fp32", err, sizeof err),
+               "other run absent");
         rows[0].col[TB_COL_RUN_ID] = "m/decode/b1/in8/out4/fp32";
         IS_INT(0, tb_results_append(r, rows, 1, err, sizeof err), "second append");
         IS_INT(1, tb_results_has_run(r, "m/decode/b1/in8/out4/fp32", err, sizeof err), "run found");

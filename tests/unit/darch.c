@@ -60,8 +60,7 @@ int main(void)
            tb_darch_params_denoiser(&flux) / 1e9);
     for (int i = 0; i < sd3.nencoders; i++)
         IS_DOUBLE(sd3.enc[i].published_params, tb_darch_params_encoder(&sd3.enc[i]), 0.5,
-                  "%s: %.0f parameters as published", sd3.enc[i].name,
-                  sd3.enc[i].published_params);
+                  "%s: %.0f parameters as published", sd3.enc[i].name, sd3.enc[i].published_params);
     /* the SDXL VAE's published count is encoder + decoder; the decoder alone is what an
      * image's generation runs: 49,490,179 of the 83,653,863 */
     IS_DOUBLE(49490179.0, tb_darch_params_vae_decoder(&sdxl), 0.5, "SDXL VAE decoder");
@@ -82,14 +81,16 @@ int main(void)
     {
         /* a DiT's products scale with tokens: at least 2 x per-token weights per token;
          * FLUX: 4096 image tokens + 512 text at 1024 px */
-        double f = tb_dflops_denoiser(&flux, 1, 1024), att = tb_dflops_denoiser_attention(&flux, 1, 1024);
+        double f = tb_dflops_denoiser(&flux, 1, 1024),
+               att = tb_dflops_denoiser_attention(&flux, 1, 1024);
         OK(f > 5e13 && f < 1.2e14, "FLUX.1-dev step at 1024 px: %.1f TFLOP", f / 1e12);
         OK(att > 0.1 * f && att < 0.3 * f, "attention %.0f%% of it", 100 * att / f);
         OK(tb_dflops_denoiser(&flux, 1, 2048) > 4 * f, "2048 px costs over 4x 1024 px");
         IS_REL(2 * f, tb_dflops_denoiser(&flux, 2, 1024), 1e-12, "two images cost twice one");
     }
     {
-        double f = tb_dflops_denoiser(&sdxl, 1, 1024), conv = tb_dflops_denoiser_conv(&sdxl, 1, 1024);
+        double f = tb_dflops_denoiser(&sdxl, 1, 1024),
+               conv = tb_dflops_denoiser_conv(&sdxl, 1, 1024);
         OK(f > 4e12 && f < 1e13, "SDXL UNet pass at 1024 px: %.2f TFLOP", f / 1e12);
         OK(conv > 0.2 * f && conv < 0.7 * f, "convolutions %.0f%% of it", 100 * conv / f);
         IS_DOUBLE(0, tb_dflops_denoiser_conv(&flux, 1, 1024), 0, "a DiT has no convolutions");

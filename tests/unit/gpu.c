@@ -842,7 +842,8 @@ static void test_flash(const struct tb_cuda_api *api)
         size_t rows = (size_t)c->B * c->H * c->Sq;
         double scale = c->scale != 0 ? c->scale : 1.0 / sqrt((double)c->D);
         float *q = randv(nq, 1.5f, true), *k = randv(nk, 1.5f, true), *v = randv(nk, 1, true);
-        float *dout = randv(nq, 1, true), *o = zalloc(nq, sizeof *o), *lse = zalloc(rows, sizeof *lse);
+        float *dout = randv(nq, 1, true), *o = zalloc(nq, sizeof *o),
+              *lse = zalloc(rows, sizeof *lse);
         float *dq = zalloc(nq, sizeof *dq), *dkv = zalloc(2 * nk, sizeof *dkv);
         double *eo = zalloc(nq, sizeof *eo), *elx = zalloc(rows, sizeof *elx);
         double *edq = zalloc(nq, sizeof *edq), *edk = zalloc(nk, sizeof *edk);
@@ -1532,8 +1533,8 @@ static void check_quant(const struct tb_cuda_api *api, const float *x, size_t n,
     IS_DOUBLE(amax, o.amax, 0, "%s: amax = max |x| (device reduction)", what);
     OK(o.scale == scale && o.scale_inv == 1.0f / scale,
        "%s: scale 448 / amax = %.9g, its inverse %.9g", what, o.scale, o.scale_inv);
-    OK(bad == 0, "%s: all %zu e4m3 values equal the host rounding of x * scale (%zu differ)",
-       what, n, bad);
+    OK(bad == 0, "%s: all %zu e4m3 values equal the host rounding of x * scale (%zu differ)", what,
+       n, bad);
     OK(far == 0, "%s: dequantised within half an e4m3 step (%zu beyond)", what, far);
     free(q);
 }
@@ -1750,12 +1751,16 @@ static void test_fp8_refused(struct tb_gpu *g, const struct tb_arch *a)
        "the executor skips fp8 runs with the reason: %s", err);
 }
 
-
 static void test_engine(struct tb_gpu *g, const struct tb_arch *a)
 {
     const struct tb_cuda_api *api = g->api;
-    enum { B = 2, T = 130, NSTEP = 4, S = T + NSTEP + 1 }; /* + 1: the greedy step; T over two of
-                                                              the decode attention's 64-key chunks */
+    enum {
+        B = 2,
+        T = 130,
+        NSTEP = 4,
+        S = T + NSTEP + 1
+    }; /* + 1: the greedy step; T over two of
+          the decode attention's 64-key chunks */
     struct cpu_twin t;
     struct tb_adamw co = tb_adamw_default();
     struct tb_cuda_adamw go = {co.lr, co.beta1, co.beta2, co.eps, co.weight_decay};
@@ -1897,8 +1902,8 @@ static void test_executor_fp8(struct tb_gpu *g, const struct tb_arch *a)
         tiny_spec(&s, ph[i]);
         snprintf(s.precision, sizeof s.precision, "fp8");
         OK(tb_gpu_run(g, &s, a, &r, &e, err, sizeof err) == 0 && r.valid && r.secs[2] > 0,
-           "executor %s at fp8 runs, validates and times (%s%s)", tb_phase_to_string(ph[i]),
-           err, r.note);
+           "executor %s at fp8 runs, validates and times (%s%s)", tb_phase_to_string(ph[i]), err,
+           r.note);
         tb_exec_result_release(&r);
     }
 }
@@ -2150,8 +2155,9 @@ int main(void)
                    g.info.cc_minor);
     } else {
         test_fp8_refused(&g, &a);
-        skip_block(FP8_TESTS, "fp8 products need compute capability 8.9 or later (this device: "
-                              "%d.%d)",
+        skip_block(FP8_TESTS,
+                   "fp8 products need compute capability 8.9 or later (this device: "
+                   "%d.%d)",
                    g.info.cc_major, g.info.cc_minor);
     }
     tb_gpu_close(&g);

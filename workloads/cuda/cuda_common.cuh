@@ -77,19 +77,19 @@ int cu_err(char *err, size_t errlen, const char *fmt, ...)
 #endif
     ;
 
-#define CU_CHECK(call)                                                                       \
-    do {                                                                                     \
-        cudaError_t e_ = (call);                                                             \
-        if (e_ != cudaSuccess)                                                               \
-            return cu_err(err, errlen, "%s: %s", #call, cudaGetErrorString(e_));             \
+#define CU_CHECK(call)                                                                             \
+    do {                                                                                           \
+        cudaError_t e_ = (call);                                                                   \
+        if (e_ != cudaSuccess)                                                                     \
+            return cu_err(err, errlen, "%s: %s", #call, cudaGetErrorString(e_));                   \
     } while (0)
 
 /* After a kernel launch: a bad configuration shows here, a fault at the next sync. */
-#define CU_LAUNCH(name, launch)                                                              \
-    do {                                                                                     \
-        cudaError_t e_ = (launch);                                                           \
-        if (e_ != cudaSuccess)                                                               \
-            return cu_err(err, errlen, "kernel %s: %s", name, cudaGetErrorString(e_));       \
+#define CU_LAUNCH(name, launch)                                                                    \
+    do {                                                                                           \
+        cudaError_t e_ = (launch);                                                                 \
+        if (e_ != cudaSuccess)                                                                     \
+            return cu_err(err, errlen, "kernel %s: %s", name, cudaGetErrorString(e_));             \
     } while (0)
 
 /* Kernel launch on the plugin's stream: TB_KL(grid, block, shared_bytes, kernel)(args).
@@ -102,10 +102,10 @@ int cu_err(char *err, size_t errlen, const char *fmt, ...)
 #define TB_KL(grid, block, smem, ...) CUEMU_LAUNCH(grid, block, smem, g_cu.stream, __VA_ARGS__)
 #endif
 
-#define CU_TRY(call)                                                                         \
-    do {                                                                                     \
-        if ((call) != 0)                                                                     \
-            return -1;                                                                       \
+#define CU_TRY(call)                                                                               \
+    do {                                                                                           \
+        if ((call) != 0)                                                                           \
+            return -1;                                                                             \
     } while (0)
 
 /* ---- process-wide context ---- */
@@ -141,9 +141,18 @@ static inline unsigned cu_grid(size_t n, int threads)
     return (unsigned)(b > 65535u * 16u ? 65535u * 16u : (b ? b : 1));
 }
 
-static __device__ __forceinline__ float to_f32(float x) { return x; }
-static __device__ __forceinline__ float to_f32(bf16 x) { return __bfloat162float(x); }
-static __device__ __forceinline__ float to_f32(fp8 x) { return fp8_to_f32(x); }
+static __device__ __forceinline__ float to_f32(float x)
+{
+    return x;
+}
+static __device__ __forceinline__ float to_f32(bf16 x)
+{
+    return __bfloat162float(x);
+}
+static __device__ __forceinline__ float to_f32(fp8 x)
+{
+    return fp8_to_f32(x);
+}
 
 static __device__ __forceinline__ float warp_sum(float x)
 {
@@ -180,8 +189,14 @@ template <bool MAX> static __device__ float block_reduce(float x)
     __syncthreads();
     return total;
 }
-static __device__ __forceinline__ float block_sum(float x) { return block_reduce<false>(x); }
-static __device__ __forceinline__ float block_max(float x) { return block_reduce<true>(x); }
+static __device__ __forceinline__ float block_sum(float x)
+{
+    return block_reduce<false>(x);
+}
+static __device__ __forceinline__ float block_max(float x)
+{
+    return block_reduce<true>(x);
+}
 
 /* ---- matrix products (gemm.cu) ---- */
 
@@ -246,8 +261,7 @@ static inline struct cu_gemm cu_gemm_linear(void *out, bool out_f32, int ldo, bo
 /* The operand types and cuBLASLt's fp8 contract above, checked so that a violation
  * names itself instead of surfacing as CUBLAS_STATUS_NOT_SUPPORTED (cu_gemm_run's
  * first step; any other implementation of cu_gemm_run calls it too). */
-static inline int cu_gemm_check(const struct cu_gemm *g, const char *what, char *err,
-                                size_t errlen)
+static inline int cu_gemm_check(const struct cu_gemm *g, const char *what, char *err, size_t errlen)
 {
     if (g->in_type != CU_DT_BF16 && g->in_type != CU_DT_E4M3)
         return cu_err(err, errlen, "%s: unknown operand type %d", what, (int)g->in_type);
@@ -298,8 +312,8 @@ cudaError_t k_rope_split(bf16 *q, bf16 *k, bf16 *v, const bf16 *qkv, const float
 /* Backward: head-major dq [B,NH,T,HD], dk, dv [B,NKV,T,HD] -> token-major dqkv [N, QKV],
  * q and k rotated back (positions n % T). */
 cudaError_t k_rope_merge_bwd(bf16 *dqkv, const bf16 *dq, const bf16 *dk, const bf16 *dv,
-                             const float *cos_t, const float *sin_t, int N, int T, int NH,
-                             int NKV, int HD);
+                             const float *cos_t, const float *sin_t, int N, int T, int NH, int NKV,
+                             int HD);
 /* h = silu(g) * u for N rows of gu = [g | u] (bf16). */
 cudaError_t k_swiglu_fwd(bf16 *h, const bf16 *gu, int N, int F);
 cudaError_t k_swiglu_bwd(bf16 *dgu, const bf16 *dh, const bf16 *gu, int N, int F);
@@ -341,9 +355,8 @@ cudaError_t k_gemv(void *out, bool out_f32, bool accumulate, const bf16 *x, cons
  * exact in fp32 and summed in fp32; the factors are device pointers (the quantisation
  * kernels write them, a captured graph reads them at run time). Weights are read once:
  * half the bytes of k_gemv's, the point of fp8 decode. */
-cudaError_t k_gemv_fp8(void *out, bool out_f32, bool accumulate, const fp8 *x,
-                       const float *x_scale, const fp8 *w, const float *w_scale, int M, int N,
-                       int K);
+cudaError_t k_gemv_fp8(void *out, bool out_f32, bool accumulate, const fp8 *x, const float *x_scale,
+                       const fp8 *w, const float *w_scale, int M, int N, int K);
 
 /* Per-tensor current scaling (Transformer Engine's Float8CurrentScaling recipe: the
  * scale comes from this tensor's own amax, no history): sc[TB_FP8_AMAX] = amax = max |x|
@@ -435,9 +448,9 @@ int cu_buf_alloc_named(struct cu_bufs *b, void **p, size_t bytes, const char *wh
                        size_t errlen);
 int cu_buf_alloc(struct cu_bufs *b, void **p, size_t bytes, char *err, size_t errlen);
 void cu_bufs_release(struct cu_bufs *b);
-#define CU_ALLOC(bufs, ptr, n, what)                                                         \
-    CU_TRY(cu_buf_alloc_named((bufs), (void **)&(ptr), (size_t)(n) * sizeof *(ptr), (what),  \
-                              err, errlen))
+#define CU_ALLOC(bufs, ptr, n, what)                                                               \
+    CU_TRY(cu_buf_alloc_named((bufs), (void **)&(ptr), (size_t)(n) * sizeof *(ptr), (what), err,   \
+                              errlen))
 /* Host fp32 -> device fp32 (h NULL: zeros) or bf16 (rounded on the device); device fp32
  * or bf16 -> host fp32 (synchronising). */
 int cu_up_f32(struct cu_bufs *b, float **d, const float *h, size_t n, char *err, size_t errlen);

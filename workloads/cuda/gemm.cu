@@ -24,27 +24,37 @@
 static const char *lt_status(cublasStatus_t s)
 {
     switch (s) {
-    case CUBLAS_STATUS_SUCCESS: return "CUBLAS_STATUS_SUCCESS";
-    case CUBLAS_STATUS_NOT_INITIALIZED: return "CUBLAS_STATUS_NOT_INITIALIZED";
-    case CUBLAS_STATUS_ALLOC_FAILED: return "CUBLAS_STATUS_ALLOC_FAILED";
-    case CUBLAS_STATUS_INVALID_VALUE: return "CUBLAS_STATUS_INVALID_VALUE";
-    case CUBLAS_STATUS_ARCH_MISMATCH: return "CUBLAS_STATUS_ARCH_MISMATCH";
-    case CUBLAS_STATUS_MAPPING_ERROR: return "CUBLAS_STATUS_MAPPING_ERROR";
-    case CUBLAS_STATUS_EXECUTION_FAILED: return "CUBLAS_STATUS_EXECUTION_FAILED";
-    case CUBLAS_STATUS_INTERNAL_ERROR: return "CUBLAS_STATUS_INTERNAL_ERROR";
-    case CUBLAS_STATUS_NOT_SUPPORTED: return "CUBLAS_STATUS_NOT_SUPPORTED";
-    default: return "CUBLAS_STATUS_UNKNOWN";
+    case CUBLAS_STATUS_SUCCESS:
+        return "CUBLAS_STATUS_SUCCESS";
+    case CUBLAS_STATUS_NOT_INITIALIZED:
+        return "CUBLAS_STATUS_NOT_INITIALIZED";
+    case CUBLAS_STATUS_ALLOC_FAILED:
+        return "CUBLAS_STATUS_ALLOC_FAILED";
+    case CUBLAS_STATUS_INVALID_VALUE:
+        return "CUBLAS_STATUS_INVALID_VALUE";
+    case CUBLAS_STATUS_ARCH_MISMATCH:
+        return "CUBLAS_STATUS_ARCH_MISMATCH";
+    case CUBLAS_STATUS_MAPPING_ERROR:
+        return "CUBLAS_STATUS_MAPPING_ERROR";
+    case CUBLAS_STATUS_EXECUTION_FAILED:
+        return "CUBLAS_STATUS_EXECUTION_FAILED";
+    case CUBLAS_STATUS_INTERNAL_ERROR:
+        return "CUBLAS_STATUS_INTERNAL_ERROR";
+    case CUBLAS_STATUS_NOT_SUPPORTED:
+        return "CUBLAS_STATUS_NOT_SUPPORTED";
+    default:
+        return "CUBLAS_STATUS_UNKNOWN";
     }
 }
 
-#define LT_CHECK(call)                                                                       \
-    do {                                                                                     \
-        cublasStatus_t s_ = (call);                                                          \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                   \
-            cu_err(err, errlen, "%s (%s: m=%d n=%d k=%d batch=%d): %s", #call, what, g->M,    \
-                   g->N, g->K, g->batch, lt_status(s_));                                     \
-            goto fail;                                                                       \
-        }                                                                                    \
+#define LT_CHECK(call)                                                                             \
+    do {                                                                                           \
+        cublasStatus_t s_ = (call);                                                                \
+        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
+            cu_err(err, errlen, "%s (%s: m=%d n=%d k=%d batch=%d): %s", #call, what, g->M, g->N,   \
+                   g->K, g->batch, lt_status(s_));                                                 \
+            goto fail;                                                                             \
+        }                                                                                          \
     } while (0)
 
 /* ---- the shape cache ---- */
@@ -235,11 +245,11 @@ int cu_gemm_run(const struct cu_gemm *g, const char *what, char *err, size_t err
             g_nplans++;
     } else if (g->in_type == CU_DT_E4M3 &&
                (cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
-                                               &g->b_scale, sizeof g->b_scale) !=
-                    CUBLAS_STATUS_SUCCESS ||
+                                               &g->b_scale,
+                                               sizeof g->b_scale) != CUBLAS_STATUS_SUCCESS ||
                 cublasLtMatmulDescSetAttribute(p->op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
-                                               &g->a_scale, sizeof g->a_scale) !=
-                    CUBLAS_STATUS_SUCCESS)) {
+                                               &g->a_scale,
+                                               sizeof g->a_scale) != CUBLAS_STATUS_SUCCESS)) {
         /* a cached plan keeps the descriptor; this call's tensors bring their own factors */
         return cu_err(err, errlen, "cublasLtMatmulDescSetAttribute (%s: scale pointers) failed",
                       what);

@@ -49,8 +49,8 @@ cudaError_t k_rmsnorm_fwd(bf16 *out, float *rstd, const float *x, const float *w
                           float eps, int in_stride, int in_offset)
 {
     /* decode's few rows: more threads a row, fewer loads each in the latency chain */
-    TB_KL(N, N < 64 ? 1024 : 256, 0, rmsnorm_fwd_kernel)(out, rstd, x, w, C, eps, in_stride,
-                                                          in_offset);
+    TB_KL(N, N < 64 ? 1024 : 256, 0, rmsnorm_fwd_kernel)
+    (out, rstd, x, w, C, eps, in_stride, in_offset);
     return cudaGetLastError();
 }
 
@@ -104,8 +104,8 @@ cudaError_t k_rmsnorm_dw(float *dw, const float *dy, const float *x, const float
 /* ---- RoPE and head layouts ---- */
 
 __global__ void rope_split_kernel(bf16 *q, bf16 *k, bf16 *v, const bf16 *qkv, const float *cos_t,
-                                  const float *sin_t, const int *pos, int T, int S, int NH,
-                                  int NKV, int HD)
+                                  const float *sin_t, const int *pos, int T, int S, int NH, int NKV,
+                                  int HD)
 {
     int n = blockIdx.x, b = n / T, t = n % T, half = HD / 2;
     int p = (pos ? *pos : 0) + t;
@@ -136,8 +136,8 @@ cudaError_t k_rope_split(bf16 *q, bf16 *k, bf16 *v, const bf16 *qkv, const float
                          const float *sin_t, const int *pos, int N, int T, int S, int NH, int NKV,
                          int HD)
 {
-    TB_KL(N, N < 64 ? 512 : 128, 0, rope_split_kernel)(q, k, v, qkv, cos_t, sin_t, pos, T, S,
-                                                        NH, NKV, HD);
+    TB_KL(N, N < 64 ? 512 : 128, 0, rope_split_kernel)
+    (q, k, v, qkv, cos_t, sin_t, pos, T, S, NH, NKV, HD);
     return cudaGetLastError();
 }
 
@@ -165,11 +165,10 @@ __global__ void rope_merge_bwd_kernel(bf16 *dqkv, const bf16 *dq, const bf16 *dk
 }
 
 cudaError_t k_rope_merge_bwd(bf16 *dqkv, const bf16 *dq, const bf16 *dk, const bf16 *dv,
-                             const float *cos_t, const float *sin_t, int N, int T, int NH,
-                             int NKV, int HD)
+                             const float *cos_t, const float *sin_t, int N, int T, int NH, int NKV,
+                             int HD)
 {
-    TB_KL(N, 128, 0, rope_merge_bwd_kernel)(dqkv, dq, dk, dv, cos_t, sin_t, T, NH, NKV,
-                                                      HD);
+    TB_KL(N, 128, 0, rope_merge_bwd_kernel)(dqkv, dq, dk, dv, cos_t, sin_t, T, NH, NKV, HD);
     return cudaGetLastError();
 }
 
@@ -296,13 +295,19 @@ __global__ void adamw_kernel(float *p, bf16 *wb, const float *g, float *m, float
 cudaError_t k_adamw(float *p, bf16 *wb, const float *g, float *m, float *v, size_t n,
                     size_t n_decay, struct tb_cuda_adamw o, float bc1, float bc2)
 {
-    TB_KL(cu_grid(n, 256), 256, 0, adamw_kernel)(p, wb, g, m, v, n, n_decay, o,
-                                                              1.0f / bc1, 1.0f / bc2);
+    TB_KL(cu_grid(n, 256), 256, 0, adamw_kernel)
+    (p, wb, g, m, v, n, n_decay, o, 1.0f / bc1, 1.0f / bc2);
     return cudaGetLastError();
 }
 
-static __device__ __forceinline__ void put(float *o, float x) { *o = x; }
-static __device__ __forceinline__ void put(bf16 *o, float x) { *o = __float2bfloat16(x); }
+static __device__ __forceinline__ void put(float *o, float x)
+{
+    *o = x;
+}
+static __device__ __forceinline__ void put(bf16 *o, float x)
+{
+    *o = __float2bfloat16(x);
+}
 
 template <typename O, typename I> __global__ void cast_kernel(O *out, const I *in, size_t n)
 {
@@ -437,7 +442,10 @@ cudaError_t k_increment(int *pos)
 #define DEC_CHUNK   64
 #define DEC_KPAD    8 /* bf16 of padding per staged K row: 16-byte reads without conflicts */
 
-static inline __host__ __device__ int dec_chunks(int S) { return (S + DEC_CHUNK - 1) / DEC_CHUNK; }
+static inline __host__ __device__ int dec_chunks(int S)
+{
+    return (S + DEC_CHUNK - 1) / DEC_CHUNK;
+}
 
 static inline __host__ __device__ size_t dec_smem(int G, int HD)
 {
@@ -445,9 +453,8 @@ static inline __host__ __device__ size_t dec_smem(int G, int HD)
            (size_t)DEC_CHUNK * (2 * HD + DEC_KPAD) * sizeof(bf16);
 }
 
-__global__ void attention_decode_part_kernel(float *ws, const bf16 *q, const bf16 *k,
-                                             const bf16 *v, const int *pos, int B, int NH,
-                                             int NKV, int HD, int S)
+__global__ void attention_decode_part_kernel(float *ws, const bf16 *q, const bf16 *k, const bf16 *v,
+                                             const int *pos, int B, int NH, int NKV, int HD, int S)
 {
     extern __shared__ float sh[]; /* q [G, HD], p [G, DEC_CHUNK], then K and V rows (bf16) */
     int NC = dec_chunks(S), G = NH / NKV;
@@ -462,8 +469,8 @@ __global__ void attention_decode_part_kernel(float *ws, const bf16 *q, const bf1
     const bf16 *qh = q + ((size_t)b * NH + (size_t)kvh * G) * HD; /* G heads, contiguous */
     float scale = rsqrtf((float)HD);
     float *o = ws + (((size_t)b * NH + (size_t)kvh * G) * NC + c) * HD;
-    float *ml = ws + (size_t)B * NH * NC * HD +
-                ((size_t)b * NH + (size_t)kvh * G) * NC * 2 + (size_t)c * 2;
+    float *ml =
+        ws + (size_t)B * NH * NC * HD + ((size_t)b * NH + (size_t)kvh * G) * NC * 2 + (size_t)c * 2;
 
     for (int t = threadIdx.x; t < n * V8; t += blockDim.x) {
         int r = t / V8, c8 = t % V8;
@@ -519,8 +526,8 @@ __global__ void attention_decode_part_kernel(float *ws, const bf16 *q, const bf1
     }
 }
 
-__global__ void attention_decode_combine_kernel(bf16 *y, const float *ws, const int *pos,
-                                                int B, int NH, int HD, int S)
+__global__ void attention_decode_combine_kernel(bf16 *y, const float *ws, const int *pos, int B,
+                                                int NH, int HD, int S)
 {
     int NC = dec_chunks(S), nc = dec_chunks(*pos + 1), bh = blockIdx.x;
     const float *o = ws + (size_t)bh * NC * HD;
@@ -562,9 +569,10 @@ cudaError_t k_attention_decode(bf16 *y, float *ws, const bf16 *q, const bf16 *k,
     if (HD % 8 != 0 || NKV < 1 || NH % NKV != 0)
         return cudaErrorInvalidValue;
     TB_KL(B * NKV * dec_chunks(S), DEC_THREADS, dec_smem(NH / NKV, HD),
-          attention_decode_part_kernel)(ws, q, k, v, pos, B, NH, NKV, HD, S);
-    TB_KL(B * NH, HD < 128 ? HD : 128, 0, attention_decode_combine_kernel)(y, ws, pos, B, NH, HD,
-                                                                          S);
+          attention_decode_part_kernel)
+    (ws, q, k, v, pos, B, NH, NKV, HD, S);
+    TB_KL(B * NH, HD < 128 ? HD : 128, 0, attention_decode_combine_kernel)
+    (y, ws, pos, B, NH, HD, S);
     return cudaGetLastError();
 }
 
@@ -730,9 +738,8 @@ __global__ void gemv_kernel(void *out, bool accumulate, const T *x, const float 
 }
 
 template <typename T>
-static cudaError_t gemv(void *out, bool out_f32, bool accumulate, const T *x,
-                        const float *x_scale, const T *w, const float *w_scale, int M, int N,
-                        int K)
+static cudaError_t gemv(void *out, bool out_f32, bool accumulate, const T *x, const float *x_scale,
+                        const T *w, const float *w_scale, int M, int N, int K)
 {
     bool vec = K % (16 / sizeof(T)) == 0 && (uintptr_t)x % 16 == 0 && (uintptr_t)w % 16 == 0;
     int sms = g_cu.prop.multiProcessorCount, cap = sms * 16, wpr = 1;
@@ -744,11 +751,11 @@ static cudaError_t gemv(void *out, bool out_f32, bool accumulate, const T *x,
     int cols = GEMV_WARPS / wpr, blocks = (N + cols - 1) / cols;
     blocks = blocks > cap ? cap : blocks;
     if (out_f32)
-        TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_kernel<T, true>)(out, accumulate, x, x_scale, w,
-                                                                  w_scale, M, N, K, vec, wpr);
+        TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_kernel<T, true>)
+        (out, accumulate, x, x_scale, w, w_scale, M, N, K, vec, wpr);
     else
-        TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_kernel<T, false>)(out, accumulate, x, x_scale,
-                                                                   w, w_scale, M, N, K, vec, wpr);
+        TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_kernel<T, false>)
+        (out, accumulate, x, x_scale, w, w_scale, M, N, K, vec, wpr);
     return cudaGetLastError();
 }
 
@@ -758,9 +765,8 @@ cudaError_t k_gemv(void *out, bool out_f32, bool accumulate, const bf16 *x, cons
     return gemv(out, out_f32, accumulate, x, NULL, w, NULL, M, N, K);
 }
 
-cudaError_t k_gemv_fp8(void *out, bool out_f32, bool accumulate, const fp8 *x,
-                       const float *x_scale, const fp8 *w, const float *w_scale, int M, int N,
-                       int K)
+cudaError_t k_gemv_fp8(void *out, bool out_f32, bool accumulate, const fp8 *x, const float *x_scale,
+                       const fp8 *w, const float *w_scale, int M, int N, int K)
 {
     return gemv(out, out_f32, accumulate, x, x_scale, w, w_scale, M, N, K);
 }

@@ -44,19 +44,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-
 /* One layer's forward activations (training keeps one set per layer). */
 struct acts {
-    bf16 *xn1;   /* [N, C] */
+    bf16 *xn1;    /* [N, C] */
     float *rstd1; /* [N] */
-    bf16 *q;     /* [B, NH, T, HD] after RoPE */
-    bf16 *k, *v; /* [B, NKV, T, HD] (training); inference uses the cache */
-    float *lse;  /* [B, NH, T] log-sum-exp of each query's scores (training) */
-    bf16 *y;     /* [N, QD] attention output, token-major */
-    bf16 *xn2;   /* [N, C] */
+    bf16 *q;      /* [B, NH, T, HD] after RoPE */
+    bf16 *k, *v;  /* [B, NKV, T, HD] (training); inference uses the cache */
+    float *lse;   /* [B, NH, T] log-sum-exp of each query's scores (training) */
+    bf16 *y;      /* [N, QD] attention output, token-major */
+    bf16 *xn2;    /* [N, C] */
     float *rstd2; /* [N] */
-    bf16 *gu;    /* [N, 2F] gate | up */
-    bf16 *h;     /* [N, F] */
+    bf16 *gu;     /* [N, 2F] gate | up */
+    bf16 *h;      /* [N, F] */
 };
 
 struct engine {
@@ -67,21 +66,21 @@ struct engine {
     size_t n_params, decay_end, off_tok, off_head, off_fnorm;
     size_t *loff; /* owned host: [L][TB_CUDA_W_PER_LAYER] */
 
-    float *p;        /* master weights [n_params] */
-    bf16 *wb;        /* bf16 copy */
+    float *p;         /* master weights [n_params] */
+    bf16 *wb;         /* bf16 copy */
     float *g, *m, *v; /* gradients and AdamW moments (train) */
     long adam_t;
     float *rope_cos, *rope_sin; /* [maxS, HD/2] */
-    bf16 *kc, *vc;             /* cache [L][maxB][NKV][maxS][HD] (inference) */
-    float *dec_ws;             /* decode attention's per-chunk partials (inference) */
+    bf16 *kc, *vc;              /* cache [L][maxB][NKV][maxS][HD] (inference) */
+    float *dec_ws;              /* decode attention's per-chunk partials (inference) */
 
-    struct acts *la; /* owned host: [L] (train) or [1] */
+    struct acts *la;    /* owned host: [L] (train) or [1] */
     float **res, **mid; /* owned host: [L+1], [L]; inference: all the same buffer */
-    bf16 *qkv;       /* [N, QKV] */
-    bf16 *xf;        /* [N, C] (train) or [maxB, C] */
-    float *rstdf;    /* [N] */
-    float *logits;   /* [maxB, V] fp32 (inference) */
-    bf16 *logits_b;  /* [N, V] (train) */
+    bf16 *qkv;          /* [N, QKV] */
+    bf16 *xf;           /* [N, C] (train) or [maxB, C] */
+    float *rstdf;       /* [N] */
+    float *logits;      /* [maxB, V] fp32 (inference) */
+    bf16 *logits_b;     /* [N, V] (train) */
     float *row_loss, *loss;
     /* backward */
     float *dres, *dxn;
@@ -106,14 +105,13 @@ struct engine {
     fp8 *w8;            /* [L][w8_layer bytes]: the W8_* tensors of each layer, e4m3 */
     size_t w8_off[4];   /* byte offsets of the W8_* tensors inside a layer's block */
     size_t w8_layer;
-    float *w8_sc;       /* [L][W8_COUNT][TB_FP8_SCALES] */
-    fp8 *x8;            /* [N, max(C, QD, F)]: the quantised input of the current product */
-    float *x8_sc;       /* [TB_FP8_SCALES] */
+    float *w8_sc; /* [L][W8_COUNT][TB_FP8_SCALES] */
+    fp8 *x8;      /* [N, max(C, QD, F)]: the quantised input of the current product */
+    float *x8_sc; /* [TB_FP8_SCALES] */
 };
 
 /* The layers' linear products, by their (fused) weights. */
 enum { W8_QKV, W8_O, W8_GU, W8_DOWN, W8_COUNT };
-
 
 static void engine_free(struct engine *e)
 {
@@ -131,8 +129,14 @@ static void engine_free(struct engine *e)
 
 /* ---- weights ---- */
 
-static const float *W32(const struct engine *e, size_t off) { return e->p + off; }
-static const bf16 *W16(const struct engine *e, size_t off) { return e->wb + off; }
+static const float *W32(const struct engine *e, size_t off)
+{
+    return e->p + off;
+}
+static const bf16 *W16(const struct engine *e, size_t off)
+{
+    return e->wb + off;
+}
 static size_t LW(const struct engine *e, int l, int which)
 {
     return e->loff[(size_t)l * TB_CUDA_W_PER_LAYER + which];
@@ -173,8 +177,8 @@ static int product(bool ta, bool tb, bool out_f32, int M, int N, int K, const bf
 
 /* out[N, O] (= or, with acc_in, acc_in +) x[N, K] W[O, K]^T: the decode path's
  * small-row kernel for N <= 8 rows (in place only), cuBLASLt otherwise. */
-static int linear(void *out, bool out_f32, const float *acc_in, const bf16 *x, const bf16 *w,
-                  int N, int K, int O, const char *what, char *err, size_t errlen)
+static int linear(void *out, bool out_f32, const float *acc_in, const bf16 *x, const bf16 *w, int N,
+                  int K, int O, const char *what, char *err, size_t errlen)
 {
     if (N <= TB_CUDA_GEMV_MAX_ROWS && (!acc_in || acc_in == out)) {
         CU_LAUNCH(what, k_gemv(out, out_f32, acc_in != NULL, x, w, N, O, K));
@@ -187,9 +191,9 @@ static int linear(void *out, bool out_f32, const float *acc_in, const bf16 *x, c
 /* The same product on e4m3 operands: x (bf16 [N, K]) quantised into e->x8 with its own
  * current scale, then cuBLASLt's fp8 product or, for N <= 8 rows, the fp8 GEMV.
  * w [O, K] e4m3 with its scales w_sc (device, TB_FP8_SCALES). */
-static int linear_fp8(struct engine *e, void *out, bool out_f32, const float *acc_in,
-                      const bf16 *x, const fp8 *w, const float *w_sc, int N, int K, int O,
-                      const char *what, char *err, size_t errlen)
+static int linear_fp8(struct engine *e, void *out, bool out_f32, const float *acc_in, const bf16 *x,
+                      const fp8 *w, const float *w_sc, int N, int K, int O, const char *what,
+                      char *err, size_t errlen)
 {
     struct cu_gemm g;
     CU_LAUNCH("fp8_quantize", k_fp8_quantize_bf16(e->x8, e->x8_sc, x, (size_t)N * K));
@@ -219,8 +223,8 @@ static int linear_fp8(struct engine *e, void *out, bool out_f32, const float *ac
         for (int r = 0; r < rem; r += TB_CUDA_GEMV_MAX_ROWS) {
             int m = rem - r < TB_CUDA_GEMV_MAX_ROWS ? rem - r : TB_CUDA_GEMV_MAX_ROWS;
             CU_LAUNCH(what, k_gemv_fp8(o + (size_t)r * O * esz, out_f32, acc_in != NULL,
-                                       e->x8 + (size_t)(N16 + r) * K, e->x8_sc + TB_FP8_DEQ, w, w_sc + TB_FP8_DEQ,
-                                       m, O, K));
+                                       e->x8 + (size_t)(N16 + r) * K, e->x8_sc + TB_FP8_DEQ, w,
+                                       w_sc + TB_FP8_DEQ, m, O, K));
         }
     }
     return 0;
@@ -229,16 +233,14 @@ static int linear_fp8(struct engine *e, void *out, bool out_f32, const float *ac
 /* Layer l's linear product `which` (W8_*) on N rows of x: linear() on the bf16 weights,
  * or linear_fp8() on their e4m3 copy in precision fp8. */
 static int layer_linear(struct engine *e, int l, int which, void *out, bool out_f32,
-                        const float *acc_in, const bf16 *x, int N, int K, int O,
-                        const char *what, char *err, size_t errlen)
+                        const float *acc_in, const bf16 *x, int N, int K, int O, const char *what,
+                        char *err, size_t errlen)
 {
-    static const int arena[W8_COUNT] = {TB_CUDA_W_WQ, TB_CUDA_W_WO, TB_CUDA_W_GATE,
-                                        TB_CUDA_W_DOWN};
+    static const int arena[W8_COUNT] = {TB_CUDA_W_WQ, TB_CUDA_W_WO, TB_CUDA_W_GATE, TB_CUDA_W_DOWN};
     if (e->use_fp8)
-        return linear_fp8(e, out, out_f32, acc_in, x, e->w8 + (size_t)l * e->w8_layer +
-                                                          e->w8_off[which],
-                          e->w8_sc + ((size_t)l * W8_COUNT + which) * TB_FP8_SCALES, N, K, O,
-                          what, err, errlen);
+        return linear_fp8(
+            e, out, out_f32, acc_in, x, e->w8 + (size_t)l * e->w8_layer + e->w8_off[which],
+            e->w8_sc + ((size_t)l * W8_COUNT + which) * TB_FP8_SCALES, N, K, O, what, err, errlen);
     return linear(out, out_f32, acc_in, x, W16(e, LW(e, l, arena[which])), N, K, O, what, err,
                   errlen);
 }
@@ -265,8 +267,7 @@ static int linear_bwd_w(float *dw, const bf16 *dout, const bf16 *x, int N, int K
  * sequences of T tokens: q [B,NH,T,HD] head-major; k, v [B,NKV,S,HD] (rows 0..T-1
  * used); y [N, QD] token-major; lse [B,NH,T] (NULL: not kept). */
 static struct cu_flash_fwd attention_args(const struct engine *e, const bf16 *q, const bf16 *k,
-                                          const bf16 *v, int S, float *lse, bf16 *y, int B,
-                                          int T)
+                                          const bf16 *v, int S, float *lse, bf16 *y, int B, int T)
 {
     const struct tb_arch *a = &e->a;
     struct cu_flash_fwd f;
@@ -522,8 +523,8 @@ static int mlp(struct engine *e, int l, struct acts *x, float *rmid, float *rout
     int C = e->a.hidden, F = e->a.ffn;
     CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(x->xn2, rstd, rmid, W32(e, LW(e, l, TB_CUDA_W_MLP_NORM)),
                                            N, C, (float)e->a.norm_eps, 1, 0));
-    CU_TRY(layer_linear(e, l, W8_GU, x->gu, false, NULL, x->xn2, N, C, 2 * F,
-                        "gate|up projection", err, errlen));
+    CU_TRY(layer_linear(e, l, W8_GU, x->gu, false, NULL, x->xn2, N, C, 2 * F, "gate|up projection",
+                        err, errlen));
     CU_LAUNCH("swiglu_fwd", k_swiglu_fwd(x->h, x->gu, N, F));
     return layer_linear(e, l, W8_DOWN, rout, true, rmid, x->h, N, F, C, "down projection", err,
                         errlen);
@@ -545,16 +546,16 @@ static int forward_layers(struct engine *e, int B, int T, bool save, char *err, 
         bf16 *k = save ? x->k : e->kc + l * cache_layer, *v = save ? x->v : e->vc + l * cache_layer;
         int S = save ? T : e->maxS;
 
-        CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(x->xn1, x->rstd1, rin,
-                                               W32(e, LW(e, l, TB_CUDA_W_ATTN_NORM)), N, C, eps,
-                                               1, 0));
+        CU_LAUNCH("rmsnorm_fwd",
+                  k_rmsnorm_fwd(x->xn1, x->rstd1, rin, W32(e, LW(e, l, TB_CUDA_W_ATTN_NORM)), N, C,
+                                eps, 1, 0));
         CU_TRY(layer_linear(e, l, W8_QKV, e->qkv, false, NULL, x->xn1, N, C, QKV,
                             "q|k|v projection", err, errlen));
         CU_LAUNCH("rope_split", k_rope_split(x->q, k, v, e->qkv, e->rope_cos, e->rope_sin, NULL, N,
                                              T, S, a->heads, a->kv_heads, HD));
         CU_TRY(attention_fwd(e, x->q, k, v, S, save ? x->lse : NULL, x->y, B, T, err, errlen));
-        CU_TRY(layer_linear(e, l, W8_O, rmid, true, rin, x->y, N, QD, C, "output projection",
-                            err, errlen));
+        CU_TRY(layer_linear(e, l, W8_O, rmid, true, rin, x->y, N, QD, C, "output projection", err,
+                            errlen));
         CU_TRY(mlp(e, l, x, rmid, rout, x->rstd2, N, err, errlen));
     }
     return 0;
@@ -565,8 +566,7 @@ static int check_shape(const struct engine *e, int B, int T, char *err, size_t e
     if (B < 1 || B > e->maxB)
         return cu_err(err, errlen, "batch %d outside the engine's capacity [1, %d]", B, e->maxB);
     if (T < 1 || T > e->maxS)
-        return cu_err(err, errlen, "sequence %d outside the engine's capacity [1, %d]", T,
-                      e->maxS);
+        return cu_err(err, errlen, "sequence %d outside the engine's capacity [1, %d]", T, e->maxS);
     return 0;
 }
 
@@ -617,17 +617,17 @@ static int decode_body(struct engine *e, int B, char *err, size_t errlen)
     CU_LAUNCH("embed", k_embed(res, W32(e, e->off_tok), e->tok, B, C));
     for (int l = 0; l < a->layers; l++) {
         bf16 *k = e->kc + l * cache_layer, *v = e->vc + l * cache_layer;
-        CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(x->xn1, NULL, res,
-                                               W32(e, LW(e, l, TB_CUDA_W_ATTN_NORM)), B, C, eps,
-                                               1, 0));
+        CU_LAUNCH("rmsnorm_fwd",
+                  k_rmsnorm_fwd(x->xn1, NULL, res, W32(e, LW(e, l, TB_CUDA_W_ATTN_NORM)), B, C, eps,
+                                1, 0));
         CU_TRY(layer_linear(e, l, W8_QKV, e->qkv, false, NULL, x->xn1, B, C, QKV,
                             "q|k|v projection", err, errlen));
         CU_LAUNCH("rope_split", k_rope_split(x->q, k, v, e->qkv, e->rope_cos, e->rope_sin, e->pos,
                                              B, 1, e->maxS, a->heads, a->kv_heads, HD));
         CU_LAUNCH("attention_decode", k_attention_decode(x->y, e->dec_ws, x->q, k, v, e->pos, B,
                                                          a->heads, a->kv_heads, HD, e->maxS));
-        CU_TRY(layer_linear(e, l, W8_O, res, true, res, x->y, B, QD, C, "output projection",
-                            err, errlen));
+        CU_TRY(layer_linear(e, l, W8_O, res, true, res, x->y, B, QD, C, "output projection", err,
+                            errlen));
         CU_TRY(mlp(e, l, x, res, res, NULL, B, err, errlen));
     }
     CU_LAUNCH("rmsnorm_fwd",
@@ -736,8 +736,8 @@ static int train_step(struct engine *e, const int *tokens, const int *targets, i
     CU_TRY(forward_layers(e, B, T, true, err, errlen));
     CU_LAUNCH("rmsnorm_fwd",
               k_rmsnorm_fwd(e->xf, e->rstdf, e->res[L], W32(e, e->off_fnorm), N, C, eps, 1, 0));
-    CU_TRY(linear(e->logits_b, false, NULL, e->xf, W16(e, e->off_head), N, C, V, "LM head",
-                  err, errlen));
+    CU_TRY(linear(e->logits_b, false, NULL, e->xf, W16(e, e->off_head), N, C, V, "LM head", err,
+                  errlen));
     CU_LAUNCH("xent", k_xent(e->logits_b, e->row_loss, e->tgt, N, V, 1.0f / (float)N));
     CU_LAUNCH("sum", k_sum(e->loss, e->row_loss, N, 1.0f / (float)N));
     e->have_loss = true;
@@ -749,14 +749,13 @@ static int train_step(struct engine *e, const int *tokens, const int *targets, i
     CU_CHECK(cudaMemsetAsync(e->g + e->decay_end, 0, (e->n_params - e->decay_end) * sizeof(float),
                              g_cu.stream));
     /* LM head: written here; with tied embeddings the lookups add to it below */
-    CU_TRY(linear_bwd_w(e->g + e->off_head, e->logits_b, e->xf, N, C, V, "LM head dW", err,
-                        errlen));
+    CU_TRY(
+        linear_bwd_w(e->g + e->off_head, e->logits_b, e->xf, N, C, V, "LM head dW", err, errlen));
     CU_TRY(linear_bwd_x(e->dxn, true, e->logits_b, W16(e, e->off_head), N, C, V, "LM head dX", err,
                         errlen));
     CU_LAUNCH("rmsnorm_bwd", k_rmsnorm_bwd(e->dres, e->dxn, e->res[L], e->rstdf,
                                            W32(e, e->off_fnorm), N, C, false));
-    CU_LAUNCH("rmsnorm_dw",
-              k_rmsnorm_dw(e->g + e->off_fnorm, e->dxn, e->res[L], e->rstdf, N, C));
+    CU_LAUNCH("rmsnorm_dw", k_rmsnorm_dw(e->g + e->off_fnorm, e->dxn, e->res[L], e->rstdf, N, C));
     for (int l = L - 1; l >= 0; l--) {
         const struct acts *x = &e->la[l];
         /* MLP: res[l+1] = mid + swiglu(rmsnorm(mid) Wgu^T) Wd^T */
@@ -772,8 +771,8 @@ static int train_step(struct engine *e, const int *tokens, const int *targets, i
                             "gate|up dX", err, errlen));
         CU_LAUNCH("rmsnorm_bwd", k_rmsnorm_bwd(e->dres, e->dxn, e->mid[l], x->rstd2,
                                                W32(e, LW(e, l, TB_CUDA_W_MLP_NORM)), N, C, true));
-        CU_LAUNCH("rmsnorm_dw", k_rmsnorm_dw(e->g + LW(e, l, TB_CUDA_W_MLP_NORM), e->dxn,
-                                             e->mid[l], x->rstd2, N, C));
+        CU_LAUNCH("rmsnorm_dw", k_rmsnorm_dw(e->g + LW(e, l, TB_CUDA_W_MLP_NORM), e->dxn, e->mid[l],
+                                             x->rstd2, N, C));
         /* attention: mid = res[l] + attn(rmsnorm(res[l])) Wo^T */
         CU_LAUNCH("cast_bf16", k_cast_bf16(e->dres_b, e->dres, (size_t)N * C));
         CU_TRY(linear_bwd_x(e->dy, false, e->dres_b, W16(e, LW(e, l, TB_CUDA_W_WO)), N, QD, C,
@@ -782,10 +781,9 @@ static int train_step(struct engine *e, const int *tokens, const int *targets, i
                             "output projection dW", err, errlen));
         CU_TRY(attention_bwd(e, x, e->dy, B, T, err, errlen));
         CU_LAUNCH("rope_merge_bwd", k_rope_merge_bwd(e->dqkv, e->dq, e->dk, e->dv, e->rope_cos,
-                                                     e->rope_sin, N, T, a->heads, a->kv_heads,
-                                                     HD));
-        CU_TRY(linear_bwd_w(e->g + LW(e, l, TB_CUDA_W_WQ), e->dqkv, x->xn1, N, C, QKV,
-                            "q|k|v dW", err, errlen));
+                                                     e->rope_sin, N, T, a->heads, a->kv_heads, HD));
+        CU_TRY(linear_bwd_w(e->g + LW(e, l, TB_CUDA_W_WQ), e->dqkv, x->xn1, N, C, QKV, "q|k|v dW",
+                            err, errlen));
         CU_TRY(linear_bwd_x(e->dxn, true, e->dqkv, W16(e, LW(e, l, TB_CUDA_W_WQ)), N, C, QKV,
                             "q|k|v dX", err, errlen));
         CU_LAUNCH("rmsnorm_bwd", k_rmsnorm_bwd(e->dres, e->dxn, e->res[l], x->rstd1,
@@ -795,8 +793,7 @@ static int train_step(struct engine *e, const int *tokens, const int *targets, i
     }
     /* token embedding: scatter-add the residual gradient's rows */
     if (!a->tied_embeddings)
-        CU_CHECK(cudaMemsetAsync(e->g + e->off_tok, 0, (size_t)V * C * sizeof(float),
-                                 g_cu.stream));
+        CU_CHECK(cudaMemsetAsync(e->g + e->off_tok, 0, (size_t)V * C * sizeof(float), g_cu.stream));
     CU_LAUNCH("scatter_add", k_scatter_add(e->g + e->off_tok, e->dres, e->tok, N, C));
 
     /* ---- AdamW on the fp32 master weights, refreshing the bf16 copy ---- */

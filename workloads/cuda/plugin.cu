@@ -170,8 +170,8 @@ static int probe(int device, struct tb_cuda_info *info, char *err, size_t errlen
 #ifdef TB_CUEMU
     /* tb_gpu_open refuses this plugin for measurements (tests only) */
     info->emulated = true;
-    snprintf(info->build, sizeof info->build, "cuemu: g++ %d.%d CPU emulation, not a GPU",
-             __GNUC__, __GNUC_MINOR__);
+    snprintf(info->build, sizeof info->build, "cuemu: g++ %d.%d CPU emulation, not a GPU", __GNUC__,
+             __GNUC_MINOR__);
 #else
     snprintf(info->build, sizeof info->build, "nvcc %d.%d, sm %s + PTX", __CUDACC_VER_MAJOR__,
              __CUDACC_VER_MINOR__, TB_CUDA_ARCHS);
@@ -297,8 +297,8 @@ int cu_buf_alloc_named(struct cu_bufs *b, void **p, size_t bytes, const char *wh
         return cu_err(err, errlen, "more than %d device buffers (at the %s)", CU_BUFS_MAX, what);
     e = cudaMalloc(p, bytes);
     if (e != cudaSuccess)
-        return cu_err(err, errlen, "cudaMalloc of %.1f MiB for the %s: %s", bytes / 1048576.0,
-                      what, cudaGetErrorString(e));
+        return cu_err(err, errlen, "cudaMalloc of %.1f MiB for the %s: %s", bytes / 1048576.0, what,
+                      cudaGetErrorString(e));
     b->p[b->n++] = *p;
     b->bytes += bytes;
     return 0;
@@ -397,8 +397,8 @@ static int run_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_
         CU_TRY(cu_buf_alloc(b, (void **)&q, N * QD * sizeof *q, err, errlen));
         CU_TRY(cu_buf_alloc(b, (void **)&k, N * KD * sizeof *k, err, errlen));
         CU_TRY(cu_buf_alloc(b, (void **)&v, N * KD * sizeof *v, err, errlen));
-        CU_LAUNCH("rope_split", k_rope_split(q, k, v, qkv, cs, sn, NULL, a->N, a->T, a->T, a->NH,
-                                             a->NKV, a->HD));
+        CU_LAUNCH("rope_split",
+                  k_rope_split(q, k, v, qkv, cs, sn, NULL, a->N, a->T, a->T, a->NH, a->NKV, a->HD));
         CU_TRY(cu_down_bf16(b, a->out[0], q, N * QD, err, errlen));
         CU_TRY(cu_down_bf16(b, a->out[1], k, N * KD, err, errlen));
         return cu_down_bf16(b, a->out[2], v, N * KD, err, errlen);
@@ -430,8 +430,8 @@ static int run_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_
         CU_TRY(cu_up_f32(b, &rows, NULL, N, err, errlen));
         CU_TRY(cu_up_f32(b, &loss, NULL, 1, err, errlen));
         CU_TRY(cu_buf_alloc(b, (void **)&ids, N * sizeof *ids, err, errlen));
-        CU_CHECK(cudaMemcpyAsync(ids, a->ids, N * sizeof *ids, cudaMemcpyHostToDevice,
-                                 g_cu.stream));
+        CU_CHECK(
+            cudaMemcpyAsync(ids, a->ids, N * sizeof *ids, cudaMemcpyHostToDevice, g_cu.stream));
         CU_LAUNCH("xent", k_xent(logits, rows, ids, a->N, a->V, 1.0f / (float)a->N));
         CU_LAUNCH("sum", k_sum(loss, rows, a->N, 1.0f / (float)a->N));
         CU_TRY(cu_down_f32(&a->loss, loss, 1, err, errlen));
@@ -508,14 +508,14 @@ static int run_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_
         CU_TRY(cu_buf_alloc(b, (void **)&w, Nn * K, err, errlen));
         CU_LAUNCH("fp8_quantize", k_fp8_quantize(x, xs, xf, M * K));
         CU_LAUNCH("fp8_quantize", k_fp8_quantize(w, ws, wf, Nn * K));
-        CU_CHECK(cudaMemcpyAsync(xs + TB_FP8_DEQ, &a->scale_a, sizeof(float), cudaMemcpyHostToDevice,
-                                 g_cu.stream));
-        CU_CHECK(cudaMemcpyAsync(ws + TB_FP8_DEQ, &a->scale_b, sizeof(float), cudaMemcpyHostToDevice,
-                                 g_cu.stream));
+        CU_CHECK(cudaMemcpyAsync(xs + TB_FP8_DEQ, &a->scale_a, sizeof(float),
+                                 cudaMemcpyHostToDevice, g_cu.stream));
+        CU_CHECK(cudaMemcpyAsync(ws + TB_FP8_DEQ, &a->scale_b, sizeof(float),
+                                 cudaMemcpyHostToDevice, g_cu.stream));
         CU_TRY(cu_buf_alloc(b, &out, M * Nn * (a->out_bf16 ? 2 : 4), err, errlen));
         if (a->op == TB_CUDA_OP_GEMV_FP8) {
-            CU_LAUNCH("gemv_fp8", k_gemv_fp8(out, !a->out_bf16, false, x, xs + TB_FP8_DEQ, w, ws + TB_FP8_DEQ,
-                                              a->M, a->N, a->K));
+            CU_LAUNCH("gemv_fp8", k_gemv_fp8(out, !a->out_bf16, false, x, xs + TB_FP8_DEQ, w,
+                                             ws + TB_FP8_DEQ, a->M, a->N, a->K));
         } else {
             struct cu_gemm g = test_product(a, x, w, out, !a->out_bf16);
             g.in_type = CU_DT_E4M3;
