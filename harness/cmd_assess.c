@@ -47,7 +47,7 @@ static int emit(const char *dir, const char *name, const struct tb_assessment *a
     int rc;
     if (!m)
         return tb_err(err, errlen, "out of memory");
-    rc = kind == 0 ? tb_assess_write_csv(as, m)
+    rc = kind == 0   ? tb_assess_write_csv(as, m)
          : kind == 1 ? tb_assess_write_md(as, o, m)
                      : tb_assess_write_html(as, o, m);
     if (fclose(m) != 0 || rc != 0) {
@@ -102,8 +102,8 @@ int tb_cmd_assess(int argc, char **argv)
         }
     }
     if (!file || !out) {
-        fprintf(stderr, "trnbench assess: %s\n", !file ? "no assessment file given"
-                                                       : "--out DIR is required");
+        fprintf(stderr, "trnbench assess: %s\n",
+                !file ? "no assessment file given" : "--out DIR is required");
         usage(stderr);
         return 2;
     }

@@ -120,7 +120,7 @@ out:
 
 struct group {
     char name[64];
-    double *ape; /* owned: absolute percentage errors */
+    double *ape;              /* owned: absolute percentage errors */
     size_t n, rows, complete; /* predicted, with a value, of those with a complete shape */
 };
 
@@ -239,8 +239,7 @@ int tb_cmd_validate(int argc, char **argv)
                    tb_csv_field(&s.csv, r, "metric"), x->value, "-", "-", x->why);
         }
     }
-    printf("\n%s on %s: absolute percentage error of the predicted rows\n", TB_MODEL_VERSION,
-           file);
+    printf("\n%s on %s: absolute percentage error of the predicted rows\n", TB_MODEL_VERSION, file);
     printf("%-20s %5s %9s %9s %9s %9s\n", "family", "rows", "complete", "predicted", "median%",
            "p90%");
     for (size_t i = 0; i < ngroups; i++)

@@ -11,22 +11,23 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define REQ_LAYERS  (1u << 0)
-#define REQ_HIDDEN  (1u << 1)
-#define REQ_HEADS   (1u << 2)
-#define REQ_FFN     (1u << 3)
-#define REQ_VOCAB   (1u << 4)
-#define REQ_NAME    (1u << 5)
-#define REQ_FAMILY  (1u << 6)
-#define REQ_ALL     0x7fu
+#define REQ_LAYERS (1u << 0)
+#define REQ_HIDDEN (1u << 1)
+#define REQ_HEADS  (1u << 2)
+#define REQ_FFN    (1u << 3)
+#define REQ_VOCAB  (1u << 4)
+#define REQ_NAME   (1u << 5)
+#define REQ_FAMILY (1u << 6)
+#define REQ_ALL    0x7fu
 
-static int set_int(const char *path, long line, const char *key, const char *v, long lo,
-                   long hi, int *out, char *err, size_t errlen)
+static int set_int(const char *path, long line, const char *key, const char *v, long lo, long hi,
+                   int *out, char *err, size_t errlen)
 {
     long x;
     if (tb_parse_long(v, lo, hi, &x) != 0)
-        return tb_err(err, errlen, "%s: line %ld: field '%s': expected an integer in [%ld, %ld], got '%s'",
-                      path, line, key, lo, hi, v);
+        return tb_err(err, errlen,
+                      "%s: line %ld: field '%s': expected an integer in [%ld, %ld], got '%s'", path,
+                      line, key, lo, hi, v);
     *out = (int)x;
     return 0;
 }
@@ -35,8 +36,9 @@ static int set_dbl(const char *path, long line, const char *key, const char *v, 
                    double hi, double *out, char *err, size_t errlen)
 {
     if (tb_parse_double(v, lo, hi, out) != 0)
-        return tb_err(err, errlen, "%s: line %ld: field '%s': expected a number in [%g, %g], got '%s'",
-                      path, line, key, lo, hi, v);
+        return tb_err(err, errlen,
+                      "%s: line %ld: field '%s': expected a number in [%g, %g], got '%s'", path,
+                      line, key, lo, hi, v);
     return 0;
 }
 
@@ -59,28 +61,32 @@ int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen)
     if (!f)
         return tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
     while ((kv = tb_kv_next(f, path, &buf, &cap, &line, &key, &val, err, errlen)) > 0) {
-#define INT_KEY(k, lo, hi, field, bit)                                                          \
-    else if (!strcmp(key, k)) {                                                                 \
-        if (set_int(path, line, key, val, lo, hi, &a->field, err, errlen))                       \
-            goto out;                                                                           \
-        seen |= bit;                                                                            \
+#define INT_KEY(k, lo, hi, field, bit)                                                             \
+    else if (!strcmp(key, k))                                                                      \
+    {                                                                                              \
+        if (set_int(path, line, key, val, lo, hi, &a->field, err, errlen))                         \
+            goto out;                                                                              \
+        seen |= bit;                                                                               \
     }
-#define DBL_KEY(k, lo, hi, field)                                                               \
-    else if (!strcmp(key, k)) {                                                                 \
-        if (set_dbl(path, line, key, val, lo, hi, &a->field, err, errlen))                       \
-            goto out;                                                                           \
+#define DBL_KEY(k, lo, hi, field)                                                                  \
+    else if (!strcmp(key, k))                                                                      \
+    {                                                                                              \
+        if (set_dbl(path, line, key, val, lo, hi, &a->field, err, errlen))                         \
+            goto out;                                                                              \
     }
         if (!strcmp(key, "name")) {
             if (!*val || strlen(val) >= sizeof a->name || strpbrk(val, " \t,/\"")) {
-                tb_err(err, errlen, "%s: line %ld: field 'name': bad model name '%s'", path, line, val);
+                tb_err(err, errlen, "%s: line %ld: field 'name': bad model name '%s'", path, line,
+                       val);
                 goto out;
             }
             snprintf(a->name, sizeof a->name, "%s", val);
             seen |= REQ_NAME;
         } else if (!strcmp(key, "family")) {
             if (strcmp(val, "llama") != 0) {
-                tb_err(err, errlen, "%s: line %ld: field 'family': unknown family '%s' (known: llama)",
-                       path, line, val);
+                tb_err(err, errlen,
+                       "%s: line %ld: field 'family': unknown family '%s' (known: llama)", path,
+                       line, val);
                 goto out;
             }
             snprintf(a->family, sizeof a->family, "%s", val);
@@ -89,7 +95,8 @@ int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen)
             snprintf(a->source, sizeof a->source, "%s", val);
         } else if (!strcmp(key, "tied_embeddings")) {
             if (tb_parse_bool(val, &a->tied_embeddings) != 0) {
-                tb_err(err, errlen, "%s: line %ld: field 'tied_embeddings': expected true or false, got '%s'",
+                tb_err(err, errlen,
+                       "%s: line %ld: field 'tied_embeddings': expected true or false, got '%s'",
                        path, line, val);
                 goto out;
             }
@@ -109,7 +116,8 @@ int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen)
         DBL_KEY("rope_low_freq_factor", 0.0, 1e6, rope_low_freq_factor)
         DBL_KEY("rope_high_freq_factor", 0.0, 1e6, rope_high_freq_factor)
         DBL_KEY("published_params", 0.0, 1e15, published_params)
-        else {
+        else
+        {
             tb_err(err, errlen, "%s: line %ld: field '%s': unknown key", path, line, key);
             goto out;
         }
@@ -119,7 +127,8 @@ int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen)
     if (kv < 0)
         goto out;
     if ((seen & REQ_ALL) != REQ_ALL) {
-        static const char *names[] = {"layers", "hidden", "heads", "ffn", "vocab", "name", "family"};
+        static const char *names[] = {"layers", "hidden", "heads", "ffn",
+                                      "vocab",  "name",   "family"};
         for (int i = 0; i < 7; i++)
             if (!(seen & (1u << i))) {
                 tb_err(err, errlen, "%s: line %ld: field '%s': missing", path, line, names[i]);
@@ -215,10 +224,11 @@ int tb_arch_truncate(struct tb_arch *a, int n, char *err, size_t errlen)
 
 double tb_arch_params_per_layer(const struct tb_arch *a)
 {
-    double C = a->hidden, q = (double)a->heads * a->head_dim, kv = (double)a->kv_heads * a->head_dim;
+    double C = a->hidden, q = (double)a->heads * a->head_dim,
+           kv = (double)a->kv_heads * a->head_dim;
     double attn = C * q + 2.0 * C * kv + q * C; /* wq, wk, wv, wo */
-    double mlp = 3.0 * C * a->ffn;               /* gate, up, down */
-    return attn + mlp + 2.0 * C;                 /* + two RMSNorm weights */
+    double mlp = 3.0 * C * a->ffn;              /* gate, up, down */
+    return attn + mlp + 2.0 * C;                /* + two RMSNorm weights */
 }
 
 double tb_arch_params_embedding(const struct tb_arch *a)

@@ -14,21 +14,21 @@
 #include <stddef.h>
 
 struct tb_arch {
-    char name[64];          /* canonical name, e.g. "llama-3.1-8b" */
-    char family[32];        /* "llama" */
-    char source[512];       /* where the dimensions come from */
-    char path[512];         /* file it was read from */
-    int layers;             /* L */
-    int hidden;             /* C */
-    int heads;              /* NH */
-    int kv_heads;           /* NKV; NH % NKV == 0 */
-    int head_dim;           /* HD; C / NH unless the file says otherwise */
-    int ffn;                /* F (SwiGLU inner width) */
-    int vocab;              /* V */
-    double rope_theta;      /* RoPE base */
-    int max_context;        /* longest sequence the model was trained for */
-    bool tied_embeddings;   /* LM head shares the token embedding */
-    double norm_eps;        /* RMSNorm epsilon */
+    char name[64];        /* canonical name, e.g. "llama-3.1-8b" */
+    char family[32];      /* "llama" */
+    char source[512];     /* where the dimensions come from */
+    char path[512];       /* file it was read from */
+    int layers;           /* L */
+    int hidden;           /* C */
+    int heads;            /* NH */
+    int kv_heads;         /* NKV; NH % NKV == 0 */
+    int head_dim;         /* HD; C / NH unless the file says otherwise */
+    int ffn;              /* F (SwiGLU inner width) */
+    int vocab;            /* V */
+    double rope_theta;    /* RoPE base */
+    int max_context;      /* longest sequence the model was trained for */
+    bool tied_embeddings; /* LM head shares the token embedding */
+    double norm_eps;      /* RMSNorm epsilon */
     /* Llama 3.1 RoPE scaling ("llama3" type); factor 0 = none */
     double rope_scale_factor, rope_low_freq_factor, rope_high_freq_factor;
     int rope_original_context;
@@ -63,7 +63,6 @@ double tb_arch_params_matmul(const struct tb_arch *a);
 
 /* List the catalogue: calls fn(path, ctx) for every *.model under
  * <datadir>/workloads, in sorted order. Returns the number found or -1. */
-int tb_arch_list(void (*fn)(const char *path, void *ctx), void *ctx, char *err,
-                 size_t errlen);
+int tb_arch_list(void (*fn)(const char *path, void *ctx), void *ctx, char *err, size_t errlen);
 
 #endif

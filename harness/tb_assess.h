@@ -24,51 +24,51 @@
 
 /* Decision thresholds from practice: inputs with defaults, never hidden constants. */
 struct tb_assess_opts {
-    double min_monthly_usd;  /* migration rarely pays below this spend (default 10000) */
-    double claim_low;        /* savings claims to test: low end (default 0.30) */
-    double claim_high;       /* and high end (default 0.50) */
-    double price_swing;      /* price sensitivity, fraction (default 0.20) */
-    double hours_per_month;  /* 730 */
-    const char *validation;  /* published.csv for the model's error per family (NULL: the
-                                data folder's reports/validation/published.csv) */
+    double min_monthly_usd; /* migration rarely pays below this spend (default 10000) */
+    double claim_low;       /* savings claims to test: low end (default 0.30) */
+    double claim_high;      /* and high end (default 0.50) */
+    double price_swing;     /* price sensitivity, fraction (default 0.20) */
+    double hours_per_month; /* 730 */
+    const char *validation; /* published.csv for the model's error per family (NULL: the
+                               data folder's reports/validation/published.csv) */
 };
 
 void tb_assess_opts_init(struct tb_assess_opts *o);
 
 /* One workload against one candidate. */
 struct tb_assess_row {
-    size_t workload;         /* index into the file's rows */
-    const char *candidate;   /* instance type (borrowed from the catalogue) */
-    bool current;            /* the workload's current instance type */
-    bool ok;                 /* sized and priced; else why */
+    size_t workload;       /* index into the file's rows */
+    const char *candidate; /* instance type (borrowed from the catalogue) */
+    bool current;          /* the workload's current instance type */
+    bool ok;               /* sized and priced; else why */
     char why[512];
-    long fleet;              /* instances */
-    double capacity;         /* load one instance carries (tokens/s, images/s) */
-    double need;             /* the load (same unit) */
-    const char *unit;        /* "tokens/s" or "images/s" */
-    double usd_per_hour;     /* one instance */
-    char price[600];         /* price row used: region, purchase, date, source */
+    long fleet;          /* instances */
+    double capacity;     /* load one instance carries (tokens/s, images/s) */
+    double need;         /* the load (same unit) */
+    const char *unit;    /* "tokens/s" or "images/s" */
+    double usd_per_hour; /* one instance */
+    char price[600];     /* price row used: region, purchase, date, source */
     double monthly_usd;
-    double saving_usd;       /* current - this (NAN without a current cost) */
+    double saving_usd; /* current - this (NAN without a current cost) */
     double saving_frac;
     double break_even_months; /* engineering cost / monthly saving; INFINITY when none */
     double saving_lo_price, saving_hi_price; /* candidate price +-swing */
-    double model_err;        /* the family's median validation error (fraction) */
+    double model_err;                        /* the family's median validation error (fraction) */
     double saving_lo_model, saving_hi_model; /* capacity +-model_err */
-    char layout[512];        /* the model's assumptions for one instance */
+    char layout[512];                        /* the model's assumptions for one instance */
     char verdict[256];
-    const char *family;      /* the candidate's chip family (borrowed from the model) */
-    char risks[2048];        /* "topic: text; ..." for the candidate's family */
+    const char *family; /* the candidate's chip family (borrowed from the model) */
+    char risks[2048];   /* "topic: text; ..." for the candidate's family */
 };
 
 struct tb_assessment {
-    struct tb_csv_table csv;     /* owned: the assessment file */
-    struct tb_assess_row *rows;  /* owned */
+    struct tb_csv_table csv;    /* owned: the assessment file */
+    struct tb_assess_row *rows; /* owned */
     size_t nrows;
-    double *current_monthly;     /* owned: per workload, NAN when unknown */
-    struct tb_csv_table risks;   /* owned: pricing/risks.csv (empty when absent) */
+    double *current_monthly;   /* owned: per workload, NAN when unknown */
+    struct tb_csv_table risks; /* owned: pricing/risks.csv (empty when absent) */
     bool have_risks;
-    char (*current_why)[256];    /* owned: per workload */
+    char (*current_why)[256]; /* owned: per workload */
 };
 
 /* Read and check the file (a missing or bad field: -2, "file: line N: field 'x': ...";
@@ -84,8 +84,8 @@ int tb_assess_write_md(const struct tb_assessment *as, const struct tb_assess_op
 int tb_assess_write_html(const struct tb_assessment *as, const struct tb_assess_opts *o, FILE *f);
 /* The same as a section of another document: its title a heading of `level` (1-5),
  * each workload one level below; the HTML without a document around it. */
-int tb_assess_write_md_at(const struct tb_assessment *as, const struct tb_assess_opts *o,
-                          int level, FILE *f);
+int tb_assess_write_md_at(const struct tb_assessment *as, const struct tb_assess_opts *o, int level,
+                          FILE *f);
 int tb_assess_write_html_at(const struct tb_assessment *as, const struct tb_assess_opts *o,
                             int level, FILE *f);
 

@@ -14,9 +14,9 @@
 
 const char *tb_blas_better_core(const char *detected, const struct tb_cpu_features *f)
 {
-    static const char *const fallback[] = {"Prescott", "Core2",     "Katmai",    "Nehalem",
-                                           "Atom",     "Penryn",    "Dunnington", "Barcelona",
-                                           "Opteron",  "Banias",    NULL};
+    static const char *const fallback[] = {"Prescott", "Core2",  "Katmai",     "Nehalem",
+                                           "Atom",     "Penryn", "Dunnington", "Barcelona",
+                                           "Opteron",  "Banias", NULL};
     bool is_fallback = false;
 
     if (!detected)

@@ -29,9 +29,9 @@
  *    q/k norm when qk_norm, GELU MLP of mlp_ratio x D per stream; the last block keeps
  *    only the image stream's output. Final adaLN (2 D) and a linear unpatchify.
  *  - FLUX: as MMDiT for double_depth blocks (with rotary positions instead of a
- *    learned grid: 2-D over image rows and columns, text tokens at id zero, unrotated), then single_depth single-stream blocks over the
- *    concatenated tokens: adaLN (3 D), one linear to q, k, v and the MLP input
- *    (3 D + mlp_ratio x D), attention and GELU in parallel, one linear back to D.
+ *    learned grid: 2-D over image rows and columns, text tokens at id zero, unrotated), then
+ * single_depth single-stream blocks over the concatenated tokens: adaLN (3 D), one linear to q, k,
+ * v and the MLP input (3 D + mlp_ratio x D), attention and GELU in parallel, one linear back to D.
  *    Guidance-distilled: a guidance embedding replaces classifier-free guidance.
  */
 #ifndef TB_DARCH_H
@@ -46,8 +46,8 @@ enum tb_darch_kind {
     TB_DARCH_FLUX,
 };
 
-#define TB_DARCH_MAX_LEVELS 4
-#define TB_DARCH_MAX_ENCODERS 3
+#define TB_DARCH_MAX_LEVELS           4
+#define TB_DARCH_MAX_ENCODERS         3
 #define TB_DARCH_MAX_LAYERS_PER_BLOCK 8
 
 /* A text encoder, counted for cost only: "clip" (GELU MLP, learned positions, biases,
@@ -61,49 +61,49 @@ enum tb_dencoder_kind {
 };
 
 struct tb_dencoder {
-    char name[32];  /* "clip-l", "openclip-bigg", "t5-xxl" */
+    char name[32]; /* "clip-l", "openclip-bigg", "t5-xxl" */
     enum tb_dencoder_kind kind;
     int layers, hidden, heads, ffn, vocab, tokens;
     double published_params; /* 0 = not given */
 };
 
 struct tb_darch {
-    char name[64];    /* canonical name, e.g. "sdxl" */
-    char family[32];  /* "unet", "mmdit", "flux" */
+    char name[64];   /* canonical name, e.g. "sdxl" */
+    char family[32]; /* "unet", "mmdit", "flux" */
     char source[512];
     char path[512];
     enum tb_darch_kind kind;
 
-    int latent_channels;  /* Cl */
-    int vae_scale;        /* pixels per latent pixel, 8 */
-    int resolution;       /* native square resolution in pixels, 1024 */
+    int latent_channels; /* Cl */
+    int vae_scale;       /* pixels per latent pixel, 8 */
+    int resolution;      /* native square resolution in pixels, 1024 */
     int default_steps;
-    bool cfg;             /* classifier-free guidance: two denoiser passes per step */
-    int text_tokens;      /* S: context tokens the denoiser attends to */
-    int context_dim;      /* width of the text context */
-    int pooled_dim;       /* width of the pooled text vector */
+    bool cfg;        /* classifier-free guidance: two denoiser passes per step */
+    int text_tokens; /* S: context tokens the denoiser attends to */
+    int context_dim; /* width of the text context */
+    int pooled_dim;  /* width of the pooled text vector */
 
     /* UNet */
     int nlevels;
     int ch[TB_DARCH_MAX_LEVELS];
     int depth[TB_DARCH_MAX_LEVELS]; /* transformer blocks per transformer, 0 = none */
     int layers_per_block;
-    int head_dim;         /* also the DiTs' HD */
-    int groups;           /* GroupNorm groups */
-    int time_proj_dim;    /* sinusoidal timestep features: 320 (UNet), 256 (DiT) */
-    int time_embed_dim;   /* 1280 */
-    int add_in_dim;       /* UNet additional conditioning input (SDXL: 2816), 0 = none */
+    int head_dim;       /* also the DiTs' HD */
+    int groups;         /* GroupNorm groups */
+    int time_proj_dim;  /* sinusoidal timestep features: 320 (UNet), 256 (DiT) */
+    int time_embed_dim; /* 1280 */
+    int add_in_dim;     /* UNet additional conditioning input (SDXL: 2816), 0 = none */
 
     /* DiT (MMDiT and FLUX) */
-    int hidden;           /* D */
-    int heads;            /* NH = D / HD */
-    int dit_depth;        /* MMDiT joint blocks, FLUX double-stream blocks */
-    int single_depth;     /* FLUX single-stream blocks */
-    int mlp_ratio;        /* 4 */
-    int patch;            /* p: 2 */
-    bool qk_norm;         /* RMSNorm on q and k per head */
-    bool guidance_embed;  /* FLUX-dev: a guidance-strength embedding */
-    int pos_embed_max;    /* MMDiT: side of the learned position grid, 0 = none */
+    int hidden;          /* D */
+    int heads;           /* NH = D / HD */
+    int dit_depth;       /* MMDiT joint blocks, FLUX double-stream blocks */
+    int single_depth;    /* FLUX single-stream blocks */
+    int mlp_ratio;       /* 4 */
+    int patch;           /* p: 2 */
+    bool qk_norm;        /* RMSNorm on q and k per head */
+    bool guidance_embed; /* FLUX-dev: a guidance-strength embedding */
+    int pos_embed_max;   /* MMDiT: side of the learned position grid, 0 = none */
 
     /* VAE decoder (latents -> pixels): channels per level, from the deepest, ResNet
      * blocks per level (layers + 1), one attention block in the middle */
@@ -139,8 +139,8 @@ double tb_darch_params_encoders(const struct tb_darch *a);
 /* FLOPs of one denoiser forward pass (one pass; CFG makes it two per step). */
 double tb_dflops_denoiser(const struct tb_darch *a, double B, int resolution);
 /* All three of one pass in one walk: the total, the attention and the convolutions. */
-void tb_dflops_denoiser_parts(const struct tb_darch *a, double B, int resolution,
-                              double *total, double *attn, double *conv);
+void tb_dflops_denoiser_parts(const struct tb_darch *a, double B, int resolution, double *total,
+                              double *attn, double *conv);
 /* The part of it that is attention (QK^T and AV): runs in 16-bit, memory-heavy. */
 double tb_dflops_denoiser_attention(const struct tb_darch *a, double B, int resolution);
 /* The part of it that is convolutions (the UNet's; 0 for the DiTs). */
@@ -188,7 +188,7 @@ struct tb_dpiece {
     bool cat;   /* input = [current | popped skip] on channels */
     bool push;  /* the output is saved as a skip */
     struct tb_dparam n1, n2, c1, c2, sc, temb, pin, pout;
-    int block;  /* transformer: index of its first block in tb_dlayout.blocks */
+    int block; /* transformer: index of its first block in tb_dlayout.blocks */
 };
 
 /* One transformer block of width C. wqkv: q, k, v [C, C] each, adjacent; wkv2: the
@@ -222,12 +222,12 @@ struct tb_dsingle {
 };
 
 struct tb_dlayout {
-    size_t n_params;            /* floats in the arena */
-    struct tb_dparam t1, t2;    /* time MLP: Tp -> Te -> Te (DiT: Tp -> D -> D) */
-    struct tb_dparam a1, a2;    /* additional MLP: Da -> Te -> Te (NONE when Da = 0) */
-    struct tb_dpiece *pieces;   /* owned: [npieces] (UNet) */
+    size_t n_params;          /* floats in the arena */
+    struct tb_dparam t1, t2;  /* time MLP: Tp -> Te -> Te (DiT: Tp -> D -> D) */
+    struct tb_dparam a1, a2;  /* additional MLP: Da -> Te -> Te (NONE when Da = 0) */
+    struct tb_dpiece *pieces; /* owned: [npieces] (UNet) */
     int npieces;
-    struct tb_dblock *blocks;   /* owned: [nblocks] (UNet) */
+    struct tb_dblock *blocks; /* owned: [nblocks] (UNet) */
     int nblocks;
     /* the DiTs (tb_darch kind MMDIT or FLUX; all zero for the UNet): patch [D, PP]
      * (PP = Cl p p, index c p p + i p + j), pos [M, M, D] the learned position grid
@@ -236,9 +236,9 @@ struct tb_dlayout {
      * embedder, fmod [2D, D] the final AdaLN-Continuous (scale, shift), fout [PP, D] */
     struct tb_dparam patch, y1, y2, g1, g2, cemb, fmod, fout;
     size_t pos;
-    struct tb_dditblock *dbl;   /* owned: [ndbl] double-stream / joint blocks */
+    struct tb_dditblock *dbl; /* owned: [ndbl] double-stream / joint blocks */
     int ndbl;
-    struct tb_dsingle *sgl;     /* owned: [nsgl] single-stream blocks (FLUX) */
+    struct tb_dsingle *sgl; /* owned: [nsgl] single-stream blocks (FLUX) */
     int nsgl;
 };
 

@@ -89,7 +89,8 @@ int tb_exec_result_init(struct tb_exec_result *r, const struct tb_run_spec *spec
         r->flops = tb_flops_train(a, B, T);
         break;
     case TB_PHASE_DENOISE:
-        return tb_err(err, errlen, "phase denoise runs on the diffusion engine (tb_exec_run_denoise)");
+        return tb_err(err, errlen,
+                      "phase denoise runs on the diffusion engine (tb_exec_run_denoise)");
     }
     return 0;
 }

@@ -31,28 +31,28 @@
 
 /* Efficiency figures of one chip (pricing/efficiency.csv). */
 struct tb_model_eff {
-    const char *chip;       /* key into chips.csv */
-    const char *family;     /* "neuron-v2", "neuron-v3", "nvidia" */
-    double gemm_eff;        /* fraction of dense peak a large GEMM reaches */
-    double gemm_eff_fp8;    /* the same for fp8 (fp8 kernels reach less of their peak) */
-    double gemm_m_half;     /* tokens (rows) at which a GEMM reaches half of gemm_eff */
-    double gemm_n_half;     /* columns per device (hidden / tp) at which it reaches half */
-    double mem_eff;         /* fraction of HBM bandwidth streaming the weights reaches */
-    double kv_eff;          /* fraction of HBM bandwidth decode attention reaches reading
-                               the KV cache (paged, per-sequence gathers) */
-    double link_eff;        /* fraction of the chip-to-chip link a collective reaches */
-    double net_eff;         /* fraction of the instance network (EFA) a collective reaches */
-    double collective_s;    /* latency of one collective on the intra-node link */
-    double layer_s;         /* fixed cost per layer per forward pass (launch, sync) */
-    double request_s;       /* host work per request per decode step (sampling, scheduling) */
-    double train_eff;       /* training: fraction of gemm_eff a full step keeps (non-GEMM
-                               ops, recomputation, framework) */
-    double dp_overlap;      /* fraction of data-parallel traffic hidden behind backward */
-    double tp_overlap;      /* training: fraction of tensor-parallel traffic hidden */
-    double conv_eff;        /* convolutions (UNet, VAE) run at this fraction of gemm_eff */
-    double hbm_usable;      /* fraction of HBM usable for weights, state and cache */
-    long max_batch;         /* largest decode batch the serving stacks run */
-    const char *source;     /* how the figures were chosen */
+    const char *chip;    /* key into chips.csv */
+    const char *family;  /* "neuron-v2", "neuron-v3", "nvidia" */
+    double gemm_eff;     /* fraction of dense peak a large GEMM reaches */
+    double gemm_eff_fp8; /* the same for fp8 (fp8 kernels reach less of their peak) */
+    double gemm_m_half;  /* tokens (rows) at which a GEMM reaches half of gemm_eff */
+    double gemm_n_half;  /* columns per device (hidden / tp) at which it reaches half */
+    double mem_eff;      /* fraction of HBM bandwidth streaming the weights reaches */
+    double kv_eff;       /* fraction of HBM bandwidth decode attention reaches reading
+                            the KV cache (paged, per-sequence gathers) */
+    double link_eff;     /* fraction of the chip-to-chip link a collective reaches */
+    double net_eff;      /* fraction of the instance network (EFA) a collective reaches */
+    double collective_s; /* latency of one collective on the intra-node link */
+    double layer_s;      /* fixed cost per layer per forward pass (launch, sync) */
+    double request_s;    /* host work per request per decode step (sampling, scheduling) */
+    double train_eff;    /* training: fraction of gemm_eff a full step keeps (non-GEMM
+                            ops, recomputation, framework) */
+    double dp_overlap;   /* fraction of data-parallel traffic hidden behind backward */
+    double tp_overlap;   /* training: fraction of tensor-parallel traffic hidden */
+    double conv_eff;     /* convolutions (UNet, VAE) run at this fraction of gemm_eff */
+    double hbm_usable;   /* fraction of HBM usable for weights, state and cache */
+    long max_batch;      /* largest decode batch the serving stacks run */
+    const char *source;  /* how the figures were chosen */
     long line;
 };
 
@@ -66,8 +66,8 @@ struct tb_model {
 /* Load dir/efficiency.csv (dir NULL: the data folder's pricing/) for the chips of
  * pricing. Every field checked; a chip not in chips.csv is an error ("file: line N:
  * field 'chip': ..."). Returns 0 or -1 with a message. */
-int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const char *dir,
-                  char *err, size_t errlen);
+int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const char *dir, char *err,
+                  size_t errlen);
 void tb_model_release(struct tb_model *m);
 
 enum tb_model_phase {
@@ -80,33 +80,33 @@ enum tb_model_phase {
 
 /* One question to the model. Zero means "not given" for the integers. */
 struct tb_scenario {
-    const struct tb_arch *arch;      /* borrowed: a Llama (NULL for denoise) */
-    const struct tb_darch *darch;    /* borrowed: a diffusion model (denoise only) */
-    long steps, resolution;          /* denoise: 0 = the model's default */
-    const struct tb_instance *inst;  /* borrowed: the target */
+    const struct tb_arch *arch;     /* borrowed: a Llama (NULL for denoise) */
+    const struct tb_darch *darch;   /* borrowed: a diffusion model (denoise only) */
+    long steps, resolution;         /* denoise: 0 = the model's default */
+    const struct tb_instance *inst; /* borrowed: the target */
     enum tb_model_phase phase;
-    const char *precision;           /* bf16, fp16, fp8, int8, fp32 */
-    long instances;                  /* 0: 1, or what chips needs */
-    long chips;                      /* 0: all chips of the instances */
-    long seq_in, seq_out;            /* train: seq_in is the sequence length */
-    long batch;                      /* train: global batch (sequences; 0: chosen);
-                                        inference: requests in flight; 0 with
-                                        batch_max: the throughput-maximising load */
+    const char *precision; /* bf16, fp16, fp8, int8, fp32 */
+    long instances;        /* 0: 1, or what chips needs */
+    long chips;            /* 0: all chips of the instances */
+    long seq_in, seq_out;  /* train: seq_in is the sequence length */
+    long batch;            /* train: global batch (sequences; 0: chosen);
+                              inference: requests in flight; 0 with
+                              batch_max: the throughput-maximising load */
     bool batch_max;
-    long tp, pp, dp;                 /* 0: chosen; when tp x pp x dp is a divisor of the
-                                        devices, the rest is context parallelism */
+    long tp, pp, dp;                     /* 0: chosen; when tp x pp x dp is a divisor of the
+                                            devices, the rest is context parallelism */
     double ttft_limit_ms, tpot_limit_ms; /* 0: none (batch_max only) */
-    double train_tokens;             /* time and cost to train this many tokens; 0: none */
+    double train_tokens;                 /* time and cost to train this many tokens; 0: none */
 };
 
 /* What the model predicts; fields that do not apply are NAN. */
 struct tb_prediction {
-    bool fits;              /* false: does not fit (why says so), nothing predicted */
+    bool fits; /* false: does not fit (why says so), nothing predicted */
     char why[512];
     long devices, devices_per_chip, chips, instances;
     long tp, pp, dp, cp, micro_batch, batch; /* the layout and load used (cp: context
                                                 parallel, sequences split over cp devices) */
-    bool recompute;         /* training: full activation recomputation */
+    bool recompute;                          /* training: full activation recomputation */
     double mem_per_device_gib, hbm_per_device_gib;
     /* training */
     double step_time_s, train_tokens_per_s, train_tokens_per_s_per_chip, mfu;

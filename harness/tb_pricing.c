@@ -475,7 +475,7 @@ int tb_pricing_host_price(const struct tb_pricing *p, const char *instance, cons
 
 bool tb_pricing_known_purchase(const char *purchase)
 {
-    static const char *const names[] = {"on-demand",       "reserved-1y", "reserved-3y",
+    static const char *const names[] = {"on-demand",       "reserved-1y",     "reserved-3y",
                                         "savings-plan-1y", "savings-plan-3y", "spot",
                                         "capacity-block"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)

@@ -74,9 +74,8 @@ static int dbl_field(const struct fields *f, const char *name, double *out, char
     return 0;
 }
 
-void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *name),
-                             const void *ctx, const struct tb_model *m,
-                             struct tb_scenario_result *res)
+void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *name), const void *ctx,
+                             const struct tb_model *m, struct tb_scenario_result *res)
 {
     const struct fields fl = {get, ctx}, *f = &fl;
     memset(res, 0, sizeof *res);
@@ -135,8 +134,8 @@ void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *nam
     }
     want = tb_scenario_metric_unit(metric);
     if (!want) {
-        snprintf(res->why, sizeof res->why, "field 'metric': '%s' is not a metric the model predicts",
-                 metric);
+        snprintf(res->why, sizeof res->why,
+                 "field 'metric': '%s' is not a metric the model predicts", metric);
         return;
     }
     if (*unit && strcmp(unit, want)) {
@@ -150,10 +149,10 @@ void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *nam
         return;
     }
     if (sc.phase != TB_MPHASE_DENOISE &&
-        (sc.phase == TB_MPHASE_TRAIN) !=
-            (!strncmp(metric, "train_", 6) || !strcmp(metric, "mfu") ||
-             !strcmp(metric, "step_time_s") || !strcmp(metric, "time_to_train_s") ||
-             !strcmp(metric, "usd_to_train"))) {
+        (sc.phase == TB_MPHASE_TRAIN) != (!strncmp(metric, "train_", 6) || !strcmp(metric, "mfu") ||
+                                          !strcmp(metric, "step_time_s") ||
+                                          !strcmp(metric, "time_to_train_s") ||
+                                          !strcmp(metric, "usd_to_train"))) {
         snprintf(res->why, sizeof res->why, "metric '%s' does not belong to phase '%s'", metric,
                  phase);
         return;
@@ -213,8 +212,8 @@ predict:
     res->predicted = tb_prediction_metric(&res->p, metric);
     if (isnan(res->predicted) && !strcmp(metric, "usd_to_train") && res->p.price_why[0])
         snprintf(res->why, sizeof res->why, "%s", res->p.price_why);
-    else if (isnan(res->predicted) && (!strcmp(metric, "usd_to_train") ||
-                                       !strcmp(metric, "time_to_train_s")))
+    else if (isnan(res->predicted) &&
+             (!strcmp(metric, "usd_to_train") || !strcmp(metric, "time_to_train_s")))
         snprintf(res->why, sizeof res->why, "train_tokens missing: the tokens to train on");
     else if (isnan(res->predicted))
         snprintf(res->why, sizeof res->why, "no %s from a %s prediction", metric, phase);

@@ -20,27 +20,26 @@
 #include <stdio.h>
 
 struct tb_scenario_result {
-    double predicted;      /* in the row's unit; NAN when not predicted */
-    char why[512];         /* why not predicted; "" when predicted */
-    char family[64];       /* chip name of the target ("Trainium1", "H100 SXM5"), or "" */
-    bool incomplete;       /* the row's shape lacks what the phase needs (seq_in, seq_out) */
-    bool has_value;        /* the row carries a measured value */
-    double value;          /* that value */
+    double predicted;       /* in the row's unit; NAN when not predicted */
+    char why[512];          /* why not predicted; "" when predicted */
+    char family[64];        /* chip name of the target ("Trainium1", "H100 SXM5"), or "" */
+    bool incomplete;        /* the row's shape lacks what the phase needs (seq_in, seq_out) */
+    bool has_value;         /* the row carries a measured value */
+    double value;           /* that value */
     struct tb_prediction p; /* the whole prediction (when the row got that far) */
 };
 
 struct tb_scenarios {
-    struct tb_csv_table csv;          /* owned */
-    struct tb_scenario_result *res;   /* owned: csv.nrows results */
+    struct tb_csv_table csv;        /* owned */
+    struct tb_scenario_result *res; /* owned: csv.nrows results */
     size_t nrows;
 };
 
 /* Predict one scenario whose fields (the scenario-table columns) get(ctx, name) returns
  * (NULL for a column that is absent) into *res, with the reason in res->why when it
  * cannot be predicted. */
-void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *name),
-                             const void *ctx, const struct tb_model *m,
-                             struct tb_scenario_result *res);
+void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *name), const void *ctx,
+                             const struct tb_model *m, struct tb_scenario_result *res);
 
 /* Read path and predict every row. Returns 0, or -1 with "path: ..." when the file
  * cannot be read as CSV. */

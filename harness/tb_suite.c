@@ -30,7 +30,7 @@ int tb_phase_from_string(const char *s, enum tb_phase *out)
 void tb_run_spec_init(struct tb_run_spec *r)
 {
     memset(r, 0, sizeof *r);
-    r->phase = (enum tb_phase)-1;
+    r->phase = (enum tb_phase) - 1;
     r->batch = 1;
     r->seq_out = 32;
     r->reps = 5;
@@ -92,8 +92,8 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
     } else if (!strcmp(key, "seed")) {
         long s;
         if (tb_parse_long(v, 0, LONG_MAX, &s) != 0)
-            return tb_err(err, errlen, "%s: field 'seed': expected a non-negative integer, got '%s'",
-                          where, v);
+            return tb_err(err, errlen,
+                          "%s: field 'seed': expected a non-negative integer, got '%s'", where, v);
         r->seed = (uint64_t)s;
     } else if (!strcmp(key, "precision")) {
         if (strcmp(v, "fp32") && strcmp(v, "fp8"))
@@ -104,11 +104,12 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
                           where, v);
         snprintf(r->precision, sizeof r->precision, "%s", v);
     } else {
-        return tb_err(err, errlen,
-                      "%s: unknown field '%s' (model, phase, layers, batch, seq_in, seq_out, steps, "
-                      "resolution, reps, "
-                      "warmup, seed, precision)",
-                      where, key);
+        return tb_err(
+            err, errlen,
+            "%s: unknown field '%s' (model, phase, layers, batch, seq_in, seq_out, steps, "
+            "resolution, reps, "
+            "warmup, seed, precision)",
+            where, key);
     }
     return 0;
 }
@@ -119,8 +120,7 @@ int tb_run_spec_check(const struct tb_run_spec *r, const char *where, char *err,
         return tb_err(err, errlen, "%s: field 'model': missing", where);
     if ((unsigned)r->phase > TB_PHASE_DENOISE)
         return tb_err(err, errlen, "%s: field 'phase': missing", where);
-    if (!strcmp(r->precision, "fp8") && r->phase != TB_PHASE_PREFILL &&
-        r->phase != TB_PHASE_DECODE)
+    if (!strcmp(r->precision, "fp8") && r->phase != TB_PHASE_PREFILL && r->phase != TB_PHASE_DECODE)
         return tb_err(err, errlen,
                       "%s: field 'precision': fp8 is for Llama inference (phase prefill or "
                       "decode), not %s",
@@ -169,37 +169,37 @@ const char *tb_predict_spec_get(const struct tb_predict_spec *p, const char *key
 
 void tb_predict_spec_id(const struct tb_predict_spec *p, char *buf, size_t len)
 {
-    const char *out = tb_predict_spec_get(p, "seq_out"), *inst = tb_predict_spec_get(p, "instances");
+    const char *out = tb_predict_spec_get(p, "seq_out"),
+               *inst = tb_predict_spec_get(p, "instances");
     const char *batch = tb_predict_spec_get(p, "batch");
     const char *prec = tb_predict_spec_get(p, "precision");
-    const char *steps = tb_predict_spec_get(p, "steps"), *res = tb_predict_spec_get(p, "resolution");
+    const char *steps = tb_predict_spec_get(p, "steps"),
+               *res = tb_predict_spec_get(p, "resolution");
     char o[80] = "", x[80] = "";
     if (out)
         snprintf(o, sizeof o, "/out%s", out);
     if (inst)
         snprintf(x, sizeof x, "/x%s", inst);
     if (!strcmp(tb_predict_spec_get(p, "phase"), "denoise")) {
-        snprintf(buf, len, "model:%s/%s/denoise/b%s/r%s/s%s/%s%s",
-                 tb_predict_spec_get(p, "target"), tb_predict_spec_get(p, "model"),
-                 batch ? batch : "1", res ? res : "default", steps ? steps : "default",
-                 prec ? prec : "bf16", x);
+        snprintf(buf, len, "model:%s/%s/denoise/b%s/r%s/s%s/%s%s", tb_predict_spec_get(p, "target"),
+                 tb_predict_spec_get(p, "model"), batch ? batch : "1", res ? res : "default",
+                 steps ? steps : "default", prec ? prec : "bf16", x);
         return;
     }
     snprintf(buf, len, "model:%s/%s/%s/b%s/in%s%s/%s%s", tb_predict_spec_get(p, "target"),
-             tb_predict_spec_get(p, "model"), tb_predict_spec_get(p, "phase"),
-             batch ? batch : "1", tb_predict_spec_get(p, "seq_in"), o, prec ? prec : "bf16", x);
+             tb_predict_spec_get(p, "model"), tb_predict_spec_get(p, "phase"), batch ? batch : "1",
+             tb_predict_spec_get(p, "seq_in"), o, prec ? prec : "bf16", x);
 }
 
 /* Parse the words of a predict line (after "predict") into s->predicts, one spec per
  * target and model of the comma lists. */
-static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const char *where,
-                         long line, char *err, size_t errlen)
+static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const char *where, long line,
+                         char *err, size_t errlen)
 {
-    static const char *const keys[] = {"target",        "model",        "phase",  "precision",
-                                       "seq_in",        "seq_out",      "batch",  "instances",
-                                       "chips",         "tp",           "pp",     "dp",
-                                       "ttft_limit_ms", "tpot_limit_ms", "train_tokens", "steps",
-                                       "resolution",    NULL};
+    static const char *const keys[] = {
+        "target",        "model",         "phase",        "precision", "seq_in",     "seq_out",
+        "batch",         "instances",     "chips",        "tp",        "pp",         "dp",
+        "ttft_limit_ms", "tpot_limit_ms", "train_tokens", "steps",     "resolution", NULL};
     struct tb_predict_spec base;
     char targets[512] = "", models[512] = "", *word, *t, *ts = NULL;
 
@@ -274,7 +274,10 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
         bool denoise = ph && !strcmp(ph, "denoise");
         if (!targets[0] || !models[0] || !ph || (!denoise && !tb_predict_spec_get(&base, "seq_in")))
             return tb_err(err, errlen, "%s: field '%s': missing", where,
-                          !targets[0] ? "target" : !models[0] ? "model" : !ph ? "phase" : "seq_in");
+                          !targets[0]  ? "target"
+                          : !models[0] ? "model"
+                          : !ph        ? "phase"
+                                       : "seq_in");
     }
     if (base.nfields + 2 > TB_PREDICT_MAX_FIELDS)
         return tb_err(err, errlen, "%s: too many fields", where);
@@ -416,7 +419,8 @@ int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_
             }
             snprintf(s->name, sizeof s->name, "%s", v);
         } else if (!strcmp(word, "description")) {
-            snprintf(s->description, sizeof s->description, "%s", tb_trim(save ? save : (char *)""));
+            snprintf(s->description, sizeof s->description, "%s",
+                     tb_trim(save ? save : (char *)""));
         } else if (!strcmp(word, "run")) {
             if (parse_run(s, &cap, &save, where, line, err, errlen) != 0)
                 goto out;

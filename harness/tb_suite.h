@@ -29,21 +29,21 @@ const char *tb_phase_to_string(enum tb_phase p);
 int tb_phase_from_string(const char *s, enum tb_phase *out);
 
 struct tb_run_spec {
-    char model[64];      /* catalogue name or path of a .model file */
+    char model[64]; /* catalogue name or path of a .model file */
     enum tb_phase phase;
-    int layers;          /* keep the first n layers; 0 = all */
-    int batch;           /* sequences */
-    int seq_in;          /* prompt length (prefill, decode) or sequence length (train) */
-    int seq_out;         /* decode: tokens generated per repetition */
-    int steps;           /* denoise: denoising steps (0: the model's default) */
-    int resolution;      /* denoise: square image size in pixels (0: the model's) */
-    int reps;            /* timed repetitions */
-    int warmup;          /* untimed repetitions before them */
-    uint64_t seed;       /* weights and tokens */
-    char precision[8];   /* "fp32" (the default): the CPU engine's fp32, and bf16 mixed
-                            precision on the GPU; "fp8": GPU inference only (prefill,
-                            decode; compute capability 8.9+), the CPU executor skips it */
-    long line;           /* suite line it came from (0 = command line) */
+    int layers;        /* keep the first n layers; 0 = all */
+    int batch;         /* sequences */
+    int seq_in;        /* prompt length (prefill, decode) or sequence length (train) */
+    int seq_out;       /* decode: tokens generated per repetition */
+    int steps;         /* denoise: denoising steps (0: the model's default) */
+    int resolution;    /* denoise: square image size in pixels (0: the model's) */
+    int reps;          /* timed repetitions */
+    int warmup;        /* untimed repetitions before them */
+    uint64_t seed;     /* weights and tokens */
+    char precision[8]; /* "fp32" (the default): the CPU engine's fp32, and bf16 mixed
+                          precision on the GPU; "fp8": GPU inference only (prefill,
+                          decode; compute capability 8.9+), the CPU executor skips it */
+    long line;         /* suite line it came from (0 = command line) */
 };
 
 /* A modeled run: "predict key=value ..." in a suite, the columns of one scenario-table

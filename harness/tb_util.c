@@ -92,8 +92,7 @@ char *tb_strdup(const char *s)
     return p;
 }
 
-int tb_write_file_atomic(const char *path, const void *data, size_t len, char *err,
-                         size_t errlen)
+int tb_write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)
 {
     char tmp[PATH_MAX];
     int fd = -1, rc = -1;

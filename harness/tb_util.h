@@ -21,10 +21,10 @@
 #endif
 
 /* Always-on assertion for programmer errors (benchmarks must not run on corrupt state). */
-#define TB_ASSERT(x)                                                                   \
-    do {                                                                               \
-        if (!(x))                                                                      \
-            tb_assert_fail(#x, __FILE__, __LINE__);                                    \
+#define TB_ASSERT(x)                                                                               \
+    do {                                                                                           \
+        if (!(x))                                                                                  \
+            tb_assert_fail(#x, __FILE__, __LINE__);                                                \
     } while (0)
 void tb_assert_fail(const char *expr, const char *file, int line);
 
@@ -54,8 +54,7 @@ void *tb_alloc_array(size_t n, size_t size);
 char *tb_strdup(const char *s);
 
 /* Write len bytes to path atomically: path.tmp.PID, fsync, rename. */
-int tb_write_file_atomic(const char *path, const void *data, size_t len, char *err,
-                         size_t errlen);
+int tb_write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
 /* Read a whole file into a NUL-terminated malloc'ed buffer. */
 int tb_read_file(const char *path, char **data, size_t *len, char *err, size_t errlen);
 /* mkdir -p. */

@@ -15,9 +15,13 @@ int main(void)
     const struct tb_cpu_features none = {0};
     const struct tb_cpu_features avx = {.avx = true};
     const struct tb_cpu_features avx2 = {.avx = true, .avx2 = true, .fma = true};
-    const struct tb_cpu_features avx512 = {.avx = true, .avx2 = true, .fma = true,
-                                           .avx512f = true, .avx512bw = true,
-                                           .avx512vl = true, .avx512dq = true};
+    const struct tb_cpu_features avx512 = {.avx = true,
+                                           .avx2 = true,
+                                           .fma = true,
+                                           .avx512f = true,
+                                           .avx512bw = true,
+                                           .avx512vl = true,
+                                           .avx512dq = true};
     const struct tb_cpu_features knl = {.avx = true, .avx2 = true, .fma = true, .avx512f = true};
     const char *c;
 

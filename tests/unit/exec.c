@@ -84,8 +84,8 @@ int main(void)
     OK(tb_exec_run(&s, &a, &r, err, sizeof err) == 0, "train runs: %s", err);
     IS_DOUBLE(tb_flops_train(&a, 2, 16), r.flops, 0, "train: FLOPs from tb_flops_train");
     IS_DOUBLE(log(256.0), r.loss_first, 0.3, "train: first loss near ln V");
-    OK(r.loss_last < r.loss_first - 0.01, "train: loss falls over 7 steps on one batch (%.4f -> %.4f)",
-       r.loss_first, r.loss_last);
+    OK(r.loss_last < r.loss_first - 0.01,
+       "train: loss falls over 7 steps on one batch (%.4f -> %.4f)", r.loss_first, r.loss_last);
     OK(r.valid, "train: validated (%s)", r.note);
     tb_exec_result_release(&r);
 

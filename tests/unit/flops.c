@@ -50,7 +50,8 @@ int main(void)
         IS_REL(2 * nm * 2048 + attn, tb_flops_forward(&a, 1, 2048), 1e-12,
                "llama-3.1-8b forward at 2048 tokens: %.3g FLOPs", tb_flops_forward(&a, 1, 2048));
         /* 6ND rule of thumb holds within the attention term */
-        OK(tb_flops_train(&a, 1, 2048) > 6 * nm * 2048, "train exceeds 6*N*D by the attention term");
+        OK(tb_flops_train(&a, 1, 2048) > 6 * nm * 2048,
+           "train exceeds 6*N*D by the attention term");
     }
     return 0;
 }

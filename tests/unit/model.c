@@ -73,7 +73,8 @@ int main(void)
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
     h100 = tb_pricing_chip(&pr, "h100-sxm");
-    OK(h100 != NULL && tb_model_eff_of(&model, "h100-sxm") != NULL, "catalogue and efficiency load");
+    OK(h100 != NULL && tb_model_eff_of(&model, "h100-sxm") != NULL,
+       "catalogue and efficiency load");
 
     /* ---- decode: no faster than the weights at the HBM's peak ---- */
     s = scen(&a8, "p5.48xlarge", TB_MPHASE_DECODE, "bf16", 1, 128, 128, 1);
@@ -96,7 +97,8 @@ int main(void)
     s = scen(&a70, "p5.48xlarge", TB_MPHASE_PREFILL, "bf16", 8, 8192, 1, 1);
     p = predict(&s);
     {
-        double floor_ms = tb_flops_prefill(&a70, 1, 8192) / (8 * h100->bf16_dense_tflops * 1e12) * 1e3;
+        double floor_ms =
+            tb_flops_prefill(&a70, 1, 8192) / (8 * h100->bf16_dense_tflops * 1e12) * 1e3;
         OK(p.ttft_ms > floor_ms && p.ttft_ms < 2.5 * floor_ms,
            "70B 8k prefill TTFT %.1f ms between its compute floor %.1f ms and 2.5x", p.ttft_ms,
            floor_ms);
@@ -180,8 +182,8 @@ int main(void)
     s = scen(&a405, "trn2.48xlarge", TB_MPHASE_TRAIN, "bf16", 1024, 8192, 0, 1024);
     s.instances = 64;
     p = predict(&s);
-    OK(p.fits && p.tp * p.pp * p.dp * p.cp == p.devices, "405B on 1024 Trainium2: layout %ld x %ld x %ld",
-       p.tp, p.pp, p.dp);
+    OK(p.fits && p.tp * p.pp * p.dp * p.cp == p.devices,
+       "405B on 1024 Trainium2: layout %ld x %ld x %ld", p.tp, p.pp, p.dp);
     IS_INT(4096, p.devices, "over 4096 logical NeuronCores");
     s.chips = 1;
     s.instances = 1;
@@ -235,8 +237,8 @@ int main(void)
         }
         s.inst = tb_pricing_instance(&pr, "inf2.xlarge");
         p = predict(&s);
-        OK(!p.fits && strstr(p.why, "does not fit"), "FLUX.1-dev does not fit one Inferentia2: %.60s",
-           p.why);
+        OK(!p.fits && strstr(p.why, "does not fit"),
+           "FLUX.1-dev does not fit one Inferentia2: %.60s", p.why);
         /* Neuron SDXL over a chip's two NeuronCores: the CFG halves side by side (the
          * published run: 12.05 s per image, reports/validation) */
         s.darch = &sdxl;

@@ -68,9 +68,10 @@ int main(void)
 
     {
         char *p = test_tmp_path("ok.suite");
-        write_file(p, "# a comment\nsuite mine\ndescription two runs\n"
-                      "run model=llama-tiny phase=decode batch=2 seq_in=8 seq_out=4 reps=3 # trailing\n"
-                      "\nrun model=llama-3.2-1b layers=2 phase=train seq=16\n");
+        write_file(
+            p, "# a comment\nsuite mine\ndescription two runs\n"
+               "run model=llama-tiny phase=decode batch=2 seq_in=8 seq_out=4 reps=3 # trailing\n"
+               "\nrun model=llama-3.2-1b layers=2 phase=train seq=16\n");
         IS_INT(0, tb_suite_load(&s, p, err, sizeof err), "hand-written suite loads");
         IS_INT(2, (long long)s.nruns, "two runs");
         IS_INT(2, s.runs[0].batch, "batch");
@@ -131,11 +132,16 @@ int main(void)
                  "field 'batch': not a positive number or 'max': 'x'", "bad batch item");
     expect_error("predict target=p5.48xlarge model=m phase=serve seq_in=8 batch=4,4\n",
                  "repeats line 1", "repeated batch");
-    expect_error("run model=x phase=prefill seq_in=8 reps=0\n", "line 1: field 'reps'", "zero reps");
-    expect_error("run model=x phase=infer seq_in=8\n", "field 'phase': unknown phase 'infer'", "bad phase");
-    expect_error("suite x\n\nrun model=x phase=prefill\n", "line 3: field 'seq_in': missing", "no seq_in");
-    expect_error("run model=x phase=prefill seq_in=8 color=red\n", "unknown field 'color'", "unknown key");
-    expect_error("run model=x phase=prefill seq_in=8 precision=bf16\n", "field 'precision'", "bf16 on CPU");
+    expect_error("run model=x phase=prefill seq_in=8 reps=0\n", "line 1: field 'reps'",
+                 "zero reps");
+    expect_error("run model=x phase=infer seq_in=8\n", "field 'phase': unknown phase 'infer'",
+                 "bad phase");
+    expect_error("suite x\n\nrun model=x phase=prefill\n", "line 3: field 'seq_in': missing",
+                 "no seq_in");
+    expect_error("run model=x phase=prefill seq_in=8 color=red\n", "unknown field 'color'",
+                 "unknown key");
+    expect_error("run model=x phase=prefill seq_in=8 precision=bf16\n", "field 'precision'",
+                 "bf16 on CPU");
     expect_error("run model=x phase=prefill seq_in=8\nrun model=x phase=prefill seq_in=8\n",
                  "line 2: run 'x/prefill/b1/in8/fp32' repeats line 1", "duplicate run");
     expect_error("runn model=x\n", "unknown directive 'runn'", "misspelt directive");
@@ -145,14 +151,13 @@ int main(void)
     OK(strstr(err, "unknown suite 'no-such-suite'") != NULL, "message: %s", err);
     {
         struct tb_run_spec r;
-        static const char *const dec[][2] = {
-            {"target", "p5.4xlarge"}, {"model", "llama-3.2-1b"}, {"phase", "decode"},
-            {"batch", "4"},           {"seq_in", "512"},         {"seq_out", "64"},
-            {"precision", "fp8"}};
+        static const char *const dec[][2] = {{"target", "p5.4xlarge"}, {"model", "llama-3.2-1b"},
+                                             {"phase", "decode"},      {"batch", "4"},
+                                             {"seq_in", "512"},        {"seq_out", "64"},
+                                             {"precision", "fp8"}};
         static const char *const den[][2] = {
-            {"target", "p5.4xlarge"}, {"model", "sdxl-small"}, {"phase", "denoise"},
-            {"batch", "1"},           {"steps", "8"},          {"resolution", "256"},
-            {"precision", "bf16"}};
+            {"target", "p5.4xlarge"}, {"model", "sdxl-small"}, {"phase", "denoise"}, {"batch", "1"},
+            {"steps", "8"},           {"resolution", "256"},   {"precision", "bf16"}};
         tb_run_spec_init(&r);
         snprintf(r.model, sizeof r.model, "llama-3.2-1b");
         r.phase = TB_PHASE_DECODE;

@@ -18,8 +18,8 @@ static float unet_sigma(float t)
     return t >= 0.93585f ? 14.6146f : t / (1.0f - t);
 }
 
-int tb_diffusion_init(struct tb_diffusion *m, const struct tb_darch *arch, int max_batch,
-                      int lat_h, int lat_w, uint64_t seed, char *err, size_t errlen)
+int tb_diffusion_init(struct tb_diffusion *m, const struct tb_darch *arch, int max_batch, int lat_h,
+                      int lat_w, uint64_t seed, char *err, size_t errlen)
 {
     int mult = arch->kind == TB_DARCH_UNET ? 1 << (arch->nlevels - 1) : arch->patch;
 
@@ -65,8 +65,8 @@ static int check_args(const struct tb_diffusion *m, const void *x, const void *t
 }
 
 int tb_diffusion_forward(struct tb_diffusion *m, const float *x, const float *t, const float *ctx,
-                         const float *pooled, const float *guidance, int B, float *out,
-                         char *err, size_t errlen)
+                         const float *pooled, const float *guidance, int B, float *out, char *err,
+                         size_t errlen)
 {
     if (check_args(m, x, t, ctx, pooled, B, out, err, errlen))
         return -1;
@@ -177,13 +177,14 @@ int tb_diffusion_sample(struct tb_diffusion *m, int B, int steps, float guidance
                 x2[(size_t)h * B * img + i] = latents[i] * c_in;
         for (int i = 0; i < cfg * B; i++)
             t[i] = t0;
-        if (tb_diffusion_forward(m, x2, t, ctx, pooled, a->guidance_embed ? g : NULL, cfg * B,
-                                 out, err, errlen) != 0)
+        if (tb_diffusion_forward(m, x2, t, ctx, pooled, a->guidance_embed ? g : NULL, cfg * B, out,
+                                 err, errlen) != 0)
             goto out;
         for (size_t i = 0; i < (size_t)B * img; i++) {
             float pred = out[i];
             if (cfg == 2) /* uncond + scale (cond - uncond) */
-                pred = out[(size_t)B * img + i] + guidance_scale * (out[i] - out[(size_t)B * img + i]);
+                pred =
+                    out[(size_t)B * img + i] + guidance_scale * (out[i] - out[(size_t)B * img + i]);
             latents[i] += dt * pred;
         }
     }

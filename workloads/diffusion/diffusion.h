@@ -30,15 +30,15 @@ struct tb_diffusion {
     int lat_h, lat_w;            /* latent size the engine was set up for */
     float *params;               /* owned arena: every parameter */
     size_t n_params;
-    void *priv;                  /* owned: the engine's own layout, activations, scratch */
+    void *priv; /* owned: the engine's own layout, activations, scratch */
 };
 
 /* Allocate for up to max_batch images of lat_h x lat_w latents (multiples of the
  * patch size, and of 2^(nlevels-1) for the UNet) and draw the weights from seed (normal,
  * std 0.02 for linear and conv weights, zero biases, norms at 1; adaLN modulation
  * weights small but nonzero so they matter). Returns 0 or -1 with a message. */
-int tb_diffusion_init(struct tb_diffusion *m, const struct tb_darch *arch, int max_batch,
-                      int lat_h, int lat_w, uint64_t seed, char *err, size_t errlen);
+int tb_diffusion_init(struct tb_diffusion *m, const struct tb_darch *arch, int max_batch, int lat_h,
+                      int lat_w, uint64_t seed, char *err, size_t errlen);
 void tb_diffusion_release(struct tb_diffusion *m);
 
 /* One denoiser forward pass.
@@ -51,8 +51,8 @@ void tb_diffusion_release(struct tb_diffusion *m);
  *   out      [B, Cl, H, W]: the prediction (noise for the UNet, velocity for the DiTs)
  * Returns 0, or -1 with a message (B out of range, an unset argument). */
 int tb_diffusion_forward(struct tb_diffusion *m, const float *x, const float *t, const float *ctx,
-                         const float *pooled, const float *guidance, int B, float *out,
-                         char *err, size_t errlen);
+                         const float *pooled, const float *guidance, int B, float *out, char *err,
+                         size_t errlen);
 
 /* Plain double-precision reference of tb_diffusion_forward (straightforward loops, no
  * BLAS) from the engine's current parameters, into out [B, Cl, H, W] doubles. For
@@ -66,8 +66,8 @@ int tb_diffusion_reference_forward(const struct tb_diffusion *m, const float *x,
  * (flow matching for the DiTs: x <- x + (t_next - t) v; for the UNet the
  * epsilon-prediction Euler step of k-diffusion on sigma = t / (1 - t), clamped to
  * SDXL's largest sigma 14.6, with x_T scaled by it and the input by
- * 1 / sqrt(sigma^2 + 1)), with classifier-free guidance (a zero context as the unconditional prompt, both
- * halves in one 2B batch, guidance_scale mixing them) when arch->cfg, and the guidance
+ * 1 / sqrt(sigma^2 + 1)), with classifier-free guidance (a zero context as the unconditional
+ * prompt, both halves in one 2B batch, guidance_scale mixing them) when arch->cfg, and the guidance
  * embedding set to guidance_scale for FLUX. Needs max_batch >= 2B with CFG. latents:
  * [B, Cl, H, W] out. Returns 0 or -1. */
 int tb_diffusion_sample(struct tb_diffusion *m, int B, int steps, float guidance_scale,

@@ -31,8 +31,8 @@ int tb_dit_layout(const struct tb_diffusion *m, struct tb_dlayout *l, char *err,
 int tb_dit_forward(struct tb_diffusion *m, const float *x, const float *t, const float *ctx,
                    const float *pooled, const float *guidance, int B, float *out, char *err,
                    size_t errlen);
-int tb_dit_reference(const struct tb_diffusion *m, const float *x, const float *t,
-                     const float *ctx, const float *pooled, const float *guidance, int B,
-                     double *out, char *err, size_t errlen);
+int tb_dit_reference(const struct tb_diffusion *m, const float *x, const float *t, const float *ctx,
+                     const float *pooled, const float *guidance, int B, double *out, char *err,
+                     size_t errlen);
 
 #endif
