@@ -41,6 +41,31 @@ static void usage(FILE *f)
           f);
 }
 
+int tb_cli_getopt(const char *cmd, int argc, char **argv, const struct option *opts, int *state)
+{
+    const char *opt;
+    int c;
+    if (!*state) {
+        optind = 0; /* glibc: a full re-initialisation, for a second command in one process */
+        opterr = 0; /* our messages, with the command's name */
+        *state = 1;
+    }
+    c = getopt_long(argc, argv, ":h", opts, NULL); /* ':' first: a missing value is ':' */
+    if (c != '?' && c != ':')
+        return c;
+    opt = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+    if (c == ':') {
+        /* a long option's name without any "=value" */
+        int n = (int)strcspn(opt, "=");
+        fprintf(stderr, "trnbench %s: option '%.*s' needs a value\n", cmd, n, opt);
+    } else if (optopt && strncmp(opt, "--", 2)) {
+        fprintf(stderr, "trnbench %s: unknown option '-%c'\n", cmd, optopt);
+    } else {
+        fprintf(stderr, "trnbench %s: unknown option '%s'\n", cmd, opt);
+    }
+    return '?';
+}
+
 int tb_cli_main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : NULL;

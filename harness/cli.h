@@ -7,7 +7,19 @@
 #ifndef TB_CLI_H
 #define TB_CLI_H
 
+#include <getopt.h>
+
 int tb_cli_main(int argc, char **argv);
+
+/* getopt_long with the commands' conventions: long options take "--opt value" and
+ * "--opt=value"; `opts` ends with a zeroed entry; -h is the only short option (give it
+ * as {"help", no_argument, NULL, 'h'} and "h" is accepted too). Call with *state = 0
+ * before the first option (it resets getopt for a command called twice in one
+ * process). Returns the option's val, -1 when the options end (argv[optind] is then
+ * the first operand; "--" ends them too), or '?' after printing
+ * "trnbench CMD: unknown option '--x'" or "trnbench CMD: option '--x' needs a value"
+ * on stderr. Operands may come before, between or after options (GNU permutation). */
+int tb_cli_getopt(const char *cmd, int argc, char **argv, const struct option *opts, int *state);
 
 int tb_cmd_run(int argc, char **argv);        /* harness/cmd_run.c */
 int tb_cmd_report(int argc, char **argv);     /* harness/cmd_report.c */

@@ -91,6 +91,8 @@ int tb_exec_result_init(struct tb_exec_result *r, const struct tb_run_spec *spec
     case TB_PHASE_DENOISE:
         return tb_err(err, errlen,
                       "phase denoise runs on the diffusion engine (tb_exec_run_denoise)");
+    case TB_PHASE_SERVE:
+        return tb_err(err, errlen, "phase serve is not a run on an engine");
     }
     return 0;
 }
@@ -179,6 +181,7 @@ int tb_exec_time(struct tb_llama *m, const struct tb_run_spec *spec, const int *
         tb_exec_argmax(m->logits, B, V, first);
         break;
     case TB_PHASE_DENOISE:
+    case TB_PHASE_SERVE:
         break; /* refused by tb_exec_result_init */
     }
 

@@ -321,6 +321,7 @@ static int one_rep(const struct tb_cuda_api *api, void *eng, const struct tb_run
     case TB_PHASE_TRAIN:
         return api->llama_train_step(eng, tokens, targets, B, T, opt, err, errlen);
     case TB_PHASE_DENOISE:
+    case TB_PHASE_SERVE:
         break;
     }
     return tb_err(err, errlen, "phase %s is not implemented on the GPU",

@@ -51,6 +51,8 @@ static int derive_metrics(const struct tb_run_spec *spec, const struct tb_exec_r
         m[nm++] = (struct metric_samples){.name = "s_per_image", .unit = "s"};
         m[nm++] = (struct metric_samples){.name = "images_per_s", .unit = "images/s"};
         break;
+    case TB_PHASE_SERVE:
+        return tb_err(err, errlen, "phase serve is not a run on an engine");
     }
     m[nm++] = (struct metric_samples){.name = "gflop_per_s", .unit = "GFLOP/s"};
     if (spec->phase == TB_PHASE_DECODE)

@@ -10,23 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const phase_names[] = {"prefill", "decode", "train", "denoise"};
-
-const char *tb_phase_to_string(enum tb_phase p)
-{
-    return (unsigned)p < 4 ? phase_names[p] : "unknown";
-}
-
-int tb_phase_from_string(const char *s, enum tb_phase *out)
-{
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(s, phase_names[i])) {
-            *out = (enum tb_phase)i;
-            return 0;
-        }
-    return -1;
-}
-
 void tb_run_spec_init(struct tb_run_spec *r)
 {
     memset(r, 0, sizeof *r);
@@ -69,7 +52,7 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
             return tb_err(err, errlen, "%s: field 'model': bad model name '%s'", where, v);
         snprintf(r->model, sizeof r->model, "%s", v);
     } else if (!strcmp(key, "phase")) {
-        if (tb_phase_from_string(v, &r->phase) != 0)
+        if (tb_phase_from_string(v, &r->phase) != 0 || r->phase == TB_PHASE_SERVE)
             return tb_err(err, errlen,
                           "%s: field 'phase': unknown phase '%s' (prefill, decode, train, denoise)",
                           where, v);

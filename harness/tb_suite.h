@@ -15,18 +15,12 @@
 #ifndef TB_SUITE_H
 #define TB_SUITE_H
 
+#include "tb_vocab.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
-enum tb_phase {
-    TB_PHASE_PREFILL,
-    TB_PHASE_DECODE,
-    TB_PHASE_TRAIN,
-    TB_PHASE_DENOISE, /* image generation: steps of a diffusion denoiser */
-};
-const char *tb_phase_to_string(enum tb_phase p);
-/* 0 and *out set, or -1 for an unknown name. */
-int tb_phase_from_string(const char *s, enum tb_phase *out);
+/* enum tb_phase, tb_phase_to_string, tb_phase_from_string: tb_vocab.h */
 
 struct tb_run_spec {
     char model[64]; /* catalogue name or path of a .model file */

@@ -20,6 +20,11 @@ void tb_assert_fail(const char *expr, const char *file, int line)
     abort();
 }
 
+const char *tb_status_to_string(enum tb_status s)
+{
+    return s == TB_OK ? "ok" : s == TB_EINPUT ? "bad input" : "failed";
+}
+
 int tb_err(char *err, size_t errlen, const char *fmt, ...)
 {
     va_list ap;

@@ -28,6 +28,17 @@
     } while (0)
 void tb_assert_fail(const char *expr, const char *file, int line);
 
+/* The status convention of every module: 0 ok, -1 a failure (a run, the disk, memory),
+ * -2 bad input (a file, line and field named in the message). Commands map them to
+ * exit status 0, 1 and 2. */
+enum tb_status {
+    TB_OK = 0,
+    TB_EFAIL = -1,
+    TB_EINPUT = -2,
+};
+/* "ok", "failed", "bad input". */
+const char *tb_status_to_string(enum tb_status s);
+
 /* Format into err (may be NULL). Returns -1 so callers can `return tb_err(...)`. */
 int tb_err(char *err, size_t errlen, const char *fmt, ...) TB_PRINTF(3, 4);
 
