@@ -173,7 +173,7 @@ static int parse_opts(int argc, char **argv, struct pg_opts *o)
 struct pg_fig {
     struct tb_run_spec spec;
     struct tb_exec_result r; /* owned once run */
-    struct tb_gpu_energy e;
+    struct tb_energy e;
     bool ran; /* tb_gpu_run returned 0: r filled (see r.valid) */
     double t; /* median seconds of one repetition */
 };

@@ -443,7 +443,7 @@ static int run_one(const struct tb_record_ctx *c, struct gpu_side *g,
 {
     struct tb_run_spec spec = *cpu_spec;
     struct tb_exec_result r;
-    struct tb_gpu_energy e;
+    struct tb_energy e;
     struct tb_record_extra extra[TB_RECORD_MAX_EXTRA];
     char id[256], err[2048], summary[512];
     int has, rc, nextra = 0;

@@ -21,11 +21,13 @@
  * and tb_gpu_open refuses it unless TB_GPU_EMULATOR_OK (tests), so it never produces
  * benchmark rows.
  *
- * Measurement (tb_gpu_run, tb_gpu_run_denoise): the CPU executor's semantics (tb_exec.h:
- * warm-up, then timed repetitions, decode restarting at position T each repetition,
- * validation of every repetition outside the timed region), timed with CUDA events
- * around each repetition, and NVML's total-energy counter read before and after the timed
- * repetitions for the energy figures (tb_gpu_energy_derive).
+ * Measurement is the cuda executor's (measure/exec_cuda.c, tb_executor_cuda with a
+ * struct tb_gpu as its self): the one loop of tb_executor.h (warm-up, then timed
+ * repetitions, decode restarting at position T each repetition, validation of every
+ * repetition outside the timed region), timed with CUDA events around each repetition,
+ * and NVML's total-energy counter read before and after the timed repetitions for the
+ * energy figures (tb_gpu_energy_derive). tb_gpu_run and tb_gpu_run_denoise are its entry
+ * points for callers that hold a struct tb_gpu (trnbench perf --gpu, the tests).
  *
  * Ownership: a struct tb_gpu owns the dlopen handle; tb_gpu_close releases it. Not
  * thread-safe.
@@ -35,7 +37,8 @@
 
 #include "tb_arch.h"
 #include "tb_cuda_abi.h"
-#include "tb_exec.h"
+#include "tb_executor.h"
+#include "workloads/llama/llama.h"
 #include "tb_pricing.h"
 #include "tb_suite.h"
 
@@ -106,21 +109,12 @@ struct tb_gpu_share {
 void tb_gpu_share(const struct tb_gpu *g, const struct tb_pricing *p, const char *target,
                   const struct tb_chip *chip, struct tb_gpu_share *s);
 
-/* Energy over the timed repetitions. */
-struct tb_gpu_energy {
-    bool ok;            /* figures valid */
-    double joules;      /* total over the timed repetitions */
-    double avg_power_w; /* joules / seconds */
-    double j_per_unit;  /* joules per token (Llama) or per image (denoise) */
-    char note[256];     /* why not ok, or how measured */
-};
-
 /* From NVML's counter read before (mj0) and after (mj1) the timed repetitions, the
  * wall seconds between the two readings and the units (tokens or images) processed. A counter that
  * did not advance or went backwards, or no time or no units, gives ok = false and says why in note.
  */
 void tb_gpu_energy_derive(unsigned long long mj0, unsigned long long mj1, double seconds,
-                          double units, struct tb_gpu_energy *e);
+                          double units, struct tb_energy *e);
 
 /* Whether the GPU executor runs spec's precision on g's device: fp8 (e4m3 products,
  * harness/tb_cuda_abi.h) needs phase prefill or decode and compute capability 8.9+;
@@ -138,7 +132,7 @@ bool tb_gpu_can_run(const struct tb_gpu *g, const struct tb_run_spec *spec, char
  * failed, the phase is not one of these (denoise: tb_gpu_run_denoise) or
  * tb_gpu_can_run says no. */
 int tb_gpu_run(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb_arch *arch,
-               struct tb_exec_result *r, struct tb_gpu_energy *e, char *err, size_t errlen);
+               struct tb_exec_result *r, struct tb_energy *e, char *err, size_t errlen);
 
 /* Phase denoise on the GPU: tb_exec_run_denoise's semantics (the same weights, inputs,
  * schedule, classifier-free guidance at scale 5 and validation: finite latents after
@@ -147,7 +141,7 @@ int tb_gpu_run(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb
  * events and the energy per image from NVML. The UNet and the DiTs (FLUX, SD3's
  * MMDiT). Fills *r (release it even on failure) and *e; returns like tb_gpu_run. */
 int tb_gpu_run_denoise(struct tb_gpu *g, const struct tb_run_spec *spec, const struct tb_darch *a,
-                       struct tb_exec_result *r, struct tb_gpu_energy *e, char *err, size_t errlen);
+                       struct tb_exec_result *r, struct tb_energy *e, char *err, size_t errlen);
 
 /* The weights of a CPU engine as the plugin takes them: offsets into m->params.
  * layer_off: caller's [L * TB_CUDA_W_PER_LAYER]; rope tables caller's [max_seq, HD/2],

@@ -224,7 +224,7 @@ out:
 }
 
 int tb_record_gpu_extras(const struct tb_chip *chip, const struct tb_run_spec *spec,
-                         const struct tb_exec_result *r, const struct tb_gpu_energy *e,
+                         const struct tb_exec_result *r, const struct tb_energy *e,
                          struct tb_record_extra *x)
 {
     int n = 0;

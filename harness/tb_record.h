@@ -64,7 +64,7 @@ int tb_record_run(const struct tb_record_ctx *c, const struct tb_run_spec *spec,
  * token or image when e says ok (e may be NULL), and a training run's MFU against chip's
  * dense bf16 peak (chip may be NULL: no MFU). Returns how many. */
 int tb_record_gpu_extras(const struct tb_chip *chip, const struct tb_run_spec *spec,
-                         const struct tb_exec_result *r, const struct tb_gpu_energy *e,
+                         const struct tb_exec_result *r, const struct tb_energy *e,
                          struct tb_record_extra *x);
 
 #endif

@@ -195,7 +195,7 @@ static void test_no_gpu_paths(void)
 {
     struct tb_gpu g;
     struct tb_exec_result r;
-    struct tb_gpu_energy e;
+    struct tb_energy e;
     struct tb_run_spec spec;
     struct tb_arch a;
     char err[512] = "", *model = test_src_path("workloads/llama/llama-tiny.model");
@@ -256,7 +256,7 @@ static void test_no_gpu_paths(void)
 
 static void test_energy(void)
 {
-    struct tb_gpu_energy e;
+    struct tb_energy e;
     /* 350 J over 0.5 s of work on 1000 tokens: 700 W, 0.35 J per token */
     tb_gpu_energy_derive(1000000ULL, 1350000ULL, 0.5, 1000, &e);
     OK(e.ok, "energy from an advancing counter: %s", e.note);
@@ -365,7 +365,7 @@ static void test_dlayout(void)
     struct tb_gpu g;
     struct tb_run_spec spec;
     struct tb_exec_result r;
-    struct tb_gpu_energy e;
+    struct tb_energy e;
     char err[512] = "";
     bool adjacent = true, inside = true;
     int pushed = 0, popped = 0;
@@ -1482,7 +1482,7 @@ static void test_denoise_executor(struct tb_gpu *g, const char *name)
     struct tb_darch d;
     struct tb_run_spec s;
     struct tb_exec_result r;
-    struct tb_gpu_energy e;
+    struct tb_energy e;
     char err[512] = "";
     load_darch(&d, name);
     tb_run_spec_init(&s);
@@ -1895,7 +1895,7 @@ static void test_executor_fp8(struct tb_gpu *g, const struct tb_arch *a)
 {
     struct tb_run_spec s;
     struct tb_exec_result r;
-    struct tb_gpu_energy e;
+    struct tb_energy e;
     char err[512] = "";
     const enum tb_phase ph[2] = {TB_PHASE_PREFILL, TB_PHASE_DECODE};
     for (int i = 0; i < 2; i++) {
@@ -1912,7 +1912,7 @@ static void test_executor(struct tb_gpu *g, const struct tb_arch *a)
 {
     struct tb_run_spec s;
     struct tb_exec_result r;
-    struct tb_gpu_energy e;
+    struct tb_energy e;
     char err[512];
     const enum tb_phase ph[3] = {TB_PHASE_PREFILL, TB_PHASE_DECODE, TB_PHASE_TRAIN};
     for (int i = 0; i < 3; i++) {
@@ -1967,7 +1967,7 @@ static void test_share(const char *emu, const struct tb_arch *a)
     struct tb_pricing pricing;
     struct tb_run_spec spec;
     struct tb_exec_result r;
-    struct tb_gpu_energy e;
+    struct tb_energy e;
     struct tb_stats st;
     struct tb_result_row row;
     struct tb_report_opts o;
