@@ -84,7 +84,7 @@ int tb_cmd_perf_model(int argc, char **argv)
     memset(&sc, 0, sizeof sc);
     sc.arch = &a70;
     sc.inst = tb_pricing_instance(&pr, "p5.48xlarge");
-    sc.phase = TB_MPHASE_TRAIN;
+    sc.phase = TB_PHASE_TRAIN;
     sc.precision = "bf16";
     sc.instances = 8;
     sc.seq_in = 8192;

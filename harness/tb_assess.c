@@ -224,7 +224,7 @@ static double capacity(const struct tb_model *m, const struct workload *w,
     sc.instances = 1;
     if (w->phase == W_SERVE) {
         sc.arch = &w->arch;
-        sc.phase = TB_MPHASE_SERVE;
+        sc.phase = TB_PHASE_SERVE;
         sc.seq_in = w->seq_in;
         sc.seq_out = w->seq_out;
         sc.batch_max = true;
@@ -232,13 +232,13 @@ static double capacity(const struct tb_model *m, const struct workload *w,
         sc.tpot_limit_ms = w->tpot_ms;
     } else if (w->phase == W_DENOISE) {
         sc.darch = &w->darch;
-        sc.phase = TB_MPHASE_DENOISE;
+        sc.phase = TB_PHASE_DENOISE;
         sc.batch_max = true;
         sc.steps = w->steps;
         sc.resolution = w->resolution;
     } else {
         sc.arch = &w->arch;
-        sc.phase = TB_MPHASE_TRAIN;
+        sc.phase = TB_PHASE_TRAIN;
         sc.seq_in = w->seq_in;
     }
     for (long n = 1; n <= 64; n *= 2) {

@@ -446,9 +446,9 @@ static int predict_inference(const struct tb_model *m, const struct tb_scenario 
     p->total_tokens_per_s = sp.total_tps * (double)dp;
     p->output_tokens_per_s_per_chip = p->output_tokens_per_s / (double)chips;
     p->tokens_per_s_per_user = 1.0 / sp.tpot;
-    p->bound = sc->phase == TB_MPHASE_PREFILL  ? sp.bound_prefill
-               : sc->phase == TB_MPHASE_DECODE ? sp.bound_decode
-                                               : sp.bound;
+    p->bound = sc->phase == TB_PHASE_PREFILL  ? sp.bound_prefill
+               : sc->phase == TB_PHASE_DECODE ? sp.bound_decode
+                                              : sp.bound;
     snprintf(p->assumptions, sizeof p->assumptions,
              "%s; tp=%ld dp=%ld over %ld devices (%ld per chip); batch %ld%s%s; gemm_eff %.2f "
              "(half at %.0f rows), mem_eff %.2f, layer %.0f us; weights %.0f B, KV %.0f B",
@@ -913,7 +913,7 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
     p->s_per_image = p->images_per_s = p->images_per_s_per_chip = NAN;
     p->mem_per_device_gib = p->hbm_per_device_gib = NAN;
     p->bound = "";
-    if (!sc->inst || (sc->phase == TB_MPHASE_DENOISE ? !sc->darch : !sc->arch))
+    if (!sc->inst || (sc->phase == TB_PHASE_DENOISE ? !sc->darch : !sc->arch))
         return tb_err(err, errlen, "no model or target");
     per_inst = sc->inst->accel_count;
     if (sc->chips > 0) {
@@ -926,46 +926,53 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
     if (p->chips > p->instances * per_inst)
         return tb_err(err, errlen, "%ld chips do not fit in %ld x %s (%ld chips each)", p->chips,
                       p->instances, sc->inst->instance, per_inst);
-    if (sc->phase == TB_MPHASE_TRAIN)
+    if (sc->phase == TB_PHASE_TRAIN)
         return predict_train(m, sc, p, err, errlen);
-    if (sc->phase == TB_MPHASE_DENOISE)
+    if (sc->phase == TB_PHASE_DENOISE)
         return predict_denoise(m, sc, p, err, errlen);
     if (sc->batch_max && sc->tp <= 0 && sc->dp <= 0)
         return predict_serving_layout(m, sc, p, err, errlen);
     return predict_inference(m, sc, p, err, errlen);
 }
 
+static const struct {
+    const char *name;
+    size_t off;
+} PREDICTED[] = {
+    {"train_tokens_per_s", offsetof(struct tb_prediction, train_tokens_per_s)},
+    {"train_tokens_per_s_per_chip", offsetof(struct tb_prediction, train_tokens_per_s_per_chip)},
+    {"step_time_s", offsetof(struct tb_prediction, step_time_s)},
+    {"time_to_train_s", offsetof(struct tb_prediction, time_to_train_s)},
+    {"usd_to_train", offsetof(struct tb_prediction, usd_to_train)},
+    {"mfu", offsetof(struct tb_prediction, mfu)},
+    {"ttft_ms", offsetof(struct tb_prediction, ttft_ms)},
+    {"tpot_ms", offsetof(struct tb_prediction, tpot_ms)},
+    {"e2e_latency_ms", offsetof(struct tb_prediction, e2e_latency_ms)},
+    {"output_tokens_per_s", offsetof(struct tb_prediction, output_tokens_per_s)},
+    {"output_tokens_per_s_per_chip", offsetof(struct tb_prediction, output_tokens_per_s_per_chip)},
+    {"total_tokens_per_s", offsetof(struct tb_prediction, total_tokens_per_s)},
+    {"tokens_per_s_per_user", offsetof(struct tb_prediction, tokens_per_s_per_user)},
+    {"s_per_image", offsetof(struct tb_prediction, s_per_image)},
+    {"images_per_s", offsetof(struct tb_prediction, images_per_s)},
+    {"images_per_s_per_chip", offsetof(struct tb_prediction, images_per_s_per_chip)},
+};
+
+bool tb_prediction_has_metric(const char *metric)
+{
+    for (size_t i = 0; i < sizeof PREDICTED / sizeof PREDICTED[0]; i++)
+        if (!strcmp(metric, PREDICTED[i].name))
+            return true;
+    return false;
+}
+
 double tb_prediction_metric(const struct tb_prediction *p, const char *metric)
 {
-    static const struct {
-        const char *name;
-        size_t off;
-    } map[] = {
-        {"train_tokens_per_s", offsetof(struct tb_prediction, train_tokens_per_s)},
-        {"train_tokens_per_s_per_chip",
-         offsetof(struct tb_prediction, train_tokens_per_s_per_chip)},
-        {"step_time_s", offsetof(struct tb_prediction, step_time_s)},
-        {"time_to_train_s", offsetof(struct tb_prediction, time_to_train_s)},
-        {"usd_to_train", offsetof(struct tb_prediction, usd_to_train)},
-        {"mfu", offsetof(struct tb_prediction, mfu)},
-        {"ttft_ms", offsetof(struct tb_prediction, ttft_ms)},
-        {"tpot_ms", offsetof(struct tb_prediction, tpot_ms)},
-        {"e2e_latency_ms", offsetof(struct tb_prediction, e2e_latency_ms)},
-        {"output_tokens_per_s", offsetof(struct tb_prediction, output_tokens_per_s)},
-        {"output_tokens_per_s_per_chip",
-         offsetof(struct tb_prediction, output_tokens_per_s_per_chip)},
-        {"total_tokens_per_s", offsetof(struct tb_prediction, total_tokens_per_s)},
-        {"tokens_per_s_per_user", offsetof(struct tb_prediction, tokens_per_s_per_user)},
-        {"s_per_image", offsetof(struct tb_prediction, s_per_image)},
-        {"images_per_s", offsetof(struct tb_prediction, images_per_s)},
-        {"images_per_s_per_chip", offsetof(struct tb_prediction, images_per_s_per_chip)},
-    };
     if (!p->fits)
         return NAN;
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (!strcmp(metric, map[i].name)) {
+    for (size_t i = 0; i < sizeof PREDICTED / sizeof PREDICTED[0]; i++)
+        if (!strcmp(metric, PREDICTED[i].name)) {
             double v; /* the field at offsetof: a double */
-            memcpy(&v, (const char *)p + map[i].off, sizeof v);
+            memcpy(&v, (const char *)p + PREDICTED[i].off, sizeof v);
             return v;
         }
     return NAN;

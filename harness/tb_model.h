@@ -23,6 +23,7 @@
 #include "tb_csv.h"
 #include "tb_darch.h"
 #include "tb_pricing.h"
+#include "tb_vocab.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -70,21 +71,13 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
                   size_t errlen);
 void tb_model_release(struct tb_model *m);
 
-enum tb_model_phase {
-    TB_MPHASE_TRAIN,
-    TB_MPHASE_PREFILL,
-    TB_MPHASE_DECODE,
-    TB_MPHASE_SERVE,
-    TB_MPHASE_DENOISE, /* one image: text encoders, steps x denoiser, VAE decode */
-};
-
 /* One question to the model. Zero means "not given" for the integers. */
 struct tb_scenario {
     const struct tb_arch *arch;     /* borrowed: a Llama (NULL for denoise) */
     const struct tb_darch *darch;   /* borrowed: a diffusion model (denoise only) */
     long steps, resolution;         /* denoise: 0 = the model's default */
     const struct tb_instance *inst; /* borrowed: the target */
-    enum tb_model_phase phase;
+    enum tb_phase phase;
     const char *precision; /* bf16, fp16, fp8, int8, fp32 */
     long instances;        /* 0: 1, or what chips needs */
     long chips;            /* 0: all chips of the instances */
@@ -136,6 +129,8 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
 /* The value of a metric (scenario names: ttft_ms, output_tokens_per_s, mfu, ...) from
  * a prediction, or NAN when the prediction has no such value. */
 double tb_prediction_metric(const struct tb_prediction *p, const char *metric);
+/* Whether a prediction has the metric at all (its unit: tb_vocab.h). */
+bool tb_prediction_has_metric(const char *metric);
 
 /* Efficiency row of a chip, or NULL. */
 const struct tb_model_eff *tb_model_eff_of(const struct tb_model *m, const char *chip);

@@ -4,6 +4,7 @@
 #include "tb_results.h"
 #include "tb_stats.h"
 #include "tb_util.h"
+#include "tb_vocab.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -268,4 +269,64 @@ int tb_record_gpu_extras(const struct tb_chip *chip, const struct tb_run_spec *s
         n++;
     }
     return n;
+}
+
+int tb_record_prediction(const struct tb_record_ctx *c, const struct tb_scenario *sc,
+                         const struct tb_prediction *p, const char *run_id, char *err,
+                         size_t errlen)
+{
+    enum { NM = 24 };
+    const bool train = sc->phase == TB_PHASE_TRAIN, denoise = sc->phase == TB_PHASE_DENOISE;
+    struct tb_result_row rows[NM];
+    char vals[NM][32], layers[16], batch[24], stamp[32], notes[800], inst[24], steps[24], px[24];
+    char chips[24], seq_in[24], seq_out[24];
+    size_t nall, n = 0;
+    const struct tb_metric *all = tb_metric_all(&nall);
+
+    tb_utc_now(stamp, sizeof stamp);
+    snprintf(layers, sizeof layers, "%d", denoise ? 0 : sc->arch->layers);
+    snprintf(batch, sizeof batch, "%ld", p->batch);
+    snprintf(inst, sizeof inst, "%ld", p->instances);
+    snprintf(chips, sizeof chips, "%ld", p->chips); /* the report charges their share */
+    snprintf(steps, sizeof steps, "%ld", p->steps);
+    snprintf(px, sizeof px, "%ld", p->resolution);
+    snprintf(seq_in, sizeof seq_in, "%ld", sc->seq_in);
+    snprintf(seq_out, sizeof seq_out, "%ld", sc->seq_out);
+    snprintf(notes, sizeof notes, "%s-bound; %s; %.1f of %.1f GiB per device", p->bound,
+             p->assumptions, p->mem_per_device_gib, p->hbm_per_device_gib);
+    for (size_t i = 0; i < nall && n < NM; i++) {
+        double v;
+        struct tb_result_row *r = &rows[n];
+        if (!(all[i].modeled & TB_PHASE_BIT(sc->phase)))
+            continue;
+        v = tb_prediction_metric(p, all[i].name);
+        if (isnan(v))
+            continue;
+        memset(r, 0, sizeof *r);
+        snprintf(vals[n], sizeof vals[n], "%.6g", v);
+        r->col[TB_COL_RUN_ID] = run_id;
+        r->col[TB_COL_PROVENANCE] = "modeled";
+        r->col[TB_COL_TARGET] = sc->inst->instance;
+        r->col[TB_COL_INSTANCES] = inst;
+        r->col[TB_COL_EXECUTOR] = "model";
+        r->col[TB_COL_MODEL] = denoise ? sc->darch->name : sc->arch->name;
+        r->col[TB_COL_LAYERS] = denoise ? NULL : layers;
+        r->col[TB_COL_PHASE] = tb_phase_to_string(sc->phase);
+        r->col[TB_COL_PRECISION] = sc->precision && *sc->precision ? sc->precision : "bf16";
+        r->col[TB_COL_BATCH] = batch;
+        r->col[TB_COL_SEQ_IN] = sc->seq_in > 0 ? seq_in : NULL;
+        r->col[TB_COL_SEQ_OUT] = !train && sc->seq_out > 0 ? seq_out : NULL;
+        r->col[TB_COL_STEPS] = denoise ? steps : NULL;
+        r->col[TB_COL_RESOLUTION] = denoise ? px : NULL;
+        r->col[TB_COL_METRIC] = all[i].name;
+        r->col[TB_COL_VALUE] = vals[n];
+        r->col[TB_COL_UNIT] = all[i].unit;
+        r->col[TB_COL_TIMESTAMP] = stamp;
+        r->col[TB_COL_COMMIT] = tb_version_commit();
+        r->col[TB_COL_SOURCE] = TB_MODEL_VERSION;
+        r->col[TB_COL_NOTES] = notes;
+        r->col[TB_COL_CHIPS_USED] = chips;
+        n++;
+    }
+    return tb_results_append(c->results, rows, n, err, errlen);
 }

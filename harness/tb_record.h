@@ -6,7 +6,10 @@
  * gbyte_per_s; then the loss of a training run and one-value extras (energy, MFU). All
  * of a run's rows are appended at once, atomically.
  *
- * `trnbench run` (the CPU and GPU executors) and `trnbench perf --gpu --out` (the GPU
+ * A prediction (the model executor's result) becomes the rows of every metric the
+ * model predicts for its phase (tb_vocab.h), provenance modeled.
+ *
+ * `trnbench run` (the CPU, GPU and model executors) and `trnbench perf --gpu --out` (the GPU
  * figures and the PyTorch peer's) write through here, so a metric means the same
  * whichever executor produced it.
  *
@@ -19,6 +22,7 @@
 #include "tb_darch.h"
 #include "tb_exec.h"
 #include "tb_gpu.h"
+#include "tb_model.h"
 #include "tb_pricing.h"
 #include "tb_suite.h"
 
@@ -59,6 +63,13 @@ int tb_record_run(const struct tb_record_ctx *c, const struct tb_run_spec *spec,
                   const struct tb_arch *a, const struct tb_darch *d, const struct tb_exec_result *r,
                   const char *run_id, const struct tb_record_extra *extra, int nextra,
                   const char *note, char *summary, size_t summarylen, char *err, size_t errlen);
+
+/* Append the rows of a prediction p of sc (the model executor's result): every metric
+ * the vocabulary records for sc's phase that p has, provenance modeled, executor model.
+ * Returns 0, or -1 with a message (the write). */
+int tb_record_prediction(const struct tb_record_ctx *c, const struct tb_scenario *sc,
+                         const struct tb_prediction *p, const char *run_id, char *err,
+                         size_t errlen);
 
 /* A GPU run's extras into x[0..TB_RECORD_MAX_EXTRA-1]: average power and energy per
  * token or image when e says ok (e may be NULL), and a training run's MFU against chip's

@@ -9,33 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const struct {
-    const char *metric, *unit;
-} METRICS[] = {
-    {"train_tokens_per_s", "tokens/s"},
-    {"train_tokens_per_s_per_chip", "tokens/s"},
-    {"step_time_s", "s"},
-    {"time_to_train_s", "s"},
-    {"usd_to_train", "USD"},
-    {"mfu", "fraction"},
-    {"ttft_ms", "ms"},
-    {"tpot_ms", "ms"},
-    {"e2e_latency_ms", "ms"},
-    {"output_tokens_per_s", "tokens/s"},
-    {"output_tokens_per_s_per_chip", "tokens/s"},
-    {"total_tokens_per_s", "tokens/s"},
-    {"tokens_per_s_per_user", "tokens/s"},
-    {"images_per_s", "images/s"},
-    {"images_per_s_per_chip", "images/s"},
-    {"s_per_image", "s"},
-};
-
 const char *tb_scenario_metric_unit(const char *metric)
 {
-    for (size_t i = 0; i < sizeof METRICS / sizeof METRICS[0]; i++)
-        if (!strcmp(metric, METRICS[i].metric))
-            return METRICS[i].unit;
-    return NULL;
+    const struct tb_metric *d = tb_metric_find(metric);
+    return d && tb_prediction_has_metric(metric) ? d->unit : NULL;
 }
 
 /* The fields of one scenario, looked up by column name. */
@@ -74,31 +51,30 @@ static int dbl_field(const struct fields *f, const char *name, double *out, char
     return 0;
 }
 
-void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *name), const void *ctx,
-                             const struct tb_model *m, struct tb_scenario_result *res)
+int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), const void *ctx,
+                      const struct tb_model *m, struct tb_scenario_in *in,
+                      struct tb_scenario_result *res)
 {
     const struct fields fl = {get, ctx}, *f = &fl;
     memset(res, 0, sizeof *res);
     static const char *const need[] = {"target", "model", "phase", "metric", NULL};
     const char *target, *model, *phase, *metric, *unit, *want, *batch, *value;
     const struct tb_chip *chip;
-    struct tb_arch arch;
-    struct tb_darch darch;
-    struct tb_scenario sc;
     char e[512];
     double v;
 
-    memset(&sc, 0, sizeof sc);
+    memset(in, 0, sizeof *in);
     res->predicted = NAN;
     for (int i = 0; need[i]; i++)
         if (!get(ctx, need[i])) {
             snprintf(res->why, sizeof res->why, "column '%s' missing", need[i]);
-            return;
+            return -1;
         }
     target = F(f, "target");
     model = F(f, "model");
     phase = F(f, "phase");
     metric = F(f, "metric");
+    in->metric = metric;
     unit = F(f, "unit");
     value = F(f, "value");
     if (*value) {
@@ -107,101 +83,113 @@ void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *nam
             res->value = v;
         }
     }
-    sc.inst = tb_pricing_instance(m->pricing, target);
-    if (!sc.inst) {
+    in->sc.inst = tb_pricing_instance(m->pricing, target);
+    if (!in->sc.inst) {
         snprintf(res->why, sizeof res->why, "unknown target '%s' (not in pricing/instances.csv)",
                  target);
-        return;
+        return -1;
     }
-    chip = tb_pricing_chip(m->pricing, sc.inst->chip);
+    chip = tb_pricing_chip(m->pricing, in->sc.inst->chip);
     if (chip)
         snprintf(res->family, sizeof res->family, "%s", chip->name);
     if (!strcmp(phase, "denoise"))
-        sc.phase = TB_MPHASE_DENOISE;
+        in->sc.phase = TB_PHASE_DENOISE;
     else if (!strcmp(phase, "train"))
-        sc.phase = TB_MPHASE_TRAIN;
+        in->sc.phase = TB_PHASE_TRAIN;
     else if (!strcmp(phase, "prefill"))
-        sc.phase = TB_MPHASE_PREFILL;
+        in->sc.phase = TB_PHASE_PREFILL;
     else if (!strcmp(phase, "decode"))
-        sc.phase = TB_MPHASE_DECODE;
+        in->sc.phase = TB_PHASE_DECODE;
     else if (!strcmp(phase, "serve"))
-        sc.phase = TB_MPHASE_SERVE;
+        in->sc.phase = TB_PHASE_SERVE;
     else {
         snprintf(res->why, sizeof res->why,
                  "field 'phase': unknown phase '%s' (train, prefill, decode, serve, denoise)",
                  phase);
-        return;
+        return -1;
     }
     want = tb_scenario_metric_unit(metric);
     if (!want) {
         snprintf(res->why, sizeof res->why,
                  "field 'metric': '%s' is not a metric the model predicts", metric);
-        return;
+        return -1;
     }
     if (*unit && strcmp(unit, want)) {
         snprintf(res->why, sizeof res->why, "field 'unit': '%s' for %s, expected '%s'", unit,
                  metric, want);
-        return;
+        return -1;
     }
-    if ((sc.phase == TB_MPHASE_DENOISE) != (strstr(metric, "image") != NULL)) {
+    if ((in->sc.phase == TB_PHASE_DENOISE) != (strstr(metric, "image") != NULL)) {
         snprintf(res->why, sizeof res->why, "metric '%s' does not belong to phase '%s'", metric,
                  phase);
-        return;
+        return -1;
     }
-    if (sc.phase != TB_MPHASE_DENOISE &&
-        (sc.phase == TB_MPHASE_TRAIN) != (!strncmp(metric, "train_", 6) || !strcmp(metric, "mfu") ||
-                                          !strcmp(metric, "step_time_s") ||
-                                          !strcmp(metric, "time_to_train_s") ||
-                                          !strcmp(metric, "usd_to_train"))) {
+    if (in->sc.phase != TB_PHASE_DENOISE &&
+        (in->sc.phase == TB_PHASE_TRAIN) !=
+            (!strncmp(metric, "train_", 6) || !strcmp(metric, "mfu") ||
+             !strcmp(metric, "step_time_s") || !strcmp(metric, "time_to_train_s") ||
+             !strcmp(metric, "usd_to_train"))) {
         snprintf(res->why, sizeof res->why, "metric '%s' does not belong to phase '%s'", metric,
                  phase);
-        return;
+        return -1;
     }
-    if (sc.phase == TB_MPHASE_DENOISE ? tb_darch_find(&darch, model, e, sizeof e)
-                                      : tb_arch_find(&arch, model, e, sizeof e)) {
+    if (in->sc.phase == TB_PHASE_DENOISE ? tb_darch_find(&in->darch, model, e, sizeof e)
+                                         : tb_arch_find(&in->arch, model, e, sizeof e)) {
         snprintf(res->why, sizeof res->why, "field 'model': %.480s", e);
-        return;
+        return -1;
     }
-    if (sc.phase == TB_MPHASE_DENOISE)
-        sc.darch = &darch;
+    if (in->sc.phase == TB_PHASE_DENOISE)
+        in->sc.darch = &in->darch;
     else
-        sc.arch = &arch;
-    sc.precision = F(f, "precision");
+        in->sc.arch = &in->arch;
+    in->sc.precision = F(f, "precision");
     batch = F(f, "batch");
     if (!strcmp(batch, "max")) {
-        sc.batch_max = true;
-    } else if (int_field(f, "batch", &sc.batch, res->why, sizeof res->why) != 0) {
-        return;
+        in->sc.batch_max = true;
+    } else if (int_field(f, "batch", &in->sc.batch, res->why, sizeof res->why) != 0) {
+        return -1;
     }
-    if (int_field(f, "instances", &sc.instances, res->why, sizeof res->why) ||
-        int_field(f, "chips", &sc.chips, res->why, sizeof res->why) ||
-        int_field(f, "seq_in", &sc.seq_in, res->why, sizeof res->why) ||
-        int_field(f, "seq_out", &sc.seq_out, res->why, sizeof res->why) ||
-        int_field(f, "steps", &sc.steps, res->why, sizeof res->why) ||
-        int_field(f, "resolution", &sc.resolution, res->why, sizeof res->why) ||
-        int_field(f, "tp", &sc.tp, res->why, sizeof res->why) ||
-        int_field(f, "pp", &sc.pp, res->why, sizeof res->why) ||
-        int_field(f, "dp", &sc.dp, res->why, sizeof res->why) ||
-        dbl_field(f, "ttft_limit_ms", &sc.ttft_limit_ms, res->why, sizeof res->why) ||
-        dbl_field(f, "tpot_limit_ms", &sc.tpot_limit_ms, res->why, sizeof res->why) ||
-        dbl_field(f, "train_tokens", &sc.train_tokens, res->why, sizeof res->why))
-        return;
-    if (sc.phase == TB_MPHASE_DENOISE)
-        goto predict; /* steps and resolution default to the model's */
-    if (sc.seq_in <= 0) {
+    if (int_field(f, "instances", &in->sc.instances, res->why, sizeof res->why) ||
+        int_field(f, "chips", &in->sc.chips, res->why, sizeof res->why) ||
+        int_field(f, "seq_in", &in->sc.seq_in, res->why, sizeof res->why) ||
+        int_field(f, "seq_out", &in->sc.seq_out, res->why, sizeof res->why) ||
+        int_field(f, "steps", &in->sc.steps, res->why, sizeof res->why) ||
+        int_field(f, "resolution", &in->sc.resolution, res->why, sizeof res->why) ||
+        int_field(f, "tp", &in->sc.tp, res->why, sizeof res->why) ||
+        int_field(f, "pp", &in->sc.pp, res->why, sizeof res->why) ||
+        int_field(f, "dp", &in->sc.dp, res->why, sizeof res->why) ||
+        dbl_field(f, "ttft_limit_ms", &in->sc.ttft_limit_ms, res->why, sizeof res->why) ||
+        dbl_field(f, "tpot_limit_ms", &in->sc.tpot_limit_ms, res->why, sizeof res->why) ||
+        dbl_field(f, "train_tokens", &in->sc.train_tokens, res->why, sizeof res->why))
+        return -1;
+    if (in->sc.phase == TB_PHASE_DENOISE)
+        return 0; /* steps and resolution default to the model's */
+    if (in->sc.seq_in <= 0) {
         res->incomplete = true;
         snprintf(res->why, sizeof res->why, "seq_in missing: the %s length is needed",
-                 sc.phase == TB_MPHASE_TRAIN ? "sequence" : "prompt");
-        return;
+                 in->sc.phase == TB_PHASE_TRAIN ? "sequence" : "prompt");
+        return -1;
     }
-    if (sc.phase != TB_MPHASE_TRAIN && sc.phase != TB_MPHASE_PREFILL && sc.seq_out <= 0 &&
+    if (in->sc.phase != TB_PHASE_TRAIN && in->sc.phase != TB_PHASE_PREFILL && in->sc.seq_out <= 0 &&
         strcmp(metric, "tpot_ms") && strcmp(metric, "ttft_ms")) {
         res->incomplete = true;
         snprintf(res->why, sizeof res->why, "seq_out missing: the output length is needed");
-        return;
+        return -1;
     }
-predict:
-    if (tb_model_predict(m, &sc, &res->p, e, sizeof e) != 0) {
+    return 0;
+}
+
+void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *name), const void *ctx,
+                             const struct tb_model *m, struct tb_scenario_result *res)
+{
+    struct tb_scenario_in in;
+    const char *metric, *phase;
+    char e[512];
+    if (tb_scenario_parse(get, ctx, m, &in, res) != 0)
+        return;
+    metric = in.metric;
+    phase = tb_phase_to_string(in.sc.phase);
+    if (tb_model_predict(m, &in.sc, &res->p, e, sizeof e) != 0) {
         snprintf(res->why, sizeof res->why, "%s", e);
         return;
     }

@@ -35,6 +35,21 @@ struct tb_scenarios {
     size_t nrows;
 };
 
+/* A scenario as parsed from its fields: the model's typed question. */
+struct tb_scenario_in {
+    struct tb_scenario sc; /* sc.arch or sc.darch point into this struct */
+    struct tb_arch arch;
+    struct tb_darch darch;
+    const char *metric; /* borrowed from the fields: the metric asked for */
+};
+
+/* Parse the fields of one scenario (as tb_scenario_predict_one) into *in without
+ * predicting: 0, or -1 with the reason in res->why (res also gets family, has_value,
+ * value and incomplete). Pointers in *in borrow from get's strings. */
+int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), const void *ctx,
+                      const struct tb_model *m, struct tb_scenario_in *in,
+                      struct tb_scenario_result *res);
+
 /* Predict one scenario whose fields (the scenario-table columns) get(ctx, name) returns
  * (NULL for a column that is absent) into *res, with the reason in res->why when it
  * cannot be predicted. */

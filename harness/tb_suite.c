@@ -150,28 +150,32 @@ const char *tb_predict_spec_get(const struct tb_predict_spec *p, const char *key
     return NULL;
 }
 
-void tb_predict_spec_id(const struct tb_predict_spec *p, char *buf, size_t len)
+void tb_model_run_id(char *buf, size_t len, const char *target, const char *model,
+                     const char *phase, const char *batch, const char *seq_in, const char *seq_out,
+                     const char *steps, const char *resolution, const char *precision,
+                     const char *instances)
 {
-    const char *out = tb_predict_spec_get(p, "seq_out"),
-               *inst = tb_predict_spec_get(p, "instances");
-    const char *batch = tb_predict_spec_get(p, "batch");
-    const char *prec = tb_predict_spec_get(p, "precision");
-    const char *steps = tb_predict_spec_get(p, "steps"),
-               *res = tb_predict_spec_get(p, "resolution");
     char o[80] = "", x[80] = "";
-    if (out)
-        snprintf(o, sizeof o, "/out%s", out);
-    if (inst)
-        snprintf(x, sizeof x, "/x%s", inst);
-    if (!strcmp(tb_predict_spec_get(p, "phase"), "denoise")) {
-        snprintf(buf, len, "model:%s/%s/denoise/b%s/r%s/s%s/%s%s", tb_predict_spec_get(p, "target"),
-                 tb_predict_spec_get(p, "model"), batch ? batch : "1", res ? res : "default",
-                 steps ? steps : "default", prec ? prec : "bf16", x);
+    if (seq_out)
+        snprintf(o, sizeof o, "/out%s", seq_out);
+    if (instances)
+        snprintf(x, sizeof x, "/x%s", instances);
+    if (!strcmp(phase, "denoise")) {
+        snprintf(buf, len, "model:%s/%s/denoise/b%s/r%s/s%s/%s%s", target, model,
+                 batch ? batch : "1", resolution ? resolution : "default",
+                 steps ? steps : "default", precision ? precision : "bf16", x);
         return;
     }
-    snprintf(buf, len, "model:%s/%s/%s/b%s/in%s%s/%s%s", tb_predict_spec_get(p, "target"),
-             tb_predict_spec_get(p, "model"), tb_predict_spec_get(p, "phase"), batch ? batch : "1",
-             tb_predict_spec_get(p, "seq_in"), o, prec ? prec : "bf16", x);
+    snprintf(buf, len, "model:%s/%s/%s/b%s/in%s%s/%s%s", target, model, phase, batch ? batch : "1",
+             seq_in, o, precision ? precision : "bf16", x);
+}
+
+void tb_predict_spec_id(const struct tb_predict_spec *p, char *buf, size_t len)
+{
+#define G(k) tb_predict_spec_get(p, k)
+    tb_model_run_id(buf, len, G("target"), G("model"), G("phase"), G("batch"), G("seq_in"),
+                    G("seq_out"), G("steps"), G("resolution"), G("precision"), G("instances"));
+#undef G
 }
 
 /* Parse the words of a predict line (after "predict") into s->predicts, one spec per

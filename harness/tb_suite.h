@@ -66,6 +66,12 @@ const char *tb_predict_spec_get(const struct tb_predict_spec *p, const char *key
 /* Stable id of a modeled run: model:<target>/<model>/<phase>/b<batch|max>/in<T>[/out<n>]
  * /<precision>[/x<instances>]. */
 void tb_predict_spec_id(const struct tb_predict_spec *p, char *buf, size_t len);
+/* The same id from its parts (NULL: not given; seq_in required unless denoise): the one
+ * place modeled run ids are built. */
+void tb_model_run_id(char *buf, size_t len, const char *target, const char *model,
+                     const char *phase, const char *batch, const char *seq_in, const char *seq_out,
+                     const char *steps, const char *resolution, const char *precision,
+                     const char *instances);
 
 /* Defaults: batch 1, seq_out 32 (decode), reps 5, warmup 1, seed 1, precision fp32. */
 void tb_run_spec_init(struct tb_run_spec *r);

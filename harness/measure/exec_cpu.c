@@ -214,6 +214,7 @@ static void cpu_teardown(void *run)
 
 const struct tb_executor_i tb_executor_cpu = {
     .name = "cpu",
+    .what = "CPU",
     .provenance = "measured",
     .id_prefix = "",
     .flags = TB_EXEC_HOST_COUNTERS,

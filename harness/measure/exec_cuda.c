@@ -370,9 +370,10 @@ static int cuda_finish(void *run, struct tb_exec_result *r, char *err, size_t er
 
 const struct tb_executor_i tb_executor_cuda = {
     .name = "cuda",
+    .what = "GPU",
     .provenance = "measured",
     .id_prefix = "cuda:",
-    .flags = TB_EXEC_SELF_TIMED,
+    .flags = TB_EXEC_SELF_TIMED | TB_EXEC_ENERGY,
     .can_run = cuda_can_run,
     .adapt = cuda_adapt,
     .setup = cuda_setup,

@@ -79,8 +79,8 @@ struct tb_exec_result {
                                 (host executors); the device's provenance (cuda) */
     size_t engine_bytes;     /* memory the engine allocated (device memory on a GPU) */
     struct tb_energy energy; /* ok false where there is no counter */
-    const struct tb_prediction *predicted; /* borrowed from the model executor's run (until
-                                              teardown); NULL for a measurement */
+    struct tb_prediction *predicted; /* owned: the model executor's prediction; NULL for a
+                                        measurement */
 };
 
 /* A workload as the plan resolved it: the spec and its model. */
@@ -95,11 +95,13 @@ struct tb_workload {
 enum tb_exec_flags {
     TB_EXEC_HOST_COUNTERS = 1 << 0, /* PAPI counters around the timed repetitions */
     TB_EXEC_SELF_TIMED = 1 << 1,    /* rep reports its own time (device events) */
+    TB_EXEC_ENERGY = 1 << 2,        /* r->energy from a counter; device memory, MFU rows */
 };
 
 struct tb_executor_i {
     const char *name;       /* results.csv's executor: "cpu", "cuda", "model" */
     const char *provenance; /* "measured" or "modeled" */
+    const char *what;       /* in messages: "CPU", "GPU", "model" */
     const char *id_prefix;  /* run ids: "" or "cuda:" */
     unsigned flags;         /* enum tb_exec_flags */
     /* Whether it runs w on self; false with the reason (no device, a precision it does

@@ -23,6 +23,7 @@ void tb_exec_tokens(int *ids, size_t n, int vocab, uint64_t *seed)
 void tb_exec_result_release(struct tb_exec_result *r)
 {
     free(r->secs);
+    free(r->predicted);
     memset(r, 0, sizeof *r);
 }
 

@@ -1,0 +1,449 @@
+/* harness/run/tb_run.c: the plan stage (see tb_run.h): suite lines x executors ->
+ * runs, resume keys, and each run through tb_measure into the recorder. */
+#include "tb_run.h"
+
+#include "tb_counters.h"
+#include "tb_executor.h"
+#include "tb_results.h"
+#include "tb_scenario.h"
+#include "tb_timer.h"
+#include "tb_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- checks before anything runs ---- */
+
+/* Load and shorten the model of spec; check the shape fits its context. */
+static int resolve(const struct tb_run_spec *spec, const char *where, struct tb_resolved *mr,
+                   char *err, size_t errlen)
+{
+    char e[1024];
+    int need = spec->seq_in + (spec->phase == TB_PHASE_DECODE ? spec->seq_out : 0);
+    struct tb_arch *a = &mr->a;
+
+    memset(mr, 0, sizeof *mr);
+    if (spec->phase == TB_PHASE_DENOISE) {
+        const struct tb_darch *d = &mr->d;
+        int res, mult;
+        mr->diffusion = true;
+        if (tb_darch_find(&mr->d, spec->model, e, sizeof e) != 0)
+            return tb_err(err, errlen, "%s: field 'model': %s", where, e);
+        res = spec->resolution ? spec->resolution : d->resolution;
+        mult = d->vae_scale * (d->kind == TB_DARCH_UNET ? 1 << (d->nlevels - 1) : d->patch);
+        if (res % mult)
+            return tb_err(err, errlen, "%s: field 'resolution': %d is not a multiple of %d (%s)",
+                          where, res, mult, d->name);
+        if (spec->layers)
+            return tb_err(err, errlen, "%s: field 'layers': not for a diffusion model", where);
+        return 0;
+    }
+    if (tb_darch_is_diffusion(spec->model) == 1)
+        return tb_err(err, errlen, "%s: field 'phase': %s is a diffusion model: phase denoise",
+                      where, spec->model);
+
+    if (tb_arch_find(a, spec->model, e, sizeof e) != 0)
+        return tb_err(err, errlen, "%s: field 'model': %s", where, e);
+    if (spec->layers && tb_arch_truncate(a, spec->layers, e, sizeof e) != 0)
+        return tb_err(err, errlen, "%s: %s", where, e);
+    if (need > a->max_context)
+        return tb_err(err, errlen, "%s: field '%s': %d tokens exceed %s's context of %d", where,
+                      spec->phase == TB_PHASE_DECODE ? "seq_out" : "seq_in", need, a->name,
+                      a->max_context);
+    return 0;
+}
+
+static void where_of(const struct tb_suite *s, const struct tb_run_spec *r, char *buf, size_t len)
+{
+    if (r->line)
+        snprintf(buf, len, "%s: line %ld", s->path, r->line);
+    else
+        snprintf(buf, len, "command line");
+}
+
+/* A predict spec's fields; the metric the scenario code asks for is the phase's main
+ * one (every metric of the prediction is recorded). */
+static const char *main_metric(const char *phase)
+{
+    return !strcmp(phase, "train")     ? "train_tokens_per_s"
+           : !strcmp(phase, "prefill") ? "ttft_ms"
+           : !strcmp(phase, "decode")  ? "tpot_ms"
+           : !strcmp(phase, "denoise") ? "images_per_s"
+                                       : "output_tokens_per_s";
+}
+
+static const char *spec_get(const void *ctx, const char *name)
+{
+    const struct tb_predict_spec *p = ctx;
+    const char *v = tb_predict_spec_get(p, name);
+    if (v || strcmp(name, "metric"))
+        return v;
+    return main_metric(tb_predict_spec_get(p, "phase"));
+}
+
+/* Check the targets and models of the predict lines before anything runs. */
+static int check_predicts(const struct tb_suite *s, const struct tb_pricing *pr, char *err,
+                          size_t errlen)
+{
+    for (size_t i = 0; i < s->npredicts; i++) {
+        const struct tb_predict_spec *p = &s->predicts[i];
+        const char *t = tb_predict_spec_get(p, "target");
+        bool denoise = !strcmp(tb_predict_spec_get(p, "phase"), "denoise");
+        struct tb_arch a;
+        struct tb_darch da;
+        char e[1024];
+        if (!tb_pricing_instance(pr, t))
+            return tb_err(err, errlen,
+                          "%s: line %ld: field 'target': unknown target '%s' (not in "
+                          "pricing/instances.csv)",
+                          s->path, p->line, t);
+        if ((denoise ? tb_darch_find(&da, tb_predict_spec_get(p, "model"), e, sizeof e)
+                     : tb_arch_find(&a, tb_predict_spec_get(p, "model"), e, sizeof e)) != 0)
+            return tb_err(err, errlen, "%s: line %ld: field 'model': %s", s->path, p->line, e);
+    }
+    return 0;
+}
+
+static int load_model(struct tb_plan *p, char *err, size_t errlen)
+{
+    if (tb_pricing_load(&p->pricing, NULL, err, errlen) != 0)
+        return -1;
+    if (tb_model_load(&p->model, &p->pricing, NULL, err, errlen) != 0) {
+        tb_pricing_release(&p->pricing);
+        memset(&p->pricing, 0, sizeof p->pricing);
+        return -1;
+    }
+    p->have_model = true;
+    return 0;
+}
+
+int tb_plan_load(struct tb_plan *p, const char *suite_name, const struct tb_run_spec *one,
+                 const char *out, enum tb_run_executors which, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    p->out = out;
+    p->which = which;
+    p->ctx.executor = "cpu";
+    if (suite_name) {
+        if (tb_suite_load(&p->suite, suite_name, err, errlen) != 0)
+            return TB_EINPUT;
+    } else {
+        if (tb_run_spec_check(one, "command line", err, errlen) != 0)
+            return TB_EINPUT;
+        snprintf(p->suite.name, sizeof p->suite.name, "command line");
+        p->suite.runs = tb_alloc_array(1, sizeof *p->suite.runs);
+        if (!p->suite.runs)
+            return tb_err(err, errlen, "out of memory");
+        p->suite.runs[0] = *one;
+        p->suite.nruns = 1;
+    }
+    p->work = tb_alloc_array(p->suite.nruns + 1, sizeof *p->work);
+    if (!p->work)
+        return tb_err(err, errlen, "out of memory");
+    for (size_t i = 0; i < p->suite.nruns; i++) {
+        char where[PATH_MAX + 32];
+        where_of(&p->suite, &p->suite.runs[i], where, sizeof where);
+        if (resolve(&p->suite.runs[i], where, &p->work[i], err, errlen) != 0)
+            return TB_EINPUT;
+    }
+    if (p->suite.npredicts) {
+        if (load_model(p, err, errlen) != 0 ||
+            check_predicts(&p->suite, &p->pricing, err, errlen) != 0)
+            return TB_EINPUT;
+    }
+    if ((size_t)snprintf(p->results, sizeof p->results, "%s/results.csv", out) >= sizeof p->results)
+        return tb_err(err, errlen, "--out: folder name too long"), TB_EINPUT;
+    p->ctx.results = p->results;
+    /* an existing results file must be readable as one before anything runs */
+    if (tb_results_has_run(p->results, "", err, errlen) < 0)
+        return TB_EINPUT;
+    return TB_OK;
+}
+
+/* ---- the executors of this machine ---- */
+
+int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
+{
+    struct tb_plan_gpu *g = &p->gpu;
+    char e[1024];
+
+    tb_platform_detect(&p->plat, e, sizeof e);
+    snprintf(p->ctx.target, sizeof p->ctx.target, "%s", tb_platform_target(&p->plat));
+    tb_platform_describe(&p->plat, p->ctx.host, sizeof p->ctx.host);
+    snprintf(p->ctx.blas, sizeof p->ctx.blas, "%s", p->plat.blas);
+    fprintf(stderr,
+            "trnbench run: suite '%s', %zu run%s on %s (target %s) and %zu modeled into '%s'\n",
+            p->suite.name, p->suite.nruns, p->suite.nruns == 1 ? "" : "s", p->ctx.host,
+            p->ctx.target, p->suite.npredicts, p->results);
+    fprintf(stderr, "trnbench run: counters %s\n", tb_counters_status());
+    if (p->which == TB_RUN_CPU)
+        return TB_OK;
+    if (tb_gpu_open(&g->gpu, 0, 0) != 0) {
+        fprintf(stderr, "trnbench run: GPU executor not used: %s\n", g->gpu.why);
+        if (p->which == TB_RUN_CUDA)
+            return tb_err(err, errlen, "--executor cuda: no GPU to run on");
+        return TB_OK;
+    }
+    g->on = true;
+    g->ctx = p->ctx;
+    g->ctx.executor = "cuda";
+    tb_gpu_describe(&g->gpu.info, g->ctx.host, sizeof g->ctx.host);
+    snprintf(g->ctx.blas, sizeof g->ctx.blas, "cuBLASLt (CUDA runtime %d.%d)",
+             g->gpu.info.runtime_version / 1000, g->gpu.info.runtime_version % 1000 / 10);
+    fprintf(stderr, "trnbench run: GPU executor on %s; energy %s\n", g->ctx.host, g->gpu.info.nvml);
+    if (!p->have_model && load_model(p, e, sizeof e) != 0)
+        fprintf(stderr, "trnbench run: no modeled rows for the GPU: %s\n", e);
+    if (p->have_model)
+        g->chip = tb_gpu_chip(&p->pricing, &g->gpu.info, &g->inst, g->chip_why, sizeof g->chip_why);
+    else
+        snprintf(g->chip_why, sizeof g->chip_why, "performance model not loaded");
+    /* rows record the GPUs used; twins go on one chip of this same instance */
+    tb_gpu_share(&g->gpu, p->have_model ? &p->pricing : NULL, p->ctx.target, g->chip, &g->share);
+    g->inst = g->share.twin ? g->share.twin : g->inst;
+    g->ctx.chips_used = g->share.chips_used;
+    fprintf(stderr, "trnbench run: GPU executor: %s\n", g->share.text);
+    return TB_OK;
+}
+
+/* ---- modeled runs ---- */
+
+/* The model executor on sc; its rows appended. Returns 1 when recorded, 0 when the
+ * model could not predict it (the reason printed), -1 on a write error. */
+static int run_model(const struct tb_plan *p, const struct tb_scenario *sc, const char *metric,
+                     const char *run_id, char *err, size_t errlen)
+{
+    static const struct tb_run_spec once = {.reps = 1}; /* one prediction, no warm-up */
+    const struct tb_executor ex = {&tb_executor_model, (void *)&p->model};
+    const struct tb_workload w = {.spec = &once, .scenario = sc};
+    const struct tb_prediction *q;
+    struct tb_exec_result r;
+    char e[512];
+    int rc = 0;
+
+    if (tb_measure(&ex, &w, &r, e, sizeof e) != 0) {
+        fprintf(stderr, "trnbench run:   not predicted: %s\n", e);
+        goto out;
+    }
+    q = r.predicted;
+    if (!r.valid) {
+        fprintf(stderr, "trnbench run:   not predicted: %s\n", q ? q->why : r.note);
+        goto out;
+    }
+    if (isnan(tb_prediction_metric(q, metric))) {
+        fprintf(stderr, "trnbench run:   not predicted: no %s from a %s prediction\n", metric,
+                tb_phase_to_string(sc->phase));
+        goto out;
+    }
+    if (tb_record_prediction(&p->ctx, sc, q, run_id, err, errlen) != 0) {
+        rc = -1;
+        goto out;
+    }
+    if (sc->phase == TB_PHASE_DENOISE)
+        fprintf(stderr, "trnbench run:   %.4g images/s, %.4g s per image, %s\n", q->images_per_s,
+                q->s_per_image, q->assumptions);
+    else if (sc->phase == TB_PHASE_TRAIN)
+        fprintf(stderr, "trnbench run:   %.4g tokens/s (%.4g per chip), MFU %.2f, %s\n",
+                q->train_tokens_per_s, q->train_tokens_per_s_per_chip, q->mfu, q->assumptions);
+    else
+        fprintf(stderr,
+                "trnbench run:   %.4g output tokens/s at batch %ld, TTFT %.4g ms, TPOT %.4g ms\n",
+                q->output_tokens_per_s, q->batch, q->ttft_ms, q->tpot_ms);
+    rc = 1;
+out:
+    tb_exec_result_release(&r);
+    return rc;
+}
+
+/* The model's rows for spec on one chip of the GPU's instance type. Returns 0, or -1 on
+ * a write error. */
+static int run_gpu_twin(const struct tb_plan *p, const struct tb_run_spec *spec,
+                        const struct tb_resolved *mr, char *err, size_t errlen)
+{
+    const struct tb_plan_gpu *g = &p->gpu;
+    struct tb_scenario sc;
+    char batch[24], seq_in[24], seq_out[24], steps[24], res[24], id[320];
+    bool denoise = spec->phase == TB_PHASE_DENOISE;
+    int has;
+
+    if (!p->have_model || !g->inst) {
+        fprintf(stderr, "trnbench run:   not modeled on the GPU's chip: %s\n",
+                p->have_model ? g->chip_why : "performance model not loaded");
+        return 0;
+    }
+    if (spec->layers) {
+        fprintf(stderr,
+                "trnbench run:   not modeled on the GPU's chip: a shortened model "
+                "(layers=%d) is not in the catalogue\n",
+                spec->layers);
+        return 0;
+    }
+    memset(&sc, 0, sizeof sc);
+    sc.inst = g->inst;
+    sc.phase = spec->phase;
+    /* the precision the GPU ran (bf16, or fp8: the model then assumes an fp8 KV cache
+     * too, which the engine keeps in bf16) */
+    sc.precision = spec->precision;
+    sc.chips = 1;
+    sc.batch = spec->batch;
+    if (denoise) {
+        sc.darch = &mr->d;
+        sc.steps = spec->steps ? spec->steps : mr->d.default_steps;
+        sc.resolution = spec->resolution ? spec->resolution : mr->d.resolution;
+    } else {
+        sc.arch = &mr->a;
+        sc.seq_in = spec->seq_in;
+        sc.seq_out = spec->phase == TB_PHASE_DECODE ? spec->seq_out : 0;
+    }
+    snprintf(batch, sizeof batch, "%d", spec->batch);
+    snprintf(seq_in, sizeof seq_in, "%d", spec->seq_in);
+    snprintf(seq_out, sizeof seq_out, "%d", spec->seq_out);
+    snprintf(steps, sizeof steps, "%ld", sc.steps);
+    snprintf(res, sizeof res, "%ld", sc.resolution);
+    tb_model_run_id(id, sizeof id - 8, g->inst->instance, spec->model,
+                    tb_phase_to_string(spec->phase), batch, denoise ? NULL : seq_in,
+                    spec->phase == TB_PHASE_DECODE ? seq_out : NULL, denoise ? steps : NULL,
+                    denoise ? res : NULL, spec->precision, NULL);
+    strcat(id, "/chips1"); /* one chip of the instance: the resume key */
+    has = tb_results_has_run(g->ctx.results, id, err, errlen);
+    if (has != 0)
+        return has < 0 ? -1 : 0;
+    fprintf(stderr, "trnbench run:   modeled on one %s of %s: %s\n", g->chip->name,
+            g->inst->instance, id);
+    return run_model(p, &sc, main_metric(tb_phase_to_string(spec->phase)), id, err, errlen) < 0 ? -1
+                                                                                                : 0;
+}
+
+/* ---- measured runs ---- */
+
+/* Run i of the plan on ex, its rows appended when it validated. Returns 0 (done,
+ * already there, or not for this executor), 1 when the run failed, -1 on a write
+ * error. */
+static int run_one(struct tb_plan *p, const struct tb_executor *ex, const struct tb_record_ctx *c,
+                   size_t i, const char *tag, struct tb_run_counts *n)
+{
+    struct tb_run_spec spec = p->suite.runs[i];
+    const struct tb_resolved *mr = &p->work[i];
+    const bool gpu = c == &p->gpu.ctx;
+    struct tb_workload w = {.spec = &spec};
+    struct tb_exec_result r;
+    struct tb_record_extra extra[TB_RECORD_MAX_EXTRA];
+    char id[256], err[2048], summary[512];
+    size_t k;
+    int has, nextra = 0;
+    uint64_t t0;
+
+    if (ex->i->adapt)
+        ex->i->adapt(ex->self, &spec);
+    k = (size_t)snprintf(id, sizeof id, "%s", ex->i->id_prefix);
+    tb_run_spec_id(&spec, id + k, sizeof id - k);
+    if (mr->diffusion)
+        w.darch = &mr->d;
+    else
+        w.arch = &mr->a;
+    if (!ex->i->can_run(ex->self, &w, err, sizeof err)) {
+        fprintf(stderr, "trnbench run: [%s] %s: not run on the %s: %s\n", tag, id, ex->i->what,
+                err);
+        n->unsupported++;
+        return 0;
+    }
+    has = tb_results_has_run(c->results, id, err, sizeof err);
+    if (has < 0) {
+        fprintf(stderr, "trnbench run: %s\n", err);
+        return -1;
+    }
+    if (has) {
+        fprintf(stderr, "trnbench run: [%s] %s: already in results, skipped\n", tag, id);
+        n->skipped++;
+        return 0;
+    }
+    fprintf(stderr, "trnbench run: [%s] %s (%d warm-up + %d timed) ...\n", tag, id, spec.warmup,
+            spec.reps);
+    t0 = tb_timer_now_ns();
+    if (tb_measure(ex, &w, &r, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench run: %s: %s\n", id, err);
+        tb_exec_result_release(&r);
+        return 1;
+    }
+    if (!r.valid) {
+        fprintf(stderr, "trnbench run: %s: %s; nothing recorded\n", id, r.note);
+        tb_exec_result_release(&r);
+        return 1;
+    }
+    if (ex->i->flags & TB_EXEC_ENERGY)
+        nextra = tb_record_gpu_extras(p->gpu.chip, &spec, &r, &r.energy, extra);
+    if (tb_record_run(c, &spec, mr->diffusion ? NULL : &mr->a, mr->diffusion ? &mr->d : NULL, &r,
+                      id, extra, nextra,
+                      (ex->i->flags & TB_EXEC_ENERGY) && !r.energy.ok ? r.energy.note : NULL,
+                      summary, sizeof summary, err, sizeof err) != 0 ||
+        (gpu && run_gpu_twin(p, &spec, mr, err, sizeof err) != 0)) {
+        fprintf(stderr, "trnbench run: %s\n", err);
+        tb_exec_result_release(&r);
+        return -1;
+    }
+    fprintf(stderr, "trnbench run:   %s\n", summary);
+    n->measured++;
+    fprintf(stderr, "trnbench run:   %.1f s wall\n", tb_timer_seconds(t0, tb_timer_now_ns()));
+    tb_exec_result_release(&r);
+    return 0;
+}
+
+int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_t errlen)
+{
+    const struct tb_executor cpu = {&tb_executor_cpu, NULL};
+    const struct tb_executor cuda = {&tb_executor_cuda, &p->gpu.gpu};
+
+    memset(n, 0, sizeof *n);
+    for (size_t i = 0; i < p->suite.nruns; i++) {
+        char tag[48];
+        int r = 0;
+        snprintf(tag, sizeof tag, "%zu/%zu", i + 1, p->suite.nruns);
+        if (p->which != TB_RUN_CUDA)
+            r = run_one(p, &cpu, &p->ctx, i, tag, n);
+        if (r >= 0 && p->gpu.on)
+            r = run_one(p, &cuda, &p->gpu.ctx, i, tag, n);
+        if (r < 0) {
+            err[0] = '\0'; /* said */
+            return TB_EFAIL;
+        }
+        n->failed += r;
+    }
+    for (size_t i = 0; i < p->suite.npredicts; i++) {
+        const struct tb_predict_spec *ps = &p->suite.predicts[i];
+        struct tb_scenario_in in;
+        struct tb_scenario_result why;
+        char id[256];
+        int has, r;
+        tb_predict_spec_id(ps, id, sizeof id);
+        has = tb_results_has_run(p->results, id, err, errlen);
+        if (has < 0)
+            return TB_EFAIL;
+        if (has) {
+            n->skipped++;
+            continue;
+        }
+        fprintf(stderr, "trnbench run: [modeled %zu/%zu] %s\n", i + 1, p->suite.npredicts, id);
+        if (tb_scenario_parse(spec_get, ps, &p->model, &in, &why) != 0) {
+            fprintf(stderr, "trnbench run:   not predicted: %s\n", why.why);
+            continue;
+        }
+        r = run_model(p, &in.sc, in.metric, id, err, errlen);
+        if (r < 0)
+            return TB_EFAIL;
+        n->modeled += r;
+    }
+    return TB_OK;
+}
+
+void tb_plan_release(struct tb_plan *p)
+{
+    tb_gpu_close(&p->gpu.gpu);
+    if (p->have_model) {
+        tb_model_release(&p->model);
+        tb_pricing_release(&p->pricing);
+    }
+    free(p->work);
+    tb_suite_release(&p->suite);
+    memset(p, 0, sizeof *p);
+}

@@ -1,0 +1,95 @@
+/*
+ * harness/run/tb_run.h: the plan stage of the pipeline (suite -> PLAN -> executor ->
+ * results): a suite (or one workload from the command line) resolved into runs, the
+ * executors that take them (cpu, cuda where a GPU and the plugin are present, model for
+ * the suite's predict lines and for the GPU runs' modeled twins) and the resume keys
+ * (run ids already in results.csv are skipped). Every run goes executor -> tb_measure
+ * -> recorder (tb_record.h) -> tb_results, downward only.
+ *
+ * Everything is checked before anything runs (tb_plan_load): the suite, every model
+ * file, every shape against the model's context, the predict lines' targets and models,
+ * the existing results file; a problem is an input error and nothing is written. A run
+ * that fails (engine error or failed validation) records nothing and counts as failed;
+ * the others still run.
+ *
+ * Ownership: a struct tb_plan owns the suite, the resolved models, the price catalogue,
+ * the performance model and the GPU; release with tb_plan_release.
+ */
+#ifndef TB_RUN_H
+#define TB_RUN_H
+
+#include "tb_arch.h"
+#include "tb_darch.h"
+#include "tb_gpu.h"
+#include "tb_model.h"
+#include "tb_platform.h"
+#include "tb_pricing.h"
+#include "tb_record.h"
+#include "tb_suite.h"
+
+#include <limits.h>
+#include <stdbool.h>
+
+/* Which measuring executors a plan uses. */
+enum tb_run_executors {
+    TB_RUN_ALL,  /* every one available: the CPU, and the GPU when there is one */
+    TB_RUN_CPU,  /* the CPU only */
+    TB_RUN_CUDA, /* the GPU only; no GPU is an error */
+};
+
+/* A run's model: a Llama, or a diffusion model for phase denoise. */
+struct tb_resolved {
+    struct tb_arch a;
+    struct tb_darch d;
+    bool diffusion;
+};
+
+/* The GPU, when one is in use. */
+struct tb_plan_gpu {
+    bool on;                        /* a device is in use */
+    struct tb_gpu gpu;              /* owned */
+    struct tb_record_ctx ctx;       /* the rows' GPU facts */
+    const struct tb_chip *chip;     /* the catalogue's chip, or NULL (why in chip_why) */
+    const struct tb_instance *inst; /* the instance of the modeled twins */
+    char chip_why[256];
+    struct tb_gpu_share share; /* the part of the machine its rows are charged */
+};
+
+struct tb_plan {
+    struct tb_suite suite;     /* owned */
+    struct tb_resolved *work;  /* owned: [suite.nruns] */
+    struct tb_pricing pricing; /* owned when have_model */
+    struct tb_model model;     /* owned when have_model */
+    bool have_model;           /* pricing and model loaded */
+    char results[PATH_MAX];    /* DIR/results.csv */
+    const char *out;           /* borrowed: DIR */
+    struct tb_platform plat;   /* this machine */
+    struct tb_record_ctx ctx;  /* the CPU rows' facts */
+    struct tb_plan_gpu gpu;    /* owned */
+    enum tb_run_executors which;
+};
+
+/* What executing a plan did. */
+struct tb_run_counts {
+    int measured, modeled, skipped, failed, unsupported;
+};
+
+/* Load and check a plan: the suite suite_name (NULL: the one workload *one, already
+ * set from the command line) with its results in out/results.csv. Returns 0, or
+ * TB_EINPUT with a message (nothing may run), or TB_EFAIL (out of memory). Release the
+ * plan either way. */
+int tb_plan_load(struct tb_plan *p, const char *suite_name, const struct tb_run_spec *one,
+                 const char *out, enum tb_run_executors which, char *err, size_t errlen);
+
+/* Detect this machine and open the GPU (for TB_RUN_ALL and TB_RUN_CUDA), saying what it
+ * found on stderr. Returns 0, or TB_EFAIL with a message (TB_RUN_CUDA without a GPU). */
+int tb_plan_open(struct tb_plan *p, char *err, size_t errlen);
+
+/* Execute every run and predict line not yet in the results, appending their rows.
+ * Returns 0 (see *n: failed runs are counted, not fatal) or TB_EFAIL with a message (a
+ * write error: nothing more runs). */
+int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_t errlen);
+
+void tb_plan_release(struct tb_plan *p);
+
+#endif
