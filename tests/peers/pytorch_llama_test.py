@@ -132,7 +132,7 @@ def flops_match_trnbench():
 
 
 def columns_match_c():
-    with open(os.path.join(SRC, "harness", "tb_peer.c")) as f:
+    with open(os.path.join(SRC, "harness", "measure", "tb_peer.c")) as f:
         text = f.read()
     block = re.search(r"TB_PEER_COLUMNS\[TB_PEER_NCOLS\] = \{(.*?)\};", text, re.S)
     cols = tuple(re.findall(r'"([^"]+)"', block.group(1))) if block else ()

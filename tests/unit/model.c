@@ -31,7 +31,7 @@ static struct tb_arch load_arch(const char *name)
     return a;
 }
 
-static struct tb_scenario scen(const struct tb_arch *a, const char *target, enum tb_model_phase ph,
+static struct tb_scenario scen(const struct tb_arch *a, const char *target, enum tb_phase ph,
                                const char *prec, long chips, long seq_in, long seq_out, long batch)
 {
     struct tb_scenario s;
@@ -77,7 +77,7 @@ int main(void)
        "catalogue and efficiency load");
 
     /* ---- decode: no faster than the weights at the HBM's peak ---- */
-    s = scen(&a8, "p5.48xlarge", TB_MPHASE_DECODE, "bf16", 1, 128, 128, 1);
+    s = scen(&a8, "p5.48xlarge", TB_PHASE_DECODE, "bf16", 1, 128, 128, 1);
     p = predict(&s);
     {
         double floor_ms = tb_arch_params_matmul(&a8) * 2.0 / (h100->hbm_tbps * 1e12) * 1e3;
@@ -94,7 +94,7 @@ int main(void)
     IS_INT(8, q.tp, "tp defaults to the chips of the run");
 
     /* ---- prefill: a long prompt is compute-bound, above its FLOPs at peak ---- */
-    s = scen(&a70, "p5.48xlarge", TB_MPHASE_PREFILL, "bf16", 8, 8192, 1, 1);
+    s = scen(&a70, "p5.48xlarge", TB_PHASE_PREFILL, "bf16", 8, 8192, 1, 1);
     p = predict(&s);
     {
         double floor_ms =
@@ -109,7 +109,7 @@ int main(void)
     OK(q.ttft_ms < p.ttft_ms, "a shorter prompt comes first sooner");
 
     /* ---- precision: fp8 serves more than bf16 ---- */
-    s = scen(&a70, "p5.48xlarge", TB_MPHASE_SERVE, "bf16", 8, 2048, 512, 0);
+    s = scen(&a70, "p5.48xlarge", TB_PHASE_SERVE, "bf16", 8, 2048, 512, 0);
     s.batch_max = true;
     p = predict(&s);
     s.precision = "fp8";
@@ -136,14 +136,14 @@ int main(void)
     OK(!q.fits && strstr(q.why, "latency limits"), "an impossible limit is said so: %s", q.why);
 
     /* ---- what does not fit is not predicted ---- */
-    s = scen(&a405, "p5.48xlarge", TB_MPHASE_DECODE, "bf16", 1, 128, 128, 1);
+    s = scen(&a405, "p5.48xlarge", TB_PHASE_DECODE, "bf16", 1, 128, 128, 1);
     p = predict(&s);
     OK(!p.fits, "405B bf16 does not fit on one H100");
     OK(strstr(p.why, "does not fit") != NULL, "and says so: %s", p.why);
     OK(isnan(tb_prediction_metric(&p, "tpot_ms")), "with no value");
 
     /* ---- Neuron: tp over NeuronCores ---- */
-    s = scen(&a70, "trn1.32xlarge", TB_MPHASE_DECODE, "bf16", 16, 128, 128, 1);
+    s = scen(&a70, "trn1.32xlarge", TB_PHASE_DECODE, "bf16", 16, 128, 128, 1);
     s.tp = 32;
     p = predict(&s);
     IS_INT(2, p.devices_per_chip, "tp=32 on 16 Trainium1 chips: 2 NeuronCores per chip");
@@ -152,7 +152,7 @@ int main(void)
     OK(tb_model_predict(&model, &s, &p, err, sizeof err) == -1, "tp=24 over 16 chips is refused");
 
     /* ---- training: a given layout is honoured, none is searched ---- */
-    s = scen(&a70, "p5.48xlarge", TB_MPHASE_TRAIN, "bf16", 64, 8192, 0, 256);
+    s = scen(&a70, "p5.48xlarge", TB_PHASE_TRAIN, "bf16", 64, 8192, 0, 256);
     s.tp = 4;
     s.pp = 8;
     s.dp = 2;
@@ -179,7 +179,7 @@ int main(void)
     OK(q.step_time_s <= p.step_time_s * 1.0000001, "and is no slower than the given one");
     OK(q.layouts_evaluated > 10, "after looking at %ld layouts", q.layouts_evaluated);
 
-    s = scen(&a405, "trn2.48xlarge", TB_MPHASE_TRAIN, "bf16", 1024, 8192, 0, 1024);
+    s = scen(&a405, "trn2.48xlarge", TB_PHASE_TRAIN, "bf16", 1024, 8192, 0, 1024);
     s.instances = 64;
     p = predict(&s);
     OK(p.fits && p.tp * p.pp * p.dp * p.cp == p.devices,
@@ -201,7 +201,7 @@ int main(void)
         memset(&s, 0, sizeof s);
         s.darch = &sdxl;
         s.inst = tb_pricing_instance(&pr, "p5.48xlarge");
-        s.phase = TB_MPHASE_DENOISE;
+        s.phase = TB_PHASE_DENOISE;
         s.precision = "bf16";
         s.chips = 1;
         s.batch = 1;

@@ -1,0 +1,291 @@
+/* harness/base/tb_util.c: see tb_util.h. */
+#include "tb_util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+void tb_assert_fail(const char *expr, const char *file, int line)
+{
+    fprintf(stderr, "trnbench: assertion failed: %s (%s:%d)\n", expr, file, line);
+    abort();
+}
+
+const char *tb_status_to_string(enum tb_status s)
+{
+    return s == TB_OK ? "ok" : s == TB_EINPUT ? "bad input" : "failed";
+}
+
+int tb_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    if (!err || !errlen)
+        return -1;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+int tb_parse_long(const char *s, long lo, long hi, long *out)
+{
+    char *end;
+    long v;
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int tb_parse_double(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    double v;
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    v = strtod(s, &end);
+    if (errno || *end || !isfinite(v) || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int tb_parse_bool(const char *s, bool *out)
+{
+    if (!s)
+        return -1;
+    if (!strcasecmp(s, "true") || !strcasecmp(s, "yes") || !strcmp(s, "1"))
+        *out = true;
+    else if (!strcasecmp(s, "false") || !strcasecmp(s, "no") || !strcmp(s, "0"))
+        *out = false;
+    else
+        return -1;
+    return 0;
+}
+
+void *tb_alloc_array(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+    return malloc(n * size > 0 ? n * size : 1);
+}
+
+char *tb_strdup(const char *s)
+{
+    char *p;
+    size_t n;
+    if (!s)
+        return NULL;
+    n = strlen(s) + 1;
+    p = malloc(n);
+    if (p)
+        memcpy(p, s, n);
+    return p;
+}
+
+int tb_write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen)
+{
+    char tmp[PATH_MAX];
+    int fd = -1, rc = -1;
+    const char *p = data;
+    size_t left = len;
+
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= sizeof tmp)
+        return tb_err(err, errlen, "path too long: '%s'", path);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        tb_err(err, errlen, "cannot create '%s': %s", tmp, strerror(errno));
+        goto out;
+    }
+    while (left) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            tb_err(err, errlen, "cannot write '%s': %s", tmp, strerror(errno));
+            goto out;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (fsync(fd) != 0) {
+        tb_err(err, errlen, "cannot sync '%s': %s", tmp, strerror(errno));
+        goto out;
+    }
+    if (close(fd) != 0) {
+        fd = -1;
+        tb_err(err, errlen, "cannot close '%s': %s", tmp, strerror(errno));
+        goto out;
+    }
+    fd = -1;
+    if (rename(tmp, path) != 0) {
+        tb_err(err, errlen, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+        goto out;
+    }
+    rc = 0;
+out:
+    if (fd >= 0)
+        close(fd);
+    if (rc != 0)
+        unlink(tmp);
+    return rc;
+}
+
+int tb_read_file(const char *path, char **data, size_t *len, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    size_t n = 0, cap = 0;
+    if (!f)
+        return tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+    for (;;) {
+        size_t r;
+        if (cap - n < 4096) {
+            size_t ncap = cap ? cap * 2 : 65536;
+            char *nb = realloc(buf, ncap);
+            if (!nb) {
+                free(buf);
+                fclose(f);
+                return tb_err(err, errlen, "out of memory reading '%s'", path);
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        r = fread(buf + n, 1, cap - n - 1, f);
+        n += r;
+        if (r == 0)
+            break;
+    }
+    if (ferror(f)) {
+        free(buf);
+        fclose(f);
+        return tb_err(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+    }
+    fclose(f);
+    buf[n] = '\0';
+    *data = buf;
+    if (len)
+        *len = n;
+    return 0;
+}
+
+int tb_mkdir_p(const char *path, char *err, size_t errlen)
+{
+    char buf[PATH_MAX];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf)
+        return tb_err(err, errlen, "bad folder name '%s'", path);
+    memcpy(buf, path, n + 1);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return tb_err(err, errlen, "cannot create '%s': %s", buf, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return tb_err(err, errlen, "cannot create '%s': %s", buf, strerror(errno));
+    return 0;
+}
+
+bool tb_file_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+static bool has_catalogue(const char *dir)
+{
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/workloads", dir);
+    return tb_file_exists(p);
+}
+
+const char *tb_datadir(void)
+{
+    static char dir[PATH_MAX];
+    const char *env = getenv("TRNBENCH_DATADIR");
+    ssize_t n;
+
+    if (env && *env)
+        return env;
+    if (dir[0])
+        return dir;
+    /* build/bin/trnbench -> the source tree two levels up */
+    n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+    if (n > 0) {
+        dir[n] = '\0';
+        for (int up = 0; up < 3; up++) {
+            char *slash = strrchr(dir, '/');
+            if (!slash)
+                break;
+            *slash = '\0';
+            if (up >= 1 && has_catalogue(dir))
+                return dir;
+        }
+    }
+    snprintf(dir, sizeof dir, "%s", tb_version_installed_datadir());
+    if (!has_catalogue(dir) && has_catalogue("."))
+        snprintf(dir, sizeof dir, ".");
+    return dir;
+}
+
+void tb_utc_now(char *buf, size_t len)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+char *tb_trim(char *s)
+{
+    char *e;
+    while (isspace((unsigned char)*s))
+        s++;
+    e = s + strlen(s);
+    while (e > s && isspace((unsigned char)e[-1]))
+        *--e = '\0';
+    return s;
+}
+
+int tb_kv_next(FILE *f, const char *path, char **buf, size_t *cap, long *line, char **key,
+               char **val, char *err, size_t errlen)
+{
+    while (getline(buf, cap, f) > 0) {
+        char *s, *eq, *hash;
+        ++*line;
+        hash = strchr(*buf, '#');
+        if (hash)
+            *hash = '\0';
+        s = tb_trim(*buf);
+        if (!*s)
+            continue;
+        eq = strchr(s, '=');
+        if (!eq)
+            return tb_err(err, errlen, "%s: line %ld: expected 'key = value', got '%s'", path,
+                          *line, s);
+        *eq = '\0';
+        *key = tb_trim(s);
+        *val = tb_trim(eq + 1);
+        return 1;
+    }
+    if (ferror(f))
+        return tb_err(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+    return 0;
+}

@@ -1,0 +1,93 @@
+/*
+ * harness/base/tb_util.h: small helpers shared by the harness: error buffers, checked
+ * allocation sizes, number parsing with range checks, atomic file replacement.
+ *
+ * Library code never exits: functions return 0 on success and -1 on failure, writing
+ * a message into a caller-supplied (err, errlen) buffer, e.g.
+ *   "suites/default.suite: line 4: field 'reps': not a positive integer: 'x'"
+ */
+#ifndef TB_UTIL_H
+#define TB_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __GNUC__
+#define TB_PRINTF(f, a) __attribute__((format(printf, f, a)))
+#else
+#define TB_PRINTF(f, a)
+#endif
+
+/* Always-on assertion for programmer errors (benchmarks must not run on corrupt state). */
+#define TB_ASSERT(x)                                                                               \
+    do {                                                                                           \
+        if (!(x))                                                                                  \
+            tb_assert_fail(#x, __FILE__, __LINE__);                                                \
+    } while (0)
+void tb_assert_fail(const char *expr, const char *file, int line);
+
+/* The status convention of every module: 0 ok, -1 a failure (a run, the disk, memory),
+ * -2 bad input (a file, line and field named in the message). Commands map them to
+ * exit status 0, 1 and 2. */
+enum tb_status {
+    TB_OK = 0,
+    TB_EFAIL = -1,
+    TB_EINPUT = -2,
+};
+/* "ok", "failed", "bad input". */
+const char *tb_status_to_string(enum tb_status s);
+
+/* Format into err (may be NULL). Returns -1 so callers can `return tb_err(...)`. */
+int tb_err(char *err, size_t errlen, const char *fmt, ...) TB_PRINTF(3, 4);
+
+/* Parse the whole string as a number. Return 0, or -1 when s is empty, has trailing
+ * characters, or is out of [lo, hi]. */
+int tb_parse_long(const char *s, long lo, long hi, long *out);
+int tb_parse_double(const char *s, double lo, double hi, double *out);
+/* "true"/"false"/"yes"/"no"/"1"/"0". */
+int tb_parse_bool(const char *s, bool *out);
+
+/* Strip leading and trailing white space in place; returns the first kept character. */
+char *tb_trim(char *s);
+
+/* The next "key = value" line of a catalogue file ('#' starts a comment, blank lines
+ * skipped). buf and cap are getline's; *line counts lines. Returns 1 with *key and *val
+ * trimmed and pointing into *buf, 0 at the end of the file, -1 with
+ * "path: line N: expected 'key = value', got '...'" or a read error in err. */
+int tb_kv_next(FILE *f, const char *path, char **buf, size_t *cap, long *line, char **key,
+               char **val, char *err, size_t errlen);
+
+/* malloc(n * size) with overflow check; NULL on overflow or failure. */
+void *tb_alloc_array(size_t n, size_t size);
+/* strdup that returns NULL on NULL. */
+char *tb_strdup(const char *s);
+
+/* Write len bytes to path atomically: path.tmp.PID, fsync, rename. */
+int tb_write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
+/* Read a whole file into a NUL-terminated malloc'ed buffer. */
+int tb_read_file(const char *path, char **data, size_t *len, char *err, size_t errlen);
+/* mkdir -p. */
+int tb_mkdir_p(const char *path, char *err, size_t errlen);
+bool tb_file_exists(const char *path);
+
+/* Data folder holding workloads/, suites/, pricing/, reports/: $TRNBENCH_DATADIR, else
+ * the source tree the binary was built in (found from /proc/self/exe), else the
+ * installed share folder. Never NULL. */
+const char *tb_datadir(void);
+
+/* Build facts compiled in by the makefile. */
+const char *tb_version_commit(void);
+const char *tb_version_compiler(void);
+const char *tb_version_cflags(void);
+const char *tb_version_installed_datadir(void);
+/* Where `make install` puts the CUDA plugin, and whether nvcc built one with this
+ * binary (harness/tb_gpu.h). */
+const char *tb_version_installed_libdir(void);
+int tb_version_cuda_built(void);
+
+/* UTC timestamp "2026-11-22T18:42:00Z". */
+void tb_utc_now(char *buf, size_t len);
+
+#endif

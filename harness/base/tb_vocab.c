@@ -1,0 +1,135 @@
+/* harness/base/tb_vocab.c: see tb_vocab.h. */
+#include "tb_vocab.h"
+
+#include <string.h>
+
+static const char *const PHASE_NAMES[TB_NPHASES] = {"prefill", "decode", "train", "denoise",
+                                                    "serve"};
+
+const char *tb_phase_to_string(enum tb_phase p)
+{
+    return (unsigned)p < TB_NPHASES ? PHASE_NAMES[p] : "unknown";
+}
+
+int tb_phase_from_string(const char *s, enum tb_phase *out)
+{
+    for (int i = 0; i < TB_NPHASES; i++)
+        if (!strcmp(s, PHASE_NAMES[i])) {
+            *out = (enum tb_phase)i;
+            return 0;
+        }
+    return -1;
+}
+
+#define H     TB_BETTER_HIGHER
+#define L     TB_BETTER_LOWER
+#define N     TB_BETTER_NEITHER
+#define TRAIN TB_PHASE_BIT(TB_PHASE_TRAIN)
+#define INFER                                                                                      \
+    (TB_PHASE_BIT(TB_PHASE_PREFILL) | TB_PHASE_BIT(TB_PHASE_DECODE) | TB_PHASE_BIT(TB_PHASE_SERVE))
+#define IMAGE TB_PHASE_BIT(TB_PHASE_DENOISE)
+
+/* Within each phase, the modeled metrics keep the order runs have always recorded
+ * them in (results.csv's row order). */
+static const struct tb_metric METRICS[] = {
+    {"train_tokens_per_s", "tokens/s",
+     "training tokens (batch x seq_in) per second of full steps (forward, backward, optimizer), "
+     "all chips of the run together",
+     H, "usd_per_mtok_train", "train_tokens_per_s_per_chip", TRAIN},
+    {"train_tokens_per_s_per_chip", "tokens/s",
+     "train_tokens_per_s divided by the chips of the run", H, NULL, NULL, TRAIN},
+    {"step_time_s", "s", "wall time of one training step (forward, backward, optimizer)", L, NULL,
+     NULL, TRAIN},
+    {"time_to_train_s", "s", NULL, L, NULL, NULL, 0},
+    {"usd_to_train", "USD", NULL, L, NULL, NULL, 0},
+    {"mfu", "fraction",
+     "model FLOPs utilisation: model FLOPs / (time x dense peak of the precision used, per chip, "
+     "from pricing/chips.csv)",
+     H, NULL, NULL, TRAIN},
+    {"ttft_ms", "ms", "time to first token: wall time of the prefill of the whole batch of prompts",
+     L, NULL, NULL, INFER},
+    {"tpot_ms", "ms",
+     "time per output token after the first (decode steps only; never includes the time to first "
+     "token)",
+     L, NULL, NULL, INFER},
+    {"e2e_latency_ms", "ms", "end-to-end latency of a request: prompt in to last output token out",
+     L, NULL, NULL, INFER},
+    {"prefill_tokens_per_s", "tokens/s",
+     "prompt tokens processed per second in prefill: batch x seq_in / prefill time", H,
+     "usd_per_mtok_in", NULL, 0},
+    {"decode_tokens_per_s", "tokens/s",
+     "output tokens generated per second in decode, all sequences of the batch together", H,
+     "usd_per_mtok_out", NULL, 0},
+    {"output_tokens_per_s", "tokens/s",
+     "output tokens per second of a serving run, all requests together", H, "usd_per_mtok_out",
+     "output_tokens_per_s_per_chip", INFER},
+    {"output_tokens_per_s_per_chip", "tokens/s", NULL, H, NULL, NULL, INFER},
+    {"total_tokens_per_s", "tokens/s", "prompt plus output tokens per second of a serving run", H,
+     "usd_per_mtok_total", NULL, INFER},
+    {"tokens_per_s_per_user", "tokens/s",
+     "output tokens per second seen by one request (interactivity)", H, NULL, NULL, INFER},
+    {"images_per_s", "images/s",
+     "images generated per second, all chips of the run together: text encoders, every "
+     "denoising step (both halves with classifier-free guidance) and the VAE decode",
+     H, "usd_per_kimage", "images_per_s_per_chip", IMAGE},
+    {"images_per_s_per_chip", "images/s", "images_per_s divided by the chips of the run", H, NULL,
+     NULL, IMAGE},
+    {"s_per_image", "s", "seconds from prompt to decoded image for one image at the batch", L, NULL,
+     NULL, IMAGE},
+    {"gflop_per_s", "GFLOP/s",
+     "model FLOPs per second the run achieved; FLOPs counted from the workload's shapes "
+     "(tb_flops.h: 2 per multiply-add of every matrix product, causal attention counted once, "
+     "training = 3 x forward), the count the performance model uses",
+     H, NULL, NULL, 0},
+    {"gbyte_per_s", "GB/s",
+     "minimum bytes a decode step must read (every weight once plus the KV cache) per second of "
+     "decode",
+     H, NULL, NULL, 0},
+    {"loss", "nats",
+     "training loss (cross-entropy) of the last timed step, a check that training ran", N, NULL,
+     NULL, 0},
+    {"avg_power_w", "W",
+     "GPU board power over the timed repetitions: NVML's energy counter difference / time", L, NULL,
+     NULL, 0},
+    {"j_per_token", "J/token", "GPU energy per token processed: NVML energy / tokens", L, NULL,
+     NULL, 0},
+    {"j_per_image", "J/image", "GPU energy per image generated: NVML energy / images", L, NULL,
+     NULL, 0},
+    {"device_mem_gib", "GiB",
+     "device memory the GPU engine holds for the run (weights, optimizer state, activations, KV "
+     "cache), besides the CUDA context and the cuBLASLt workspace",
+     N, NULL, NULL, 0},
+    {"usd_per_kimage", "USD",
+     "cost of one thousand images: usd_per_hour / (images_per_s x 3600) x 10^3", L, NULL, NULL, 0},
+    {"usd_per_mtok_in", "USD",
+     "cost of one million prompt tokens in prefill: usd_per_hour / (prefill_tokens_per_s x 3600) x "
+     "10^6",
+     L, NULL, NULL, 0},
+    {"usd_per_mtok_out", "USD",
+     "cost of one million output tokens: usd_per_hour / (decode_tokens_per_s or "
+     "output_tokens_per_s x 3600) x 10^6",
+     L, NULL, NULL, 0},
+    {"usd_per_mtok_train", "USD",
+     "cost of training on one million tokens: usd_per_hour / (train_tokens_per_s x 3600) x 10^6", L,
+     NULL, NULL, 0},
+    {"usd_per_mtok_total", "USD",
+     "cost of one million prompt plus output tokens: usd_per_hour / (total_tokens_per_s x 3600) x "
+     "10^6",
+     L, NULL, NULL, 0},
+    {"tokens_per_usd", "tokens",
+     "tokens processed for one US dollar: tokens_per_s x 3600 / usd_per_hour", H, NULL, NULL, 0},
+};
+
+const struct tb_metric *tb_metric_find(const char *name)
+{
+    for (size_t i = 0; i < sizeof METRICS / sizeof METRICS[0]; i++)
+        if (!strcmp(METRICS[i].name, name))
+            return &METRICS[i];
+    return NULL;
+}
+
+const struct tb_metric *tb_metric_all(size_t *n)
+{
+    *n = sizeof METRICS / sizeof METRICS[0];
+    return METRICS;
+}

@@ -1,0 +1,92 @@
+/* harness/cli/cli.c: `trnbench COMMAND ...`, dispatch to the subcommands (cli.h). */
+#include "cli.h"
+
+#include "tb_util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+};
+
+static const struct command COMMANDS[] = {
+    {"run", tb_cmd_run, "run a suite or one workload on this machine into results.csv"},
+    {"predict", tb_cmd_predict, "predict scenarios (any workload on any target) with the model"},
+    {"validate", tb_cmd_validate, "the model's error against published measurements"},
+    {"assess", tb_cmd_assess, "migration assessment: fleet, monthly cost, saving, break-even"},
+    {"report", tb_cmd_report, "price results and write report.md, report.html and charts"},
+    {"detect", tb_cmd_detect, "what this machine is: CPU, memory, EC2 type, GPUs, Neuron"},
+    {"perf", tb_cmd_perf, "the CPU engine's FLOP/s and bandwidth against sgemm and STREAM"},
+};
+
+static void usage(FILE *f)
+{
+    fputs("usage: trnbench COMMAND [OPTIONS]\n"
+          "\n"
+          "What does it cost to train and serve Llama models on this machine, and on\n"
+          "AWS Trainium, Inferentia and NVIDIA GPU instances?\n"
+          "\n"
+          "Commands:\n",
+          f);
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+    fputs("\n"
+          "`trnbench COMMAND --help` describes each. `trnbench --version` prints the build.\n"
+          "Exit status: 0 ok, 1 a run or validation failed, 2 usage or input error.\n"
+          "Data (models, suites, prices, chart scripts) come from $TRNBENCH_DATADIR, else\n"
+          "the source tree the program was built in, else the installed share folder.\n",
+          f);
+}
+
+int tb_cli_getopt(const char *cmd, int argc, char **argv, const struct option *opts, int *state)
+{
+    const char *opt;
+    int c;
+    if (!*state) {
+        optind = 0; /* glibc: a full re-initialisation, for a second command in one process */
+        opterr = 0; /* our messages, with the command's name */
+        *state = 1;
+    }
+    c = getopt_long(argc, argv, ":h", opts, NULL); /* ':' first: a missing value is ':' */
+    if (c != '?' && c != ':')
+        return c;
+    opt = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
+    if (c == ':') {
+        /* a long option's name without any "=value" */
+        int n = (int)strcspn(opt, "=");
+        fprintf(stderr, "trnbench %s: option '%.*s' needs a value\n", cmd, n, opt);
+    } else if (optopt && strncmp(opt, "--", 2)) {
+        fprintf(stderr, "trnbench %s: unknown option '-%c'\n", cmd, optopt);
+    } else {
+        fprintf(stderr, "trnbench %s: unknown option '%s'\n", cmd, opt);
+    }
+    return '?';
+}
+
+int tb_cli_main(int argc, char **argv)
+{
+    const char *cmd = argc > 1 ? argv[1] : NULL;
+
+    if (!cmd) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("trnbench %s (%s; %s)\ndata: %s\n", tb_version_commit(), tb_version_compiler(),
+               tb_version_cflags(), tb_datadir());
+        return 0;
+    }
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        if (!strcmp(cmd, COMMANDS[i].name))
+            return COMMANDS[i].fn(argc - 1, argv + 1);
+    fprintf(stderr, "trnbench: unknown command '%s'\n", cmd);
+    usage(stderr);
+    return 2;
+}

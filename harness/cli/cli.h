@@ -1,0 +1,34 @@
+/*
+ * harness/cli/cli.h: the trnbench command line. Each subcommand is a function taking the
+ * arguments after its name (argv[0] is the subcommand) and returning the exit status:
+ * 0 ok, 1 a run or validation failed, 2 usage or input error. Each prints its own
+ * --help.
+ */
+#ifndef TB_CLI_H
+#define TB_CLI_H
+
+#include <getopt.h>
+
+int tb_cli_main(int argc, char **argv);
+
+/* getopt_long with the commands' conventions: long options take "--opt value" and
+ * "--opt=value"; `opts` ends with a zeroed entry; -h is the only short option (give it
+ * as {"help", no_argument, NULL, 'h'} and "h" is accepted too). Call with *state = 0
+ * before the first option (it resets getopt for a command called twice in one
+ * process). Returns the option's val, -1 when the options end (argv[optind] is then
+ * the first operand; "--" ends them too), or '?' after printing
+ * "trnbench CMD: unknown option '--x'" or "trnbench CMD: option '--x' needs a value"
+ * on stderr. Operands may come before, between or after options (GNU permutation). */
+int tb_cli_getopt(const char *cmd, int argc, char **argv, const struct option *opts, int *state);
+
+int tb_cmd_run(int argc, char **argv);        /* harness/cmd_run.c */
+int tb_cmd_report(int argc, char **argv);     /* harness/cmd_report.c */
+int tb_cmd_detect(int argc, char **argv);     /* harness/cmd_detect.c */
+int tb_cmd_perf(int argc, char **argv);       /* harness/cmd_perf.c */
+int tb_cmd_perf_model(int argc, char **argv); /* harness/cmd_perf_model.c (perf --predictor) */
+int tb_cmd_perf_gpu(int argc, char **argv);   /* harness/cmd_perf_gpu.c (perf --gpu) */
+int tb_cmd_predict(int argc, char **argv);    /* harness/cmd_predict.c */
+int tb_cmd_assess(int argc, char **argv);     /* harness/cmd_assess.c */
+int tb_cmd_validate(int argc, char **argv);   /* harness/cmd_predict.c */
+
+#endif

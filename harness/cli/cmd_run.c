@@ -1,0 +1,285 @@
+/*
+ * harness/cli/cmd_run.c: `trnbench run`, the command line of the plan stage (run/tb_run.h):
+ * a suite or one workload given by options, on this CPU and, where a CUDA device and
+ * the plugin are present, on the GPU as well (executor cuda, bf16, run ids prefixed
+ * "cuda:", energy rows, and the performance model's prediction of the same workload on
+ * the detected chip), into DIR/results.csv. This file parses the options and lists the
+ * catalogue; the plan, the executors and the recorder do the rest. A run of precision fp8 is the
+ * GPU's alone: the CPU executor skips it with the reason, as the GPU does below compute
+ * capability 8.9; a skipped run is not a failure.
+ *
+ * Everything is checked before anything runs: the suite, every model file, every
+ * shape against the model's context and the existing results file; any problem is an
+ * input error (exit 2) and nothing is written. Then each run whose id is not yet in
+ * results.csv is measured and its rows appended atomically, so an interrupted suite,
+ * run again, resumes where it stopped. A run that fails (engine error or failed
+ * validation) records nothing and makes the exit status 1; the others still run.
+ */
+#include "cli.h"
+#include "tb_arch.h"
+#include "tb_darch.h"
+#include "tb_run.h"
+#include "tb_util.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fputs("usage: trnbench run --suite NAME|FILE [--out DIR]\n"
+          "       trnbench run --model M --phase P --seq-in T [--seq-out N] [--batch B]\n"
+          "                    [--layers N] [--reps R] [--warmup W] [--seed S] [--out DIR]\n"
+          "                    [--precision fp32|fp8] [--executor cpu|cuda|all]\n"
+          "       trnbench run --model M --phase denoise [--steps N] [--resolution PX]\n"
+          "                    [--batch B] [--reps R] [--warmup W] [--seed S] [--out DIR]\n"
+          "       trnbench run --list\n"
+          "\n"
+          "Run Llama and diffusion workloads on this machine's CPU (fp32, matrix products\n"
+          "and convolutions through OpenBLAS) and append their measurements to\n"
+          "DIR/results.csv, one row per metric.\n"
+          "Where a CUDA GPU and the CUDA plugin are present, each Llama run and each\n"
+          "denoise run (SDXL UNet, SD3 MMDiT, FLUX) also runs on the GPU (executor cuda,\n"
+          "bf16 mixed precision, run id prefixed 'cuda:', plus avg_power_w and j_per_token\n"
+          "or j_per_image from NVML, mfu for training, and the performance model's rows\n"
+          "for the same workload on that chip); without one, a line says why and only the\n"
+          "CPU runs.\n"
+          "A run already in DIR/results.csv is skipped: run the same command again to\n"
+          "resume an interrupted suite.\n"
+          "\n"
+          "  --suite NAME|FILE  suites/NAME.suite in the data folder, or a file\n"
+          "  --out DIR          folder of results.csv (default: the current folder)\n"
+          "  --model M          catalogue name (see --list) or a .model file\n"
+          "  --phase P          prefill, decode or train (Llama); denoise (diffusion: one\n"
+          "                     generation of --batch images, every step, both CFG halves)\n"
+          "  --steps N          denoise: denoising steps (default: the model's)\n"
+          "  --resolution PX    denoise: square image size (default: the model's)\n"
+          "  --seq-in T         prompt tokens (prefill, decode) or sequence length (train)\n"
+          "  --seq-out N        decode: tokens generated per repetition (default 32)\n"
+          "  --batch B          sequences processed together (default 1)\n"
+          "  --layers N         keep the first N layers of the model: a quick run of a big\n"
+          "                     model's real layer shapes, named MODEL@LN in the results\n"
+          "  --reps R           timed repetitions (default 5); --warmup W untimed ones\n"
+          "                     before them (default 1)\n"
+          "  --seed S           weights and tokens are drawn from it (default 1)\n"
+          "  --precision P      fp32 (default: fp32 on the CPU, bf16 mixed precision on\n"
+          "                     the GPU) or fp8 (e4m3 matrix products; GPU inference only,\n"
+          "                     compute capability 8.9+; the CPU skips it)\n"
+          "  --executor E       cpu, cuda or all (default: all that are available; cuda\n"
+          "                     without a GPU is an error). TRNBENCH_CUDA=0 turns the GPU\n"
+          "                     off\n"
+          "  --list             the model catalogue with parameter counts\n"
+          "  -h, --help         this text\n"
+          "\n"
+          "Metrics: prefill ttft_ms, prefill_tokens_per_s, gflop_per_s; decode tpot_ms,\n"
+          "decode_tokens_per_s, gflop_per_s, gbyte_per_s; train step_time_s,\n"
+          "train_tokens_per_s, gflop_per_s, loss; denoise s_per_image, images_per_s,\n"
+          "gflop_per_s. Values are medians of the repetitions.\n"
+          "Exit status: 0 ok, 1 a run failed, 2 usage or input error (nothing run).\n",
+          f);
+}
+
+/* ---- --list ---- */
+
+struct list_ctx {
+    int bad;       /* a file failed to load */
+    int diffusion; /* diffusion models seen */
+};
+
+static void list_diffusion(const char *path, void *vctx)
+{
+    struct tb_darch d;
+    char err[512];
+    (void)vctx;
+    if (tb_darch_load(&d, path, err, sizeof err) != 0)
+        return;
+    printf("%-16s %-6s %9.1f %8.1f %9.1f %5d %6s  %s\n", d.name, d.family,
+           tb_darch_params_denoiser(&d) / 1e6, tb_darch_params_vae_decoder(&d) / 1e6,
+           tb_darch_params_encoders(&d) / 1e6, d.resolution, d.cfg ? "yes" : "no",
+           d.published_params > 0 ? "" : "(not a published model)");
+}
+
+static void list_one(const char *path, void *vctx)
+{
+    struct list_ctx *ctx = vctx;
+    struct tb_arch a;
+    char err[512];
+
+    if (tb_arch_load(&a, path, err, sizeof err) != 0) {
+        struct tb_darch d;
+        char derr[512];
+        if (tb_darch_load(&d, path, derr, sizeof derr) == 0) {
+            ctx->diffusion++;
+            return; /* listed in their own table */
+        }
+        fprintf(stderr, "trnbench run: %s\n", err);
+        ctx->bad = 1;
+        return;
+    }
+    printf("%-16s %3d %6d %4d %4d %6d %7d %10.1f  %s\n", a.name, a.layers, a.hidden, a.heads,
+           a.kv_heads, a.ffn, a.vocab, tb_arch_params_total(&a) / 1e6,
+           a.published_params > 0 ? "" : "(not a published model)");
+}
+
+static int list_models(void)
+{
+    struct list_ctx ctx = {0};
+    char err[512];
+
+    printf("%-16s %3s %6s %4s %4s %6s %7s %10s\n", "model", "L", "hidden", "NH", "NKV", "ffn",
+           "vocab", "params(M)");
+    if (tb_arch_list(list_one, &ctx, err, sizeof err) < 0) {
+        fprintf(stderr, "trnbench run: %s\n", err);
+        return 2;
+    }
+    if (ctx.diffusion) {
+        printf("\n%-16s %-6s %9s %8s %9s %5s %6s\n", "diffusion model", "kind", "denoiser",
+               "vae-dec", "encoders", "px", "cfg");
+        printf("%-16s %-6s %9s %8s %9s\n", "", "", "(M params)", "(M)", "(M)");
+        tb_arch_list(list_diffusion, &ctx, err, sizeof err);
+    }
+    return ctx.bad ? 2 : 0;
+}
+
+/* ---- options ---- */
+
+int tb_cmd_run(int argc, char **argv)
+{
+    /* the workload's options are run-spec fields: --seq-in T is seq_in=T */
+    static const struct option OPTS[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"list", no_argument, NULL, 'l'},
+        {"suite", required_argument, NULL, 's'},
+        {"out", required_argument, NULL, 'o'},
+        {"executor", required_argument, NULL, 'x'},
+        {"model", required_argument, NULL, 1000},
+        {"phase", required_argument, NULL, 1001},
+        {"seq-in", required_argument, NULL, 1002},
+        {"seq-out", required_argument, NULL, 1003},
+        {"batch", required_argument, NULL, 1004},
+        {"layers", required_argument, NULL, 1005},
+        {"reps", required_argument, NULL, 1006},
+        {"warmup", required_argument, NULL, 1007},
+        {"seed", required_argument, NULL, 1008},
+        {"steps", required_argument, NULL, 1009},
+        {"resolution", required_argument, NULL, 1010},
+        {"precision", required_argument, NULL, 1011},
+        {NULL, 0, NULL, 0},
+    };
+    struct tb_plan plan;
+    struct tb_run_spec one;
+    struct tb_run_counts n;
+    const char *suite_name = NULL, *out = ".";
+    char err[2048] = "";
+    bool have_one = false, list = false;
+    enum tb_run_executors executor = TB_RUN_ALL;
+    int rc, c, st = 0;
+
+    tb_run_spec_init(&one);
+    while ((c = tb_cli_getopt("run", argc, argv, OPTS, &st)) != -1) {
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return 0;
+        case 'l':
+            list = true;
+            break;
+        case 's':
+            suite_name = optarg;
+            break;
+        case 'o':
+            out = optarg;
+            break;
+        case 'x':
+            if (!strcmp(optarg, "all"))
+                executor = TB_RUN_ALL;
+            else if (!strcmp(optarg, "cpu"))
+                executor = TB_RUN_CPU;
+            else if (!strcmp(optarg, "cuda"))
+                executor = TB_RUN_CUDA;
+            else {
+                fprintf(stderr, "trnbench run: option '--executor': '%s' is not cpu, cuda or all\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        default: {
+            /* "--seq-in" -> "seq_in=VALUE" */
+            const struct option *o = OPTS;
+            char word[512];
+            size_t k = 0;
+            while (o->name && o->val != c)
+                o++;
+            if (c < 1000 || !o->name) {
+                usage(stderr);
+                return 2;
+            }
+            for (const char *q = o->name; *q && k < 64; q++)
+                word[k++] = *q == '-' ? '_' : *q;
+            if ((size_t)snprintf(word + k, sizeof word - k, "=%s", optarg) >= sizeof word - k) {
+                fprintf(stderr, "trnbench run: option '--%s': value too long\n", o->name);
+                return 2;
+            }
+            if (tb_run_spec_set(&one, word, "command line", err, sizeof err) != 0) {
+                fprintf(stderr, "trnbench run: %s\n", err);
+                return 2;
+            }
+            have_one = true;
+            break;
+        }
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "trnbench run: unknown argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
+    if (list)
+        return list_models();
+    if (!suite_name == !have_one) {
+        fprintf(stderr, "trnbench run: give either --suite or a workload (--model, --phase, "
+                        "--seq-in)\n");
+        usage(stderr);
+        return 2;
+    }
+
+    /* ---- load and check everything first: an input error runs nothing ---- */
+    rc = tb_plan_load(&plan, suite_name, have_one ? &one : NULL, out, executor, err, sizeof err);
+    if (rc != TB_OK) {
+        fprintf(stderr, "trnbench run: %s\n", err);
+        rc = rc == TB_EINPUT ? 2 : 1;
+        goto out;
+    }
+    if (tb_plan_open(&plan, err, sizeof err) != TB_OK) {
+        fprintf(stderr, "trnbench run: %s\n", err);
+        rc = 1;
+        goto out;
+    }
+    /* the output folder only once the run can go ahead (--executor cuda without a
+     * GPU stops above and leaves nothing behind) */
+    if (tb_mkdir_p(out, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench run: %s\n", err);
+        rc = 1;
+        goto out;
+    }
+    if (tb_plan_execute(&plan, &n, err, sizeof err) != TB_OK) {
+        if (err[0])
+            fprintf(stderr, "trnbench run: %s\n", err);
+        rc = 1;
+        goto out;
+    }
+    fprintf(stderr,
+            "trnbench run: %d run%s measured, %d modeled, %d already there, %d failed; results "
+            "in '%s'\n",
+            n.measured, n.measured == 1 ? "" : "s", n.modeled, n.skipped, n.failed, plan.results);
+    if (n.unsupported)
+        fprintf(stderr,
+                "trnbench run: %d run%s not for an executor here (precision; reasons above)\n",
+                n.unsupported, n.unsupported == 1 ? "" : "s");
+    rc = n.failed ? 1 : 0;
+out:
+    tb_plan_release(&plan);
+    return rc;
+}

@@ -1,0 +1,505 @@
+/* harness/cost/tb_pricing.c: see tb_pricing.h. The CSV tables keep the strings; the row
+ * structs hold parsed numbers and pointers into them. */
+#include "tb_pricing.h"
+
+#include "tb_util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- field checks: each names file, line and field ---- */
+
+struct rowctx {
+    const struct tb_csv_table *t;
+    size_t row;
+    char *err;
+    size_t errlen;
+};
+
+static const char *fld(const struct rowctx *c, const char *name)
+{
+    return tb_csv_field(c->t, c->row, name);
+}
+
+static int bad(const struct rowctx *c, const char *name, const char *what)
+{
+    return tb_err(c->err, c->errlen, "%s: line %ld: field '%s': %s: '%s'", c->t->path,
+                  c->t->lines[c->row], name, what, fld(c, name));
+}
+
+static int need_text(const struct rowctx *c, const char *name, const char **out)
+{
+    const char *s = fld(c, name);
+    if (!*s)
+        return tb_err(c->err, c->errlen, "%s: line %ld: field '%s': empty", c->t->path,
+                      c->t->lines[c->row], name);
+    *out = s;
+    return 0;
+}
+
+/* A number in [lo, hi]; empty gives NAN when allowed. */
+static int num(const struct rowctx *c, const char *name, double lo, double hi, bool allow_empty,
+               double *out)
+{
+    const char *s = fld(c, name);
+    char *end;
+    double v;
+    if (!*s) {
+        if (!allow_empty)
+            return tb_err(c->err, c->errlen, "%s: line %ld: field '%s': empty", c->t->path,
+                          c->t->lines[c->row], name);
+        *out = NAN;
+        return 0;
+    }
+    errno = 0;
+    v = strtod(s, &end);
+    if (end == s || *end || errno == ERANGE || !isfinite(v) || isspace((unsigned char)*s))
+        return bad(c, name, "not a number");
+    if (v < lo || v > hi)
+        return bad(c, name, "out of range");
+    *out = v;
+    return 0;
+}
+
+/* A whole number in [lo, hi]; empty gives 0 when allowed. */
+static int whole(const struct rowctx *c, const char *name, long lo, long hi, bool allow_empty,
+                 long *out)
+{
+    const char *s = fld(c, name);
+    if (!*s && allow_empty) {
+        *out = 0;
+        return 0;
+    }
+    if (tb_parse_long(s, LONG_MIN, LONG_MAX, out) != 0)
+        return bad(c, name, "not a whole number");
+    if (*out < lo || *out > hi)
+        return bad(c, name, "out of range");
+    return 0;
+}
+
+/* "" or YYYY, YYYY-MM, YYYY-MM-DD. */
+static int iso_date(const struct rowctx *c, const char *name, const char **out)
+{
+    const char *s = fld(c, name);
+    size_t n = strlen(s);
+    static const char shape[] = "dddd-dd-dd";
+    bool okay = n == 0 || n == 4 || n == 7 || n == 10;
+    for (size_t i = 0; okay && i < n; i++)
+        okay = shape[i] == 'd' ? isdigit((unsigned char)s[i]) != 0 : s[i] == '-';
+    if (okay && n >= 7)
+        okay = (s[5] == '0' && s[6] >= '1') || (s[5] == '1' && s[6] <= '2');
+    if (!okay)
+        return bad(c, name, "not a date (YYYY, YYYY-MM or YYYY-MM-DD)");
+    *out = s;
+    return 0;
+}
+
+static int one_of(const struct rowctx *c, const char *name, const char *const *allowed,
+                  const char **out)
+{
+    const char *s = fld(c, name);
+    for (; *allowed; allowed++)
+        if (!strcmp(s, *allowed)) {
+            *out = s;
+            return 0;
+        }
+    return bad(c, name, "not a known value (see pricing/README.md)");
+}
+
+/* ---- the three tables ---- */
+
+static const char *const CHIP_COLS[] = {"chip",
+                                        "name",
+                                        "vendor",
+                                        "year",
+                                        "bf16_dense_tflops",
+                                        "fp8_dense_tflops",
+                                        "fp32_tflops",
+                                        "tf32_tflops",
+                                        "fp4_dense_tflops",
+                                        "hbm_gib",
+                                        "hbm_tbps",
+                                        "sram_mib",
+                                        "cores",
+                                        "core_type",
+                                        "interconnect_gbps",
+                                        "tdp_w",
+                                        "as_of",
+                                        "source",
+                                        "notes",
+                                        NULL};
+static const char *const INSTANCE_COLS[] = {
+    "instance",      "kind",         "accelerator", "chip",   "accel_count", "vcpu", "mem_gib",
+    "accel_mem_gib", "network_gbps", "as_of",       "source", "notes",       NULL};
+static const char *const PRICE_COLS[] = {"instance", "region", "purchase",   "usd_per_hour",
+                                         "status",   "as_of",  "as_of_text", "source",
+                                         "notes",    NULL};
+
+static const char *const KINDS[] = {"instance", "ultraserver", NULL};
+static const char *const PURCHASES[] = {"on-demand",
+                                        "spot",
+                                        "capacity-block",
+                                        "reserved-1y",
+                                        "reserved-3y",
+                                        "reserved",
+                                        "savings-plan-1y",
+                                        "savings-plan-3y",
+                                        "any",
+                                        "unspecified",
+                                        NULL};
+static const char *const STATUSES[] = {"listed", "none", "suspect", "rejected", NULL};
+
+static int load_chips(struct tb_pricing *p, char *err, size_t errlen)
+{
+    const struct tb_csv_table *t = &p->chips_csv;
+    if (tb_csv_require(t, CHIP_COLS, err, errlen) != 0)
+        return -1;
+    p->chips = tb_alloc_array(t->nrows ? t->nrows : 1, sizeof(*p->chips));
+    if (!p->chips)
+        return tb_err(err, errlen, "out of memory");
+    for (size_t r = 0; r < t->nrows; r++) {
+        struct rowctx c = {t, r, err, errlen};
+        struct tb_chip *x = &p->chips[r];
+        const double big = 1e9;
+        memset(x, 0, sizeof *x);
+        x->line = t->lines[r];
+        x->name = fld(&c, "name");
+        x->vendor = fld(&c, "vendor");
+        x->core_type = fld(&c, "core_type");
+        x->source = fld(&c, "source");
+        x->notes = fld(&c, "notes");
+        if (need_text(&c, "chip", &x->chip) || whole(&c, "year", 1900, 3000, true, &x->year) ||
+            num(&c, "bf16_dense_tflops", 0, big, true, &x->bf16_dense_tflops) ||
+            num(&c, "fp8_dense_tflops", 0, big, true, &x->fp8_dense_tflops) ||
+            num(&c, "fp32_tflops", 0, big, true, &x->fp32_tflops) ||
+            num(&c, "tf32_tflops", 0, big, true, &x->tf32_tflops) ||
+            num(&c, "fp4_dense_tflops", 0, big, true, &x->fp4_dense_tflops) ||
+            num(&c, "hbm_gib", 0, big, true, &x->hbm_gib) ||
+            num(&c, "hbm_tbps", 0, big, true, &x->hbm_tbps) ||
+            num(&c, "sram_mib", 0, big, true, &x->sram_mib) ||
+            whole(&c, "cores", 1, 1000000, true, &x->cores) ||
+            num(&c, "interconnect_gbps", 0, big, true, &x->interconnect_gbps) ||
+            num(&c, "tdp_w", 0, big, true, &x->tdp_w) || iso_date(&c, "as_of", &x->as_of) ||
+            need_text(&c, "source", &x->source))
+            return -1;
+        for (size_t k = 0; k < r; k++)
+            if (!strcmp(p->chips[k].chip, x->chip))
+                return bad(&c, "chip", "repeated key");
+        p->nchips++;
+    }
+    return 0;
+}
+
+static int load_instances(struct tb_pricing *p, char *err, size_t errlen)
+{
+    const struct tb_csv_table *t = &p->instances_csv;
+    if (tb_csv_require(t, INSTANCE_COLS, err, errlen) != 0)
+        return -1;
+    p->instances = tb_alloc_array(t->nrows ? t->nrows : 1, sizeof(*p->instances));
+    if (!p->instances)
+        return tb_err(err, errlen, "out of memory");
+    for (size_t r = 0; r < t->nrows; r++) {
+        struct rowctx c = {t, r, err, errlen};
+        struct tb_instance *x = &p->instances[r];
+        const double big = 1e9;
+        memset(x, 0, sizeof *x);
+        x->line = t->lines[r];
+        x->accelerator = fld(&c, "accelerator");
+        x->notes = fld(&c, "notes");
+        if (need_text(&c, "instance", &x->instance) || one_of(&c, "kind", KINDS, &x->kind) ||
+            need_text(&c, "chip", &x->chip) ||
+            whole(&c, "accel_count", 1, 1000000, false, &x->accel_count) ||
+            whole(&c, "vcpu", 1, 10000000, true, &x->vcpu) ||
+            num(&c, "mem_gib", 0, big, true, &x->mem_gib) ||
+            num(&c, "accel_mem_gib", 0, big, true, &x->accel_mem_gib) ||
+            num(&c, "network_gbps", 0, big, true, &x->network_gbps) ||
+            iso_date(&c, "as_of", &x->as_of) || need_text(&c, "source", &x->source))
+            return -1;
+        if (!tb_pricing_chip(p, x->chip))
+            return bad(&c, "chip", "not in chips.csv");
+        for (size_t k = 0; k < r; k++)
+            if (!strcmp(p->instances[k].instance, x->instance))
+                return bad(&c, "instance", "repeated key");
+        p->ninstances++;
+    }
+    return 0;
+}
+
+static int load_prices(struct tb_pricing *p, char *err, size_t errlen)
+{
+    const struct tb_csv_table *t = &p->prices_csv;
+    if (tb_csv_require(t, PRICE_COLS, err, errlen) != 0)
+        return -1;
+    p->prices = tb_alloc_array(t->nrows ? t->nrows : 1, sizeof(*p->prices));
+    if (!p->prices)
+        return tb_err(err, errlen, "out of memory");
+    for (size_t r = 0; r < t->nrows; r++) {
+        struct rowctx c = {t, r, err, errlen};
+        struct tb_price *x = &p->prices[r];
+        bool none;
+        memset(x, 0, sizeof *x);
+        x->line = t->lines[r];
+        x->as_of_text = fld(&c, "as_of_text");
+        x->notes = fld(&c, "notes");
+        if (need_text(&c, "instance", &x->instance) || need_text(&c, "region", &x->region) ||
+            one_of(&c, "purchase", PURCHASES, &x->purchase) ||
+            one_of(&c, "status", STATUSES, &x->status) || iso_date(&c, "as_of", &x->as_of) ||
+            need_text(&c, "source", &x->source))
+            return -1;
+        none = !strcmp(x->status, "none");
+        if (none && *fld(&c, "usd_per_hour"))
+            return bad(&c, "usd_per_hour", "status 'none' needs an empty price");
+        if (!none && num(&c, "usd_per_hour", 0, 1e6, false, &x->usd_per_hour) != 0)
+            return -1;
+        if (none)
+            x->usd_per_hour = NAN;
+        if (!tb_pricing_instance(p, x->instance))
+            return bad(&c, "instance", "not in instances.csv");
+        p->nprices++;
+    }
+    return 0;
+}
+
+int tb_pricing_load_files(struct tb_pricing *p, const char *chips_csv, const char *instances_csv,
+                          const char *prices_csv, char *err, size_t errlen)
+{
+    int rc = -1;
+    memset(p, 0, sizeof *p);
+    if (tb_csv_load(&p->chips_csv, chips_csv, err, errlen) != 0 ||
+        tb_csv_load(&p->instances_csv, instances_csv, err, errlen) != 0 ||
+        tb_csv_load(&p->prices_csv, prices_csv, err, errlen) != 0)
+        goto out;
+    if (load_chips(p, err, errlen) != 0 || load_instances(p, err, errlen) != 0 ||
+        load_prices(p, err, errlen) != 0)
+        goto out;
+    rc = 0;
+out:
+    if (rc != 0)
+        tb_pricing_release(p);
+    return rc;
+}
+
+int tb_pricing_load(struct tb_pricing *p, const char *dir, char *err, size_t errlen)
+{
+    char chips[4096], inst[4096], prices[4096], base[4096];
+    if (dir)
+        snprintf(base, sizeof base, "%s", dir);
+    else
+        snprintf(base, sizeof base, "%s/pricing", tb_datadir());
+    if (snprintf(chips, sizeof chips, "%s/chips.csv", base) >= (int)sizeof chips ||
+        snprintf(inst, sizeof inst, "%s/instances.csv", base) >= (int)sizeof inst ||
+        snprintf(prices, sizeof prices, "%s/prices.csv", base) >= (int)sizeof prices) {
+        memset(p, 0, sizeof *p);
+        return tb_err(err, errlen, "pricing folder name too long: '%s'", base);
+    }
+    return tb_pricing_load_files(p, chips, inst, prices, err, errlen);
+}
+
+void tb_pricing_release(struct tb_pricing *p)
+{
+    tb_csv_release(&p->chips_csv);
+    tb_csv_release(&p->instances_csv);
+    tb_csv_release(&p->prices_csv);
+    free(p->chips);
+    free(p->instances);
+    free(p->prices);
+    memset(p, 0, sizeof *p);
+}
+
+/* ---- lookups ---- */
+
+const struct tb_instance *tb_pricing_instance(const struct tb_pricing *p, const char *type)
+{
+    for (size_t i = 0; type && i < p->ninstances; i++)
+        if (!strcmp(p->instances[i].instance, type))
+            return &p->instances[i];
+    return NULL;
+}
+
+const struct tb_chip *tb_pricing_chip(const struct tb_pricing *p, const char *chip)
+{
+    for (size_t i = 0; chip && i < p->nchips; i++)
+        if (!strcmp(p->chips[i].chip, chip))
+            return &p->chips[i];
+    return NULL;
+}
+
+size_t tb_pricing_instances(const struct tb_pricing *p, const struct tb_instance **out)
+{
+    *out = p->instances;
+    return p->ninstances;
+}
+
+static bool usable(const struct tb_price *x)
+{
+    return !strcmp(x->status, "listed") || !strcmp(x->status, "none");
+}
+
+int tb_pricing_best(const struct tb_pricing *p, const char *instance, const char *region,
+                    const char *purchase, const struct tb_price **out, char *why, size_t whylen)
+{
+    const struct tb_price *best = NULL;
+    size_t used = 0;
+
+    *out = NULL;
+    for (size_t i = 0; i < p->nprices; i++) {
+        const struct tb_price *x = &p->prices[i];
+        if (!usable(x) || strcmp(x->instance, instance))
+            continue;
+        if (strcmp(x->region, region) && strcmp(x->region, "any"))
+            continue;
+        if (strcmp(x->purchase, purchase) && strcmp(x->purchase, "any"))
+            continue;
+        if (!best || strcmp(x->as_of, best->as_of) > 0)
+            best = x;
+    }
+    *out = best;
+    if (best && !strcmp(best->status, "listed"))
+        return 0;
+    if (best) {
+        tb_err(why, whylen, "no public %s price for '%s' in '%s' (%s line %ld, as of %s): %s",
+               purchase, instance, region, p->prices_csv.path, best->line,
+               *best->as_of ? best->as_of : best->as_of_text, best->notes);
+        return 1;
+    }
+    /* nothing for that pair: say what the table does have for the instance */
+    used = (size_t)snprintf(why, whylen, "no %s price for '%s' in '%s' in %s", purchase, instance,
+                            region, p->prices_csv.path);
+    for (size_t i = 0, shown = 0; i < p->nprices && used < whylen && shown < 6; i++) {
+        const struct tb_price *x = &p->prices[i];
+        bool seen = false;
+        if (strcmp(x->instance, instance) || strcmp(x->status, "listed"))
+            continue;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = !strcmp(p->prices[k].instance, instance) &&
+                   !strcmp(p->prices[k].status, "listed") &&
+                   !strcmp(p->prices[k].region, x->region) &&
+                   !strcmp(p->prices[k].purchase, x->purchase);
+        if (seen)
+            continue;
+        used += (size_t)snprintf(why + used, whylen - used, "%s %s %s", shown ? "," : "; it lists",
+                                 x->purchase, x->region);
+        shown++;
+    }
+    /* and where a source says there is no public price of this purchase model at all */
+    for (size_t i = 0; i < p->nprices && used < whylen; i++) {
+        const struct tb_price *x = &p->prices[i];
+        if (!strcmp(x->instance, instance) && !strcmp(x->status, "none") &&
+            !strcmp(x->purchase, purchase))
+            used += (size_t)snprintf(why + used, whylen - used,
+                                     "; no public %s price in '%s' (as of %s)", purchase, x->region,
+                                     *x->as_of ? x->as_of : x->as_of_text);
+    }
+    return 1;
+}
+
+static void choice_from_row(struct tb_price_choice *o, const struct tb_price *x)
+{
+    o->have = true;
+    o->usd_per_hour = x->usd_per_hour;
+    snprintf(o->instance, sizeof o->instance, "%s", x->instance);
+    snprintf(o->region, sizeof o->region, "%s", x->region);
+    snprintf(o->purchase, sizeof o->purchase, "%s", x->purchase);
+    if (*x->as_of)
+        snprintf(o->as_of, sizeof o->as_of, "%s", x->as_of);
+    else
+        snprintf(o->as_of, sizeof o->as_of, "%s", *x->as_of_text ? x->as_of_text : "undated");
+    snprintf(o->source, sizeof o->source, "%s", x->source);
+    o->line = x->line;
+}
+
+static int priced(const struct tb_pricing *p, const char *instance, const char *region,
+                  const char *purchase, struct tb_price_choice *o)
+{
+    const struct tb_price *x;
+    snprintf(o->instance, sizeof o->instance, "%s", instance);
+    snprintf(o->region, sizeof o->region, "%s", region);
+    snprintf(o->purchase, sizeof o->purchase, "%s", purchase);
+    if (tb_pricing_best(p, instance, region, purchase, &x, o->why, sizeof o->why) == 0)
+        choice_from_row(o, x);
+    return 0;
+}
+
+int tb_pricing_target_price(const struct tb_pricing *p, const char *target, const char *region,
+                            const char *purchase, struct tb_price_choice *out, char *err,
+                            size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    out->usd_per_hour = NAN;
+    if (!tb_pricing_instance(p, target))
+        return tb_err(err, errlen, "unknown instance type '%s' (not in %s)", target,
+                      p->instances_csv.path);
+    return priced(p, target, region ? region : "us-east-1", purchase ? purchase : "on-demand", out);
+}
+
+int tb_pricing_host_price(const struct tb_pricing *p, const char *instance, const char *region,
+                          const char *purchase, double usd_per_hour, struct tb_price_choice *out,
+                          char *err, size_t errlen)
+{
+    const char *reg = region ? region : "us-east-1";
+    const char *pur = purchase ? purchase : "on-demand";
+
+    memset(out, 0, sizeof *out);
+    out->usd_per_hour = NAN;
+    if (instance && !tb_pricing_instance(p, instance))
+        return tb_err(err, errlen, "unknown instance type '%s' (not in %s)", instance,
+                      p->instances_csv.path);
+    if (!isnan(usd_per_hour)) {
+        time_t now = time(NULL);
+        struct tm tm;
+        if (!(usd_per_hour > 0) || !isfinite(usd_per_hour))
+            return tb_err(err, errlen, "--usd-per-hour must be a positive number, not %g",
+                          usd_per_hour);
+        out->have = true;
+        out->usd_per_hour = usd_per_hour;
+        snprintf(out->instance, sizeof out->instance, "%s", instance ? instance : "host");
+        snprintf(out->region, sizeof out->region, "%s", region ? region : "");
+        snprintf(out->purchase, sizeof out->purchase, "%s", purchase ? purchase : "");
+        gmtime_r(&now, &tm);
+        strftime(out->as_of, sizeof out->as_of, "%Y-%m-%d", &tm);
+        snprintf(out->source, sizeof out->source, "user-given (--usd-per-hour)");
+        return 0;
+    }
+    if (instance)
+        return priced(p, instance, reg, pur, out);
+    tb_err(out->why, sizeof out->why,
+           "the host is not a catalogued instance and no --instance or --usd-per-hour was given");
+    return 0;
+}
+
+bool tb_pricing_known_purchase(const char *purchase)
+{
+    static const char *const names[] = {"on-demand",       "reserved-1y",     "reserved-3y",
+                                        "savings-plan-1y", "savings-plan-3y", "spot",
+                                        "capacity-block"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(names[i], purchase))
+            return true;
+    return false;
+}
+
+bool tb_pricing_known_region(const struct tb_pricing *p, const char *region)
+{
+    for (size_t i = 0; i < p->nprices; i++)
+        if (!strcmp(p->prices[i].region, region))
+            return true;
+    return false;
+}
+
+int tb_pricing_check_choice(const struct tb_pricing *p, const char *region, const char *purchase,
+                            char *err, size_t errlen)
+{
+    if (region && !tb_pricing_known_region(p, region))
+        return tb_err(err, errlen, "unknown region '%s' (no row of %s names it)", region,
+                      p->prices_csv.path);
+    if (purchase && !tb_pricing_known_purchase(purchase))
+        return tb_err(err, errlen, "unknown purchase model '%s' (%s)", purchase,
+                      TB_PRICING_PURCHASES);
+    return 0;
+}

@@ -1,0 +1,163 @@
+/*
+ * harness/cost/tb_pricing.h: the catalogue and price tables in pricing/ (chips.csv,
+ * instances.csv, prices.csv; columns in pricing/README.md), loaded with tb_csv_load,
+ * looked up by header name and validated field by field.
+ *
+ * Ownership: a struct tb_pricing owns the three CSV tables and the row arrays; every
+ * `const char *` in a tb_chip, tb_instance or tb_price points into those tables and
+ * lives until tb_pricing_release. Lookups return borrowed pointers. Not thread-safe
+ * while loading; read-only lookups afterwards are.
+ *
+ * Prices are per instance-hour in USD. A price row has a status: `listed` (a published
+ * price), `none` (a source says there is no public price: usd_per_hour is empty),
+ * `suspect` or `rejected` (kept for the record, never used by a lookup).
+ */
+#ifndef TB_PRICING_H
+#define TB_PRICING_H
+
+#include "tb_csv.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* One accelerator (chips.csv). Figures the source does not give are NAN (or 0 for
+ * the integers). */
+struct tb_chip {
+    const char *chip; /* key, e.g. "trainium2" */
+    const char *name; /* vendor's name, e.g. "Trainium2" */
+    const char *vendor;
+    long year;
+    double bf16_dense_tflops; /* per chip, dense */
+    double fp8_dense_tflops;
+    double fp32_tflops;
+    double tf32_tflops;
+    double fp4_dense_tflops;
+    double hbm_gib;  /* as the vendor states it (GB or GiB: see notes) */
+    double hbm_tbps; /* memory bandwidth, TB/s */
+    double sram_mib;
+    long cores;
+    const char *core_type; /* "NeuronCore-v3", "SM" */
+    double interconnect_gbps;
+    double tdp_w;
+    const char *as_of; /* ISO date (YYYY[-MM[-DD]]) or "" */
+    const char *source;
+    const char *notes;
+    long line; /* line in chips.csv */
+};
+
+/* One instance type or UltraServer (instances.csv). */
+struct tb_instance {
+    const char *instance;    /* EC2 type, e.g. "trn1.32xlarge" */
+    const char *kind;        /* "instance" or "ultraserver" */
+    const char *accelerator; /* as the source names it */
+    const char *chip;        /* key into chips.csv */
+    long accel_count;        /* chips (physical packages) in the instance, >= 1 */
+    long vcpu;               /* 0 when not published */
+    double mem_gib;          /* host memory; NAN when not published */
+    double accel_mem_gib;    /* all chips together; NAN when not published */
+    double network_gbps;     /* NAN when not published */
+    const char *as_of;
+    const char *source;
+    const char *notes;
+    long line;
+};
+
+/* One price observation (prices.csv). */
+struct tb_price {
+    const char *instance;
+    const char *region;     /* AWS region code, "any" or "unspecified" */
+    const char *purchase;   /* on-demand, spot, capacity-block, reserved-1y, ... */
+    double usd_per_hour;    /* NAN when status is "none" */
+    const char *status;     /* listed | none | suspect | rejected */
+    const char *as_of;      /* ISO date (YYYY[-MM[-DD]]) or "" when undated */
+    const char *as_of_text; /* the date as the source gives it */
+    const char *source;
+    const char *notes;
+    long line; /* line in prices.csv */
+};
+
+struct tb_pricing {
+    struct tb_csv_table chips_csv;     /* owned */
+    struct tb_csv_table instances_csv; /* owned */
+    struct tb_csv_table prices_csv;    /* owned */
+    struct tb_chip *chips;             /* owned: nchips */
+    size_t nchips;
+    struct tb_instance *instances; /* owned: ninstances, in file order */
+    size_t ninstances;
+    struct tb_price *prices; /* owned: nprices, in file order */
+    size_t nprices;
+};
+
+/* Load dir/chips.csv, dir/instances.csv and dir/prices.csv (dir NULL: the data folder's
+ * pricing/, see tb_datadir). Every numeric field is checked, every instance's chip
+ * must be in chips.csv and every price's instance in instances.csv. Returns 0, or -1
+ * with e.g. "pricing/prices.csv: line 12: field 'usd_per_hour': not a number: 'abc'";
+ * p is then empty (safe to release). */
+int tb_pricing_load(struct tb_pricing *p, const char *dir, char *err, size_t errlen);
+/* The same with the three paths given one by one. */
+int tb_pricing_load_files(struct tb_pricing *p, const char *chips_csv, const char *instances_csv,
+                          const char *prices_csv, char *err, size_t errlen);
+/* Free everything p owns and zero it. */
+void tb_pricing_release(struct tb_pricing *p);
+
+/* Instance type or chip key -> its row, or NULL. */
+const struct tb_instance *tb_pricing_instance(const struct tb_pricing *p, const char *type);
+const struct tb_chip *tb_pricing_chip(const struct tb_pricing *p, const char *chip);
+/* All instances in file order; returns the count and sets *out. */
+size_t tb_pricing_instances(const struct tb_pricing *p, const struct tb_instance **out);
+
+/* The purchase models a price row or a user may name, as one text for messages. */
+#define TB_PRICING_PURCHASES                                                                       \
+    "on-demand, reserved-1y, reserved-3y, savings-plan-1y, savings-plan-3y, spot, capacity-block"
+/* Whether purchase is one of TB_PRICING_PURCHASES. */
+bool tb_pricing_known_purchase(const char *purchase);
+/* Whether some row of prices.csv names region. */
+bool tb_pricing_known_region(const struct tb_pricing *p, const char *region);
+/* Check a (region, purchase) choice: 0, or -1 with e.g. "unknown region 'mars-1' (no
+ * row of pricing/prices.csv names it)" or "unknown purchase model 'lease' (on-demand,
+ * ...)". NULL means the default and passes. */
+int tb_pricing_check_choice(const struct tb_pricing *p, const char *region, const char *purchase,
+                            char *err, size_t errlen);
+
+/* The best price for (instance, region, purchase): among the rows with status listed
+ * or none whose region is `region` or "any" and whose purchase is `purchase` or "any",
+ * the newest as_of wins (undated rows lose to dated ones; ties go to the earlier line).
+ * Returns 0 with *out set to a listed row, or 1 when there is no price, with *out the
+ * row saying so (or NULL when no row matched) and the reason in why, e.g.
+ *   "no public on-demand price for 'trn2.48xlarge' in 'us-east-2' (as of 2026-10-03): ..."
+ */
+int tb_pricing_best(const struct tb_pricing *p, const char *instance, const char *region,
+                    const char *purchase, const struct tb_price **out, char *why, size_t whylen);
+
+/* The price that applies to a run, and where it comes from. */
+struct tb_price_choice {
+    bool have; /* a price applies; else why says why not */
+    double usd_per_hour;
+    char instance[64]; /* instance type priced, or "" */
+    char region[32];
+    char purchase[32];
+    char as_of[96];   /* ISO date, or the source's text when undated */
+    char source[512]; /* the price row's source, or "user-given (--usd-per-hour)" */
+    long line;        /* line in prices.csv, 0 when user-given */
+    char why[512];    /* when !have: "no price: <reason>"-style reason */
+};
+
+/* The host's price. usd_per_hour (not NAN) is a user-given rate and wins: it is the
+ * price actually paid (a negotiated or Capacity Block rate); instance, when given, then
+ * only names what was priced. Else instance (not NULL) must be in instances.csv (else
+ * -1, "unknown instance type 'x' (not in .../instances.csv)") and its best price for
+ * (region, purchase) applies, or none with the reason. With neither, no price: "no
+ * --instance or --usd-per-hour given". region/purchase NULL: us-east-1, on-demand.
+ * Returns 0 (check out->have) or -1 on error. */
+int tb_pricing_host_price(const struct tb_pricing *p, const char *instance, const char *region,
+                          const char *purchase, double usd_per_hour, struct tb_price_choice *out,
+                          char *err, size_t errlen);
+
+/* The price of a catalogued target (an instance type in a results row), as above
+ * without a user rate. Returns 0 (check out->have) or -1 when target is not in the
+ * catalogue. */
+int tb_pricing_target_price(const struct tb_pricing *p, const char *target, const char *region,
+                            const char *purchase, struct tb_price_choice *out, char *err,
+                            size_t errlen);
+
+#endif

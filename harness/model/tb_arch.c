@@ -1,0 +1,323 @@
+/* harness/model/tb_arch.c: see tb_arch.h. */
+#include "tb_arch.h"
+
+#include "tb_util.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REQ_LAYERS (1u << 0)
+#define REQ_HIDDEN (1u << 1)
+#define REQ_HEADS  (1u << 2)
+#define REQ_FFN    (1u << 3)
+#define REQ_VOCAB  (1u << 4)
+#define REQ_NAME   (1u << 5)
+#define REQ_FAMILY (1u << 6)
+#define REQ_ALL    0x7fu
+
+static int set_int(const char *path, long line, const char *key, const char *v, long lo, long hi,
+                   int *out, char *err, size_t errlen)
+{
+    long x;
+    if (tb_parse_long(v, lo, hi, &x) != 0)
+        return tb_err(err, errlen,
+                      "%s: line %ld: field '%s': expected an integer in [%ld, %ld], got '%s'", path,
+                      line, key, lo, hi, v);
+    *out = (int)x;
+    return 0;
+}
+
+static int set_dbl(const char *path, long line, const char *key, const char *v, double lo,
+                   double hi, double *out, char *err, size_t errlen)
+{
+    if (tb_parse_double(v, lo, hi, out) != 0)
+        return tb_err(err, errlen,
+                      "%s: line %ld: field '%s': expected a number in [%g, %g], got '%s'", path,
+                      line, key, lo, hi, v);
+    return 0;
+}
+
+int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen)
+{
+    FILE *f;
+    char *buf = NULL;
+    size_t cap = 0;
+    long line = 0;
+    char *key, *val;
+    int kv;
+    unsigned seen = 0;
+    int rc = -1;
+
+    memset(a, 0, sizeof *a);
+    a->norm_eps = 1e-5;
+    a->rope_theta = 10000.0;
+    snprintf(a->path, sizeof a->path, "%s", path);
+    f = fopen(path, "r");
+    if (!f)
+        return tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+    while ((kv = tb_kv_next(f, path, &buf, &cap, &line, &key, &val, err, errlen)) > 0) {
+#define INT_KEY(k, lo, hi, field, bit)                                                             \
+    else if (!strcmp(key, k))                                                                      \
+    {                                                                                              \
+        if (set_int(path, line, key, val, lo, hi, &a->field, err, errlen))                         \
+            goto out;                                                                              \
+        seen |= bit;                                                                               \
+    }
+#define DBL_KEY(k, lo, hi, field)                                                                  \
+    else if (!strcmp(key, k))                                                                      \
+    {                                                                                              \
+        if (set_dbl(path, line, key, val, lo, hi, &a->field, err, errlen))                         \
+            goto out;                                                                              \
+    }
+        if (!strcmp(key, "name")) {
+            if (!*val || strlen(val) >= sizeof a->name || strpbrk(val, " \t,/\"")) {
+                tb_err(err, errlen, "%s: line %ld: field 'name': bad model name '%s'", path, line,
+                       val);
+                goto out;
+            }
+            snprintf(a->name, sizeof a->name, "%s", val);
+            seen |= REQ_NAME;
+        } else if (!strcmp(key, "family")) {
+            if (strcmp(val, "llama") != 0) {
+                tb_err(err, errlen,
+                       "%s: line %ld: field 'family': unknown family '%s' (known: llama)", path,
+                       line, val);
+                goto out;
+            }
+            snprintf(a->family, sizeof a->family, "%s", val);
+            seen |= REQ_FAMILY;
+        } else if (!strcmp(key, "source")) {
+            snprintf(a->source, sizeof a->source, "%s", val);
+        } else if (!strcmp(key, "tied_embeddings")) {
+            if (tb_parse_bool(val, &a->tied_embeddings) != 0) {
+                tb_err(err, errlen,
+                       "%s: line %ld: field 'tied_embeddings': expected true or false, got '%s'",
+                       path, line, val);
+                goto out;
+            }
+        }
+        INT_KEY("layers", 1, 100000, layers, REQ_LAYERS)
+        INT_KEY("hidden", 1, 1 << 20, hidden, REQ_HIDDEN)
+        INT_KEY("heads", 1, 1 << 16, heads, REQ_HEADS)
+        INT_KEY("kv_heads", 1, 1 << 16, kv_heads, 0)
+        INT_KEY("head_dim", 1, 1 << 16, head_dim, 0)
+        INT_KEY("ffn", 1, 1 << 22, ffn, REQ_FFN)
+        INT_KEY("vocab", 2, 1 << 24, vocab, REQ_VOCAB)
+        INT_KEY("max_context", 1, 1 << 26, max_context, 0)
+        INT_KEY("rope_original_context", 1, 1 << 26, rope_original_context, 0)
+        DBL_KEY("rope_theta", 1.0, 1e12, rope_theta)
+        DBL_KEY("norm_eps", 1e-12, 1.0, norm_eps)
+        DBL_KEY("rope_scale_factor", 0.0, 1e6, rope_scale_factor)
+        DBL_KEY("rope_low_freq_factor", 0.0, 1e6, rope_low_freq_factor)
+        DBL_KEY("rope_high_freq_factor", 0.0, 1e6, rope_high_freq_factor)
+        DBL_KEY("published_params", 0.0, 1e15, published_params)
+        else
+        {
+            tb_err(err, errlen, "%s: line %ld: field '%s': unknown key", path, line, key);
+            goto out;
+        }
+#undef INT_KEY
+#undef DBL_KEY
+    }
+    if (kv < 0)
+        goto out;
+    if ((seen & REQ_ALL) != REQ_ALL) {
+        static const char *names[] = {"layers", "hidden", "heads", "ffn",
+                                      "vocab",  "name",   "family"};
+        for (int i = 0; i < 7; i++)
+            if (!(seen & (1u << i))) {
+                tb_err(err, errlen, "%s: line %ld: field '%s': missing", path, line, names[i]);
+                goto out;
+            }
+    }
+    if (!a->kv_heads)
+        a->kv_heads = a->heads;
+    if (!a->head_dim) {
+        if (a->hidden % a->heads) {
+            tb_err(err, errlen, "%s: field 'heads': hidden %d is not a multiple of heads %d", path,
+                   a->hidden, a->heads);
+            goto out;
+        }
+        a->head_dim = a->hidden / a->heads;
+    }
+    if (a->heads % a->kv_heads) {
+        tb_err(err, errlen, "%s: field 'kv_heads': heads %d is not a multiple of kv_heads %d", path,
+               a->heads, a->kv_heads);
+        goto out;
+    }
+    if (a->head_dim % 2) {
+        tb_err(err, errlen, "%s: field 'head_dim': RoPE needs an even head dimension, got %d", path,
+               a->head_dim);
+        goto out;
+    }
+    if (!a->max_context)
+        a->max_context = 2048;
+    a->full_layers = a->layers;
+    rc = 0;
+out:
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+struct find_ctx {
+    const char *want;
+    char found[PATH_MAX];
+};
+
+static void find_cb(const char *path, void *p)
+{
+    struct find_ctx *c = p;
+    const char *base = strrchr(path, '/');
+    size_t n = strlen(c->want);
+    base = base ? base + 1 : path;
+    if (!c->found[0] && !strncmp(base, c->want, n) && !strcmp(base + n, ".model"))
+        snprintf(c->found, sizeof c->found, "%s", path);
+}
+
+int tb_arch_path(const char *name, char *out, size_t len, char *err, size_t errlen)
+{
+    struct find_ctx c;
+    size_t n = strlen(name);
+    if (strchr(name, '/') || (n > 6 && !strcmp(name + n - 6, ".model"))) {
+        snprintf(out, len, "%s", name);
+        return 0;
+    }
+    memset(&c, 0, sizeof c);
+    c.want = name;
+    if (tb_arch_list(find_cb, &c, err, errlen) < 0)
+        return -1;
+    if (!c.found[0])
+        return tb_err(err, errlen, "unknown model '%s' (no %s.model under '%s/workloads')", name,
+                      name, tb_datadir());
+    snprintf(out, len, "%s", c.found);
+    return 0;
+}
+
+int tb_arch_find(struct tb_arch *a, const char *name, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    if (tb_arch_path(name, path, sizeof path, err, errlen) != 0)
+        return -1;
+    return tb_arch_load(a, path, err, errlen);
+}
+
+int tb_arch_truncate(struct tb_arch *a, int n, char *err, size_t errlen)
+{
+    char name[sizeof a->name];
+    if (n < 1 || n > a->layers)
+        return tb_err(err, errlen, "field 'layers': %s has %d layers, cannot keep %d", a->name,
+                      a->layers, n);
+    if (n == a->layers)
+        return 0;
+    if ((size_t)snprintf(name, sizeof name, "%s@L%d", a->name, n) >= sizeof name)
+        return tb_err(err, errlen, "model name too long");
+    memcpy(a->name, name, sizeof name);
+    a->layers = n;
+    return 0;
+}
+
+double tb_arch_params_per_layer(const struct tb_arch *a)
+{
+    double C = a->hidden, q = (double)a->heads * a->head_dim,
+           kv = (double)a->kv_heads * a->head_dim;
+    double attn = C * q + 2.0 * C * kv + q * C; /* wq, wk, wv, wo */
+    double mlp = 3.0 * C * a->ffn;              /* gate, up, down */
+    return attn + mlp + 2.0 * C;                /* + two RMSNorm weights */
+}
+
+double tb_arch_params_embedding(const struct tb_arch *a)
+{
+    return (double)a->vocab * a->hidden;
+}
+
+double tb_arch_params_lm_head(const struct tb_arch *a)
+{
+    return a->tied_embeddings ? 0.0 : (double)a->vocab * a->hidden;
+}
+
+double tb_arch_params_total(const struct tb_arch *a)
+{
+    return a->layers * tb_arch_params_per_layer(a) + tb_arch_params_embedding(a) +
+           tb_arch_params_lm_head(a) + a->hidden; /* final norm */
+}
+
+double tb_arch_params_matmul(const struct tb_arch *a)
+{
+    return a->layers * (tb_arch_params_per_layer(a) - 2.0 * a->hidden) +
+           (double)a->vocab * a->hidden;
+}
+
+static int cmp_str(const void *x, const void *y)
+{
+    return strcmp(*(char *const *)x, *(char *const *)y);
+}
+
+int tb_arch_list(void (*fn)(const char *path, void *ctx), void *ctx, char *err, size_t errlen)
+{
+    char root[PATH_MAX];
+    DIR *top;
+    struct dirent *d;
+    char **paths = NULL;
+    size_t n = 0, cap = 0;
+    int rc = -1;
+
+    if ((size_t)snprintf(root, sizeof root, "%s/workloads", tb_datadir()) >= sizeof root)
+        return tb_err(err, errlen, "data folder name too long");
+    top = opendir(root);
+    if (!top)
+        return tb_err(err, errlen, "cannot open '%s': %s", root, strerror(errno));
+    while ((d = readdir(top))) {
+        char sub[PATH_MAX];
+        DIR *dd;
+        struct dirent *e;
+        if (d->d_name[0] == '.')
+            continue;
+        if ((size_t)snprintf(sub, sizeof sub, "%s/%s", root, d->d_name) >= sizeof sub)
+            continue;
+        dd = opendir(sub);
+        if (!dd)
+            continue;
+        while ((e = readdir(dd))) {
+            size_t len = strlen(e->d_name);
+            char *p;
+            if (len <= 6 || strcmp(e->d_name + len - 6, ".model"))
+                continue;
+            if (n == cap) {
+                size_t nc = cap ? cap * 2 : 32;
+                char **np = realloc(paths, nc * sizeof(*np));
+                if (!np) {
+                    closedir(dd);
+                    tb_err(err, errlen, "out of memory");
+                    goto out;
+                }
+                paths = np;
+                cap = nc;
+            }
+            p = malloc(strlen(sub) + len + 2);
+            if (!p) {
+                closedir(dd);
+                tb_err(err, errlen, "out of memory");
+                goto out;
+            }
+            sprintf(p, "%s/%s", sub, e->d_name);
+            paths[n++] = p;
+        }
+        closedir(dd);
+    }
+    qsort(paths, n, sizeof(*paths), cmp_str);
+    for (size_t i = 0; i < n; i++)
+        fn(paths[i], ctx);
+    rc = (int)n;
+out:
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
+    closedir(top);
+    return rc;
+}

@@ -1,0 +1,659 @@
+/* harness/model/tb_darch.c: see tb_darch.h. The loader; parameter and FLOP counts follow. */
+#include "tb_darch.h"
+
+#include "tb_arch.h"
+#include "tb_util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- loading ---- */
+
+enum key_type { K_INT, K_BOOL, K_DBL, K_LIST };
+
+struct key {
+    const char *name;
+    enum key_type type;
+    size_t off;  /* into struct tb_darch */
+    long lo, hi; /* integers and list entries */
+    int *count;  /* K_LIST: where the entry count goes (NULL: must match nlevels) */
+};
+
+#define O(f) offsetof(struct tb_darch, f)
+
+/* "a, b, c" into out[0..max-1]; returns the count or -1. */
+static int parse_list(const char *v, long lo, long hi, int *out, int max)
+{
+    char buf[256], *tok, *save = NULL;
+    int n = 0;
+    if (strlen(v) >= sizeof buf)
+        return -1;
+    snprintf(buf, sizeof buf, "%s", v);
+    for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        long x;
+        if (n == max || tb_parse_long(tb_trim(tok), lo, hi, &x) != 0)
+            return -1;
+        out[n++] = (int)x;
+    }
+    return n;
+}
+
+/* "name, kind, layers, hidden, heads, ffn, vocab, tokens[, published]" */
+static int parse_encoder(const char *v, struct tb_dencoder *e)
+{
+    char buf[256], *f[9], *save = NULL;
+    long x[6];
+    int n = 0;
+    if (strlen(v) >= sizeof buf)
+        return -1;
+    snprintf(buf, sizeof buf, "%s", v);
+    for (char *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (n == 9)
+            return -1;
+        f[n++] = tb_trim(tok);
+    }
+    if (n < 8 || !*f[0] || strlen(f[0]) >= sizeof e->name)
+        return -1;
+    memset(e, 0, sizeof *e);
+    if (!strcmp(f[1], "clip"))
+        e->kind = TB_DENC_CLIP;
+    else if (!strcmp(f[1], "clip-proj"))
+        e->kind = TB_DENC_CLIP_PROJ;
+    else if (!strcmp(f[1], "t5"))
+        e->kind = TB_DENC_T5;
+    else
+        return -1;
+    for (int i = 0; i < 6; i++)
+        if (tb_parse_long(f[2 + i], 1, 1L << 24, &x[i]) != 0)
+            return -1;
+    snprintf(e->name, sizeof e->name, "%s", f[0]);
+    e->layers = (int)x[0];
+    e->hidden = (int)x[1];
+    e->heads = (int)x[2];
+    e->ffn = (int)x[3];
+    e->vocab = (int)x[4];
+    e->tokens = (int)x[5];
+    if (n == 9 && tb_parse_double(f[8], 0, 1e15, &e->published_params) != 0)
+        return -1;
+    return 0;
+}
+
+int tb_darch_load(struct tb_darch *a, const char *path, char *err, size_t errlen)
+{
+    int nch = 0, ndepth = 0, nvae = 0;
+    const struct key keys[] = {
+        {"latent_channels", K_INT, O(latent_channels), 1, 1024, NULL},
+        {"vae_scale", K_INT, O(vae_scale), 1, 64, NULL},
+        {"resolution", K_INT, O(resolution), 8, 16384, NULL},
+        {"default_steps", K_INT, O(default_steps), 1, 10000, NULL},
+        {"cfg", K_BOOL, O(cfg), 0, 0, NULL},
+        {"text_tokens", K_INT, O(text_tokens), 1, 1 << 16, NULL},
+        {"context_dim", K_INT, O(context_dim), 1, 1 << 16, NULL},
+        {"pooled_dim", K_INT, O(pooled_dim), 0, 1 << 16, NULL},
+        {"channels", K_LIST, O(ch), 1, 1 << 16, &nch},
+        {"transformer_depth", K_LIST, O(depth), 0, 1000, &ndepth},
+        {"layers_per_block", K_INT, O(layers_per_block), 1, TB_DARCH_MAX_LAYERS_PER_BLOCK, NULL},
+        {"head_dim", K_INT, O(head_dim), 1, 4096, NULL},
+        {"groups", K_INT, O(groups), 1, 4096, NULL},
+        {"time_proj_dim", K_INT, O(time_proj_dim), 2, 1 << 16, NULL},
+        {"time_embed_dim", K_INT, O(time_embed_dim), 1, 1 << 16, NULL},
+        {"add_in_dim", K_INT, O(add_in_dim), 0, 1 << 16, NULL},
+        {"hidden", K_INT, O(hidden), 1, 1 << 16, NULL},
+        {"heads", K_INT, O(heads), 1, 4096, NULL},
+        {"depth", K_INT, O(dit_depth), 1, 1000, NULL},
+        {"single_depth", K_INT, O(single_depth), 0, 1000, NULL},
+        {"mlp_ratio", K_INT, O(mlp_ratio), 1, 64, NULL},
+        {"patch", K_INT, O(patch), 1, 64, NULL},
+        {"qk_norm", K_BOOL, O(qk_norm), 0, 0, NULL},
+        {"guidance_embed", K_BOOL, O(guidance_embed), 0, 0, NULL},
+        {"pos_embed_max", K_INT, O(pos_embed_max), 0, 1 << 16, NULL},
+        {"vae_channels", K_LIST, O(vae_ch), 1, 1 << 16, &nvae},
+        {"vae_layers", K_INT, O(vae_layers), 1, 100, NULL},
+        {"published_params", K_DBL, O(published_params), 0, 0, NULL},
+        {"published_vae_params", K_DBL, O(published_vae_params), 0, 0, NULL},
+    };
+    FILE *f;
+    char *buf = NULL;
+    size_t cap = 0;
+    long line = 0;
+    char *key, *val;
+    int kv;
+    int rc = -1;
+
+    memset(a, 0, sizeof *a);
+    a->vae_scale = 8;
+    a->mlp_ratio = 4;
+    a->patch = 2;
+    a->groups = 32;
+    a->time_proj_dim = 256;
+    snprintf(a->path, sizeof a->path, "%s", path);
+    f = fopen(path, "r");
+    if (!f)
+        return tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+    while ((kv = tb_kv_next(f, path, &buf, &cap, &line, &key, &val, err, errlen)) > 0) {
+        const struct key *k = NULL;
+        if (!strcmp(key, "name")) {
+            if (!*val || strlen(val) >= sizeof a->name || strpbrk(val, " \t,/\"")) {
+                tb_err(err, errlen, "%s: line %ld: field 'name': bad model name '%s'", path, line,
+                       val);
+                goto out;
+            }
+            snprintf(a->name, sizeof a->name, "%s", val);
+            continue;
+        }
+        if (!strcmp(key, "family")) {
+            if (!strcmp(val, "unet"))
+                a->kind = TB_DARCH_UNET;
+            else if (!strcmp(val, "mmdit"))
+                a->kind = TB_DARCH_MMDIT;
+            else if (!strcmp(val, "flux"))
+                a->kind = TB_DARCH_FLUX;
+            else {
+                tb_err(err, errlen,
+                       "%s: line %ld: field 'family': unknown family '%s' (unet, mmdit, flux)",
+                       path, line, val);
+                goto out;
+            }
+            snprintf(a->family, sizeof a->family, "%s", val);
+            continue;
+        }
+        if (!strcmp(key, "source")) {
+            snprintf(a->source, sizeof a->source, "%s", val);
+            continue;
+        }
+        if (!strcmp(key, "encoder")) {
+            if (a->nencoders == TB_DARCH_MAX_ENCODERS ||
+                parse_encoder(val, &a->enc[a->nencoders]) != 0) {
+                tb_err(err, errlen,
+                       "%s: line %ld: field 'encoder': expected 'name, kind (clip, clip-proj, "
+                       "t5), layers, hidden, heads, ffn, vocab, tokens[, published_params]' (at "
+                       "most %d), got '%s'",
+                       path, line, TB_DARCH_MAX_ENCODERS, val);
+                goto out;
+            }
+            a->nencoders++;
+            continue;
+        }
+        for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
+            if (!strcmp(key, keys[i].name))
+                k = &keys[i];
+        if (!k) {
+            tb_err(err, errlen, "%s: line %ld: field '%s': unknown key", path, line, key);
+            goto out;
+        }
+        if (k->type == K_INT) {
+            long x;
+            if (tb_parse_long(val, k->lo, k->hi, &x) != 0) {
+                tb_err(err, errlen,
+                       "%s: line %ld: field '%s': expected an integer in [%ld, %ld], got '%s'",
+                       path, line, key, k->lo, k->hi, val);
+                goto out;
+            }
+            *(int *)((char *)a + k->off) = (int)x;
+        } else if (k->type == K_BOOL) {
+            if (tb_parse_bool(val, (bool *)((char *)a + k->off)) != 0) {
+                tb_err(err, errlen, "%s: line %ld: field '%s': expected true or false, got '%s'",
+                       path, line, key, val);
+                goto out;
+            }
+        } else if (k->type == K_DBL) {
+            double d;
+            if (tb_parse_double(val, 0, 1e15, &d) != 0) {
+                tb_err(err, errlen, "%s: line %ld: field '%s': expected a number, got '%s'", path,
+                       line, key, val);
+                goto out;
+            }
+            memcpy((char *)a + k->off, &d, sizeof d); /* the field at offsetof: a double */
+        } else {
+            int n = parse_list(val, k->lo, k->hi, (int *)((char *)a + k->off), TB_DARCH_MAX_LEVELS);
+            if (n < 1) {
+                tb_err(err, errlen,
+                       "%s: line %ld: field '%s': expected 1 to %d integers in [%ld, %ld] "
+                       "separated by commas, got '%s'",
+                       path, line, key, TB_DARCH_MAX_LEVELS, k->lo, k->hi, val);
+                goto out;
+            }
+            *k->count = n;
+        }
+    }
+    if (kv < 0)
+        goto out;
+    /* what each family needs */
+    {
+        const char *miss = !a->name[0]           ? "name"
+                           : !a->family[0]       ? "family"
+                           : !a->latent_channels ? "latent_channels"
+                           : !a->resolution      ? "resolution"
+                           : !a->default_steps   ? "default_steps"
+                           : !a->text_tokens     ? "text_tokens"
+                           : !a->context_dim     ? "context_dim"
+                           : !nvae               ? "vae_channels"
+                           : !a->vae_layers      ? "vae_layers"
+                           : !a->head_dim        ? "head_dim"
+                                                 : NULL;
+        if (!miss && a->kind == TB_DARCH_UNET)
+            miss = !nch                   ? "channels"
+                   : !ndepth              ? "transformer_depth"
+                   : !a->layers_per_block ? "layers_per_block"
+                   : !a->time_embed_dim   ? "time_embed_dim"
+                                          : NULL;
+        if (!miss && a->kind != TB_DARCH_UNET)
+            miss = !a->hidden ? "hidden" : !a->heads ? "heads" : !a->dit_depth ? "depth" : NULL;
+        if (!miss && a->kind == TB_DARCH_FLUX && !a->single_depth)
+            miss = "single_depth";
+        if (miss) {
+            tb_err(err, errlen, "%s: line %ld: field '%s': missing", path, line, miss);
+            goto out;
+        }
+    }
+    if (a->kind == TB_DARCH_UNET) {
+        if (nch != ndepth) {
+            tb_err(err, errlen,
+                   "%s: field 'transformer_depth': %d entries for %d levels of 'channels'", path,
+                   ndepth, nch);
+            goto out;
+        }
+        a->nlevels = nch;
+        for (int l = 0; l < nch; l++)
+            if (a->ch[l] % a->groups || (a->depth[l] && a->ch[l] % a->head_dim)) {
+                tb_err(err, errlen,
+                       "%s: field 'channels': %d is not a multiple of groups %d and head_dim %d",
+                       path, a->ch[l], a->groups, a->head_dim);
+                goto out;
+            }
+    } else if (a->hidden != a->heads * a->head_dim) {
+        tb_err(err, errlen, "%s: field 'hidden': %d is not heads %d x head_dim %d", path, a->hidden,
+               a->heads, a->head_dim);
+        goto out;
+    }
+    if (a->resolution %
+        (a->vae_scale * (a->kind == TB_DARCH_UNET ? 1 << (a->nlevels - 1) : a->patch))) {
+        tb_err(err, errlen, "%s: field 'resolution': %d does not divide into the latent grid", path,
+               a->resolution);
+        goto out;
+    }
+    a->vae_levels = nvae;
+    rc = 0;
+out:
+    free(buf);
+    fclose(f);
+    return rc;
+}
+
+int tb_darch_is_diffusion(const char *name)
+{
+    char path[PATH_MAX], err[1024];
+    struct tb_darch a;
+    if (tb_arch_path(name, path, sizeof path, err, sizeof err) != 0 || !tb_file_exists(path))
+        return -1;
+    return tb_darch_load(&a, path, err, sizeof err) == 0 ? 1 : 0;
+}
+
+int tb_darch_find(struct tb_darch *a, const char *name, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    if (tb_arch_path(name, path, sizeof path, err, errlen) != 0)
+        return -1;
+    return tb_darch_load(a, path, err, errlen);
+}
+
+/* ---- parameter counts ----
+ * Every weight the checkpoint stores, layer by layer as tb_darch.h describes the
+ * blocks (biases on linear and conv layers, two per norm with affine weights). */
+
+static double lin(double in, double out)
+{
+    return in * out + out;
+}
+
+static double conv(double cin, double cout, double k)
+{
+    return cin * cout * k * k + cout;
+}
+
+static double unet_resnet(double ci, double co, double temb)
+{
+    double p = 2 * ci + conv(ci, co, 3) + lin(temb, co) + 2 * co + conv(co, co, 3);
+    return ci != co ? p + conv(ci, co, 1) : p;
+}
+
+/* One UNet transformer block of width c with cross-attention to a ctx-wide context:
+ * three LayerNorms, self-attention (q, k, v without bias, output with), cross-attention
+ * (q from c, k and v from ctx), GEGLU (c -> 8c, 4c -> c). */
+static double unet_tblock(double c, double ctx)
+{
+    return 3 * 2 * c + 3 * c * c + lin(c, c) + c * c + 2 * ctx * c + lin(c, c) + lin(c, 8 * c) +
+           lin(4 * c, c);
+}
+
+static double unet_transformer(double c, int depth, double ctx)
+{
+    return 2 * c + lin(c, c) + depth * unet_tblock(c, ctx) + lin(c, c);
+}
+
+/* Walk the UNet as tb_darch.h describes it, calling visit for each piece with the
+ * channel counts and the level (spatial size = latent / 4^level pixels). Used for both
+ * parameters and FLOPs. */
+enum unet_piece { UP_CONV3, UP_RESNET, UP_TRANSFORMER, UP_DOWN, UP_UP };
+
+static void unet_walk(const struct tb_darch *a,
+                      void (*visit)(void *ctx, enum unet_piece k, double ci, double co, int depth,
+                                    int level),
+                      void *ctx)
+{
+    /* conv_in, every down ResNet, every downsampler */
+    int skips[1 + TB_DARCH_MAX_LEVELS * (TB_DARCH_MAX_LAYERS_PER_BLOCK + 1)];
+    int ns = 0, L = a->nlevels;
+    double c = a->ch[0];
+
+    visit(ctx, UP_CONV3, a->latent_channels, c, 0, 0); /* conv_in */
+    skips[ns++] = (int)c;
+    for (int l = 0; l < L; l++) {
+        for (int i = 0; i < a->layers_per_block; i++) {
+            visit(ctx, UP_RESNET, c, a->ch[l], 0, l);
+            c = a->ch[l];
+            if (a->depth[l])
+                visit(ctx, UP_TRANSFORMER, c, c, a->depth[l], l);
+            skips[ns++] = (int)c;
+        }
+        if (l < L - 1) {
+            visit(ctx, UP_DOWN, c, c, 0, l);
+            skips[ns++] = (int)c;
+        }
+    }
+    visit(ctx, UP_RESNET, c, c, 0, L - 1);
+    visit(ctx, UP_TRANSFORMER, c, c, a->depth[L - 1], L - 1);
+    visit(ctx, UP_RESNET, c, c, 0, L - 1);
+    for (int l = L - 1; l >= 0; l--) {
+        for (int i = 0; i < a->layers_per_block + 1; i++) {
+            visit(ctx, UP_RESNET, c + skips[--ns], a->ch[l], 0, l);
+            c = a->ch[l];
+            if (a->depth[l])
+                visit(ctx, UP_TRANSFORMER, c, c, a->depth[l], l);
+        }
+        if (l > 0)
+            visit(ctx, UP_UP, c, c, 0, l);
+    }
+    visit(ctx, UP_CONV3, c, a->latent_channels, -1, 0); /* conv_out (after GroupNorm) */
+}
+
+struct unet_count {
+    const struct tb_darch *a;
+    double params;
+};
+
+static void unet_params_visit(void *vctx, enum unet_piece k, double ci, double co, int depth,
+                              int level)
+{
+    struct unet_count *u = vctx;
+    (void)level;
+    switch (k) {
+    case UP_CONV3:
+        u->params += conv(ci, co, 3) + (depth < 0 ? 2 * ci : 0);
+        break;
+    case UP_RESNET:
+        u->params += unet_resnet(ci, co, u->a->time_embed_dim);
+        break;
+    case UP_TRANSFORMER:
+        u->params += unet_transformer(co, depth, u->a->context_dim);
+        break;
+    case UP_DOWN:
+    case UP_UP:
+        u->params += conv(ci, co, 3);
+        break;
+    }
+}
+
+static double dit_params(const struct tb_darch *a)
+{
+    const double D = a->hidden, HD = a->head_dim, p = a->patch, Cl = a->latent_channels;
+    const double qk = a->qk_norm ? HD : 0;
+    double P = 0;
+
+    /* embedders: patches (a p x p conv for MMDiT, a linear on packed patches for FLUX:
+     * the same count), the learned position grid, timestep, pooled text, guidance,
+     * context */
+    P += lin(Cl * p * p, D) + (double)a->pos_embed_max * a->pos_embed_max * D;
+    P += lin(a->time_proj_dim, D) + lin(D, D) + lin(a->pooled_dim, D) + lin(D, D);
+    if (a->guidance_embed)
+        P += lin(a->time_proj_dim, D) + lin(D, D);
+    P += lin(a->context_dim, D);
+    for (int i = 0; i < a->dit_depth; i++) {
+        /* MMDiT's last joint block keeps only the image stream's output */
+        bool last = a->kind == TB_DARCH_MMDIT && i == a->dit_depth - 1;
+        P += lin(D, 6 * D) + (last ? lin(D, 2 * D) : lin(D, 6 * D)); /* adaLN, per stream */
+        P += 6 * lin(D, D) + lin(D, D) + (last ? 0 : lin(D, D));     /* q k v x2, outs */
+        P += 4 * qk;
+        P += lin(D, a->mlp_ratio * D) + lin(a->mlp_ratio * D, D) +
+             (last ? 0 : lin(D, a->mlp_ratio * D) + lin(a->mlp_ratio * D, D));
+    }
+    for (int i = 0; i < a->single_depth; i++)
+        P += lin(D, 3 * D) + lin(D, 3 * D + a->mlp_ratio * D) + 2 * qk +
+             lin((1.0 + a->mlp_ratio) * D, D);
+    P += lin(D, 2 * D) + lin(D, p * p * Cl);
+    return P;
+}
+
+double tb_darch_params_denoiser(const struct tb_darch *a)
+{
+    if (a->kind == TB_DARCH_UNET) {
+        struct unet_count u = {a, 0};
+        u.params =
+            lin(a->time_proj_dim, a->time_embed_dim) + lin(a->time_embed_dim, a->time_embed_dim);
+        if (a->add_in_dim)
+            u.params +=
+                lin(a->add_in_dim, a->time_embed_dim) + lin(a->time_embed_dim, a->time_embed_dim);
+        unet_walk(a, unet_params_visit, &u);
+        return u.params;
+    }
+    return dit_params(a);
+}
+
+static double vae_resnet(double ci, double co)
+{
+    double p = 2 * ci + conv(ci, co, 3) + 2 * co + conv(co, co, 3);
+    return ci != co ? p + conv(ci, co, 1) : p;
+}
+
+double tb_darch_params_vae_decoder(const struct tb_darch *a)
+{
+    double c = a->vae_ch[0], P;
+    /* conv_in; mid block: ResNet, single-head attention (GroupNorm, q k v out), ResNet */
+    P = conv(a->latent_channels, c, 3) + vae_resnet(c, c) + 2 * c + 4 * lin(c, c) +
+        vae_resnet(c, c);
+    for (int i = 0; i < a->vae_levels; i++) {
+        for (int j = 0; j < a->vae_layers + 1; j++) {
+            P += vae_resnet(c, a->vae_ch[i]);
+            c = a->vae_ch[i];
+        }
+        if (i < a->vae_levels - 1)
+            P += conv(c, c, 3);
+    }
+    return P + 2 * c + conv(c, 3, 3);
+}
+
+double tb_darch_params_encoder(const struct tb_dencoder *e)
+{
+    const double D = e->hidden, F = e->ffn, L = e->layers;
+    if (e->kind == TB_DENC_T5) /* shared embedding, RMSNorms, no biases, gated MLP,
+                                  relative-position buckets (32 per head) */
+        return e->vocab * D + L * (2 * D + 4 * D * D + 3 * D * F) + 32.0 * e->heads + D;
+    return e->vocab * D + e->tokens * D + L * (4 * D + 4 * lin(D, D) + lin(D, F) + lin(F, D)) +
+           2 * D + (e->kind == TB_DENC_CLIP_PROJ ? D * D : 0);
+}
+
+double tb_darch_params_encoders(const struct tb_darch *a)
+{
+    double P = 0;
+    for (int i = 0; i < a->nencoders; i++)
+        P += tb_darch_params_encoder(&a->enc[i]);
+    return P;
+}
+
+/* ---- FLOPs (2 per multiply-add) ----
+ * Latent side h = resolution / vae_scale. Norms, activations, adaLN modulation and
+ * embeddings of one vector per image are left out (under 1%). */
+
+struct unet_flops {
+    const struct tb_darch *a;
+    double hw; /* latent pixels at level 0 */
+    double B;
+    double total, attn, conv;
+};
+
+static void unet_flops_visit(void *vctx, enum unet_piece k, double ci, double co, int depth,
+                             int level)
+{
+    struct unet_flops *u = vctx;
+    const double N = u->hw / pow(4.0, level), S = u->a->text_tokens, ctx = u->a->context_dim;
+    const double B = u->B;
+    switch (k) {
+    case UP_CONV3:
+        u->total += B * 2 * ci * co * 9 * N;
+        u->conv += B * 2 * ci * co * 9 * N;
+        break;
+    case UP_RESNET:
+        u->total += B * 2 * N * (ci * co * 9 + co * co * 9 + (ci != co ? ci * co : 0));
+        u->conv += B * 2 * N * (ci * co * 9 + co * co * 9 + (ci != co ? ci * co : 0));
+        break;
+    case UP_TRANSFORMER: {
+        double c = co;
+        double lin_per_block = 2 * N * (4 * c * c + 2 * c * c + 12 * c * c) + 2 * S * ctx * c * 2;
+        double attn = 4 * N * N * c + 4 * N * S * c;
+        u->total += B * (4 * N * c * c + depth * (lin_per_block + attn));
+        u->attn += B * depth * attn;
+        break;
+    }
+    case UP_DOWN: /* stride 2: output at a quarter of the pixels */
+        u->total += B * 2 * ci * co * 9 * N / 4;
+        u->conv += B * 2 * ci * co * 9 * N / 4;
+        break;
+    case UP_UP: /* the conv after upsampling runs at the next level's size */
+        u->total += B * 2 * ci * co * 9 * N * 4;
+        u->conv += B * 2 * ci * co * 9 * N * 4;
+        break;
+    }
+}
+
+static void dit_flops(const struct tb_darch *a, double B, int resolution, double *total,
+                      double *attn)
+{
+    const double h = (double)resolution / a->vae_scale, p = a->patch;
+    const double N = (h / p) * (h / p), S = a->text_tokens, D = a->hidden;
+    const double T = N + S, Cl = a->latent_channels, r = a->mlp_ratio;
+    double f = 2 * N * Cl * p * p * D + 2 * S * a->context_dim * D, at = 0;
+
+    for (int i = 0; i < a->dit_depth; i++) {
+        bool last = a->kind == TB_DARCH_MMDIT && i == a->dit_depth - 1;
+        double out_tokens = last ? N : T;
+        f += 2 * T * 3 * D * D + 2 * out_tokens * D * D + 2 * out_tokens * 2 * r * D * D;
+        at += 4 * T * T * D;
+    }
+    for (int i = 0; i < a->single_depth; i++) {
+        f += 2 * T * D * (3 * D + r * D) + 2 * T * (1 + r) * D * D;
+        at += 4 * T * T * D;
+    }
+    f += 2 * N * D * p * p * Cl;
+    *total = B * (f + at);
+    *attn = B * at;
+}
+
+void tb_dflops_denoiser_parts(const struct tb_darch *a, double B, int resolution, double *total,
+                              double *attn, double *conv)
+{
+    double h = (double)resolution / a->vae_scale;
+    if (a->kind == TB_DARCH_UNET) {
+        struct unet_flops u = {a, h * h, B, 0, 0, 0};
+        unet_walk(a, unet_flops_visit, &u);
+        *total = u.total;
+        *attn = u.attn;
+        *conv = u.conv;
+        return;
+    }
+    dit_flops(a, B, resolution, total, attn);
+    *conv = 0;
+}
+
+double tb_dflops_denoiser(const struct tb_darch *a, double B, int resolution)
+{
+    double total, attn, conv;
+    tb_dflops_denoiser_parts(a, B, resolution, &total, &attn, &conv);
+    return total;
+}
+
+double tb_dflops_denoiser_attention(const struct tb_darch *a, double B, int resolution)
+{
+    double total, attn, conv;
+    tb_dflops_denoiser_parts(a, B, resolution, &total, &attn, &conv);
+    return attn;
+}
+
+double tb_dflops_denoiser_conv(const struct tb_darch *a, double B, int resolution)
+{
+    double total, attn, conv;
+    tb_dflops_denoiser_parts(a, B, resolution, &total, &attn, &conv);
+    return conv;
+}
+
+double tb_dbytes_denoiser(const struct tb_darch *a, double wbytes)
+{
+    return tb_darch_params_denoiser(a) * wbytes;
+}
+
+double tb_dpasses(const struct tb_darch *a, int steps)
+{
+    return (double)steps * (a->cfg ? 2.0 : 1.0);
+}
+
+double tb_dflops_encoders(const struct tb_darch *a, double B)
+{
+    /* every encoder once per prompt; with CFG the negative prompt too */
+    double f = 0;
+    for (int i = 0; i < a->nencoders; i++) {
+        const struct tb_dencoder *e = &a->enc[i];
+        double body = tb_darch_params_encoder(e) - (double)e->vocab * e->hidden;
+        f += 2 * e->tokens * body + 4.0 * e->tokens * e->tokens * e->hidden * e->layers;
+    }
+    return B * f * (a->cfg ? 2.0 : 1.0);
+}
+
+double tb_dflops_vae_decode(const struct tb_darch *a, double B, int resolution)
+{
+    const double h = (double)resolution / a->vae_scale;
+    double N = h * h, c = a->vae_ch[0], f;
+    /* conv_in, mid block (two ResNets, single-head attention over N positions) */
+    f = 2 * a->latent_channels * c * 9 * N + 2 * 2 * (2 * c * c * 9 * N) + 2 * N * 4 * c * c +
+        4 * N * N * c;
+    for (int i = 0; i < a->vae_levels; i++) {
+        double co = a->vae_ch[i];
+        for (int j = 0; j < a->vae_layers + 1; j++) {
+            f += 2 * N * (c * co * 9 + co * co * 9 + (c != co ? c * co : 0));
+            c = co;
+        }
+        if (i < a->vae_levels - 1) {
+            N *= 4;
+            f += 2 * c * c * 9 * N;
+        }
+    }
+    return B * (f + 2 * c * 3 * 9 * N);
+}
+
+double tb_dflops_image(const struct tb_darch *a, double B, int resolution, int steps)
+{
+    return tb_dflops_encoders(a, B) + tb_dpasses(a, steps) * tb_dflops_denoiser(a, B, resolution) +
+           tb_dflops_vae_decode(a, B, resolution);
+}
+
+void tb_dlayout_release(struct tb_dlayout *l)
+{
+    free(l->pieces);
+    free(l->blocks);
+    free(l->dbl);
+    free(l->sgl);
+    memset(l, 0, sizeof *l);
+}

@@ -1,0 +1,138 @@
+/*
+ * harness/model/tb_model.h: the analytic performance model. Predicts Llama training and
+ * inference on any catalogued target (pricing/instances.csv, pricing/chips.csv) from
+ * the workload's shapes (tb_arch.h, FLOPs and bytes from tb_flops.h), a roofline per
+ * device with shape-dependent efficiency, the collectives a parallel layout implies,
+ * and a memory-capacity check. The efficiency figures are data, one row per chip in
+ * pricing/efficiency.csv, each with how it was chosen (docs: pricing/README.md).
+ *
+ * Devices: the unit of parallelism. A scenario's tp x pp x dp counts either chips or,
+ * on Trainium and Inferentia, NeuronCores (logical cores: 2 per Trainium1/Inferentia2
+ * chip, 4 per Trainium2/3 chip at LNC=2) as the Neuron tools count them. When the
+ * product is k times the chips, each device is 1/k of a chip: 1/k of its peak FLOP/s,
+ * HBM capacity and bandwidth.
+ *
+ * Units inside: seconds, bytes, FLOP and FLOP/s. Ownership: a struct tb_model owns its
+ * efficiency table and borrows the pricing tables (they must outlive it). Predictions
+ * are pure functions of their inputs: thread-safe after load.
+ */
+#ifndef TB_MODEL_H
+#define TB_MODEL_H
+
+#include "tb_arch.h"
+#include "tb_csv.h"
+#include "tb_darch.h"
+#include "tb_pricing.h"
+#include "tb_vocab.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define TB_MODEL_VERSION "trnbench-model 1.0"
+
+/* Efficiency figures of one chip (pricing/efficiency.csv). */
+struct tb_model_eff {
+    const char *chip;    /* key into chips.csv */
+    const char *family;  /* "neuron-v2", "neuron-v3", "nvidia" */
+    double gemm_eff;     /* fraction of dense peak a large GEMM reaches */
+    double gemm_eff_fp8; /* the same for fp8 (fp8 kernels reach less of their peak) */
+    double gemm_m_half;  /* tokens (rows) at which a GEMM reaches half of gemm_eff */
+    double gemm_n_half;  /* columns per device (hidden / tp) at which it reaches half */
+    double mem_eff;      /* fraction of HBM bandwidth streaming the weights reaches */
+    double kv_eff;       /* fraction of HBM bandwidth decode attention reaches reading
+                            the KV cache (paged, per-sequence gathers) */
+    double link_eff;     /* fraction of the chip-to-chip link a collective reaches */
+    double net_eff;      /* fraction of the instance network (EFA) a collective reaches */
+    double collective_s; /* latency of one collective on the intra-node link */
+    double layer_s;      /* fixed cost per layer per forward pass (launch, sync) */
+    double request_s;    /* host work per request per decode step (sampling, scheduling) */
+    double train_eff;    /* training: fraction of gemm_eff a full step keeps (non-GEMM
+                            ops, recomputation, framework) */
+    double dp_overlap;   /* fraction of data-parallel traffic hidden behind backward */
+    double tp_overlap;   /* training: fraction of tensor-parallel traffic hidden */
+    double conv_eff;     /* convolutions (UNet, VAE) run at this fraction of gemm_eff */
+    double hbm_usable;   /* fraction of HBM usable for weights, state and cache */
+    long max_batch;      /* largest decode batch the serving stacks run */
+    const char *source;  /* how the figures were chosen */
+    long line;
+};
+
+struct tb_model {
+    const struct tb_pricing *pricing; /* borrowed */
+    struct tb_csv_table csv;          /* owned */
+    struct tb_model_eff *eff;         /* owned: neff rows */
+    size_t neff;
+};
+
+/* Load dir/efficiency.csv (dir NULL: the data folder's pricing/) for the chips of
+ * pricing. Every field checked; a chip not in chips.csv is an error ("file: line N:
+ * field 'chip': ..."). Returns 0 or -1 with a message. */
+int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const char *dir, char *err,
+                  size_t errlen);
+void tb_model_release(struct tb_model *m);
+
+/* One question to the model. Zero means "not given" for the integers. */
+struct tb_scenario {
+    const struct tb_arch *arch;     /* borrowed: a Llama (NULL for denoise) */
+    const struct tb_darch *darch;   /* borrowed: a diffusion model (denoise only) */
+    long steps, resolution;         /* denoise: 0 = the model's default */
+    const struct tb_instance *inst; /* borrowed: the target */
+    enum tb_phase phase;
+    const char *precision; /* bf16, fp16, fp8, int8, fp32 */
+    long instances;        /* 0: 1, or what chips needs */
+    long chips;            /* 0: all chips of the instances */
+    long seq_in, seq_out;  /* train: seq_in is the sequence length */
+    long batch;            /* train: global batch (sequences; 0: chosen);
+                              inference: requests in flight; 0 with
+                              batch_max: the throughput-maximising load */
+    bool batch_max;
+    long tp, pp, dp;                     /* 0: chosen; when tp x pp x dp is a divisor of the
+                                            devices, the rest is context parallelism */
+    double ttft_limit_ms, tpot_limit_ms; /* 0: none (batch_max only) */
+    double train_tokens;                 /* time and cost to train this many tokens; 0: none */
+};
+
+/* What the model predicts; fields that do not apply are NAN. */
+struct tb_prediction {
+    bool fits; /* false: does not fit (why says so), nothing predicted */
+    char why[512];
+    long devices, devices_per_chip, chips, instances;
+    long tp, pp, dp, cp, micro_batch, batch; /* the layout and load used (cp: context
+                                                parallel, sequences split over cp devices) */
+    bool recompute;                          /* training: full activation recomputation */
+    double mem_per_device_gib, hbm_per_device_gib;
+    /* training */
+    double step_time_s, train_tokens_per_s, train_tokens_per_s_per_chip, mfu;
+    double time_to_train_s; /* train_tokens / train_tokens_per_s */
+    double usd_to_train;    /* time_to_train_s x the on-demand price (us-east-1) of the
+                               instances, when the price table has one; else NAN */
+    char price_why[512];    /* why usd_to_train is NAN ("" when it is not) */
+    /* inference */
+    double ttft_ms, tpot_ms, e2e_latency_ms;
+    double output_tokens_per_s, output_tokens_per_s_per_chip, total_tokens_per_s;
+    double tokens_per_s_per_user;
+    /* diffusion */
+    double s_per_image, images_per_s, images_per_s_per_chip;
+    long steps, resolution; /* denoise: the steps and image size used */
+    /* what bounds it: "compute", "memory", "communication", "overhead" */
+    const char *bound;
+    char assumptions[512];  /* efficiency figures and choices, for the report */
+    long layouts_evaluated; /* training search: layouts looked at */
+};
+
+/* Predict sc. Returns 0 when the scenario could be evaluated (check p->fits), or -1
+ * with a reason in err when it is malformed (e.g. chips more than the instances hold,
+ * a precision the chip has no peak for, a layout that does not divide the chips). */
+int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
+                     struct tb_prediction *p, char *err, size_t errlen);
+
+/* The value of a metric (scenario names: ttft_ms, output_tokens_per_s, mfu, ...) from
+ * a prediction, or NAN when the prediction has no such value. */
+double tb_prediction_metric(const struct tb_prediction *p, const char *metric);
+/* Whether a prediction has the metric at all (its unit: tb_vocab.h). */
+bool tb_prediction_has_metric(const char *metric);
+
+/* Efficiency row of a chip, or NULL. */
+const struct tb_model_eff *tb_model_eff_of(const struct tb_model *m, const char *chip);
+
+#endif

@@ -1,0 +1,282 @@
+/* harness/model/tb_scenario.c: see tb_scenario.h. */
+#include "tb_scenario.h"
+
+#include "tb_arch.h"
+#include "tb_util.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *tb_scenario_metric_unit(const char *metric)
+{
+    const struct tb_metric *d = tb_metric_find(metric);
+    return d && tb_prediction_has_metric(metric) ? d->unit : NULL;
+}
+
+/* The fields of one scenario, looked up by column name. */
+struct fields {
+    const char *(*get)(const void *ctx, const char *name); /* NULL when the column is absent */
+    const void *ctx;
+};
+
+static const char *F(const struct fields *f, const char *name)
+{
+    const char *v = f->get(f->ctx, name);
+    return v ? v : "";
+}
+
+/* An optional non-negative integer field: "" is 0. */
+static int int_field(const struct fields *f, const char *name, long *out, char *why, size_t whylen)
+{
+    const char *v = F(f, name);
+    *out = 0;
+    if (!*v)
+        return 0;
+    if (tb_parse_long(v, 1, 1L << 40, out) != 0)
+        return tb_err(why, whylen, "field '%s': not a positive integer: '%s'", name, v);
+    return 0;
+}
+
+static int dbl_field(const struct fields *f, const char *name, double *out, char *why,
+                     size_t whylen)
+{
+    const char *v = F(f, name);
+    *out = 0;
+    if (!*v)
+        return 0;
+    if (tb_parse_double(v, 0, 1e30, out) != 0)
+        return tb_err(why, whylen, "field '%s': not a non-negative number: '%s'", name, v);
+    return 0;
+}
+
+int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), const void *ctx,
+                      const struct tb_model *m, struct tb_scenario_in *in,
+                      struct tb_scenario_result *res)
+{
+    const struct fields fl = {get, ctx}, *f = &fl;
+    memset(res, 0, sizeof *res);
+    static const char *const need[] = {"target", "model", "phase", "metric", NULL};
+    const char *target, *model, *phase, *metric, *unit, *want, *batch, *value;
+    const struct tb_chip *chip;
+    char e[512];
+    double v;
+
+    memset(in, 0, sizeof *in);
+    res->predicted = NAN;
+    for (int i = 0; need[i]; i++)
+        if (!get(ctx, need[i])) {
+            snprintf(res->why, sizeof res->why, "column '%s' missing", need[i]);
+            return -1;
+        }
+    target = F(f, "target");
+    model = F(f, "model");
+    phase = F(f, "phase");
+    metric = F(f, "metric");
+    in->metric = metric;
+    unit = F(f, "unit");
+    value = F(f, "value");
+    if (*value) {
+        if (tb_parse_double(value, 1e-300, 1e300, &v) == 0) {
+            res->has_value = true;
+            res->value = v;
+        }
+    }
+    in->sc.inst = tb_pricing_instance(m->pricing, target);
+    if (!in->sc.inst) {
+        snprintf(res->why, sizeof res->why, "unknown target '%s' (not in pricing/instances.csv)",
+                 target);
+        return -1;
+    }
+    chip = tb_pricing_chip(m->pricing, in->sc.inst->chip);
+    if (chip)
+        snprintf(res->family, sizeof res->family, "%s", chip->name);
+    if (!strcmp(phase, "denoise"))
+        in->sc.phase = TB_PHASE_DENOISE;
+    else if (!strcmp(phase, "train"))
+        in->sc.phase = TB_PHASE_TRAIN;
+    else if (!strcmp(phase, "prefill"))
+        in->sc.phase = TB_PHASE_PREFILL;
+    else if (!strcmp(phase, "decode"))
+        in->sc.phase = TB_PHASE_DECODE;
+    else if (!strcmp(phase, "serve"))
+        in->sc.phase = TB_PHASE_SERVE;
+    else {
+        snprintf(res->why, sizeof res->why,
+                 "field 'phase': unknown phase '%s' (train, prefill, decode, serve, denoise)",
+                 phase);
+        return -1;
+    }
+    want = tb_scenario_metric_unit(metric);
+    if (!want) {
+        snprintf(res->why, sizeof res->why,
+                 "field 'metric': '%s' is not a metric the model predicts", metric);
+        return -1;
+    }
+    if (*unit && strcmp(unit, want)) {
+        snprintf(res->why, sizeof res->why, "field 'unit': '%s' for %s, expected '%s'", unit,
+                 metric, want);
+        return -1;
+    }
+    if ((in->sc.phase == TB_PHASE_DENOISE) != (strstr(metric, "image") != NULL)) {
+        snprintf(res->why, sizeof res->why, "metric '%s' does not belong to phase '%s'", metric,
+                 phase);
+        return -1;
+    }
+    if (in->sc.phase != TB_PHASE_DENOISE &&
+        (in->sc.phase == TB_PHASE_TRAIN) !=
+            (!strncmp(metric, "train_", 6) || !strcmp(metric, "mfu") ||
+             !strcmp(metric, "step_time_s") || !strcmp(metric, "time_to_train_s") ||
+             !strcmp(metric, "usd_to_train"))) {
+        snprintf(res->why, sizeof res->why, "metric '%s' does not belong to phase '%s'", metric,
+                 phase);
+        return -1;
+    }
+    if (in->sc.phase == TB_PHASE_DENOISE ? tb_darch_find(&in->darch, model, e, sizeof e)
+                                         : tb_arch_find(&in->arch, model, e, sizeof e)) {
+        snprintf(res->why, sizeof res->why, "field 'model': %.480s", e);
+        return -1;
+    }
+    if (in->sc.phase == TB_PHASE_DENOISE)
+        in->sc.darch = &in->darch;
+    else
+        in->sc.arch = &in->arch;
+    in->sc.precision = F(f, "precision");
+    batch = F(f, "batch");
+    if (!strcmp(batch, "max")) {
+        in->sc.batch_max = true;
+    } else if (int_field(f, "batch", &in->sc.batch, res->why, sizeof res->why) != 0) {
+        return -1;
+    }
+    if (int_field(f, "instances", &in->sc.instances, res->why, sizeof res->why) ||
+        int_field(f, "chips", &in->sc.chips, res->why, sizeof res->why) ||
+        int_field(f, "seq_in", &in->sc.seq_in, res->why, sizeof res->why) ||
+        int_field(f, "seq_out", &in->sc.seq_out, res->why, sizeof res->why) ||
+        int_field(f, "steps", &in->sc.steps, res->why, sizeof res->why) ||
+        int_field(f, "resolution", &in->sc.resolution, res->why, sizeof res->why) ||
+        int_field(f, "tp", &in->sc.tp, res->why, sizeof res->why) ||
+        int_field(f, "pp", &in->sc.pp, res->why, sizeof res->why) ||
+        int_field(f, "dp", &in->sc.dp, res->why, sizeof res->why) ||
+        dbl_field(f, "ttft_limit_ms", &in->sc.ttft_limit_ms, res->why, sizeof res->why) ||
+        dbl_field(f, "tpot_limit_ms", &in->sc.tpot_limit_ms, res->why, sizeof res->why) ||
+        dbl_field(f, "train_tokens", &in->sc.train_tokens, res->why, sizeof res->why))
+        return -1;
+    if (in->sc.phase == TB_PHASE_DENOISE)
+        return 0; /* steps and resolution default to the model's */
+    if (in->sc.seq_in <= 0) {
+        res->incomplete = true;
+        snprintf(res->why, sizeof res->why, "seq_in missing: the %s length is needed",
+                 in->sc.phase == TB_PHASE_TRAIN ? "sequence" : "prompt");
+        return -1;
+    }
+    if (in->sc.phase != TB_PHASE_TRAIN && in->sc.phase != TB_PHASE_PREFILL && in->sc.seq_out <= 0 &&
+        strcmp(metric, "tpot_ms") && strcmp(metric, "ttft_ms")) {
+        res->incomplete = true;
+        snprintf(res->why, sizeof res->why, "seq_out missing: the output length is needed");
+        return -1;
+    }
+    return 0;
+}
+
+void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *name), const void *ctx,
+                             const struct tb_model *m, struct tb_scenario_result *res)
+{
+    struct tb_scenario_in in;
+    const char *metric, *phase;
+    char e[512];
+    if (tb_scenario_parse(get, ctx, m, &in, res) != 0)
+        return;
+    metric = in.metric;
+    phase = tb_phase_to_string(in.sc.phase);
+    if (tb_model_predict(m, &in.sc, &res->p, e, sizeof e) != 0) {
+        snprintf(res->why, sizeof res->why, "%s", e);
+        return;
+    }
+    if (!res->p.fits) {
+        snprintf(res->why, sizeof res->why, "%s", res->p.why);
+        return;
+    }
+    res->predicted = tb_prediction_metric(&res->p, metric);
+    if (isnan(res->predicted) && !strcmp(metric, "usd_to_train") && res->p.price_why[0])
+        snprintf(res->why, sizeof res->why, "%s", res->p.price_why);
+    else if (isnan(res->predicted) &&
+             (!strcmp(metric, "usd_to_train") || !strcmp(metric, "time_to_train_s")))
+        snprintf(res->why, sizeof res->why, "train_tokens missing: the tokens to train on");
+    else if (isnan(res->predicted))
+        snprintf(res->why, sizeof res->why, "no %s from a %s prediction", metric, phase);
+}
+
+struct csv_row {
+    const struct tb_csv_table *t;
+    size_t r;
+};
+
+static const char *csv_get(const void *ctx, const char *name)
+{
+    const struct csv_row *x = ctx;
+    int c = tb_csv_col(x->t, name);
+    return c < 0 ? NULL : tb_csv_get(x->t, x->r, c);
+}
+
+int tb_scenarios_predict(struct tb_scenarios *s, const char *path, const struct tb_model *m,
+                         char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    if (tb_csv_load(&s->csv, path, err, errlen) != 0)
+        return -1;
+    s->nrows = s->csv.nrows;
+    s->res = calloc(s->nrows ? s->nrows : 1, sizeof *s->res);
+    if (!s->res) {
+        tb_csv_release(&s->csv);
+        return tb_err(err, errlen, "out of memory");
+    }
+    for (size_t r = 0; r < s->nrows; r++) {
+        struct csv_row x = {&s->csv, r};
+        tb_scenario_predict_one(csv_get, &x, m, &s->res[r]);
+    }
+    return 0;
+}
+
+void tb_scenarios_release(struct tb_scenarios *s)
+{
+    free(s->res);
+    tb_csv_release(&s->csv);
+    memset(s, 0, sizeof *s);
+}
+
+static bool added_col(const char *name)
+{
+    return !strcmp(name, "predicted") || !strcmp(name, "model_version") || !strcmp(name, "why") ||
+           !strcmp(name, "bound") || !strcmp(name, "assumptions");
+}
+
+int tb_scenarios_write(const struct tb_scenarios *s, FILE *f)
+{
+    const struct tb_csv_table *t = &s->csv;
+    int rc = 0;
+
+    for (size_t c = 0; c < t->ncols; c++)
+        if (!added_col(t->header[c]))
+            rc |= tb_csv_put(f, t->header[c], ',');
+    rc |= tb_csv_put(f, "predicted", ',');
+    rc |= tb_csv_put(f, "model_version", ',');
+    rc |= tb_csv_put(f, "why", ',');
+    rc |= tb_csv_put(f, "bound", ',');
+    rc |= tb_csv_put(f, "assumptions", '\n');
+    for (size_t r = 0; r < s->nrows; r++) {
+        const struct tb_scenario_result *x = &s->res[r];
+        char num[64] = "";
+        for (size_t c = 0; c < t->ncols; c++)
+            if (!added_col(t->header[c]))
+                rc |= tb_csv_put(f, tb_csv_get(t, r, (int)c), ',');
+        if (!isnan(x->predicted))
+            snprintf(num, sizeof num, "%.6g", x->predicted);
+        rc |= tb_csv_put(f, num, ',');
+        rc |= tb_csv_put(f, TB_MODEL_VERSION, ',');
+        rc |= tb_csv_put(f, x->why, ',');
+        rc |= tb_csv_put(f, isnan(x->predicted) ? "" : x->p.bound, ',');
+        rc |= tb_csv_put(f, isnan(x->predicted) ? "" : x->p.assumptions, '\n');
+    }
+    return rc ? -1 : 0;
+}

@@ -1,0 +1,453 @@
+/* harness/run/tb_suite.c: see tb_suite.h. */
+#include "tb_suite.h"
+
+#include "tb_util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tb_run_spec_init(struct tb_run_spec *r)
+{
+    memset(r, 0, sizeof *r);
+    r->phase = (enum tb_phase) - 1;
+    r->batch = 1;
+    r->seq_out = 32;
+    r->reps = 5;
+    r->warmup = 1;
+    r->seed = 1;
+    snprintf(r->precision, sizeof r->precision, "fp32");
+}
+
+static int int_field(const char *where, const char *key, const char *v, long lo, long hi, int *out,
+                     char *err, size_t errlen)
+{
+    long x;
+    if (tb_parse_long(v, lo, hi, &x) != 0)
+        return tb_err(err, errlen, "%s: field '%s': expected an integer in [%ld, %ld], got '%s'",
+                      where, key, lo, hi, v);
+    *out = (int)x;
+    return 0;
+}
+
+int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, char *err,
+                    size_t errlen)
+{
+    char key[32];
+    const char *eq = strchr(word, '='), *v;
+    size_t kn;
+    if (!eq || eq == word)
+        return tb_err(err, errlen, "%s: expected key=value, got '%s'", where, word);
+    kn = (size_t)(eq - word);
+    if (kn >= sizeof key)
+        return tb_err(err, errlen, "%s: unknown field '%.*s'", where, (int)kn, word);
+    memcpy(key, word, kn);
+    key[kn] = '\0';
+    v = eq + 1;
+    if (!strcmp(key, "model")) {
+        if (!*v || strlen(v) >= sizeof r->model)
+            return tb_err(err, errlen, "%s: field 'model': bad model name '%s'", where, v);
+        snprintf(r->model, sizeof r->model, "%s", v);
+    } else if (!strcmp(key, "phase")) {
+        if (tb_phase_from_string(v, &r->phase) != 0 || r->phase == TB_PHASE_SERVE)
+            return tb_err(err, errlen,
+                          "%s: field 'phase': unknown phase '%s' (prefill, decode, train, denoise)",
+                          where, v);
+    } else if (!strcmp(key, "layers")) {
+        return int_field(where, key, v, 1, 100000, &r->layers, err, errlen);
+    } else if (!strcmp(key, "batch")) {
+        return int_field(where, key, v, 1, 65536, &r->batch, err, errlen);
+    } else if (!strcmp(key, "seq_in") || !strcmp(key, "seq")) {
+        return int_field(where, key, v, 1, 1 << 24, &r->seq_in, err, errlen);
+    } else if (!strcmp(key, "seq_out")) {
+        return int_field(where, key, v, 1, 1 << 24, &r->seq_out, err, errlen);
+    } else if (!strcmp(key, "steps")) {
+        return int_field(where, key, v, 1, 10000, &r->steps, err, errlen);
+    } else if (!strcmp(key, "resolution")) {
+        return int_field(where, key, v, 8, 16384, &r->resolution, err, errlen);
+    } else if (!strcmp(key, "reps")) {
+        return int_field(where, key, v, 1, 100000, &r->reps, err, errlen);
+    } else if (!strcmp(key, "warmup")) {
+        return int_field(where, key, v, 0, 100000, &r->warmup, err, errlen);
+    } else if (!strcmp(key, "seed")) {
+        long s;
+        if (tb_parse_long(v, 0, LONG_MAX, &s) != 0)
+            return tb_err(err, errlen,
+                          "%s: field 'seed': expected a non-negative integer, got '%s'", where, v);
+        r->seed = (uint64_t)s;
+    } else if (!strcmp(key, "precision")) {
+        if (strcmp(v, "fp32") && strcmp(v, "fp8"))
+            return tb_err(err, errlen,
+                          "%s: field 'precision': '%s' (fp32: the CPU engine, and bf16 mixed "
+                          "precision on the GPU; fp8: GPU inference only; a suite's run line "
+                          "takes a comma list, one run each)",
+                          where, v);
+        snprintf(r->precision, sizeof r->precision, "%s", v);
+    } else {
+        return tb_err(
+            err, errlen,
+            "%s: unknown field '%s' (model, phase, layers, batch, seq_in, seq_out, steps, "
+            "resolution, reps, "
+            "warmup, seed, precision)",
+            where, key);
+    }
+    return 0;
+}
+
+int tb_run_spec_check(const struct tb_run_spec *r, const char *where, char *err, size_t errlen)
+{
+    if (!r->model[0])
+        return tb_err(err, errlen, "%s: field 'model': missing", where);
+    if ((unsigned)r->phase > TB_PHASE_DENOISE)
+        return tb_err(err, errlen, "%s: field 'phase': missing", where);
+    if (!strcmp(r->precision, "fp8") && r->phase != TB_PHASE_PREFILL && r->phase != TB_PHASE_DECODE)
+        return tb_err(err, errlen,
+                      "%s: field 'precision': fp8 is for Llama inference (phase prefill or "
+                      "decode), not %s",
+                      where, tb_phase_to_string(r->phase));
+    if (r->phase == TB_PHASE_DENOISE)
+        return 0; /* steps and resolution default to the model's */
+    if (r->seq_in <= 0)
+        return tb_err(err, errlen, "%s: field 'seq_in': missing", where);
+    if (r->phase == TB_PHASE_TRAIN && r->seq_in < 2)
+        return tb_err(err, errlen, "%s: field 'seq_in': training needs at least 2 tokens", where);
+    return 0;
+}
+
+void tb_run_spec_id(const struct tb_run_spec *r, char *buf, size_t len)
+{
+    char layers[24] = "";
+    if (r->layers)
+        snprintf(layers, sizeof layers, "@L%d", r->layers);
+    if (r->phase == TB_PHASE_DENOISE) {
+        char res[24] = "default", steps[24] = "default";
+        if (r->resolution)
+            snprintf(res, sizeof res, "%d", r->resolution);
+        if (r->steps)
+            snprintf(steps, sizeof steps, "%d", r->steps);
+        snprintf(buf, len, "%s/denoise/b%d/r%s/s%s/%s", r->model, r->batch, res, steps,
+                 r->precision);
+        return;
+    }
+    if (r->phase == TB_PHASE_DECODE)
+        snprintf(buf, len, "%s%s/%s/b%d/in%d/out%d/%s", r->model, layers,
+                 tb_phase_to_string(r->phase), r->batch, r->seq_in, r->seq_out, r->precision);
+    else
+        snprintf(buf, len, "%s%s/%s/b%d/in%d/%s", r->model, layers, tb_phase_to_string(r->phase),
+                 r->batch, r->seq_in, r->precision);
+}
+
+/* ---- predict lines ---- */
+
+const char *tb_predict_spec_get(const struct tb_predict_spec *p, const char *key)
+{
+    for (int i = 0; i < p->nfields; i++)
+        if (!strcmp(p->keys[i], key))
+            return p->values[i];
+    return NULL;
+}
+
+void tb_model_run_id(char *buf, size_t len, const char *target, const char *model,
+                     const char *phase, const char *batch, const char *seq_in, const char *seq_out,
+                     const char *steps, const char *resolution, const char *precision,
+                     const char *instances)
+{
+    char o[80] = "", x[80] = "";
+    if (seq_out)
+        snprintf(o, sizeof o, "/out%s", seq_out);
+    if (instances)
+        snprintf(x, sizeof x, "/x%s", instances);
+    if (!strcmp(phase, "denoise")) {
+        snprintf(buf, len, "model:%s/%s/denoise/b%s/r%s/s%s/%s%s", target, model,
+                 batch ? batch : "1", resolution ? resolution : "default",
+                 steps ? steps : "default", precision ? precision : "bf16", x);
+        return;
+    }
+    snprintf(buf, len, "model:%s/%s/%s/b%s/in%s%s/%s%s", target, model, phase, batch ? batch : "1",
+             seq_in, o, precision ? precision : "bf16", x);
+}
+
+void tb_predict_spec_id(const struct tb_predict_spec *p, char *buf, size_t len)
+{
+#define G(k) tb_predict_spec_get(p, k)
+    tb_model_run_id(buf, len, G("target"), G("model"), G("phase"), G("batch"), G("seq_in"),
+                    G("seq_out"), G("steps"), G("resolution"), G("precision"), G("instances"));
+#undef G
+}
+
+/* Parse the words of a predict line (after "predict") into s->predicts, one spec per
+ * target and model of the comma lists. */
+static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const char *where, long line,
+                         char *err, size_t errlen)
+{
+    static const char *const keys[] = {
+        "target",        "model",         "phase",        "precision", "seq_in",     "seq_out",
+        "batch",         "instances",     "chips",        "tp",        "pp",         "dp",
+        "ttft_limit_ms", "tpot_limit_ms", "train_tokens", "steps",     "resolution", NULL};
+    struct tb_predict_spec base;
+    char targets[512] = "", models[512] = "", *word, *t, *ts = NULL;
+
+    memset(&base, 0, sizeof base);
+    base.line = line;
+    while ((word = strtok_r(NULL, " \t", save))) {
+        const char *eq = strchr(word, '='), *v;
+        char key[24];
+        int known = 0;
+        size_t kn = eq ? (size_t)(eq - word) : 0;
+        if (!eq || !kn || !eq[1])
+            return tb_err(err, errlen, "%s: expected key=value, got '%s'", where, word);
+        snprintf(key, sizeof key, "%.*s", (int)kn, word);
+        v = eq + 1;
+        for (int i = 0; keys[i]; i++)
+            known |= !strcmp(keys[i], key);
+        if (!known || kn >= sizeof key)
+            return tb_err(err, errlen, "%s: unknown field '%.*s' (%s)", where, (int)kn, word,
+                          "target, model, phase, precision, seq_in, seq_out, batch, instances, "
+                          "chips, tp, pp, dp, ttft_limit_ms, tpot_limit_ms, train_tokens, steps, "
+                          "resolution");
+        if (!strcmp(key, "target") || !strcmp(key, "model")) {
+            char *dst = key[0] == 't' ? targets : models;
+            if (strlen(v) >= 512)
+                return tb_err(err, errlen, "%s: field '%s': too long", where, key);
+            snprintf(dst, 512, "%s", v);
+            continue;
+        }
+        if (tb_predict_spec_get(&base, key))
+            return tb_err(err, errlen, "%s: field '%s' given twice", where, key);
+        if (base.nfields == TB_PREDICT_MAX_FIELDS || strlen(v) >= sizeof base.values[0])
+            return tb_err(err, errlen, "%s: field '%s': too long", where, key);
+        if (!strcmp(key, "phase")) {
+            if (strcmp(v, "train") && strcmp(v, "prefill") && strcmp(v, "decode") &&
+                strcmp(v, "serve") && strcmp(v, "denoise"))
+                return tb_err(err, errlen,
+                              "%s: field 'phase': '%s' (train, prefill, decode, serve or denoise)",
+                              where, v);
+        } else if (!strcmp(key, "precision")) {
+            if (strcmp(v, "bf16") && strcmp(v, "fp16") && strcmp(v, "fp8") && strcmp(v, "int8") &&
+                strcmp(v, "fp32"))
+                return tb_err(err, errlen,
+                              "%s: field 'precision': '%s' (bf16, fp16, fp8, int8, fp32)", where,
+                              v);
+        } else if (!strcmp(key, "batch")) {
+            /* a comma list of sizes or "max": one modeled run each (a batch sweep) */
+            char list[64], *b, *bs = NULL;
+            if (strlen(v) >= sizeof list)
+                return tb_err(err, errlen, "%s: field 'batch': too long", where);
+            if (v[0] == ',' || v[strlen(v) - 1] == ',' || strstr(v, ",,"))
+                return tb_err(err, errlen, "%s: field 'batch': empty item in '%s'", where, v);
+            snprintf(list, sizeof list, "%s", v);
+            for (b = strtok_r(list, ",", &bs); b; b = strtok_r(NULL, ",", &bs)) {
+                double x;
+                if (strcmp(b, "max") && tb_parse_double(b, 1, 1e9, &x) != 0)
+                    return tb_err(err, errlen,
+                                  "%s: field 'batch': not a positive number or 'max': '%s'", where,
+                                  b);
+            }
+        } else {
+            double x;
+            if (tb_parse_double(v, 1e-9, 1e30, &x) != 0)
+                return tb_err(err, errlen, "%s: field '%s': not a positive number: '%s'", where,
+                              key, v);
+        }
+        snprintf(base.keys[base.nfields], sizeof base.keys[0], "%s", key);
+        snprintf(base.values[base.nfields], sizeof base.values[0], "%s", v);
+        base.nfields++;
+    }
+    {
+        const char *ph = tb_predict_spec_get(&base, "phase");
+        bool denoise = ph && !strcmp(ph, "denoise");
+        if (!targets[0] || !models[0] || !ph || (!denoise && !tb_predict_spec_get(&base, "seq_in")))
+            return tb_err(err, errlen, "%s: field '%s': missing", where,
+                          !targets[0]  ? "target"
+                          : !models[0] ? "model"
+                          : !ph        ? "phase"
+                                       : "seq_in");
+    }
+    if (base.nfields + 2 > TB_PREDICT_MAX_FIELDS)
+        return tb_err(err, errlen, "%s: too many fields", where);
+    for (t = strtok_r(targets, ",", &ts); t; t = strtok_r(NULL, ",", &ts)) {
+        char mcopy[512], *mo, *ms = NULL;
+        snprintf(mcopy, sizeof mcopy, "%s", models);
+        for (mo = strtok_r(mcopy, ",", &ms); mo; mo = strtok_r(NULL, ",", &ms)) {
+            const char *bv = tb_predict_spec_get(&base, "batch");
+            char blist[64], *b, *bs = NULL;
+            snprintf(blist, sizeof blist, "%s", bv ? bv : "");
+            /* one spec per batch of the list (a spec without a batch: once) */
+            for (b = bv ? strtok_r(blist, ",", &bs) : blist; b;
+                 b = bv ? strtok_r(NULL, ",", &bs) : NULL) {
+                struct tb_predict_spec p = base;
+                if (bv)
+                    for (int i = 0; i < p.nfields; i++)
+                        if (!strcmp(p.keys[i], "batch"))
+                            snprintf(p.values[i], sizeof p.values[i], "%s", b);
+                if (strlen(t) >= sizeof p.values[0] || strlen(mo) >= sizeof p.values[0])
+                    return tb_err(err, errlen, "%s: field 'target': name too long", where);
+                snprintf(p.keys[p.nfields], sizeof p.keys[0], "target");
+                snprintf(p.values[p.nfields++], sizeof p.values[0], "%s", t);
+                snprintf(p.keys[p.nfields], sizeof p.keys[0], "model");
+                snprintf(p.values[p.nfields++], sizeof p.values[0], "%s", mo);
+                if (s->npredicts == *cap) {
+                    size_t nc = *cap ? *cap * 2 : 16;
+                    struct tb_predict_spec *np = realloc(s->predicts, nc * sizeof(*np));
+                    if (!np)
+                        return tb_err(err, errlen, "out of memory");
+                    s->predicts = np;
+                    *cap = nc;
+                }
+                for (size_t i = 0; i < s->npredicts; i++) {
+                    char id0[256], id1[256];
+                    tb_predict_spec_id(&s->predicts[i], id0, sizeof id0);
+                    tb_predict_spec_id(&p, id1, sizeof id1);
+                    if (!strcmp(id0, id1))
+                        return tb_err(err, errlen, "%s: modeled run '%s' repeats line %ld", where,
+                                      id1, s->predicts[i].line);
+                }
+                s->predicts[s->npredicts++] = p;
+            }
+        }
+    }
+    return 0;
+}
+
+/* Parse the words of a run line (after "run") into s->runs: one run, or one per
+ * precision of a comma list ("precision=fp32,fp8"), each checked on its own. */
+static int parse_run(struct tb_suite *s, size_t *cap, char **save, const char *where, long line,
+                     char *err, size_t errlen)
+{
+    struct tb_run_spec base;
+    char precisions[64] = "", *word, *pr, *ps = NULL;
+
+    tb_run_spec_init(&base);
+    base.line = line;
+    while ((word = strtok_r(NULL, " \t", save))) {
+        if (!strncmp(word, "precision=", 10) && strchr(word, ',')) {
+            const char *v = word + 10;
+            if (strlen(v) >= sizeof precisions)
+                return tb_err(err, errlen, "%s: field 'precision': too long", where);
+            if (v[0] == ',' || v[strlen(v) - 1] == ',' || strstr(v, ",,"))
+                return tb_err(err, errlen, "%s: field 'precision': empty item in '%s'", where, v);
+            snprintf(precisions, sizeof precisions, "%s", v);
+            continue;
+        }
+        if (tb_run_spec_set(&base, word, where, err, errlen) != 0)
+            return -1;
+    }
+    if (!precisions[0])
+        snprintf(precisions, sizeof precisions, "%s", base.precision);
+    for (pr = strtok_r(precisions, ",", &ps); pr; pr = strtok_r(NULL, ",", &ps)) {
+        struct tb_run_spec r = base;
+        char w[80], a[256], b[256];
+        snprintf(w, sizeof w, "precision=%s", pr);
+        if (tb_run_spec_set(&r, w, where, err, errlen) != 0 ||
+            tb_run_spec_check(&r, where, err, errlen) != 0)
+            return -1;
+        if (s->nruns == *cap) {
+            size_t nc = *cap ? *cap * 2 : 16;
+            struct tb_run_spec *nr = realloc(s->runs, nc * sizeof(*nr));
+            if (!nr)
+                return tb_err(err, errlen, "out of memory");
+            s->runs = nr;
+            *cap = nc;
+        }
+        tb_run_spec_id(&r, b, sizeof b);
+        for (size_t i = 0; i < s->nruns; i++) {
+            tb_run_spec_id(&s->runs[i], a, sizeof a);
+            if (!strcmp(a, b))
+                return tb_err(err, errlen, "%s: run '%s' repeats line %ld", where, b,
+                              s->runs[i].line);
+        }
+        s->runs[s->nruns++] = r;
+    }
+    return 0;
+}
+
+int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    size_t n = strlen(name_or_path), cap = 0, pcap = 0;
+    FILE *f = NULL;
+    char *buf = NULL;
+    size_t bcap = 0;
+    long line = 0;
+    int rc = -1;
+
+    memset(s, 0, sizeof *s);
+    if (strchr(name_or_path, '/') || (n > 6 && !strcmp(name_or_path + n - 6, ".suite")))
+        snprintf(path, sizeof path, "%s", name_or_path);
+    else if ((size_t)snprintf(path, sizeof path, "%s/suites/%s.suite", tb_datadir(),
+                              name_or_path) >= sizeof path)
+        return tb_err(err, errlen, "suite name too long");
+    snprintf(s->path, sizeof s->path, "%s", path);
+    f = fopen(path, "r");
+    if (!f) {
+        if (errno == ENOENT && !strchr(name_or_path, '/'))
+            return tb_err(err, errlen, "unknown suite '%s' (no '%s')", name_or_path, path);
+        return tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+    }
+    while (getline(&buf, &bcap, f) > 0) {
+        char where[PATH_MAX + 32], *p, *word, *save = NULL, *hash;
+        line++;
+        hash = strchr(buf, '#');
+        if (hash)
+            *hash = '\0';
+        p = tb_trim(buf);
+        if (!*p)
+            continue;
+        snprintf(where, sizeof where, "%s: line %ld", path, line);
+        word = strtok_r(p, " \t", &save);
+        if (!strcmp(word, "suite")) {
+            char *v = tb_trim(save ? save : (char *)"");
+            if (!*v || strlen(v) >= sizeof s->name) {
+                tb_err(err, errlen, "%s: field 'suite': bad name '%s'", where, v);
+                goto out;
+            }
+            snprintf(s->name, sizeof s->name, "%s", v);
+        } else if (!strcmp(word, "description")) {
+            snprintf(s->description, sizeof s->description, "%s",
+                     tb_trim(save ? save : (char *)""));
+        } else if (!strcmp(word, "run")) {
+            if (parse_run(s, &cap, &save, where, line, err, errlen) != 0)
+                goto out;
+        } else if (!strcmp(word, "predict")) {
+            if (parse_predict(s, &pcap, &save, where, line, err, errlen) != 0)
+                goto out;
+        } else {
+            tb_err(err, errlen, "%s: unknown directive '%s' (suite, description, run, predict)",
+                   where, word);
+            goto out;
+        }
+    }
+    if (ferror(f)) {
+        tb_err(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        goto out;
+    }
+    if (!s->nruns && !s->npredicts) {
+        tb_err(err, errlen, "%s: no 'run' or 'predict' lines", path);
+        goto out;
+    }
+    if (!s->name[0]) {
+        const char *base = strrchr(path, '/');
+        snprintf(s->name, sizeof s->name, "%.*s", (int)strcspn(base ? base + 1 : path, "."),
+                 base ? base + 1 : path);
+    }
+    rc = 0;
+out:
+    free(buf);
+    fclose(f);
+    if (rc != 0)
+        tb_suite_release(s);
+    return rc;
+}
+
+void tb_suite_release(struct tb_suite *s)
+{
+    free(s->runs);
+    s->runs = NULL;
+    s->nruns = 0;
+    free(s->predicts);
+    s->predicts = NULL;
+    s->npredicts = 0;
+}

@@ -1,0 +1,98 @@
+/*
+ * harness/run/tb_suite.h: suites, the list of runs `trnbench run --suite NAME` performs.
+ * The format (suites/README.md): one directive per line, '#' starts a comment,
+ *
+ *   suite default
+ *   description Llama inference and training on small configurations
+ *   run model=llama-small phase=prefill batch=1 seq_in=256 reps=5 warmup=1
+ *
+ *   predict target=trn1.32xlarge,p5.48xlarge model=llama-3.1-8b phase=serve seq_in=2048
+ *           seq_out=512 batch=max precision=bf16
+ *
+ * A run also comes from command-line options (tb_suite_parse_run on "key=value"
+ * words), so the same validation applies to both.
+ */
+#ifndef TB_SUITE_H
+#define TB_SUITE_H
+
+#include "tb_vocab.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* enum tb_phase, tb_phase_to_string, tb_phase_from_string: tb_vocab.h */
+
+struct tb_run_spec {
+    char model[64]; /* catalogue name or path of a .model file */
+    enum tb_phase phase;
+    int layers;        /* keep the first n layers; 0 = all */
+    int batch;         /* sequences */
+    int seq_in;        /* prompt length (prefill, decode) or sequence length (train) */
+    int seq_out;       /* decode: tokens generated per repetition */
+    int steps;         /* denoise: denoising steps (0: the model's default) */
+    int resolution;    /* denoise: square image size in pixels (0: the model's) */
+    int reps;          /* timed repetitions */
+    int warmup;        /* untimed repetitions before them */
+    uint64_t seed;     /* weights and tokens */
+    char precision[8]; /* "fp32" (the default): the CPU engine's fp32, and bf16 mixed
+                          precision on the GPU; "fp8": GPU inference only (prefill,
+                          decode; compute capability 8.9+), the CPU executor skips it */
+    long line;         /* suite line it came from (0 = command line) */
+};
+
+/* A modeled run: "predict key=value ..." in a suite, the columns of one scenario-table
+ * row (tb_scenario.h) as text. A comma list in target or model expands into one spec
+ * per target and model. */
+#define TB_PREDICT_MAX_FIELDS 16
+struct tb_predict_spec {
+    char keys[TB_PREDICT_MAX_FIELDS][24];
+    char values[TB_PREDICT_MAX_FIELDS][64];
+    int nfields;
+    long line; /* suite line it came from */
+};
+
+struct tb_suite {
+    char name[64];
+    char description[256];
+    char path[4096];
+    struct tb_run_spec *runs; /* owned */
+    size_t nruns;
+    struct tb_predict_spec *predicts; /* owned */
+    size_t npredicts;
+};
+
+/* The value of key in p, or NULL when the spec does not set it. */
+const char *tb_predict_spec_get(const struct tb_predict_spec *p, const char *key);
+/* Stable id of a modeled run: model:<target>/<model>/<phase>/b<batch|max>/in<T>[/out<n>]
+ * /<precision>[/x<instances>]. */
+void tb_predict_spec_id(const struct tb_predict_spec *p, char *buf, size_t len);
+/* The same id from its parts (NULL: not given; seq_in required unless denoise): the one
+ * place modeled run ids are built. */
+void tb_model_run_id(char *buf, size_t len, const char *target, const char *model,
+                     const char *phase, const char *batch, const char *seq_in, const char *seq_out,
+                     const char *steps, const char *resolution, const char *precision,
+                     const char *instances);
+
+/* Defaults: batch 1, seq_out 32 (decode), reps 5, warmup 1, seed 1, precision fp32. */
+void tb_run_spec_init(struct tb_run_spec *r);
+
+/* Apply one "key=value" word to r. where: "file: line N" or "command line" for the
+ * message ("suites/x.suite: line 3: field 'reps': ..."). A precision list
+ * ("precision=fp32,fp8") is a suite's run line's alone: tb_suite_load makes one run of
+ * each. */
+int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, char *err,
+                    size_t errlen);
+/* Check the run is complete and consistent (model and phase given, seq_in > 0, fp8
+ * only for prefill and decode, ...). */
+int tb_run_spec_check(const struct tb_run_spec *r, const char *where, char *err, size_t errlen);
+
+/* Stable id of a run: model[@Ln]/phase/b<B>/in<T>[/out<n>]/precision, or for denoise
+ * model/denoise/b<B>/r<resolution>/s<steps>/precision. */
+void tb_run_spec_id(const struct tb_run_spec *r, char *buf, size_t len);
+
+/* Read a suite: a path (contains '/' or ends in .suite) or a name under
+ * <datadir>/suites/NAME.suite. */
+int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_t errlen);
+void tb_suite_release(struct tb_suite *s);
+
+#endif
