@@ -30,7 +30,7 @@ keys() { # keys FILE: "run_id metric" of every row
     perl -e "$csv_pl"'while (<$f>) { my @r = row($_); print "$r[$c{run_id}] $r[$c{metric}]\n" }' "$1"
 }
 
-echo "1..35"
+echo "1..39"
 
 # ---- the smoke suite ----
 out="$tmp/smoke"
@@ -151,3 +151,16 @@ check "without a GPU the CPU runs and one line says why" \
 "$TB_BIN" run --model llama-tiny --phase prefill --seq-in 8 --executor cuda --out "$tmp/ex2" 2>"$tmp/ex.err"
 check "--executor cuda without a GPU fails (exit 1) and writes nothing, not even the folder" \
     sh -c "test $? -eq 1 && grep -q 'executor cuda: no GPU' '$tmp/ex.err' && test ! -e '$tmp/ex2'"
+
+# ---- options: --opt=value is --opt value (getopt_long) ----
+"$TB_BIN" run --model=llama-tiny --phase=prefill --seq-in=8 --reps=1 --warmup=0 --executor=cpu \
+    --out="$tmp/eq" 2>"$tmp/eq.err"
+check "--opt=value runs like --opt value (exit 0)" test $? -eq 0
+check "the = form's run id carries every value (llama-tiny/prefill/b1/in8/fp32)" \
+    grep -q '^llama-tiny/prefill/b1/in8/fp32,' "$tmp/eq/results.csv"
+"$TB_BIN" run --suite=smoke --suite-typo x 2>"$tmp/eq.err"
+check "an unknown option exits 2 and is named" \
+    sh -c "test $? -eq 2 && grep -q \"unknown option '--suite-typo'\" '$tmp/eq.err'"
+"$TB_BIN" run --model llama-tiny --phase prefill --seq-in 2>"$tmp/eq.err"
+check "an option without its value exits 2 and says so" \
+    sh -c "test $? -eq 2 && grep -q \"option '--seq-in' needs a value\" '$tmp/eq.err'"
