@@ -246,7 +246,7 @@ int tb_cmd_run(int argc, char **argv)
     }
 
     /* ---- load and check everything first: an input error runs nothing ---- */
-    rc = tb_plan_load(&plan, suite_name, have_one ? &one : NULL, out, executor, err, sizeof err);
+    rc = tb_plan_load(&plan, suite_name, &one, out, executor, err, sizeof err);
     if (rc != TB_OK) {
         fprintf(stderr, "trnbench run: %s\n", err);
         rc = rc == TB_EINPUT ? 2 : 1;
