@@ -10,6 +10,7 @@
 #include "tb_doc.h"
 #include "tb_plot.h"
 #include "tb_pricing.h"
+#include "tb_results.h"
 #include "tb_util.h"
 
 #include <ctype.h>
@@ -56,122 +57,10 @@ double tb_report_usd_per_mtok(double usd_per_hour, double tokens_per_s)
     return tb_cost_usd_per(usd_per_hour, tokens_per_s, 1e6);
 }
 
-static bool ends_with(const char *s, const char *suffix)
+/* A field of a results row by column name (the report reads many). */
+static const char *F(const struct tb_result *x, const char *name)
 {
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && !strcmp(s + n - m, suffix);
-}
-
-/* ---- results rows ---- */
-
-enum { PROV_MEASURED, PROV_MODELED, PROV_PUBLISHED, NPROV };
-static const char *const PROV_NAMES[NPROV] = {"measured", "modeled", "published"};
-
-struct rrow {
-    const struct tb_csv_table *t; /* borrowed: the file the row is in */
-    size_t r;                     /* row in t */
-    int prov;                     /* PROV_* */
-    double value, min, max;       /* NAN when empty */
-    long n, warmup;               /* -1 when empty */
-    long instances;               /* instances the throughput is for (empty: 1) */
-    long chips_used;              /* chips it used (results.csv chips_used); 0: all of them */
-};
-
-static const char *F(const struct rrow *x, const char *name)
-{
-    return tb_csv_field(x->t, x->r, name);
-}
-
-static long rline(const struct rrow *x)
-{
-    return x->t->lines[x->r];
-}
-
-static int bad_field(const struct rrow *x, const char *name, const char *what, char *err,
-                     size_t errlen)
-{
-    return tb_err(err, errlen, "%s: line %ld: field '%s': %s: '%s'", x->t->path, rline(x), name,
-                  what, F(x, name));
-}
-
-/* Optional number: "" -> NAN. */
-static int opt_num(const struct rrow *x, const char *name, double *out, char *err, size_t errlen)
-{
-    const char *s = F(x, name);
-    char *end;
-    if (!*s) {
-        *out = NAN;
-        return 0;
-    }
-    errno = 0;
-    *out = strtod(s, &end);
-    if (end == s || *end || errno == ERANGE || !isfinite(*out) || isspace((unsigned char)*s))
-        return bad_field(x, name, "not a number", err, errlen);
-    return 0;
-}
-
-static int opt_count(const struct rrow *x, const char *name, long *out, char *err, size_t errlen)
-{
-    const char *s = F(x, name);
-    if (!*s) {
-        *out = -1;
-        return 0;
-    }
-    if (tb_parse_long(s, 0, 1000000000L, out) != 0)
-        return bad_field(x, name, "not a count (a whole number >= 0)", err, errlen);
-    return 0;
-}
-
-static const char *const REQUIRED[] = {"provenance", "target", "model", "phase", "precision",
-                                       "metric",     "value",  "unit",  NULL};
-
-static int check_row(struct rrow *x, char *err, size_t errlen)
-{
-    static const char *const text[] = {"target", "model", "phase", "metric", NULL};
-    static const char *const counts[] = {"batch", "seq_in", "seq_out", "layers", NULL};
-    static const char *const nums[] = {"mean", "stddev", "flops", NULL};
-    const char *p = F(x, "provenance");
-    double scratch;
-    long lscratch;
-
-    x->prov = -1;
-    for (int i = 0; i < NPROV; i++)
-        if (!strcmp(p, PROV_NAMES[i]))
-            x->prov = i;
-    if (x->prov < 0)
-        return bad_field(x, "provenance", "not measured, modeled or published", err, errlen);
-    for (const char *const *f = text; *f; f++)
-        if (!*F(x, *f))
-            return tb_err(err, errlen, "%s: line %ld: field '%s': empty", x->t->path, rline(x), *f);
-    if (!*F(x, "value"))
-        return tb_err(err, errlen, "%s: line %ld: field 'value': empty", x->t->path, rline(x));
-    if (opt_num(x, "value", &x->value, err, errlen) || opt_num(x, "min", &x->min, err, errlen) ||
-        opt_num(x, "max", &x->max, err, errlen) || opt_count(x, "n", &x->n, err, errlen) ||
-        opt_count(x, "warmup", &x->warmup, err, errlen) ||
-        opt_count(x, "instances", &x->instances, err, errlen) ||
-        opt_count(x, "chips_used", &x->chips_used, err, errlen))
-        return -1;
-    if (x->instances < 1) {
-        if (x->instances == 0)
-            return bad_field(x, "instances", "must be at least 1", err, errlen);
-        x->instances = 1; /* empty or absent */
-    }
-    if (x->chips_used == 0)
-        return bad_field(x, "chips_used", "must be at least 1", err, errlen);
-    if (x->chips_used < 0)
-        x->chips_used = 0; /* empty or absent (an older file): all chips of its instances */
-    for (const char *const *f = nums; *f; f++)
-        if (opt_num(x, *f, &scratch, err, errlen))
-            return -1;
-    for (const char *const *f = counts; *f; f++)
-        if (opt_count(x, *f, &lscratch, err, errlen))
-            return -1;
-    if (!isnan(x->min) && !isnan(x->max) && x->min > x->max)
-        return bad_field(x, "min", "greater than max", err, errlen);
-    if ((ends_with(F(x, "metric"), "_tokens_per_s") || !strcmp(F(x, "metric"), "images_per_s")) &&
-        !(x->value > 0))
-        return bad_field(x, "value", "a throughput must be positive", err, errlen);
-    return 0;
+    return tb_result_field(x, name);
 }
 
 /* ---- the report being built ---- */
@@ -187,7 +76,7 @@ struct tprice {         /* the price of one target */
 };
 
 struct cost {
-    const struct rrow *row;                       /* borrowed: the throughput row */
+    const struct tb_result *row;                  /* borrowed: the throughput row */
     const char *metric;                           /* usd_per_mtok_* or usd_per_kimage */
     bool images;                                  /* per thousand images, not per Mtok */
     struct tprice *price;                         /* borrowed from report.tp */
@@ -227,11 +116,7 @@ struct chart {
 
 struct report {
     const struct tb_report_opts *o;
-    struct tb_csv_table *tables; /* owned: o->nresults */
-    size_t ntables;
-    struct rrow *rows; /* owned: nrows, in report order (provenance, file) */
-    size_t nrows;
-    size_t nprov[NPROV];
+    struct tb_results res;     /* owned: the results files, rows in report order */
     struct tb_pricing pricing; /* owned */
     bool have_pricing;
     struct tb_price_choice host; /* the host's price */
@@ -268,48 +153,6 @@ static void add_note(struct report *R, const char *fmt, ...)
     used = strlen(R->notes);
     R->notes[used] = '\n';
     R->notes[used + 1] = '\0';
-}
-
-static int load_results(struct report *R, char *err, size_t errlen)
-{
-    const struct tb_report_opts *o = R->o;
-    size_t total = 0, k = 0;
-
-    R->tables = tb_alloc_array(o->nresults, sizeof(*R->tables));
-    if (!R->tables)
-        return tb_err(err, errlen, "out of memory");
-    for (size_t i = 0; i < o->nresults; i++) {
-        if (tb_csv_load(&R->tables[i], o->results[i], err, errlen) != 0)
-            return -1;
-        R->ntables++;
-        if (tb_csv_require(&R->tables[i], REQUIRED, err, errlen) != 0)
-            return -1;
-        total += R->tables[i].nrows;
-    }
-    if (total == 0)
-        return tb_err(err, errlen, "%s: no result rows", o->results[0]);
-    R->rows = tb_alloc_array(total, sizeof(*R->rows));
-    if (!R->rows)
-        return tb_err(err, errlen, "out of memory");
-    /* check in file order so the first bad line is the one reported, then order by
-     * provenance so measured, modeled and published rows never interleave */
-    for (size_t i = 0; i < R->ntables; i++)
-        for (size_t r = 0; r < R->tables[i].nrows; r++) {
-            struct rrow x = {&R->tables[i], r, 0, 0, 0, 0, 0, 0, 0, 0};
-            if (check_row(&x, err, errlen) != 0)
-                return -1;
-            R->nprov[x.prov]++;
-        }
-    for (int p = 0; p < NPROV; p++)
-        for (size_t i = 0; i < R->ntables; i++)
-            for (size_t r = 0; r < R->tables[i].nrows; r++) {
-                struct rrow x = {&R->tables[i], r, 0, 0, 0, 0, 0, 0, 0, 0};
-                check_row(&x, err, errlen);
-                if (x.prov == p)
-                    R->rows[k++] = x;
-            }
-    R->nrows = k;
-    return 0;
 }
 
 /* Flag a price that needs a second look: older than the threshold, or undated. */
@@ -367,14 +210,14 @@ static struct tprice *target_price(struct report *R, const char *target, char *e
 
 /* Instance-hours a row is charged per hour at price t: its share of the instances when
  * it used part of their chips (tb_cost_instance_share). */
-static double charged(const struct rrow *x, const struct tprice *t)
+static double charged(const struct tb_result *x, const struct tprice *t)
 {
     return tb_cost_instance_share(x->instances, x->chips_used, t->chips);
 }
 
 /* "1 of 8 GPUs" (a part of one instance), "12 of 2 x 8 chips", or the instance count
  * ("1", "4") when the row is charged whole instances. */
-static void charged_text(const struct rrow *x, const struct tprice *t, char *buf, size_t len)
+static void charged_text(const struct tb_result *x, const struct tprice *t, char *buf, size_t len)
 {
     if (x->chips_used > 0 && t->chips > 0 && x->chips_used != x->instances * t->chips) {
         if (x->instances == 1)
@@ -391,8 +234,8 @@ static void charged_text(const struct rrow *x, const struct tprice *t, char *buf
  * its target, or for the host named with --instance). */
 static int check_chips_used(const struct report *R, char *err, size_t errlen)
 {
-    for (size_t i = 0; i < R->nrows; i++) {
-        const struct rrow *x = &R->rows[i];
+    for (size_t i = 0; i < R->res.nrows; i++) {
+        const struct tb_result *x = &R->res.rows[i];
         const char *target = F(x, "target");
         const struct tb_instance *in;
         char what[256];
@@ -405,7 +248,7 @@ static int check_chips_used(const struct report *R, char *err, size_t errlen)
             continue;
         snprintf(what, sizeof what, "more chips than %ld x %s has (%ld)", x->instances,
                  in->instance, x->instances * in->accel_count);
-        return bad_field(x, "chips_used", what, err, errlen);
+        return tb_result_bad_field(x, "chips_used", what, err, errlen);
     }
     return 0;
 }
@@ -414,7 +257,7 @@ static int check_chips_used(const struct report *R, char *err, size_t errlen)
  * prefix of modeled rows, or an "@TARGET" suffix) and without the instance count ("/x8"); the
  * workload: that without the batch
  * ("/b16/"), so one workload gathers every target, batch and fleet size. */
-static void config_keys(const struct rrow *x, char *config, size_t clen, char *workload,
+static void config_keys(const struct tb_result *x, char *config, size_t clen, char *workload,
                         size_t wlen)
 {
     const char *id = F(x, "run_id"), *target = F(x, "target");
@@ -442,10 +285,10 @@ static void config_keys(const struct rrow *x, char *config, size_t clen, char *w
  * one pass over the rows; NAN for those the run does not have. */
 static void run_latency(const struct report *R, struct cost *c)
 {
-    const struct rrow *x = c->row;
+    const struct tb_result *x = c->row;
     c->ttft = c->tpot = c->per_user = NAN;
-    for (size_t i = 0; i < R->nrows; i++) {
-        const struct rrow *y = &R->rows[i];
+    for (size_t i = 0; i < R->res.nrows; i++) {
+        const struct tb_result *y = &R->res.rows[i];
         const char *m = F(y, "metric");
         double *dst = !strcmp(m, "ttft_ms")                 ? &c->ttft
                       : !strcmp(m, "tpot_ms")               ? &c->tpot
@@ -501,7 +344,7 @@ static int rank_costs(struct report *R, char *err, size_t errlen)
         return tb_err(err, errlen, "out of memory");
     for (size_t i = 0; i < R->ncosts; i++) {
         struct cost *c = &R->costs[i];
-        const struct rrow *x = c->row;
+        const struct tb_result *x = c->row;
         config_keys(x, c->config, sizeof c->config, c->workload, sizeof c->workload);
         /* the chips that produced the throughput */
         c->chips = x->chips_used > 0 ? x->chips_used : c->price->chips * x->instances;
@@ -515,7 +358,7 @@ static int rank_costs(struct report *R, char *err, size_t errlen)
         for (size_t k = 0; k < R->ncosts && R->btp.c.have; k++) {
             const struct cost *b = &R->costs[k];
             if (strcmp(F(b->row, "target"), R->baseline) || strcmp(b->metric, c->metric) ||
-                strcmp(b->config, c->config) || b->row->prov == PROV_MEASURED)
+                strcmp(b->config, c->config) || b->row->prov == TB_PROV_MEASURED)
                 continue;
             c->base_usd = tb_cost_usd_per(R->btp.c.usd_per_hour * charged(b->row, &R->btp),
                                           b->row->value, b->images ? 1e3 : 1e6);
@@ -569,12 +412,12 @@ static int rank_costs(struct report *R, char *err, size_t errlen)
 
 static int build_costs(struct report *R, char *err, size_t errlen)
 {
-    R->tp = tb_alloc_array(R->nrows + 1, sizeof(*R->tp));
-    R->costs = tb_alloc_array(R->nrows + 1, sizeof(*R->costs));
+    R->tp = tb_alloc_array(R->res.nrows + 1, sizeof(*R->tp));
+    R->costs = tb_alloc_array(R->res.nrows + 1, sizeof(*R->costs));
     if (!R->tp || !R->costs)
         return tb_err(err, errlen, "out of memory");
-    for (size_t i = 0; i < R->nrows; i++) {
-        const struct rrow *x = &R->rows[i];
+    for (size_t i = 0; i < R->res.nrows; i++) {
+        const struct tb_result *x = &R->res.rows[i];
         const char *m = tb_report_cost_metric(F(x, "metric"));
         struct cost *c;
         if (!m)
@@ -609,7 +452,7 @@ static int build_costs(struct report *R, char *err, size_t errlen)
 
 /* ---- labels ---- */
 
-static void shape_of(const struct rrow *x, char *buf, size_t len)
+static void shape_of(const struct tb_result *x, char *buf, size_t len)
 {
     const char *b = F(x, "batch"), *in = F(x, "seq_in"), *out = F(x, "seq_out");
     bool train = !strcmp(F(x, "phase"), "train");
@@ -637,12 +480,12 @@ static void shape_of(const struct rrow *x, char *buf, size_t len)
 }
 
 /* Chart labels: "model phase shape" and "target, provenance". */
-static void run_label(const struct rrow *x, char *buf, size_t len, char *buf2, size_t len2)
+static void run_label(const struct tb_result *x, char *buf, size_t len, char *buf2, size_t len2)
 {
     char shape[96];
     shape_of(x, shape, sizeof shape);
     snprintf(buf, len, "%s %s%s%s", F(x, "model"), F(x, "phase"), *shape ? " " : "", shape);
-    snprintf(buf2, len2, "%s, %s", F(x, "target"), PROV_NAMES[x->prov]);
+    snprintf(buf2, len2, "%s, %s", F(x, "target"), tb_provenance_to_string(x->prov));
     for (char *s = buf; *s; s++)
         if (*s == '\t' || *s == '\n' || *s == '\r')
             *s = ' ';
@@ -656,13 +499,14 @@ static void distinct(const struct report *R, int prov, const char *col, char *bu
 {
     size_t used = 0, shown = 0;
     buf[0] = '\0';
-    for (size_t i = 0; i < R->nrows && used < len; i++) {
-        const char *v = F(&R->rows[i], col);
+    for (size_t i = 0; i < R->res.nrows && used < len; i++) {
+        const char *v = F(&R->res.rows[i], col);
         bool seen = false;
-        if ((prov >= 0 && R->rows[i].prov != prov) || !*v)
+        if ((prov >= 0 && (int)R->res.rows[i].prov != prov) || !*v)
             continue;
         for (size_t k = 0; k < i && !seen; k++)
-            seen = (prov < 0 || R->rows[k].prov == prov) && !strcmp(F(&R->rows[k], col), v);
+            seen = (prov < 0 || (int)R->res.rows[k].prov == prov) &&
+                   !strcmp(F(&R->res.rows[k], col), v);
         if (seen)
             continue;
         if (shown == 4) {
@@ -674,12 +518,12 @@ static void distinct(const struct report *R, int prov, const char *col, char *bu
     }
 }
 
-static void time_span(const struct report *R, int prov, char *buf, size_t len)
+static void time_span(const struct report *R, enum tb_provenance prov, char *buf, size_t len)
 {
     const char *lo = NULL, *hi = NULL;
-    for (size_t i = 0; i < R->nrows; i++) {
-        const char *v = F(&R->rows[i], "timestamp");
-        if (R->rows[i].prov != prov || !*v)
+    for (size_t i = 0; i < R->res.nrows; i++) {
+        const char *v = F(&R->res.rows[i], "timestamp");
+        if (R->res.rows[i].prov != prov || !*v)
             continue;
         if (!lo || strcmp(v, lo) < 0)
             lo = v;
@@ -701,9 +545,9 @@ static void counters_status(const struct report *R, char *buf, size_t len)
     const char *recorded = NULL;
     size_t nrec = 0;
     reasons[0] = '\0';
-    for (size_t i = 0; i < R->nrows; i++) {
-        const char *v = F(&R->rows[i], "counters");
-        if (R->rows[i].prov != PROV_MEASURED || !*v)
+    for (size_t i = 0; i < R->res.nrows; i++) {
+        const char *v = F(&R->res.rows[i], "counters");
+        if (R->res.rows[i].prov != TB_PROV_MEASURED || !*v)
             continue;
         if (!strncmp(v, "unavailable", 11)) {
             if (!strstr(reasons, v) && strlen(reasons) + strlen(v) + 3 < sizeof reasons)
@@ -998,7 +842,7 @@ static int draw_interactivity(struct report *R, const struct wsum *w, int k, boo
 
 static int draw_charts(struct report *R, char *err, size_t errlen)
 {
-    struct bar *bars = tb_alloc_array(R->nrows + 1, sizeof(*bars));
+    struct bar *bars = tb_alloc_array(R->res.nrows + 1, sizeof(*bars));
     char why[512], models[256], title[400], caption[400];
     bool png_ok;
     size_t n = 0;
@@ -1012,10 +856,10 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
     /* throughput: every *_tokens_per_s row, whatever its provenance; a serving run's
      * total (prompt + output) beside its output would repeat its label, so the chart
      * shows the output and the tables both; a batch sweep shows its "max" run */
-    for (size_t i = 0; i < R->nrows; i++) {
-        const struct rrow *x = &R->rows[i];
+    for (size_t i = 0; i < R->res.nrows; i++) {
+        const struct tb_result *x = &R->res.rows[i];
         bool sweep = false;
-        if (!ends_with(F(x, "metric"), "_tokens_per_s") ||
+        if (!tb_result_is_token_rate(F(x, "metric")) ||
             !strcmp(F(x, "metric"), "total_tokens_per_s"))
             continue;
         for (size_t j = 0; j < R->ncosts && !sweep; j++)
@@ -1118,7 +962,7 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
                   sizeof bars[n].label2);
         charged_text(c->row, c->price, used, sizeof used);
         snprintf(bars[n].label2, sizeof bars[n].label2, "%s, %.3g days on %s, %s",
-                 F(c->row, "target"), days, used, PROV_NAMES[c->row->prov]);
+                 F(c->row, "target"), days, used, tb_provenance_to_string(c->row->prov));
         snprintf(bars[n].group, sizeof bars[n].group, "%s", F(c->row, "model"));
         bars[n].rank = 0;
         for (size_t j = 0; j < n; j++)
@@ -1306,7 +1150,7 @@ static void write_context(struct tb_doc *d, const struct report *R)
     static const char *const head[] = {"What", "Value"};
     char v[1024], w[1024], price[1200];
     const char *cells[2];
-    size_t nm = R->nprov[PROV_MEASURED];
+    size_t nm = R->res.nprov[TB_PROV_MEASURED];
 
     tb_doc_h(d, 2, "Where, when, what");
     tb_doc_table(d, "tt", head);
@@ -1318,21 +1162,21 @@ static void write_context(struct tb_doc *d, const struct report *R)
     } while (0)
     distinct(R, -1, "model", v, sizeof v);
     ROW("Models", v);
-    snprintf(w, sizeof w, "%zu measured, %zu modeled, %zu published", nm, R->nprov[PROV_MODELED],
-             R->nprov[PROV_PUBLISHED]);
+    snprintf(w, sizeof w, "%zu measured, %zu modeled, %zu published", nm,
+             R->res.nprov[TB_PROV_MODELED], R->res.nprov[TB_PROV_PUBLISHED]);
     ROW("Result rows", w);
     if (nm) {
-        distinct(R, PROV_MEASURED, "host", v, sizeof v);
+        distinct(R, TB_PROV_MEASURED, "host", v, sizeof v);
         ROW("Host (measured rows)", *v ? v : "not recorded");
-        time_span(R, PROV_MEASURED, v, sizeof v);
+        time_span(R, TB_PROV_MEASURED, v, sizeof v);
         ROW("Measured", v);
-        distinct(R, PROV_MEASURED, "commit", v, sizeof v);
+        distinct(R, TB_PROV_MEASURED, "commit", v, sizeof v);
         ROW("trnbench commit", *v ? v : "not recorded");
-        distinct(R, PROV_MEASURED, "compiler", v, sizeof v);
+        distinct(R, TB_PROV_MEASURED, "compiler", v, sizeof v);
         ROW("Compiler", *v ? v : "not recorded");
-        distinct(R, PROV_MEASURED, "cflags", v, sizeof v);
+        distinct(R, TB_PROV_MEASURED, "cflags", v, sizeof v);
         ROW("Compiler flags", *v ? v : "not recorded");
-        distinct(R, PROV_MEASURED, "blas", v, sizeof v);
+        distinct(R, TB_PROV_MEASURED, "blas", v, sizeof v);
         ROW("BLAS", *v ? v : "not recorded");
         counters_status(R, v, sizeof v);
         ROW("Hardware counters", v);
@@ -1356,8 +1200,8 @@ static void write_runs(struct tb_doc *d, const struct report *R)
              "the spread is the fastest to the slowest of them. Rows that were not "
              "measured here say so in the Provenance column.");
     tb_doc_table(d, "ptttttcntnn", head);
-    for (size_t i = 0; i < R->nrows; i++) {
-        const struct rrow *x = &R->rows[i];
+    for (size_t i = 0; i < R->res.nrows; i++) {
+        const struct tb_result *x = &R->res.rows[i];
         char shape[96], val[32], lo[32], hi[32], spread[80], n[24];
         const char *cells[11];
         shape_of(x, shape, sizeof shape);
@@ -1369,7 +1213,7 @@ static void write_runs(struct tb_doc *d, const struct report *R)
         n[0] = '\0';
         if (x->n >= 0)
             snprintf(n, sizeof n, "%ld", x->n);
-        cells[0] = PROV_NAMES[x->prov];
+        cells[0] = tb_provenance_to_string(x->prov);
         cells[1] = F(x, "target");
         cells[2] = F(x, "model");
         cells[3] = F(x, "phase");
@@ -1386,17 +1230,18 @@ static void write_runs(struct tb_doc *d, const struct report *R)
 }
 
 /* Where a row's number comes from, for a tooltip: provenance, where, when, what. */
-static void prov_tip(const struct rrow *x, char *buf, size_t len)
+static void prov_tip(const struct tb_result *x, char *buf, size_t len)
 {
-    if (x->prov == PROV_MEASURED)
+    if (x->prov == TB_PROV_MEASURED)
         snprintf(buf, len,
                  "measured on %s (%s executor) at %s by trnbench %s; median of %ld timed "
                  "repetitions after %ld warm-up; %s line %ld",
                  F(x, "host"), F(x, "executor"), F(x, "timestamp"), F(x, "commit"), x->n,
-                 x->warmup < 0 ? 0 : x->warmup, x->t->path, rline(x));
+                 x->warmup < 0 ? 0 : x->warmup, x->t->path, tb_result_line(x));
     else
-        snprintf(buf, len, "%s: %s%s%.300s; %s line %ld", PROV_NAMES[x->prov], F(x, "source"),
-                 *F(x, "notes") ? "; " : "", F(x, "notes"), x->t->path, rline(x));
+        snprintf(buf, len, "%s: %s%s%.300s; %s line %ld", tb_provenance_to_string(x->prov),
+                 F(x, "source"), *F(x, "notes") ? "; " : "", F(x, "notes"), x->t->path,
+                 tb_result_line(x));
 }
 
 /* A cost cell's tooltip: the row's provenance and the price used. */
@@ -1416,7 +1261,7 @@ static void cost_tip(const struct cost *c, char *buf, size_t len)
 /* "modeled, price [3]" (Markdown and HTML cells both). */
 static void prov_cell(const struct cost *c, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s, price [%d]%s", PROV_NAMES[c->row->prov], c->price->ref,
+    snprintf(buf, len, "%s, price [%d]%s", tb_provenance_to_string(c->row->prov), c->price->ref,
              *c->price->flag ? " (flagged)" : "");
 }
 
@@ -1668,16 +1513,17 @@ static void write_training(struct tb_doc *d, const struct report *R)
 
 /* A run's configuration as the GPU executor names both sides: "cuda:CONFIG" for the
  * measured run, "model:INSTANCE/CONFIG/chips1" for the model's prediction of it. */
-static bool gpu_pair_key(const struct rrow *x, char *buf, size_t len)
+static bool gpu_pair_key(const struct tb_result *x, char *buf, size_t len)
 {
     const char *id = F(x, "run_id"), *target = F(x, "target");
     size_t tl = strlen(target), n;
-    if (x->prov == PROV_MEASURED && !strcmp(F(x, "executor"), "cuda") && !strncmp(id, "cuda:", 5)) {
+    if (x->prov == TB_PROV_MEASURED && !strcmp(F(x, "executor"), "cuda") &&
+        !strncmp(id, "cuda:", 5)) {
         snprintf(buf, len, "%s", id + 5);
         return true;
     }
     n = strlen(id);
-    if (x->prov == PROV_MODELED && !strncmp(id, "model:", 6) && !strncmp(id + 6, target, tl) &&
+    if (x->prov == TB_PROV_MODELED && !strncmp(id, "model:", 6) && !strncmp(id + 6, target, tl) &&
         id[6 + tl] == '/' && n > 7 + tl + 7 && !strcmp(id + n - 7, "/chips1")) {
         snprintf(buf, len, "%.*s", (int)(n - 7 - 7 - tl), id + 7 + tl);
         return true;
@@ -1691,16 +1537,16 @@ static void write_model_check(struct tb_doc *d, const struct report *R)
     static const char *const head[] = {"Model", "Phase",   "Shape",      "Metric",     "Measured",
                                        "GPU",   "Modeled", "Modeled on", "Model error"};
     bool any = false;
-    for (size_t i = 0; i < R->nrows; i++) {
-        const struct rrow *x = &R->rows[i];
+    for (size_t i = 0; i < R->res.nrows; i++) {
+        const struct tb_result *x = &R->res.rows[i];
         char key[256], k2[256];
-        if (!gpu_pair_key(x, key, sizeof key) || x->prov != PROV_MEASURED)
+        if (!gpu_pair_key(x, key, sizeof key) || x->prov != TB_PROV_MEASURED)
             continue;
-        for (size_t j = 0; j < R->nrows; j++) {
-            const struct rrow *y = &R->rows[j];
+        for (size_t j = 0; j < R->res.nrows; j++) {
+            const struct tb_result *y = &R->res.rows[j];
             char shape[96], mv[32], pv[32], e[32], tip[900], ytip[900];
             const char *cells[9], *tips[9] = {0};
-            if (y->prov != PROV_MODELED || strcmp(F(y, "metric"), F(x, "metric")) ||
+            if (y->prov != TB_PROV_MODELED || strcmp(F(y, "metric"), F(x, "metric")) ||
                 !gpu_pair_key(y, k2, sizeof k2) || strcmp(key, k2))
                 continue;
             if (!any) {
@@ -1789,7 +1635,7 @@ static void write_cost(struct tb_doc *d, const struct report *R)
             snprintf(ref, sizeof ref, "[%d] no price", c->price->ref);
         }
         cost_tip(c, tip, sizeof tip);
-        cells[0] = PROV_NAMES[c->row->prov];
+        cells[0] = tb_provenance_to_string(c->row->prov);
         cells[1] = F(c->row, "target");
         cells[2] = F(c->row, "model");
         cells[3] = F(c->row, "phase");
@@ -1891,9 +1737,9 @@ static void write_definitions(struct tb_doc *d, const struct report *R)
     tb_doc_table(d, "ctt", head);
     /* the results' metrics in order of first appearance, then the cost metrics used */
     for (size_t pass = 0; pass < 2; pass++) {
-        size_t n = pass ? R->ncosts : R->nrows;
+        size_t n = pass ? R->ncosts : R->res.nrows;
         for (size_t i = 0; i < n && nseen < 64; i++) {
-            const char *m = pass ? R->costs[i].metric : F(&R->rows[i], "metric");
+            const char *m = pass ? R->costs[i].metric : F(&R->res.rows[i], "metric");
             const struct metric_def *def = metric_def(m);
             const char *cells[3];
             bool dup = false;
@@ -1903,7 +1749,7 @@ static void write_definitions(struct tb_doc *d, const struct report *R)
                 continue;
             seen[nseen++] = m;
             cells[0] = m;
-            cells[1] = def ? def->unit : (pass ? "USD" : F(&R->rows[i], "unit"));
+            cells[1] = def ? def->unit : (pass ? "USD" : F(&R->res.rows[i], "unit"));
             cells[2] = def ? def->text : "no definition recorded for this metric";
             tb_doc_row(d, cells);
         }
@@ -1915,11 +1761,11 @@ static void write_provenance(struct tb_doc *d, const struct report *R)
 {
     char a[1024], b[1024], c[1024], e[1024], f[512];
     tb_doc_h(d, 2, "Provenance");
-    if (R->nprov[PROV_MEASURED]) {
+    if (R->res.nprov[TB_PROV_MEASURED]) {
         long nmin = -1, nmax = -1, wmin = -1, wmax = -1;
-        for (size_t i = 0; i < R->nrows; i++) {
-            const struct rrow *x = &R->rows[i];
-            if (x->prov != PROV_MEASURED)
+        for (size_t i = 0; i < R->res.nrows; i++) {
+            const struct tb_result *x = &R->res.rows[i];
+            if (x->prov != TB_PROV_MEASURED)
                 continue;
             if (x->n >= 0) {
                 nmin = nmin < 0 || x->n < nmin ? x->n : nmin;
@@ -1930,10 +1776,10 @@ static void write_provenance(struct tb_doc *d, const struct report *R)
                 wmax = x->warmup > wmax ? x->warmup : wmax;
             }
         }
-        distinct(R, PROV_MEASURED, "host", a, sizeof a);
-        time_span(R, PROV_MEASURED, b, sizeof b);
-        distinct(R, PROV_MEASURED, "commit", c, sizeof c);
-        distinct(R, PROV_MEASURED, "executor", e, sizeof e);
+        distinct(R, TB_PROV_MEASURED, "host", a, sizeof a);
+        time_span(R, TB_PROV_MEASURED, b, sizeof b);
+        distinct(R, TB_PROV_MEASURED, "commit", c, sizeof c);
+        distinct(R, TB_PROV_MEASURED, "executor", e, sizeof e);
         if (nmin < 0)
             snprintf(f, sizeof f, "repetitions not recorded");
         else
@@ -1942,29 +1788,29 @@ static void write_provenance(struct tb_doc *d, const struct report *R)
         tb_doc_p(d, NULL,
                  "measured (%zu row%s): run on %s (%s executor), %s, by trnbench %s; each "
                  "value the median of %s.",
-                 R->nprov[PROV_MEASURED], R->nprov[PROV_MEASURED] == 1 ? "" : "s",
+                 R->res.nprov[TB_PROV_MEASURED], R->res.nprov[TB_PROV_MEASURED] == 1 ? "" : "s",
                  *a ? a : "an unrecorded host", *e ? e : "unrecorded", b,
                  *c ? c : "(commit not recorded)", f);
     }
-    if (R->nprov[PROV_MODELED]) {
-        distinct(R, PROV_MODELED, "source", a, sizeof a);
+    if (R->res.nprov[TB_PROV_MODELED]) {
+        distinct(R, TB_PROV_MODELED, "source", a, sizeof a);
         tb_doc_p(d, NULL, "modeled (%zu row%s): predicted by a performance model, not run: %s.",
-                 R->nprov[PROV_MODELED], R->nprov[PROV_MODELED] == 1 ? "" : "s",
+                 R->res.nprov[TB_PROV_MODELED], R->res.nprov[TB_PROV_MODELED] == 1 ? "" : "s",
                  *a ? a : "model version not recorded");
     }
-    if (R->nprov[PROV_PUBLISHED]) {
-        distinct(R, PROV_PUBLISHED, "source", a, sizeof a);
+    if (R->res.nprov[TB_PROV_PUBLISHED]) {
+        distinct(R, TB_PROV_PUBLISHED, "source", a, sizeof a);
         tb_doc_p(d, NULL,
                  "published (%zu row%s): reference figures from elsewhere, not run here: %s.",
-                 R->nprov[PROV_PUBLISHED], R->nprov[PROV_PUBLISHED] == 1 ? "" : "s",
+                 R->res.nprov[TB_PROV_PUBLISHED], R->res.nprov[TB_PROV_PUBLISHED] == 1 ? "" : "s",
                  *a ? a : "source not recorded");
     }
     {
         size_t used = 0;
         a[0] = '\0';
-        for (size_t i = 0; i < R->ntables && used < sizeof a; i++)
+        for (size_t i = 0; i < R->res.ntables && used < sizeof a; i++)
             used += (size_t)snprintf(a + used, sizeof a - used, "%s%s", i ? ", " : "",
-                                     R->tables[i].path);
+                                     R->res.tables[i].path);
         tb_doc_p(d, NULL,
                  "Results files: %s. Prices: %s (columns and sources in pricing/README.md).", a,
                  R->pricing.prices_csv.path);
@@ -2061,8 +1907,9 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
              "(%zu measured, %zu modeled, %zu published); %zu of %zu throughput "
              "rows priced at %s %s prices; baseline %s on-demand. Every number says where it "
              "comes from: measured here, modeled by the performance model, or published.",
-             R->nrows, R->nprov[PROV_MEASURED], R->nprov[PROV_MODELED], R->nprov[PROV_PUBLISHED],
-             R->npriced, R->ncosts, R->o->region ? R->o->region : "us-east-1",
+             R->res.nrows, R->res.nprov[TB_PROV_MEASURED], R->res.nprov[TB_PROV_MODELED],
+             R->res.nprov[TB_PROV_PUBLISHED], R->npriced, R->ncosts,
+             R->o->region ? R->o->region : "us-east-1",
              R->o->purchase ? R->o->purchase : "on-demand", R->baseline);
     write_summary(&d, R);
     write_charts(&d, R);
@@ -2155,7 +2002,7 @@ static int write_cost_csv(const struct report *R, const char *path, char *err, s
         bad |= tb_csv_put(f, COST_COLS[i], COST_COLS[i + 1] ? ',' : '\n');
     for (size_t i = 0; i < R->ncosts; i++) {
         const struct cost *c = &R->costs[i];
-        const struct rrow *x = c->row;
+        const struct tb_result *x = c->row;
         const struct tb_price_choice *p = &c->price->c;
         char b[29][64], note[600], line[24];
         const char *v[sizeof COST_COLS / sizeof COST_COLS[0]];
@@ -2163,9 +2010,9 @@ static int write_cost_csv(const struct report *R, const char *path, char *err, s
         const double none = NAN;
         size_t k = 0;
         snprintf(note, sizeof note, "%s%s", p->have ? "" : "no price: ", p->have ? "" : p->why);
-        snprintf(line, sizeof line, "%ld", rline(x));
+        snprintf(line, sizeof line, "%ld", tb_result_line(x));
         v[k++] = F(x, "run_id");
-        v[k++] = PROV_NAMES[x->prov];
+        v[k++] = tb_provenance_to_string(x->prov);
         v[k++] = F(x, "target");
         v[k++] = F(x, "model");
         v[k++] = F(x, "phase");
@@ -2426,13 +2273,9 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     memset(&R, 0, sizeof R);
     R.o = o;
     tb_utc_now(R.now, sizeof R.now);
-    if (o->nresults == 0 || !o->results) {
-        tb_err(err, errlen, "no results file given");
-        goto out;
-    }
 
     /* 1. inputs: every check before anything is written */
-    if (load_results(&R, err, errlen) != 0)
+    if (tb_results_load(&R.res, o->results, o->nresults, err, errlen) != 0)
         goto out;
     if (tb_pricing_load(&R.pricing, o->pricing_dir, err, errlen) != 0)
         goto out;
@@ -2511,7 +2354,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
         snprintf(info->out_dir, sizeof info->out_dir, "%s", R.outdir);
         info->ncharts = R.ncharts;
         info->png = R.ncharts > 0 && R.charts[0].png;
-        info->nrows = R.nrows;
+        info->nrows = R.res.nrows;
         info->ncosted = R.npriced;
         snprintf(info->notes, sizeof info->notes, "%s", R.notes);
     }
@@ -2527,11 +2370,8 @@ out:
     free(R.ws);
     free(R.costs);
     free(R.tp);
-    free(R.rows);
     if (R.have_pricing)
         tb_pricing_release(&R.pricing);
-    for (size_t i = 0; i < R.ntables; i++)
-        tb_csv_release(&R.tables[i]);
-    free(R.tables);
+    tb_results_release(&R.res);
     return rc;
 }
