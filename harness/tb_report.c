@@ -39,24 +39,6 @@ static const char *fmt_num(double v, char *buf, size_t len)
     return buf;
 }
 
-const char *tb_report_cost_metric(const char *metric)
-{
-    static const char *const map[][2] = {
-        {"prefill_tokens_per_s", "usd_per_mtok_in"},  {"decode_tokens_per_s", "usd_per_mtok_out"},
-        {"output_tokens_per_s", "usd_per_mtok_out"},  {"train_tokens_per_s", "usd_per_mtok_train"},
-        {"total_tokens_per_s", "usd_per_mtok_total"}, {"images_per_s", "usd_per_kimage"},
-    };
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (!strcmp(metric, map[i][0]))
-            return map[i][1];
-    return NULL;
-}
-
-double tb_report_usd_per_mtok(double usd_per_hour, double tokens_per_s)
-{
-    return tb_cost_usd_per(usd_per_hour, tokens_per_s, 1e6);
-}
-
 /* A field of a results row by column name (the report reads many). */
 static const char *F(const struct tb_result *x, const char *name)
 {
@@ -64,47 +46,6 @@ static const char *F(const struct tb_result *x, const char *name)
 }
 
 /* ---- the report being built ---- */
-
-struct tprice {         /* the price of one target */
-    const char *target; /* borrowed from a results table */
-    struct tb_price_choice c;
-    int ref;               /* footnote number in the report, 0 until used */
-    long chips;            /* chips per instance (0: the host, not a catalogued instance) */
-    const char *chip_word; /* what its chips are called: "GPUs" (NVIDIA) or "chips" */
-    long age;              /* days from the price's date to the report's; -1 undated */
-    char flag[160];        /* "" or why the price needs a second look (stale, undated) */
-};
-
-struct cost {
-    const struct tb_result *row;                  /* borrowed: the throughput row */
-    const char *metric;                           /* usd_per_mtok_* or usd_per_kimage */
-    bool images;                                  /* per thousand images, not per Mtok */
-    struct tprice *price;                         /* borrowed from report.tp */
-    double usd, usd_min, usd_max, tokens_per_usd; /* NAN without a price; tokens_per_usd
-                                                     counts images for an images row */
-    char config[200];            /* run_id without target and instance count: the configuration */
-    char workload[200];          /* config without the batch: what is compared across targets */
-    long chips;                  /* chips of the run (chips_used, else instances x chips per
-                                    instance); 0 unknown */
-    double per_chip;             /* throughput per chip; NAN when chips is unknown */
-    double ttft, tpot, per_user; /* the run's latency rows (serving); NAN when absent */
-    double base_usd;             /* the baseline's on-demand cost for the same configuration */
-    double perf;                 /* price-performance: base_usd / usd */
-    bool sweep_point;            /* a serving batch beside the same target's "max" run */
-};
-
-/* One workload's ranking (the summary). */
-struct wsum {
-    const char *workload; /* borrowed from a cost */
-    const char *metric;
-    const struct cost *best; /* cheapest priced row */
-    const struct cost *base; /* cheapest baseline row (on-demand) */
-    double base_usd;
-    const struct cost *best_ok; /* cheapest within the latency limits (serving) */
-    const struct cost *base_ok;
-    double base_ok_usd;
-    bool serve;
-};
 
 struct chart {
     char name[48]; /* file name without extension */
@@ -119,16 +60,7 @@ struct report {
     struct tb_results res;     /* owned: the results files, rows in report order */
     struct tb_pricing pricing; /* owned */
     bool have_pricing;
-    struct tb_price_choice host; /* the host's price */
-    struct tprice *tp;           /* owned: ntp distinct targets */
-    size_t ntp;
-    struct cost *costs; /* owned: ncosts */
-    size_t ncosts, npriced;
-    int nrefs;
-    const char *baseline; /* instance type */
-    struct tprice btp;    /* its on-demand price (btp.ref: its footnote number) */
-    struct wsum *ws;      /* owned: nws workloads */
-    size_t nws;
+    struct tb_costs cs;            /* owned: the cost stage's table, read only here */
     char *assess_md, *assess_html; /* owned: the assessment section, or NULL */
     char assess_why[600];          /* why there is none */
     char outdir[4096];
@@ -153,301 +85,6 @@ static void add_note(struct report *R, const char *fmt, ...)
     used = strlen(R->notes);
     R->notes[used] = '\n';
     R->notes[used + 1] = '\0';
-}
-
-/* Flag a price that needs a second look: older than the threshold, or undated. */
-static void price_age(struct report *R, struct tprice *t)
-{
-    t->age = -1;
-    t->flag[0] = '\0';
-    if (!t->c.have || !t->c.line)
-        return; /* no price, or the user's own rate */
-    t->age = tb_cost_age_days(t->c.as_of, R->now);
-    if (t->age < 0)
-        snprintf(t->flag, sizeof t->flag, "undated (the source says '%s')", t->c.as_of);
-    else if ((double)t->age > R->o->max_price_age_days)
-        snprintf(t->flag, sizeof t->flag, "stale: %ld days old (threshold %g)", t->age,
-                 R->o->max_price_age_days);
-}
-
-/* What an instance's chips are called in the report: "GPUs" (NVIDIA) or "chips". */
-static const char *chip_word(const struct report *R, const struct tb_instance *in)
-{
-    const struct tb_chip *chip = in ? tb_pricing_chip(&R->pricing, in->chip) : NULL;
-    return chip && !strcmp(chip->vendor, "NVIDIA") ? "GPUs" : "chips";
-}
-
-static struct tprice *target_price(struct report *R, const char *target, char *err, size_t errlen)
-{
-    struct tprice *t;
-    const struct tb_instance *in;
-    for (size_t i = 0; i < R->ntp; i++)
-        if (!strcmp(R->tp[i].target, target))
-            return &R->tp[i];
-    t = &R->tp[R->ntp++];
-    memset(t, 0, sizeof *t);
-    t->target = target;
-    in = tb_pricing_instance(&R->pricing, target);
-    if (!strcmp(target, "host")) {
-        t->c = R->host;
-        in = R->o->instance ? tb_pricing_instance(&R->pricing, R->o->instance) : NULL;
-    } else if (in) {
-        if (tb_pricing_target_price(&R->pricing, target, R->o->region, R->o->purchase, &t->c, err,
-                                    errlen) != 0)
-            return NULL;
-    } else {
-        memset(&t->c, 0, sizeof t->c);
-        t->c.usd_per_hour = NAN;
-        snprintf(t->c.instance, sizeof t->c.instance, "%s", target);
-        snprintf(t->c.why, sizeof t->c.why, "target '%s' is not an instance type in %s", target,
-                 R->pricing.instances_csv.path);
-    }
-    t->chips = in ? in->accel_count : 0;
-    t->chip_word = chip_word(R, in);
-    price_age(R, t);
-    return t;
-}
-
-/* Instance-hours a row is charged per hour at price t: its share of the instances when
- * it used part of their chips (tb_cost_instance_share). */
-static double charged(const struct tb_result *x, const struct tprice *t)
-{
-    return tb_cost_instance_share(x->instances, x->chips_used, t->chips);
-}
-
-/* "1 of 8 GPUs" (a part of one instance), "12 of 2 x 8 chips", or the instance count
- * ("1", "4") when the row is charged whole instances. */
-static void charged_text(const struct tb_result *x, const struct tprice *t, char *buf, size_t len)
-{
-    if (x->chips_used > 0 && t->chips > 0 && x->chips_used != x->instances * t->chips) {
-        if (x->instances == 1)
-            snprintf(buf, len, "%ld of %ld %s", x->chips_used, t->chips, t->chip_word);
-        else
-            snprintf(buf, len, "%ld of %ld x %ld %s", x->chips_used, x->instances, t->chips,
-                     t->chip_word);
-    } else {
-        snprintf(buf, len, "%ld", x->instances);
-    }
-}
-
-/* A row cannot have used more chips than its instances hold (the catalogue's count for
- * its target, or for the host named with --instance). */
-static int check_chips_used(const struct report *R, char *err, size_t errlen)
-{
-    for (size_t i = 0; i < R->res.nrows; i++) {
-        const struct tb_result *x = &R->res.rows[i];
-        const char *target = F(x, "target");
-        const struct tb_instance *in;
-        char what[256];
-        if (x->chips_used <= 0)
-            continue;
-        in = !strcmp(target, "host")
-                 ? (R->o->instance ? tb_pricing_instance(&R->pricing, R->o->instance) : NULL)
-                 : tb_pricing_instance(&R->pricing, target);
-        if (!in || x->chips_used <= x->instances * in->accel_count)
-            continue;
-        snprintf(what, sizeof what, "more chips than %ld x %s has (%ld)", x->instances,
-                 in->instance, x->instances * in->accel_count);
-        return tb_result_bad_field(x, "chips_used", what, err, errlen);
-    }
-    return 0;
-}
-
-/* The configuration of a run: its run_id without the target (the "model:TARGET/"
- * prefix of modeled rows, or an "@TARGET" suffix) and without the instance count ("/x8"); the
- * workload: that without the batch
- * ("/b16/"), so one workload gathers every target, batch and fleet size. */
-static void config_keys(const struct tb_result *x, char *config, size_t clen, char *workload,
-                        size_t wlen)
-{
-    const char *id = F(x, "run_id"), *target = F(x, "target");
-    size_t tl = strlen(target);
-    char *p;
-    if (!strncmp(id, "model:", 6) && !strncmp(id + 6, target, tl) && id[6 + tl] == '/')
-        id += 7 + tl;
-    snprintf(config, clen, "%s", *id ? id : F(x, "model"));
-    /* an id that names its target at the end ("...@p5.48xlarge") */
-    p = strrchr(config, '@');
-    if (p && !strcmp(p + 1, target))
-        *p = '\0';
-    p = strstr(config, "/x");
-    if (p && isdigit((unsigned char)p[2]) && !strchr(p + 2, '/'))
-        *p = '\0';
-    snprintf(workload, wlen, "%s", config);
-    p = strstr(workload, "/b");
-    if (p && (isdigit((unsigned char)p[2]) || !strncmp(p + 2, "max", 3))) {
-        char *q = strchr(p + 2, '/');
-        memmove(p, q ? q : p + strlen(p), strlen(q ? q : p + strlen(p)) + 1);
-    }
-}
-
-/* The serving latency rows of c's run (same file, run_id, target and provenance), in
- * one pass over the rows; NAN for those the run does not have. */
-static void run_latency(const struct report *R, struct cost *c)
-{
-    const struct tb_result *x = c->row;
-    c->ttft = c->tpot = c->per_user = NAN;
-    for (size_t i = 0; i < R->res.nrows; i++) {
-        const struct tb_result *y = &R->res.rows[i];
-        const char *m = F(y, "metric");
-        double *dst = !strcmp(m, "ttft_ms")                 ? &c->ttft
-                      : !strcmp(m, "tpot_ms")               ? &c->tpot
-                      : !strcmp(m, "tokens_per_s_per_user") ? &c->per_user
-                                                            : NULL;
-        if (dst && y->t == x->t && y->prov == x->prov && !strcmp(F(y, "run_id"), F(x, "run_id")) &&
-            !strcmp(F(y, "target"), F(x, "target")))
-            *dst = y->value;
-    }
-}
-
-/* Whether c is a row of workload w (same workload and cost metric). */
-static bool of_workload(const struct cost *c, const char *workload, const char *metric)
-{
-    return !strcmp(c->workload, workload) && !strcmp(c->metric, metric);
-}
-
-/* Whether costs[i] is the first row of its target among the rows of (workload, metric):
- * walking i over the costs visits each target of a workload once. */
-static bool first_of_target(const struct report *R, size_t i, const char *workload,
-                            const char *metric)
-{
-    const char *t = F(R->costs[i].row, "target");
-    if (!of_workload(&R->costs[i], workload, metric))
-        return false;
-    for (size_t k = 0; k < i; k++)
-        if (of_workload(&R->costs[k], workload, metric) && !strcmp(F(R->costs[k].row, "target"), t))
-            return false;
-    return true;
-}
-
-/* The ranking of c's workload, or NULL (the serving total-token cost has none). */
-static struct wsum *ws_of(const struct report *R, const struct cost *c)
-{
-    for (size_t k = 0; k < R->nws; k++)
-        if (!strcmp(R->ws[k].workload, c->workload) && !strcmp(R->ws[k].metric, c->metric))
-            return &R->ws[k];
-    return NULL;
-}
-
-static bool positive(double v)
-{
-    return v > 0 && isfinite(v);
-}
-
-/* Latency, per-chip figures, the baseline and the workload ranking, once every row has
- * its cost. */
-static int rank_costs(struct report *R, char *err, size_t errlen)
-{
-    const struct tb_report_opts *o = R->o;
-    R->ws = tb_alloc_array(R->ncosts + 1, sizeof(*R->ws));
-    if (!R->ws)
-        return tb_err(err, errlen, "out of memory");
-    for (size_t i = 0; i < R->ncosts; i++) {
-        struct cost *c = &R->costs[i];
-        const struct tb_result *x = c->row;
-        config_keys(x, c->config, sizeof c->config, c->workload, sizeof c->workload);
-        /* the chips that produced the throughput */
-        c->chips = x->chips_used > 0 ? x->chips_used : c->price->chips * x->instances;
-        c->per_chip = c->chips > 0 ? x->value / (double)c->chips : NAN;
-        run_latency(R, c);
-        c->base_usd = c->perf = NAN;
-    }
-    for (size_t i = 0; i < R->ncosts; i++) {
-        struct cost *c = &R->costs[i];
-        /* the baseline's cost of the same configuration, at its on-demand price */
-        for (size_t k = 0; k < R->ncosts && R->btp.c.have; k++) {
-            const struct cost *b = &R->costs[k];
-            if (strcmp(F(b->row, "target"), R->baseline) || strcmp(b->metric, c->metric) ||
-                strcmp(b->config, c->config) || b->row->prov == TB_PROV_MEASURED)
-                continue;
-            c->base_usd = tb_cost_usd_per(R->btp.c.usd_per_hour * charged(b->row, &R->btp),
-                                          b->row->value, b->images ? 1e3 : 1e6);
-        }
-        c->perf = tb_cost_price_perf(c->base_usd, c->usd);
-        /* a serving batch of a sweep beside the same target's throughput-maximising run */
-        if (!strcmp(F(c->row, "phase"), "serve") && !strstr(c->config, "/bmax/"))
-            for (size_t k = 0; k < R->ncosts && !c->sweep_point; k++)
-                c->sweep_point = !strcmp(R->costs[k].workload, c->workload) &&
-                                 strstr(R->costs[k].config, "/bmax/") &&
-                                 !strcmp(F(R->costs[k].row, "target"), F(c->row, "target"));
-    }
-    /* per workload: the cheapest row, the baseline's cheapest, and the same within the
-     * latency limits; the total-token cost of a serving run ranks like its output cost,
-     * so only the output cost is ranked */
-    for (size_t i = 0; i < R->ncosts; i++) {
-        const struct cost *c = &R->costs[i];
-        struct wsum *w;
-        bool ok;
-        if (!strcmp(c->metric, "usd_per_mtok_total"))
-            continue;
-        w = ws_of(R, c);
-        if (!w) {
-            w = &R->ws[R->nws++];
-            memset(w, 0, sizeof *w);
-            w->workload = c->workload;
-            w->metric = c->metric;
-            w->base_usd = w->base_ok_usd = NAN;
-            w->serve = !strcmp(F(c->row, "phase"), "serve");
-        }
-        ok = w->serve && tb_cost_meets(c->ttft, c->tpot, o->ttft_limit_ms, o->tpot_limit_ms);
-        if (positive(c->usd)) {
-            if (!w->best || c->usd < w->best->usd)
-                w->best = c;
-            if (ok && (!w->best_ok || c->usd < w->best_ok->usd))
-                w->best_ok = c;
-        }
-        if (positive(c->base_usd) && !strcmp(F(c->row, "target"), R->baseline)) {
-            if (!w->base || c->base_usd < w->base_usd) {
-                w->base = c;
-                w->base_usd = c->base_usd;
-            }
-            if (ok && (!w->base_ok || c->base_usd < w->base_ok_usd)) {
-                w->base_ok = c;
-                w->base_ok_usd = c->base_usd;
-            }
-        }
-    }
-    return 0;
-}
-
-static int build_costs(struct report *R, char *err, size_t errlen)
-{
-    R->tp = tb_alloc_array(R->res.nrows + 1, sizeof(*R->tp));
-    R->costs = tb_alloc_array(R->res.nrows + 1, sizeof(*R->costs));
-    if (!R->tp || !R->costs)
-        return tb_err(err, errlen, "out of memory");
-    for (size_t i = 0; i < R->res.nrows; i++) {
-        const struct tb_result *x = &R->res.rows[i];
-        const char *m = tb_report_cost_metric(F(x, "metric"));
-        struct cost *c;
-        if (!m)
-            continue;
-        c = &R->costs[R->ncosts++];
-        memset(c, 0, sizeof *c);
-        c->row = x;
-        c->metric = m;
-        c->images = !strcmp(m, "usd_per_kimage");
-        c->price = target_price(R, F(x, "target"), err, errlen);
-        if (!c->price)
-            return -1;
-        c->usd = c->usd_min = c->usd_max = c->tokens_per_usd = NAN;
-        if (c->price->c.have) {
-            /* a run on several instances is charged all of them, a run on part of an
-             * instance's chips that share (one GPU of a p5.48xlarge's 8: 1/8) */
-            double h = c->price->c.usd_per_hour * charged(x, c->price);
-            /* per million tokens, or per thousand images */
-            double per = c->images ? 1e3 : 1e6;
-            c->usd = tb_cost_usd_per(h, x->value, per);
-            /* the fastest repetition is the cheapest */
-            c->usd_min = tb_cost_usd_per(h, x->max, per);
-            c->usd_max = tb_cost_usd_per(h, x->min, per);
-            c->tokens_per_usd = x->value * 3600.0 / h;
-            R->npriced++;
-        }
-        if (!c->price->ref)
-            c->price->ref = ++R->nrefs;
-    }
-    return rank_costs(R, err, errlen);
 }
 
 /* ---- labels ---- */
@@ -743,7 +380,7 @@ static void models_of(const struct report *R, char *buf, size_t len)
 }
 
 /* A workload's model and phase as one word for a chart legend: "llama-3.1-8b/serve". */
-static void workload_word(const struct cost *c, char *buf, size_t len)
+static void workload_word(const struct tb_cost *c, char *buf, size_t len)
 {
     snprintf(buf, len, "%s/%s", F(c->row, "model"), F(c->row, "phase"));
     for (char *p = buf; *p; p++)
@@ -765,28 +402,11 @@ static const char *tokens_text(double n, char *buf, size_t len)
     return buf;
 }
 
-/* The cheapest priced row of each (workload, target) pair, for the by-target charts;
- * the serving total-token cost ranks like the output cost and is left out. */
-static bool cheapest_of_target(const struct report *R, const struct cost *c)
-{
-    if (!positive(c->usd) || !strcmp(c->metric, "usd_per_mtok_total"))
-        return false;
-    for (size_t k = 0; k < R->ncosts; k++) {
-        const struct cost *o = &R->costs[k];
-        if (o != c && positive(o->usd) && !strcmp(o->metric, c->metric) &&
-            !strcmp(o->workload, c->workload) &&
-            !strcmp(F(o->row, "target"), F(c->row, "target")) &&
-            (o->usd < c->usd || (o->usd == c->usd && o < c)))
-            return false;
-    }
-    return true;
-}
-
 /* Throughput against interactivity for one serving workload: tokens/s per chip against
  * tokens/s per user, one line per target through its batch sweep, each point labelled
  * with its cost per million output tokens. */
-static int draw_interactivity(struct report *R, const struct wsum *w, int k, bool png_ok, char *err,
-                              size_t errlen)
+static int draw_interactivity(struct report *R, const struct tb_cost_rank *w, int k, bool png_ok,
+                              char *err, size_t errlen)
 {
     char data[4400], file[96], name[48], targets[1024] = "", title[400], caption[400];
     size_t npoints = 0;
@@ -799,23 +419,23 @@ static int draw_interactivity(struct report *R, const struct wsum *w, int k, boo
     if (!f)
         return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
     /* one data block per target (gnuplot "index"), points in order of interactivity */
-    for (size_t i = 0; i < R->ncosts; i++) {
-        const char *t = F(R->costs[i].row, "target");
+    for (size_t i = 0; i < R->cs.ncosts; i++) {
+        const char *t = F(R->cs.costs[i].row, "target");
         bool priced = false;
         size_t n = 0;
-        if (!first_of_target(R, i, w->workload, w->metric))
+        if (!tb_costs_first_of_target(&R->cs, i, w->workload, w->metric))
             continue;
-        for (size_t j = i; j < R->ncosts; j++) {
-            const struct cost *c = &R->costs[j];
-            if (!of_workload(c, w->workload, w->metric) || strcmp(F(c->row, "target"), t) ||
-                !positive(c->per_user) || !positive(c->per_chip))
+        for (size_t j = i; j < R->cs.ncosts; j++) {
+            const struct tb_cost *c = &R->cs.costs[j];
+            if (!tb_cost_of_workload(c, w->workload, w->metric) || strcmp(F(c->row, "target"), t) ||
+                !tb_cost_positive(c->per_user) || !tb_cost_positive(c->per_chip))
                 continue;
             fprintf(f, "%.10g\t%.10g\t", c->per_user, c->per_chip);
-            if (positive(c->usd))
+            if (tb_cost_positive(c->usd))
                 fprintf(f, "$%.3g\t%s\n", c->usd, F(c->row, "batch"));
             else
                 fprintf(f, "\t%s\n", F(c->row, "batch"));
-            priced |= positive(c->usd);
+            priced |= tb_cost_positive(c->usd);
             n++;
         }
         if (n) {
@@ -862,8 +482,8 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
         if (!tb_result_is_token_rate(F(x, "metric")) ||
             !strcmp(F(x, "metric"), "total_tokens_per_s"))
             continue;
-        for (size_t j = 0; j < R->ncosts && !sweep; j++)
-            sweep = R->costs[j].row == x && R->costs[j].sweep_point;
+        for (size_t j = 0; j < R->cs.ncosts && !sweep; j++)
+            sweep = R->cs.costs[j].row == x && R->cs.costs[j].sweep_point;
         if (sweep)
             continue;
         run_label(x, bars[n].label, sizeof bars[n].label, bars[n].label2, sizeof bars[n].label2);
@@ -891,9 +511,9 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
     /* cost per million tokens by target and workload: each target's cheapest
      * configuration of each workload */
     n = 0;
-    for (size_t i = 0; i < R->ncosts; i++) {
-        const struct cost *c = &R->costs[i];
-        if (c->images || !cheapest_of_target(R, c))
+    for (size_t i = 0; i < R->cs.ncosts; i++) {
+        const struct tb_cost *c = &R->cs.costs[i];
+        if (c->images || !tb_costs_cheapest_of_target(&R->cs, c))
             continue;
         run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
                   sizeof bars[n].label2);
@@ -906,7 +526,7 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
     }
     if (n == 0) {
         add_note(R, "no cost chart: no throughput row has a price (%s)",
-                 R->host.have ? "no host rows" : R->host.why);
+                 R->cs.host.have ? "no host rows" : R->cs.host.why);
     } else {
         snprintf(title, sizeof title, "Cost per million tokens by target and workload: %s", models);
         if (draw(R, "cost", "cost",
@@ -918,49 +538,49 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
 
     /* price-performance against the baseline, per workload and target */
     n = 0;
-    for (size_t i = 0; i < R->ncosts; i++) {
-        const struct cost *c = &R->costs[i];
-        const struct wsum *w = NULL;
-        if (!cheapest_of_target(R, c))
+    for (size_t i = 0; i < R->cs.ncosts; i++) {
+        const struct tb_cost *c = &R->cs.costs[i];
+        const struct tb_cost_rank *w = NULL;
+        if (!tb_costs_cheapest_of_target(&R->cs, c))
             continue;
-        w = ws_of(R, c);
-        if (!w || !positive(w->base_usd))
+        w = tb_costs_rank_of(&R->cs, c);
+        if (!w || !tb_cost_positive(w->base_usd))
             continue;
         run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
                   sizeof bars[n].label2);
         workload_word(c, bars[n].group, sizeof bars[n].group);
-        bars[n].rank = (int)(w - R->ws);
+        bars[n].rank = (int)(w - R->cs.ranks);
         bars[n].value = tb_cost_price_perf(w->base_usd, c->usd);
         bars[n].min = bars[n].max = NAN;
         n++;
     }
     if (n > 0) {
         snprintf(title, sizeof title, "Price-performance against %s on-demand (higher is better)",
-                 R->baseline);
+                 R->cs.o.baseline);
         snprintf(caption, sizeof caption,
                  "Price-performance: the baseline's cost (%s, on-demand, its cheapest "
                  "configuration) over each target's cheapest, per workload; 2x = half the cost",
-                 R->baseline);
+                 R->cs.o.baseline);
         if (draw(R, "priceperf", "priceperf", caption, bars, n, title, png_ok, err, errlen) < 0)
             goto out;
     } else {
-        add_note(R, "no price-performance chart: no workload has a priced %s row (%s)", R->baseline,
-                 R->btp.c.have ? "no modeled baseline rows" : R->btp.c.why);
+        add_note(R, "no price-performance chart: no workload has a priced %s row (%s)",
+                 R->cs.o.baseline, R->cs.btp.c.have ? "no modeled baseline rows" : R->cs.btp.c.why);
     }
 
     /* training: cost (and time) to train on N tokens, one colour per model */
     n = 0;
-    for (size_t i = 0; i < R->ncosts; i++) {
-        const struct cost *c = &R->costs[i];
+    for (size_t i = 0; i < R->cs.ncosts; i++) {
+        const struct tb_cost *c = &R->cs.costs[i];
         double usd, days;
         char used[64];
-        if (strcmp(c->metric, "usd_per_mtok_train") || !positive(c->usd))
+        if (strcmp(c->metric, "usd_per_mtok_train") || !tb_cost_positive(c->usd))
             continue;
         usd = c->usd * R->o->train_tokens / 1e6;
         days = tb_cost_train_days(R->o->train_tokens, c->row->value);
         run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
                   sizeof bars[n].label2);
-        charged_text(c->row, c->price, used, sizeof used);
+        tb_cost_charged_text(c->row, c->price, used, sizeof used);
         snprintf(bars[n].label2, sizeof bars[n].label2, "%s, %.3g days on %s, %s",
                  F(c->row, "target"), days, used, tb_provenance_to_string(c->row->prov));
         snprintf(bars[n].group, sizeof bars[n].group, "%s", F(c->row, "model"));
@@ -990,9 +610,9 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
 
     /* images: each target's cheapest configuration per image workload */
     n = 0;
-    for (size_t i = 0; i < R->ncosts; i++) {
-        const struct cost *c = &R->costs[i];
-        if (!c->images || !cheapest_of_target(R, c))
+    for (size_t i = 0; i < R->cs.ncosts; i++) {
+        const struct tb_cost *c = &R->cs.costs[i];
+        if (!c->images || !tb_costs_cheapest_of_target(&R->cs, c))
             continue;
         run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
                   sizeof bars[n].label2);
@@ -1012,8 +632,9 @@ static int draw_charts(struct report *R, char *err, size_t errlen)
     }
 
     /* throughput against interactivity, one chart per serving workload with a sweep */
-    for (size_t i = 0; i < R->nws; i++)
-        if (R->ws[i].serve && draw_interactivity(R, &R->ws[i], ++k, png_ok, err, errlen) < 0)
+    for (size_t i = 0; i < R->cs.nranks; i++)
+        if (R->cs.ranks[i].serve &&
+            draw_interactivity(R, &R->cs.ranks[i], ++k, png_ok, err, errlen) < 0)
             goto out;
     if (!png_ok && R->ncharts)
         add_note(R, "no PNG copies of the charts: %s", why);
@@ -1181,7 +802,7 @@ static void write_context(struct tb_doc *d, const struct report *R)
         counters_status(R, v, sizeof v);
         ROW("Hardware counters", v);
     }
-    price_text(&R->host, price, sizeof price);
+    price_text(&R->cs.host, price, sizeof price);
     ROW("Price of the host", price);
     snprintf(w, sizeof w, "%s by trnbench %s", R->now, tb_version_commit());
     ROW("Report written", w);
@@ -1245,13 +866,13 @@ static void prov_tip(const struct tb_result *x, char *buf, size_t len)
 }
 
 /* A cost cell's tooltip: the row's provenance and the price used. */
-static void cost_tip(const struct cost *c, char *buf, size_t len)
+static void cost_tip(const struct tb_cost *c, char *buf, size_t len)
 {
     char prov[900], price[1200], used[64], share[160] = "";
-    double h = charged(c->row, c->price);
+    double h = tb_cost_charged(c->row, c->price);
     prov_tip(c->row, prov, sizeof prov);
     price_text(&c->price->c, price, sizeof price);
-    charged_text(c->row, c->price, used, sizeof used);
+    tb_cost_charged_text(c->row, c->price, used, sizeof used);
     if (h != (double)c->row->instances)
         snprintf(share, sizeof share, "; charged %.4g of the instance-hour (%s)", h, used);
     snprintf(buf, len, "%s. Price [%d]: %s%s%s%s", prov, c->price->ref, price, share,
@@ -1259,7 +880,7 @@ static void cost_tip(const struct cost *c, char *buf, size_t len)
 }
 
 /* "modeled, price [3]" (Markdown and HTML cells both). */
-static void prov_cell(const struct cost *c, char *buf, size_t len)
+static void prov_cell(const struct tb_cost *c, char *buf, size_t len)
 {
     snprintf(buf, len, "%s, price [%d]%s", tb_provenance_to_string(c->row->prov), c->price->ref,
              *c->price->flag ? " (flagged)" : "");
@@ -1272,7 +893,7 @@ static const char *unit_of(const char *metric)
 
 static void fmt_saving(double usd, double base, char *buf, size_t len)
 {
-    if (!positive(usd) || !positive(base))
+    if (!tb_cost_positive(usd) || !tb_cost_positive(base))
         snprintf(buf, len, "no baseline");
     else
         snprintf(buf, len, "%+.0f%% (%.2fx)", (1.0 - usd / base) * 100.0, base / usd);
@@ -1286,25 +907,25 @@ static void write_summary(struct tb_doc *d, const struct report *R)
     char lim[160], bh[200];
     size_t nserve = 0;
     tb_doc_h(d, 2, "Summary");
-    snprintf(bh, sizeof bh, "%s on-demand", R->baseline);
-    if (R->nws == 0) {
+    snprintf(bh, sizeof bh, "%s on-demand", R->cs.o.baseline);
+    if (R->cs.nranks == 0) {
         tb_doc_p(d, "note", "No throughput rows: nothing to rank.");
         return;
     }
-    tb_doc_p(d, NULL,
-             "For each workload, the cheapest target at the prices chosen (%s, %s) and its "
-             "saving against the baseline, %s (%s). A saving of +40%% means 40%% less than "
-             "the baseline for the same work; the factor in brackets is the price-performance "
-             "(baseline cost over this cost). Hover over a number for its provenance; [n] "
-             "points to the price table.",
-             R->o->region ? R->o->region : "us-east-1",
-             R->o->purchase ? R->o->purchase : "on-demand", bh,
-             R->btp.c.have ? "its cheapest configuration of the same workload" : R->btp.c.why);
+    tb_doc_p(
+        d, NULL,
+        "For each workload, the cheapest target at the prices chosen (%s, %s) and its "
+        "saving against the baseline, %s (%s). A saving of +40%% means 40%% less than "
+        "the baseline for the same work; the factor in brackets is the price-performance "
+        "(baseline cost over this cost). Hover over a number for its provenance; [n] "
+        "points to the price table.",
+        R->o->region ? R->o->region : "us-east-1", R->o->purchase ? R->o->purchase : "on-demand",
+        bh, R->cs.btp.c.have ? "its cheapest configuration of the same workload" : R->cs.btp.c.why);
     tb_doc_table(d, "ttttnpnn", head);
     /* priced workloads first, then those without a price, each in results order */
     for (int pass = 0; pass < 2; pass++)
-        for (size_t i = 0; i < R->nws; i++) {
-            const struct wsum *w = &R->ws[i];
+        for (size_t i = 0; i < R->cs.nranks; i++) {
+            const struct tb_cost_rank *w = &R->cs.ranks[i];
             char usd[32], base[32], sav[64], prov[64], tip[2400], btip[2400];
             const char *cells[8], *tips[8] = {0};
             if ((pass == 0) != (w->best != NULL))
@@ -1315,9 +936,9 @@ static void write_summary(struct tb_doc *d, const struct report *R)
             if (!w->best) {
                 /* why: the price of the workload's first target */
                 const char *why = "";
-                for (size_t k = 0; k < R->ncosts && !*why; k++)
-                    if (!strcmp(R->costs[k].workload, w->workload))
-                        why = R->costs[k].price->c.why;
+                for (size_t k = 0; k < R->cs.ncosts && !*why; k++)
+                    if (!strcmp(R->cs.costs[k].workload, w->workload))
+                        why = R->cs.costs[k].price->c.why;
                 snprintf(sav, sizeof sav, "no price");
                 cells[2] = sav;
                 cells[3] = cells[4] = cells[6] = cells[7] = "";
@@ -1333,7 +954,7 @@ static void write_summary(struct tb_doc *d, const struct report *R)
                 snprintf(base, sizeof base, "%.4g", w->base_usd);
                 prov_tip(w->base->row, btip, sizeof btip);
                 snprintf(btip + strlen(btip), sizeof btip - strlen(btip), ". Baseline price [%d]",
-                         R->btp.ref);
+                         R->cs.btp.ref);
             }
             fmt_saving(w->best->usd, w->base_usd, sav, sizeof sav);
             cells[2] = F(w->best->row, "target");
@@ -1363,8 +984,8 @@ static void write_summary(struct tb_doc *d, const struct report *R)
             "TPOT ms",       "Tokens/s per user",      "Cost",  "Provenance",
             "Baseline cost", "Saving (price-perf)"};
         tb_doc_table(d, "tttnnnnpnn", lh);
-        for (size_t i = 0; i < R->nws; i++) {
-            const struct wsum *w = &R->ws[i];
+        for (size_t i = 0; i < R->cs.nranks; i++) {
+            const struct tb_cost_rank *w = &R->cs.ranks[i];
             char t1[32], t2[32], t3[32], usd[32], base[32], sav[64], prov[64], tip[2400];
             const char *cells[10], *tips[10] = {0};
             if (!w->serve)
@@ -1404,8 +1025,8 @@ static void write_limits(struct tb_doc *d, const struct report *R)
         "Workload", "Target",  "Configurations",    "Meeting limits", "Batch",
         "TTFT ms",  "TPOT ms", "Tokens/s per user", "Cost",           "Provenance"};
     bool any = false;
-    for (size_t i = 0; i < R->nws && !any; i++)
-        any = R->ws[i].serve;
+    for (size_t i = 0; i < R->cs.nranks && !any; i++)
+        any = R->cs.ranks[i].serve;
     if (!any)
         return;
     tb_doc_h(d, 2, "Cost under latency limits");
@@ -1416,27 +1037,28 @@ static void write_limits(struct tb_doc *d, const struct report *R)
         "the results (a suite's batch sweep).",
         R->o->ttft_limit_ms, R->o->tpot_limit_ms);
     tb_doc_table(d, "ttnntnnnnp", head);
-    for (size_t i = 0; i < R->nws; i++) {
-        const struct wsum *w = &R->ws[i];
+    for (size_t i = 0; i < R->cs.nranks; i++) {
+        const struct tb_cost_rank *w = &R->cs.ranks[i];
         if (!w->serve)
             continue;
-        for (size_t j = 0; j < R->ncosts; j++) {
-            const struct cost *c = &R->costs[j], *best = NULL;
+        for (size_t j = 0; j < R->cs.ncosts; j++) {
+            const struct tb_cost *c = &R->cs.costs[j], *best = NULL;
             const char *t = F(c->row, "target");
             char nc[16], nok[16], t1[32], t2[32], t3[32], usd[32], prov[64], tip[2400];
             const char *cells[10], *tips[10] = {0};
             int nconf = 0, ok = 0;
-            if (!first_of_target(R, j, w->workload, w->metric))
+            if (!tb_costs_first_of_target(&R->cs, j, w->workload, w->metric))
                 continue;
-            for (size_t k = j; k < R->ncosts; k++) {
-                const struct cost *o = &R->costs[k];
-                if (!of_workload(o, w->workload, w->metric) || strcmp(F(o->row, "target"), t))
+            for (size_t k = j; k < R->cs.ncosts; k++) {
+                const struct tb_cost *o = &R->cs.costs[k];
+                if (!tb_cost_of_workload(o, w->workload, w->metric) ||
+                    strcmp(F(o->row, "target"), t))
                     continue;
                 nconf++;
                 if (!tb_cost_meets(o->ttft, o->tpot, R->o->ttft_limit_ms, R->o->tpot_limit_ms))
                     continue;
                 ok++;
-                if (positive(o->usd) && (!best || o->usd < best->usd))
+                if (tb_cost_positive(o->usd) && (!best || o->usd < best->usd))
                     best = o;
             }
             snprintf(nc, sizeof nc, "%d", nconf);
@@ -1473,8 +1095,8 @@ static void write_training(struct tb_doc *d, const struct report *R)
                                        "Tokens/s", "Days",   "Cost (USD)", "Provenance"};
     bool any = false;
     char tok[48];
-    for (size_t i = 0; i < R->ncosts && !any; i++)
-        any = !strcmp(R->costs[i].metric, "usd_per_mtok_train");
+    for (size_t i = 0; i < R->cs.ncosts && !any; i++)
+        any = !strcmp(R->cs.costs[i].metric, "usd_per_mtok_train");
     if (!any)
         return;
     tb_doc_h(d, 2, "Time and cost to train");
@@ -1485,13 +1107,13 @@ static void write_training(struct tb_doc *d, const struct report *R)
              "86400; cost = usd_per_mtok_train x tokens / 10^6.",
              tokens_text(R->o->train_tokens, tok, sizeof tok));
     tb_doc_table(d, "ttnnnnnp", head);
-    for (size_t i = 0; i < R->ncosts; i++) {
-        const struct cost *c = &R->costs[i];
+    for (size_t i = 0; i < R->cs.ncosts; i++) {
+        const struct tb_cost *c = &R->cs.costs[i];
         char inst[64], chips[24], tps[32], days[32], usd[32], prov[64], tip[2400];
         const char *cells[8], *tips[8] = {0};
         if (strcmp(c->metric, "usd_per_mtok_train"))
             continue;
-        charged_text(c->row, c->price, inst, sizeof inst);
+        tb_cost_charged_text(c->row, c->price, inst, sizeof inst);
         snprintf(chips, sizeof chips, "%ld", c->chips);
         cost_tip(c, tip, sizeof tip);
         prov_cell(c, prov, sizeof prov);
@@ -1502,8 +1124,9 @@ static void write_training(struct tb_doc *d, const struct report *R)
         cells[4] = fmt_num(c->row->value, tps, sizeof tps);
         cells[5] =
             fmt_num(tb_cost_train_days(R->o->train_tokens, c->row->value), days, sizeof days);
-        cells[6] = positive(c->usd) ? fmt_num(c->usd * R->o->train_tokens / 1e6, usd, sizeof usd)
-                                    : "no price";
+        cells[6] = tb_cost_positive(c->usd)
+                       ? fmt_num(c->usd * R->o->train_tokens / 1e6, usd, sizeof usd)
+                       : "no price";
         cells[7] = prov;
         tips[4] = tips[5] = tips[6] = tips[7] = tip;
         tb_doc_row_tip(d, cells, tips);
@@ -1603,26 +1226,26 @@ static void write_cost(struct tb_doc *d, const struct report *R)
              "Price-perf is "
              "the baseline's cost (%s, on-demand) of the same configuration over this cost. "
              "The Price column points to the price used, listed under the table.",
-             R->baseline);
-    if (R->ncosts == 0) {
+             R->cs.o.baseline);
+    if (R->cs.ncosts == 0) {
         tb_doc_p(d, "note",
                  "No throughput rows (*_tokens_per_s, images_per_s) in the results: "
                  "nothing to cost.");
         return;
     }
     tb_doc_table(d, "pttttnnncnnnt", head);
-    for (size_t i = 0; i < R->ncosts; i++) {
-        const struct cost *c = &R->costs[i];
+    for (size_t i = 0; i < R->cs.ncosts; i++) {
+        const struct tb_cost *c = &R->cs.costs[i];
         char shape[96], tps[40], usd[40], lo[32], hi[32], spread[80], ref[600], inst[64], pc[40],
             pp[32], tip[2400];
         const char *cells[13], *tips[13] = {0};
         shape_of(c->row, shape, sizeof shape);
         fmt_num(c->row->value, tps, sizeof tps);
         strncat(tps, c->images ? " images/s" : " tokens/s", sizeof tps - strlen(tps) - 1);
-        charged_text(c->row, c->price, inst, sizeof inst);
+        tb_cost_charged_text(c->row, c->price, inst, sizeof inst);
         fmt_num(c->per_chip, pc, sizeof pc);
         pp[0] = spread[0] = usd[0] = '\0';
-        if (positive(c->perf))
+        if (tb_cost_positive(c->perf))
             snprintf(pp, sizeof pp, "%.3gx", c->perf);
         if (!isnan(c->usd)) {
             char u[32];
@@ -1676,14 +1299,14 @@ static void write_prices(struct tb_doc *d, const struct report *R)
              "missing, never estimated.",
              R->pricing.prices_csv.path, R->o->max_price_age_days);
     tb_doc_table(d, "ttntnttttt", ph);
-    for (int ref = 1; ref <= R->nrefs; ref++)
-        for (size_t i = 0; i < R->ntp + 1; i++) {
-            const struct tprice *t = i < R->ntp ? &R->tp[i] : &R->btp;
+    for (int ref = 1; ref <= R->cs.nrefs; ref++)
+        for (size_t i = 0; i < R->cs.ntp + 1; i++) {
+            const struct tb_cost_price *t = i < R->cs.ntp ? &R->cs.tp[i] : &R->cs.btp;
             char num[32], h[32], chips[24], pch[32], src[700];
             const char *cells[10];
             if (t->ref != ref)
                 continue;
-            snprintf(num, sizeof num, "[%d]%s", ref, t == &R->btp ? " baseline" : "");
+            snprintf(num, sizeof num, "[%d]%s", ref, t == &R->cs.btp ? " baseline" : "");
             snprintf(chips, sizeof chips, "%ld", t->chips);
             h[0] = pch[0] = '\0';
             if (t->c.have) {
@@ -1737,9 +1360,9 @@ static void write_definitions(struct tb_doc *d, const struct report *R)
     tb_doc_table(d, "ctt", head);
     /* the results' metrics in order of first appearance, then the cost metrics used */
     for (size_t pass = 0; pass < 2; pass++) {
-        size_t n = pass ? R->ncosts : R->res.nrows;
+        size_t n = pass ? R->cs.ncosts : R->res.nrows;
         for (size_t i = 0; i < n && nseen < 64; i++) {
-            const char *m = pass ? R->costs[i].metric : F(&R->res.rows[i], "metric");
+            const char *m = pass ? R->cs.costs[i].metric : F(&R->res.rows[i], "metric");
             const struct metric_def *def = metric_def(m);
             const char *cells[3];
             bool dup = false;
@@ -1908,9 +1531,9 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
              "rows priced at %s %s prices; baseline %s on-demand. Every number says where it "
              "comes from: measured here, modeled by the performance model, or published.",
              R->res.nrows, R->res.nprov[TB_PROV_MEASURED], R->res.nprov[TB_PROV_MODELED],
-             R->res.nprov[TB_PROV_PUBLISHED], R->npriced, R->ncosts,
+             R->res.nprov[TB_PROV_PUBLISHED], R->cs.npriced, R->cs.ncosts,
              R->o->region ? R->o->region : "us-east-1",
-             R->o->purchase ? R->o->purchase : "on-demand", R->baseline);
+             R->o->purchase ? R->o->purchase : "on-demand", R->cs.o.baseline);
     write_summary(&d, R);
     write_charts(&d, R);
     write_limits(&d, R);
@@ -1927,161 +1550,6 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
     *md = d.md;
     *html = d.html;
     return md->failed || html->failed ? -1 : 0;
-}
-
-/* ---- cost.csv ---- */
-
-static const char *const COST_COLS[] = {"run_id",
-                                        "provenance",
-                                        "target",
-                                        "model",
-                                        "phase",
-                                        "precision",
-                                        "batch",
-                                        "seq_in",
-                                        "seq_out",
-                                        "throughput_metric",
-                                        "tokens_per_s",
-                                        "tokens_per_s_min",
-                                        "tokens_per_s_max",
-                                        "metric",
-                                        "usd_per_mtok",
-                                        "usd_per_mtok_min",
-                                        "usd_per_mtok_max",
-                                        "tokens_per_usd",
-                                        "price_instance",
-                                        "price_region",
-                                        "price_purchase",
-                                        "usd_per_hour",
-                                        "price_as_of",
-                                        "price_source",
-                                        "price_note",
-                                        "results_file",
-                                        "results_line",
-                                        "usd_per_kimage",
-                                        "usd_per_kimage_min",
-                                        "usd_per_kimage_max",
-                                        "images_per_usd",
-                                        "workload",
-                                        "chips",
-                                        "throughput_per_chip",
-                                        "usd_per_chip_hour",
-                                        "price_age_days",
-                                        "price_flag",
-                                        "baseline",
-                                        "baseline_usd",
-                                        "price_performance",
-                                        "ttft_ms",
-                                        "tpot_ms",
-                                        "tokens_per_s_per_user",
-                                        "meets_latency_limits",
-                                        "train_tokens",
-                                        "train_days",
-                                        "train_usd",
-                                        "chips_used",
-                                        "chips_per_instance",
-                                        "instances_charged",
-                                        NULL};
-
-static const char *num_text(double v, char *buf, size_t len)
-{
-    if (isnan(v))
-        buf[0] = '\0';
-    else
-        snprintf(buf, len, "%.10g", v);
-    return buf;
-}
-
-static int write_cost_csv(const struct report *R, const char *path, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "w");
-    int rc = -1, bad = 0;
-    if (!f)
-        return tb_err(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-    for (size_t i = 0; COST_COLS[i]; i++)
-        bad |= tb_csv_put(f, COST_COLS[i], COST_COLS[i + 1] ? ',' : '\n');
-    for (size_t i = 0; i < R->ncosts; i++) {
-        const struct cost *c = &R->costs[i];
-        const struct tb_result *x = c->row;
-        const struct tb_price_choice *p = &c->price->c;
-        char b[29][64], note[600], line[24];
-        const char *v[sizeof COST_COLS / sizeof COST_COLS[0]];
-        bool train = !strcmp(c->metric, "usd_per_mtok_train");
-        const double none = NAN;
-        size_t k = 0;
-        snprintf(note, sizeof note, "%s%s", p->have ? "" : "no price: ", p->have ? "" : p->why);
-        snprintf(line, sizeof line, "%ld", tb_result_line(x));
-        v[k++] = F(x, "run_id");
-        v[k++] = tb_provenance_to_string(x->prov);
-        v[k++] = F(x, "target");
-        v[k++] = F(x, "model");
-        v[k++] = F(x, "phase");
-        v[k++] = F(x, "precision");
-        v[k++] = F(x, "batch");
-        v[k++] = F(x, "seq_in");
-        v[k++] = F(x, "seq_out");
-        v[k++] = F(x, "metric");
-        v[k++] = num_text(x->value, b[0], sizeof b[0]);
-        v[k++] = num_text(x->min, b[1], sizeof b[1]);
-        v[k++] = num_text(x->max, b[2], sizeof b[2]);
-        v[k++] = c->metric;
-        v[k++] = num_text(c->images ? none : c->usd, b[3], sizeof b[3]);
-        v[k++] = num_text(c->images ? none : c->usd_min, b[4], sizeof b[4]);
-        v[k++] = num_text(c->images ? none : c->usd_max, b[5], sizeof b[5]);
-        v[k++] = num_text(c->images ? none : c->tokens_per_usd, b[6], sizeof b[6]);
-        v[k++] = p->have ? p->instance : "";
-        v[k++] = p->have ? p->region : "";
-        v[k++] = p->have ? p->purchase : "";
-        v[k++] = num_text(p->have ? p->usd_per_hour : NAN, b[7], sizeof b[7]);
-        v[k++] = p->have ? p->as_of : "";
-        v[k++] = p->have ? p->source : "";
-        v[k++] = note;
-        v[k++] = x->t->path;
-        v[k++] = line;
-        v[k++] = num_text(c->images ? c->usd : none, b[8], sizeof b[8]);
-        v[k++] = num_text(c->images ? c->usd_min : none, b[9], sizeof b[9]);
-        v[k++] = num_text(c->images ? c->usd_max : none, b[10], sizeof b[10]);
-        v[k++] = num_text(c->images ? c->tokens_per_usd : none, b[11], sizeof b[11]);
-        v[k++] = c->workload;
-        v[k++] = num_text(c->chips > 0 ? (double)c->chips : NAN, b[12], sizeof b[12]);
-        v[k++] = num_text(c->per_chip, b[13], sizeof b[13]);
-        v[k++] = num_text(p->have && c->price->chips > 0 ? p->usd_per_hour / (double)c->price->chips
-                                                         : NAN,
-                          b[14], sizeof b[14]);
-        v[k++] = num_text(c->price->age >= 0 ? (double)c->price->age : NAN, b[15], sizeof b[15]);
-        v[k++] = c->price->flag;
-        v[k++] = R->baseline;
-        v[k++] = num_text(c->base_usd, b[16], sizeof b[16]);
-        v[k++] = num_text(c->perf, b[17], sizeof b[17]);
-        v[k++] = num_text(c->ttft, b[18], sizeof b[18]);
-        v[k++] = num_text(c->tpot, b[19], sizeof b[19]);
-        v[k++] = num_text(c->per_user, b[20], sizeof b[20]);
-        v[k++] =
-            !strcmp(F(x, "phase"), "serve")
-                ? (tb_cost_meets(c->ttft, c->tpot, R->o->ttft_limit_ms, R->o->tpot_limit_ms) ? "yes"
-                                                                                             : "no")
-                : "";
-        v[k++] = num_text(train ? R->o->train_tokens : NAN, b[21], sizeof b[21]);
-        v[k++] = num_text(train ? tb_cost_train_days(R->o->train_tokens, x->value) : NAN, b[22],
-                          sizeof b[22]);
-        v[k++] = num_text(train && positive(c->usd) ? c->usd * R->o->train_tokens / 1e6 : NAN,
-                          b[23], sizeof b[23]);
-        /* what the run is charged: instances, or a share of one (chips_used of its chips) */
-        v[k++] = num_text(x->chips_used > 0 ? (double)x->chips_used : NAN, b[24], sizeof b[24]);
-        v[k++] = num_text(c->price->chips > 0 ? (double)c->price->chips : NAN, b[25], sizeof b[25]);
-        v[k++] = num_text(charged(x, c->price), b[26], sizeof b[26]);
-        for (size_t j = 0; j < k; j++)
-            bad |= tb_csv_put(f, v[j], j + 1 < k ? ',' : '\n');
-    }
-    if (bad || ferror(f)) {
-        tb_err(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-        goto out;
-    }
-    rc = 0;
-out:
-    if (fclose(f) != 0 && rc == 0)
-        rc = tb_err(err, errlen, "cannot write '%s': %s", path, strerror(errno));
-    return rc;
 }
 
 /* ---- files ---- */
@@ -2261,13 +1729,30 @@ void tb_report_opts_init(struct tb_report_opts *o)
     o->train_tokens = 1e12;
 }
 
+/* The cost stage's options: the report's, its baseline resolved. */
+static void cost_opts(const struct report *R, struct tb_cost_opts *co)
+{
+    const struct tb_report_opts *o = R->o;
+    memset(co, 0, sizeof *co);
+    co->instance = o->instance;
+    co->region = o->region;
+    co->purchase = o->purchase;
+    co->usd_per_hour = o->usd_per_hour;
+    co->baseline = o->baseline ? o->baseline : TB_REPORT_BASELINE;
+    co->max_price_age_days = o->max_price_age_days;
+    co->ttft_limit_ms = o->ttft_limit_ms;
+    co->tpot_limit_ms = o->tpot_limit_ms;
+    co->train_tokens = o->train_tokens;
+    co->now = R->now;
+}
+
 int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info, char *err,
                     size_t errlen)
 {
     struct report R;
     struct tb_sbuf md = {0}, html = {0};
     char p[4400];
-    const struct tb_instance *base_in;
+    struct tb_cost_opts co;
     int rc = TB_REPORT_EINPUT, r;
 
     memset(&R, 0, sizeof R);
@@ -2280,31 +1765,11 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     if (tb_pricing_load(&R.pricing, o->pricing_dir, err, errlen) != 0)
         goto out;
     R.have_pricing = true;
-    if (tb_pricing_check_choice(&R.pricing, o->region, o->purchase, err, errlen) != 0)
+    /* prices, costs and the ranking: the region, purchase model, host price, baseline
+     * and chips_used are checked there */
+    cost_opts(&R, &co);
+    if (tb_costs_build(&R.cs, &R.res, &R.pricing, &co, err, errlen) != 0)
         goto out;
-    if (tb_pricing_host_price(&R.pricing, o->instance, o->region, o->purchase, o->usd_per_hour,
-                              &R.host, err, errlen) != 0)
-        goto out;
-    /* the baseline, priced on-demand in the same region */
-    R.baseline = o->baseline ? o->baseline : TB_REPORT_BASELINE;
-    base_in = tb_pricing_instance(&R.pricing, R.baseline);
-    if (!base_in) {
-        tb_err(err, errlen, "baseline: unknown instance type '%s' (not in %s)", R.baseline,
-               R.pricing.instances_csv.path);
-        goto out;
-    }
-    if (check_chips_used(&R, err, errlen) != 0)
-        goto out;
-    R.btp.target = R.baseline;
-    R.btp.chips = base_in->accel_count;
-    R.btp.chip_word = chip_word(&R, base_in);
-    if (tb_pricing_target_price(&R.pricing, R.baseline, o->region, "on-demand", &R.btp.c, err,
-                                errlen) != 0)
-        goto out;
-    price_age(&R, &R.btp);
-    if (build_costs(&R, err, errlen) != 0)
-        goto out;
-    R.btp.ref = ++R.nrefs;
 
     /* 2. the output folder and a scratch folder inside it (same file system: renames) */
     rc = TB_REPORT_EFAIL;
@@ -2338,7 +1803,8 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     }
     if (draw_charts(&R, err, errlen) != 0)
         goto out;
-    if (path_in(p, sizeof p, R.tmpdir, "cost.csv") != 0 || write_cost_csv(&R, p, err, errlen) != 0)
+    if (path_in(p, sizeof p, R.tmpdir, "cost.csv") != 0 ||
+        tb_costs_write_csv(&R.cs, p, err, errlen) != 0)
         goto out;
     if (build_docs(&R, &md, &html) != 0) {
         tb_err(err, errlen, "out of memory");
@@ -2355,7 +1821,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
         info->ncharts = R.ncharts;
         info->png = R.ncharts > 0 && R.charts[0].png;
         info->nrows = R.res.nrows;
-        info->ncosted = R.npriced;
+        info->ncosted = R.cs.npriced;
         snprintf(info->notes, sizeof info->notes, "%s", R.notes);
     }
     rc = TB_REPORT_OK;
@@ -2367,9 +1833,7 @@ out:
         free(R.charts[i].svg);
     free(R.assess_md);
     free(R.assess_html);
-    free(R.ws);
-    free(R.costs);
-    free(R.tp);
+    tb_costs_release(&R.cs);
     if (R.have_pricing)
         tb_pricing_release(&R.pricing);
     tb_results_release(&R.res);

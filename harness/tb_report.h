@@ -84,12 +84,4 @@ void tb_report_opts_init(struct tb_report_opts *o);
 int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info, char *err,
                     size_t errlen);
 
-/* The cost metric for a throughput metric ("decode_tokens_per_s" -> "usd_per_mtok_out"),
- * or NULL when it is not one that is priced. */
-const char *tb_report_cost_metric(const char *throughput_metric);
-
-/* USD per million tokens: usd_per_hour / (tokens_per_s * 3600) * 1e6; NAN unless both
- * are positive and finite. */
-double tb_report_usd_per_mtok(double usd_per_hour, double tokens_per_s);
-
 #endif
