@@ -12,6 +12,7 @@
 #include "tb_pricing.h"
 #include "tb_results.h"
 #include "tb_util.h"
+#include "tb_vocab.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -664,81 +665,6 @@ static void doc_figure(struct tb_doc *d, const struct chart *ch, int which)
 
 /* ---- the report text ---- */
 
-struct metric_def {
-    const char *name, *unit, *text;
-};
-
-static const struct metric_def METRICS[] = {
-    {"ttft_ms", "ms",
-     "time to first token: wall time of the prefill of the whole batch of prompts"},
-    {"tpot_ms", "ms",
-     "time per output token after the first (decode steps only; never includes the time to first "
-     "token)"},
-    {"e2e_latency_ms", "ms", "end-to-end latency of a request: prompt in to last output token out"},
-    {"prefill_tokens_per_s", "tokens/s",
-     "prompt tokens processed per second in prefill: batch x seq_in / prefill time"},
-    {"decode_tokens_per_s", "tokens/s",
-     "output tokens generated per second in decode, all sequences of the batch together"},
-    {"output_tokens_per_s", "tokens/s",
-     "output tokens per second of a serving run, all requests together"},
-    {"total_tokens_per_s", "tokens/s", "prompt plus output tokens per second of a serving run"},
-    {"train_tokens_per_s", "tokens/s",
-     "training tokens (batch x seq_in) per second of full steps (forward, backward, optimizer), "
-     "all chips of the run together"},
-    {"train_tokens_per_s_per_chip", "tokens/s",
-     "train_tokens_per_s divided by the chips of the run"},
-    {"tokens_per_s_per_user", "tokens/s",
-     "output tokens per second seen by one request (interactivity)"},
-    {"step_time_s", "s", "wall time of one training step (forward, backward, optimizer)"},
-    {"gflop_per_s", "GFLOP/s",
-     "model FLOPs per second the run achieved; FLOPs counted from the workload's shapes "
-     "(tb_flops.h: 2 per multiply-add of every matrix product, causal attention counted once, "
-     "training = 3 x forward), the count the performance model uses"},
-    {"gbyte_per_s", "GB/s",
-     "minimum bytes a decode step must read (every weight once plus the KV cache) per second of "
-     "decode"},
-    {"mfu", "fraction",
-     "model FLOPs utilisation: model FLOPs / (time x dense peak of the precision used, per chip, "
-     "from pricing/chips.csv)"},
-    {"loss", "nats",
-     "training loss (cross-entropy) of the last timed step, a check that training ran"},
-    {"avg_power_w", "W",
-     "GPU board power over the timed repetitions: NVML's energy counter difference / time"},
-    {"j_per_token", "J/token", "GPU energy per token processed: NVML energy / tokens"},
-    {"j_per_image", "J/image", "GPU energy per image generated: NVML energy / images"},
-    {"device_mem_gib", "GiB",
-     "device memory the GPU engine holds for the run (weights, optimizer state, activations, KV "
-     "cache), besides the CUDA context and the cuBLASLt workspace"},
-    {"images_per_s", "images/s",
-     "images generated per second, all chips of the run together: text encoders, every "
-     "denoising step (both halves with classifier-free guidance) and the VAE decode"},
-    {"images_per_s_per_chip", "images/s", "images_per_s divided by the chips of the run"},
-    {"s_per_image", "s", "seconds from prompt to decoded image for one image at the batch"},
-    {"usd_per_kimage", "USD",
-     "cost of one thousand images: usd_per_hour / (images_per_s x 3600) x 10^3"},
-    {"usd_per_mtok_in", "USD",
-     "cost of one million prompt tokens in prefill: usd_per_hour / (prefill_tokens_per_s x 3600) x "
-     "10^6"},
-    {"usd_per_mtok_out", "USD",
-     "cost of one million output tokens: usd_per_hour / (decode_tokens_per_s or "
-     "output_tokens_per_s x 3600) x 10^6"},
-    {"usd_per_mtok_train", "USD",
-     "cost of training on one million tokens: usd_per_hour / (train_tokens_per_s x 3600) x 10^6"},
-    {"usd_per_mtok_total", "USD",
-     "cost of one million prompt plus output tokens: usd_per_hour / (total_tokens_per_s x 3600) x "
-     "10^6"},
-    {"tokens_per_usd", "tokens",
-     "tokens processed for one US dollar: tokens_per_s x 3600 / usd_per_hour"},
-};
-
-static const struct metric_def *metric_def(const char *name)
-{
-    for (size_t i = 0; i < sizeof METRICS / sizeof METRICS[0]; i++)
-        if (!strcmp(METRICS[i].name, name))
-            return &METRICS[i];
-    return NULL;
-}
-
 /* Dollars as the table has them, with at least cents: 21.50, 1.34375, 63.296. */
 static const char *fmt_usd(double v, char *buf, size_t len)
 {
@@ -1363,7 +1289,7 @@ static void write_definitions(struct tb_doc *d, const struct report *R)
         size_t n = pass ? R->cs.ncosts : R->res.nrows;
         for (size_t i = 0; i < n && nseen < 64; i++) {
             const char *m = pass ? R->cs.costs[i].metric : F(&R->res.rows[i], "metric");
-            const struct metric_def *def = metric_def(m);
+            const struct tb_metric *def = tb_metric_find(m);
             const char *cells[3];
             bool dup = false;
             for (size_t k = 0; k < nseen && !dup; k++)
@@ -1373,7 +1299,8 @@ static void write_definitions(struct tb_doc *d, const struct report *R)
             seen[nseen++] = m;
             cells[0] = m;
             cells[1] = def ? def->unit : (pass ? "USD" : F(&R->res.rows[i], "unit"));
-            cells[2] = def ? def->text : "no definition recorded for this metric";
+            cells[2] =
+                def && def->definition ? def->definition : "no definition recorded for this metric";
             tb_doc_row(d, cells);
         }
     }
