@@ -138,9 +138,9 @@ int tb_cmd_report(int argc, char **argv)
     o.results = files;
     o.nresults = (size_t)nfiles;
     switch (tb_report_write(&o, &info, err, sizeof err)) {
-    case TB_REPORT_OK:
+    case TB_OK:
         break;
-    case TB_REPORT_EINPUT:
+    case TB_EINPUT:
         fprintf(stderr, "trnbench report: %s\n", err);
         rc = 2;
         goto out;

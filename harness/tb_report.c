@@ -1594,7 +1594,7 @@ static int run_assessment(struct report *R, char *err, size_t errlen)
     FILE *f[3] = {NULL, NULL, NULL};
     char *text[3] = {NULL, NULL, NULL};
     size_t len[3];
-    int r, rc = TB_REPORT_EINPUT;
+    int r, rc = TB_EINPUT;
     if (!R->o->assess) {
         snprintf(R->assess_why, sizeof R->assess_why,
                  "No assessment: give a workload file with --assess FILE (format and examples "
@@ -1603,13 +1603,13 @@ static int run_assessment(struct report *R, char *err, size_t errlen)
     }
     tb_assess_opts_init(&ao);
     if (tb_model_load(&m, &R->pricing, R->o->pricing_dir, err, errlen) != 0)
-        return TB_REPORT_EINPUT;
+        return TB_EINPUT;
     r = tb_assess_run(&as, R->o->assess, &m, &ao, err, errlen);
     if (r != 0) {
-        rc = r == -2 ? TB_REPORT_EINPUT : TB_REPORT_EFAIL;
+        rc = r == TB_EINPUT ? TB_EINPUT : TB_EFAIL;
         goto out_model;
     }
-    rc = TB_REPORT_EFAIL;
+    rc = TB_EFAIL;
     for (int i = 0; i < 3; i++) {
         f[i] = open_memstream(&text[i], &len[i]);
         if (!f[i]) {
@@ -1627,7 +1627,7 @@ out:
     for (int i = 0; i < 3; i++)
         if (f[i] && fclose(f[i]) != 0 && rc == 0) {
             tb_err(err, errlen, "out of memory");
-            rc = TB_REPORT_EFAIL;
+            rc = TB_EFAIL;
         }
     if (rc == 0) {
         char p[4400];
@@ -1636,7 +1636,7 @@ out:
         text[0] = text[1] = NULL;
         if (path_in(p, sizeof p, R->tmpdir, "assessment.csv") != 0 ||
             tb_write_file_atomic(p, text[2], len[2], err, errlen) != 0)
-            rc = TB_REPORT_EFAIL;
+            rc = TB_EFAIL;
     }
     for (int i = 0; i < 3; i++)
         free(text[i]);
@@ -1680,7 +1680,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     struct tb_sbuf md = {0}, html = {0};
     char p[4400];
     struct tb_cost_opts co;
-    int rc = TB_REPORT_EINPUT, r;
+    int rc = TB_EINPUT, r;
 
     memset(&R, 0, sizeof R);
     R.o = o;
@@ -1699,7 +1699,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
         goto out;
 
     /* 2. the output folder and a scratch folder inside it (same file system: renames) */
-    rc = TB_REPORT_EFAIL;
+    rc = TB_EFAIL;
     if (o->out_dir) {
         snprintf(R.outdir, sizeof R.outdir, "%s", o->out_dir);
     } else {
@@ -1751,7 +1751,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
         info->ncosted = R.cs.npriced;
         snprintf(info->notes, sizeof info->notes, "%s", R.notes);
     }
-    rc = TB_REPORT_OK;
+    rc = TB_OK;
 out:
     remove_tmpdir(&R);
     tb_sb_release(&md);

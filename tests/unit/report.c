@@ -191,7 +191,7 @@ static void test_gpu_share(const char *pricing)
     o.nresults = 1;
     o.out_dir = out;
     o.pricing_dir = pricing;
-    IS_INT(TB_REPORT_OK, tb_report_write(&o, NULL, err, sizeof err), "GPU share: report %s", err);
+    IS_INT(TB_OK, tb_report_write(&o, NULL, err, sizeof err), "GPU share: report %s", err);
     if (tb_csv_load(&t, costs, err, sizeof err) != 0)
         bail("cannot read cost.csv: %s", err);
     r = cost_row(&t, "decode_tokens_per_s", "p5.48xlarge");
@@ -220,7 +220,7 @@ static void test_gpu_share(const char *pricing)
 
     /* the column empty (a file of an older version): the whole instance, as before */
     write_gpu_share(res, NULL);
-    IS_INT(TB_REPORT_OK, tb_report_write(&o, NULL, err, sizeof err), "without chips_used %s", err);
+    IS_INT(TB_OK, tb_report_write(&o, NULL, err, sizeof err), "without chips_used %s", err);
     if (tb_csv_load(&t, costs, err, sizeof err) != 0)
         bail("cannot read cost.csv: %s", err);
     r = cost_row(&t, "decode_tokens_per_s", "p5.48xlarge");
@@ -244,8 +244,8 @@ static void test_gpu_share(const char *pricing)
             write_gpu_share(res, bad[i].v);
             clean(badout);
             o.out_dir = badout;
-            IS_INT(TB_REPORT_EINPUT, tb_report_write(&o, NULL, err, sizeof err),
-                   "chips_used '%s' refused", bad[i].v);
+            IS_INT(TB_EINPUT, tb_report_write(&o, NULL, err, sizeof err), "chips_used '%s' refused",
+                   bad[i].v);
             OK(strstr(err, "report_share.csv: ") && strstr(err, bad[i].msg), "%s", err);
             IS_INT(2, run_cmd(badout, res, NULL, NULL), "trnbench report: exit 2");
             OK(!tb_file_exists(badout), "nothing written");
@@ -296,7 +296,7 @@ int main(void)
     o.out_dir = out;
     o.usd_per_hour = 0.36;
     o.pricing_dir = pricing;
-    IS_INT(TB_REPORT_OK, tb_report_write(&o, &info, err, sizeof err), "report written %s", err);
+    IS_INT(TB_OK, tb_report_write(&o, &info, err, sizeof err), "report written %s", err);
     IS_INT(14, (long long)info.nrows, "all 14 fixture rows read");
     IS_INT(5, (long long)info.ncosted,
            "5 of the 6 throughput rows priced (trn2.48xlarge has no on-demand price)");
@@ -450,8 +450,7 @@ int main(void)
     o.nresults = 1;
     o.out_dir = badout;
     o.usd_per_hour = 0.36;
-    IS_INT(TB_REPORT_EINPUT, tb_report_write(&o, &info, err, sizeof err),
-           "malformed results refused");
+    IS_INT(TB_EINPUT, tb_report_write(&o, &info, err, sizeof err), "malformed results refused");
     OK(strstr(err, "report_bad_results.csv: line 6: field 'value': not a number: '6x5'") != NULL,
        "%s", err);
     OK(!tb_file_exists(badout), "nothing written, not even the folder");
