@@ -1,10 +1,16 @@
 /* harness/cmd_report.c: `trnbench report`, the command line over tb_report_write
- * (tb_report.h). Exit status: 0 ok, 1 a chart or file could not be written, 2 usage or
+ * (tb_report.h). With --assess it first runs the migration assessment (tb_assess.h:
+ * price tables, the performance model) and hands the result to the report, which only
+ * renders it. Exit status: 0 ok, 1 a chart or file could not be written, 2 usage or
  * input error (nothing written). */
 #include "cli.h"
+#include "tb_assess.h"
+#include "tb_model.h"
+#include "tb_pricing.h"
 #include "tb_report.h"
 #include "tb_util.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,15 +70,60 @@ static const char *opt_value(int argc, char **argv, int *i, const char *name, in
     return argv[++*i];
 }
 
+/* The assessment of --assess FILE and what it borrows from: the price tables and the
+ * performance model must outlive it (its rows point into both). */
+struct assessment {
+    struct tb_pricing pricing; /* owned when have_pricing */
+    struct tb_model model;     /* owned when have_model */
+    struct tb_assess_opts opts;
+    struct tb_assessment as; /* owned when have_as */
+    bool have_pricing, have_model, have_as;
+};
+
+/* Run the assessment of file with the tables of pricing_dir (NULL: the data folder's).
+ * Returns TB_OK, or TB_EINPUT (a bad file or table) / TB_EFAIL with a message in err;
+ * release a either way. */
+static int run_assessment(struct assessment *a, const char *file, const char *pricing_dir,
+                          char *err, size_t errlen)
+{
+    int r;
+    memset(a, 0, sizeof *a);
+    tb_assess_opts_init(&a->opts);
+    if (tb_pricing_load(&a->pricing, pricing_dir, err, errlen) != 0)
+        return TB_EINPUT;
+    a->have_pricing = true;
+    if (tb_model_load(&a->model, &a->pricing, pricing_dir, err, errlen) != 0)
+        return TB_EINPUT;
+    a->have_model = true;
+    r = tb_assess_run(&a->as, file, &a->model, &a->opts, err, errlen);
+    if (r != 0)
+        return r == TB_EINPUT ? TB_EINPUT : TB_EFAIL;
+    a->have_as = true;
+    return TB_OK;
+}
+
+static void release_assessment(struct assessment *a)
+{
+    if (a->have_as)
+        tb_assess_release(&a->as);
+    if (a->have_model)
+        tb_model_release(&a->model);
+    if (a->have_pricing)
+        tb_pricing_release(&a->pricing);
+    memset(a, 0, sizeof *a);
+}
+
 int tb_cmd_report(int argc, char **argv)
 {
     struct tb_report_opts o;
     struct tb_report_info info;
-    const char **files = NULL;
+    struct assessment assessed;
+    const char **files = NULL, *assess = NULL;
     char err[1024] = "";
     int nfiles = 0, rc = 2, bad = 0, only_files = 0;
 
     tb_report_opts_init(&o);
+    memset(&assessed, 0, sizeof assessed);
     files = tb_alloc_array(argc > 0 ? (size_t)argc : 1, sizeof(*files));
     if (!files) {
         fprintf(stderr, "trnbench report: out of memory\n");
@@ -104,7 +155,7 @@ int tb_cmd_report(int argc, char **argv)
         } else if ((v = opt_value(argc, argv, &i, "--baseline", &bad))) {
             o.baseline = v;
         } else if ((v = opt_value(argc, argv, &i, "--assess", &bad))) {
-            o.assess = v;
+            assess = v;
         } else if ((v = opt_value(argc, argv, &i, "--max-price-age", &bad)) ||
                    (v = opt_value(argc, argv, &i, "--ttft-ms", &bad)) ||
                    (v = opt_value(argc, argv, &i, "--tpot-ms", &bad)) ||
@@ -137,6 +188,16 @@ int tb_cmd_report(int argc, char **argv)
     }
     o.results = files;
     o.nresults = (size_t)nfiles;
+    if (assess) {
+        int r = run_assessment(&assessed, assess, o.pricing_dir, err, sizeof err);
+        if (r != TB_OK) {
+            fprintf(stderr, "trnbench report: %s\n", err);
+            rc = r == TB_EINPUT ? 2 : 1;
+            goto out;
+        }
+        o.assessment = &assessed.as;
+        o.assess_opts = &assessed.opts;
+    }
     switch (tb_report_write(&o, &info, err, sizeof err)) {
     case TB_OK:
         break;
@@ -162,6 +223,7 @@ int tb_cmd_report(int argc, char **argv)
            info.png ? " (SVG and PNG)" : "", info.out_dir);
     rc = 0;
 out:
+    release_assessment(&assessed);
     free(files);
     return rc;
 }

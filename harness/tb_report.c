@@ -63,7 +63,7 @@ struct report {
     bool have_pricing;
     struct tb_costs cs;            /* owned: the cost stage's table, read only here */
     char *assess_md, *assess_html; /* owned: the assessment section, or NULL */
-    char assess_why[600];          /* why there is none */
+    const char *assess_why;        /* borrowed: why there is none */
     char outdir[4096];
     char tmpdir[4200];
     bool made_tmpdir;
@@ -1584,32 +1584,28 @@ static int publish(struct report *R, char *err, size_t errlen)
     return 0;
 }
 
-/* The assessment section: run the assessment of o->assess (input errors are the
- * report's input errors) and keep its Markdown, HTML and CSV text. */
-static int run_assessment(struct report *R, char *err, size_t errlen)
+/* The assessment section: the caller's assessment (cmd_report.c runs it) rendered as
+ * Markdown and HTML for the documents, and assessment.csv into the scratch folder. */
+static int render_assessment(struct report *R, char *err, size_t errlen)
 {
-    struct tb_model m;
-    struct tb_assess_opts ao;
-    struct tb_assessment as;
+    const struct tb_report_opts *o = R->o;
+    struct tb_assess_opts defaults;
+    const struct tb_assess_opts *ao = o->assess_opts;
     FILE *f[3] = {NULL, NULL, NULL};
     char *text[3] = {NULL, NULL, NULL};
     size_t len[3];
-    int r, rc = TB_EINPUT;
-    if (!R->o->assess) {
-        snprintf(R->assess_why, sizeof R->assess_why,
-                 "No assessment: give a workload file with --assess FILE (format and examples "
-                 "in reports/examples/; make bench BENCH_ASSESS=FILE).");
-        return 0;
+    int rc = TB_EFAIL;
+    if (!o->assessment) {
+        R->assess_why = o->assess_why
+                            ? o->assess_why
+                            : "No assessment: give a workload file with --assess FILE (format and "
+                              "examples in reports/examples/; make bench BENCH_ASSESS=FILE).";
+        return TB_OK;
     }
-    tb_assess_opts_init(&ao);
-    if (tb_model_load(&m, &R->pricing, R->o->pricing_dir, err, errlen) != 0)
-        return TB_EINPUT;
-    r = tb_assess_run(&as, R->o->assess, &m, &ao, err, errlen);
-    if (r != 0) {
-        rc = r == TB_EINPUT ? TB_EINPUT : TB_EFAIL;
-        goto out_model;
+    if (!ao) {
+        tb_assess_opts_init(&defaults);
+        ao = &defaults;
     }
-    rc = TB_EFAIL;
     for (int i = 0; i < 3; i++) {
         f[i] = open_memstream(&text[i], &len[i]);
         if (!f[i]) {
@@ -1617,19 +1613,20 @@ static int run_assessment(struct report *R, char *err, size_t errlen)
             goto out;
         }
     }
-    if (tb_assess_write_md_at(&as, &ao, 2, f[0]) != 0 ||
-        tb_assess_write_html_at(&as, &ao, 2, f[1]) != 0 || tb_assess_write_csv(&as, f[2]) != 0) {
+    if (tb_assess_write_md_at(o->assessment, ao, 2, f[0]) != 0 ||
+        tb_assess_write_html_at(o->assessment, ao, 2, f[1]) != 0 ||
+        tb_assess_write_csv(o->assessment, f[2]) != 0) {
         tb_err(err, errlen, "cannot write the assessment section");
         goto out;
     }
-    rc = 0;
+    rc = TB_OK;
 out:
     for (int i = 0; i < 3; i++)
-        if (f[i] && fclose(f[i]) != 0 && rc == 0) {
+        if (f[i] && fclose(f[i]) != 0 && rc == TB_OK) {
             tb_err(err, errlen, "out of memory");
             rc = TB_EFAIL;
         }
-    if (rc == 0) {
+    if (rc == TB_OK) {
         char p[4400];
         R->assess_md = text[0];
         R->assess_html = text[1];
@@ -1640,9 +1637,6 @@ out:
     }
     for (int i = 0; i < 3; i++)
         free(text[i]);
-    tb_assess_release(&as);
-out_model:
-    tb_model_release(&m);
     return rc;
 }
 
@@ -1680,7 +1674,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     struct tb_sbuf md = {0}, html = {0};
     char p[4400];
     struct tb_cost_opts co;
-    int rc = TB_EINPUT, r;
+    int rc = TB_EINPUT;
 
     memset(&R, 0, sizeof R);
     R.o = o;
@@ -1721,13 +1715,9 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     }
     R.made_tmpdir = true;
 
-    /* 3. the assessment (its input errors are input errors), charts, cost table,
-     * documents, then publish */
-    r = run_assessment(&R, err, errlen);
-    if (r != 0) {
-        rc = r;
+    /* 3. the assessment section, charts, cost table, documents, then publish */
+    if (render_assessment(&R, err, errlen) != TB_OK)
         goto out;
-    }
     if (draw_charts(&R, err, errlen) != 0)
         goto out;
     if (path_in(p, sizeof p, R.tmpdir, "cost.csv") != 0 ||

@@ -41,6 +41,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct tb_assessment;
+struct tb_assess_opts;
+
 /* tests/unit/gpu.c still names the report's old status; enum tb_status (tb_util.h) is
  * the one convention. Delete once it says TB_OK. */
 #define TB_REPORT_OK TB_OK
@@ -60,7 +63,13 @@ struct tb_report_opts {
     double ttft_limit_ms;      /* latency limits of the cheapest serving configuration */
     double tpot_limit_ms;      /* (defaults 2000 and 200, MLPerf's Llama 2 70B server) */
     double train_tokens;       /* tokens of the time-and-cost-to-train figures (1e12) */
-    const char *assess;        /* an assessment file (tb_assess.h) for its section, or NULL */
+    /* A migration assessment (tb_assess.h) to add as a section and as assessment.csv; the
+     * caller runs it (the report never calls the performance model). */
+    const struct tb_assessment *assessment;   /* borrowed, or NULL: none */
+    const struct tb_assess_opts *assess_opts; /* borrowed: the options it ran with
+                                                 (NULL: tb_assess_opts_init's) */
+    const char *assess_why; /* without one: why, the section's note (NULL: how to ask for
+                               one, --assess FILE) */
 };
 
 /* What a successful tb_report_write produced (all fields written by it). */
