@@ -1,651 +1,31 @@
-/* harness/tb_report.c: see tb_report.h. Reads and checks every input first, then draws
- * the charts and writes the documents into a scratch folder, then renames. The
- * Markdown and HTML come from the same calls (struct tb_doc writes both), so they always
- * say the same thing. */
+/* harness/report/report.c: the report stage (see tb_report.h): results, prices and
+ * costs in, report.md, report.html and cost.csv out. Reads and checks every input first
+ * (tb_results_load, tb_pricing_load, tb_costs_build), then draws the charts (charts.c)
+ * and writes the documents into a scratch folder, then renames (publish.c). The Markdown
+ * and HTML come from the same calls (struct tb_doc writes both), so they always say the
+ * same thing. The assessment section renders what the caller assessed (tb_assess.h); the
+ * report never calls the performance model. */
 #include "tb_report.h"
 
+#include "report_impl.h"
 #include "tb_assess.h"
 #include "tb_cost.h"
-#include "tb_csv.h"
 #include "tb_doc.h"
-#include "tb_plot.h"
 #include "tb_pricing.h"
 #include "tb_results.h"
 #include "tb_util.h"
 #include "tb_vocab.h"
 
-#include <ctype.h>
-#include <dirent.h>
-#include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-/* ---- numbers ---- */
+/* ---- the report text ---- */
 
-/* 4 significant digits, no exponent for ordinary magnitudes; "" for NAN. */
-static const char *fmt_num(double v, char *buf, size_t len)
-{
-    double a = fabs(v);
-    if (isnan(v))
-        snprintf(buf, len, "%s", "");
-    else if (a >= 10000 && a < 1e15)
-        snprintf(buf, len, "%.0f", v);
-    else
-        snprintf(buf, len, "%.4g", v);
-    return buf;
-}
-
-/* A field of a results row by column name (the report reads many). */
-static const char *F(const struct tb_result *x, const char *name)
-{
-    return tb_result_field(x, name);
-}
-
-/* ---- the report being built ---- */
-
-struct chart {
-    char name[48]; /* file name without extension */
-    char caption[300];
-    char *svg; /* owned */
-    bool png;
-};
-#define MAX_CHARTS 16
-
-struct report {
-    const struct tb_report_opts *o;
-    struct tb_results res;     /* owned: the results files, rows in report order */
-    struct tb_pricing pricing; /* owned */
-    bool have_pricing;
-    struct tb_costs cs;            /* owned: the cost stage's table, read only here */
-    char *assess_md, *assess_html; /* owned: the assessment section, or NULL */
-    const char *assess_why;        /* borrowed: why there is none */
-    char outdir[4096];
-    char tmpdir[4200];
-    bool made_tmpdir;
-    struct chart charts[MAX_CHARTS];
-    int ncharts;
-    char notes[1024]; /* what is missing and why, one per line */
-    char now[32];
-};
-
-static void add_note(struct report *R, const char *fmt, ...) TB_PRINTF(2, 3);
-static void add_note(struct report *R, const char *fmt, ...)
-{
-    size_t used = strlen(R->notes);
-    va_list ap;
-    if (used + 2 >= sizeof R->notes)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(R->notes + used, sizeof R->notes - used - 1, fmt, ap);
-    va_end(ap);
-    used = strlen(R->notes);
-    R->notes[used] = '\n';
-    R->notes[used + 1] = '\0';
-}
-
-/* ---- labels ---- */
-
-static void shape_of(const struct tb_result *x, char *buf, size_t len)
-{
-    const char *b = F(x, "batch"), *in = F(x, "seq_in"), *out = F(x, "seq_out");
-    bool train = !strcmp(F(x, "phase"), "train");
-    size_t used = 0;
-    buf[0] = '\0';
-    if (*b)
-        used += (size_t)snprintf(buf + used, len - used, "b%s", b);
-    if (*in && used < len)
-        used += (size_t)snprintf(buf + used, len - used, "%s%s%s", used ? " " : "",
-                                 train ? "seq" : "in", in);
-    if (*out && used < len)
-        used += (size_t)snprintf(buf + used, len - used, "%sout%s", used ? " " : "", out);
-    /* diffusion: resolution and steps (empty for the model's defaults) */
-    if (*F(x, "resolution") && used < len)
-        used +=
-            (size_t)snprintf(buf + used, len - used, "%s%spx", used ? " " : "", F(x, "resolution"));
-    if (*F(x, "steps") && used < len)
-        used +=
-            (size_t)snprintf(buf + used, len - used, "%s%s steps", used ? " " : "", F(x, "steps"));
-    /* a precision other than the engines' own (fp32 CPU, bf16 GPU and model) tells apart
-     * runs that are otherwise alike: the GPU's fp8 rows beside its bf16 ones */
-    const char *p = F(x, "precision");
-    if (*p && strcmp(p, "fp32") && strcmp(p, "bf16") && used < len)
-        snprintf(buf + used, len - used, "%s%s", used ? " " : "", p);
-}
-
-/* Chart labels: "model phase shape" and "target, provenance". */
-static void run_label(const struct tb_result *x, char *buf, size_t len, char *buf2, size_t len2)
-{
-    char shape[96];
-    shape_of(x, shape, sizeof shape);
-    snprintf(buf, len, "%s %s%s%s", F(x, "model"), F(x, "phase"), *shape ? " " : "", shape);
-    snprintf(buf2, len2, "%s, %s", F(x, "target"), tb_provenance_to_string(x->prov));
-    for (char *s = buf; *s; s++)
-        if (*s == '\t' || *s == '\n' || *s == '\r')
-            *s = ' ';
-    for (char *s = buf2; *s; s++)
-        if (*s == '\t' || *s == '\n' || *s == '\r')
-            *s = ' ';
-}
-
-/* Distinct values of a column over the rows of one provenance (-1: all), joined. */
-static void distinct(const struct report *R, int prov, const char *col, char *buf, size_t len)
-{
-    size_t used = 0, shown = 0;
-    buf[0] = '\0';
-    for (size_t i = 0; i < R->res.nrows && used < len; i++) {
-        const char *v = F(&R->res.rows[i], col);
-        bool seen = false;
-        if ((prov >= 0 && (int)R->res.rows[i].prov != prov) || !*v)
-            continue;
-        for (size_t k = 0; k < i && !seen; k++)
-            seen = (prov < 0 || (int)R->res.rows[k].prov == prov) &&
-                   !strcmp(F(&R->res.rows[k], col), v);
-        if (seen)
-            continue;
-        if (shown == 4) {
-            snprintf(buf + used, len - used, "; ...");
-            break;
-        }
-        used += (size_t)snprintf(buf + used, len - used, "%s%s", shown ? "; " : "", v);
-        shown++;
-    }
-}
-
-static void time_span(const struct report *R, enum tb_provenance prov, char *buf, size_t len)
-{
-    const char *lo = NULL, *hi = NULL;
-    for (size_t i = 0; i < R->res.nrows; i++) {
-        const char *v = F(&R->res.rows[i], "timestamp");
-        if (R->res.rows[i].prov != prov || !*v)
-            continue;
-        if (!lo || strcmp(v, lo) < 0)
-            lo = v;
-        if (!hi || strcmp(v, hi) > 0)
-            hi = v;
-    }
-    if (!lo)
-        snprintf(buf, len, "not recorded");
-    else if (!strcmp(lo, hi))
-        snprintf(buf, len, "%s", lo);
-    else
-        snprintf(buf, len, "%s to %s", lo, hi);
-}
-
-/* Counters column of measured rows: "unavailable: why" reasons, or the events read. */
-static void counters_status(const struct report *R, char *buf, size_t len)
-{
-    char reasons[512];
-    const char *recorded = NULL;
-    size_t nrec = 0;
-    reasons[0] = '\0';
-    for (size_t i = 0; i < R->res.nrows; i++) {
-        const char *v = F(&R->res.rows[i], "counters");
-        if (R->res.rows[i].prov != TB_PROV_MEASURED || !*v)
-            continue;
-        if (!strncmp(v, "unavailable", 11)) {
-            if (!strstr(reasons, v) && strlen(reasons) + strlen(v) + 3 < sizeof reasons)
-                snprintf(reasons + strlen(reasons), sizeof reasons - strlen(reasons), "%s%s",
-                         *reasons ? "; " : "", v);
-        } else {
-            recorded = recorded ? recorded : v;
-            nrec++;
-        }
-    }
-    if (recorded) {
-        size_t used = (size_t)snprintf(buf, len, "recorded in %zu rows (events:", nrec);
-        for (const char *s = recorded; *s && used < len;) {
-            size_t n = strcspn(s, "=;");
-            used += (size_t)snprintf(buf + used, len - used, " %.*s", (int)n, s);
-            s += n;
-            s += strcspn(s, ";");
-            if (*s == ';')
-                s++;
-        }
-        if (used < len)
-            used += (size_t)snprintf(buf + used, len - used, ")");
-        if (*reasons && used < len)
-            snprintf(buf + used, len - used, "; %s", reasons);
-    } else {
-        snprintf(buf, len, "%s", *reasons ? reasons : "not recorded");
-    }
-}
-
-/* ---- charts ---- */
-
-static int phase_rank(const char *phase)
-{
-    static const char *const order[] = {"prefill", "decode", "serve", "train", "denoise"};
-    for (int i = 0; i < 5; i++)
-        if (!strcmp(phase, order[i]))
-            return i;
-    return 5;
-}
-
-static int metric_rank(const char *m)
-{
-    static const char *const order[] = {"usd_per_mtok_in", "usd_per_mtok_out", "usd_per_mtok_total",
-                                        "usd_per_mtok_train"};
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(m, order[i]))
-            return i;
-    return 4;
-}
-
-struct bar {
-    char label[160];  /* first line: model phase shape */
-    char label2[160]; /* second line: target, provenance */
-    char group[200];  /* legend entry: one word */
-    int rank;
-    double value, min, max;
-};
-
-static int path_in(char *buf, size_t len, const char *dir, const char *name)
-{
-    int n = snprintf(buf, len, "%s/%s", dir, name);
-    return n < 0 || (size_t)n >= len ? -1 : 0;
-}
-
-/* Whether the space-separated list holds word. */
-static bool has_word(const char *list, const char *word)
-{
-    size_t n = strlen(word);
-    for (const char *s = list; *s;) {
-        size_t k = strcspn(s, " ");
-        if (k == n && !strncmp(s, word, n))
-            return true;
-        s += k;
-        s += strspn(s, " ");
-    }
-    return false;
-}
-
-static void fmt_tsv(FILE *f, double v)
-{
-    if (isnan(v))
-        fputs("NaN", f);
-    else
-        fprintf(f, "%.10g", v);
-}
-
-/* Run script on data for a new chart called name (SVG, and PNG when png_ok), with the
- * script's arguments after the format; reads the SVG back into R->charts. Returns 0, 1
- * when gnuplot is missing (note added), -1 on failure. */
-static int draw_file(struct report *R, const char *script, const char *name, const char *caption,
-                     const char *data, const char *const *args, size_t nargs, bool png_ok,
-                     char *err, size_t errlen)
-{
-    struct chart *ch;
-    char out[4400], file[96];
-    const char *argv[8];
-    size_t len;
-    int r;
-    if (R->ncharts == MAX_CHARTS || nargs + 1 > sizeof argv / sizeof argv[0])
-        return tb_err(err, errlen, "too many charts");
-    ch = &R->charts[R->ncharts];
-    memset(ch, 0, sizeof *ch);
-    snprintf(ch->name, sizeof ch->name, "%s", name);
-    snprintf(ch->caption, sizeof ch->caption, "%s", caption);
-    for (size_t i = 0; i < nargs; i++)
-        argv[i + 1] = args[i];
-    for (int fmt = 0; fmt < 2; fmt++) {
-        const char *ext = fmt ? "png" : "svg";
-        if (fmt == 1 && !png_ok)
-            break;
-        argv[0] = ext;
-        snprintf(file, sizeof file, "%s.%s", name, ext);
-        if (path_in(out, sizeof out, R->tmpdir, file) != 0)
-            return tb_err(err, errlen, "path too long: '%s'", R->tmpdir);
-        r = tb_plot_run(script, data, out, argv, nargs + 1, err, errlen);
-        if (r == TB_PLOT_MISSING) {
-            add_note(R, "charts not drawn: %s", err);
-            free(ch->svg);
-            return 1;
-        }
-        if (r != TB_PLOT_OK || (fmt == 0 && tb_read_file(out, &ch->svg, &len, err, errlen) != 0)) {
-            free(ch->svg);
-            return -1;
-        }
-        if (fmt == 1)
-            ch->png = true;
-    }
-    R->ncharts++;
-    return 0;
-}
-
-/* Draw horizontal bars (reports/hbars.gp through script) as chart name. */
-static int draw(struct report *R, const char *script, const char *name, const char *caption,
-                struct bar *bars, size_t n, const char *title, bool png_ok, char *err,
-                size_t errlen)
-{
-    char data[4400], groups[512] = "", height[16], file[96];
-    const char *scale = "linear";
-    double lo = INFINITY, hi = 0;
-    FILE *f = NULL;
-
-    /* stable sort by group rank, so each group's bars stay together in file order */
-    for (size_t i = 1; i < n; i++)
-        for (size_t k = i; k > 0 && bars[k - 1].rank > bars[k].rank; k--) {
-            struct bar t = bars[k];
-            bars[k] = bars[k - 1];
-            bars[k - 1] = t;
-        }
-    snprintf(file, sizeof file, "%s.tsv", name);
-    if (path_in(data, sizeof data, R->tmpdir, file) != 0)
-        return tb_err(err, errlen, "path too long: '%s'", R->tmpdir);
-    f = fopen(data, "w");
-    if (!f)
-        return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
-    for (size_t i = 0; i < n; i++) {
-        fprintf(f, "%s\t%s\t", bars[i].label, bars[i].group);
-        fmt_tsv(f, bars[i].value);
-        fputc('\t', f);
-        fmt_tsv(f, bars[i].min);
-        fputc('\t', f);
-        fmt_tsv(f, bars[i].max);
-        fprintf(f, "\t%s\n", bars[i].label2);
-        if (!has_word(groups, bars[i].group) &&
-            strlen(groups) + strlen(bars[i].group) + 2 < sizeof groups)
-            snprintf(groups + strlen(groups), sizeof groups - strlen(groups), "%s%s",
-                     *groups ? " " : "", bars[i].group);
-        lo = fmin(lo, bars[i].value);
-        hi = fmax(hi, bars[i].value);
-    }
-    if (fclose(f) != 0)
-        return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
-    if (lo > 0 && hi / lo > 30)
-        scale = "log";
-    /* 450 pixels hold 8 bars; more bars get taller charts, up to 200 bars' worth */
-    snprintf(height, sizeof height, "%d", 450 + 34 * (int)(n <= 8 ? 0 : n > 200 ? 192 : n - 8));
-    {
-        const char *args[] = {title, groups, height, scale};
-        return draw_file(R, script, name, caption, data, args, 4, png_ok, err, errlen);
-    }
-}
-
-/* The models of the report for a chart title: their names, or how many when the
- * names would not fit on the title line. */
-static void models_of(const struct report *R, char *buf, size_t len)
-{
-    distinct(R, -1, "model", buf, len);
-    if (strlen(buf) > 48) {
-        int n = 1;
-        for (const char *p = buf; *p; p++)
-            n += *p == ';';
-        snprintf(buf, len, "%d models", n);
-    }
-}
-
-/* A workload's model and phase as one word for a chart legend: "llama-3.1-8b/serve". */
-static void workload_word(const struct tb_cost *c, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s/%s", F(c->row, "model"), F(c->row, "phase"));
-    for (char *p = buf; *p; p++)
-        if (*p == ' ' || *p == '\t')
-            *p = '_';
-}
-
-/* A token count in words: "1 trillion", "300 billion", "5e+06". */
-static const char *tokens_text(double n, char *buf, size_t len)
-{
-    if (n >= 1e12)
-        snprintf(buf, len, "%.4g trillion", n / 1e12);
-    else if (n >= 1e9)
-        snprintf(buf, len, "%.4g billion", n / 1e9);
-    else if (n >= 1e6)
-        snprintf(buf, len, "%.4g million", n / 1e6);
-    else
-        snprintf(buf, len, "%.4g", n);
-    return buf;
-}
-
-/* Throughput against interactivity for one serving workload: tokens/s per chip against
- * tokens/s per user, one line per target through its batch sweep, each point labelled
- * with its cost per million output tokens. */
-static int draw_interactivity(struct report *R, const struct tb_cost_rank *w, int k, bool png_ok,
-                              char *err, size_t errlen)
-{
-    char data[4400], file[96], name[48], targets[1024] = "", title[400], caption[400];
-    size_t npoints = 0;
-    FILE *f;
-    snprintf(name, sizeof name, "interactivity-%d", k);
-    snprintf(file, sizeof file, "%s.tsv", name);
-    if (path_in(data, sizeof data, R->tmpdir, file) != 0)
-        return tb_err(err, errlen, "path too long: '%s'", R->tmpdir);
-    f = fopen(data, "w");
-    if (!f)
-        return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
-    /* one data block per target (gnuplot "index"), points in order of interactivity */
-    for (size_t i = 0; i < R->cs.ncosts; i++) {
-        const char *t = F(R->cs.costs[i].row, "target");
-        bool priced = false;
-        size_t n = 0;
-        if (!tb_costs_first_of_target(&R->cs, i, w->workload, w->metric))
-            continue;
-        for (size_t j = i; j < R->cs.ncosts; j++) {
-            const struct tb_cost *c = &R->cs.costs[j];
-            if (!tb_cost_of_workload(c, w->workload, w->metric) || strcmp(F(c->row, "target"), t) ||
-                !tb_cost_positive(c->per_user) || !tb_cost_positive(c->per_chip))
-                continue;
-            fprintf(f, "%.10g\t%.10g\t", c->per_user, c->per_chip);
-            if (tb_cost_positive(c->usd))
-                fprintf(f, "$%.3g\t%s\n", c->usd, F(c->row, "batch"));
-            else
-                fprintf(f, "\t%s\n", F(c->row, "batch"));
-            priced |= tb_cost_positive(c->usd);
-            n++;
-        }
-        if (n) {
-            fputs("\n\n", f);
-            snprintf(targets + strlen(targets), sizeof targets - strlen(targets), "%s%s%s",
-                     *targets ? " " : "", t, priced ? "" : "(no-price)");
-            npoints += n;
-        }
-    }
-    if (fclose(f) != 0)
-        return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
-    if (npoints < 2)
-        return 0;
-    snprintf(title, sizeof title, "Throughput vs interactivity: %s", w->workload);
-    snprintf(caption, sizeof caption,
-             "Throughput per chip against output tokens/s per user, %s: one line per target "
-             "through its batch sweep, each point labelled with its USD per million output tokens",
-             w->workload);
-    {
-        const char *args[] = {title, targets};
-        return draw_file(R, "interactivity", name, caption, data, args, 2, png_ok, err, errlen);
-    }
-}
-
-static int draw_charts(struct report *R, char *err, size_t errlen)
-{
-    struct bar *bars = tb_alloc_array(R->res.nrows + 1, sizeof(*bars));
-    char why[512], models[256], title[400], caption[400];
-    bool png_ok;
-    size_t n = 0;
-    int rc = -1, r, k = 0;
-
-    if (!bars)
-        return tb_err(err, errlen, "out of memory");
-    png_ok = tb_plot_has_terminal("pngcairo", why, sizeof why);
-    models_of(R, models, sizeof models);
-
-    /* throughput: every *_tokens_per_s row, whatever its provenance; a serving run's
-     * total (prompt + output) beside its output would repeat its label, so the chart
-     * shows the output and the tables both; a batch sweep shows its "max" run */
-    for (size_t i = 0; i < R->res.nrows; i++) {
-        const struct tb_result *x = &R->res.rows[i];
-        bool sweep = false;
-        if (!tb_result_is_token_rate(F(x, "metric")) ||
-            !strcmp(F(x, "metric"), "total_tokens_per_s"))
-            continue;
-        for (size_t j = 0; j < R->cs.ncosts && !sweep; j++)
-            sweep = R->cs.costs[j].row == x && R->cs.costs[j].sweep_point;
-        if (sweep)
-            continue;
-        run_label(x, bars[n].label, sizeof bars[n].label, bars[n].label2, sizeof bars[n].label2);
-        snprintf(bars[n].group, sizeof bars[n].group, "%s", F(x, "phase"));
-        bars[n].rank = phase_rank(bars[n].group);
-        bars[n].value = x->value;
-        bars[n].min = x->min;
-        bars[n].max = x->max;
-        n++;
-    }
-    if (n == 0) {
-        add_note(R, "no throughput chart: no *_tokens_per_s rows in the results");
-    } else {
-        snprintf(title, sizeof title, "Throughput by run: %s", models);
-        r = draw(R, "throughput", "throughput",
-                 "Throughput by run (tokens/s, median; whisker: min-max; serving at the "
-                 "throughput-maximising batch)",
-                 bars, n, title, png_ok, err, errlen);
-        if (r != 0) {
-            rc = r < 0 ? -1 : 0;
-            goto out;
-        }
-    }
-
-    /* cost per million tokens by target and workload: each target's cheapest
-     * configuration of each workload */
-    n = 0;
-    for (size_t i = 0; i < R->cs.ncosts; i++) {
-        const struct tb_cost *c = &R->cs.costs[i];
-        if (c->images || !tb_costs_cheapest_of_target(&R->cs, c))
-            continue;
-        run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
-                  sizeof bars[n].label2);
-        snprintf(bars[n].group, sizeof bars[n].group, "%s", c->metric);
-        bars[n].rank = metric_rank(c->metric);
-        bars[n].value = c->usd;
-        bars[n].min = c->usd_min;
-        bars[n].max = c->usd_max;
-        n++;
-    }
-    if (n == 0) {
-        add_note(R, "no cost chart: no throughput row has a price (%s)",
-                 R->cs.host.have ? "no host rows" : R->cs.host.why);
-    } else {
-        snprintf(title, sizeof title, "Cost per million tokens by target and workload: %s", models);
-        if (draw(R, "cost", "cost",
-                 "Cost per million tokens by target and workload (USD; each target's cheapest "
-                 "configuration; whisker: min-max of the repetitions)",
-                 bars, n, title, png_ok, err, errlen) < 0)
-            goto out;
-    }
-
-    /* price-performance against the baseline, per workload and target */
-    n = 0;
-    for (size_t i = 0; i < R->cs.ncosts; i++) {
-        const struct tb_cost *c = &R->cs.costs[i];
-        const struct tb_cost_rank *w = NULL;
-        if (!tb_costs_cheapest_of_target(&R->cs, c))
-            continue;
-        w = tb_costs_rank_of(&R->cs, c);
-        if (!w || !tb_cost_positive(w->base_usd))
-            continue;
-        run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
-                  sizeof bars[n].label2);
-        workload_word(c, bars[n].group, sizeof bars[n].group);
-        bars[n].rank = (int)(w - R->cs.ranks);
-        bars[n].value = tb_cost_price_perf(w->base_usd, c->usd);
-        bars[n].min = bars[n].max = NAN;
-        n++;
-    }
-    if (n > 0) {
-        snprintf(title, sizeof title, "Price-performance against %s on-demand (higher is better)",
-                 R->cs.o.baseline);
-        snprintf(caption, sizeof caption,
-                 "Price-performance: the baseline's cost (%s, on-demand, its cheapest "
-                 "configuration) over each target's cheapest, per workload; 2x = half the cost",
-                 R->cs.o.baseline);
-        if (draw(R, "priceperf", "priceperf", caption, bars, n, title, png_ok, err, errlen) < 0)
-            goto out;
-    } else {
-        add_note(R, "no price-performance chart: no workload has a priced %s row (%s)",
-                 R->cs.o.baseline, R->cs.btp.c.have ? "no modeled baseline rows" : R->cs.btp.c.why);
-    }
-
-    /* training: cost (and time) to train on N tokens, one colour per model */
-    n = 0;
-    for (size_t i = 0; i < R->cs.ncosts; i++) {
-        const struct tb_cost *c = &R->cs.costs[i];
-        double usd, days;
-        char used[64];
-        if (strcmp(c->metric, "usd_per_mtok_train") || !tb_cost_positive(c->usd))
-            continue;
-        usd = c->usd * R->o->train_tokens / 1e6;
-        days = tb_cost_train_days(R->o->train_tokens, c->row->value);
-        run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
-                  sizeof bars[n].label2);
-        tb_cost_charged_text(c->row, c->price, used, sizeof used);
-        snprintf(bars[n].label2, sizeof bars[n].label2, "%s, %.3g days on %s, %s",
-                 F(c->row, "target"), days, used, tb_provenance_to_string(c->row->prov));
-        snprintf(bars[n].group, sizeof bars[n].group, "%s", F(c->row, "model"));
-        bars[n].rank = 0;
-        for (size_t j = 0; j < n; j++)
-            if (!strcmp(bars[j].group, bars[n].group)) {
-                bars[n].rank = bars[j].rank;
-                break;
-            } else if (bars[j].rank >= bars[n].rank) {
-                bars[n].rank = bars[j].rank + 1;
-            }
-        bars[n].value = usd;
-        bars[n].min = bars[n].max = NAN;
-        n++;
-    }
-    if (n > 0) {
-        char tok[48];
-        snprintf(title, sizeof title, "Cost to train on %s tokens (time in the labels)",
-                 tokens_text(R->o->train_tokens, tok, sizeof tok));
-        snprintf(caption, sizeof caption,
-                 "Cost in USD and time in days to train on %s tokens at each run's "
-                 "throughput and price (instances, or the share of one, as in the run)",
-                 tok);
-        if (draw(R, "train", "train", caption, bars, n, title, png_ok, err, errlen) < 0)
-            goto out;
-    }
-
-    /* images: each target's cheapest configuration per image workload */
-    n = 0;
-    for (size_t i = 0; i < R->cs.ncosts; i++) {
-        const struct tb_cost *c = &R->cs.costs[i];
-        if (!c->images || !tb_costs_cheapest_of_target(&R->cs, c))
-            continue;
-        run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
-                  sizeof bars[n].label2);
-        snprintf(bars[n].group, sizeof bars[n].group, "%s", c->metric);
-        bars[n].rank = 0;
-        bars[n].value = c->usd;
-        bars[n].min = c->usd_min;
-        bars[n].max = c->usd_max;
-        n++;
-    }
-    if (n > 0) {
-        snprintf(title, sizeof title, "Cost per thousand images by target and model");
-        if (draw(R, "images", "images",
-                 "Cost per thousand images by target and model (USD; whisker: min-max)", bars, n,
-                 title, png_ok, err, errlen) < 0)
-            goto out;
-    }
-
-    /* throughput against interactivity, one chart per serving workload with a sweep */
-    for (size_t i = 0; i < R->cs.nranks; i++)
-        if (R->cs.ranks[i].serve &&
-            draw_interactivity(R, &R->cs.ranks[i], ++k, png_ok, err, errlen) < 0)
-            goto out;
-    if (!png_ok && R->ncharts)
-        add_note(R, "no PNG copies of the charts: %s", why);
-    rc = 0;
-out:
-    free(bars);
-    return rc;
-}
-
-static void doc_figure(struct tb_doc *d, const struct chart *ch, int which)
+/* A chart in both documents: a link to its SVG (and PNG) in Markdown, the SVG itself in
+ * the HTML (which = its index, so the charts' element ids stay apart). */
+static void doc_figure(struct tb_doc *d, const struct tb_report_chart *ch, int which)
 {
     tb_sb_puts(&d->md, "![");
     tb_sb_md(&d->md, ch->caption);
@@ -662,8 +42,6 @@ static void doc_figure(struct tb_doc *d, const struct chart *ch, int which)
         tb_sb_printf(&d->html, ", %s.png", ch->name);
     tb_sb_puts(&d->html, ")</figcaption>\n</figure>\n");
 }
-
-/* ---- the report text ---- */
 
 /* Dollars as the table has them, with at least cents: 21.50, 1.34375, 63.296. */
 static const char *fmt_usd(double v, char *buf, size_t len)
@@ -707,25 +85,25 @@ static void write_context(struct tb_doc *d, const struct report *R)
         cells[1] = (val);                                                                          \
         tb_doc_row(d, cells);                                                                      \
     } while (0)
-    distinct(R, -1, "model", v, sizeof v);
+    tb_report_distinct(R, -1, "model", v, sizeof v);
     ROW("Models", v);
     snprintf(w, sizeof w, "%zu measured, %zu modeled, %zu published", nm,
              R->res.nprov[TB_PROV_MODELED], R->res.nprov[TB_PROV_PUBLISHED]);
     ROW("Result rows", w);
     if (nm) {
-        distinct(R, TB_PROV_MEASURED, "host", v, sizeof v);
+        tb_report_distinct(R, TB_PROV_MEASURED, "host", v, sizeof v);
         ROW("Host (measured rows)", *v ? v : "not recorded");
-        time_span(R, TB_PROV_MEASURED, v, sizeof v);
+        tb_report_time_span(R, TB_PROV_MEASURED, v, sizeof v);
         ROW("Measured", v);
-        distinct(R, TB_PROV_MEASURED, "commit", v, sizeof v);
+        tb_report_distinct(R, TB_PROV_MEASURED, "commit", v, sizeof v);
         ROW("trnbench commit", *v ? v : "not recorded");
-        distinct(R, TB_PROV_MEASURED, "compiler", v, sizeof v);
+        tb_report_distinct(R, TB_PROV_MEASURED, "compiler", v, sizeof v);
         ROW("Compiler", *v ? v : "not recorded");
-        distinct(R, TB_PROV_MEASURED, "cflags", v, sizeof v);
+        tb_report_distinct(R, TB_PROV_MEASURED, "cflags", v, sizeof v);
         ROW("Compiler flags", *v ? v : "not recorded");
-        distinct(R, TB_PROV_MEASURED, "blas", v, sizeof v);
+        tb_report_distinct(R, TB_PROV_MEASURED, "blas", v, sizeof v);
         ROW("BLAS", *v ? v : "not recorded");
-        counters_status(R, v, sizeof v);
+        tb_report_counters(R, v, sizeof v);
         ROW("Hardware counters", v);
     }
     price_text(&R->cs.host, price, sizeof price);
@@ -751,12 +129,12 @@ static void write_runs(struct tb_doc *d, const struct report *R)
         const struct tb_result *x = &R->res.rows[i];
         char shape[96], val[32], lo[32], hi[32], spread[80], n[24];
         const char *cells[11];
-        shape_of(x, shape, sizeof shape);
-        fmt_num(x->value, val, sizeof val);
+        tb_report_shape(x, shape, sizeof shape);
+        tb_report_num(x->value, val, sizeof val);
         spread[0] = '\0';
         if (!isnan(x->min) && !isnan(x->max))
-            snprintf(spread, sizeof spread, "%s - %s", fmt_num(x->min, lo, sizeof lo),
-                     fmt_num(x->max, hi, sizeof hi));
+            snprintf(spread, sizeof spread, "%s - %s", tb_report_num(x->min, lo, sizeof lo),
+                     tb_report_num(x->max, hi, sizeof hi));
         n[0] = '\0';
         if (x->n >= 0)
             snprintf(n, sizeof n, "%ld", x->n);
@@ -872,7 +250,7 @@ static void write_summary(struct tb_doc *d, const struct report *R)
                 tb_doc_row(d, cells);
                 continue;
             }
-            fmt_num(w->best->usd, usd, sizeof usd);
+            tb_report_num(w->best->usd, usd, sizeof usd);
             prov_cell(w->best, prov, sizeof prov);
             cost_tip(w->best, tip, sizeof tip);
             base[0] = btip[0] = '\0';
@@ -930,10 +308,10 @@ static void write_summary(struct tb_doc *d, const struct report *R)
             fmt_saving(w->best_ok->usd, w->base_ok_usd, sav, sizeof sav);
             cells[1] = F(w->best_ok->row, "target");
             cells[2] = F(w->best_ok->row, "batch");
-            cells[3] = fmt_num(w->best_ok->ttft, t1, sizeof t1);
-            cells[4] = fmt_num(w->best_ok->tpot, t2, sizeof t2);
-            cells[5] = fmt_num(w->best_ok->per_user, t3, sizeof t3);
-            cells[6] = fmt_num(w->best_ok->usd, usd, sizeof usd);
+            cells[3] = tb_report_num(w->best_ok->ttft, t1, sizeof t1);
+            cells[4] = tb_report_num(w->best_ok->tpot, t2, sizeof t2);
+            cells[5] = tb_report_num(w->best_ok->per_user, t3, sizeof t3);
+            cells[6] = tb_report_num(w->best_ok->usd, usd, sizeof usd);
             cells[7] = prov;
             cells[8] = w->base_ok ? base : "baseline misses the limits";
             cells[9] = sav;
@@ -1003,10 +381,10 @@ static void write_limits(struct tb_doc *d, const struct report *R)
             cost_tip(best, tip, sizeof tip);
             prov_cell(best, prov, sizeof prov);
             cells[4] = F(best->row, "batch");
-            cells[5] = fmt_num(best->ttft, t1, sizeof t1);
-            cells[6] = fmt_num(best->tpot, t2, sizeof t2);
-            cells[7] = fmt_num(best->per_user, t3, sizeof t3);
-            cells[8] = fmt_num(best->usd, usd, sizeof usd);
+            cells[5] = tb_report_num(best->ttft, t1, sizeof t1);
+            cells[6] = tb_report_num(best->tpot, t2, sizeof t2);
+            cells[7] = tb_report_num(best->per_user, t3, sizeof t3);
+            cells[8] = tb_report_num(best->usd, usd, sizeof usd);
             cells[9] = prov;
             tips[8] = tips[9] = tip;
             tb_doc_row_tip(d, cells, tips);
@@ -1031,7 +409,7 @@ static void write_training(struct tb_doc *d, const struct report *R)
              "with what the run used (its instances, or its share of one): days = tokens / "
              "train_tokens_per_s / "
              "86400; cost = usd_per_mtok_train x tokens / 10^6.",
-             tokens_text(R->o->train_tokens, tok, sizeof tok));
+             tb_report_tokens_text(R->o->train_tokens, tok, sizeof tok));
     tb_doc_table(d, "ttnnnnnp", head);
     for (size_t i = 0; i < R->cs.ncosts; i++) {
         const struct tb_cost *c = &R->cs.costs[i];
@@ -1047,11 +425,11 @@ static void write_training(struct tb_doc *d, const struct report *R)
         cells[1] = F(c->row, "target");
         cells[2] = inst;
         cells[3] = c->chips ? chips : "";
-        cells[4] = fmt_num(c->row->value, tps, sizeof tps);
+        cells[4] = tb_report_num(c->row->value, tps, sizeof tps);
         cells[5] =
-            fmt_num(tb_cost_train_days(R->o->train_tokens, c->row->value), days, sizeof days);
+            tb_report_num(tb_cost_train_days(R->o->train_tokens, c->row->value), days, sizeof days);
         cells[6] = tb_cost_positive(c->usd)
-                       ? fmt_num(c->usd * R->o->train_tokens / 1e6, usd, sizeof usd)
+                       ? tb_report_num(c->usd * R->o->train_tokens / 1e6, usd, sizeof usd)
                        : "no price";
         cells[7] = prov;
         tips[4] = tips[5] = tips[6] = tips[7] = tip;
@@ -1108,7 +486,7 @@ static void write_model_check(struct tb_doc *d, const struct report *R)
                 tb_doc_table(d, "tttcntntn", head);
                 any = true;
             }
-            shape_of(x, shape, sizeof shape);
+            tb_report_shape(x, shape, sizeof shape);
             snprintf(e, sizeof e, "%+.1f%%", (y->value - x->value) / x->value * 100.0);
             prov_tip(x, tip, sizeof tip);
             prov_tip(y, ytip, sizeof ytip);
@@ -1116,9 +494,9 @@ static void write_model_check(struct tb_doc *d, const struct report *R)
             cells[1] = F(x, "phase");
             cells[2] = shape;
             cells[3] = F(x, "metric");
-            cells[4] = fmt_num(x->value, mv, sizeof mv);
+            cells[4] = tb_report_num(x->value, mv, sizeof mv);
             cells[5] = F(x, "host");
-            cells[6] = fmt_num(y->value, pv, sizeof pv);
+            cells[6] = tb_report_num(y->value, pv, sizeof pv);
             cells[7] = F(y, "target");
             cells[8] = x->value != 0 ? e : "";
             tips[4] = tip;
@@ -1165,20 +543,20 @@ static void write_cost(struct tb_doc *d, const struct report *R)
         char shape[96], tps[40], usd[40], lo[32], hi[32], spread[80], ref[600], inst[64], pc[40],
             pp[32], tip[2400];
         const char *cells[13], *tips[13] = {0};
-        shape_of(c->row, shape, sizeof shape);
-        fmt_num(c->row->value, tps, sizeof tps);
+        tb_report_shape(c->row, shape, sizeof shape);
+        tb_report_num(c->row->value, tps, sizeof tps);
         strncat(tps, c->images ? " images/s" : " tokens/s", sizeof tps - strlen(tps) - 1);
         tb_cost_charged_text(c->row, c->price, inst, sizeof inst);
-        fmt_num(c->per_chip, pc, sizeof pc);
+        tb_report_num(c->per_chip, pc, sizeof pc);
         pp[0] = spread[0] = usd[0] = '\0';
         if (tb_cost_positive(c->perf))
             snprintf(pp, sizeof pp, "%.3gx", c->perf);
         if (!isnan(c->usd)) {
             char u[32];
-            snprintf(usd, sizeof usd, "%s", fmt_num(c->usd, u, sizeof u));
+            snprintf(usd, sizeof usd, "%s", tb_report_num(c->usd, u, sizeof u));
             if (!isnan(c->usd_min) && !isnan(c->usd_max))
-                snprintf(spread, sizeof spread, "%s - %s", fmt_num(c->usd_min, lo, sizeof lo),
-                         fmt_num(c->usd_max, hi, sizeof hi));
+                snprintf(spread, sizeof spread, "%s - %s", tb_report_num(c->usd_min, lo, sizeof lo),
+                         tb_report_num(c->usd_max, hi, sizeof hi));
             snprintf(ref, sizeof ref, "[%d]%s", c->price->ref, *c->price->flag ? " flagged" : "");
         } else {
             snprintf(ref, sizeof ref, "[%d] no price", c->price->ref);
@@ -1326,10 +704,10 @@ static void write_provenance(struct tb_doc *d, const struct report *R)
                 wmax = x->warmup > wmax ? x->warmup : wmax;
             }
         }
-        distinct(R, TB_PROV_MEASURED, "host", a, sizeof a);
-        time_span(R, TB_PROV_MEASURED, b, sizeof b);
-        distinct(R, TB_PROV_MEASURED, "commit", c, sizeof c);
-        distinct(R, TB_PROV_MEASURED, "executor", e, sizeof e);
+        tb_report_distinct(R, TB_PROV_MEASURED, "host", a, sizeof a);
+        tb_report_time_span(R, TB_PROV_MEASURED, b, sizeof b);
+        tb_report_distinct(R, TB_PROV_MEASURED, "commit", c, sizeof c);
+        tb_report_distinct(R, TB_PROV_MEASURED, "executor", e, sizeof e);
         if (nmin < 0)
             snprintf(f, sizeof f, "repetitions not recorded");
         else
@@ -1343,13 +721,13 @@ static void write_provenance(struct tb_doc *d, const struct report *R)
                  *c ? c : "(commit not recorded)", f);
     }
     if (R->res.nprov[TB_PROV_MODELED]) {
-        distinct(R, TB_PROV_MODELED, "source", a, sizeof a);
+        tb_report_distinct(R, TB_PROV_MODELED, "source", a, sizeof a);
         tb_doc_p(d, NULL, "modeled (%zu row%s): predicted by a performance model, not run: %s.",
                  R->res.nprov[TB_PROV_MODELED], R->res.nprov[TB_PROV_MODELED] == 1 ? "" : "s",
                  *a ? a : "model version not recorded");
     }
     if (R->res.nprov[TB_PROV_PUBLISHED]) {
-        distinct(R, TB_PROV_PUBLISHED, "source", a, sizeof a);
+        tb_report_distinct(R, TB_PROV_PUBLISHED, "source", a, sizeof a);
         tb_doc_p(d, NULL,
                  "published (%zu row%s): reference figures from elsewhere, not run here: %s.",
                  R->res.nprov[TB_PROV_PUBLISHED], R->res.nprov[TB_PROV_PUBLISHED] == 1 ? "" : "s",
@@ -1443,7 +821,7 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
     struct tb_doc d;
     char models[256], title[400];
     memset(&d, 0, sizeof d);
-    models_of(R, models, sizeof models);
+    tb_report_models(R, models, sizeof models);
     snprintf(title, sizeof title, "trnbench report: %s", models);
 
     tb_sb_puts(&d.html, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -1477,111 +855,6 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
     *md = d.md;
     *html = d.html;
     return md->failed || html->failed ? -1 : 0;
-}
-
-/* ---- files ---- */
-
-/* Files a report may leave in its folder; any of them a new report does not make is
- * removed when it is published, so no stale chart sits beside it. */
-static bool is_output(const char *name)
-{
-    static const char *const fixed[] = {"cost.csv", "report.md", "report.html", "assessment.csv"};
-    static const char *const charts[] = {"throughput", "cost",  "images",
-                                         "priceperf",  "train", "interactivity-"};
-    const char *dot = strrchr(name, '.');
-    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-        if (!strcmp(name, fixed[i]))
-            return true;
-    if (!dot || (strcmp(dot, ".svg") && strcmp(dot, ".png")))
-        return false;
-    for (size_t i = 0; i < sizeof charts / sizeof charts[0]; i++) {
-        size_t n = strlen(charts[i]);
-        if (!strncmp(name, charts[i], n) &&
-            (name + n == dot || (charts[i][n - 1] == '-' && isdigit((unsigned char)name[n]))))
-            return true;
-    }
-    return false;
-}
-
-static void remove_tmpdir(struct report *R)
-{
-    char p[4400];
-    DIR *dir;
-    struct dirent *e;
-    if (!R->made_tmpdir)
-        return;
-    dir = opendir(R->tmpdir);
-    while (dir && (e = readdir(dir)))
-        if (e->d_name[0] != '.' && path_in(p, sizeof p, R->tmpdir, e->d_name) == 0)
-            unlink(p);
-    if (dir)
-        closedir(dir);
-    rmdir(R->tmpdir);
-    R->made_tmpdir = false;
-}
-
-static int write_text(const char *dir, const char *name, const struct tb_sbuf *b, char *err,
-                      size_t errlen)
-{
-    char p[4400];
-    FILE *f = NULL;
-    int rc = -1;
-    if (path_in(p, sizeof p, dir, name) != 0)
-        return tb_err(err, errlen, "path too long: '%s'", dir);
-    f = fopen(p, "w");
-    if (!f || fwrite(b->p, 1, b->len, f) != b->len) {
-        tb_err(err, errlen, "cannot write '%s': %s", p, strerror(errno));
-        goto out;
-    }
-    rc = 0;
-out:
-    if (f && fclose(f) != 0 && rc == 0)
-        rc = tb_err(err, errlen, "cannot write '%s': %s", p, strerror(errno));
-    return rc;
-}
-
-/* Move the finished files into place (report.html last), remove stale outputs. */
-static int publish(struct report *R, char *err, size_t errlen)
-{
-    char from[4400], to[4400];
-    DIR *dir;
-    struct dirent *e;
-    int rc = 0;
-    /* stale outputs first: a file of an older report that this one does not make */
-    dir = opendir(R->outdir);
-    while (dir && (e = readdir(dir)) && rc == 0) {
-        struct stat st;
-        if (!is_output(e->d_name) || path_in(from, sizeof from, R->tmpdir, e->d_name) != 0 ||
-            path_in(to, sizeof to, R->outdir, e->d_name) != 0)
-            continue;
-        if (stat(from, &st) != 0 && unlink(to) != 0 && errno != ENOENT)
-            rc = tb_err(err, errlen, "cannot remove the stale '%s': %s", to, strerror(errno));
-    }
-    if (dir)
-        closedir(dir);
-    if (rc != 0)
-        return rc;
-    dir = opendir(R->tmpdir);
-    if (!dir)
-        return tb_err(err, errlen, "cannot read '%s': %s", R->tmpdir, strerror(errno));
-    while ((e = readdir(dir)) && rc == 0) {
-        if (!is_output(e->d_name) || !strcmp(e->d_name, "report.html"))
-            continue;
-        if (path_in(from, sizeof from, R->tmpdir, e->d_name) != 0 ||
-            path_in(to, sizeof to, R->outdir, e->d_name) != 0)
-            rc = tb_err(err, errlen, "path too long: '%s'", R->outdir);
-        else if (rename(from, to) != 0)
-            rc = tb_err(err, errlen, "cannot rename '%s' to '%s': %s", from, to, strerror(errno));
-    }
-    closedir(dir);
-    if (rc != 0)
-        return rc;
-    if (path_in(from, sizeof from, R->tmpdir, "report.html") != 0 ||
-        path_in(to, sizeof to, R->outdir, "report.html") != 0)
-        return tb_err(err, errlen, "path too long: '%s'", R->outdir);
-    if (rename(from, to) != 0)
-        return tb_err(err, errlen, "cannot rename '%s' to '%s': %s", from, to, strerror(errno));
-    return 0;
 }
 
 /* The assessment section: the caller's assessment (cmd_report.c runs it) rendered as
@@ -1631,7 +904,7 @@ out:
         R->assess_md = text[0];
         R->assess_html = text[1];
         text[0] = text[1] = NULL;
-        if (path_in(p, sizeof p, R->tmpdir, "assessment.csv") != 0 ||
+        if (tb_report_path_in(p, sizeof p, R->dir.tmpdir, "assessment.csv") != 0 ||
             tb_write_file_atomic(p, text[2], len[2], err, errlen) != 0)
             rc = TB_EFAIL;
     }
@@ -1672,7 +945,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
 {
     struct report R;
     struct tb_sbuf md = {0}, html = {0};
-    char p[4400];
+    char p[4400], outdir[4096];
     struct tb_cost_opts co;
     int rc = TB_EINPUT;
 
@@ -1695,46 +968,39 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     /* 2. the output folder and a scratch folder inside it (same file system: renames) */
     rc = TB_EFAIL;
     if (o->out_dir) {
-        snprintf(R.outdir, sizeof R.outdir, "%s", o->out_dir);
+        snprintf(outdir, sizeof outdir, "%s", o->out_dir);
     } else {
         const char *slash = strrchr(o->results[0], '/');
         if (!slash)
-            snprintf(R.outdir, sizeof R.outdir, ".");
+            snprintf(outdir, sizeof outdir, ".");
         else if (slash == o->results[0])
-            snprintf(R.outdir, sizeof R.outdir, "/");
+            snprintf(outdir, sizeof outdir, "/");
         else
-            snprintf(R.outdir, sizeof R.outdir, "%.*s", (int)(slash - o->results[0]),
-                     o->results[0]);
+            snprintf(outdir, sizeof outdir, "%.*s", (int)(slash - o->results[0]), o->results[0]);
     }
-    if (tb_mkdir_p(R.outdir, err, errlen) != 0)
+    if (tb_report_scratch_open(&R.dir, outdir, err, errlen) != 0)
         goto out;
-    snprintf(R.tmpdir, sizeof R.tmpdir, "%s/.report.tmp.%ld", R.outdir, (long)getpid());
-    if (mkdir(R.tmpdir, 0777) != 0 && errno != EEXIST) {
-        tb_err(err, errlen, "cannot create '%s': %s", R.tmpdir, strerror(errno));
-        goto out;
-    }
-    R.made_tmpdir = true;
 
     /* 3. the assessment section, charts, cost table, documents, then publish */
     if (render_assessment(&R, err, errlen) != TB_OK)
         goto out;
-    if (draw_charts(&R, err, errlen) != 0)
+    if (tb_report_draw_charts(&R, err, errlen) != 0)
         goto out;
-    if (path_in(p, sizeof p, R.tmpdir, "cost.csv") != 0 ||
+    if (tb_report_path_in(p, sizeof p, R.dir.tmpdir, "cost.csv") != 0 ||
         tb_costs_write_csv(&R.cs, p, err, errlen) != 0)
         goto out;
     if (build_docs(&R, &md, &html) != 0) {
         tb_err(err, errlen, "out of memory");
         goto out;
     }
-    if (write_text(R.tmpdir, "report.md", &md, err, errlen) != 0 ||
-        write_text(R.tmpdir, "report.html", &html, err, errlen) != 0)
+    if (tb_report_scratch_write(&R.dir, "report.md", &md, err, errlen) != 0 ||
+        tb_report_scratch_write(&R.dir, "report.html", &html, err, errlen) != 0)
         goto out;
-    if (publish(&R, err, errlen) != 0)
+    if (tb_report_scratch_publish(&R.dir, err, errlen) != 0)
         goto out;
     if (info) {
         memset(info, 0, sizeof *info);
-        snprintf(info->out_dir, sizeof info->out_dir, "%s", R.outdir);
+        snprintf(info->out_dir, sizeof info->out_dir, "%s", R.dir.outdir);
         info->ncharts = R.ncharts;
         info->png = R.ncharts > 0 && R.charts[0].png;
         info->nrows = R.res.nrows;
@@ -1743,7 +1009,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     }
     rc = TB_OK;
 out:
-    remove_tmpdir(&R);
+    tb_report_scratch_remove(&R.dir);
     tb_sb_release(&md);
     tb_sb_release(&html);
     for (int i = 0; i < R.ncharts; i++)

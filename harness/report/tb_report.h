@@ -1,15 +1,17 @@
 /*
- * harness/tb_report.h: results files in, cost and report out. Reads one or more
- * results.csv (tb_results.h columns, looked up by name), prices every throughput row
- * (*_tokens_per_s metrics) from the tables in pricing/ (tb_pricing.h), draws the charts
- * with gnuplot (tb_plot.h, scripts reports/throughput.gp and reports/cost.gp) and writes
- * into one folder:
+ * harness/report/tb_report.h: the report stage, the last of the pipeline: results files
+ * in (tb_results.h), priced by the cost stage (tb_cost.h) with the tables in pricing/
+ * (tb_pricing.h), charts drawn with gnuplot (tb_plot.h, the scripts in reports/), and
+ * written into one folder:
  *
  *   report.md, report.html  the report (HTML self-contained: inline CSS and SVG, no
  *                           network references)
  *   cost.csv                one row per priced throughput row, with the price row used
  *   throughput.svg, cost.svg  the charts, plus .png where gnuplot has pngcairo;
  *   images.svg                cost per thousand images, when diffusion rows are priced
+ *   assessment.csv          with an assessment (tb_assess.h), which is also a section
+ *
+ * The stage's files are in harness/report/ (report_impl.h says which does what).
  *
  * Everything is written under temporary names in a scratch folder inside the output
  * folder and renamed into place only when all of it succeeded, so a failure leaves the
@@ -17,7 +19,7 @@
  * report is still written, with a note that the charts are missing; when gnuplot runs
  * and fails, nothing is written.
  *
- * Besides the cost of every throughput row, the report ranks the targets per workload
+ * Besides the cost of every throughput row, the cost stage ranks the targets per workload
  * (the same model, phase, shape and precision at any batch or instance count): the
  * cheapest, its saving and price-performance against a baseline instance type priced
  * on-demand, the cheapest serving configuration within TTFT/TPOT limits (from batch
@@ -30,8 +32,9 @@
  * chips_used: the GPU executor on one of a p5.48xlarge's 8 GPUs), that share of it
  * (tb_cost_instance_share: 1/8). chips_used must be at least 1 and at most the chips
  * of the row's instances (the catalogue's count; else an input error).
- * Metric names follow DESIGN.md section 2: prefill -> usd_per_mtok_in, decode and
- * output -> usd_per_mtok_out, train -> usd_per_mtok_train, total -> usd_per_mtok_total.
+ * Metric names follow DESIGN.md section 2 (each throughput's cost metric in tb_vocab.h):
+ * prefill -> usd_per_mtok_in, decode and output -> usd_per_mtok_out, train ->
+ * usd_per_mtok_train, total -> usd_per_mtok_total, images -> usd_per_kimage.
  */
 #ifndef TB_REPORT_H
 #define TB_REPORT_H
