@@ -1,12 +1,17 @@
 /* harness/cmd_report.c: `trnbench report`, the command line over tb_report_write
- * (tb_report.h). Exit status: 0 ok, 1 a chart or file could not be written, 2 usage or
+ * (tb_report.h). With --assess it first runs the migration assessment (tb_assess.h:
+ * price tables, the performance model) and hands the result to the report, which only
+ * renders it. Exit status: 0 ok, 1 a chart or file could not be written, 2 usage or
  * input error (nothing written). */
 #include "cli.h"
+#include "tb_assess.h"
+#include "tb_model.h"
+#include "tb_pricing.h"
 #include "tb_report.h"
 #include "tb_util.h"
 
+#include <stdbool.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *f)
@@ -45,102 +50,179 @@ static void usage(FILE *f)
           f);
 }
 
-/* "--name VALUE" or "--name=VALUE": returns the value and advances *i, or NULL. */
-static const char *opt_value(int argc, char **argv, int *i, const char *name, int *bad)
+enum {
+    OPT_OUT = 256, /* past every character: only long options */
+    OPT_INSTANCE,
+    OPT_REGION,
+    OPT_PURCHASE,
+    OPT_PRICES,
+    OPT_BASELINE,
+    OPT_ASSESS,
+    OPT_MAX_PRICE_AGE,
+    OPT_TTFT_MS,
+    OPT_TPOT_MS,
+    OPT_TRAIN_TOKENS,
+    OPT_USD_PER_HOUR,
+};
+
+static const struct option OPTS[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"out", required_argument, NULL, OPT_OUT},
+    {"instance", required_argument, NULL, OPT_INSTANCE},
+    {"region", required_argument, NULL, OPT_REGION},
+    {"pricing", required_argument, NULL, OPT_PURCHASE},
+    {"purchase", required_argument, NULL, OPT_PURCHASE}, /* the same as --pricing */
+    {"prices", required_argument, NULL, OPT_PRICES},
+    {"baseline", required_argument, NULL, OPT_BASELINE},
+    {"assess", required_argument, NULL, OPT_ASSESS},
+    {"max-price-age", required_argument, NULL, OPT_MAX_PRICE_AGE},
+    {"ttft-ms", required_argument, NULL, OPT_TTFT_MS},
+    {"tpot-ms", required_argument, NULL, OPT_TPOT_MS},
+    {"train-tokens", required_argument, NULL, OPT_TRAIN_TOKENS},
+    {"usd-per-hour", required_argument, NULL, OPT_USD_PER_HOUR},
+    {NULL, 0, NULL, 0},
+};
+
+/* The name of option val, for messages ("ttft-ms"). */
+static const char *opt_name(int val)
 {
-    size_t n = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, n))
-        return NULL;
-    if (a[n] == '=')
-        return a + n + 1;
-    if (a[n])
-        return NULL;
-    if (*i + 1 >= argc) {
-        fprintf(stderr, "trnbench report: option '%s' needs a value\n", name);
-        *bad = 1;
-        return NULL;
-    }
-    return argv[++*i];
+    for (const struct option *p = OPTS; p->name; p++)
+        if (p->val == val)
+            return p->name;
+    return "?";
+}
+
+/* The assessment of --assess FILE and what it borrows from: the price tables and the
+ * performance model must outlive it (its rows point into both). */
+struct assessment {
+    struct tb_pricing pricing; /* owned when have_pricing */
+    struct tb_model model;     /* owned when have_model */
+    struct tb_assess_opts opts;
+    struct tb_assessment as; /* owned when have_as */
+    bool have_pricing, have_model, have_as;
+};
+
+/* Run the assessment of file with the tables of pricing_dir (NULL: the data folder's).
+ * Returns TB_OK, or TB_EINPUT (a bad file or table) / TB_EFAIL with a message in err;
+ * release a either way. */
+static int run_assessment(struct assessment *a, const char *file, const char *pricing_dir,
+                          char *err, size_t errlen)
+{
+    int r;
+    memset(a, 0, sizeof *a);
+    tb_assess_opts_init(&a->opts);
+    if (tb_pricing_load(&a->pricing, pricing_dir, err, errlen) != 0)
+        return TB_EINPUT;
+    a->have_pricing = true;
+    if (tb_model_load(&a->model, &a->pricing, pricing_dir, err, errlen) != 0)
+        return TB_EINPUT;
+    a->have_model = true;
+    r = tb_assess_run(&a->as, file, &a->model, &a->opts, err, errlen);
+    if (r != 0)
+        return r == TB_EINPUT ? TB_EINPUT : TB_EFAIL;
+    a->have_as = true;
+    return TB_OK;
+}
+
+static void release_assessment(struct assessment *a)
+{
+    if (a->have_as)
+        tb_assess_release(&a->as);
+    if (a->have_model)
+        tb_model_release(&a->model);
+    if (a->have_pricing)
+        tb_pricing_release(&a->pricing);
+    memset(a, 0, sizeof *a);
 }
 
 int tb_cmd_report(int argc, char **argv)
 {
     struct tb_report_opts o;
     struct tb_report_info info;
-    const char **files = NULL;
+    struct assessment assessed;
+    const char *assess = NULL;
     char err[1024] = "";
-    int nfiles = 0, rc = 2, bad = 0, only_files = 0;
+    int rc = 2, state = 0, c;
 
     tb_report_opts_init(&o);
-    files = tb_alloc_array(argc > 0 ? (size_t)argc : 1, sizeof(*files));
-    if (!files) {
-        fprintf(stderr, "trnbench report: out of memory\n");
-        return 1;
-    }
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v;
-        if (only_files || a[0] != '-' || !strcmp(a, "-")) {
-            files[nfiles++] = a;
-            continue;
-        }
-        if (!strcmp(a, "--")) {
-            only_files = 1;
-        } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    memset(&assessed, 0, sizeof assessed);
+    while ((c = tb_cli_getopt("report", argc, argv, OPTS, &state)) != -1) {
+        double *num = c == OPT_MAX_PRICE_AGE  ? &o.max_price_age_days
+                      : c == OPT_TTFT_MS      ? &o.ttft_limit_ms
+                      : c == OPT_TPOT_MS      ? &o.tpot_limit_ms
+                      : c == OPT_TRAIN_TOKENS ? &o.train_tokens
+                                              : NULL;
+        switch (c) {
+        case 'h':
             usage(stdout);
             rc = 0;
             goto out;
-        } else if ((v = opt_value(argc, argv, &i, "--out", &bad))) {
-            o.out_dir = v;
-        } else if ((v = opt_value(argc, argv, &i, "--instance", &bad))) {
-            o.instance = v;
-        } else if ((v = opt_value(argc, argv, &i, "--region", &bad))) {
-            o.region = v;
-        } else if ((v = opt_value(argc, argv, &i, "--pricing", &bad)) ||
-                   (v = opt_value(argc, argv, &i, "--purchase", &bad))) {
-            o.purchase = v;
-        } else if ((v = opt_value(argc, argv, &i, "--prices", &bad))) {
-            o.pricing_dir = v;
-        } else if ((v = opt_value(argc, argv, &i, "--baseline", &bad))) {
-            o.baseline = v;
-        } else if ((v = opt_value(argc, argv, &i, "--assess", &bad))) {
-            o.assess = v;
-        } else if ((v = opt_value(argc, argv, &i, "--max-price-age", &bad)) ||
-                   (v = opt_value(argc, argv, &i, "--ttft-ms", &bad)) ||
-                   (v = opt_value(argc, argv, &i, "--tpot-ms", &bad)) ||
-                   (v = opt_value(argc, argv, &i, "--train-tokens", &bad))) {
-            double *dst = !strncmp(a, "--max-price-age", 15) ? &o.max_price_age_days
-                          : !strncmp(a, "--ttft-ms", 9)      ? &o.ttft_limit_ms
-                          : !strncmp(a, "--tpot-ms", 9)      ? &o.tpot_limit_ms
-                                                             : &o.train_tokens;
-            if (tb_parse_double(v, 1e-9, 1e18, dst) != 0) {
-                fprintf(stderr, "trnbench report: %s: not a positive number: '%s'\n", a, v);
+        case OPT_OUT:
+            o.out_dir = optarg;
+            break;
+        case OPT_INSTANCE:
+            o.instance = optarg;
+            break;
+        case OPT_REGION:
+            o.region = optarg;
+            break;
+        case OPT_PURCHASE:
+            o.purchase = optarg;
+            break;
+        case OPT_PRICES:
+            o.pricing_dir = optarg;
+            break;
+        case OPT_BASELINE:
+            o.baseline = optarg;
+            break;
+        case OPT_ASSESS:
+            assess = optarg;
+            break;
+        case OPT_MAX_PRICE_AGE:
+        case OPT_TTFT_MS:
+        case OPT_TPOT_MS:
+        case OPT_TRAIN_TOKENS:
+            if (tb_parse_double(optarg, 1e-9, 1e18, num) != 0) {
+                fprintf(stderr, "trnbench report: --%s: not a positive number: '%s'\n", opt_name(c),
+                        optarg);
                 goto out;
             }
-        } else if ((v = opt_value(argc, argv, &i, "--usd-per-hour", &bad))) {
-            if (tb_parse_double(v, 1e-9, 1e7, &o.usd_per_hour) != 0) {
-                fprintf(stderr, "trnbench report: --usd-per-hour: not a positive price: '%s'\n", v);
+            break;
+        case OPT_USD_PER_HOUR:
+            if (tb_parse_double(optarg, 1e-9, 1e7, &o.usd_per_hour) != 0) {
+                fprintf(stderr, "trnbench report: --usd-per-hour: not a positive price: '%s'\n",
+                        optarg);
                 goto out;
             }
-        } else if (!bad) {
-            fprintf(stderr, "trnbench report: unknown option '%s'\n", a);
+            break;
+        default: /* '?': tb_cli_getopt said what is wrong */
             usage(stderr);
             goto out;
         }
-        if (bad)
-            goto out;
     }
-    if (nfiles == 0) {
+    /* the operands, wherever they were among the options ("-" is one; "--" ends the
+     * options) */
+    if (optind >= argc) {
         fprintf(stderr, "trnbench report: no results file given\n");
         usage(stderr);
         goto out;
     }
-    o.results = files;
-    o.nresults = (size_t)nfiles;
+    o.results = (const char *const *)(argv + optind);
+    o.nresults = (size_t)(argc - optind);
+    if (assess) {
+        int r = run_assessment(&assessed, assess, o.pricing_dir, err, sizeof err);
+        if (r != TB_OK) {
+            fprintf(stderr, "trnbench report: %s\n", err);
+            rc = r == TB_EINPUT ? 2 : 1;
+            goto out;
+        }
+        o.assessment = &assessed.as;
+        o.assess_opts = &assessed.opts;
+    }
     switch (tb_report_write(&o, &info, err, sizeof err)) {
-    case TB_REPORT_OK:
+    case TB_OK:
         break;
-    case TB_REPORT_EINPUT:
+    case TB_EINPUT:
         fprintf(stderr, "trnbench report: %s\n", err);
         rc = 2;
         goto out;
@@ -162,6 +244,6 @@ int tb_cmd_report(int argc, char **argv)
            info.png ? " (SVG and PNG)" : "", info.out_dir);
     rc = 0;
 out:
-    free(files);
+    release_assessment(&assessed);
     return rc;
 }

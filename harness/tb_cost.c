@@ -1,8 +1,15 @@
-/* harness/tb_cost.c: see tb_cost.h. */
+/* harness/tb_cost.c: see tb_cost.h. The arithmetic first, then the stage: prices per
+ * target, a cost per throughput row, the ranking per workload, and cost.csv. */
 #include "tb_cost.h"
 
+#include "tb_csv.h"
+#include "tb_util.h"
+#include "tb_vocab.h"
+
 #include <ctype.h>
+#include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -62,14 +69,14 @@ long tb_cost_age_days(const char *as_of, const char *now)
     return b - a;
 }
 
-static bool positive(double v)
+bool tb_cost_positive(double v)
 {
     return v > 0 && isfinite(v);
 }
 
 double tb_cost_usd_per(double usd_per_hour, double per_s, double per)
 {
-    if (!positive(usd_per_hour) || !positive(per_s) || !positive(per))
+    if (!tb_cost_positive(usd_per_hour) || !tb_cost_positive(per_s) || !tb_cost_positive(per))
         return NAN;
     return usd_per_hour / (per_s * 3600.0) * per;
 }
@@ -83,30 +90,557 @@ double tb_cost_instance_share(long instances, long chips_used, long chips_per_in
 
 double tb_cost_train_days(double tokens, double tokens_per_s)
 {
-    if (!positive(tokens) || !positive(tokens_per_s))
+    if (!tb_cost_positive(tokens) || !tb_cost_positive(tokens_per_s))
         return NAN;
     return tokens / tokens_per_s / 86400.0;
 }
 
 double tb_cost_train_usd(double tokens, double tokens_per_s, double usd_per_hour)
 {
-    if (!positive(usd_per_hour))
+    if (!tb_cost_positive(usd_per_hour))
         return NAN;
     return tb_cost_train_days(tokens, tokens_per_s) * 24.0 * usd_per_hour;
 }
 
 bool tb_cost_meets(double ttft_ms, double tpot_ms, double ttft_limit_ms, double tpot_limit_ms)
 {
-    if (positive(ttft_limit_ms) && !(ttft_ms <= ttft_limit_ms))
+    if (tb_cost_positive(ttft_limit_ms) && !(ttft_ms <= ttft_limit_ms))
         return false;
-    if (positive(tpot_limit_ms) && !(tpot_ms <= tpot_limit_ms))
+    if (tb_cost_positive(tpot_limit_ms) && !(tpot_ms <= tpot_limit_ms))
         return false;
     return true;
 }
 
 double tb_cost_price_perf(double baseline_usd, double usd)
 {
-    if (!positive(baseline_usd) || !positive(usd))
+    if (!tb_cost_positive(baseline_usd) || !tb_cost_positive(usd))
         return NAN;
     return baseline_usd / usd;
+}
+
+/* ---- the cost stage ---- */
+
+/* Flag a price that needs a second look: older than the threshold, or undated. */
+static void price_age(struct tb_costs *cs, struct tb_cost_price *t)
+{
+    t->age = -1;
+    t->flag[0] = '\0';
+    if (!t->c.have || !t->c.line)
+        return; /* no price, or the user's own rate */
+    t->age = tb_cost_age_days(t->c.as_of, cs->o.now);
+    if (t->age < 0)
+        snprintf(t->flag, sizeof t->flag, "undated (the source says '%s')", t->c.as_of);
+    else if ((double)t->age > cs->o.max_price_age_days)
+        snprintf(t->flag, sizeof t->flag, "stale: %ld days old (threshold %g)", t->age,
+                 cs->o.max_price_age_days);
+}
+
+/* What an instance's chips are called in the report: "GPUs" (NVIDIA) or "chips". */
+static const char *chip_word(const struct tb_costs *cs, const struct tb_instance *in)
+{
+    const struct tb_chip *chip = in ? tb_pricing_chip(cs->pricing, in->chip) : NULL;
+    return chip && !strcmp(chip->vendor, "NVIDIA") ? "GPUs" : "chips";
+}
+
+/* The price of target, looked up on its first use (cs->tp has room for one a row): the
+ * host's, a catalogued instance type's, or none with the reason. NULL on an error. */
+static struct tb_cost_price *target_price(struct tb_costs *cs, const char *target, char *err,
+                                          size_t errlen)
+{
+    struct tb_cost_price *t;
+    const struct tb_instance *in;
+    for (size_t i = 0; i < cs->ntp; i++)
+        if (!strcmp(cs->tp[i].target, target))
+            return &cs->tp[i];
+    t = &cs->tp[cs->ntp++];
+    memset(t, 0, sizeof *t);
+    t->target = target;
+    in = tb_pricing_instance(cs->pricing, target);
+    if (!strcmp(target, "host")) {
+        t->c = cs->host;
+        in = cs->o.instance ? tb_pricing_instance(cs->pricing, cs->o.instance) : NULL;
+    } else if (in) {
+        if (tb_pricing_target_price(cs->pricing, target, cs->o.region, cs->o.purchase, &t->c, err,
+                                    errlen) != 0)
+            return NULL;
+    } else {
+        memset(&t->c, 0, sizeof t->c);
+        t->c.usd_per_hour = NAN;
+        snprintf(t->c.instance, sizeof t->c.instance, "%s", target);
+        snprintf(t->c.why, sizeof t->c.why, "target '%s' is not an instance type in %s", target,
+                 cs->pricing->instances_csv.path);
+    }
+    t->chips = in ? in->accel_count : 0;
+    t->chip_word = chip_word(cs, in);
+    price_age(cs, t);
+    return t;
+}
+
+double tb_cost_charged(const struct tb_result *x, const struct tb_cost_price *t)
+{
+    return tb_cost_instance_share(x->instances, x->chips_used, t->chips);
+}
+
+void tb_cost_charged_text(const struct tb_result *x, const struct tb_cost_price *t, char *buf,
+                          size_t len)
+{
+    if (x->chips_used > 0 && t->chips > 0 && x->chips_used != x->instances * t->chips) {
+        if (x->instances == 1)
+            snprintf(buf, len, "%ld of %ld %s", x->chips_used, t->chips, t->chip_word);
+        else
+            snprintf(buf, len, "%ld of %ld x %ld %s", x->chips_used, x->instances, t->chips,
+                     t->chip_word);
+    } else {
+        snprintf(buf, len, "%ld", x->instances);
+    }
+}
+
+/* A row cannot have used more chips than its instances hold (the catalogue's count for
+ * its target, or for the host named with --instance). */
+static int check_chips_used(const struct tb_costs *cs, char *err, size_t errlen)
+{
+    for (size_t i = 0; i < cs->res->nrows; i++) {
+        const struct tb_result *x = &cs->res->rows[i];
+        const char *target = tb_result_field(x, "target");
+        const struct tb_instance *in;
+        char what[256];
+        if (x->chips_used <= 0)
+            continue;
+        in = !strcmp(target, "host")
+                 ? (cs->o.instance ? tb_pricing_instance(cs->pricing, cs->o.instance) : NULL)
+                 : tb_pricing_instance(cs->pricing, target);
+        if (!in || x->chips_used <= x->instances * in->accel_count)
+            continue;
+        snprintf(what, sizeof what, "more chips than %ld x %s has (%ld)", x->instances,
+                 in->instance, x->instances * in->accel_count);
+        return tb_result_bad_field(x, "chips_used", what, err, errlen);
+    }
+    return 0;
+}
+
+/* The configuration of a run: its run_id without the target (the "model:TARGET/"
+ * prefix of modeled rows, or an "@TARGET" suffix) and without the instance count
+ * ("/x8"); the workload: that without the batch ("/b16/"), so one workload gathers
+ * every target, batch and fleet size. */
+static void config_keys(const struct tb_result *x, char *config, size_t clen, char *workload,
+                        size_t wlen)
+{
+    const char *id = tb_result_field(x, "run_id"), *target = tb_result_field(x, "target");
+    size_t tl = strlen(target);
+    char *p;
+    if (!strncmp(id, "model:", 6) && !strncmp(id + 6, target, tl) && id[6 + tl] == '/')
+        id += 7 + tl;
+    snprintf(config, clen, "%s", *id ? id : tb_result_field(x, "model"));
+    /* an id that names its target at the end ("...@p5.48xlarge") */
+    p = strrchr(config, '@');
+    if (p && !strcmp(p + 1, target))
+        *p = '\0';
+    p = strstr(config, "/x");
+    if (p && isdigit((unsigned char)p[2]) && !strchr(p + 2, '/'))
+        *p = '\0';
+    snprintf(workload, wlen, "%s", config);
+    p = strstr(workload, "/b");
+    if (p && (isdigit((unsigned char)p[2]) || !strncmp(p + 2, "max", 3))) {
+        char *q = strchr(p + 2, '/');
+        memmove(p, q ? q : p + strlen(p), strlen(q ? q : p + strlen(p)) + 1);
+    }
+}
+
+/* The serving latency rows of c's run (same file, run_id, target and provenance), in
+ * one pass over the rows; NAN for those the run does not have. */
+static void run_latency(const struct tb_costs *cs, struct tb_cost *c)
+{
+    const struct tb_result *x = c->row;
+    c->ttft = c->tpot = c->per_user = NAN;
+    for (size_t i = 0; i < cs->res->nrows; i++) {
+        const struct tb_result *y = &cs->res->rows[i];
+        const char *m = tb_result_field(y, "metric");
+        double *dst = !strcmp(m, "ttft_ms")                 ? &c->ttft
+                      : !strcmp(m, "tpot_ms")               ? &c->tpot
+                      : !strcmp(m, "tokens_per_s_per_user") ? &c->per_user
+                                                            : NULL;
+        if (dst && y->t == x->t && y->prov == x->prov &&
+            !strcmp(tb_result_field(y, "run_id"), tb_result_field(x, "run_id")) &&
+            !strcmp(tb_result_field(y, "target"), tb_result_field(x, "target")))
+            *dst = y->value;
+    }
+}
+
+bool tb_cost_of_workload(const struct tb_cost *c, const char *workload, const char *metric)
+{
+    return !strcmp(c->workload, workload) && !strcmp(c->metric, metric);
+}
+
+bool tb_costs_first_of_target(const struct tb_costs *cs, size_t i, const char *workload,
+                              const char *metric)
+{
+    const char *t = tb_result_field(cs->costs[i].row, "target");
+    if (!tb_cost_of_workload(&cs->costs[i], workload, metric))
+        return false;
+    for (size_t k = 0; k < i; k++)
+        if (tb_cost_of_workload(&cs->costs[k], workload, metric) &&
+            !strcmp(tb_result_field(cs->costs[k].row, "target"), t))
+            return false;
+    return true;
+}
+
+/* Index in cs->ranks of c's workload's ranking, or -1. */
+static long rank_index(const struct tb_costs *cs, const struct tb_cost *c)
+{
+    for (size_t k = 0; k < cs->nranks; k++)
+        if (!strcmp(cs->ranks[k].workload, c->workload) && !strcmp(cs->ranks[k].metric, c->metric))
+            return (long)k;
+    return -1;
+}
+
+const struct tb_cost_rank *tb_costs_rank_of(const struct tb_costs *cs, const struct tb_cost *c)
+{
+    long k = rank_index(cs, c);
+    return k < 0 ? NULL : &cs->ranks[k];
+}
+
+/* Latency, per-chip figures, the baseline and the workload ranking, once every row has
+ * its cost. */
+static int rank_costs(struct tb_costs *cs, char *err, size_t errlen)
+{
+    const struct tb_cost_opts *o = &cs->o;
+    cs->ranks = tb_alloc_array(cs->ncosts + 1, sizeof(*cs->ranks));
+    if (!cs->ranks)
+        return tb_err(err, errlen, "out of memory");
+    for (size_t i = 0; i < cs->ncosts; i++) {
+        struct tb_cost *c = &cs->costs[i];
+        const struct tb_result *x = c->row;
+        config_keys(x, c->config, sizeof c->config, c->workload, sizeof c->workload);
+        /* the chips that produced the throughput */
+        c->chips = x->chips_used > 0 ? x->chips_used : c->price->chips * x->instances;
+        c->per_chip = c->chips > 0 ? x->value / (double)c->chips : NAN;
+        run_latency(cs, c);
+        c->base_usd = c->perf = NAN;
+    }
+    for (size_t i = 0; i < cs->ncosts; i++) {
+        struct tb_cost *c = &cs->costs[i];
+        /* the baseline's cost of the same configuration, at its on-demand price */
+        for (size_t k = 0; k < cs->ncosts && cs->btp.c.have; k++) {
+            const struct tb_cost *b = &cs->costs[k];
+            if (strcmp(tb_result_field(b->row, "target"), cs->o.baseline) ||
+                strcmp(b->metric, c->metric) || strcmp(b->config, c->config) ||
+                b->row->prov == TB_PROV_MEASURED)
+                continue;
+            c->base_usd =
+                tb_cost_usd_per(cs->btp.c.usd_per_hour * tb_cost_charged(b->row, &cs->btp),
+                                b->row->value, b->images ? 1e3 : 1e6);
+        }
+        c->perf = tb_cost_price_perf(c->base_usd, c->usd);
+        /* a serving batch of a sweep beside the same target's throughput-maximising run */
+        if (!strcmp(tb_result_field(c->row, "phase"), "serve") && !strstr(c->config, "/bmax/"))
+            for (size_t k = 0; k < cs->ncosts && !c->sweep_point; k++)
+                c->sweep_point = !strcmp(cs->costs[k].workload, c->workload) &&
+                                 strstr(cs->costs[k].config, "/bmax/") &&
+                                 !strcmp(tb_result_field(cs->costs[k].row, "target"),
+                                         tb_result_field(c->row, "target"));
+    }
+    /* per workload: the cheapest row, the baseline's cheapest, and the same within the
+     * latency limits; the total-token cost of a serving run ranks like its output cost,
+     * so only the output cost is ranked */
+    for (size_t i = 0; i < cs->ncosts; i++) {
+        const struct tb_cost *c = &cs->costs[i];
+        struct tb_cost_rank *w;
+        long k;
+        bool ok;
+        if (!strcmp(c->metric, "usd_per_mtok_total"))
+            continue;
+        k = rank_index(cs, c);
+        w = k < 0 ? NULL : &cs->ranks[k];
+        if (!w) {
+            w = &cs->ranks[cs->nranks++];
+            memset(w, 0, sizeof *w);
+            w->workload = c->workload;
+            w->metric = c->metric;
+            w->base_usd = w->base_ok_usd = NAN;
+            w->serve = !strcmp(tb_result_field(c->row, "phase"), "serve");
+        }
+        ok = w->serve && tb_cost_meets(c->ttft, c->tpot, o->ttft_limit_ms, o->tpot_limit_ms);
+        if (tb_cost_positive(c->usd)) {
+            if (!w->best || c->usd < w->best->usd)
+                w->best = c;
+            if (ok && (!w->best_ok || c->usd < w->best_ok->usd))
+                w->best_ok = c;
+        }
+        if (tb_cost_positive(c->base_usd) &&
+            !strcmp(tb_result_field(c->row, "target"), cs->o.baseline)) {
+            if (!w->base || c->base_usd < w->base_usd) {
+                w->base = c;
+                w->base_usd = c->base_usd;
+            }
+            if (ok && (!w->base_ok || c->base_usd < w->base_ok_usd)) {
+                w->base_ok = c;
+                w->base_ok_usd = c->base_usd;
+            }
+        }
+    }
+    return 0;
+}
+
+/* A cost for every throughput row, each target priced once (footnotes numbered in order
+ * of first use), then the ranking. */
+static int build_costs(struct tb_costs *cs, char *err, size_t errlen)
+{
+    cs->tp = tb_alloc_array(cs->res->nrows + 1, sizeof(*cs->tp));
+    cs->costs = tb_alloc_array(cs->res->nrows + 1, sizeof(*cs->costs));
+    if (!cs->tp || !cs->costs)
+        return tb_err(err, errlen, "out of memory");
+    for (size_t i = 0; i < cs->res->nrows; i++) {
+        const struct tb_result *x = &cs->res->rows[i];
+        const struct tb_metric *def = tb_metric_find(tb_result_field(x, "metric"));
+        const char *m = def ? def->cost : NULL;
+        struct tb_cost_price *price;
+        struct tb_cost *c;
+        if (!m)
+            continue;
+        c = &cs->costs[cs->ncosts++];
+        memset(c, 0, sizeof *c);
+        c->row = x;
+        c->metric = m;
+        c->images = !strcmp(m, "usd_per_kimage");
+        price = target_price(cs, tb_result_field(x, "target"), err, errlen);
+        if (!price)
+            return -1;
+        c->price = price;
+        c->usd = c->usd_min = c->usd_max = c->tokens_per_usd = NAN;
+        if (c->price->c.have) {
+            /* a run on several instances is charged all of them, a run on part of an
+             * instance's chips that share (one GPU of a p5.48xlarge's 8: 1/8) */
+            double h = c->price->c.usd_per_hour * tb_cost_charged(x, c->price);
+            /* per million tokens, or per thousand images */
+            double per = c->images ? 1e3 : 1e6;
+            c->usd = tb_cost_usd_per(h, x->value, per);
+            /* the fastest repetition is the cheapest */
+            c->usd_min = tb_cost_usd_per(h, x->max, per);
+            c->usd_max = tb_cost_usd_per(h, x->min, per);
+            c->tokens_per_usd = x->value * 3600.0 / h;
+            cs->npriced++;
+        }
+        if (!price->ref)
+            price->ref = ++cs->nrefs;
+    }
+    return rank_costs(cs, err, errlen);
+}
+
+bool tb_costs_cheapest_of_target(const struct tb_costs *cs, const struct tb_cost *c)
+{
+    if (!tb_cost_positive(c->usd) || !strcmp(c->metric, "usd_per_mtok_total"))
+        return false;
+    for (size_t k = 0; k < cs->ncosts; k++) {
+        const struct tb_cost *o = &cs->costs[k];
+        if (o != c && tb_cost_positive(o->usd) && !strcmp(o->metric, c->metric) &&
+            !strcmp(o->workload, c->workload) &&
+            !strcmp(tb_result_field(o->row, "target"), tb_result_field(c->row, "target")) &&
+            (o->usd < c->usd || (o->usd == c->usd && o < c)))
+            return false;
+    }
+    return true;
+}
+
+int tb_costs_build(struct tb_costs *cs, const struct tb_results *res,
+                   const struct tb_pricing *pricing, const struct tb_cost_opts *o, char *err,
+                   size_t errlen)
+{
+    const struct tb_instance *base_in;
+
+    memset(cs, 0, sizeof *cs);
+    cs->res = res;
+    cs->pricing = pricing;
+    cs->o = *o;
+    if (tb_pricing_check_choice(pricing, o->region, o->purchase, err, errlen) != 0)
+        goto fail;
+    if (tb_pricing_host_price(pricing, o->instance, o->region, o->purchase, o->usd_per_hour,
+                              &cs->host, err, errlen) != 0)
+        goto fail;
+    /* the baseline, priced on-demand in the same region */
+    base_in = tb_pricing_instance(pricing, o->baseline);
+    if (!base_in) {
+        tb_err(err, errlen, "baseline: unknown instance type '%s' (not in %s)", o->baseline,
+               pricing->instances_csv.path);
+        goto fail;
+    }
+    if (check_chips_used(cs, err, errlen) != 0)
+        goto fail;
+    cs->btp.target = o->baseline;
+    cs->btp.chips = base_in->accel_count;
+    cs->btp.chip_word = chip_word(cs, base_in);
+    if (tb_pricing_target_price(pricing, o->baseline, o->region, "on-demand", &cs->btp.c, err,
+                                errlen) != 0)
+        goto fail;
+    price_age(cs, &cs->btp);
+    if (build_costs(cs, err, errlen) != 0)
+        goto fail;
+    cs->btp.ref = ++cs->nrefs;
+    return 0;
+fail:
+    tb_costs_release(cs);
+    return -1;
+}
+
+void tb_costs_release(struct tb_costs *cs)
+{
+    free(cs->ranks);
+    free(cs->costs);
+    free(cs->tp);
+    memset(cs, 0, sizeof *cs);
+}
+
+/* ---- cost.csv ---- */
+
+static const char *const COST_COLS[] = {"run_id",
+                                        "provenance",
+                                        "target",
+                                        "model",
+                                        "phase",
+                                        "precision",
+                                        "batch",
+                                        "seq_in",
+                                        "seq_out",
+                                        "throughput_metric",
+                                        "tokens_per_s",
+                                        "tokens_per_s_min",
+                                        "tokens_per_s_max",
+                                        "metric",
+                                        "usd_per_mtok",
+                                        "usd_per_mtok_min",
+                                        "usd_per_mtok_max",
+                                        "tokens_per_usd",
+                                        "price_instance",
+                                        "price_region",
+                                        "price_purchase",
+                                        "usd_per_hour",
+                                        "price_as_of",
+                                        "price_source",
+                                        "price_note",
+                                        "results_file",
+                                        "results_line",
+                                        "usd_per_kimage",
+                                        "usd_per_kimage_min",
+                                        "usd_per_kimage_max",
+                                        "images_per_usd",
+                                        "workload",
+                                        "chips",
+                                        "throughput_per_chip",
+                                        "usd_per_chip_hour",
+                                        "price_age_days",
+                                        "price_flag",
+                                        "baseline",
+                                        "baseline_usd",
+                                        "price_performance",
+                                        "ttft_ms",
+                                        "tpot_ms",
+                                        "tokens_per_s_per_user",
+                                        "meets_latency_limits",
+                                        "train_tokens",
+                                        "train_days",
+                                        "train_usd",
+                                        "chips_used",
+                                        "chips_per_instance",
+                                        "instances_charged",
+                                        NULL};
+
+static const char *num_text(double v, char *buf, size_t len)
+{
+    if (isnan(v))
+        buf[0] = '\0';
+    else
+        snprintf(buf, len, "%.10g", v);
+    return buf;
+}
+
+int tb_costs_write_csv(const struct tb_costs *cs, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "w");
+    int rc = -1, bad = 0;
+    if (!f)
+        return tb_err(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+    for (size_t i = 0; COST_COLS[i]; i++)
+        bad |= tb_csv_put(f, COST_COLS[i], COST_COLS[i + 1] ? ',' : '\n');
+    for (size_t i = 0; i < cs->ncosts; i++) {
+        const struct tb_cost *c = &cs->costs[i];
+        const struct tb_result *x = c->row;
+        const struct tb_price_choice *p = &c->price->c;
+        char b[29][64], note[600], line[24];
+        const char *v[sizeof COST_COLS / sizeof COST_COLS[0]];
+        bool train = !strcmp(c->metric, "usd_per_mtok_train");
+        const double none = NAN;
+        size_t k = 0;
+        snprintf(note, sizeof note, "%s%s", p->have ? "" : "no price: ", p->have ? "" : p->why);
+        snprintf(line, sizeof line, "%ld", tb_result_line(x));
+        v[k++] = tb_result_field(x, "run_id");
+        v[k++] = tb_provenance_to_string(x->prov);
+        v[k++] = tb_result_field(x, "target");
+        v[k++] = tb_result_field(x, "model");
+        v[k++] = tb_result_field(x, "phase");
+        v[k++] = tb_result_field(x, "precision");
+        v[k++] = tb_result_field(x, "batch");
+        v[k++] = tb_result_field(x, "seq_in");
+        v[k++] = tb_result_field(x, "seq_out");
+        v[k++] = tb_result_field(x, "metric");
+        v[k++] = num_text(x->value, b[0], sizeof b[0]);
+        v[k++] = num_text(x->min, b[1], sizeof b[1]);
+        v[k++] = num_text(x->max, b[2], sizeof b[2]);
+        v[k++] = c->metric;
+        v[k++] = num_text(c->images ? none : c->usd, b[3], sizeof b[3]);
+        v[k++] = num_text(c->images ? none : c->usd_min, b[4], sizeof b[4]);
+        v[k++] = num_text(c->images ? none : c->usd_max, b[5], sizeof b[5]);
+        v[k++] = num_text(c->images ? none : c->tokens_per_usd, b[6], sizeof b[6]);
+        v[k++] = p->have ? p->instance : "";
+        v[k++] = p->have ? p->region : "";
+        v[k++] = p->have ? p->purchase : "";
+        v[k++] = num_text(p->have ? p->usd_per_hour : NAN, b[7], sizeof b[7]);
+        v[k++] = p->have ? p->as_of : "";
+        v[k++] = p->have ? p->source : "";
+        v[k++] = note;
+        v[k++] = x->t->path;
+        v[k++] = line;
+        v[k++] = num_text(c->images ? c->usd : none, b[8], sizeof b[8]);
+        v[k++] = num_text(c->images ? c->usd_min : none, b[9], sizeof b[9]);
+        v[k++] = num_text(c->images ? c->usd_max : none, b[10], sizeof b[10]);
+        v[k++] = num_text(c->images ? c->tokens_per_usd : none, b[11], sizeof b[11]);
+        v[k++] = c->workload;
+        v[k++] = num_text(c->chips > 0 ? (double)c->chips : NAN, b[12], sizeof b[12]);
+        v[k++] = num_text(c->per_chip, b[13], sizeof b[13]);
+        v[k++] = num_text(p->have && c->price->chips > 0 ? p->usd_per_hour / (double)c->price->chips
+                                                         : NAN,
+                          b[14], sizeof b[14]);
+        v[k++] = num_text(c->price->age >= 0 ? (double)c->price->age : NAN, b[15], sizeof b[15]);
+        v[k++] = c->price->flag;
+        v[k++] = cs->o.baseline;
+        v[k++] = num_text(c->base_usd, b[16], sizeof b[16]);
+        v[k++] = num_text(c->perf, b[17], sizeof b[17]);
+        v[k++] = num_text(c->ttft, b[18], sizeof b[18]);
+        v[k++] = num_text(c->tpot, b[19], sizeof b[19]);
+        v[k++] = num_text(c->per_user, b[20], sizeof b[20]);
+        v[k++] =
+            !strcmp(tb_result_field(x, "phase"), "serve")
+                ? (tb_cost_meets(c->ttft, c->tpot, cs->o.ttft_limit_ms, cs->o.tpot_limit_ms) ? "yes"
+                                                                                             : "no")
+                : "";
+        v[k++] = num_text(train ? cs->o.train_tokens : NAN, b[21], sizeof b[21]);
+        v[k++] = num_text(train ? tb_cost_train_days(cs->o.train_tokens, x->value) : NAN, b[22],
+                          sizeof b[22]);
+        v[k++] =
+            num_text(train && tb_cost_positive(c->usd) ? c->usd * cs->o.train_tokens / 1e6 : NAN,
+                     b[23], sizeof b[23]);
+        /* what the run is charged: instances, or a share of one (chips_used of its chips) */
+        v[k++] = num_text(x->chips_used > 0 ? (double)x->chips_used : NAN, b[24], sizeof b[24]);
+        v[k++] = num_text(c->price->chips > 0 ? (double)c->price->chips : NAN, b[25], sizeof b[25]);
+        v[k++] = num_text(tb_cost_charged(x, c->price), b[26], sizeof b[26]);
+        for (size_t j = 0; j < k; j++)
+            bad |= tb_csv_put(f, v[j], j + 1 < k ? ',' : '\n');
+    }
+    if (bad || ferror(f)) {
+        tb_err(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+        goto out;
+    }
+    rc = 0;
+out:
+    if (fclose(f) != 0 && rc == 0)
+        rc = tb_err(err, errlen, "cannot write '%s': %s", path, strerror(errno));
+    return rc;
 }

@@ -4,7 +4,9 @@
 #include "tb_csv.h"
 #include "tb_util.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -154,4 +156,198 @@ int tb_results_has_run(const char *path, const char *run_id, char *err, size_t e
         found = !strcmp(existing_get(&x, r, TB_COL_RUN_ID), run_id);
     tb_csv_release(&x.t);
     return found;
+}
+
+/* ---- reading results back ---- */
+
+static const char *const PROV_NAMES[TB_NPROV] = {"measured", "modeled", "published"};
+
+const char *tb_provenance_to_string(enum tb_provenance p)
+{
+    return (unsigned)p < TB_NPROV ? PROV_NAMES[p] : "unknown";
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && !strcmp(s + n - m, suffix);
+}
+
+bool tb_result_is_token_rate(const char *metric)
+{
+    return ends_with(metric, "_tokens_per_s");
+}
+
+bool tb_result_is_rate(const char *metric)
+{
+    return tb_result_is_token_rate(metric) || !strcmp(metric, "images_per_s");
+}
+
+const char *tb_result_field(const struct tb_result *x, const char *name)
+{
+    return tb_csv_field(x->t, x->r, name);
+}
+
+long tb_result_line(const struct tb_result *x)
+{
+    return x->t->lines[x->r];
+}
+
+int tb_result_bad_field(const struct tb_result *x, const char *name, const char *what, char *err,
+                        size_t errlen)
+{
+    return tb_err(err, errlen, "%s: line %ld: field '%s': %s: '%s'", x->t->path, tb_result_line(x),
+                  name, what, tb_result_field(x, name));
+}
+
+/* Optional number: "" -> NAN. */
+static int opt_num(const struct tb_result *x, const char *name, double *out, char *err,
+                   size_t errlen)
+{
+    const char *s = tb_result_field(x, name);
+    char *end;
+    if (!*s) {
+        *out = NAN;
+        return 0;
+    }
+    errno = 0;
+    *out = strtod(s, &end);
+    if (end == s || *end || errno == ERANGE || !isfinite(*out) || isspace((unsigned char)*s))
+        return tb_result_bad_field(x, name, "not a number", err, errlen);
+    return 0;
+}
+
+/* Optional count: "" -> -1. */
+static int opt_count(const struct tb_result *x, const char *name, long *out, char *err,
+                     size_t errlen)
+{
+    const char *s = tb_result_field(x, name);
+    if (!*s) {
+        *out = -1;
+        return 0;
+    }
+    if (tb_parse_long(s, 0, 1000000000L, out) != 0)
+        return tb_result_bad_field(x, name, "not a count (a whole number >= 0)", err, errlen);
+    return 0;
+}
+
+/* The columns a file must have to be read (any version's results.csv has them). */
+static const char *const REQUIRED[] = {"provenance", "target", "model", "phase", "precision",
+                                       "metric",     "value",  "unit",  NULL};
+
+/* Check row x->r of x->t and fill x's typed fields. */
+static int check_row(struct tb_result *x, char *err, size_t errlen)
+{
+    static const char *const text[] = {"target", "model", "phase", "metric", NULL};
+    static const char *const counts[] = {"batch", "seq_in", "seq_out", "layers", NULL};
+    static const char *const nums[] = {"mean", "stddev", "flops", NULL};
+    const char *p = tb_result_field(x, "provenance");
+    bool known = false;
+    double scratch;
+    long lscratch;
+
+    for (int i = 0; i < TB_NPROV; i++)
+        if (!strcmp(p, PROV_NAMES[i])) {
+            x->prov = (enum tb_provenance)i;
+            known = true;
+        }
+    if (!known)
+        return tb_result_bad_field(x, "provenance", "not measured, modeled or published", err,
+                                   errlen);
+    for (const char *const *f = text; *f; f++)
+        if (!*tb_result_field(x, *f))
+            return tb_err(err, errlen, "%s: line %ld: field '%s': empty", x->t->path,
+                          tb_result_line(x), *f);
+    if (!*tb_result_field(x, "value"))
+        return tb_err(err, errlen, "%s: line %ld: field 'value': empty", x->t->path,
+                      tb_result_line(x));
+    if (opt_num(x, "value", &x->value, err, errlen) || opt_num(x, "min", &x->min, err, errlen) ||
+        opt_num(x, "max", &x->max, err, errlen) || opt_count(x, "n", &x->n, err, errlen) ||
+        opt_count(x, "warmup", &x->warmup, err, errlen) ||
+        opt_count(x, "instances", &x->instances, err, errlen) ||
+        opt_count(x, "chips_used", &x->chips_used, err, errlen))
+        return -1;
+    if (x->instances < 1) {
+        if (x->instances == 0)
+            return tb_result_bad_field(x, "instances", "must be at least 1", err, errlen);
+        x->instances = 1; /* empty or absent */
+    }
+    if (x->chips_used == 0)
+        return tb_result_bad_field(x, "chips_used", "must be at least 1", err, errlen);
+    if (x->chips_used < 0)
+        x->chips_used = 0; /* empty or absent (an older file): all chips of its instances */
+    for (const char *const *f = nums; *f; f++)
+        if (opt_num(x, *f, &scratch, err, errlen))
+            return -1;
+    for (const char *const *f = counts; *f; f++)
+        if (opt_count(x, *f, &lscratch, err, errlen))
+            return -1;
+    if (!isnan(x->min) && !isnan(x->max) && x->min > x->max)
+        return tb_result_bad_field(x, "min", "greater than max", err, errlen);
+    if (tb_result_is_rate(tb_result_field(x, "metric")) && !(x->value > 0))
+        return tb_result_bad_field(x, "value", "a throughput must be positive", err, errlen);
+    return 0;
+}
+
+int tb_results_load(struct tb_results *res, const char *const *paths, size_t npaths, char *err,
+                    size_t errlen)
+{
+    size_t total = 0, k = 0;
+
+    memset(res, 0, sizeof *res);
+    if (npaths == 0 || !paths)
+        return tb_err(err, errlen, "no results file given");
+    res->tables = tb_alloc_array(npaths, sizeof(*res->tables));
+    if (!res->tables) {
+        tb_err(err, errlen, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < npaths; i++) {
+        if (tb_csv_load(&res->tables[i], paths[i], err, errlen) != 0)
+            goto fail;
+        res->ntables++;
+        if (tb_csv_require(&res->tables[i], REQUIRED, err, errlen) != 0)
+            goto fail;
+        total += res->tables[i].nrows;
+    }
+    if (total == 0) {
+        tb_err(err, errlen, "%s: no result rows", paths[0]);
+        goto fail;
+    }
+    res->rows = tb_alloc_array(total, sizeof(*res->rows));
+    if (!res->rows) {
+        tb_err(err, errlen, "out of memory");
+        goto fail;
+    }
+    /* check in file order so the first bad line is the one reported, then order by
+     * provenance so measured, modeled and published rows never interleave */
+    for (size_t i = 0; i < res->ntables; i++)
+        for (size_t r = 0; r < res->tables[i].nrows; r++) {
+            struct tb_result x = {&res->tables[i], r, TB_PROV_MEASURED, 0, 0, 0, 0, 0, 0, 0};
+            if (check_row(&x, err, errlen) != 0)
+                goto fail;
+            res->nprov[x.prov]++;
+        }
+    for (int p = 0; p < TB_NPROV; p++)
+        for (size_t i = 0; i < res->ntables; i++)
+            for (size_t r = 0; r < res->tables[i].nrows; r++) {
+                struct tb_result x = {&res->tables[i], r, TB_PROV_MEASURED, 0, 0, 0, 0, 0, 0, 0};
+                check_row(&x, err, errlen); /* passed above: this fills x again */
+                if ((int)x.prov == p)
+                    res->rows[k++] = x;
+            }
+    res->nrows = k;
+    return 0;
+fail:
+    tb_results_release(res);
+    return -1;
+}
+
+void tb_results_release(struct tb_results *res)
+{
+    free(res->rows);
+    for (size_t i = 0; i < res->ntables; i++)
+        tb_csv_release(&res->tables[i]);
+    free(res->tables);
+    memset(res, 0, sizeof *res);
 }

@@ -36,10 +36,17 @@
  * Files written by older versions (this header less some of the columns added since
  * the first: instances, steps, resolution, chips_used) still read: an append rewrites
  * them with this header, their rows' new fields empty.
+ *
+ * Results are written here (tb_results_append) and read back here (tb_results_load):
+ * the reader checks every row (provenance, the required fields, numbers and counts) and
+ * returns typed rows, so the stages after it (cost, report) never parse a number.
  */
 #ifndef TB_RESULTS_H
 #define TB_RESULTS_H
 
+#include "tb_csv.h"
+
+#include <stdbool.h>
 #include <stddef.h>
 
 #define TB_RESULTS_NCOLS 34
@@ -73,5 +80,65 @@ int tb_results_append(const char *path, const struct tb_result_row *rows, size_t
 /* Whether results at path already hold a row with this run_id (0 no, 1 yes, -1 error;
  * a missing file is "no"). */
 int tb_results_has_run(const char *path, const char *run_id, char *err, size_t errlen);
+
+/* ---- reading results back: typed rows ---- */
+
+/* Where a row's number comes from (the provenance column). */
+enum tb_provenance {
+    TB_PROV_MEASURED,
+    TB_PROV_MODELED,
+    TB_PROV_PUBLISHED,
+};
+#define TB_NPROV 3
+
+/* "measured", "modeled", "published". */
+const char *tb_provenance_to_string(enum tb_provenance p);
+
+/* One checked row of a results file. The numbers are parsed; every other field is read
+ * by its column's name (tb_result_field), so files of any version read alike. */
+struct tb_result {
+    const struct tb_csv_table *t; /* borrowed: the file the row is in (a struct tb_results's) */
+    size_t r;                     /* row in t */
+    enum tb_provenance prov;
+    double value, min, max; /* NAN when empty (value never is) */
+    long n, warmup;         /* -1 when empty */
+    long instances;         /* instances the throughput is for (empty: 1) */
+    long chips_used;        /* chips it used (results.csv chips_used); 0: all of them */
+};
+
+/* One or more results files read together. */
+struct tb_results {
+    struct tb_csv_table *tables; /* owned: ntables, in the order given */
+    size_t ntables;
+    struct tb_result *rows; /* owned: nrows; measured, then modeled, then published rows,
+                               each in file order (so they never interleave) */
+    size_t nrows;
+    size_t nprov[TB_NPROV]; /* rows of each provenance */
+};
+
+/* Read and check the npaths files. Every row must have a known provenance; target,
+ * model, phase, metric and value filled; numbers where numbers go; a positive value
+ * for a throughput (tb_result_is_rate); instances and chips_used at least 1 when given.
+ * Returns 0, or -1 with the first bad line named ("out/results.csv: line 7: field
+ * 'value': not a number: 'abc'") and res left empty. Release with
+ * tb_results_release. */
+int tb_results_load(struct tb_results *res, const char *const *paths, size_t npaths, char *err,
+                    size_t errlen);
+/* Free what res owns (rows point into it: they go too); res is left empty. */
+void tb_results_release(struct tb_results *res);
+
+/* A field of x by column name; "" when empty or when its file has no such column. */
+const char *tb_result_field(const struct tb_result *x, const char *name);
+/* The line of x's file the row starts on. */
+long tb_result_line(const struct tb_result *x);
+/* Fail with "FILE: line N: field 'NAME': WHAT: 'VALUE'" in err; returns -1. */
+int tb_result_bad_field(const struct tb_result *x, const char *name, const char *what, char *err,
+                        size_t errlen);
+
+/* Whether metric is a throughput: a *_tokens_per_s metric or images_per_s (a row of one
+ * must have a positive value). */
+bool tb_result_is_rate(const char *metric);
+/* Whether metric is a token throughput: a *_tokens_per_s metric. */
+bool tb_result_is_token_rate(const char *metric);
 
 #endif

@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/cli/report.t: `trnbench report` end to end on tests/data/report_results.csv:
 # exit status, the files, the hand-computed cost of the host decode run, a
-# self-contained HTML, and a malformed results file (exit 2, nothing written).
+# self-contained HTML, a malformed results file (exit 2, nothing written), and options
+# given as "--opt=value" or "--opt value" alike.
 # Needs TB_BIN, TB_SRCDIR and TB_BUILDDIR (make check sets them).
 
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
@@ -16,7 +17,7 @@ if ! command -v gnuplot >/dev/null 2>&1; then
 fi
 
 
-echo "1..18"
+echo "1..21"
 rm -rf "$out" "$badout"
 "$TB_BIN" report --out "$out" --usd-per-hour 0.36 "$fixture" >/dev/null 2>"$TB_BUILDDIR/tests/tmp/cli_report.err"
 check "report on the fixture exits 0" test $? -eq 0
@@ -36,6 +37,23 @@ check "the message names file, line and field" \
 check "and nothing is written" test ! -e "$badout"
 "$TB_BIN" report --out "$badout" --instance x9.huge "$fixture" >/dev/null 2>&1
 check "an unknown --instance exits 2" test $? -eq 2
+
+# an option's value after '=' or as the next argument is the same option: two reports
+# of the fixture in us-east-2 differ only in the time they were written
+eq="$TB_BUILDDIR/tests/tmp/cli_report_eq"
+rm -rf "$eq"
+"$TB_BIN" report --out="$eq/joined" --region=us-east-2 --usd-per-hour=0.36 "$fixture" >/dev/null 2>&1 &&
+    "$TB_BIN" report --out "$eq/split" --region us-east-2 --usd-per-hour 0.36 "$fixture" >/dev/null 2>&1
+check "--region=us-east-2 and --region us-east-2 both exit 0" test $? -eq 0
+check "and both price in us-east-2" \
+    sh -c "grep -q 'priced at us-east-2 on-demand prices' '$eq/joined/report.md' &&
+           grep -q 'priced at us-east-2 on-demand prices' '$eq/split/report.md'"
+check "and give the same report (cost.csv, report.md, report.html)" \
+    sh -c "cmp -s '$eq/joined/cost.csv' '$eq/split/cost.csv' &&
+           for f in report.md report.html; do
+               grep -v 'Report written' \"$eq/joined/\$f\" > '$eq/a' &&
+               grep -v 'Report written' \"$eq/split/\$f\" > '$eq/b' && cmp -s '$eq/a' '$eq/b' || exit 1
+           done"
 
 # cost under latency limits, on a modeled batch sweep: every configuration the report
 # says meets the limits does, every other misses one, and the summary's pick is the

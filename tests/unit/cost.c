@@ -1,9 +1,86 @@
-/* tests/unit/cost.c: the report's cost arithmetic (tb_cost.h) on real figures. */
+/* tests/unit/cost.c: the cost stage (tb_cost.h): its arithmetic on real figures, then
+ * the stage on its own, without the report: the fixture's rows read back typed
+ * (tb_results_load) and priced (tb_costs_build). */
 #include "tb_cost.h"
+
+#include "tb_pricing.h"
+#include "tb_results.h"
 
 #include "tests/tap/basic.h"
 
 #include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The cost of metric on target, or NULL. */
+static const struct tb_cost *find(const struct tb_costs *cs, const char *target, const char *metric)
+{
+    for (size_t i = 0; i < cs->ncosts; i++)
+        if (!strcmp(tb_result_field(cs->costs[i].row, "target"), target) &&
+            !strcmp(cs->costs[i].metric, metric))
+            return &cs->costs[i];
+    return NULL;
+}
+
+static void test_stage(void)
+{
+    struct tb_results res;
+    struct tb_pricing pr;
+    struct tb_costs cs;
+    struct tb_cost_opts o;
+    const struct tb_cost *c;
+    char err[1024] = "";
+    char *fixture = test_src_path("tests/data/report_results.csv");
+    char *bad = test_src_path("tests/data/report_bad_results.csv");
+    char *pdir = test_src_path("pricing");
+    const char *files[1] = {fixture};
+    bool ordered = true;
+
+    IS_INT(0, tb_results_load(&res, files, 1, err, sizeof err), "the fixture reads %s", err);
+    IS_INT(14, (long long)res.nrows, "14 rows");
+    IS_INT((long long)res.nrows,
+           (long long)(res.nprov[TB_PROV_MEASURED] + res.nprov[TB_PROV_MODELED] +
+                       res.nprov[TB_PROV_PUBLISHED]),
+           "each of a provenance");
+    for (size_t i = 1; i < res.nrows; i++)
+        ordered &= res.rows[i - 1].prov <= res.rows[i].prov;
+    OK(ordered, "measured rows first, then modeled, then published");
+    if (tb_pricing_load(&pr, pdir, err, sizeof err) != 0)
+        bail("%s", err);
+    memset(&o, 0, sizeof o);
+    o.usd_per_hour = 0.36;
+    o.baseline = "p5.48xlarge";
+    o.max_price_age_days = 180;
+    o.ttft_limit_ms = 2000;
+    o.tpot_limit_ms = 200;
+    o.train_tokens = 1e12;
+    o.now = "2026-11-24T00:00:00Z";
+    IS_INT(0, tb_costs_build(&cs, &res, &pr, &o, err, sizeof err), "priced %s", err);
+    IS_INT(6, (long long)cs.ncosts, "a cost for each of the 6 throughput rows");
+    IS_INT(5, (long long)cs.npriced, "5 with a price (trn2.48xlarge has no on-demand one)");
+    c = find(&cs, "host", "usd_per_mtok_out");
+    IS_DOUBLE(0.16, c ? c->usd : NAN, 1e-12, "host decode: $0.36/h at 625 tokens/s");
+    OK(c && tb_costs_rank_of(&cs, c) != NULL, "and its workload is ranked");
+    IS_INT(cs.nrefs, cs.btp.ref, "the baseline's price is the last footnote");
+    tb_costs_release(&cs);
+    o.baseline = "x9.huge";
+    IS_INT(-1, tb_costs_build(&cs, &res, &pr, &o, err, sizeof err), "an unknown baseline");
+    OK(strstr(err, "baseline: unknown instance type 'x9.huge'") != NULL, "%s", err);
+    IS_INT(0, (long long)cs.ncosts, "leaves the table empty");
+    tb_pricing_release(&pr);
+    tb_results_release(&res);
+
+    files[0] = bad;
+    IS_INT(-1, tb_results_load(&res, files, 1, err, sizeof err), "a malformed file refused");
+    OK(strstr(err, "report_bad_results.csv: line 6: field 'value': not a number: '6x5'") != NULL,
+       "%s", err);
+    IS_INT(0, (long long)res.nrows, "and nothing kept");
+    IS_INT(-1, tb_results_load(&res, files, 0, err, sizeof err), "no file at all");
+    IS_STRING("no results file given", err, "says so");
+    free(fixture);
+    free(bad);
+    free(pdir);
+}
 
 int main(void)
 {
@@ -60,5 +137,7 @@ int main(void)
     IS_DOUBLE(2.0, tb_cost_price_perf(4.0, 2.0), 1e-12, "half the cost: 2x");
     IS_DOUBLE(0.5, tb_cost_price_perf(1.0, 2.0), 1e-12, "twice the cost: 0.5x");
     OK(isnan(tb_cost_price_perf(NAN, 2.0)), "no baseline: no ratio");
+
+    test_stage();
     return 0;
 }

@@ -3,11 +3,13 @@
  * bad input (exit 2, nothing written), gnuplot missing (report with a note) and gnuplot
  * failing (exit 1, the previous report left whole). */
 #include "cli.h"
+#include "tb_cost.h"
 #include "tb_csv.h"
 #include "tb_plot.h"
 #include "tb_report.h"
 #include "tb_results.h"
 #include "tb_util.h"
+#include "tb_vocab.h"
 
 #include "tests/tap/basic.h"
 
@@ -87,6 +89,13 @@ static double cost_of(const struct tb_csv_table *t, long r, const char *col)
     if (r >= 0)
         tb_parse_double(tb_csv_field(t, (size_t)r, col), -1e300, 1e300, &v);
     return v;
+}
+
+/* The cost metric a throughput metric feeds (tb_vocab.h), or NULL. */
+static const char *cost_metric(const char *metric)
+{
+    const struct tb_metric *m = tb_metric_find(metric);
+    return m ? m->cost : NULL;
 }
 
 /* tb_cmd_report with its stdout and stderr silenced: its messages are checked through
@@ -182,7 +191,7 @@ static void test_gpu_share(const char *pricing)
     o.nresults = 1;
     o.out_dir = out;
     o.pricing_dir = pricing;
-    IS_INT(TB_REPORT_OK, tb_report_write(&o, NULL, err, sizeof err), "GPU share: report %s", err);
+    IS_INT(TB_OK, tb_report_write(&o, NULL, err, sizeof err), "GPU share: report %s", err);
     if (tb_csv_load(&t, costs, err, sizeof err) != 0)
         bail("cannot read cost.csv: %s", err);
     r = cost_row(&t, "decode_tokens_per_s", "p5.48xlarge");
@@ -211,7 +220,7 @@ static void test_gpu_share(const char *pricing)
 
     /* the column empty (a file of an older version): the whole instance, as before */
     write_gpu_share(res, NULL);
-    IS_INT(TB_REPORT_OK, tb_report_write(&o, NULL, err, sizeof err), "without chips_used %s", err);
+    IS_INT(TB_OK, tb_report_write(&o, NULL, err, sizeof err), "without chips_used %s", err);
     if (tb_csv_load(&t, costs, err, sizeof err) != 0)
         bail("cannot read cost.csv: %s", err);
     r = cost_row(&t, "decode_tokens_per_s", "p5.48xlarge");
@@ -235,8 +244,8 @@ static void test_gpu_share(const char *pricing)
             write_gpu_share(res, bad[i].v);
             clean(badout);
             o.out_dir = badout;
-            IS_INT(TB_REPORT_EINPUT, tb_report_write(&o, NULL, err, sizeof err),
-                   "chips_used '%s' refused", bad[i].v);
+            IS_INT(TB_EINPUT, tb_report_write(&o, NULL, err, sizeof err), "chips_used '%s' refused",
+                   bad[i].v);
             OK(strstr(err, "report_share.csv: ") && strstr(err, bad[i].msg), "%s", err);
             IS_INT(2, run_cmd(badout, res, NULL, NULL), "trnbench report: exit 2");
             OK(!tb_file_exists(badout), "nothing written");
@@ -271,12 +280,12 @@ int main(void)
     plan_lazy();
 
     /* the arithmetic, by hand: $0.36/h at 625 tokens/s = 0.36 / 2,250,000 * 1e6 */
-    IS_DOUBLE(0.16, tb_report_usd_per_mtok(0.36, 625), 1e-15, "usd_per_mtok by hand");
-    OK(isnan(tb_report_usd_per_mtok(0.36, 0)), "no cost without throughput");
-    IS_STRING("usd_per_mtok_in", tb_report_cost_metric("prefill_tokens_per_s"), "prefill -> in");
-    IS_STRING("usd_per_mtok_out", tb_report_cost_metric("decode_tokens_per_s"), "decode -> out");
-    IS_STRING("usd_per_mtok_train", tb_report_cost_metric("train_tokens_per_s"), "train -> train");
-    OK(tb_report_cost_metric("gflop_per_s") == NULL, "gflop_per_s is not costed");
+    IS_DOUBLE(0.16, tb_cost_usd_per(0.36, 625, 1e6), 1e-15, "usd_per_mtok by hand");
+    OK(isnan(tb_cost_usd_per(0.36, 0, 1e6)), "no cost without throughput");
+    IS_STRING("usd_per_mtok_in", cost_metric("prefill_tokens_per_s"), "prefill -> in");
+    IS_STRING("usd_per_mtok_out", cost_metric("decode_tokens_per_s"), "decode -> out");
+    IS_STRING("usd_per_mtok_train", cost_metric("train_tokens_per_s"), "train -> train");
+    OK(cost_metric("gflop_per_s") == NULL, "gflop_per_s is not costed");
 
     /* a report on the fixture, the host at $0.36/h */
     clean(out);
@@ -287,7 +296,7 @@ int main(void)
     o.out_dir = out;
     o.usd_per_hour = 0.36;
     o.pricing_dir = pricing;
-    IS_INT(TB_REPORT_OK, tb_report_write(&o, &info, err, sizeof err), "report written %s", err);
+    IS_INT(TB_OK, tb_report_write(&o, &info, err, sizeof err), "report written %s", err);
     IS_INT(14, (long long)info.nrows, "all 14 fixture rows read");
     IS_INT(5, (long long)info.ncosted,
            "5 of the 6 throughput rows priced (trn2.48xlarge has no on-demand price)");
@@ -441,8 +450,7 @@ int main(void)
     o.nresults = 1;
     o.out_dir = badout;
     o.usd_per_hour = 0.36;
-    IS_INT(TB_REPORT_EINPUT, tb_report_write(&o, &info, err, sizeof err),
-           "malformed results refused");
+    IS_INT(TB_EINPUT, tb_report_write(&o, &info, err, sizeof err), "malformed results refused");
     OK(strstr(err, "report_bad_results.csv: line 6: field 'value': not a number: '6x5'") != NULL,
        "%s", err);
     OK(!tb_file_exists(badout), "nothing written, not even the folder");

@@ -1,15 +1,17 @@
 /*
- * harness/tb_report.h: results files in, cost and report out. Reads one or more
- * results.csv (tb_results.h columns, looked up by name), prices every throughput row
- * (*_tokens_per_s metrics) from the tables in pricing/ (tb_pricing.h), draws the charts
- * with gnuplot (tb_plot.h, scripts reports/throughput.gp and reports/cost.gp) and writes
- * into one folder:
+ * harness/report/tb_report.h: the report stage, the last of the pipeline: results files
+ * in (tb_results.h), priced by the cost stage (tb_cost.h) with the tables in pricing/
+ * (tb_pricing.h), charts drawn with gnuplot (tb_plot.h, the scripts in reports/), and
+ * written into one folder:
  *
  *   report.md, report.html  the report (HTML self-contained: inline CSS and SVG, no
  *                           network references)
  *   cost.csv                one row per priced throughput row, with the price row used
  *   throughput.svg, cost.svg  the charts, plus .png where gnuplot has pngcairo;
  *   images.svg                cost per thousand images, when diffusion rows are priced
+ *   assessment.csv          with an assessment (tb_assess.h), which is also a section
+ *
+ * The stage's files are in harness/report/ (report_impl.h says which does what).
  *
  * Everything is written under temporary names in a scratch folder inside the output
  * folder and renamed into place only when all of it succeeded, so a failure leaves the
@@ -17,7 +19,7 @@
  * report is still written, with a note that the charts are missing; when gnuplot runs
  * and fails, nothing is written.
  *
- * Besides the cost of every throughput row, the report ranks the targets per workload
+ * Besides the cost of every throughput row, the cost stage ranks the targets per workload
  * (the same model, phase, shape and precision at any batch or instance count): the
  * cheapest, its saving and price-performance against a baseline instance type priced
  * on-demand, the cheapest serving configuration within TTFT/TPOT limits (from batch
@@ -30,20 +32,24 @@
  * chips_used: the GPU executor on one of a p5.48xlarge's 8 GPUs), that share of it
  * (tb_cost_instance_share: 1/8). chips_used must be at least 1 and at most the chips
  * of the row's instances (the catalogue's count; else an input error).
- * Metric names follow DESIGN.md section 2: prefill -> usd_per_mtok_in, decode and
- * output -> usd_per_mtok_out, train -> usd_per_mtok_train, total -> usd_per_mtok_total.
+ * Metric names follow DESIGN.md section 2 (each throughput's cost metric in tb_vocab.h):
+ * prefill -> usd_per_mtok_in, decode and output -> usd_per_mtok_out, train ->
+ * usd_per_mtok_train, total -> usd_per_mtok_total, images -> usd_per_kimage.
  */
 #ifndef TB_REPORT_H
 #define TB_REPORT_H
 
+#include "tb_util.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
-enum tb_report_status {
-    TB_REPORT_OK = 0,
-    TB_REPORT_EFAIL = -1, /* a chart or a file could not be written (exit status 1) */
-    TB_REPORT_EINPUT = -2 /* bad results, pricing tables or options (exit status 2) */
-};
+struct tb_assessment;
+struct tb_assess_opts;
+
+/* tests/unit/gpu.c still names the report's old status; enum tb_status (tb_util.h) is
+ * the one convention. Delete once it says TB_OK. */
+#define TB_REPORT_OK TB_OK
 
 struct tb_report_opts {
     const char *const *results; /* borrowed: nresults results.csv paths, at least one */
@@ -60,7 +66,13 @@ struct tb_report_opts {
     double ttft_limit_ms;      /* latency limits of the cheapest serving configuration */
     double tpot_limit_ms;      /* (defaults 2000 and 200, MLPerf's Llama 2 70B server) */
     double train_tokens;       /* tokens of the time-and-cost-to-train figures (1e12) */
-    const char *assess;        /* an assessment file (tb_assess.h) for its section, or NULL */
+    /* A migration assessment (tb_assess.h) to add as a section and as assessment.csv; the
+     * caller runs it (the report never calls the performance model). */
+    const struct tb_assessment *assessment;   /* borrowed, or NULL: none */
+    const struct tb_assess_opts *assess_opts; /* borrowed: the options it ran with
+                                                 (NULL: tb_assess_opts_init's) */
+    const char *assess_why; /* without one: why, the section's note (NULL: how to ask for
+                               one, --assess FILE) */
 };
 
 /* What a successful tb_report_write produced (all fields written by it). */
@@ -77,19 +89,12 @@ struct tb_report_info {
 #define TB_REPORT_BASELINE "p5.48xlarge"
 void tb_report_opts_init(struct tb_report_opts *o);
 
-/* Write the report. Returns TB_REPORT_OK (info filled when not NULL), or
- * TB_REPORT_EINPUT / TB_REPORT_EFAIL with a message in err, e.g.
- *   "out/results.csv: line 7: field 'value': not a number: 'abc'"
- * after which nothing has been written. */
+/* Write the report. Returns TB_OK (info filled when not NULL), or with a message in err,
+ * after which nothing has been written:
+ *   TB_EINPUT  bad results, pricing tables or options (exit status 2), e.g.
+ *              "out/results.csv: line 7: field 'value': not a number: 'abc'"
+ *   TB_EFAIL   a chart or a file could not be written (exit status 1) */
 int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info, char *err,
                     size_t errlen);
-
-/* The cost metric for a throughput metric ("decode_tokens_per_s" -> "usd_per_mtok_out"),
- * or NULL when it is not one that is priced. */
-const char *tb_report_cost_metric(const char *throughput_metric);
-
-/* USD per million tokens: usd_per_hour / (tokens_per_s * 3600) * 1e6; NAN unless both
- * are positive and finite. */
-double tb_report_usd_per_mtok(double usd_per_hour, double tokens_per_s);
 
 #endif

@@ -1,0 +1,414 @@
+/* harness/report/charts.c: the report stage's charts. The data of each chart goes into
+ * a TSV file in the scratch folder; gnuplot (tb_plot.h, the scripts in reports/) draws it
+ * as SVG and, where it has pngcairo, PNG; the SVG is kept for report.html. Throughput,
+ * cost per million tokens, price-performance, cost to train, cost per thousand images,
+ * and throughput against interactivity per serving workload. */
+#include "report_impl.h"
+
+#include "tb_plot.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The order of the bar groups in a chart: phases in the order a request meets them,
+ * then the cost metrics likewise; anything else last. */
+static int phase_rank(const char *phase)
+{
+    static const char *const order[] = {"prefill", "decode", "serve", "train", "denoise"};
+    for (int i = 0; i < 5; i++)
+        if (!strcmp(phase, order[i]))
+            return i;
+    return 5;
+}
+
+static int metric_rank(const char *m)
+{
+    static const char *const order[] = {"usd_per_mtok_in", "usd_per_mtok_out", "usd_per_mtok_total",
+                                        "usd_per_mtok_train"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(m, order[i]))
+            return i;
+    return 4;
+}
+
+/* One bar of a chart (reports/hbars.gp reads them as TSV). */
+struct bar {
+    char label[160];  /* first line: model phase shape */
+    char label2[160]; /* second line: target, provenance */
+    char group[200];  /* legend entry: one word */
+    int rank;
+    double value, min, max;
+};
+
+/* Whether the space-separated list holds word. */
+static bool has_word(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *s = list; *s;) {
+        size_t k = strcspn(s, " ");
+        if (k == n && !strncmp(s, word, n))
+            return true;
+        s += k;
+        s += strspn(s, " ");
+    }
+    return false;
+}
+
+static void fmt_tsv(FILE *f, double v)
+{
+    if (isnan(v))
+        fputs("NaN", f);
+    else
+        fprintf(f, "%.10g", v);
+}
+
+/* Run script on data for a new chart called name (SVG, and PNG when png_ok), with the
+ * script's arguments after the format; reads the SVG back into R->charts. Returns 0, 1
+ * when gnuplot is missing (note added), -1 on failure. */
+static int draw_file(struct report *R, const char *script, const char *name, const char *caption,
+                     const char *data, const char *const *args, size_t nargs, bool png_ok,
+                     char *err, size_t errlen)
+{
+    struct tb_report_chart *ch;
+    char out[4400], file[96];
+    const char *argv[8];
+    size_t len;
+    int r;
+    if (R->ncharts == TB_REPORT_MAX_CHARTS || nargs + 1 > sizeof argv / sizeof argv[0])
+        return tb_err(err, errlen, "too many charts");
+    ch = &R->charts[R->ncharts];
+    memset(ch, 0, sizeof *ch);
+    snprintf(ch->name, sizeof ch->name, "%s", name);
+    snprintf(ch->caption, sizeof ch->caption, "%s", caption);
+    for (size_t i = 0; i < nargs; i++)
+        argv[i + 1] = args[i];
+    for (int fmt = 0; fmt < 2; fmt++) {
+        const char *ext = fmt ? "png" : "svg";
+        if (fmt == 1 && !png_ok)
+            break;
+        argv[0] = ext;
+        snprintf(file, sizeof file, "%s.%s", name, ext);
+        if (tb_report_path_in(out, sizeof out, R->dir.tmpdir, file) != 0)
+            return tb_err(err, errlen, "path too long: '%s'", R->dir.tmpdir);
+        r = tb_plot_run(script, data, out, argv, nargs + 1, err, errlen);
+        if (r == TB_PLOT_MISSING) {
+            tb_report_note(R, "charts not drawn: %s", err);
+            free(ch->svg);
+            return 1;
+        }
+        if (r != TB_PLOT_OK || (fmt == 0 && tb_read_file(out, &ch->svg, &len, err, errlen) != 0)) {
+            free(ch->svg);
+            return -1;
+        }
+        if (fmt == 1)
+            ch->png = true;
+    }
+    R->ncharts++;
+    return 0;
+}
+
+/* Draw horizontal bars (reports/hbars.gp through script) as chart name. */
+static int draw(struct report *R, const char *script, const char *name, const char *caption,
+                struct bar *bars, size_t n, const char *title, bool png_ok, char *err,
+                size_t errlen)
+{
+    char data[4400], groups[512] = "", height[16], file[96];
+    const char *scale = "linear";
+    double lo = INFINITY, hi = 0;
+    FILE *f = NULL;
+
+    /* stable sort by group rank, so each group's bars stay together in file order */
+    for (size_t i = 1; i < n; i++)
+        for (size_t k = i; k > 0 && bars[k - 1].rank > bars[k].rank; k--) {
+            struct bar t = bars[k];
+            bars[k] = bars[k - 1];
+            bars[k - 1] = t;
+        }
+    snprintf(file, sizeof file, "%s.tsv", name);
+    if (tb_report_path_in(data, sizeof data, R->dir.tmpdir, file) != 0)
+        return tb_err(err, errlen, "path too long: '%s'", R->dir.tmpdir);
+    f = fopen(data, "w");
+    if (!f)
+        return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
+    for (size_t i = 0; i < n; i++) {
+        fprintf(f, "%s\t%s\t", bars[i].label, bars[i].group);
+        fmt_tsv(f, bars[i].value);
+        fputc('\t', f);
+        fmt_tsv(f, bars[i].min);
+        fputc('\t', f);
+        fmt_tsv(f, bars[i].max);
+        fprintf(f, "\t%s\n", bars[i].label2);
+        if (!has_word(groups, bars[i].group) &&
+            strlen(groups) + strlen(bars[i].group) + 2 < sizeof groups)
+            snprintf(groups + strlen(groups), sizeof groups - strlen(groups), "%s%s",
+                     *groups ? " " : "", bars[i].group);
+        lo = fmin(lo, bars[i].value);
+        hi = fmax(hi, bars[i].value);
+    }
+    if (fclose(f) != 0)
+        return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
+    if (lo > 0 && hi / lo > 30)
+        scale = "log";
+    /* 450 pixels hold 8 bars; more bars get taller charts, up to 200 bars' worth */
+    snprintf(height, sizeof height, "%d", 450 + 34 * (int)(n <= 8 ? 0 : n > 200 ? 192 : n - 8));
+    {
+        const char *args[] = {title, groups, height, scale};
+        return draw_file(R, script, name, caption, data, args, 4, png_ok, err, errlen);
+    }
+}
+
+/* A workload's model and phase as one word for a chart legend: "llama-3.1-8b/serve". */
+static void workload_word(const struct tb_cost *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s/%s", F(c->row, "model"), F(c->row, "phase"));
+    for (char *p = buf; *p; p++)
+        if (*p == ' ' || *p == '\t')
+            *p = '_';
+}
+
+/* Throughput against interactivity for one serving workload: tokens/s per chip against
+ * tokens/s per user, one line per target through its batch sweep, each point labelled
+ * with its cost per million output tokens. */
+static int draw_interactivity(struct report *R, const struct tb_cost_rank *w, int k, bool png_ok,
+                              char *err, size_t errlen)
+{
+    char data[4400], file[96], name[48], targets[1024] = "", title[400], caption[400];
+    size_t npoints = 0;
+    FILE *f;
+    snprintf(name, sizeof name, "interactivity-%d", k);
+    snprintf(file, sizeof file, "%s.tsv", name);
+    if (tb_report_path_in(data, sizeof data, R->dir.tmpdir, file) != 0)
+        return tb_err(err, errlen, "path too long: '%s'", R->dir.tmpdir);
+    f = fopen(data, "w");
+    if (!f)
+        return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
+    /* one data block per target (gnuplot "index"), points in order of interactivity */
+    for (size_t i = 0; i < R->cs.ncosts; i++) {
+        const char *t = F(R->cs.costs[i].row, "target");
+        bool priced = false;
+        size_t n = 0;
+        if (!tb_costs_first_of_target(&R->cs, i, w->workload, w->metric))
+            continue;
+        for (size_t j = i; j < R->cs.ncosts; j++) {
+            const struct tb_cost *c = &R->cs.costs[j];
+            if (!tb_cost_of_workload(c, w->workload, w->metric) || strcmp(F(c->row, "target"), t) ||
+                !tb_cost_positive(c->per_user) || !tb_cost_positive(c->per_chip))
+                continue;
+            fprintf(f, "%.10g\t%.10g\t", c->per_user, c->per_chip);
+            if (tb_cost_positive(c->usd))
+                fprintf(f, "$%.3g\t%s\n", c->usd, F(c->row, "batch"));
+            else
+                fprintf(f, "\t%s\n", F(c->row, "batch"));
+            priced |= tb_cost_positive(c->usd);
+            n++;
+        }
+        if (n) {
+            fputs("\n\n", f);
+            snprintf(targets + strlen(targets), sizeof targets - strlen(targets), "%s%s%s",
+                     *targets ? " " : "", t, priced ? "" : "(no-price)");
+            npoints += n;
+        }
+    }
+    if (fclose(f) != 0)
+        return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
+    if (npoints < 2)
+        return 0;
+    snprintf(title, sizeof title, "Throughput vs interactivity: %s", w->workload);
+    snprintf(caption, sizeof caption,
+             "Throughput per chip against output tokens/s per user, %s: one line per target "
+             "through its batch sweep, each point labelled with its USD per million output tokens",
+             w->workload);
+    {
+        const char *args[] = {title, targets};
+        return draw_file(R, "interactivity", name, caption, data, args, 2, png_ok, err, errlen);
+    }
+}
+
+int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
+{
+    struct bar *bars = tb_alloc_array(R->res.nrows + 1, sizeof(*bars));
+    char why[512], models[256], title[400], caption[400];
+    bool png_ok;
+    size_t n = 0;
+    int rc = -1, r, k = 0;
+
+    if (!bars)
+        return tb_err(err, errlen, "out of memory");
+    png_ok = tb_plot_has_terminal("pngcairo", why, sizeof why);
+    tb_report_models(R, models, sizeof models);
+
+    /* throughput: every *_tokens_per_s row, whatever its provenance; a serving run's
+     * total (prompt + output) beside its output would repeat its label, so the chart
+     * shows the output and the tables both; a batch sweep shows its "max" run */
+    for (size_t i = 0; i < R->res.nrows; i++) {
+        const struct tb_result *x = &R->res.rows[i];
+        bool sweep = false;
+        if (!tb_result_is_token_rate(F(x, "metric")) ||
+            !strcmp(F(x, "metric"), "total_tokens_per_s"))
+            continue;
+        for (size_t j = 0; j < R->cs.ncosts && !sweep; j++)
+            sweep = R->cs.costs[j].row == x && R->cs.costs[j].sweep_point;
+        if (sweep)
+            continue;
+        tb_report_run_label(x, bars[n].label, sizeof bars[n].label, bars[n].label2,
+                            sizeof bars[n].label2);
+        snprintf(bars[n].group, sizeof bars[n].group, "%s", F(x, "phase"));
+        bars[n].rank = phase_rank(bars[n].group);
+        bars[n].value = x->value;
+        bars[n].min = x->min;
+        bars[n].max = x->max;
+        n++;
+    }
+    if (n == 0) {
+        tb_report_note(R, "no throughput chart: no *_tokens_per_s rows in the results");
+    } else {
+        snprintf(title, sizeof title, "Throughput by run: %s", models);
+        r = draw(R, "throughput", "throughput",
+                 "Throughput by run (tokens/s, median; whisker: min-max; serving at the "
+                 "throughput-maximising batch)",
+                 bars, n, title, png_ok, err, errlen);
+        if (r != 0) {
+            rc = r < 0 ? -1 : 0;
+            goto out;
+        }
+    }
+
+    /* cost per million tokens by target and workload: each target's cheapest
+     * configuration of each workload */
+    n = 0;
+    for (size_t i = 0; i < R->cs.ncosts; i++) {
+        const struct tb_cost *c = &R->cs.costs[i];
+        if (c->images || !tb_costs_cheapest_of_target(&R->cs, c))
+            continue;
+        tb_report_run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
+                            sizeof bars[n].label2);
+        snprintf(bars[n].group, sizeof bars[n].group, "%s", c->metric);
+        bars[n].rank = metric_rank(c->metric);
+        bars[n].value = c->usd;
+        bars[n].min = c->usd_min;
+        bars[n].max = c->usd_max;
+        n++;
+    }
+    if (n == 0) {
+        tb_report_note(R, "no cost chart: no throughput row has a price (%s)",
+                       R->cs.host.have ? "no host rows" : R->cs.host.why);
+    } else {
+        snprintf(title, sizeof title, "Cost per million tokens by target and workload: %s", models);
+        if (draw(R, "cost", "cost",
+                 "Cost per million tokens by target and workload (USD; each target's cheapest "
+                 "configuration; whisker: min-max of the repetitions)",
+                 bars, n, title, png_ok, err, errlen) < 0)
+            goto out;
+    }
+
+    /* price-performance against the baseline, per workload and target */
+    n = 0;
+    for (size_t i = 0; i < R->cs.ncosts; i++) {
+        const struct tb_cost *c = &R->cs.costs[i];
+        const struct tb_cost_rank *w = NULL;
+        if (!tb_costs_cheapest_of_target(&R->cs, c))
+            continue;
+        w = tb_costs_rank_of(&R->cs, c);
+        if (!w || !tb_cost_positive(w->base_usd))
+            continue;
+        tb_report_run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
+                            sizeof bars[n].label2);
+        workload_word(c, bars[n].group, sizeof bars[n].group);
+        bars[n].rank = (int)(w - R->cs.ranks);
+        bars[n].value = tb_cost_price_perf(w->base_usd, c->usd);
+        bars[n].min = bars[n].max = NAN;
+        n++;
+    }
+    if (n > 0) {
+        snprintf(title, sizeof title, "Price-performance against %s on-demand (higher is better)",
+                 R->cs.o.baseline);
+        snprintf(caption, sizeof caption,
+                 "Price-performance: the baseline's cost (%s, on-demand, its cheapest "
+                 "configuration) over each target's cheapest, per workload; 2x = half the cost",
+                 R->cs.o.baseline);
+        if (draw(R, "priceperf", "priceperf", caption, bars, n, title, png_ok, err, errlen) < 0)
+            goto out;
+    } else {
+        tb_report_note(R, "no price-performance chart: no workload has a priced %s row (%s)",
+                       R->cs.o.baseline,
+                       R->cs.btp.c.have ? "no modeled baseline rows" : R->cs.btp.c.why);
+    }
+
+    /* training: cost (and time) to train on N tokens, one colour per model */
+    n = 0;
+    for (size_t i = 0; i < R->cs.ncosts; i++) {
+        const struct tb_cost *c = &R->cs.costs[i];
+        double usd, days;
+        char used[64];
+        if (strcmp(c->metric, "usd_per_mtok_train") || !tb_cost_positive(c->usd))
+            continue;
+        usd = c->usd * R->o->train_tokens / 1e6;
+        days = tb_cost_train_days(R->o->train_tokens, c->row->value);
+        tb_report_run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
+                            sizeof bars[n].label2);
+        tb_cost_charged_text(c->row, c->price, used, sizeof used);
+        snprintf(bars[n].label2, sizeof bars[n].label2, "%s, %.3g days on %s, %s",
+                 F(c->row, "target"), days, used, tb_provenance_to_string(c->row->prov));
+        snprintf(bars[n].group, sizeof bars[n].group, "%s", F(c->row, "model"));
+        bars[n].rank = 0;
+        for (size_t j = 0; j < n; j++)
+            if (!strcmp(bars[j].group, bars[n].group)) {
+                bars[n].rank = bars[j].rank;
+                break;
+            } else if (bars[j].rank >= bars[n].rank) {
+                bars[n].rank = bars[j].rank + 1;
+            }
+        bars[n].value = usd;
+        bars[n].min = bars[n].max = NAN;
+        n++;
+    }
+    if (n > 0) {
+        char tok[48];
+        snprintf(title, sizeof title, "Cost to train on %s tokens (time in the labels)",
+                 tb_report_tokens_text(R->o->train_tokens, tok, sizeof tok));
+        snprintf(caption, sizeof caption,
+                 "Cost in USD and time in days to train on %s tokens at each run's "
+                 "throughput and price (instances, or the share of one, as in the run)",
+                 tok);
+        if (draw(R, "train", "train", caption, bars, n, title, png_ok, err, errlen) < 0)
+            goto out;
+    }
+
+    /* images: each target's cheapest configuration per image workload */
+    n = 0;
+    for (size_t i = 0; i < R->cs.ncosts; i++) {
+        const struct tb_cost *c = &R->cs.costs[i];
+        if (!c->images || !tb_costs_cheapest_of_target(&R->cs, c))
+            continue;
+        tb_report_run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
+                            sizeof bars[n].label2);
+        snprintf(bars[n].group, sizeof bars[n].group, "%s", c->metric);
+        bars[n].rank = 0;
+        bars[n].value = c->usd;
+        bars[n].min = c->usd_min;
+        bars[n].max = c->usd_max;
+        n++;
+    }
+    if (n > 0) {
+        snprintf(title, sizeof title, "Cost per thousand images by target and model");
+        if (draw(R, "images", "images",
+                 "Cost per thousand images by target and model (USD; whisker: min-max)", bars, n,
+                 title, png_ok, err, errlen) < 0)
+            goto out;
+    }
+
+    /* throughput against interactivity, one chart per serving workload with a sweep */
+    for (size_t i = 0; i < R->cs.nranks; i++)
+        if (R->cs.ranks[i].serve &&
+            draw_interactivity(R, &R->cs.ranks[i], ++k, png_ok, err, errlen) < 0)
+            goto out;
+    if (!png_ok && R->ncharts)
+        tb_report_note(R, "no PNG copies of the charts: %s", why);
+    rc = 0;
+out:
+    free(bars);
+    return rc;
+}

@@ -1,0 +1,196 @@
+/* harness/report/labels.c: the report stage's shared words and numbers: how a number
+ * and a run are written, the notes on what is missing, the distinct values of a column
+ * and the like, used by the sections (report.c) and the charts (charts.c). */
+#include "report_impl.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* 4 significant digits, no exponent for ordinary magnitudes; "" for NAN. */
+const char *tb_report_num(double v, char *buf, size_t len)
+{
+    double a = fabs(v);
+    if (isnan(v))
+        snprintf(buf, len, "%s", "");
+    else if (a >= 10000 && a < 1e15)
+        snprintf(buf, len, "%.0f", v);
+    else
+        snprintf(buf, len, "%.4g", v);
+    return buf;
+}
+
+int tb_report_path_in(char *buf, size_t len, const char *dir, const char *name)
+{
+    int n = snprintf(buf, len, "%s/%s", dir, name);
+    return n < 0 || (size_t)n >= len ? -1 : 0;
+}
+
+void tb_report_note(struct report *R, const char *fmt, ...)
+{
+    size_t used = strlen(R->notes);
+    va_list ap;
+    if (used + 2 >= sizeof R->notes)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(R->notes + used, sizeof R->notes - used - 1, fmt, ap);
+    va_end(ap);
+    used = strlen(R->notes);
+    R->notes[used] = '\n';
+    R->notes[used + 1] = '\0';
+}
+
+/* ---- labels ---- */
+
+void tb_report_shape(const struct tb_result *x, char *buf, size_t len)
+{
+    const char *b = F(x, "batch"), *in = F(x, "seq_in"), *out = F(x, "seq_out");
+    bool train = !strcmp(F(x, "phase"), "train");
+    size_t used = 0;
+    buf[0] = '\0';
+    if (*b)
+        used += (size_t)snprintf(buf + used, len - used, "b%s", b);
+    if (*in && used < len)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s%s", used ? " " : "",
+                                 train ? "seq" : "in", in);
+    if (*out && used < len)
+        used += (size_t)snprintf(buf + used, len - used, "%sout%s", used ? " " : "", out);
+    /* diffusion: resolution and steps (empty for the model's defaults) */
+    if (*F(x, "resolution") && used < len)
+        used +=
+            (size_t)snprintf(buf + used, len - used, "%s%spx", used ? " " : "", F(x, "resolution"));
+    if (*F(x, "steps") && used < len)
+        used +=
+            (size_t)snprintf(buf + used, len - used, "%s%s steps", used ? " " : "", F(x, "steps"));
+    /* a precision other than the engines' own (fp32 CPU, bf16 GPU and model) tells apart
+     * runs that are otherwise alike: the GPU's fp8 rows beside its bf16 ones */
+    const char *p = F(x, "precision");
+    if (*p && strcmp(p, "fp32") && strcmp(p, "bf16") && used < len)
+        snprintf(buf + used, len - used, "%s%s", used ? " " : "", p);
+}
+
+/* Chart labels: "model phase shape" and "target, provenance". */
+void tb_report_run_label(const struct tb_result *x, char *buf, size_t len, char *buf2, size_t len2)
+{
+    char shape[96];
+    tb_report_shape(x, shape, sizeof shape);
+    snprintf(buf, len, "%s %s%s%s", F(x, "model"), F(x, "phase"), *shape ? " " : "", shape);
+    snprintf(buf2, len2, "%s, %s", F(x, "target"), tb_provenance_to_string(x->prov));
+    for (char *s = buf; *s; s++)
+        if (*s == '\t' || *s == '\n' || *s == '\r')
+            *s = ' ';
+    for (char *s = buf2; *s; s++)
+        if (*s == '\t' || *s == '\n' || *s == '\r')
+            *s = ' ';
+}
+
+/* Distinct values of a column over the rows of one provenance (-1: all), joined. */
+void tb_report_distinct(const struct report *R, int prov, const char *col, char *buf, size_t len)
+{
+    size_t used = 0, shown = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < R->res.nrows && used < len; i++) {
+        const char *v = F(&R->res.rows[i], col);
+        bool seen = false;
+        if ((prov >= 0 && (int)R->res.rows[i].prov != prov) || !*v)
+            continue;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = (prov < 0 || (int)R->res.rows[k].prov == prov) &&
+                   !strcmp(F(&R->res.rows[k], col), v);
+        if (seen)
+            continue;
+        if (shown == 4) {
+            snprintf(buf + used, len - used, "; ...");
+            break;
+        }
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", shown ? "; " : "", v);
+        shown++;
+    }
+}
+
+void tb_report_time_span(const struct report *R, enum tb_provenance prov, char *buf, size_t len)
+{
+    const char *lo = NULL, *hi = NULL;
+    for (size_t i = 0; i < R->res.nrows; i++) {
+        const char *v = F(&R->res.rows[i], "timestamp");
+        if (R->res.rows[i].prov != prov || !*v)
+            continue;
+        if (!lo || strcmp(v, lo) < 0)
+            lo = v;
+        if (!hi || strcmp(v, hi) > 0)
+            hi = v;
+    }
+    if (!lo)
+        snprintf(buf, len, "not recorded");
+    else if (!strcmp(lo, hi))
+        snprintf(buf, len, "%s", lo);
+    else
+        snprintf(buf, len, "%s to %s", lo, hi);
+}
+
+/* Counters column of measured rows: "unavailable: why" reasons, or the events read. */
+void tb_report_counters(const struct report *R, char *buf, size_t len)
+{
+    char reasons[512];
+    const char *recorded = NULL;
+    size_t nrec = 0;
+    reasons[0] = '\0';
+    for (size_t i = 0; i < R->res.nrows; i++) {
+        const char *v = F(&R->res.rows[i], "counters");
+        if (R->res.rows[i].prov != TB_PROV_MEASURED || !*v)
+            continue;
+        if (!strncmp(v, "unavailable", 11)) {
+            if (!strstr(reasons, v) && strlen(reasons) + strlen(v) + 3 < sizeof reasons)
+                snprintf(reasons + strlen(reasons), sizeof reasons - strlen(reasons), "%s%s",
+                         *reasons ? "; " : "", v);
+        } else {
+            recorded = recorded ? recorded : v;
+            nrec++;
+        }
+    }
+    if (recorded) {
+        size_t used = (size_t)snprintf(buf, len, "recorded in %zu rows (events:", nrec);
+        for (const char *s = recorded; *s && used < len;) {
+            size_t n = strcspn(s, "=;");
+            used += (size_t)snprintf(buf + used, len - used, " %.*s", (int)n, s);
+            s += n;
+            s += strcspn(s, ";");
+            if (*s == ';')
+                s++;
+        }
+        if (used < len)
+            used += (size_t)snprintf(buf + used, len - used, ")");
+        if (*reasons && used < len)
+            snprintf(buf + used, len - used, "; %s", reasons);
+    } else {
+        snprintf(buf, len, "%s", *reasons ? reasons : "not recorded");
+    }
+}
+
+/* The models of the report for a chart title: their names, or how many when the
+ * names would not fit on the title line. */
+void tb_report_models(const struct report *R, char *buf, size_t len)
+{
+    tb_report_distinct(R, -1, "model", buf, len);
+    if (strlen(buf) > 48) {
+        int n = 1;
+        for (const char *p = buf; *p; p++)
+            n += *p == ';';
+        snprintf(buf, len, "%d models", n);
+    }
+}
+
+/* A token count in words: "1 trillion", "300 billion", "5e+06". */
+const char *tb_report_tokens_text(double n, char *buf, size_t len)
+{
+    if (n >= 1e12)
+        snprintf(buf, len, "%.4g trillion", n / 1e12);
+    else if (n >= 1e9)
+        snprintf(buf, len, "%.4g billion", n / 1e9);
+    else if (n >= 1e6)
+        snprintf(buf, len, "%.4g million", n / 1e6);
+    else
+        snprintf(buf, len, "%.4g", n);
+    return buf;
+}

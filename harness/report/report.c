@@ -1,0 +1,1024 @@
+/* harness/report/report.c: the report stage (see tb_report.h): results, prices and
+ * costs in, report.md, report.html and cost.csv out. Reads and checks every input first
+ * (tb_results_load, tb_pricing_load, tb_costs_build), then draws the charts (charts.c)
+ * and writes the documents into a scratch folder, then renames (publish.c). The Markdown
+ * and HTML come from the same calls (struct tb_doc writes both), so they always say the
+ * same thing. The assessment section renders what the caller assessed (tb_assess.h); the
+ * report never calls the performance model. */
+#include "tb_report.h"
+
+#include "report_impl.h"
+#include "tb_assess.h"
+#include "tb_cost.h"
+#include "tb_doc.h"
+#include "tb_pricing.h"
+#include "tb_results.h"
+#include "tb_util.h"
+#include "tb_vocab.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- the report text ---- */
+
+/* A chart in both documents: a link to its SVG (and PNG) in Markdown, the SVG itself in
+ * the HTML (which = its index, so the charts' element ids stay apart). */
+static void doc_figure(struct tb_doc *d, const struct tb_report_chart *ch, int which)
+{
+    tb_sb_puts(&d->md, "![");
+    tb_sb_md(&d->md, ch->caption);
+    tb_sb_printf(&d->md, "](%s.svg)", ch->name);
+    if (ch->png)
+        tb_sb_printf(&d->md, " (PNG: [%s.png](%s.png))", ch->name, ch->name);
+    tb_sb_puts(&d->md, "\n\n");
+    tb_sb_puts(&d->html, "<figure>\n");
+    tb_doc_inline_svg(&d->html, ch->svg, which, ch->caption);
+    tb_sb_puts(&d->html, "<figcaption>");
+    tb_sb_html(&d->html, ch->caption);
+    tb_sb_printf(&d->html, " (files: %s.svg", ch->name);
+    if (ch->png)
+        tb_sb_printf(&d->html, ", %s.png", ch->name);
+    tb_sb_puts(&d->html, ")</figcaption>\n</figure>\n");
+}
+
+/* Dollars as the table has them, with at least cents: 21.50, 1.34375, 63.296. */
+static const char *fmt_usd(double v, char *buf, size_t len)
+{
+    if (fabs(v * 100 - round(v * 100)) < 1e-9)
+        snprintf(buf, len, "%.2f", v);
+    else
+        snprintf(buf, len, "%.10g", v);
+    return buf;
+}
+
+static void price_text(const struct tb_price_choice *c, char *buf, size_t len)
+{
+    char h[32];
+    if (!c->have) {
+        snprintf(buf, len, "no price: %s", c->why);
+        return;
+    }
+    if (c->line)
+        snprintf(buf, len, "$%s/h: %s, %s, %s, as of %s (prices.csv line %ld); source: %s",
+                 fmt_usd(c->usd_per_hour, h, sizeof h), c->instance, c->region, c->purchase,
+                 c->as_of, c->line, c->source);
+    else
+        snprintf(buf, len, "$%s/h: %s%s%s%s%s, %s, given %s", fmt_usd(c->usd_per_hour, h, sizeof h),
+                 c->instance, *c->region ? ", " : "", c->region, *c->purchase ? ", " : "",
+                 c->purchase, c->source, c->as_of);
+}
+
+static void write_context(struct tb_doc *d, const struct report *R)
+{
+    static const char *const head[] = {"What", "Value"};
+    char v[1024], w[1024], price[1200];
+    const char *cells[2];
+    size_t nm = R->res.nprov[TB_PROV_MEASURED];
+
+    tb_doc_h(d, 2, "Where, when, what");
+    tb_doc_table(d, "tt", head);
+#define ROW(k, val)                                                                                \
+    do {                                                                                           \
+        cells[0] = (k);                                                                            \
+        cells[1] = (val);                                                                          \
+        tb_doc_row(d, cells);                                                                      \
+    } while (0)
+    tb_report_distinct(R, -1, "model", v, sizeof v);
+    ROW("Models", v);
+    snprintf(w, sizeof w, "%zu measured, %zu modeled, %zu published", nm,
+             R->res.nprov[TB_PROV_MODELED], R->res.nprov[TB_PROV_PUBLISHED]);
+    ROW("Result rows", w);
+    if (nm) {
+        tb_report_distinct(R, TB_PROV_MEASURED, "host", v, sizeof v);
+        ROW("Host (measured rows)", *v ? v : "not recorded");
+        tb_report_time_span(R, TB_PROV_MEASURED, v, sizeof v);
+        ROW("Measured", v);
+        tb_report_distinct(R, TB_PROV_MEASURED, "commit", v, sizeof v);
+        ROW("trnbench commit", *v ? v : "not recorded");
+        tb_report_distinct(R, TB_PROV_MEASURED, "compiler", v, sizeof v);
+        ROW("Compiler", *v ? v : "not recorded");
+        tb_report_distinct(R, TB_PROV_MEASURED, "cflags", v, sizeof v);
+        ROW("Compiler flags", *v ? v : "not recorded");
+        tb_report_distinct(R, TB_PROV_MEASURED, "blas", v, sizeof v);
+        ROW("BLAS", *v ? v : "not recorded");
+        tb_report_counters(R, v, sizeof v);
+        ROW("Hardware counters", v);
+    }
+    price_text(&R->cs.host, price, sizeof price);
+    ROW("Price of the host", price);
+    snprintf(w, sizeof w, "%s by trnbench %s", R->now, tb_version_commit());
+    ROW("Report written", w);
+#undef ROW
+    tb_doc_table_end(d);
+}
+
+static void write_runs(struct tb_doc *d, const struct report *R)
+{
+    static const char *const head[] = {"Provenance", "Target", "Model", "Phase", "Precision",
+                                       "Shape",      "Metric", "Value", "Unit",  "Spread (min-max)",
+                                       "n"};
+    tb_doc_h(d, 2, "Runs");
+    tb_doc_p(d, NULL,
+             "One row per metric. Measured values are the median of n timed repetitions; "
+             "the spread is the fastest to the slowest of them. Rows that were not "
+             "measured here say so in the Provenance column.");
+    tb_doc_table(d, "ptttttcntnn", head);
+    for (size_t i = 0; i < R->res.nrows; i++) {
+        const struct tb_result *x = &R->res.rows[i];
+        char shape[96], val[32], lo[32], hi[32], spread[80], n[24];
+        const char *cells[11];
+        tb_report_shape(x, shape, sizeof shape);
+        tb_report_num(x->value, val, sizeof val);
+        spread[0] = '\0';
+        if (!isnan(x->min) && !isnan(x->max))
+            snprintf(spread, sizeof spread, "%s - %s", tb_report_num(x->min, lo, sizeof lo),
+                     tb_report_num(x->max, hi, sizeof hi));
+        n[0] = '\0';
+        if (x->n >= 0)
+            snprintf(n, sizeof n, "%ld", x->n);
+        cells[0] = tb_provenance_to_string(x->prov);
+        cells[1] = F(x, "target");
+        cells[2] = F(x, "model");
+        cells[3] = F(x, "phase");
+        cells[4] = F(x, "precision");
+        cells[5] = shape;
+        cells[6] = F(x, "metric");
+        cells[7] = val;
+        cells[8] = F(x, "unit");
+        cells[9] = spread;
+        cells[10] = n;
+        tb_doc_row(d, cells);
+    }
+    tb_doc_table_end(d);
+}
+
+/* Where a row's number comes from, for a tooltip: provenance, where, when, what. */
+static void prov_tip(const struct tb_result *x, char *buf, size_t len)
+{
+    if (x->prov == TB_PROV_MEASURED)
+        snprintf(buf, len,
+                 "measured on %s (%s executor) at %s by trnbench %s; median of %ld timed "
+                 "repetitions after %ld warm-up; %s line %ld",
+                 F(x, "host"), F(x, "executor"), F(x, "timestamp"), F(x, "commit"), x->n,
+                 x->warmup < 0 ? 0 : x->warmup, x->t->path, tb_result_line(x));
+    else
+        snprintf(buf, len, "%s: %s%s%.300s; %s line %ld", tb_provenance_to_string(x->prov),
+                 F(x, "source"), *F(x, "notes") ? "; " : "", F(x, "notes"), x->t->path,
+                 tb_result_line(x));
+}
+
+/* A cost cell's tooltip: the row's provenance and the price used. */
+static void cost_tip(const struct tb_cost *c, char *buf, size_t len)
+{
+    char prov[900], price[1200], used[64], share[160] = "";
+    double h = tb_cost_charged(c->row, c->price);
+    prov_tip(c->row, prov, sizeof prov);
+    price_text(&c->price->c, price, sizeof price);
+    tb_cost_charged_text(c->row, c->price, used, sizeof used);
+    if (h != (double)c->row->instances)
+        snprintf(share, sizeof share, "; charged %.4g of the instance-hour (%s)", h, used);
+    snprintf(buf, len, "%s. Price [%d]: %s%s%s%s", prov, c->price->ref, price, share,
+             *c->price->flag ? "; " : "", c->price->flag);
+}
+
+/* "modeled, price [3]" (Markdown and HTML cells both). */
+static void prov_cell(const struct tb_cost *c, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s, price [%d]%s", tb_provenance_to_string(c->row->prov), c->price->ref,
+             *c->price->flag ? " (flagged)" : "");
+}
+
+static const char *unit_of(const char *metric)
+{
+    return !strcmp(metric, "usd_per_kimage") ? "USD per 1000 images" : "USD per 1M tokens";
+}
+
+static void fmt_saving(double usd, double base, char *buf, size_t len)
+{
+    if (!tb_cost_positive(usd) || !tb_cost_positive(base))
+        snprintf(buf, len, "no baseline");
+    else
+        snprintf(buf, len, "%+.0f%% (%.2fx)", (1.0 - usd / base) * 100.0, base / usd);
+}
+
+static void write_summary(struct tb_doc *d, const struct report *R)
+{
+    static const char *const head[] = {
+        "Workload", "Unit",       "Cheapest target", "Batch",
+        "Cost",     "Provenance", "Baseline cost",   "Saving (price-perf)"};
+    char lim[160], bh[200];
+    size_t nserve = 0;
+    tb_doc_h(d, 2, "Summary");
+    snprintf(bh, sizeof bh, "%s on-demand", R->cs.o.baseline);
+    if (R->cs.nranks == 0) {
+        tb_doc_p(d, "note", "No throughput rows: nothing to rank.");
+        return;
+    }
+    tb_doc_p(
+        d, NULL,
+        "For each workload, the cheapest target at the prices chosen (%s, %s) and its "
+        "saving against the baseline, %s (%s). A saving of +40%% means 40%% less than "
+        "the baseline for the same work; the factor in brackets is the price-performance "
+        "(baseline cost over this cost). Hover over a number for its provenance; [n] "
+        "points to the price table.",
+        R->o->region ? R->o->region : "us-east-1", R->o->purchase ? R->o->purchase : "on-demand",
+        bh, R->cs.btp.c.have ? "its cheapest configuration of the same workload" : R->cs.btp.c.why);
+    tb_doc_table(d, "ttttnpnn", head);
+    /* priced workloads first, then those without a price, each in results order */
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t i = 0; i < R->cs.nranks; i++) {
+            const struct tb_cost_rank *w = &R->cs.ranks[i];
+            char usd[32], base[32], sav[64], prov[64], tip[2400], btip[2400];
+            const char *cells[8], *tips[8] = {0};
+            if ((pass == 0) != (w->best != NULL))
+                continue;
+            nserve += w->serve;
+            cells[0] = w->workload;
+            cells[1] = unit_of(w->metric);
+            if (!w->best) {
+                /* why: the price of the workload's first target */
+                const char *why = "";
+                for (size_t k = 0; k < R->cs.ncosts && !*why; k++)
+                    if (!strcmp(R->cs.costs[k].workload, w->workload))
+                        why = R->cs.costs[k].price->c.why;
+                snprintf(sav, sizeof sav, "no price");
+                cells[2] = sav;
+                cells[3] = cells[4] = cells[6] = cells[7] = "";
+                cells[5] = why;
+                tb_doc_row(d, cells);
+                continue;
+            }
+            tb_report_num(w->best->usd, usd, sizeof usd);
+            prov_cell(w->best, prov, sizeof prov);
+            cost_tip(w->best, tip, sizeof tip);
+            base[0] = btip[0] = '\0';
+            if (w->base) {
+                snprintf(base, sizeof base, "%.4g", w->base_usd);
+                prov_tip(w->base->row, btip, sizeof btip);
+                snprintf(btip + strlen(btip), sizeof btip - strlen(btip), ". Baseline price [%d]",
+                         R->cs.btp.ref);
+            }
+            fmt_saving(w->best->usd, w->base_usd, sav, sizeof sav);
+            cells[2] = F(w->best->row, "target");
+            cells[3] = F(w->best->row, "batch");
+            cells[4] = usd;
+            cells[5] = prov;
+            cells[6] = w->base ? base : "no baseline row";
+            cells[7] = sav;
+            tips[4] = tips[5] = tip;
+            tips[6] = btip;
+            tb_doc_row_tip(d, cells, tips);
+        }
+    tb_doc_table_end(d);
+    if (!nserve)
+        return;
+    snprintf(lim, sizeof lim, "TTFT at most %g ms and TPOT at most %g ms", R->o->ttft_limit_ms,
+             R->o->tpot_limit_ms);
+    tb_doc_p(d, NULL,
+             "Serving within latency limits (%s; set with --ttft-ms and --tpot-ms; the "
+             "defaults are MLPerf Inference's Llama 2 70B server limits): the cheapest "
+             "configuration of the batch sweep that meets both, on any target, against the "
+             "baseline's cheapest that does.",
+             lim);
+    {
+        static const char *const lh[] = {
+            "Workload",      "Cheapest within limits", "Batch", "TTFT ms",
+            "TPOT ms",       "Tokens/s per user",      "Cost",  "Provenance",
+            "Baseline cost", "Saving (price-perf)"};
+        tb_doc_table(d, "tttnnnnpnn", lh);
+        for (size_t i = 0; i < R->cs.nranks; i++) {
+            const struct tb_cost_rank *w = &R->cs.ranks[i];
+            char t1[32], t2[32], t3[32], usd[32], base[32], sav[64], prov[64], tip[2400];
+            const char *cells[10], *tips[10] = {0};
+            if (!w->serve)
+                continue;
+            cells[0] = w->workload;
+            if (!w->best_ok) {
+                cells[1] = "no priced configuration meets the limits";
+                for (int k = 2; k < 10; k++)
+                    cells[k] = "";
+                tb_doc_row(d, cells);
+                continue;
+            }
+            cost_tip(w->best_ok, tip, sizeof tip);
+            prov_cell(w->best_ok, prov, sizeof prov);
+            snprintf(base, sizeof base, "%.4g", w->base_ok_usd);
+            fmt_saving(w->best_ok->usd, w->base_ok_usd, sav, sizeof sav);
+            cells[1] = F(w->best_ok->row, "target");
+            cells[2] = F(w->best_ok->row, "batch");
+            cells[3] = tb_report_num(w->best_ok->ttft, t1, sizeof t1);
+            cells[4] = tb_report_num(w->best_ok->tpot, t2, sizeof t2);
+            cells[5] = tb_report_num(w->best_ok->per_user, t3, sizeof t3);
+            cells[6] = tb_report_num(w->best_ok->usd, usd, sizeof usd);
+            cells[7] = prov;
+            cells[8] = w->base_ok ? base : "baseline misses the limits";
+            cells[9] = sav;
+            tips[6] = tips[7] = tip;
+            tb_doc_row_tip(d, cells, tips);
+        }
+        tb_doc_table_end(d);
+    }
+}
+
+/* Per serving workload and target: the cheapest configuration within the limits. */
+static void write_limits(struct tb_doc *d, const struct report *R)
+{
+    static const char *const head[] = {
+        "Workload", "Target",  "Configurations",    "Meeting limits", "Batch",
+        "TTFT ms",  "TPOT ms", "Tokens/s per user", "Cost",           "Provenance"};
+    bool any = false;
+    for (size_t i = 0; i < R->cs.nranks && !any; i++)
+        any = R->cs.ranks[i].serve;
+    if (!any)
+        return;
+    tb_doc_h(d, 2, "Cost under latency limits");
+    tb_doc_p(
+        d, NULL,
+        "Every serving target's cheapest configuration with TTFT at most %g ms and TPOT at "
+        "most %g ms (cost in USD per million output tokens). Configurations are the batches of "
+        "the results (a suite's batch sweep).",
+        R->o->ttft_limit_ms, R->o->tpot_limit_ms);
+    tb_doc_table(d, "ttnntnnnnp", head);
+    for (size_t i = 0; i < R->cs.nranks; i++) {
+        const struct tb_cost_rank *w = &R->cs.ranks[i];
+        if (!w->serve)
+            continue;
+        for (size_t j = 0; j < R->cs.ncosts; j++) {
+            const struct tb_cost *c = &R->cs.costs[j], *best = NULL;
+            const char *t = F(c->row, "target");
+            char nc[16], nok[16], t1[32], t2[32], t3[32], usd[32], prov[64], tip[2400];
+            const char *cells[10], *tips[10] = {0};
+            int nconf = 0, ok = 0;
+            if (!tb_costs_first_of_target(&R->cs, j, w->workload, w->metric))
+                continue;
+            for (size_t k = j; k < R->cs.ncosts; k++) {
+                const struct tb_cost *o = &R->cs.costs[k];
+                if (!tb_cost_of_workload(o, w->workload, w->metric) ||
+                    strcmp(F(o->row, "target"), t))
+                    continue;
+                nconf++;
+                if (!tb_cost_meets(o->ttft, o->tpot, R->o->ttft_limit_ms, R->o->tpot_limit_ms))
+                    continue;
+                ok++;
+                if (tb_cost_positive(o->usd) && (!best || o->usd < best->usd))
+                    best = o;
+            }
+            snprintf(nc, sizeof nc, "%d", nconf);
+            snprintf(nok, sizeof nok, "%d", ok);
+            cells[0] = w->workload;
+            cells[1] = t;
+            cells[2] = nc;
+            cells[3] = nok;
+            if (!best) {
+                cells[4] = cells[5] = cells[6] = cells[7] = "";
+                cells[8] = ok ? "no price" : "none meets";
+                cells[9] = ok ? c->price->c.why : "";
+                tb_doc_row(d, cells);
+                continue;
+            }
+            cost_tip(best, tip, sizeof tip);
+            prov_cell(best, prov, sizeof prov);
+            cells[4] = F(best->row, "batch");
+            cells[5] = tb_report_num(best->ttft, t1, sizeof t1);
+            cells[6] = tb_report_num(best->tpot, t2, sizeof t2);
+            cells[7] = tb_report_num(best->per_user, t3, sizeof t3);
+            cells[8] = tb_report_num(best->usd, usd, sizeof usd);
+            cells[9] = prov;
+            tips[8] = tips[9] = tip;
+            tb_doc_row_tip(d, cells, tips);
+        }
+    }
+    tb_doc_table_end(d);
+}
+
+static void write_training(struct tb_doc *d, const struct report *R)
+{
+    static const char *const head[] = {"Model",    "Target", "Instances",  "Chips",
+                                       "Tokens/s", "Days",   "Cost (USD)", "Provenance"};
+    bool any = false;
+    char tok[48];
+    for (size_t i = 0; i < R->cs.ncosts && !any; i++)
+        any = !strcmp(R->cs.costs[i].metric, "usd_per_mtok_train");
+    if (!any)
+        return;
+    tb_doc_h(d, 2, "Time and cost to train");
+    tb_doc_p(d, NULL,
+             "Training on %s tokens (--train-tokens) at each training run's throughput, "
+             "with what the run used (its instances, or its share of one): days = tokens / "
+             "train_tokens_per_s / "
+             "86400; cost = usd_per_mtok_train x tokens / 10^6.",
+             tb_report_tokens_text(R->o->train_tokens, tok, sizeof tok));
+    tb_doc_table(d, "ttnnnnnp", head);
+    for (size_t i = 0; i < R->cs.ncosts; i++) {
+        const struct tb_cost *c = &R->cs.costs[i];
+        char inst[64], chips[24], tps[32], days[32], usd[32], prov[64], tip[2400];
+        const char *cells[8], *tips[8] = {0};
+        if (strcmp(c->metric, "usd_per_mtok_train"))
+            continue;
+        tb_cost_charged_text(c->row, c->price, inst, sizeof inst);
+        snprintf(chips, sizeof chips, "%ld", c->chips);
+        cost_tip(c, tip, sizeof tip);
+        prov_cell(c, prov, sizeof prov);
+        cells[0] = F(c->row, "model");
+        cells[1] = F(c->row, "target");
+        cells[2] = inst;
+        cells[3] = c->chips ? chips : "";
+        cells[4] = tb_report_num(c->row->value, tps, sizeof tps);
+        cells[5] =
+            tb_report_num(tb_cost_train_days(R->o->train_tokens, c->row->value), days, sizeof days);
+        cells[6] = tb_cost_positive(c->usd)
+                       ? tb_report_num(c->usd * R->o->train_tokens / 1e6, usd, sizeof usd)
+                       : "no price";
+        cells[7] = prov;
+        tips[4] = tips[5] = tips[6] = tips[7] = tip;
+        tb_doc_row_tip(d, cells, tips);
+    }
+    tb_doc_table_end(d);
+}
+
+/* A run's configuration as the GPU executor names both sides: "cuda:CONFIG" for the
+ * measured run, "model:INSTANCE/CONFIG/chips1" for the model's prediction of it. */
+static bool gpu_pair_key(const struct tb_result *x, char *buf, size_t len)
+{
+    const char *id = F(x, "run_id"), *target = F(x, "target");
+    size_t tl = strlen(target), n;
+    if (x->prov == TB_PROV_MEASURED && !strcmp(F(x, "executor"), "cuda") &&
+        !strncmp(id, "cuda:", 5)) {
+        snprintf(buf, len, "%s", id + 5);
+        return true;
+    }
+    n = strlen(id);
+    if (x->prov == TB_PROV_MODELED && !strncmp(id, "model:", 6) && !strncmp(id + 6, target, tl) &&
+        id[6 + tl] == '/' && n > 7 + tl + 7 && !strcmp(id + n - 7, "/chips1")) {
+        snprintf(buf, len, "%.*s", (int)(n - 7 - 7 - tl), id + 7 + tl);
+        return true;
+    }
+    return false;
+}
+
+/* Measured GPU rows beside the model's prediction of the same run on the same chip. */
+static void write_model_check(struct tb_doc *d, const struct report *R)
+{
+    static const char *const head[] = {"Model", "Phase",   "Shape",      "Metric",     "Measured",
+                                       "GPU",   "Modeled", "Modeled on", "Model error"};
+    bool any = false;
+    for (size_t i = 0; i < R->res.nrows; i++) {
+        const struct tb_result *x = &R->res.rows[i];
+        char key[256], k2[256];
+        if (!gpu_pair_key(x, key, sizeof key) || x->prov != TB_PROV_MEASURED)
+            continue;
+        for (size_t j = 0; j < R->res.nrows; j++) {
+            const struct tb_result *y = &R->res.rows[j];
+            char shape[96], mv[32], pv[32], e[32], tip[900], ytip[900];
+            const char *cells[9], *tips[9] = {0};
+            if (y->prov != TB_PROV_MODELED || strcmp(F(y, "metric"), F(x, "metric")) ||
+                !gpu_pair_key(y, k2, sizeof k2) || strcmp(key, k2))
+                continue;
+            if (!any) {
+                tb_doc_h(d, 2, "Measured GPU runs against the model");
+                tb_doc_p(d, NULL,
+                         "Each metric of a run measured on this machine's GPU (executor cuda) "
+                         "beside the performance model's prediction of the same run on one "
+                         "chip of the same kind; model error = (modeled - measured) / "
+                         "measured.");
+                tb_doc_table(d, "tttcntntn", head);
+                any = true;
+            }
+            tb_report_shape(x, shape, sizeof shape);
+            snprintf(e, sizeof e, "%+.1f%%", (y->value - x->value) / x->value * 100.0);
+            prov_tip(x, tip, sizeof tip);
+            prov_tip(y, ytip, sizeof ytip);
+            cells[0] = F(x, "model");
+            cells[1] = F(x, "phase");
+            cells[2] = shape;
+            cells[3] = F(x, "metric");
+            cells[4] = tb_report_num(x->value, mv, sizeof mv);
+            cells[5] = F(x, "host");
+            cells[6] = tb_report_num(y->value, pv, sizeof pv);
+            cells[7] = F(y, "target");
+            cells[8] = x->value != 0 ? e : "";
+            tips[4] = tip;
+            tips[6] = ytip;
+            tb_doc_row_tip(d, cells, tips);
+        }
+    }
+    if (any)
+        tb_doc_table_end(d);
+}
+
+static void write_cost(struct tb_doc *d, const struct report *R)
+{
+    static const char *const head[] = {
+        "Provenance",       "Target",     "Model",    "Phase",  "Shape",
+        "Throughput (run)", "Instances",  "Per chip", "Metric", "USD per unit",
+        "Spread (min-max)", "Price-perf", "Price"};
+    tb_doc_h(d, 2, "Cost per million tokens and per thousand images");
+    tb_doc_p(d, NULL,
+             "usd_per_mtok = usd_per_hour / (tokens_per_s x 3600) x 10^6; usd_per_kimage = "
+             "usd_per_hour / (images_per_s x 3600) x 10^3 (the unit is in the metric's name: "
+             "Mtok, a million tokens, or kimage, a thousand images). A run is charged "
+             "the hourly price of what it used: for rows measured on the host, the whole "
+             "price of the host; for rows of an instance type, every instance of the run "
+             "(all its chips), or, for a run that used only some of the chips (chips_used: "
+             "the GPU executor runs on one GPU of the machine), that share of the "
+             "instance-hour, which the Instances column states (1 of 8 GPUs: 1/8 of a "
+             "p5.48xlarge's hourly price). Throughput (run) is the whole run's; Per chip "
+             "divides it by the chips it used (instances x chips per instance, or "
+             "chips_used; a trn2.48xlarge has 16 Trainium2 chips, a p5.48xlarge 8 H100s). "
+             "Price-perf is "
+             "the baseline's cost (%s, on-demand) of the same configuration over this cost. "
+             "The Price column points to the price used, listed under the table.",
+             R->cs.o.baseline);
+    if (R->cs.ncosts == 0) {
+        tb_doc_p(d, "note",
+                 "No throughput rows (*_tokens_per_s, images_per_s) in the results: "
+                 "nothing to cost.");
+        return;
+    }
+    tb_doc_table(d, "pttttnnncnnnt", head);
+    for (size_t i = 0; i < R->cs.ncosts; i++) {
+        const struct tb_cost *c = &R->cs.costs[i];
+        char shape[96], tps[40], usd[40], lo[32], hi[32], spread[80], ref[600], inst[64], pc[40],
+            pp[32], tip[2400];
+        const char *cells[13], *tips[13] = {0};
+        tb_report_shape(c->row, shape, sizeof shape);
+        tb_report_num(c->row->value, tps, sizeof tps);
+        strncat(tps, c->images ? " images/s" : " tokens/s", sizeof tps - strlen(tps) - 1);
+        tb_cost_charged_text(c->row, c->price, inst, sizeof inst);
+        tb_report_num(c->per_chip, pc, sizeof pc);
+        pp[0] = spread[0] = usd[0] = '\0';
+        if (tb_cost_positive(c->perf))
+            snprintf(pp, sizeof pp, "%.3gx", c->perf);
+        if (!isnan(c->usd)) {
+            char u[32];
+            snprintf(usd, sizeof usd, "%s", tb_report_num(c->usd, u, sizeof u));
+            if (!isnan(c->usd_min) && !isnan(c->usd_max))
+                snprintf(spread, sizeof spread, "%s - %s", tb_report_num(c->usd_min, lo, sizeof lo),
+                         tb_report_num(c->usd_max, hi, sizeof hi));
+            snprintf(ref, sizeof ref, "[%d]%s", c->price->ref, *c->price->flag ? " flagged" : "");
+        } else {
+            snprintf(ref, sizeof ref, "[%d] no price", c->price->ref);
+        }
+        cost_tip(c, tip, sizeof tip);
+        cells[0] = tb_provenance_to_string(c->row->prov);
+        cells[1] = F(c->row, "target");
+        cells[2] = F(c->row, "model");
+        cells[3] = F(c->row, "phase");
+        cells[4] = shape;
+        cells[5] = tps;
+        cells[6] = inst;
+        cells[7] = pc;
+        cells[8] = c->metric;
+        cells[9] = usd;
+        cells[10] = spread;
+        cells[11] = pp;
+        cells[12] = ref;
+        tips[0] = tips[5] = tips[9] = tips[12] = tip;
+        tb_doc_row_tip(d, cells, tips);
+    }
+    tb_doc_table_end(d);
+}
+
+/* The prices used: one row per footnote number, with per-instance and per-chip rates
+ * (never mixed in one column), the date, the age flag and the source. */
+static void write_prices(struct tb_doc *d, const struct report *R)
+{
+    static const char *const ph[] = {"Price",
+                                     "Target",
+                                     "USD per instance-hour",
+                                     "Chips",
+                                     "USD per chip-hour",
+                                     "Region",
+                                     "Purchase",
+                                     "As of",
+                                     "Flag",
+                                     "Source"};
+    tb_doc_h(d, 2, "Prices used");
+    tb_doc_p(d, NULL,
+             "USD per instance-hour from %s unless given on the command line: the newest row "
+             "for the instance, region and purchase model. Prices older than %g days "
+             "(--max-price-age) or undated are flagged; a missing price is reported as "
+             "missing, never estimated.",
+             R->pricing.prices_csv.path, R->o->max_price_age_days);
+    tb_doc_table(d, "ttntnttttt", ph);
+    for (int ref = 1; ref <= R->cs.nrefs; ref++)
+        for (size_t i = 0; i < R->cs.ntp + 1; i++) {
+            const struct tb_cost_price *t = i < R->cs.ntp ? &R->cs.tp[i] : &R->cs.btp;
+            char num[32], h[32], chips[24], pch[32], src[700];
+            const char *cells[10];
+            if (t->ref != ref)
+                continue;
+            snprintf(num, sizeof num, "[%d]%s", ref, t == &R->cs.btp ? " baseline" : "");
+            snprintf(chips, sizeof chips, "%ld", t->chips);
+            h[0] = pch[0] = '\0';
+            if (t->c.have) {
+                fmt_usd(t->c.usd_per_hour, h, sizeof h);
+                if (t->chips > 0)
+                    snprintf(pch, sizeof pch, "%.4g", t->c.usd_per_hour / (double)t->chips);
+            }
+            if (t->c.have && t->c.line)
+                snprintf(src, sizeof src, "%s (prices.csv line %ld)", t->c.source, t->c.line);
+            else
+                snprintf(src, sizeof src, "%s", t->c.have ? t->c.source : t->c.why);
+            cells[0] = num;
+            cells[1] = t->target;
+            cells[2] = t->c.have ? h : "missing";
+            cells[3] = t->chips > 0 ? chips : "";
+            cells[4] = pch;
+            cells[5] = t->c.region;
+            cells[6] = t->c.purchase;
+            cells[7] = t->c.as_of;
+            cells[8] = t->flag;
+            cells[9] = src;
+            tb_doc_row(d, cells);
+        }
+    tb_doc_table_end(d);
+}
+
+static void write_charts(struct tb_doc *d, const struct report *R)
+{
+    tb_doc_h(d, 2, "Charts");
+    for (int i = 0; i < R->ncharts; i++)
+        doc_figure(d, &R->charts[i], i);
+    if (*R->notes) {
+        char line[1024];
+        for (const char *s = R->notes; *s;) {
+            size_t n = strcspn(s, "\n");
+            snprintf(line, sizeof line, "%.*s", (int)n, s);
+            tb_doc_p(d, "note", "Note: %s", line);
+            s += n;
+            if (*s)
+                s++;
+        }
+    }
+}
+
+static void write_definitions(struct tb_doc *d, const struct report *R)
+{
+    static const char *const head[] = {"Metric", "Unit", "Definition"};
+    const char *seen[64];
+    size_t nseen = 0;
+    tb_doc_h(d, 2, "Metric definitions");
+    tb_doc_table(d, "ctt", head);
+    /* the results' metrics in order of first appearance, then the cost metrics used */
+    for (size_t pass = 0; pass < 2; pass++) {
+        size_t n = pass ? R->cs.ncosts : R->res.nrows;
+        for (size_t i = 0; i < n && nseen < 64; i++) {
+            const char *m = pass ? R->cs.costs[i].metric : F(&R->res.rows[i], "metric");
+            const struct tb_metric *def = tb_metric_find(m);
+            const char *cells[3];
+            bool dup = false;
+            for (size_t k = 0; k < nseen && !dup; k++)
+                dup = !strcmp(seen[k], m);
+            if (dup)
+                continue;
+            seen[nseen++] = m;
+            cells[0] = m;
+            cells[1] = def ? def->unit : (pass ? "USD" : F(&R->res.rows[i], "unit"));
+            cells[2] =
+                def && def->definition ? def->definition : "no definition recorded for this metric";
+            tb_doc_row(d, cells);
+        }
+    }
+    tb_doc_table_end(d);
+}
+
+static void write_provenance(struct tb_doc *d, const struct report *R)
+{
+    char a[1024], b[1024], c[1024], e[1024], f[512];
+    tb_doc_h(d, 2, "Provenance");
+    if (R->res.nprov[TB_PROV_MEASURED]) {
+        long nmin = -1, nmax = -1, wmin = -1, wmax = -1;
+        for (size_t i = 0; i < R->res.nrows; i++) {
+            const struct tb_result *x = &R->res.rows[i];
+            if (x->prov != TB_PROV_MEASURED)
+                continue;
+            if (x->n >= 0) {
+                nmin = nmin < 0 || x->n < nmin ? x->n : nmin;
+                nmax = x->n > nmax ? x->n : nmax;
+            }
+            if (x->warmup >= 0) {
+                wmin = wmin < 0 || x->warmup < wmin ? x->warmup : wmin;
+                wmax = x->warmup > wmax ? x->warmup : wmax;
+            }
+        }
+        tb_report_distinct(R, TB_PROV_MEASURED, "host", a, sizeof a);
+        tb_report_time_span(R, TB_PROV_MEASURED, b, sizeof b);
+        tb_report_distinct(R, TB_PROV_MEASURED, "commit", c, sizeof c);
+        tb_report_distinct(R, TB_PROV_MEASURED, "executor", e, sizeof e);
+        if (nmin < 0)
+            snprintf(f, sizeof f, "repetitions not recorded");
+        else
+            snprintf(f, sizeof f, "%ld-%ld timed repetitions after %ld-%ld warm-up ones", nmin,
+                     nmax, wmin < 0 ? 0 : wmin, wmax < 0 ? 0 : wmax);
+        tb_doc_p(d, NULL,
+                 "measured (%zu row%s): run on %s (%s executor), %s, by trnbench %s; each "
+                 "value the median of %s.",
+                 R->res.nprov[TB_PROV_MEASURED], R->res.nprov[TB_PROV_MEASURED] == 1 ? "" : "s",
+                 *a ? a : "an unrecorded host", *e ? e : "unrecorded", b,
+                 *c ? c : "(commit not recorded)", f);
+    }
+    if (R->res.nprov[TB_PROV_MODELED]) {
+        tb_report_distinct(R, TB_PROV_MODELED, "source", a, sizeof a);
+        tb_doc_p(d, NULL, "modeled (%zu row%s): predicted by a performance model, not run: %s.",
+                 R->res.nprov[TB_PROV_MODELED], R->res.nprov[TB_PROV_MODELED] == 1 ? "" : "s",
+                 *a ? a : "model version not recorded");
+    }
+    if (R->res.nprov[TB_PROV_PUBLISHED]) {
+        tb_report_distinct(R, TB_PROV_PUBLISHED, "source", a, sizeof a);
+        tb_doc_p(d, NULL,
+                 "published (%zu row%s): reference figures from elsewhere, not run here: %s.",
+                 R->res.nprov[TB_PROV_PUBLISHED], R->res.nprov[TB_PROV_PUBLISHED] == 1 ? "" : "s",
+                 *a ? a : "source not recorded");
+    }
+    {
+        size_t used = 0;
+        a[0] = '\0';
+        for (size_t i = 0; i < R->res.ntables && used < sizeof a; i++)
+            used += (size_t)snprintf(a + used, sizeof a - used, "%s%s", i ? ", " : "",
+                                     R->res.tables[i].path);
+        tb_doc_p(d, NULL,
+                 "Results files: %s. Prices: %s (columns and sources in pricing/README.md).", a,
+                 R->pricing.prices_csv.path);
+    }
+}
+
+static const char CSS[] =
+    ":root{--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--head:#f6f8fa}"
+    "*{box-sizing:border-box}"
+    "body{margin:0 auto;max-width:75rem;padding:1rem 1.25rem;color:var(--fg);background:#fff;"
+    "font:16px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif}"
+    "h1{font-size:1.6rem;margin:.5rem 0 1rem}"
+    "h2{font-size:1.25rem;margin:2rem 0 .75rem;padding-bottom:.25rem;"
+    "border-bottom:1px solid var(--line)}"
+    ".scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;margin:.5rem 0 1rem}"
+    "table{border-collapse:collapse;font-size:.9rem}"
+    "th,td{border:1px solid var(--line);padding:.3rem .55rem;text-align:left;vertical-align:top}"
+    "th{background:var(--head)}"
+    ".num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+    "code{font:.85em ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}"
+    ".prov{display:inline-block;padding:0 .45rem;border:1px solid;border-radius:.7rem;"
+    "font-size:.8rem;white-space:nowrap}"
+    ".prov-measured{color:#1a7f37}.prov-modeled{color:#9a6700;border-style:dashed}"
+    ".prov-published{color:#0b5cad;border-style:dotted}"
+    "figure{margin:1rem 0}figcaption{color:var(--muted);font-size:.9rem}"
+    "svg.chart{display:block;width:100%;max-width:800px;height:auto}"
+    ".note{color:var(--muted);border-left:3px solid var(--line);padding-left:.6rem}"
+    ".lead{color:var(--muted)}"
+    "td.tip{text-decoration:underline dotted var(--muted);text-underline-offset:3px}"
+    "th{cursor:pointer}"
+    "#assessment table{display:block;overflow-x:auto;max-width:100%}"
+    "@media (max-width:40rem){body{padding:.5rem .6rem;font-size:15px}"
+    "th,td{padding:.2rem .35rem}h1{font-size:1.3rem}}";
+
+/* The tables' sorting (click a heading; numbers sort as numbers) and a self-check a
+ * headless browser reads back: how many charts were laid out with content. */
+static const char SCRIPT[] =
+    "(function(){"
+    "function key(td){if(!td)return '';var t=td.textContent.trim();"
+    "var n=parseFloat(t.replace(/^[$+]/,'').replace(/,/g,''));"
+    "return isNaN(n)?t.toLowerCase():n;}"
+    "var hs=document.querySelectorAll('table.sortable th');"
+    "for(var i=0;i<hs.length;i++){(function(th){th.tabIndex=0;th.title='Sort by this column';"
+    "th.addEventListener('click',function(){var tb=th.closest('table').tBodies[0];"
+    "var idx=Array.prototype.indexOf.call(th.parentNode.children,th);"
+    "var asc=th.getAttribute('aria-sort')!=='ascending';"
+    "var all=th.parentNode.children;for(var "
+    "k=0;k<all.length;k++)all[k].removeAttribute('aria-sort');"
+    "th.setAttribute('aria-sort',asc?'ascending':'descending');"
+    "var rows=Array.prototype.slice.call(tb.rows);"
+    "rows.sort(function(a,b){var x=key(a.cells[idx]),y=key(b.cells[idx]);"
+    "var r=typeof x===typeof y?(x<y?-1:x>y?1:0):(typeof x==='number'?-1:1);return asc?r:-r;});"
+    "for(var k=0;k<rows.length;k++)tb.appendChild(rows[k]);});})(hs[i]);}"
+    "var cs=document.querySelectorAll('svg.chart'),n=0;"
+    "for(var i=0;i<cs.length;i++){var r=cs[i].getBoundingClientRect();"
+    "if(r.width>100&&r.height>100&&cs[i].querySelectorAll('path,rect,polygon,polyline').length>10)"
+    "n++;}"
+    "document.documentElement.setAttribute('data-charts',cs.length);"
+    "document.documentElement.setAttribute('data-charts-drawn',n);"
+    "document.documentElement.setAttribute('data-fits',"
+    "document.documentElement.scrollWidth<=window.innerWidth+1?'yes':'no');"
+    "})();";
+
+static void write_assessment(struct tb_doc *d, const struct report *R)
+{
+    if (R->assess_md) {
+        tb_sb_puts(&d->md, R->assess_md);
+        tb_sb_puts(&d->md, "\n");
+        tb_sb_puts(&d->html, "<section id=\"assessment\">\n");
+        tb_sb_puts(&d->html, R->assess_html);
+        tb_sb_puts(&d->html, "</section>\n");
+    } else {
+        tb_doc_h(d, 2, "Migration assessment");
+        tb_doc_p(d, "note", "%s", R->assess_why);
+    }
+}
+
+static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf *html)
+{
+    struct tb_doc d;
+    char models[256], title[400];
+    memset(&d, 0, sizeof d);
+    tb_report_models(R, models, sizeof models);
+    snprintf(title, sizeof title, "trnbench report: %s", models);
+
+    tb_sb_puts(&d.html, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+                        "<title>");
+    tb_sb_html(&d.html, title);
+    tb_sb_printf(&d.html, "</title>\n<style>%s</style>\n</head>\n<body>\n", CSS);
+    tb_doc_h(&d, 1, title);
+    tb_doc_p(&d, "lead",
+             "Throughput and cost per million tokens from %zu result rows "
+             "(%zu measured, %zu modeled, %zu published); %zu of %zu throughput "
+             "rows priced at %s %s prices; baseline %s on-demand. Every number says where it "
+             "comes from: measured here, modeled by the performance model, or published.",
+             R->res.nrows, R->res.nprov[TB_PROV_MEASURED], R->res.nprov[TB_PROV_MODELED],
+             R->res.nprov[TB_PROV_PUBLISHED], R->cs.npriced, R->cs.ncosts,
+             R->o->region ? R->o->region : "us-east-1",
+             R->o->purchase ? R->o->purchase : "on-demand", R->cs.o.baseline);
+    write_summary(&d, R);
+    write_charts(&d, R);
+    write_limits(&d, R);
+    write_training(&d, R);
+    write_model_check(&d, R);
+    write_cost(&d, R);
+    write_prices(&d, R);
+    write_assessment(&d, R);
+    write_context(&d, R);
+    write_definitions(&d, R);
+    write_provenance(&d, R);
+    write_runs(&d, R);
+    tb_sb_printf(&d.html, "<script>%s</script>\n</body>\n</html>\n", SCRIPT);
+    *md = d.md;
+    *html = d.html;
+    return md->failed || html->failed ? -1 : 0;
+}
+
+/* The assessment section: the caller's assessment (cmd_report.c runs it) rendered as
+ * Markdown and HTML for the documents, and assessment.csv into the scratch folder. */
+static int render_assessment(struct report *R, char *err, size_t errlen)
+{
+    const struct tb_report_opts *o = R->o;
+    struct tb_assess_opts defaults;
+    const struct tb_assess_opts *ao = o->assess_opts;
+    FILE *f[3] = {NULL, NULL, NULL};
+    char *text[3] = {NULL, NULL, NULL};
+    size_t len[3];
+    int rc = TB_EFAIL;
+    if (!o->assessment) {
+        R->assess_why = o->assess_why
+                            ? o->assess_why
+                            : "No assessment: give a workload file with --assess FILE (format and "
+                              "examples in reports/examples/; make bench BENCH_ASSESS=FILE).";
+        return TB_OK;
+    }
+    if (!ao) {
+        tb_assess_opts_init(&defaults);
+        ao = &defaults;
+    }
+    for (int i = 0; i < 3; i++) {
+        f[i] = open_memstream(&text[i], &len[i]);
+        if (!f[i]) {
+            tb_err(err, errlen, "out of memory");
+            goto out;
+        }
+    }
+    if (tb_assess_write_md_at(o->assessment, ao, 2, f[0]) != 0 ||
+        tb_assess_write_html_at(o->assessment, ao, 2, f[1]) != 0 ||
+        tb_assess_write_csv(o->assessment, f[2]) != 0) {
+        tb_err(err, errlen, "cannot write the assessment section");
+        goto out;
+    }
+    rc = TB_OK;
+out:
+    for (int i = 0; i < 3; i++)
+        if (f[i] && fclose(f[i]) != 0 && rc == TB_OK) {
+            tb_err(err, errlen, "out of memory");
+            rc = TB_EFAIL;
+        }
+    if (rc == TB_OK) {
+        char p[4400];
+        R->assess_md = text[0];
+        R->assess_html = text[1];
+        text[0] = text[1] = NULL;
+        if (tb_report_path_in(p, sizeof p, R->dir.tmpdir, "assessment.csv") != 0 ||
+            tb_write_file_atomic(p, text[2], len[2], err, errlen) != 0)
+            rc = TB_EFAIL;
+    }
+    for (int i = 0; i < 3; i++)
+        free(text[i]);
+    return rc;
+}
+
+void tb_report_opts_init(struct tb_report_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->usd_per_hour = NAN;
+    o->max_price_age_days = 180;
+    o->ttft_limit_ms = 2000;
+    o->tpot_limit_ms = 200;
+    o->train_tokens = 1e12;
+}
+
+/* The cost stage's options: the report's, its baseline resolved. */
+static void cost_opts(const struct report *R, struct tb_cost_opts *co)
+{
+    const struct tb_report_opts *o = R->o;
+    memset(co, 0, sizeof *co);
+    co->instance = o->instance;
+    co->region = o->region;
+    co->purchase = o->purchase;
+    co->usd_per_hour = o->usd_per_hour;
+    co->baseline = o->baseline ? o->baseline : TB_REPORT_BASELINE;
+    co->max_price_age_days = o->max_price_age_days;
+    co->ttft_limit_ms = o->ttft_limit_ms;
+    co->tpot_limit_ms = o->tpot_limit_ms;
+    co->train_tokens = o->train_tokens;
+    co->now = R->now;
+}
+
+int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info, char *err,
+                    size_t errlen)
+{
+    struct report R;
+    struct tb_sbuf md = {0}, html = {0};
+    char p[4400], outdir[4096];
+    struct tb_cost_opts co;
+    int rc = TB_EINPUT;
+
+    memset(&R, 0, sizeof R);
+    R.o = o;
+    tb_utc_now(R.now, sizeof R.now);
+
+    /* 1. inputs: every check before anything is written */
+    if (tb_results_load(&R.res, o->results, o->nresults, err, errlen) != 0)
+        goto out;
+    if (tb_pricing_load(&R.pricing, o->pricing_dir, err, errlen) != 0)
+        goto out;
+    R.have_pricing = true;
+    /* prices, costs and the ranking: the region, purchase model, host price, baseline
+     * and chips_used are checked there */
+    cost_opts(&R, &co);
+    if (tb_costs_build(&R.cs, &R.res, &R.pricing, &co, err, errlen) != 0)
+        goto out;
+
+    /* 2. the output folder and a scratch folder inside it (same file system: renames) */
+    rc = TB_EFAIL;
+    if (o->out_dir) {
+        snprintf(outdir, sizeof outdir, "%s", o->out_dir);
+    } else {
+        const char *slash = strrchr(o->results[0], '/');
+        if (!slash)
+            snprintf(outdir, sizeof outdir, ".");
+        else if (slash == o->results[0])
+            snprintf(outdir, sizeof outdir, "/");
+        else
+            snprintf(outdir, sizeof outdir, "%.*s", (int)(slash - o->results[0]), o->results[0]);
+    }
+    if (tb_report_scratch_open(&R.dir, outdir, err, errlen) != 0)
+        goto out;
+
+    /* 3. the assessment section, charts, cost table, documents, then publish */
+    if (render_assessment(&R, err, errlen) != TB_OK)
+        goto out;
+    if (tb_report_draw_charts(&R, err, errlen) != 0)
+        goto out;
+    if (tb_report_path_in(p, sizeof p, R.dir.tmpdir, "cost.csv") != 0 ||
+        tb_costs_write_csv(&R.cs, p, err, errlen) != 0)
+        goto out;
+    if (build_docs(&R, &md, &html) != 0) {
+        tb_err(err, errlen, "out of memory");
+        goto out;
+    }
+    if (tb_report_scratch_write(&R.dir, "report.md", &md, err, errlen) != 0 ||
+        tb_report_scratch_write(&R.dir, "report.html", &html, err, errlen) != 0)
+        goto out;
+    if (tb_report_scratch_publish(&R.dir, err, errlen) != 0)
+        goto out;
+    if (info) {
+        memset(info, 0, sizeof *info);
+        snprintf(info->out_dir, sizeof info->out_dir, "%s", R.dir.outdir);
+        info->ncharts = R.ncharts;
+        info->png = R.ncharts > 0 && R.charts[0].png;
+        info->nrows = R.res.nrows;
+        info->ncosted = R.cs.npriced;
+        snprintf(info->notes, sizeof info->notes, "%s", R.notes);
+    }
+    rc = TB_OK;
+out:
+    tb_report_scratch_remove(&R.dir);
+    tb_sb_release(&md);
+    tb_sb_release(&html);
+    for (int i = 0; i < R.ncharts; i++)
+        free(R.charts[i].svg);
+    free(R.assess_md);
+    free(R.assess_html);
+    tb_costs_release(&R.cs);
+    if (R.have_pricing)
+        tb_pricing_release(&R.pricing);
+    tb_results_release(&R.res);
+    return rc;
+}

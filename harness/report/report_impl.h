@@ -1,0 +1,114 @@
+/*
+ * harness/report/report_impl.h: the report stage's insides, shared by its files and by
+ * nothing else (the API is tb_report.h):
+ *
+ *   report.c   tb_report_write and the sections of report.md and report.html
+ *   charts.c   the charts (gnuplot), kept as SVG for the HTML
+ *   publish.c  the scratch folder, then rename: how the files reach the output folder
+ *   labels.c   the words and numbers the sections and the charts share
+ *
+ * The report reads three things it does not own the making of: the results
+ * (tb_results.h), the price tables (tb_pricing.h) and the cost table (tb_cost.h); it
+ * writes nothing back into them.
+ */
+#ifndef TB_REPORT_IMPL_H
+#define TB_REPORT_IMPL_H
+
+#include "tb_cost.h"
+#include "tb_doc.h"
+#include "tb_pricing.h"
+#include "tb_report.h"
+#include "tb_results.h"
+#include "tb_util.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* ---- the report being built ---- */
+
+/* A chart drawn into the scratch folder. */
+struct tb_report_chart {
+    char name[48];     /* file name without extension: "throughput", "interactivity-1" */
+    char caption[300]; /* what it shows, for both documents */
+    char *svg;         /* owned: the SVG text, inlined into report.html */
+    bool png;          /* a PNG copy was drawn beside the SVG */
+};
+#define TB_REPORT_MAX_CHARTS 16
+
+/* The output folder and the scratch folder inside it (publish.c). */
+struct tb_report_scratch {
+    char outdir[4096]; /* where the report goes */
+    char tmpdir[4200]; /* OUTDIR/.report.tmp.PID: every file is written here first */
+    bool made;         /* tmpdir exists: tb_report_scratch_remove removes it */
+};
+
+struct report {
+    const struct tb_report_opts *o; /* borrowed: the caller's options */
+    struct tb_results res;          /* owned: the results files, rows in report order */
+    struct tb_pricing pricing;      /* owned when have_pricing */
+    bool have_pricing;
+    struct tb_costs cs;            /* owned: the cost stage's table, only read here */
+    char *assess_md, *assess_html; /* owned: the assessment section, or NULL */
+    const char *assess_why;        /* borrowed (the options' or a static text): why there
+                                      is none */
+    struct tb_report_scratch dir;
+    struct tb_report_chart charts[TB_REPORT_MAX_CHARTS]; /* ncharts drawn, in order */
+    int ncharts;
+    char notes[1024]; /* what is missing and why, one per line (tb_report_note) */
+    char now[32];     /* when the report is written, ISO 8601 UTC */
+};
+
+/* A field of a results row by column name (tb_result_field; the report reads many). */
+static inline const char *F(const struct tb_result *x, const char *name)
+{
+    return tb_result_field(x, name);
+}
+
+/* ---- labels.c ---- */
+
+/* Append a line to R->notes (dropped when full): what is missing and why. */
+void tb_report_note(struct report *R, const char *fmt, ...) TB_PRINTF(2, 3);
+/* A number with 4 significant digits, no exponent for ordinary magnitudes; "" for NAN.
+ * Returns buf. */
+const char *tb_report_num(double v, char *buf, size_t len);
+/* buf = "dir/name"; -1 when it does not fit. */
+int tb_report_path_in(char *buf, size_t len, const char *dir, const char *name);
+/* A row's shape in words: "b8 in1024 out128", "b1 1024px 28 steps fp8". */
+void tb_report_shape(const struct tb_result *x, char *buf, size_t len);
+/* Chart labels of a row: "model phase shape" and "target, provenance". */
+void tb_report_run_label(const struct tb_result *x, char *buf, size_t len, char *buf2, size_t len2);
+/* Distinct values of column col over the rows of provenance prov (-1: all), joined by
+ * "; ", at most four and "; ...". */
+void tb_report_distinct(const struct report *R, int prov, const char *col, char *buf, size_t len);
+/* The first to the last timestamp of the rows of prov, or "not recorded". */
+void tb_report_time_span(const struct report *R, enum tb_provenance prov, char *buf, size_t len);
+/* The counters column of the measured rows: the events read, or why there are none. */
+void tb_report_counters(const struct report *R, char *buf, size_t len);
+/* The models of the report for a title: their names, or how many when they would not
+ * fit on the line. */
+void tb_report_models(const struct report *R, char *buf, size_t len);
+/* A token count in words: "1 trillion", "300 billion", "5e+06". Returns buf. */
+const char *tb_report_tokens_text(double n, char *buf, size_t len);
+
+/* ---- charts.c ---- */
+
+/* Draw every chart the results and costs allow into R->dir.tmpdir and R->charts, with a
+ * note for each one that cannot be drawn and why. Returns 0 (gnuplot missing is a
+ * note, not a failure), or -1 when gnuplot or a file failed. */
+int tb_report_draw_charts(struct report *R, char *err, size_t errlen);
+
+/* ---- publish.c ---- */
+
+/* Create outdir (mkdir -p) and a scratch folder inside it. Returns 0 or -1. */
+int tb_report_scratch_open(struct tb_report_scratch *s, const char *outdir, char *err,
+                           size_t errlen);
+/* Write b into the scratch folder as name. Returns 0 or -1. */
+int tb_report_scratch_write(const struct tb_report_scratch *s, const char *name,
+                            const struct tb_sbuf *b, char *err, size_t errlen);
+/* Move the finished files into place (report.html last) and remove the outputs of an
+ * older report that this one did not make. Returns 0 or -1. */
+int tb_report_scratch_publish(const struct tb_report_scratch *s, char *err, size_t errlen);
+/* Remove the scratch folder and what is left in it (nothing once published). */
+void tb_report_scratch_remove(struct tb_report_scratch *s);
+
+#endif
