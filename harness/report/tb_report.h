@@ -47,10 +47,6 @@
 struct tb_assessment;
 struct tb_assess_opts;
 
-/* tests/unit/gpu.c still names the report's old status; enum tb_status (tb_util.h) is
- * the one convention. Delete once it says TB_OK. */
-#define TB_REPORT_OK TB_OK
-
 struct tb_report_opts {
     const char *const *results; /* borrowed: nresults results.csv paths, at least one */
     size_t nresults;

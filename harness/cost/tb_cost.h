@@ -1,5 +1,5 @@
 /*
- * harness/tb_cost.h: the cost stage, between the results (tb_results.h) and the report
+ * harness/cost/tb_cost.h: the cost stage, between the results (tb_results.h) and the report
  * (tb_report.h): results rows and price tables in, a struct tb_costs out.
  *
  * First the arithmetic, kept apart so it is tested on its own: the age of a price, the

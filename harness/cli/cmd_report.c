@@ -1,4 +1,4 @@
-/* harness/cmd_report.c: `trnbench report`, the command line over tb_report_write
+/* harness/cli/cmd_report.c: `trnbench report`, the command line over tb_report_write
  * (tb_report.h). With --assess it first runs the migration assessment (tb_assess.h:
  * price tables, the performance model) and hands the result to the report, which only
  * renders it. Exit status: 0 ok, 1 a chart or file could not be written, 2 usage or

@@ -1,4 +1,4 @@
-/* harness/tb_results.c: see tb_results.h. */
+/* harness/run/tb_results.c: see tb_results.h. */
 #include "tb_results.h"
 
 #include "tb_csv.h"

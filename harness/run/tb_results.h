@@ -1,5 +1,5 @@
 /*
- * harness/tb_results.h: results.csv, the long-format table every executor writes and
+ * harness/run/tb_results.h: results.csv, the long-format table every executor writes and
  * every report reads (DESIGN.md section 3): one row per metric, with its provenance.
  *
  * Columns, in order (TB_RESULTS_COLUMNS):

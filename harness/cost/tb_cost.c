@@ -1,4 +1,4 @@
-/* harness/tb_cost.c: see tb_cost.h. The arithmetic first, then the stage: prices per
+/* harness/cost/tb_cost.c: see tb_cost.h. The arithmetic first, then the stage: prices per
  * target, a cost per throughput row, the ranking per workload, and cost.csv. */
 #include "tb_cost.h"
 
