@@ -222,30 +222,6 @@ static int check_chips_used(const struct tb_costs *cs, char *err, size_t errlen)
  * prefix of modeled rows, or an "@TARGET" suffix) and without the instance count
  * ("/x8"); the workload: that without the batch ("/b16/"), so one workload gathers
  * every target, batch and fleet size. */
-static void config_keys(const struct tb_result *x, char *config, size_t clen, char *workload,
-                        size_t wlen)
-{
-    const char *id = tb_result_field(x, "run_id"), *target = tb_result_field(x, "target");
-    size_t tl = strlen(target);
-    char *p;
-    if (!strncmp(id, "model:", 6) && !strncmp(id + 6, target, tl) && id[6 + tl] == '/')
-        id += 7 + tl;
-    snprintf(config, clen, "%s", *id ? id : tb_result_field(x, "model"));
-    /* an id that names its target at the end ("...@p5.48xlarge") */
-    p = strrchr(config, '@');
-    if (p && !strcmp(p + 1, target))
-        *p = '\0';
-    p = strstr(config, "/x");
-    if (p && isdigit((unsigned char)p[2]) && !strchr(p + 2, '/'))
-        *p = '\0';
-    snprintf(workload, wlen, "%s", config);
-    p = strstr(workload, "/b");
-    if (p && (isdigit((unsigned char)p[2]) || !strncmp(p + 2, "max", 3))) {
-        char *q = strchr(p + 2, '/');
-        memmove(p, q ? q : p + strlen(p), strlen(q ? q : p + strlen(p)) + 1);
-    }
-}
-
 /* The serving latency rows of c's run (same file, run_id, target and provenance), in
  * one pass over the rows; NAN for those the run does not have. */
 static void run_latency(const struct tb_costs *cs, struct tb_cost *c)
@@ -310,7 +286,8 @@ static int rank_costs(struct tb_costs *cs, char *err, size_t errlen)
     for (size_t i = 0; i < cs->ncosts; i++) {
         struct tb_cost *c = &cs->costs[i];
         const struct tb_result *x = c->row;
-        config_keys(x, c->config, sizeof c->config, c->workload, sizeof c->workload);
+        snprintf(c->config, sizeof c->config, "%s", x->config);
+        snprintf(c->workload, sizeof c->workload, "%s", x->workload);
         /* the chips that produced the throughput */
         c->chips = x->chips_used > 0 ? x->chips_used : c->price->chips * x->instances;
         c->per_chip = c->chips > 0 ? x->value / (double)c->chips : NAN;

@@ -442,17 +442,17 @@ static void write_training(struct tb_doc *d, const struct report *R)
  * measured run, "model:INSTANCE/CONFIG/chips1" for the model's prediction of it. */
 static bool gpu_pair_key(const struct tb_result *x, char *buf, size_t len)
 {
-    const char *id = F(x, "run_id"), *target = F(x, "target");
-    size_t tl = strlen(target), n;
+    /* config (tb_results.h): a GPU run's "cuda:<config>", its modeled twin's
+     * "<config>/chips1" (one chip of the instance) */
+    const char *cf = x->config;
+    size_t n = strlen(cf);
     if (x->prov == TB_PROV_MEASURED && !strcmp(F(x, "executor"), "cuda") &&
-        !strncmp(id, "cuda:", 5)) {
-        snprintf(buf, len, "%s", id + 5);
+        !strncmp(cf, "cuda:", 5)) {
+        snprintf(buf, len, "%s", cf + 5);
         return true;
     }
-    n = strlen(id);
-    if (x->prov == TB_PROV_MODELED && !strncmp(id, "model:", 6) && !strncmp(id + 6, target, tl) &&
-        id[6 + tl] == '/' && n > 7 + tl + 7 && !strcmp(id + n - 7, "/chips1")) {
-        snprintf(buf, len, "%.*s", (int)(n - 7 - 7 - tl), id + 7 + tl);
+    if (x->prov == TB_PROV_MODELED && n > 7 && !strcmp(cf + n - 7, "/chips1")) {
+        snprintf(buf, len, "%.*s", (int)(n - 7), cf);
         return true;
     }
     return false;

@@ -143,6 +143,7 @@ static void fill_common(struct tb_result_row *row, const struct tb_record_ctx *c
     row->col[TB_COL_SOURCE] = c->source ? c->source : "trnbench";
     row->col[TB_COL_NOTES] = notes;
     row->col[TB_COL_CHIPS_USED] = c->chips_used;
+    row->col[TB_COL_DEVICE] = c->device[0] ? c->device : NULL;
 }
 
 int tb_record_run(const struct tb_record_ctx *c, const struct tb_run_spec *spec,
@@ -272,8 +273,8 @@ int tb_record_gpu_extras(const struct tb_chip *chip, const struct tb_run_spec *s
 }
 
 int tb_record_prediction(const struct tb_record_ctx *c, const struct tb_scenario *sc,
-                         const struct tb_prediction *p, const char *run_id, char *err,
-                         size_t errlen)
+                         const struct tb_prediction *p, const char *run_id, const char *device,
+                         char *err, size_t errlen)
 {
     enum { NM = 24 };
     const bool train = sc->phase == TB_PHASE_TRAIN, denoise = sc->phase == TB_PHASE_DENOISE;
@@ -326,6 +327,7 @@ int tb_record_prediction(const struct tb_record_ctx *c, const struct tb_scenario
         r->col[TB_COL_SOURCE] = TB_MODEL_VERSION;
         r->col[TB_COL_NOTES] = notes;
         r->col[TB_COL_CHIPS_USED] = chips;
+        r->col[TB_COL_DEVICE] = device;
         n++;
     }
     return tb_results_append(c->results, rows, n, err, errlen);

@@ -37,6 +37,8 @@ struct tb_record_ctx {
     char target[128];       /* "host" or the EC2 instance type */
     char host[512];         /* what ran it: CPU, cores, memory; or the GPU */
     char blas[256];         /* BLAS and threads; cuBLASLt; a peer's libraries */
+    char device[320];       /* results' device: "AMD EPYC (host CPU)", "NVIDIA H100 80GB HBM3
+                               x1"; "" leaves it empty */
     const char *executor;   /* borrowed: "cpu", "cuda", "pytorch" */
     const char *compiler;   /* borrowed: NULL for this build's compiler */
     const char *cflags;     /* borrowed: NULL for this build's CFLAGS */
@@ -68,8 +70,8 @@ int tb_record_run(const struct tb_record_ctx *c, const struct tb_run_spec *spec,
  * the vocabulary records for sc's phase that p has, provenance modeled, executor model.
  * Returns 0, or -1 with a message (the write). */
 int tb_record_prediction(const struct tb_record_ctx *c, const struct tb_scenario *sc,
-                         const struct tb_prediction *p, const char *run_id, char *err,
-                         size_t errlen);
+                         const struct tb_prediction *p, const char *run_id, const char *device,
+                         char *err, size_t errlen);
 
 /* A GPU run's extras into x[0..TB_RECORD_MAX_EXTRA-1]: average power and energy per
  * token or image when e says ok (e may be NULL), and a training run's MFU against chip's

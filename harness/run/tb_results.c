@@ -13,11 +13,11 @@
 #include <string.h>
 
 const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS] = {
-    "run_id",     "provenance", "target",    "instances", "host",      "executor",   "model",
-    "layers",     "phase",      "precision", "batch",     "seq_in",    "seq_out",    "steps",
-    "resolution", "metric",     "value",     "unit",      "n",         "warmup",     "min",
-    "max",        "mean",       "stddev",    "flops",     "timestamp", "commit",     "compiler",
-    "cflags",     "blas",       "counters",  "source",    "notes",     "chips_used",
+    "run_id", "provenance", "target",   "instances", "host",    "executor", "model",      "layers",
+    "phase",  "precision",  "batch",    "seq_in",    "seq_out", "steps",    "resolution", "metric",
+    "value",  "unit",       "n",        "warmup",    "min",     "max",      "mean",       "stddev",
+    "flops",  "timestamp",  "commit",   "compiler",  "cflags",  "blas",     "counters",   "source",
+    "notes",  "chips_used", "workload", "config",    "device",
 };
 
 /* A results file as read: its table, and where each of TB_RESULTS_COLUMNS lies in it
@@ -31,7 +31,8 @@ struct existing {
  * some of them was written by an older version. */
 static bool added_later(const char *name)
 {
-    static const char *const later[] = {"instances", "steps", "resolution", "chips_used"};
+    static const char *const later[] = {"instances", "steps",  "resolution", "chips_used",
+                                        "workload",  "config", "device"};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (!strcmp(name, later[i]))
             return true;
@@ -123,9 +124,21 @@ int tb_results_append(const char *path, const struct tb_result_row *rows, size_t
         if (put_row(mem, cells) != 0)
             goto write_fail;
     }
-    for (size_t r = 0; r < n; r++)
-        if (put_row(mem, rows[r].col) != 0)
+    for (size_t r = 0; r < n; r++) {
+        const char *cells[TB_RESULTS_NCOLS];
+        char config[192], workload[192];
+        memcpy(cells, rows[r].col, sizeof cells);
+        if (!cells[TB_COL_CONFIG] && cells[TB_COL_RUN_ID]) {
+            tb_results_config(cells[TB_COL_RUN_ID],
+                              cells[TB_COL_TARGET] ? cells[TB_COL_TARGET] : "",
+                              cells[TB_COL_MODEL] ? cells[TB_COL_MODEL] : "", config, sizeof config,
+                              workload, sizeof workload);
+            cells[TB_COL_CONFIG] = config;
+            cells[TB_COL_WORKLOAD] = workload;
+        }
+        if (put_row(mem, cells) != 0)
             goto write_fail;
+    }
     if (fclose(mem) != 0) {
         mem = NULL;
         goto write_fail;
@@ -181,6 +194,30 @@ bool tb_result_is_token_rate(const char *metric)
 bool tb_result_is_rate(const char *metric)
 {
     return tb_result_is_token_rate(metric) || !strcmp(metric, "images_per_s");
+}
+
+void tb_results_config(const char *run_id, const char *target, const char *model, char *config,
+                       size_t clen, char *workload, size_t wlen)
+{
+    const char *id = run_id;
+    size_t tl = strlen(target);
+    char *p;
+    if (!strncmp(id, "model:", 6) && !strncmp(id + 6, target, tl) && id[6 + tl] == '/')
+        id += 7 + tl;
+    snprintf(config, clen, "%s", *id ? id : model);
+    /* an id that names its target at the end ("...@p5.48xlarge") */
+    p = strrchr(config, '@');
+    if (p && !strcmp(p + 1, target))
+        *p = '\0';
+    p = strstr(config, "/x");
+    if (p && isdigit((unsigned char)p[2]) && !strchr(p + 2, '/'))
+        *p = '\0';
+    snprintf(workload, wlen, "%s", config);
+    p = strstr(workload, "/b");
+    if (p && (isdigit((unsigned char)p[2]) || !strncmp(p + 2, "max", 3))) {
+        char *q = strchr(p + 2, '/');
+        memmove(p, q ? q : p + strlen(p), strlen(q ? q : p + strlen(p)) + 1);
+    }
 }
 
 const char *tb_result_field(const struct tb_result *x, const char *name)
@@ -286,6 +323,16 @@ static int check_row(struct tb_result *x, char *err, size_t errlen)
         return tb_result_bad_field(x, "min", "greater than max", err, errlen);
     if (tb_result_is_rate(tb_result_field(x, "metric")) && !(x->value > 0))
         return tb_result_bad_field(x, "value", "a throughput must be positive", err, errlen);
+    /* workload and config: the file's, or (older files, rows written by other tools)
+     * derived from run_id as the writer derives them */
+    if (*tb_result_field(x, "config")) {
+        snprintf(x->config, sizeof x->config, "%s", tb_result_field(x, "config"));
+        snprintf(x->workload, sizeof x->workload, "%s", tb_result_field(x, "workload"));
+    } else {
+        tb_results_config(tb_result_field(x, "run_id"), tb_result_field(x, "target"),
+                          tb_result_field(x, "model"), x->config, sizeof x->config, x->workload,
+                          sizeof x->workload);
+    }
     return 0;
 }
 
@@ -323,7 +370,7 @@ int tb_results_load(struct tb_results *res, const char *const *paths, size_t npa
      * provenance so measured, modeled and published rows never interleave */
     for (size_t i = 0; i < res->ntables; i++)
         for (size_t r = 0; r < res->tables[i].nrows; r++) {
-            struct tb_result x = {&res->tables[i], r, TB_PROV_MEASURED, 0, 0, 0, 0, 0, 0, 0};
+            struct tb_result x = {.t = &res->tables[i], .r = r, .prov = TB_PROV_MEASURED};
             if (check_row(&x, err, errlen) != 0)
                 goto fail;
             res->nprov[x.prov]++;
@@ -331,7 +378,7 @@ int tb_results_load(struct tb_results *res, const char *const *paths, size_t npa
     for (int p = 0; p < TB_NPROV; p++)
         for (size_t i = 0; i < res->ntables; i++)
             for (size_t r = 0; r < res->tables[i].nrows; r++) {
-                struct tb_result x = {&res->tables[i], r, TB_PROV_MEASURED, 0, 0, 0, 0, 0, 0, 0};
+                struct tb_result x = {.t = &res->tables[i], .r = r, .prov = TB_PROV_MEASURED};
                 check_row(&x, err, errlen); /* passed above: this fills x again */
                 if ((int)x.prov == p)
                     res->rows[k++] = x;

@@ -32,10 +32,19 @@
  *               part of its instances: a GPU run on one of a p5.48xlarge's 8 H100s
  *               writes 1, and the report charges it 1/8 of the instance-hour; empty:
  *               all chips of its `instances` (CPU rows, files of older versions)
+ *   workload    what ran, without the load and the executor: model[@Ln]/phase/in<T>
+ *               [/out<n>]/precision, or model/denoise/r<px>/s<steps>/precision (a GPU
+ *               run's prefixed "cuda:", a modeled twin's ending "/chips1")
+ *   config      the workload at its load: the same with /b<batch> after the phase; the
+ *               report groups, ranks and pairs rows by these two, never by run_id
+ *   device      what ran the row: "AMD EPYC 9R14 (host CPU)", "NVIDIA H100 80GB HBM3
+ *               x1", or for a modeled row the chips it modeled ("H100 SXM5 x1 (model)")
  *
  * Files written by older versions (this header less some of the columns added since
- * the first: instances, steps, resolution, chips_used) still read: an append rewrites
- * them with this header, their rows' new fields empty.
+ * the first: instances, steps, resolution, chips_used, workload, config, device) still
+ * read: an append rewrites them with this header, their rows' new fields empty; the
+ * reader derives workload and config of such rows from run_id (tb_results_config), the
+ * one place a run id is taken apart.
  *
  * Results are written here (tb_results_append) and read back here (tb_results_load):
  * the reader checks every row (provenance, the required fields, numbers and counts) and
@@ -49,7 +58,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TB_RESULTS_NCOLS 34
+#define TB_RESULTS_NCOLS 37
 extern const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS];
 
 /* The columns in the file's order, several a line. */
@@ -61,7 +70,9 @@ enum tb_results_col {
     TB_COL_UNIT, TB_COL_N, TB_COL_WARMUP, TB_COL_MIN, TB_COL_MAX, TB_COL_MEAN, TB_COL_STDDEV,
     TB_COL_FLOPS, TB_COL_TIMESTAMP, TB_COL_COMMIT, TB_COL_COMPILER, TB_COL_CFLAGS, TB_COL_BLAS,
     TB_COL_COUNTERS, TB_COL_SOURCE, TB_COL_NOTES,
-    TB_COL_CHIPS_USED /* last: scripts that index the older columns by position keep working */
+    TB_COL_CHIPS_USED,
+    TB_COL_WORKLOAD, TB_COL_CONFIG, TB_COL_DEVICE /* last: scripts that index the older
+                                                     columns by position keep working */
 };
 /* clang-format on */
 
@@ -104,7 +115,15 @@ struct tb_result {
     long n, warmup;         /* -1 when empty */
     long instances;         /* instances the throughput is for (empty: 1) */
     long chips_used;        /* chips it used (results.csv chips_used); 0: all of them */
+    char workload[192];     /* results.csv workload, or derived from run_id (older files) */
+    char config[192];       /* results.csv config, or derived likewise */
 };
+
+/* workload and config of a row from its run_id, target and model, as the writer fills
+ * those columns: the executor's "model:<target>/" prefix, a trailing "@<target>" and
+ * "/x<instances>" taken off (config), and then "/b<batch>" (workload). */
+void tb_results_config(const char *run_id, const char *target, const char *model, char *config,
+                       size_t clen, char *workload, size_t wlen);
 
 /* One or more results files read together. */
 struct tb_results {

@@ -173,6 +173,8 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
     snprintf(p->ctx.target, sizeof p->ctx.target, "%s", tb_platform_target(&p->plat));
     tb_platform_describe(&p->plat, p->ctx.host, sizeof p->ctx.host);
     snprintf(p->ctx.blas, sizeof p->ctx.blas, "%s", p->plat.blas);
+    snprintf(p->ctx.device, sizeof p->ctx.device, "%s (host CPU)",
+             p->plat.cpu_model[0] ? p->plat.cpu_model : "unknown CPU");
     fprintf(stderr,
             "trnbench run: suite '%s', %zu run%s on %s (target %s) and %zu modeled into '%s'\n",
             p->suite.name, p->suite.nruns, p->suite.nruns == 1 ? "" : "s", p->ctx.host,
@@ -203,6 +205,7 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
     tb_gpu_share(&g->gpu, p->have_model ? &p->pricing : NULL, p->ctx.target, g->chip, &g->share);
     g->inst = g->share.twin ? g->share.twin : g->inst;
     g->ctx.chips_used = g->share.chips_used;
+    snprintf(g->ctx.device, sizeof g->ctx.device, "%s x%d", g->gpu.info.name, g->share.used);
     fprintf(stderr, "trnbench run: GPU executor: %s\n", g->share.text);
     return TB_OK;
 }
@@ -236,9 +239,15 @@ static int run_model(const struct tb_plan *p, const struct tb_scenario *sc, cons
                 tb_phase_to_string(sc->phase));
         goto out;
     }
-    if (tb_record_prediction(&p->ctx, sc, q, run_id, err, errlen) != 0) {
-        rc = -1;
-        goto out;
+    {
+        const struct tb_chip *chip = tb_pricing_chip(&p->pricing, sc->inst->chip);
+        char device[160];
+        snprintf(device, sizeof device, "%s x%ld (model)", chip ? chip->name : sc->inst->chip,
+                 q->chips);
+        if (tb_record_prediction(&p->ctx, sc, q, run_id, device, err, errlen) != 0) {
+            rc = -1;
+            goto out;
+        }
     }
     if (sc->phase == TB_PHASE_DENOISE)
         fprintf(stderr, "trnbench run:   %.4g images/s, %.4g s per image, %s\n", q->images_per_s,

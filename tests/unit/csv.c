@@ -106,7 +106,7 @@ int main(void)
         strcat(head, "extra\n");
         write_file(p, head);
         IS_INT(-1, tb_results_has_run(p, "x", err, sizeof err), "a column past the last refused");
-        OK(strstr(err, "column 35 is 'extra', after the last") != NULL, "%s", err);
+        OK(strstr(err, "column 38 is 'extra', after the last") != NULL, "%s", err);
         /* the first version's columns, cut short */
         write_file(p, "run_id,provenance,target\n");
         IS_INT(-1, tb_results_has_run(p, "x", err, sizeof err), "a cut header refused");
@@ -125,7 +125,40 @@ int main(void)
         IS_INT(0, tb_results_append(r, &row, 1, err, sizeof err), "a row with chips_used");
     }
     IS_INT(0, tb_csv_load(&t, r, err, sizeof err), "read back");
-    IS_STRING("chips_used", t.header[t.ncols - 1], "chips_used is the last column");
+    IS_STRING("chips_used", t.header[TB_COL_CHIPS_USED], "chips_used where it was");
+    IS_STRING("device", t.header[t.ncols - 1], "device is the last column");
+    /* workload and config filled from the run id when the writer leaves them empty */
+    IS_STRING("cuda:m/prefill/b1/in8/bf16", tb_csv_field(&t, 0, "config"),
+              "config: the run's id less its target");
+    IS_STRING("cuda:m/prefill/in8/bf16", tb_csv_field(&t, 0, "workload"),
+              "workload: the config less its batch");
+    {
+        /* the one place a run id is taken apart: every id form the writers make */
+        static const char *const cases[][5] = {
+            /* run_id, target, model, config, workload */
+            {"llama-tiny@L2/decode/b2/in8/out4/fp32", "host", "llama-tiny@L2",
+             "llama-tiny@L2/decode/b2/in8/out4/fp32", "llama-tiny@L2/decode/in8/out4/fp32"},
+            {"model:trn2.48xlarge/llama-3.1-70b/serve/bmax/in2048/out512/bf16/x4", "trn2.48xlarge",
+             "llama-3.1-70b", "llama-3.1-70b/serve/bmax/in2048/out512/bf16",
+             "llama-3.1-70b/serve/in2048/out512/bf16"},
+            {"model:p5.48xlarge/llama-3.2-1b/prefill/b1/in128/bf16/chips1", "p5.48xlarge",
+             "llama-3.2-1b", "llama-3.2-1b/prefill/b1/in128/bf16/chips1",
+             "llama-3.2-1b/prefill/in128/bf16/chips1"},
+            {"model:p5.48xlarge/sdxl/denoise/b4/r1024/s20/bf16", "p5.48xlarge", "sdxl",
+             "sdxl/denoise/b4/r1024/s20/bf16", "sdxl/denoise/r1024/s20/bf16"},
+            {"mlperf-llama2-70b@p5.48xlarge", "p5.48xlarge", "llama-2-70b", "mlperf-llama2-70b",
+             "mlperf-llama2-70b"},
+            {"", "host", "llama-tiny", "llama-tiny", "llama-tiny"},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            char config[192], workload[192];
+            tb_results_config(cases[i][0], cases[i][1], cases[i][2], config, sizeof config,
+                              workload, sizeof workload);
+            OK(!strcmp(config, cases[i][3]) && !strcmp(workload, cases[i][4]),
+               "'%s' on %s: config '%s', workload '%s'", cases[i][0], cases[i][1], config,
+               workload);
+        }
+    }
     IS_STRING("1", tb_csv_field(&t, 0, "chips_used"), "chips_used round-trips");
     IS_STRING("1", tb_csv_field(&t, 0, "instances"), "beside instances");
     tb_csv_release(&t);
