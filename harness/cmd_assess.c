@@ -121,9 +121,9 @@ int tb_cmd_assess(int argc, char **argv)
         return 2;
     }
     r = tb_assess_run(&as, file, &m, &o, err, sizeof err);
-    if (r != 0) {
+    if (r != TB_OK) {
         fprintf(stderr, "trnbench assess: %s\n", err);
-        rc = r == -2 ? 2 : 1;
+        rc = r == TB_EINPUT ? 2 : 1;
         goto out;
     }
     if (tb_mkdir_p(out, err, sizeof err) != 0 ||

@@ -43,7 +43,7 @@ static int bad(const struct tb_csv_table *t, size_t r, const char *field, const 
                char *err, size_t errlen)
 {
     tb_err(err, errlen, "%s: line %ld: field '%s': %s", t->path, t->lines[r], field, what);
-    return -2;
+    return TB_EINPUT;
 }
 
 /* An optional positive number; "" gives def. */
@@ -54,13 +54,13 @@ static int num(const struct tb_csv_table *t, size_t r, const char *field, double
     char what[160];
     if (!*v) {
         *out = def;
-        return 0;
+        return TB_OK;
     }
     if (tb_parse_double(v, 0, 1e18, out) != 0) {
         snprintf(what, sizeof what, "not a non-negative number: '%.100s'", v);
         return bad(t, r, field, what, err, errlen);
     }
-    return 0;
+    return TB_OK;
 }
 
 static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb_model *m,
@@ -102,16 +102,16 @@ static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb
         return bad(t, r, "region", "unknown region (no price row in prices.csv names it)", err,
                    errlen);
     if (num(t, r, "seq_in", 0, &v, err, errlen))
-        return -2;
+        return TB_EINPUT;
     w->seq_in = (long)v;
     if (num(t, r, "seq_out", 0, &v, err, errlen))
-        return -2;
+        return TB_EINPUT;
     w->seq_out = (long)v;
     if (num(t, r, "steps", 0, &v, err, errlen))
-        return -2;
+        return TB_EINPUT;
     w->steps = (long)v;
     if (num(t, r, "resolution", 0, &v, err, errlen))
-        return -2;
+        return TB_EINPUT;
     w->resolution = (long)v;
     if (num(t, r, "ttft_ms", 0, &w->ttft_ms, err, errlen) ||
         num(t, r, "tpot_ms", 0, &w->tpot_ms, err, errlen) ||
@@ -121,7 +121,7 @@ static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb
         num(t, r, "engineer_weeks", 0, &weeks, err, errlen) ||
         num(t, r, "usd_per_engineer_week", 0, &per_week, err, errlen) ||
         num(t, r, "current_usd_per_month", NAN, &w->current_usd_month, err, errlen))
-        return -2;
+        return TB_EINPUT;
     w->migration_usd = weeks * per_week;
     switch (w->phase) {
     case W_SERVE:
@@ -152,7 +152,7 @@ static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb
         w->need = ipm / (o->hours_per_month * 3600.0);
         break;
     }
-    return 0;
+    return TB_OK;
 }
 
 /* ---- the model's error per chip family, from the validation file ---- */
@@ -302,18 +302,18 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
     size_t nfe, cap_rows, ninst;
     const struct tb_instance *insts;
     char rpath[PATH_MAX];
-    int rc = -1;
+    int rc = TB_EFAIL;
 
     memset(as, 0, sizeof *as);
     if (tb_csv_load(&as->csv, path, err, errlen) != 0)
-        return -2;
+        return TB_EINPUT;
     if (tb_csv_require(&as->csv, need, err, errlen) != 0) {
-        rc = -2;
+        rc = TB_EINPUT;
         goto out;
     }
     if (as->csv.nrows == 0) {
         tb_err(err, errlen, "%s: no workloads", path);
-        rc = -2;
+        rc = TB_EINPUT;
         goto out;
     }
     w = calloc(as->csv.nrows, sizeof *w);
@@ -461,10 +461,10 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
                          100 * row->saving_frac);
         }
     }
-    rc = 0;
+    rc = TB_OK;
 out:
     free(w);
-    if (rc != 0)
+    if (rc != TB_OK)
         tb_assess_release(as);
     return rc;
 }

@@ -71,9 +71,10 @@ struct tb_assessment {
     char (*current_why)[256]; /* owned: per workload */
 };
 
-/* Read and check the file (a missing or bad field: -2, "file: line N: field 'x': ...";
- * an unknown instance, region or purchase model is an input error too), then assess.
- * Returns 0, -2 on input errors, -1 on other failures, with the message in err. */
+/* Read and check the file (a missing or bad field: TB_EINPUT, "file: line N: field 'x':
+ * ..."; an unknown instance, region or purchase model is an input error too), then
+ * assess. Returns TB_OK, TB_EINPUT on input errors, TB_EFAIL on other failures (memory,
+ * an unreadable pricing/risks.csv), with the message in err. */
 int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_model *m,
                   const struct tb_assess_opts *o, char *err, size_t errlen);
 void tb_assess_release(struct tb_assessment *as);
