@@ -4,8 +4,8 @@
 #include "tb_arch.h"
 #include "tb_darch.h"
 #include "tb_scenario.h"
-#include "tb_stats.h"
 #include "tb_util.h"
+#include "tb_validate.h"
 
 #include <limits.h>
 #include <math.h>
@@ -157,53 +157,26 @@ static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb
 
 /* ---- the model's error per chip family, from the validation file ---- */
 
-struct fam_err {
-    char family[64];
-    double median; /* fraction */
-};
-
-static size_t family_errors(const struct tb_model *m, const char *path, struct fam_err *out,
-                            size_t max)
+/* The validation errors of path (NULL: the data folder's published.csv) into *v. A
+ * missing or unreadable file leaves v empty: every family then gets the default error.
+ * Fails (TB_EFAIL) only for memory. */
+static int family_errors(const struct tb_model *m, const char *path, struct tb_validation *v,
+                         char *err, size_t errlen)
 {
     struct tb_scenarios s;
-    char err[512], def[PATH_MAX];
-    size_t n = 0;
+    char e[512], def[PATH_MAX];
+    int rc;
 
+    memset(v, 0, sizeof *v);
     if (!path) {
         snprintf(def, sizeof def, "%s/reports/validation/published.csv", tb_datadir());
         path = def;
     }
-    if (!tb_file_exists(path) || tb_scenarios_predict(&s, path, m, err, sizeof err) != 0)
-        return 0;
-    for (size_t r = 0; r < s.nrows && n < max; r++) {
-        const struct tb_scenario_result *x = &s.res[r];
-        bool seen = false;
-        double *ape;
-        size_t k = 0;
-        if (!x->family[0] || isnan(x->predicted) || !x->has_value)
-            continue;
-        for (size_t i = 0; i < n; i++)
-            seen |= !strcmp(out[i].family, x->family);
-        if (seen)
-            continue;
-        ape = tb_alloc_array(s.nrows, sizeof *ape);
-        if (!ape)
-            break;
-        for (size_t q = 0; q < s.nrows; q++)
-            if (!strcmp(s.res[q].family, x->family) && !isnan(s.res[q].predicted) &&
-                s.res[q].has_value)
-                ape[k++] = fabs(s.res[q].predicted - s.res[q].value) / s.res[q].value;
-        {
-            double p50 = 50, med;
-            if (tb_stats_percentiles(ape, k, &p50, 1, &med, err, sizeof err) == 0) {
-                snprintf(out[n].family, sizeof out[n].family, "%s", x->family);
-                out[n++].median = med;
-            }
-        }
-        free(ape);
-    }
+    if (!tb_file_exists(path) || tb_scenarios_predict(&s, path, m, e, sizeof e) != 0)
+        return TB_OK;
+    rc = tb_validate_compute(v, &s, err, errlen);
     tb_scenarios_release(&s);
-    return n;
+    return rc;
 }
 
 /* ---- sizing one workload on one instance type ---- */
@@ -298,13 +271,14 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
 {
     static const char *const need[] = {"name", "model", "phase", "current_instance", NULL};
     struct workload *w = NULL;
-    struct fam_err fe[16];
-    size_t nfe, cap_rows, ninst;
+    struct tb_validation v;
+    size_t cap_rows, ninst;
     const struct tb_instance *insts;
     char rpath[PATH_MAX];
     int rc = TB_EFAIL;
 
     memset(as, 0, sizeof *as);
+    memset(&v, 0, sizeof v);
     if (tb_csv_load(&as->csv, path, err, errlen) != 0)
         return TB_EINPUT;
     if (tb_csv_require(&as->csv, need, err, errlen) != 0) {
@@ -340,7 +314,8 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
             goto out;
         as->have_risks = true;
     }
-    nfe = family_errors(m, o->validation, fe, sizeof fe / sizeof fe[0]);
+    if (family_errors(m, o->validation, &v, err, errlen) != TB_OK)
+        goto out;
 
     for (size_t wi = 0; wi < as->csv.nrows; wi++) {
         const struct workload *wk = &w[wi];
@@ -367,10 +342,11 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
             row->saving_lo_price = row->saving_hi_price = NAN;
             row->saving_lo_model = row->saving_hi_model = NAN;
             row->break_even_months = NAN;
-            row->model_err = 0.25;
-            for (size_t f = 0; f < nfe; f++)
-                if (!strcmp(fe[f].family, chip->name))
-                    row->model_err = fe[f].median;
+            {
+                const struct tb_validate_group *g = tb_validate_family(&v, chip->name);
+                /* no validated rows for the family: assume 25% */
+                row->model_err = g && !isnan(g->median) ? g->median / 100.0 : 0.25;
+            }
             row->family = e->family;
             risks_of(as->have_risks ? &as->risks : NULL, e->family, row->risks, sizeof row->risks);
             if (wk->phase == W_TRAIN && strstr(chip->name, "Inferentia")) {
@@ -463,6 +439,7 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
     }
     rc = TB_OK;
 out:
+    tb_validate_release(&v);
     free(w);
     if (rc != TB_OK)
         tb_assess_release(as);
