@@ -176,6 +176,12 @@ void tb_doc_p(struct tb_doc *d, const char *cls, const char *fmt, ...)
     tb_sb_release(&t);
 }
 
+/* A wrapping number column ('r') is right-aligned like a number but, cells and heading,
+ * may wrap at spaces ("-15816 to" / "16242"), so that a table of wide figures leaves room
+ * for its text columns. An inline style, not a class: it then needs no rule in the
+ * stylesheet of whatever page the table lands in. */
+#define WRAP "white-space:normal"
+
 void tb_doc_table(struct tb_doc *d, const char *kinds, const char *const *head)
 {
     size_t n = strlen(kinds);
@@ -186,13 +192,15 @@ void tb_doc_table(struct tb_doc *d, const char *kinds, const char *const *head)
         tb_sb_puts(&d->md, " ");
         tb_sb_md(&d->md, head[i]);
         tb_sb_puts(&d->md, " |");
-        tb_sb_puts(&d->html, kinds[i] == 'n' ? "<th class=\"num\">" : "<th>");
+        tb_sb_puts(&d->html, kinds[i] == 'n'   ? "<th class=\"num\">"
+                             : kinds[i] == 'r' ? "<th class=\"num\" style=\"" WRAP "\">"
+                                               : "<th>");
         tb_sb_html(&d->html, head[i]);
         tb_sb_puts(&d->html, "</th>");
     }
     tb_sb_puts(&d->md, "\n|");
     for (size_t i = 0; i < n; i++)
-        tb_sb_puts(&d->md, kinds[i] == 'n' ? "---:|" : "---|");
+        tb_sb_puts(&d->md, kinds[i] == 'n' || kinds[i] == 'r' ? "---:|" : "---|");
     tb_sb_puts(&d->md, "\n");
     tb_sb_puts(&d->html, "</tr></thead>\n<tbody>\n");
 }
@@ -214,14 +222,20 @@ static const char *prov_word(const char *v)
     return NULL;
 }
 
-/* The opening of a cell: its class, the columns it spans (when more than one), and its
- * tooltip when there is one. */
-static void td_open(struct tb_sbuf *h, const char *cls, int span, const char *tip)
+/* The opening of a cell: its class and style, the columns it spans (when more than one),
+ * and its tooltip when there is one. */
+static void td_open(struct tb_sbuf *h, const char *cls, const char *style, int span,
+                    const char *tip)
 {
     tb_sb_puts(h, "<td");
     if (cls) {
         tb_sb_puts(h, " class=\"");
         tb_sb_puts(h, cls);
+        tb_sb_puts(h, "\"");
+    }
+    if (style) {
+        tb_sb_puts(h, " style=\"");
+        tb_sb_puts(h, style);
         tb_sb_puts(h, "\"");
     }
     if (span > 1)
@@ -246,22 +260,22 @@ static void put_cell(struct tb_doc *d, char k, const char *v, const char *tip, i
     else
         tb_sb_md(&d->md, v);
     tb_sb_puts(&d->md, " |");
-    if (k == 'n') {
-        td_open(&d->html, tip && *tip ? "num tip" : "num", span, tip);
+    if (k == 'n' || k == 'r') {
+        td_open(&d->html, tip && *tip ? "num tip" : "num", k == 'r' ? WRAP : NULL, span, tip);
         tb_sb_html(&d->html, v);
     } else if (k == 'c' && *v) {
-        td_open(&d->html, NULL, span, tip);
+        td_open(&d->html, NULL, NULL, span, tip);
         tb_sb_puts(&d->html, "<code>");
         tb_sb_html(&d->html, v);
         tb_sb_puts(&d->html, "</code>");
     } else if (k == 'p' && prov_word(v)) {
         /* a provenance badge, styled by its first word */
-        td_open(&d->html, NULL, span, tip);
+        td_open(&d->html, NULL, NULL, span, tip);
         tb_sb_printf(&d->html, "<span class=\"prov prov-%s\">", prov_word(v));
         tb_sb_html(&d->html, v);
         tb_sb_puts(&d->html, "</span>");
     } else {
-        td_open(&d->html, tip && *tip ? "tip" : NULL, span, tip);
+        td_open(&d->html, tip && *tip ? "tip" : NULL, NULL, span, tip);
         tb_sb_html(&d->html, v);
     }
     tb_sb_puts(&d->html, "</td>");

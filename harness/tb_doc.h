@@ -39,7 +39,9 @@ void tb_sb_release(struct tb_sbuf *b);
 struct tb_doc {
     struct tb_sbuf md;
     struct tb_sbuf html;
-    const char *kinds;   /* per column of the open table: t text, n number, c code, p provenance */
+    const char *kinds;   /* per column of the open table: t text, n number, r a number that
+                            may wrap (a range "-15816 to 16242", a long heading), c code, p
+                            provenance */
     int list_depth;      /* lists open (tb_doc_list_begin) */
     bool item_line_open; /* a list item's Markdown line has not ended yet */
 };
