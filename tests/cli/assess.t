@@ -44,7 +44,10 @@ check "break-even = 12 weeks x \$6000 / saving ($b months)" \
     perl -e 'exit !($ARGV[1] > 0 ? abs(72000 / $ARGV[1] - $ARGV[0]) < 0.01 : $ARGV[0] eq "never")' "$b" "$s"
 check "trn2 is listed without a price, and says why" \
     grep -q '^chat assistant,trn2.48xlarge,.*no price: no on-demand price' "$csv"
-check "the HTML is self-contained" sh -c "! grep -Eq 'https?://|<script|<link|src=' '$tmp/chat/assessment.html'"
+# the page carries its stylesheet and its table-sorting script inline and loads nothing
+check "the HTML is self-contained (inline style and script, no external resource)" \
+    sh -c 'grep -q "<style>" "$1" && grep -q "<script>" "$1" && ! grep -Eq "<link|src=|href=|@import|url\(" "$1"' \
+    sh "$tmp/chat/assessment.html"
 
 "$TB_BIN" assess "$ex/assess-mixed.csv" --out "$tmp/mixed" >/dev/null 2>&1
 check "under the spend threshold the verdict says so" \
