@@ -16,7 +16,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 static void predict_usage(FILE *f)
 {
@@ -53,6 +52,41 @@ static void validate_usage(FILE *f)
           f);
 }
 
+/* Long options only (values past every character); "--opt value" or "--opt=value". */
+enum {
+    OPT_SCENARIOS = 256,
+    OPT_PRICING,
+    OPT_MEDIAN_MAX,
+    OPT_P90_MAX,
+    OPT_COVERAGE_MIN,
+    OPT_QUIET,
+};
+
+static const struct option PREDICT_OPTS[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"scenarios", required_argument, NULL, OPT_SCENARIOS},
+    {"pricing", required_argument, NULL, OPT_PRICING},
+    {NULL, 0, NULL, 0},
+};
+
+static const struct option VALIDATE_OPTS[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"pricing", required_argument, NULL, OPT_PRICING},
+    {"median-max", required_argument, NULL, OPT_MEDIAN_MAX},
+    {"p90-max", required_argument, NULL, OPT_P90_MAX},
+    {"coverage-min", required_argument, NULL, OPT_COVERAGE_MIN},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {NULL, 0, NULL, 0},
+};
+
+static const char *opt_name(const struct option *opts, int val)
+{
+    for (const struct option *p = opts; p->name; p++)
+        if (p->val == val)
+            return p->name;
+    return "?";
+}
+
 /* Load the catalogue and the model from dir (NULL: the data folder). */
 static int load_all(struct tb_pricing *pr, struct tb_model *m, const char *dir, const char *cmd)
 {
@@ -76,21 +110,28 @@ int tb_cmd_predict(int argc, char **argv)
     struct tb_model m;
     struct tb_scenarios s;
     char err[1024];
-    int rc = 2;
+    int rc = 2, state = 0, c;
 
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+    while ((c = tb_cli_getopt("predict", argc, argv, PREDICT_OPTS, &state)) != -1) {
+        switch (c) {
+        case 'h':
             predict_usage(stdout);
             return 0;
+        case OPT_SCENARIOS:
+            file = optarg;
+            break;
+        case OPT_PRICING:
+            dir = optarg;
+            break;
+        default: /* '?': tb_cli_getopt said what is wrong */
+            predict_usage(stderr);
+            return 2;
         }
-        if ((!strcmp(argv[i], "--scenarios") || !strcmp(argv[i], "--pricing")) && i + 1 < argc) {
-            if (!strcmp(argv[i], "--scenarios"))
-                file = argv[++i];
-            else
-                dir = argv[++i];
-            continue;
-        }
-        fprintf(stderr, "trnbench predict: unknown or incomplete argument '%s'\n", argv[i]);
+    }
+    if (optind < argc) {
+        fprintf(stderr,
+                "trnbench predict: unexpected argument '%s' (the table is --scenarios FILE)\n",
+                argv[optind]);
         predict_usage(stderr);
         return 2;
     }
@@ -163,34 +204,46 @@ int tb_cmd_validate(int argc, char **argv)
     struct tb_model m;
     struct tb_scenarios s;
     char err[1024];
-    int rc = 2;
+    int rc = 2, state = 0, c;
 
     tb_validate_targets_init(&t);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        double *target = !strcmp(a, "--median-max")     ? &t.median_max
-                         : !strcmp(a, "--p90-max")      ? &t.p90_max
-                         : !strcmp(a, "--coverage-min") ? &t.coverage_min
-                                                        : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    while ((c = tb_cli_getopt("validate", argc, argv, VALIDATE_OPTS, &state)) != -1) {
+        double *target = c == OPT_MEDIAN_MAX     ? &t.median_max
+                         : c == OPT_P90_MAX      ? &t.p90_max
+                         : c == OPT_COVERAGE_MIN ? &t.coverage_min
+                                                 : NULL;
+        switch (c) {
+        case 'h':
             validate_usage(stdout);
             return 0;
-        } else if (!strcmp(a, "--quiet")) {
+        case OPT_QUIET:
             quiet = true;
-        } else if (!strcmp(a, "--pricing") && i + 1 < argc) {
-            dir = argv[++i];
-        } else if (target && i + 1 < argc) {
-            if (tb_parse_double(argv[++i], 0, 1e6, target) != 0) {
-                fprintf(stderr, "trnbench validate: %s: not a percentage: '%s'\n", a, argv[i]);
+            break;
+        case OPT_PRICING:
+            dir = optarg;
+            break;
+        case OPT_MEDIAN_MAX:
+        case OPT_P90_MAX:
+        case OPT_COVERAGE_MIN:
+            if (tb_parse_double(optarg, 0, 1e6, target) != 0) {
+                fprintf(stderr, "trnbench validate: --%s: not a percentage: '%s'\n",
+                        opt_name(VALIDATE_OPTS, c), optarg);
                 return 2;
             }
-        } else if (a[0] != '-' && !file) {
-            file = a;
-        } else {
-            fprintf(stderr, "trnbench validate: unknown or incomplete argument '%s'\n", a);
+            break;
+        default: /* '?': tb_cli_getopt said what is wrong */
             validate_usage(stderr);
             return 2;
         }
+    }
+    /* one operand, wherever it was among the options */
+    if (optind < argc)
+        file = argv[optind];
+    if (optind + 1 < argc) {
+        fprintf(stderr, "trnbench validate: one scenario file, not several: '%s'\n",
+                argv[optind + 1]);
+        validate_usage(stderr);
+        return 2;
     }
     if (!file) {
         fprintf(stderr, "trnbench validate: no scenario file given\n");

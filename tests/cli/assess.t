@@ -2,8 +2,8 @@
 # tests/cli/assess.t: `trnbench assess` end to end on the example files: the three
 # outputs, the current fleet's cost recomputed from its own columns, a candidate's
 # saving and break-even, the thresholds (a spend under $10k, an inference chip not
-# offered for training), the HTML saying what the Markdown says, and bad
-# input (exit 2, file, line and field, nothing written).
+# offered for training), the HTML saying what the Markdown says, "--opt=value", and
+# bad input (exit 2, file, line and field, nothing written).
 
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
 tmp="$TB_BUILDDIR/tests/tmp/cli_assess"
@@ -24,7 +24,7 @@ cell() { # cell FILE WORKLOAD CANDIDATE NAME
         exit 1' "$@"
 }
 
-echo "1..17"
+echo "1..20"
 "$TB_BIN" assess "$ex/assess-chat.csv" --out "$tmp/chat" >/dev/null 2>"$tmp/chat.err"
 check "assess on the chat example exits 0" test $? -eq 0
 check "assessment.csv, .md and .html" \
@@ -74,6 +74,17 @@ check "an inference chip is not offered for training" \
     grep -q '^continued pretraining,inf2.48xlarge,.*an inference chip' "$tmp/mixed/assessment.csv"
 n=$(same_text "$tmp/mixed/assessment.md" "$tmp/mixed/assessment.html")
 check "the mixed example's HTML says what its Markdown says too (${n:-0} pieces)" test "${n:-0}" -gt 300
+
+# options take "--opt=value" as well as "--opt value", before or after the file
+"$TB_BIN" assess --out="$tmp/eq" --min-monthly-usd=10000 "$ex/assess-chat.csv" >/dev/null 2>&1
+check "--out=DIR and --min-monthly-usd=X: the same outputs as the spaced form" \
+    sh -c "cmp -s '$tmp/chat/assessment.csv' '$tmp/eq/assessment.csv' && cmp -s '$tmp/chat/assessment.md' '$tmp/eq/assessment.md'"
+"$TB_BIN" assess "$ex/assess-chat.csv" --price-swing=0.1 --out "$tmp/swing" >/dev/null 2>&1
+check "--price-swing=0.1 is taken (the sensitivity column says +-10%)" \
+    grep -q '| Saving, prices +-10% |' "$tmp/swing/assessment.md"
+"$TB_BIN" assess "$ex/assess-chat.csv" --out >/dev/null 2>"$tmp/noval.err"
+check "an option without its value exits 2 and says so" \
+    sh -c "test $? -eq 2 && grep -q \"trnbench assess: option '--out' needs a value\" '$tmp/noval.err'"
 
 # bad input: an unknown current instance on line 3 of a copy
 sed '3s/,p5.48xlarge,on-demand/,x9.huge,on-demand/' "$ex/assess-mixed.csv" >"$tmp/bad.csv"
