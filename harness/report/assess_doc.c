@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- CSV ---- */
+/* ---- numbers as text ---- */
 
 /* v with prec decimals ("%.*f"), or with 6 significant digits when prec < 0; "" for
  * NAN, "never" for infinity; a "$" in front when dollar. */
@@ -30,6 +30,8 @@ static const char *fmtn_(double v, char *buf, size_t len, int prec, bool dollar)
         snprintf(buf, len, "%s%.*f", dollar ? "$" : "", prec, v);
     return buf;
 }
+
+/* ---- CSV ---- */
 
 int tb_assess_write_csv(const struct tb_assessment *as, FILE *f)
 {
