@@ -13,7 +13,6 @@
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 static void usage(FILE *f)
 {
@@ -63,6 +62,35 @@ static int emit(const char *dir, const char *name, const struct tb_assessment *a
     return rc;
 }
 
+/* Long options only (values past every character); "--opt value" or "--opt=value". */
+enum {
+    OPT_OUT = 256,
+    OPT_PRICES,
+    OPT_MIN_MONTHLY_USD,
+    OPT_CLAIM_LOW,
+    OPT_CLAIM_HIGH,
+    OPT_PRICE_SWING,
+};
+
+static const struct option OPTS[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"out", required_argument, NULL, OPT_OUT},
+    {"prices", required_argument, NULL, OPT_PRICES},
+    {"min-monthly-usd", required_argument, NULL, OPT_MIN_MONTHLY_USD},
+    {"claim-low", required_argument, NULL, OPT_CLAIM_LOW},
+    {"claim-high", required_argument, NULL, OPT_CLAIM_HIGH},
+    {"price-swing", required_argument, NULL, OPT_PRICE_SWING},
+    {NULL, 0, NULL, 0},
+};
+
+static const char *opt_name(int val)
+{
+    for (const struct option *p = OPTS; p->name; p++)
+        if (p->val == val)
+            return p->name;
+    return "?";
+}
+
 int tb_cmd_assess(int argc, char **argv)
 {
     struct tb_assess_opts o;
@@ -71,35 +99,47 @@ int tb_cmd_assess(int argc, char **argv)
     struct tb_assessment as;
     const char *file = NULL, *out = NULL, *pricing = NULL;
     char err[1024];
-    int rc = 2, r;
+    int rc = 2, r, state = 0, c;
 
     tb_assess_opts_init(&o);
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        double *num = !strcmp(a, "--min-monthly-usd") ? &o.min_monthly_usd
-                      : !strcmp(a, "--claim-low")     ? &o.claim_low
-                      : !strcmp(a, "--claim-high")    ? &o.claim_high
-                      : !strcmp(a, "--price-swing")   ? &o.price_swing
-                                                      : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    while ((c = tb_cli_getopt("assess", argc, argv, OPTS, &state)) != -1) {
+        double *num = c == OPT_MIN_MONTHLY_USD ? &o.min_monthly_usd
+                      : c == OPT_CLAIM_LOW     ? &o.claim_low
+                      : c == OPT_CLAIM_HIGH    ? &o.claim_high
+                      : c == OPT_PRICE_SWING   ? &o.price_swing
+                                               : NULL;
+        switch (c) {
+        case 'h':
             usage(stdout);
             return 0;
-        } else if ((num || !strcmp(a, "--out") || !strcmp(a, "--prices")) && i + 1 < argc) {
-            if (!strcmp(a, "--out"))
-                out = argv[++i];
-            else if (!strcmp(a, "--prices"))
-                pricing = argv[++i];
-            else if (tb_parse_double(argv[++i], 0, 1e12, num) != 0) {
-                fprintf(stderr, "trnbench assess: %s: not a number: '%s'\n", a, argv[i]);
+        case OPT_OUT:
+            out = optarg;
+            break;
+        case OPT_PRICES:
+            pricing = optarg;
+            break;
+        case OPT_MIN_MONTHLY_USD:
+        case OPT_CLAIM_LOW:
+        case OPT_CLAIM_HIGH:
+        case OPT_PRICE_SWING:
+            if (tb_parse_double(optarg, 0, 1e12, num) != 0) {
+                fprintf(stderr, "trnbench assess: --%s: not a number: '%s'\n", opt_name(c), optarg);
                 return 2;
             }
-        } else if (a[0] != '-' && !file) {
-            file = a;
-        } else {
-            fprintf(stderr, "trnbench assess: unknown or incomplete argument '%s'\n", a);
+            break;
+        default: /* '?': tb_cli_getopt said what is wrong */
             usage(stderr);
             return 2;
         }
+    }
+    /* one operand, wherever it was among the options */
+    if (optind < argc)
+        file = argv[optind];
+    if (optind + 1 < argc) {
+        fprintf(stderr, "trnbench assess: one assessment file, not several: '%s'\n",
+                argv[optind + 1]);
+        usage(stderr);
+        return 2;
     }
     if (!file || !out) {
         fprintf(stderr, "trnbench assess: %s\n",
@@ -121,9 +161,9 @@ int tb_cmd_assess(int argc, char **argv)
         return 2;
     }
     r = tb_assess_run(&as, file, &m, &o, err, sizeof err);
-    if (r != 0) {
+    if (r != TB_OK) {
         fprintf(stderr, "trnbench assess: %s\n", err);
-        rc = r == -2 ? 2 : 1;
+        rc = r == TB_EINPUT ? 2 : 1;
         goto out;
     }
     if (tb_mkdir_p(out, err, sizeof err) != 0 ||

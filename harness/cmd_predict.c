@@ -2,19 +2,20 @@
  * harness/cmd_predict.c: `trnbench predict --scenarios FILE` and `trnbench validate
  * FILE`, the command line over the performance model (tb_model.h) and scenario tables
  * (tb_scenario.h). Both read the same table; predict writes it back with the
- * predictions, validate compares them with the rows' measured values.
+ * predictions, validate prints each row's error against its measured value and the
+ * error per chip family that tb_validate.h computes. Argument handling and printing
+ * only: the statistics live in tb_validate.c.
  */
 #include "cli.h"
 #include "tb_model.h"
 #include "tb_pricing.h"
 #include "tb_scenario.h"
-#include "tb_stats.h"
 #include "tb_util.h"
+#include "tb_validate.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 static void predict_usage(FILE *f)
 {
@@ -51,6 +52,41 @@ static void validate_usage(FILE *f)
           f);
 }
 
+/* Long options only (values past every character); "--opt value" or "--opt=value". */
+enum {
+    OPT_SCENARIOS = 256,
+    OPT_PRICING,
+    OPT_MEDIAN_MAX,
+    OPT_P90_MAX,
+    OPT_COVERAGE_MIN,
+    OPT_QUIET,
+};
+
+static const struct option PREDICT_OPTS[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"scenarios", required_argument, NULL, OPT_SCENARIOS},
+    {"pricing", required_argument, NULL, OPT_PRICING},
+    {NULL, 0, NULL, 0},
+};
+
+static const struct option VALIDATE_OPTS[] = {
+    {"help", no_argument, NULL, 'h'},
+    {"pricing", required_argument, NULL, OPT_PRICING},
+    {"median-max", required_argument, NULL, OPT_MEDIAN_MAX},
+    {"p90-max", required_argument, NULL, OPT_P90_MAX},
+    {"coverage-min", required_argument, NULL, OPT_COVERAGE_MIN},
+    {"quiet", no_argument, NULL, OPT_QUIET},
+    {NULL, 0, NULL, 0},
+};
+
+static const char *opt_name(const struct option *opts, int val)
+{
+    for (const struct option *p = opts; p->name; p++)
+        if (p->val == val)
+            return p->name;
+    return "?";
+}
+
 /* Load the catalogue and the model from dir (NULL: the data folder). */
 static int load_all(struct tb_pricing *pr, struct tb_model *m, const char *dir, const char *cmd)
 {
@@ -74,21 +110,28 @@ int tb_cmd_predict(int argc, char **argv)
     struct tb_model m;
     struct tb_scenarios s;
     char err[1024];
-    int rc = 2;
+    int rc = 2, state = 0, c;
 
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+    while ((c = tb_cli_getopt("predict", argc, argv, PREDICT_OPTS, &state)) != -1) {
+        switch (c) {
+        case 'h':
             predict_usage(stdout);
             return 0;
+        case OPT_SCENARIOS:
+            file = optarg;
+            break;
+        case OPT_PRICING:
+            dir = optarg;
+            break;
+        default: /* '?': tb_cli_getopt said what is wrong */
+            predict_usage(stderr);
+            return 2;
         }
-        if ((!strcmp(argv[i], "--scenarios") || !strcmp(argv[i], "--pricing")) && i + 1 < argc) {
-            if (!strcmp(argv[i], "--scenarios"))
-                file = argv[++i];
-            else
-                dir = argv[++i];
-            continue;
-        }
-        fprintf(stderr, "trnbench predict: unknown or incomplete argument '%s'\n", argv[i]);
+    }
+    if (optind < argc) {
+        fprintf(stderr,
+                "trnbench predict: unexpected argument '%s' (the table is --scenarios FILE)\n",
+                argv[optind]);
         predict_usage(stderr);
         return 2;
     }
@@ -118,70 +161,89 @@ out:
 
 /* ---- validate ---- */
 
-struct group {
-    char name[64];
-    double *ape;              /* owned: absolute percentage errors */
-    size_t n, rows, complete; /* predicted, with a value, of those with a complete shape */
-};
-
-static struct group *group_of(struct group *g, size_t *ng, const char *name)
+static void print_group(const struct tb_validate_group *g, const char *name)
 {
-    for (size_t i = 0; i < *ng; i++)
-        if (!strcmp(g[i].name, name))
-            return &g[i];
-    snprintf(g[*ng].name, sizeof g[*ng].name, "%s", name);
-    return &g[(*ng)++];
+    if (!isnan(g->median))
+        printf("%-20s %5zu %9zu %9zu %9.1f %9.1f\n", name, g->rows, g->complete, g->n, g->median,
+               g->p90);
+    else
+        printf("%-20s %5zu %9zu %9zu %9s %9s\n", name, g->rows, g->complete, g->n, "-", "-");
 }
 
-static void print_group(const struct group *g)
+/* Each row with a measured value: its prediction and signed error, or why there is none. */
+static void print_rows(const struct tb_scenarios *s)
 {
-    double p[2] = {50, 90}, out[2];
-    char err[128];
-    if (g->n && tb_stats_percentiles(g->ape, g->n, p, 2, out, err, sizeof err) == 0)
-        printf("%-20s %5zu %9zu %9zu %9.1f %9.1f\n", g->name, g->rows, g->complete, g->n, out[0],
-               out[1]);
-    else
-        printf("%-20s %5zu %9zu %9zu %9s %9s\n", g->name, g->rows, g->complete, g->n, "-", "-");
+    printf("%-6s %-16s %-15s %-8s %-5s %-28s %12s %12s %8s  %s\n", "id", "target", "model", "phase",
+           "prec", "metric", "value", "predicted", "error%", "why / bound");
+    for (size_t r = 0; r < s->nrows; r++) {
+        const struct tb_scenario_result *x = &s->res[r];
+        const char *id = tb_csv_field(&s->csv, r, "id");
+        if (!x->has_value)
+            continue;
+        if (!isnan(x->predicted))
+            printf("%-6s %-16s %-15s %-8s %-5s %-28s %12.5g %12.5g %+8.1f  %s\n", id,
+                   tb_csv_field(&s->csv, r, "target"), tb_csv_field(&s->csv, r, "model"),
+                   tb_csv_field(&s->csv, r, "phase"), tb_csv_field(&s->csv, r, "precision"),
+                   tb_csv_field(&s->csv, r, "metric"), x->value, x->predicted,
+                   (x->predicted - x->value) / x->value * 100.0, x->p.bound);
+        else
+            printf("%-6s %-16s %-15s %-8s %-5s %-28s %12.5g %12s %8s  %s\n", id,
+                   tb_csv_field(&s->csv, r, "target"), tb_csv_field(&s->csv, r, "model"),
+                   tb_csv_field(&s->csv, r, "phase"), tb_csv_field(&s->csv, r, "precision"),
+                   tb_csv_field(&s->csv, r, "metric"), x->value, "-", "-", x->why);
+    }
 }
 
 int tb_cmd_validate(int argc, char **argv)
 {
     const char *file = NULL, *dir = NULL;
-    double med_max = 15, p90_max = 40, cov_min = 80;
-    bool quiet = false;
+    struct tb_validate_targets t;
+    struct tb_validation v;
+    bool quiet = false, ok;
     struct tb_pricing pr;
     struct tb_model m;
     struct tb_scenarios s;
-    struct group *groups = NULL, all = {"overall", NULL, 0, 0, 0};
-    size_t ngroups = 0;
     char err[1024];
-    int rc = 2;
+    int rc = 2, state = 0, c;
 
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        double *target = !strcmp(a, "--median-max")     ? &med_max
-                         : !strcmp(a, "--p90-max")      ? &p90_max
-                         : !strcmp(a, "--coverage-min") ? &cov_min
-                                                        : NULL;
-        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+    tb_validate_targets_init(&t);
+    while ((c = tb_cli_getopt("validate", argc, argv, VALIDATE_OPTS, &state)) != -1) {
+        double *target = c == OPT_MEDIAN_MAX     ? &t.median_max
+                         : c == OPT_P90_MAX      ? &t.p90_max
+                         : c == OPT_COVERAGE_MIN ? &t.coverage_min
+                                                 : NULL;
+        switch (c) {
+        case 'h':
             validate_usage(stdout);
             return 0;
-        } else if (!strcmp(a, "--quiet")) {
+        case OPT_QUIET:
             quiet = true;
-        } else if (!strcmp(a, "--pricing") && i + 1 < argc) {
-            dir = argv[++i];
-        } else if (target && i + 1 < argc) {
-            if (tb_parse_double(argv[++i], 0, 1e6, target) != 0) {
-                fprintf(stderr, "trnbench validate: %s: not a percentage: '%s'\n", a, argv[i]);
+            break;
+        case OPT_PRICING:
+            dir = optarg;
+            break;
+        case OPT_MEDIAN_MAX:
+        case OPT_P90_MAX:
+        case OPT_COVERAGE_MIN:
+            if (tb_parse_double(optarg, 0, 1e6, target) != 0) {
+                fprintf(stderr, "trnbench validate: --%s: not a percentage: '%s'\n",
+                        opt_name(VALIDATE_OPTS, c), optarg);
                 return 2;
             }
-        } else if (a[0] != '-' && !file) {
-            file = a;
-        } else {
-            fprintf(stderr, "trnbench validate: unknown or incomplete argument '%s'\n", a);
+            break;
+        default: /* '?': tb_cli_getopt said what is wrong */
             validate_usage(stderr);
             return 2;
         }
+    }
+    /* one operand, wherever it was among the options */
+    if (optind < argc)
+        file = argv[optind];
+    if (optind + 1 < argc) {
+        fprintf(stderr, "trnbench validate: one scenario file, not several: '%s'\n",
+                argv[optind + 1]);
+        validate_usage(stderr);
+        return 2;
     }
     if (!file) {
         fprintf(stderr, "trnbench validate: no scenario file given\n");
@@ -194,74 +256,27 @@ int tb_cmd_validate(int argc, char **argv)
         fprintf(stderr, "trnbench validate: %s\n", err);
         goto out;
     }
-    groups = calloc(s.nrows + 1, sizeof *groups);
-    all.ape = tb_alloc_array(s.nrows + 1, sizeof *all.ape);
-    if (!groups || !all.ape) {
-        fprintf(stderr, "trnbench validate: out of memory\n");
+    if (tb_validate_compute(&v, &s, err, sizeof err) != TB_OK) {
+        fprintf(stderr, "trnbench validate: %s\n", err);
         rc = 1;
         goto done;
     }
     if (!quiet)
-        printf("%-6s %-16s %-15s %-8s %-5s %-28s %12s %12s %8s  %s\n", "id", "target", "model",
-               "phase", "prec", "metric", "value", "predicted", "error%", "why / bound");
-    for (size_t r = 0; r < s.nrows; r++) {
-        const struct tb_scenario_result *x = &s.res[r];
-        const char *id = tb_csv_field(&s.csv, r, "id");
-        struct group *g;
-        if (!x->has_value)
-            continue;
-        g = group_of(groups, &ngroups, x->family[0] ? x->family : "(unknown target)");
-        if (!g->ape)
-            g->ape = tb_alloc_array(s.nrows + 1, sizeof *g->ape);
-        if (!g->ape) {
-            fprintf(stderr, "trnbench validate: out of memory\n");
-            rc = 1;
-            goto done;
-        }
-        g->rows++;
-        all.rows++;
-        g->complete += !x->incomplete;
-        all.complete += !x->incomplete;
-        if (!isnan(x->predicted)) {
-            double ape = fabs(x->predicted - x->value) / x->value * 100.0;
-            g->ape[g->n++] = ape;
-            all.ape[all.n++] = ape;
-            if (!quiet)
-                printf("%-6s %-16s %-15s %-8s %-5s %-28s %12.5g %12.5g %+8.1f  %s\n", id,
-                       tb_csv_field(&s.csv, r, "target"), tb_csv_field(&s.csv, r, "model"),
-                       tb_csv_field(&s.csv, r, "phase"), tb_csv_field(&s.csv, r, "precision"),
-                       tb_csv_field(&s.csv, r, "metric"), x->value, x->predicted,
-                       (x->predicted - x->value) / x->value * 100.0, x->p.bound);
-        } else if (!quiet) {
-            printf("%-6s %-16s %-15s %-8s %-5s %-28s %12.5g %12s %8s  %s\n", id,
-                   tb_csv_field(&s.csv, r, "target"), tb_csv_field(&s.csv, r, "model"),
-                   tb_csv_field(&s.csv, r, "phase"), tb_csv_field(&s.csv, r, "precision"),
-                   tb_csv_field(&s.csv, r, "metric"), x->value, "-", "-", x->why);
-        }
-    }
+        print_rows(&s);
     printf("\n%s on %s: absolute percentage error of the predicted rows\n", TB_MODEL_VERSION, file);
     printf("%-20s %5s %9s %9s %9s %9s\n", "family", "rows", "complete", "predicted", "median%",
            "p90%");
-    for (size_t i = 0; i < ngroups; i++)
-        print_group(&groups[i]);
-    print_group(&all);
-    {
-        double p[2] = {50, 90}, q[2] = {NAN, NAN};
-        double cov = all.complete ? 100.0 * (double)all.n / (double)all.complete : 0;
-        bool ok;
-        if (all.n)
-            tb_stats_percentiles(all.ape, all.n, p, 2, q, err, sizeof err);
-        ok = all.n > 0 && q[0] <= med_max && q[1] <= p90_max && cov >= cov_min;
-        printf("targets: median <= %g%% (%.1f), p90 <= %g%% (%.1f), predicted >= %g%% of the "
-               "rows with a complete shape (%.0f%%): %s\n",
-               med_max, q[0], p90_max, q[1], cov_min, cov, ok ? "met" : "NOT met");
-        rc = ok ? 0 : 1;
-    }
+    for (size_t i = 0; i < v.ngroups; i++)
+        print_group(&v.groups[i], v.groups[i].family[0] ? v.groups[i].family : "(unknown target)");
+    print_group(&v.all, "overall");
+    ok = tb_validate_met(&v, &t);
+    printf("targets: median <= %g%% (%.1f), p90 <= %g%% (%.1f), predicted >= %g%% of the "
+           "rows with a complete shape (%.0f%%): %s\n",
+           t.median_max, v.all.median, t.p90_max, v.all.p90, t.coverage_min, v.coverage,
+           ok ? "met" : "NOT met");
+    rc = ok ? 0 : 1;
+    tb_validate_release(&v);
 done:
-    for (size_t i = 0; groups && i < ngroups; i++)
-        free(groups[i].ape);
-    free(groups);
-    free(all.ape);
     tb_scenarios_release(&s);
 out:
     tb_model_release(&m);

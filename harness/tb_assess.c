@@ -1,11 +1,13 @@
-/* harness/tb_assess.c: see tb_assess.h. */
+/* harness/tb_assess.c: the migration assessment computed (tb_assess.h): the workload
+ * file checked, each candidate sized, priced and compared; harness/report/assess_doc.c
+ * writes the results. */
 #include "tb_assess.h"
 
 #include "tb_arch.h"
 #include "tb_darch.h"
 #include "tb_scenario.h"
-#include "tb_stats.h"
 #include "tb_util.h"
+#include "tb_validate.h"
 
 #include <limits.h>
 #include <math.h>
@@ -43,7 +45,7 @@ static int bad(const struct tb_csv_table *t, size_t r, const char *field, const 
                char *err, size_t errlen)
 {
     tb_err(err, errlen, "%s: line %ld: field '%s': %s", t->path, t->lines[r], field, what);
-    return -2;
+    return TB_EINPUT;
 }
 
 /* An optional positive number; "" gives def. */
@@ -54,13 +56,13 @@ static int num(const struct tb_csv_table *t, size_t r, const char *field, double
     char what[160];
     if (!*v) {
         *out = def;
-        return 0;
+        return TB_OK;
     }
     if (tb_parse_double(v, 0, 1e18, out) != 0) {
         snprintf(what, sizeof what, "not a non-negative number: '%.100s'", v);
         return bad(t, r, field, what, err, errlen);
     }
-    return 0;
+    return TB_OK;
 }
 
 static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb_model *m,
@@ -102,16 +104,16 @@ static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb
         return bad(t, r, "region", "unknown region (no price row in prices.csv names it)", err,
                    errlen);
     if (num(t, r, "seq_in", 0, &v, err, errlen))
-        return -2;
+        return TB_EINPUT;
     w->seq_in = (long)v;
     if (num(t, r, "seq_out", 0, &v, err, errlen))
-        return -2;
+        return TB_EINPUT;
     w->seq_out = (long)v;
     if (num(t, r, "steps", 0, &v, err, errlen))
-        return -2;
+        return TB_EINPUT;
     w->steps = (long)v;
     if (num(t, r, "resolution", 0, &v, err, errlen))
-        return -2;
+        return TB_EINPUT;
     w->resolution = (long)v;
     if (num(t, r, "ttft_ms", 0, &w->ttft_ms, err, errlen) ||
         num(t, r, "tpot_ms", 0, &w->tpot_ms, err, errlen) ||
@@ -121,7 +123,7 @@ static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb
         num(t, r, "engineer_weeks", 0, &weeks, err, errlen) ||
         num(t, r, "usd_per_engineer_week", 0, &per_week, err, errlen) ||
         num(t, r, "current_usd_per_month", NAN, &w->current_usd_month, err, errlen))
-        return -2;
+        return TB_EINPUT;
     w->migration_usd = weeks * per_week;
     switch (w->phase) {
     case W_SERVE:
@@ -152,58 +154,31 @@ static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb
         w->need = ipm / (o->hours_per_month * 3600.0);
         break;
     }
-    return 0;
+    return TB_OK;
 }
 
 /* ---- the model's error per chip family, from the validation file ---- */
 
-struct fam_err {
-    char family[64];
-    double median; /* fraction */
-};
-
-static size_t family_errors(const struct tb_model *m, const char *path, struct fam_err *out,
-                            size_t max)
+/* The validation errors of path (NULL: the data folder's published.csv) into *v. A
+ * missing or unreadable file leaves v empty: every family then gets the default error.
+ * Fails (TB_EFAIL) only for memory. */
+static int family_errors(const struct tb_model *m, const char *path, struct tb_validation *v,
+                         char *err, size_t errlen)
 {
     struct tb_scenarios s;
-    char err[512], def[PATH_MAX];
-    size_t n = 0;
+    char e[512], def[PATH_MAX];
+    int rc;
 
+    memset(v, 0, sizeof *v);
     if (!path) {
         snprintf(def, sizeof def, "%s/reports/validation/published.csv", tb_datadir());
         path = def;
     }
-    if (!tb_file_exists(path) || tb_scenarios_predict(&s, path, m, err, sizeof err) != 0)
-        return 0;
-    for (size_t r = 0; r < s.nrows && n < max; r++) {
-        const struct tb_scenario_result *x = &s.res[r];
-        bool seen = false;
-        double *ape;
-        size_t k = 0;
-        if (!x->family[0] || isnan(x->predicted) || !x->has_value)
-            continue;
-        for (size_t i = 0; i < n; i++)
-            seen |= !strcmp(out[i].family, x->family);
-        if (seen)
-            continue;
-        ape = tb_alloc_array(s.nrows, sizeof *ape);
-        if (!ape)
-            break;
-        for (size_t q = 0; q < s.nrows; q++)
-            if (!strcmp(s.res[q].family, x->family) && !isnan(s.res[q].predicted) &&
-                s.res[q].has_value)
-                ape[k++] = fabs(s.res[q].predicted - s.res[q].value) / s.res[q].value;
-        {
-            double p50 = 50, med;
-            if (tb_stats_percentiles(ape, k, &p50, 1, &med, err, sizeof err) == 0) {
-                snprintf(out[n].family, sizeof out[n].family, "%s", x->family);
-                out[n++].median = med;
-            }
-        }
-        free(ape);
-    }
+    if (!tb_file_exists(path) || tb_scenarios_predict(&s, path, m, e, sizeof e) != 0)
+        return TB_OK;
+    rc = tb_validate_compute(v, &s, err, errlen);
     tb_scenarios_release(&s);
-    return n;
+    return rc;
 }
 
 /* ---- sizing one workload on one instance type ---- */
@@ -274,7 +249,7 @@ static void monthly(const struct workload *w, double cap, double usd_h, double h
     *usd = (double)*fleet * usd_h * hours;
 }
 
-static bool risk_applies(const char *risk_family, const char *family)
+bool tb_assess_risk_applies(const char *risk_family, const char *family)
 {
     return !strcmp(risk_family, family) || !strcmp(risk_family, "all") ||
            (!strncmp(family, "neuron", 6) && !strcmp(risk_family, "neuron"));
@@ -286,7 +261,7 @@ static void risks_of(const struct tb_csv_table *rk, const char *family, char *bu
     size_t used = 0;
     buf[0] = '\0';
     for (size_t r = 0; rk && r < rk->nrows && used < len; r++) {
-        if (!risk_applies(tb_csv_field(rk, r, "family"), family))
+        if (!tb_assess_risk_applies(tb_csv_field(rk, r, "family"), family))
             continue;
         used += (size_t)snprintf(buf + used, len - used, "%s%s: %s", used ? "; " : "",
                                  tb_csv_field(rk, r, "topic"), tb_csv_field(rk, r, "risk"));
@@ -298,22 +273,23 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
 {
     static const char *const need[] = {"name", "model", "phase", "current_instance", NULL};
     struct workload *w = NULL;
-    struct fam_err fe[16];
-    size_t nfe, cap_rows, ninst;
+    struct tb_validation v;
+    size_t cap_rows, ninst;
     const struct tb_instance *insts;
     char rpath[PATH_MAX];
-    int rc = -1;
+    int rc = TB_EFAIL;
 
     memset(as, 0, sizeof *as);
+    memset(&v, 0, sizeof v);
     if (tb_csv_load(&as->csv, path, err, errlen) != 0)
-        return -2;
+        return TB_EINPUT;
     if (tb_csv_require(&as->csv, need, err, errlen) != 0) {
-        rc = -2;
+        rc = TB_EINPUT;
         goto out;
     }
     if (as->csv.nrows == 0) {
         tb_err(err, errlen, "%s: no workloads", path);
-        rc = -2;
+        rc = TB_EINPUT;
         goto out;
     }
     w = calloc(as->csv.nrows, sizeof *w);
@@ -340,7 +316,8 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
             goto out;
         as->have_risks = true;
     }
-    nfe = family_errors(m, o->validation, fe, sizeof fe / sizeof fe[0]);
+    if (family_errors(m, o->validation, &v, err, errlen) != TB_OK)
+        goto out;
 
     for (size_t wi = 0; wi < as->csv.nrows; wi++) {
         const struct workload *wk = &w[wi];
@@ -367,10 +344,11 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
             row->saving_lo_price = row->saving_hi_price = NAN;
             row->saving_lo_model = row->saving_hi_model = NAN;
             row->break_even_months = NAN;
-            row->model_err = 0.25;
-            for (size_t f = 0; f < nfe; f++)
-                if (!strcmp(fe[f].family, chip->name))
-                    row->model_err = fe[f].median;
+            {
+                const struct tb_validate_group *g = tb_validate_family(&v, chip->name);
+                /* no validated rows for the family: assume 25% */
+                row->model_err = g && !isnan(g->median) ? g->median / 100.0 : 0.25;
+            }
             row->family = e->family;
             risks_of(as->have_risks ? &as->risks : NULL, e->family, row->risks, sizeof row->risks);
             if (wk->phase == W_TRAIN && strstr(chip->name, "Inferentia")) {
@@ -461,10 +439,11 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
                          100 * row->saving_frac);
         }
     }
-    rc = 0;
+    rc = TB_OK;
 out:
+    tb_validate_release(&v);
     free(w);
-    if (rc != 0)
+    if (rc != TB_OK)
         tb_assess_release(as);
     return rc;
 }
@@ -478,342 +457,4 @@ void tb_assess_release(struct tb_assessment *as)
         tb_csv_release(&as->risks);
     tb_csv_release(&as->csv);
     memset(as, 0, sizeof *as);
-}
-
-/* ---- output ---- */
-
-/* v with prec decimals ("%.*f"), or with 6 significant digits when prec < 0; "" for
- * NAN, "never" for infinity; a "$" in front when dollar. */
-static const char *fmtn_(double v, char *buf, size_t len, int prec, bool dollar)
-{
-    if (isnan(v))
-        buf[0] = '\0';
-    else if (isinf(v))
-        snprintf(buf, len, "never");
-    else if (prec < 0)
-        snprintf(buf, len, "%s%.6g", dollar ? "$" : "", v);
-    else
-        snprintf(buf, len, "%s%.*f", dollar ? "$" : "", prec, v);
-    return buf;
-}
-
-int tb_assess_write_csv(const struct tb_assessment *as, FILE *f)
-{
-    static const char *const cols[] = {"workload",
-                                       "candidate",
-                                       "current",
-                                       "fleet_instances",
-                                       "capacity_per_instance",
-                                       "need",
-                                       "unit",
-                                       "usd_per_hour",
-                                       "monthly_usd",
-                                       "current_monthly_usd",
-                                       "saving_usd",
-                                       "saving_pct",
-                                       "break_even_months",
-                                       "saving_usd_price_low",
-                                       "saving_usd_price_high",
-                                       "model_error_pct",
-                                       "saving_usd_model_low",
-                                       "saving_usd_model_high",
-                                       "verdict",
-                                       "price",
-                                       "layout",
-                                       "why",
-                                       "risks",
-                                       NULL};
-    int rc = 0;
-    for (int i = 0; cols[i]; i++)
-        rc |= tb_csv_put(f, cols[i], cols[i + 1] ? ',' : '\n');
-    for (size_t i = 0; i < as->nrows; i++) {
-        const struct tb_assess_row *r = &as->rows[i];
-        char b[16][48];
-        const char *v[23];
-        int k = 0;
-        v[k++] = tb_csv_field(&as->csv, r->workload, "name");
-        v[k++] = r->candidate;
-        v[k++] = r->current ? "yes" : "no";
-        v[k++] = r->ok ? fmtn_((double)r->fleet, b[0], 48, 0, false) : "";
-        v[k++] = r->ok ? fmtn_(r->capacity, b[1], 48, -1, false) : "";
-        v[k++] = fmtn_(r->need, b[2], 48, -1, false);
-        v[k++] = r->unit;
-        v[k++] = r->ok ? fmtn_(r->usd_per_hour, b[3], 48, -1, false) : "";
-        v[k++] = fmtn_(r->monthly_usd, b[4], 48, 2, false);
-        v[k++] = fmtn_(as->current_monthly[r->workload], b[5], 48, 2, false);
-        v[k++] = fmtn_(r->saving_usd, b[6], 48, 2, false);
-        v[k++] = fmtn_(100 * r->saving_frac, b[7], 48, 1, false);
-        v[k++] = fmtn_(r->break_even_months, b[8], 48, 2, false);
-        v[k++] = fmtn_(r->saving_lo_price, b[9], 48, 2, false);
-        v[k++] = fmtn_(r->saving_hi_price, b[10], 48, 2, false);
-        v[k++] = fmtn_(100 * r->model_err, b[11], 48, 1, false);
-        v[k++] = fmtn_(r->saving_lo_model, b[12], 48, 2, false);
-        v[k++] = fmtn_(r->saving_hi_model, b[13], 48, 2, false);
-        v[k++] = r->verdict;
-        v[k++] = r->price;
-        v[k++] = r->layout;
-        v[k++] = r->why;
-        v[k++] = r->risks;
-        for (int j = 0; j < k; j++)
-            rc |= tb_csv_put(f, v[j], j + 1 < k ? ',' : '\n');
-    }
-    return rc || ferror(f) ? -1 : 0;
-}
-
-/* Rows of one workload, priced ones by monthly cost. */
-static size_t sorted_rows(const struct tb_assessment *as, size_t wi,
-                          const struct tb_assess_row **out)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < as->nrows; i++)
-        if (as->rows[i].workload == wi)
-            out[n++] = &as->rows[i];
-    for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0; j--) {
-            const struct tb_assess_row *a = out[j - 1], *b = out[j];
-            double x = a->ok ? a->monthly_usd : INFINITY, y = b->ok ? b->monthly_usd : INFINITY;
-            if (x <= y)
-                break;
-            out[j - 1] = b;
-            out[j] = a;
-        }
-    return n;
-}
-
-/* Whether rows[i] is a candidate (not the current fleet) whose chip family no earlier
- * row has: the place to list that family's risks once. */
-static bool first_of_family(const struct tb_assess_row *const *rows, size_t i)
-{
-    if (!rows[i]->family || rows[i]->current)
-        return false;
-    for (size_t j = 0; j < i; j++)
-        if (rows[j]->family && !strcmp(rows[j]->family, rows[i]->family))
-            return false;
-    return true;
-}
-
-static void md_escape(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        if (*s == '|')
-            fputs("\\|", f);
-        else if (*s == '\n')
-            fputc(' ', f);
-        else
-            fputc(*s, f);
-    }
-}
-
-int tb_assess_write_md(const struct tb_assessment *as, const struct tb_assess_opts *o, FILE *f)
-{
-    return tb_assess_write_md_at(as, o, 1, f);
-}
-
-int tb_assess_write_md_at(const struct tb_assessment *as, const struct tb_assess_opts *o, int level,
-                          FILE *f)
-{
-    const struct tb_assess_row **rows = tb_alloc_array(as->nrows + 1, sizeof *rows);
-    if (!rows)
-        return -1;
-    fprintf(f, "%.*s Migration assessment\n\n", level, "######");
-    fprintf(f,
-            "For each workload of `%s`, every catalogued instance type with a price is sized "
-            "to carry the load within the latency targets (performance model, modeled), "
-            "priced from pricing/prices.csv, and compared with the current fleet. Thresholds: "
-            "a spend under $%.0f/month rarely repays a migration; %.0f-%.0f%% savings are the "
-            "usual claims to test. Sensitivity: prices +-%.0f%%, and the capacity within the "
-            "model's median validation error for the chip family.\n\n",
-            as->csv.path, o->min_monthly_usd, 100 * o->claim_low, 100 * o->claim_high,
-            100 * o->price_swing);
-    for (size_t wi = 0; wi < as->csv.nrows; wi++) {
-        size_t n = sorted_rows(as, wi, rows);
-        char b[9][48];
-        fprintf(f, "%.*s %s\n\n", level + 1, "######", tb_csv_field(&as->csv, wi, "name"));
-        fprintf(f, "%s %s on %s (%s, %s); load %s %s. Current monthly cost: %s (%s).\n\n",
-                tb_csv_field(&as->csv, wi, "model"), tb_csv_field(&as->csv, wi, "phase"),
-                tb_csv_field(&as->csv, wi, "current_instance"),
-                *tb_csv_field(&as->csv, wi, "region") ? tb_csv_field(&as->csv, wi, "region")
-                                                      : "us-east-1",
-                *tb_csv_field(&as->csv, wi, "current_purchase")
-                    ? tb_csv_field(&as->csv, wi, "current_purchase")
-                    : "on-demand",
-                fmtn_(n ? rows[0]->need : NAN, b[0], 48, -1, false), n ? rows[0]->unit : "",
-                fmtn_(as->current_monthly[wi], b[1], 48, 0, true), as->current_why[wi]);
-        fprintf(f,
-                "| Candidate | Fleet | Monthly USD | Saving | Break-even (months) | Saving, "
-                "prices +-%.0f%% | Saving, model error | Verdict |\n",
-                100 * o->price_swing);
-        fprintf(f, "|---|---:|---:|---:|---:|---:|---:|---|\n");
-        for (size_t i = 0; i < n; i++) {
-            const struct tb_assess_row *r = rows[i];
-            if (!r->ok) {
-                fprintf(f, "| %s | | | | | | | ", r->candidate);
-                md_escape(f, r->why);
-                fprintf(f, " |\n");
-                continue;
-            }
-            fprintf(f, "| %s%s | %ld | %s | %s (%s%%) | %s | %s to %s | %s to %s (+-%s%%) | ",
-                    r->candidate, r->current ? " (current)" : "", r->fleet,
-                    fmtn_(r->monthly_usd, b[0], 48, 0, false),
-                    fmtn_(r->saving_usd, b[1], 48, 0, false),
-                    fmtn_(100 * r->saving_frac, b[2], 48, 0, false),
-                    fmtn_(r->break_even_months, b[3], 48, 1, false),
-                    fmtn_(r->saving_lo_price, b[4], 48, 0, false),
-                    fmtn_(r->saving_hi_price, b[5], 48, 0, false),
-                    fmtn_(r->saving_lo_model, b[6], 48, 0, false),
-                    fmtn_(r->saving_hi_model, b[7], 48, 0, false),
-                    fmtn_(100 * r->model_err, b[8], 48, 0, false));
-            md_escape(f, r->verdict);
-            fprintf(f, " |\n");
-        }
-        fprintf(f, "\nRisks to check before moving (pricing/risks.csv), by chip family:\n\n");
-        for (size_t i = 0; i < n; i++) {
-            if (!first_of_family(rows, i))
-                continue;
-            fprintf(f, "- **%s** (", rows[i]->family);
-            for (size_t j = i, k = 0; j < n; j++)
-                if (rows[j]->family && !strcmp(rows[j]->family, rows[i]->family))
-                    fprintf(f, "%s%s", k++ ? ", " : "", rows[j]->candidate);
-            fprintf(f, ")\n");
-            for (size_t r = 0; as->have_risks && r < as->risks.nrows; r++)
-                if (risk_applies(tb_csv_field(&as->risks, r, "family"), rows[i]->family)) {
-                    fprintf(f, "  - %s: ", tb_csv_field(&as->risks, r, "topic"));
-                    md_escape(f, tb_csv_field(&as->risks, r, "risk"));
-                    fprintf(f, " (source: ");
-                    md_escape(f, tb_csv_field(&as->risks, r, "source"));
-                    fprintf(f, ")\n");
-                }
-        }
-        fprintf(f, "\n");
-    }
-    free(rows);
-    return ferror(f) ? -1 : 0;
-}
-
-static void html_escape(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&':
-            fputs("&amp;", f);
-            break;
-        case '<':
-            fputs("&lt;", f);
-            break;
-        case '>':
-            fputs("&gt;", f);
-            break;
-        case '"':
-            fputs("&quot;", f);
-            break;
-        default:
-            fputc(*s, f);
-        }
-    }
-}
-
-int tb_assess_write_html(const struct tb_assessment *as, const struct tb_assess_opts *o, FILE *f)
-{
-    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-          "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-          "<title>trnbench migration assessment</title><style>"
-          "body{font-family:system-ui,sans-serif;max-width:72rem;margin:1rem auto;padding:0 1rem;"
-          "color:#1a1a1a}table{border-collapse:collapse;width:100%;font-size:.9rem;margin:.5rem 0}"
-          "th,td{border:1px solid #ccc;padding:.3rem .4rem;vertical-align:top}"
-          "th{background:#f3f3f3}td.n{text-align:right;font-variant-numeric:tabular-nums}"
-          "tr.cur{background:#eef4ff}p.note{color:#555}"
-          "@media(max-width:40rem){table{display:block;overflow-x:auto}}"
-          "</style></head><body>\n",
-          f);
-    if (tb_assess_write_html_at(as, o, 1, f) != 0)
-        return -1;
-    fputs("</body></html>\n", f);
-    return ferror(f) ? -1 : 0;
-}
-
-int tb_assess_write_html_at(const struct tb_assessment *as, const struct tb_assess_opts *o,
-                            int level, FILE *f)
-{
-    const struct tb_assess_row **rows = tb_alloc_array(as->nrows + 1, sizeof *rows);
-    if (!rows)
-        return -1;
-    fprintf(f, "<h%d>Migration assessment</h%d>\n", level, level);
-    fprintf(f,
-            "<p>Every catalogued instance type with a price is sized to carry each workload "
-            "within its latency targets (modeled), priced and compared with the current fleet. "
-            "A spend under $%.0f/month rarely repays a migration; %.0f-%.0f%% savings are the "
-            "usual claims to test. Sensitivity: prices &plusmn;%.0f%%, capacity within the "
-            "model's median validation error for the chip family.</p>\n",
-            o->min_monthly_usd, 100 * o->claim_low, 100 * o->claim_high, 100 * o->price_swing);
-    for (size_t wi = 0; wi < as->csv.nrows; wi++) {
-        size_t n = sorted_rows(as, wi, rows);
-        char b[8][48];
-        fprintf(f, "<h%d>", level + 1);
-        html_escape(f, tb_csv_field(&as->csv, wi, "name"));
-        fprintf(f, "</h%d>\n<p>", level + 1);
-        html_escape(f, tb_csv_field(&as->csv, wi, "model"));
-        fputs(" ", f);
-        html_escape(f, tb_csv_field(&as->csv, wi, "phase"));
-        fputs(" on ", f);
-        html_escape(f, tb_csv_field(&as->csv, wi, "current_instance"));
-        fprintf(f, "; current monthly cost %s (",
-                fmtn_(as->current_monthly[wi], b[0], 48, 0, true));
-        html_escape(f, as->current_why[wi]);
-        fputs(").</p>\n<table><thead><tr><th>Candidate</th><th>Fleet</th><th>Monthly USD</th>"
-              "<th>Saving</th><th>Break-even (months)</th><th>Saving, prices &plusmn;</th>"
-              "<th>Saving, model error</th><th>Verdict</th></tr></thead><tbody>\n",
-              f);
-        for (size_t i = 0; i < n; i++) {
-            const struct tb_assess_row *r = rows[i];
-            fprintf(f, "<tr%s><td title=\"", r->current ? " class=\"cur\"" : "");
-            html_escape(f, r->ok ? r->price : r->why);
-            fputs("\">", f);
-            html_escape(f, r->candidate);
-            if (!r->ok) {
-                fputs("</td><td colspan=\"7\">", f);
-                html_escape(f, r->why);
-                fputs("</td></tr>\n", f);
-                continue;
-            }
-            fprintf(f,
-                    "%s</td><td class=\"n\">%ld</td><td class=\"n\">%s</td><td class=\"n\">%s "
-                    "(%s%%)</td><td class=\"n\">%s</td><td class=\"n\">%s to %s</td><td "
-                    "class=\"n\">%s to %s</td><td>",
-                    r->current ? " (current)" : "", r->fleet,
-                    fmtn_(r->monthly_usd, b[0], 48, 0, false),
-                    fmtn_(r->saving_usd, b[1], 48, 0, false),
-                    fmtn_(100 * r->saving_frac, b[2], 48, 0, false),
-                    fmtn_(r->break_even_months, b[3], 48, 1, false),
-                    fmtn_(r->saving_lo_price, b[4], 48, 0, false),
-                    fmtn_(r->saving_hi_price, b[5], 48, 0, false),
-                    fmtn_(r->saving_lo_model, b[6], 48, 0, false),
-                    fmtn_(r->saving_hi_model, b[7], 48, 0, false));
-            html_escape(f, r->verdict);
-            fputs("</td></tr>\n", f);
-        }
-        fputs("</tbody></table>\n<p class=\"note\">Risks to check before moving "
-              "(pricing/risks.csv), by chip family:</p><ul>\n",
-              f);
-        for (size_t i = 0; i < n; i++) {
-            if (!first_of_family(rows, i))
-                continue;
-            fputs("<li><b>", f);
-            html_escape(f, rows[i]->family);
-            fputs("</b><ul>", f);
-            for (size_t r = 0; as->have_risks && r < as->risks.nrows; r++)
-                if (risk_applies(tb_csv_field(&as->risks, r, "family"), rows[i]->family)) {
-                    fputs("<li title=\"", f);
-                    html_escape(f, tb_csv_field(&as->risks, r, "source"));
-                    fputs("\">", f);
-                    html_escape(f, tb_csv_field(&as->risks, r, "topic"));
-                    fputs(": ", f);
-                    html_escape(f, tb_csv_field(&as->risks, r, "risk"));
-                    fputs("</li>", f);
-                }
-            fputs("</ul></li>\n", f);
-        }
-        fputs("</ul>\n", f);
-    }
-    free(rows);
-    return ferror(f) ? -1 : 0;
 }

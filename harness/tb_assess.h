@@ -9,6 +9,9 @@
  * saving's sensitivity to prices (+-20%) and to the model's validation error for the
  * chip family, and the risks to check before moving (pricing/risks.csv).
  *
+ * tb_assess.c computes; harness/report/assess_doc.c writes the results as
+ * CSV and, through tb_doc, as Markdown and HTML.
+ *
  * Ownership: a struct tb_assessment owns its rows and tables; release frees them.
  */
 #ifndef TB_ASSESS_H
@@ -71,19 +74,36 @@ struct tb_assessment {
     char (*current_why)[256]; /* owned: per workload */
 };
 
-/* Read and check the file (a missing or bad field: -2, "file: line N: field 'x': ...";
- * an unknown instance, region or purchase model is an input error too), then assess.
- * Returns 0, -2 on input errors, -1 on other failures, with the message in err. */
+/* Read and check the file (a missing or bad field: TB_EINPUT, "file: line N: field 'x':
+ * ..."; an unknown instance, region or purchase model is an input error too), then
+ * assess. Returns TB_OK, TB_EINPUT on input errors, TB_EFAIL on other failures (memory,
+ * an unreadable pricing/risks.csv), with the message in err. */
 int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_model *m,
                   const struct tb_assess_opts *o, char *err, size_t errlen);
 void tb_assess_release(struct tb_assessment *as);
 
-/* Write the rows as CSV (assessment.csv), and as Markdown or HTML sections. */
+/* Whether a risk of pricing/risks.csv listed for risk_family ("nvidia", "neuron", "all")
+ * applies to a chip family ("neuron-v2" is a "neuron"). */
+bool tb_assess_risk_applies(const char *risk_family, const char *family);
+
+/* ---- outputs: harness/report/assess_doc.c ---- */
+
+struct tb_doc;
+
+/* Append the assessment to both documents of d (tb_doc.h): its title a heading of
+ * `level` (1-5), each workload one level below, with its candidates, verdicts and risks.
+ * Returns TB_OK, or TB_EFAIL when memory ran out (d is then incomplete). */
+int tb_assess_doc(const struct tb_assessment *as, const struct tb_assess_opts *o, int level,
+                  struct tb_doc *d);
+
+/* Write the rows as CSV (assessment.csv); the Markdown document (assessment.md); the
+ * HTML page (assessment.html: self-contained, the report's stylesheet and sortable
+ * tables). Each returns TB_OK, or TB_EFAIL on a write or memory failure. */
 int tb_assess_write_csv(const struct tb_assessment *as, FILE *f);
 int tb_assess_write_md(const struct tb_assessment *as, const struct tb_assess_opts *o, FILE *f);
 int tb_assess_write_html(const struct tb_assessment *as, const struct tb_assess_opts *o, FILE *f);
-/* The same as a section of another document: its title a heading of `level` (1-5),
- * each workload one level below; the HTML without a document around it. */
+/* The same as a section of another document (tb_assess_doc at `level`): the Markdown
+ * text, or the HTML without a page around it. */
 int tb_assess_write_md_at(const struct tb_assessment *as, const struct tb_assess_opts *o, int level,
                           FILE *f);
 int tb_assess_write_html_at(const struct tb_assessment *as, const struct tb_assess_opts *o,

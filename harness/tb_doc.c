@@ -121,6 +121,16 @@ void tb_sb_md(struct tb_sbuf *b, const char *s)
     }
 }
 
+/* Markdown code text: a code span cannot hold its own delimiter, and a pipe would end a
+ * table cell, so both become "'" (as in code cells). */
+static void md_code(struct tb_sbuf *b, const char *s)
+{
+    tb_sb_puts(b, "`");
+    for (; *s; s++)
+        tb_sb_putn(b, *s == '`' || *s == '|' ? "'" : s, 1);
+    tb_sb_puts(b, "`");
+}
+
 void tb_sb_release(struct tb_sbuf *b)
 {
     free(b->p);
@@ -166,6 +176,12 @@ void tb_doc_p(struct tb_doc *d, const char *cls, const char *fmt, ...)
     tb_sb_release(&t);
 }
 
+/* A wrapping number column ('r') is right-aligned like a number but, cells and heading,
+ * may wrap at spaces ("-15816 to" / "16242"), so that a table of wide figures leaves room
+ * for its text columns. An inline style, not a class: it then needs no rule in the
+ * stylesheet of whatever page the table lands in. */
+#define WRAP "white-space:normal"
+
 void tb_doc_table(struct tb_doc *d, const char *kinds, const char *const *head)
 {
     size_t n = strlen(kinds);
@@ -176,13 +192,15 @@ void tb_doc_table(struct tb_doc *d, const char *kinds, const char *const *head)
         tb_sb_puts(&d->md, " ");
         tb_sb_md(&d->md, head[i]);
         tb_sb_puts(&d->md, " |");
-        tb_sb_puts(&d->html, kinds[i] == 'n' ? "<th class=\"num\">" : "<th>");
+        tb_sb_puts(&d->html, kinds[i] == 'n'   ? "<th class=\"num\">"
+                             : kinds[i] == 'r' ? "<th class=\"num\" style=\"" WRAP "\">"
+                                               : "<th>");
         tb_sb_html(&d->html, head[i]);
         tb_sb_puts(&d->html, "</th>");
     }
     tb_sb_puts(&d->md, "\n|");
     for (size_t i = 0; i < n; i++)
-        tb_sb_puts(&d->md, kinds[i] == 'n' ? "---:|" : "---|");
+        tb_sb_puts(&d->md, kinds[i] == 'n' || kinds[i] == 'r' ? "---:|" : "---|");
     tb_sb_puts(&d->md, "\n");
     tb_sb_puts(&d->html, "</tr></thead>\n<tbody>\n");
 }
@@ -204,8 +222,10 @@ static const char *prov_word(const char *v)
     return NULL;
 }
 
-/* The opening of a cell: its class, and its tooltip when there is one. */
-static void td_open(struct tb_sbuf *h, const char *cls, const char *tip)
+/* The opening of a cell: its class and style, the columns it spans (when more than one),
+ * and its tooltip when there is one. */
+static void td_open(struct tb_sbuf *h, const char *cls, const char *style, int span,
+                    const char *tip)
 {
     tb_sb_puts(h, "<td");
     if (cls) {
@@ -213,6 +233,13 @@ static void td_open(struct tb_sbuf *h, const char *cls, const char *tip)
         tb_sb_puts(h, cls);
         tb_sb_puts(h, "\"");
     }
+    if (style) {
+        tb_sb_puts(h, " style=\"");
+        tb_sb_puts(h, style);
+        tb_sb_puts(h, "\"");
+    }
+    if (span > 1)
+        tb_sb_printf(h, " colspan=\"%d\"", span);
     if (tip && *tip) {
         tb_sb_puts(h, " title=\"");
         tb_sb_html(h, tip);
@@ -221,44 +248,55 @@ static void td_open(struct tb_sbuf *h, const char *cls, const char *tip)
     tb_sb_puts(h, ">");
 }
 
+/* One cell of kind k spanning span columns. Markdown has no spans: the columns before
+ * the last are written empty and the text goes in the last. */
+static void put_cell(struct tb_doc *d, char k, const char *v, const char *tip, int span)
+{
+    for (int i = 1; i < span; i++)
+        tb_sb_puts(&d->md, " |");
+    tb_sb_puts(&d->md, " ");
+    if (k == 'c' && *v)
+        md_code(&d->md, v);
+    else
+        tb_sb_md(&d->md, v);
+    tb_sb_puts(&d->md, " |");
+    if (k == 'n' || k == 'r') {
+        td_open(&d->html, tip && *tip ? "num tip" : "num", k == 'r' ? WRAP : NULL, span, tip);
+        tb_sb_html(&d->html, v);
+    } else if (k == 'c' && *v) {
+        td_open(&d->html, NULL, NULL, span, tip);
+        tb_sb_puts(&d->html, "<code>");
+        tb_sb_html(&d->html, v);
+        tb_sb_puts(&d->html, "</code>");
+    } else if (k == 'p' && prov_word(v)) {
+        /* a provenance badge, styled by its first word */
+        td_open(&d->html, NULL, NULL, span, tip);
+        tb_sb_printf(&d->html, "<span class=\"prov prov-%s\">", prov_word(v));
+        tb_sb_html(&d->html, v);
+        tb_sb_puts(&d->html, "</span>");
+    } else {
+        td_open(&d->html, tip && *tip ? "tip" : NULL, NULL, span, tip);
+        tb_sb_html(&d->html, v);
+    }
+    tb_sb_puts(&d->html, "</td>");
+}
+
 void tb_doc_row_tip(struct tb_doc *d, const char *const *cells, const char *const *tips)
+{
+    tb_doc_row_span(d, cells, tips, NULL);
+}
+
+void tb_doc_row_span(struct tb_doc *d, const char *const *cells, const char *const *tips,
+                     const int *span)
 {
     size_t n = strlen(d->kinds);
     tb_sb_puts(&d->md, "|");
     tb_sb_puts(&d->html, "<tr>");
-    for (size_t i = 0; i < n; i++) {
-        const char *v = cells[i] ? cells[i] : "";
-        const char *tip = tips ? tips[i] : NULL;
-        char k = d->kinds[i];
-        tb_sb_puts(&d->md, " ");
-        if (k == 'c' && *v) {
-            tb_sb_puts(&d->md, "`");
-            for (const char *s = v; *s; s++)
-                tb_sb_putn(&d->md, *s == '`' || *s == '|' ? "'" : s, 1);
-            tb_sb_puts(&d->md, "`");
-        } else {
-            tb_sb_md(&d->md, v);
-        }
-        tb_sb_puts(&d->md, " |");
-        if (k == 'n') {
-            td_open(&d->html, tip && *tip ? "num tip" : "num", tip);
-            tb_sb_html(&d->html, v);
-        } else if (k == 'c' && *v) {
-            td_open(&d->html, NULL, tip);
-            tb_sb_puts(&d->html, "<code>");
-            tb_sb_html(&d->html, v);
-            tb_sb_puts(&d->html, "</code>");
-        } else if (k == 'p' && prov_word(v)) {
-            /* a provenance badge, styled by its first word */
-            td_open(&d->html, NULL, tip);
-            tb_sb_printf(&d->html, "<span class=\"prov prov-%s\">", prov_word(v));
-            tb_sb_html(&d->html, v);
-            tb_sb_puts(&d->html, "</span>");
-        } else {
-            td_open(&d->html, tip && *tip ? "tip" : NULL, tip);
-            tb_sb_html(&d->html, v);
-        }
-        tb_sb_puts(&d->html, "</td>");
+    for (size_t col = 0, i = 0; col < n; i++) {
+        int w = span && span[i] > 1 ? span[i] : 1;
+        TB_ASSERT(col + (size_t)w <= n);
+        col += (size_t)w;
+        put_cell(d, d->kinds[col - 1], cells[i] ? cells[i] : "", tips ? tips[i] : NULL, w);
     }
     tb_sb_puts(&d->md, "\n");
     tb_sb_puts(&d->html, "</tr>\n");
@@ -269,6 +307,169 @@ void tb_doc_table_end(struct tb_doc *d)
     tb_sb_puts(&d->md, "\n");
     tb_sb_puts(&d->html, "</tbody></table></div>\n");
     d->kinds = NULL;
+}
+
+/* ---- pieces: paragraphs written in parts, lists ---- */
+
+void tb_doc_p_begin(struct tb_doc *d, const char *cls)
+{
+    if (cls && !strcmp(cls, "note"))
+        tb_sb_puts(&d->md, "> ");
+    if (cls)
+        tb_sb_printf(&d->html, "<p class=\"%s\">", cls);
+    else
+        tb_sb_puts(&d->html, "<p>");
+}
+
+void tb_doc_p_end(struct tb_doc *d)
+{
+    tb_sb_puts(&d->md, "\n\n");
+    tb_sb_puts(&d->html, "</p>\n");
+}
+
+void tb_doc_text(struct tb_doc *d, const char *fmt, ...)
+{
+    struct tb_sbuf t = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    tb_sb_vprintf(&t, fmt, ap);
+    va_end(ap);
+    if (t.failed) {
+        d->md.failed = d->html.failed = true;
+    } else if (t.p) {
+        tb_sb_md(&d->md, t.p);
+        tb_sb_html(&d->html, t.p);
+    }
+    tb_sb_release(&t);
+}
+
+void tb_doc_code(struct tb_doc *d, const char *text)
+{
+    md_code(&d->md, text);
+    tb_sb_puts(&d->html, "<code>");
+    tb_sb_html(&d->html, text);
+    tb_sb_puts(&d->html, "</code>");
+}
+
+void tb_doc_strong(struct tb_doc *d, const char *text)
+{
+    tb_sb_puts(&d->md, "**");
+    tb_sb_md(&d->md, text);
+    tb_sb_puts(&d->md, "**");
+    tb_sb_puts(&d->html, "<strong>");
+    tb_sb_html(&d->html, text);
+    tb_sb_puts(&d->html, "</strong>");
+}
+
+void tb_doc_list_begin(struct tb_doc *d)
+{
+    /* a nested list starts on the line after its item's own text */
+    if (d->item_line_open)
+        tb_sb_puts(&d->md, "\n");
+    d->item_line_open = false;
+    d->list_depth++;
+    tb_sb_puts(&d->html, "<ul>\n");
+}
+
+void tb_doc_item_begin(struct tb_doc *d)
+{
+    for (int i = 1; i < d->list_depth; i++)
+        tb_sb_puts(&d->md, "  ");
+    tb_sb_puts(&d->md, "- ");
+    d->item_line_open = true;
+    tb_sb_puts(&d->html, "<li>");
+}
+
+void tb_doc_item_end(struct tb_doc *d)
+{
+    if (d->item_line_open)
+        tb_sb_puts(&d->md, "\n");
+    d->item_line_open = false;
+    tb_sb_puts(&d->html, "</li>\n");
+}
+
+void tb_doc_list_end(struct tb_doc *d)
+{
+    if (d->list_depth > 0)
+        d->list_depth--;
+    if (d->list_depth == 0)
+        tb_sb_puts(&d->md, "\n");
+    tb_sb_puts(&d->html, "</ul>\n");
+}
+
+/* ---- the HTML page ---- */
+
+/* The report's stylesheet (the same rules as harness/tb_report.c's, byte for byte, so
+ * that it can move here) and its script. */
+static const char PAGE_CSS[] =
+    ":root{--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--head:#f6f8fa}"
+    "*{box-sizing:border-box}"
+    "body{margin:0 auto;max-width:75rem;padding:1rem 1.25rem;color:var(--fg);background:#fff;"
+    "font:16px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif}"
+    "h1{font-size:1.6rem;margin:.5rem 0 1rem}"
+    "h2{font-size:1.25rem;margin:2rem 0 .75rem;padding-bottom:.25rem;"
+    "border-bottom:1px solid var(--line)}"
+    ".scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;margin:.5rem 0 1rem}"
+    "table{border-collapse:collapse;font-size:.9rem}"
+    "th,td{border:1px solid var(--line);padding:.3rem .55rem;text-align:left;vertical-align:top}"
+    "th{background:var(--head)}"
+    ".num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
+    "code{font:.85em ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}"
+    ".prov{display:inline-block;padding:0 .45rem;border:1px solid;border-radius:.7rem;"
+    "font-size:.8rem;white-space:nowrap}"
+    ".prov-measured{color:#1a7f37}.prov-modeled{color:#9a6700;border-style:dashed}"
+    ".prov-published{color:#0b5cad;border-style:dotted}"
+    "figure{margin:1rem 0}figcaption{color:var(--muted);font-size:.9rem}"
+    "svg.chart{display:block;width:100%;max-width:800px;height:auto}"
+    ".note{color:var(--muted);border-left:3px solid var(--line);padding-left:.6rem}"
+    ".lead{color:var(--muted)}"
+    "td.tip{text-decoration:underline dotted var(--muted);text-underline-offset:3px}"
+    "th{cursor:pointer}"
+    "#assessment table{display:block;overflow-x:auto;max-width:100%}"
+    "@media (max-width:40rem){body{padding:.5rem .6rem;font-size:15px}"
+    "th,td{padding:.2rem .35rem}h1{font-size:1.3rem}}";
+
+/* The tables' sorting (click a heading; numbers sort as numbers) and a self-check a
+ * headless browser reads back: how many charts were laid out with content. */
+static const char PAGE_SCRIPT[] =
+    "(function(){"
+    "function key(td){if(!td)return '';var t=td.textContent.trim();"
+    "var n=parseFloat(t.replace(/^[$+]/,'').replace(/,/g,''));"
+    "return isNaN(n)?t.toLowerCase():n;}"
+    "var hs=document.querySelectorAll('table.sortable th');"
+    "for(var i=0;i<hs.length;i++){(function(th){th.tabIndex=0;th.title='Sort by this column';"
+    "th.addEventListener('click',function(){var tb=th.closest('table').tBodies[0];"
+    "var idx=Array.prototype.indexOf.call(th.parentNode.children,th);"
+    "var asc=th.getAttribute('aria-sort')!=='ascending';"
+    "var all=th.parentNode.children;for(var "
+    "k=0;k<all.length;k++)all[k].removeAttribute('aria-sort');"
+    "th.setAttribute('aria-sort',asc?'ascending':'descending');"
+    "var rows=Array.prototype.slice.call(tb.rows);"
+    "rows.sort(function(a,b){var x=key(a.cells[idx]),y=key(b.cells[idx]);"
+    "var r=typeof x===typeof y?(x<y?-1:x>y?1:0):(typeof x==='number'?-1:1);return asc?r:-r;});"
+    "for(var k=0;k<rows.length;k++)tb.appendChild(rows[k]);});})(hs[i]);}"
+    "var cs=document.querySelectorAll('svg.chart'),n=0;"
+    "for(var i=0;i<cs.length;i++){var r=cs[i].getBoundingClientRect();"
+    "if(r.width>100&&r.height>100&&cs[i].querySelectorAll('path,rect,polygon,polyline').length>10)"
+    "n++;}"
+    "document.documentElement.setAttribute('data-charts',cs.length);"
+    "document.documentElement.setAttribute('data-charts-drawn',n);"
+    "document.documentElement.setAttribute('data-fits',"
+    "document.documentElement.scrollWidth<=window.innerWidth+1?'yes':'no');"
+    "})();";
+
+void tb_doc_page_begin(struct tb_doc *d, const char *title)
+{
+    tb_sb_puts(&d->html, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+                         "<meta name=\"viewport\" content=\"width=device-width, "
+                         "initial-scale=1\">\n<title>");
+    tb_sb_html(&d->html, title);
+    tb_sb_printf(&d->html, "</title>\n<style>%s</style>\n</head>\n<body>\n", PAGE_CSS);
+}
+
+void tb_doc_page_end(struct tb_doc *d)
+{
+    tb_sb_printf(&d->html, "<script>%s</script>\n</body>\n</html>\n", PAGE_SCRIPT);
 }
 
 /* The SVG text as an inline element: no XML prolog, no namespace URLs (HTML does not

@@ -39,7 +39,11 @@ void tb_sb_release(struct tb_sbuf *b);
 struct tb_doc {
     struct tb_sbuf md;
     struct tb_sbuf html;
-    const char *kinds; /* per column of the open table: t text, n number, c code, p provenance */
+    const char *kinds;   /* per column of the open table: t text, n number, r a number that
+                            may wrap (a range "-15816 to 16242", a long heading), c code, p
+                            provenance */
+    int list_depth;      /* lists open (tb_doc_list_begin) */
+    bool item_line_open; /* a list item's Markdown line has not ended yet */
 };
 
 void tb_doc_h(struct tb_doc *d, int level, const char *text);
@@ -51,7 +55,40 @@ void tb_doc_row(struct tb_doc *d, const char *const *cells);
 /* A row whose cells may carry tooltips (tips NULL, or tips[i] NULL or "": none). The
  * tooltip is HTML only: Markdown tables carry provenance in their own columns. */
 void tb_doc_row_tip(struct tb_doc *d, const char *const *cells, const char *const *tips);
+/* A row whose cells may span columns: cells[i] covers span[i] columns (span NULL: one
+ * each), the spans adding up to the table's columns. A spanning cell takes the kind of
+ * its last column. Markdown has no spans, so the columns before the last are written
+ * empty ("| |") and the text goes in the last; the HTML cell gets a colspan. */
+void tb_doc_row_span(struct tb_doc *d, const char *const *cells, const char *const *tips,
+                     const int *span);
 void tb_doc_table_end(struct tb_doc *d);
+
+/* A paragraph written in pieces: tb_doc_p_begin (cls as in tb_doc_p), then any number of
+ * tb_doc_text, tb_doc_code and tb_doc_strong, then tb_doc_p_end. */
+void tb_doc_p_begin(struct tb_doc *d, const char *cls);
+void tb_doc_p_end(struct tb_doc *d);
+/* Inline pieces of a paragraph or a list item: text (escaped in both documents), a code
+ * span (in Markdown a backtick or pipe in it becomes "'", as in code cells), and strong
+ * emphasis. */
+void tb_doc_text(struct tb_doc *d, const char *fmt, ...) TB_PRINTF(2, 3);
+void tb_doc_code(struct tb_doc *d, const char *text);
+void tb_doc_strong(struct tb_doc *d, const char *text);
+/* A bulleted list: tb_doc_list_begin, then per item tb_doc_item_begin, its inline pieces,
+ * optionally a nested list, tb_doc_item_end; then tb_doc_list_end. In Markdown an item
+ * is "- text" on one line, a nested list is indented two spaces per level, and a blank
+ * line ends the outermost list. */
+void tb_doc_list_begin(struct tb_doc *d);
+void tb_doc_item_begin(struct tb_doc *d);
+void tb_doc_item_end(struct tb_doc *d);
+void tb_doc_list_end(struct tb_doc *d);
+
+/* A self-contained HTML page around the document (no external resource: it opens
+ * offline): tb_doc_page_begin writes the head (title, the report's stylesheet) and
+ * opens the body, tb_doc_page_end writes the script that sorts tables and closes the
+ * page. The Markdown text gets nothing. */
+void tb_doc_page_begin(struct tb_doc *d, const char *title);
+void tb_doc_page_end(struct tb_doc *d);
+
 /* SVG text as an inline HTML element: no XML prolog or namespaces, ids prefixed with
  * "c<which>-" so two charts' patterns cannot collide, its <title> set to title. */
 void tb_doc_inline_svg(struct tb_sbuf *b, const char *svg, int which, const char *title);

@@ -2,7 +2,8 @@
 # tests/cli/assess.t: `trnbench assess` end to end on the example files: the three
 # outputs, the current fleet's cost recomputed from its own columns, a candidate's
 # saving and break-even, the thresholds (a spend under $10k, an inference chip not
-# offered for training), and bad input (exit 2, file, line and field, nothing written).
+# offered for training), the HTML saying what the Markdown says, "--opt=value", and
+# bad input (exit 2, file, line and field, nothing written).
 
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
 tmp="$TB_BUILDDIR/tests/tmp/cli_assess"
@@ -23,7 +24,7 @@ cell() { # cell FILE WORKLOAD CANDIDATE NAME
         exit 1' "$@"
 }
 
-echo "1..15"
+echo "1..20"
 "$TB_BIN" assess "$ex/assess-chat.csv" --out "$tmp/chat" >/dev/null 2>"$tmp/chat.err"
 check "assess on the chat example exits 0" test $? -eq 0
 check "assessment.csv, .md and .html" \
@@ -44,13 +45,46 @@ check "break-even = 12 weeks x \$6000 / saving ($b months)" \
     perl -e 'exit !($ARGV[1] > 0 ? abs(72000 / $ARGV[1] - $ARGV[0]) < 0.01 : $ARGV[0] eq "never")' "$b" "$s"
 check "trn2 is listed without a price, and says why" \
     grep -q '^chat assistant,trn2.48xlarge,.*no price: no on-demand price' "$csv"
-check "the HTML is self-contained" sh -c "! grep -Eq 'https?://|<script|<link|src=' '$tmp/chat/assessment.html'"
+# the page carries its stylesheet and its table-sorting script inline and loads nothing
+check "the HTML is self-contained (inline style and script, no external resource)" \
+    sh -c 'grep -q "<style>" "$1" && grep -q "<script>" "$1" && ! grep -Eq "<link|src=|href=|@import|url\(" "$1"' \
+    sh "$tmp/chat/assessment.html"
+# one writer, two documents: every paragraph, list item and table cell of the Markdown
+# (load, region, purchase model, model error included) is in the HTML's text
+same_text() { # same_text MD HTML: prints the pieces checked, fails naming a missing one
+    perl -e '
+        my ($md, $html) = @ARGV; local $/; open my $h, "<", $html or die; my $t = <$h>;
+        $t =~ s/<[^>]*>//g; my %e = (amp => "&", lt => "<", gt => ">", quot => "\"", "#39" => "\x27");
+        $t =~ s/&(amp|lt|gt|quot|#39);/$e{$1}/g;
+        open my $m, "<", $md or die; my @p;
+        for (split /\n/, <$m>) {
+            next if /^(#|\|---|\s*$)/;
+            if (/^\|/) { push @p, grep { length } map { s/^\s+|\s+$//gr } split /(?<!\\)\|/ } else { push @p, $_ } }
+        for (@p) { s/^\s*- //; s/^> //; s/\*\*|`//g; s/\\([|\\*_])/$1/g; s/&lt;/</g;
+                   if (index($t, $_) < 0) { print STDERR "not in the HTML: $_\n"; exit 1 } }
+        print scalar(@p), "\n"' "$@"
+}
+n=$(same_text "$tmp/chat/assessment.md" "$tmp/chat/assessment.html")
+check "the HTML says what the Markdown says (${n:-0} paragraphs, items and cells)" test "${n:-0}" -gt 100
 
 "$TB_BIN" assess "$ex/assess-mixed.csv" --out "$tmp/mixed" >/dev/null 2>&1
 check "under the spend threshold the verdict says so" \
     grep -q '^small internal tool,inf2.xlarge,.*under the \$10000 threshold' "$tmp/mixed/assessment.csv"
 check "an inference chip is not offered for training" \
     grep -q '^continued pretraining,inf2.48xlarge,.*an inference chip' "$tmp/mixed/assessment.csv"
+n=$(same_text "$tmp/mixed/assessment.md" "$tmp/mixed/assessment.html")
+check "the mixed example's HTML says what its Markdown says too (${n:-0} pieces)" test "${n:-0}" -gt 300
+
+# options take "--opt=value" as well as "--opt value", before or after the file
+"$TB_BIN" assess --out="$tmp/eq" --min-monthly-usd=10000 "$ex/assess-chat.csv" >/dev/null 2>&1
+check "--out=DIR and --min-monthly-usd=X: the same outputs as the spaced form" \
+    sh -c "cmp -s '$tmp/chat/assessment.csv' '$tmp/eq/assessment.csv' && cmp -s '$tmp/chat/assessment.md' '$tmp/eq/assessment.md'"
+"$TB_BIN" assess "$ex/assess-chat.csv" --price-swing=0.1 --out "$tmp/swing" >/dev/null 2>&1
+check "--price-swing=0.1 is taken (the sensitivity column says +-10%)" \
+    grep -q '| Saving, prices +-10% |' "$tmp/swing/assessment.md"
+"$TB_BIN" assess "$ex/assess-chat.csv" --out >/dev/null 2>"$tmp/noval.err"
+check "an option without its value exits 2 and says so" \
+    sh -c "test $? -eq 2 && grep -q \"trnbench assess: option '--out' needs a value\" '$tmp/noval.err'"
 
 # bad input: an unknown current instance on line 3 of a copy
 sed '3s/,p5.48xlarge,on-demand/,x9.huge,on-demand/' "$ex/assess-mixed.csv" >"$tmp/bad.csv"

@@ -3,7 +3,7 @@
 # scenario table with good and bad rows (bad rows get a reason, the others still a
 # prediction, exit 0), a table without a needed column, an unreadable file (exit 2),
 # and validate on the published rows kept in the repository (the accuracy targets
-# hold) and on a row made wrong on purpose (exit 1).
+# hold) and on a row made wrong on purpose (exit 1); "--opt=value" and a missing value.
 
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
 tmp="$TB_BUILDDIR/tests/tmp/cli_predict"
@@ -23,7 +23,7 @@ field() { # field FILE ID NAME
         exit 1' "$@"
 }
 
-echo "1..16"
+echo "1..20"
 "$TB_BIN" predict --scenarios "$sc" >"$tmp/out.csv" 2>"$tmp/err"
 check "predict exits 0 with bad rows in the table" test $? -eq 0
 check "the columns predicted, model_version and why are added" \
@@ -65,3 +65,16 @@ check "and prints the median and p90 per family and overall" \
 (head -1 "$TB_SRCDIR/reports/validation/published.csv"; grep '^P103,' "$TB_SRCDIR/reports/validation/published.csv" | sed 's/,27778.8885,/,2777888.85,/') >"$tmp/wrong.csv"
 "$TB_BIN" validate --quiet "$tmp/wrong.csv" >"$tmp/wrong.out" 2>&1
 check "a row 100x off fails validation (exit 1)" sh -c "test $? -eq 1 && grep -q 'NOT met' '$tmp/wrong.out'"
+
+# options take "--opt=value" as well as "--opt value", before or after the file
+"$TB_BIN" predict --scenarios="$sc" >"$tmp/eq.csv" 2>/dev/null
+check "predict --scenarios=FILE writes the same table as --scenarios FILE" cmp -s "$tmp/out.csv" "$tmp/eq.csv"
+"$TB_BIN" validate "$TB_SRCDIR/reports/validation/published.csv" --quiet --median-max=1 >"$tmp/eq.out" 2>&1
+check "validate --median-max=1 is taken: the target is not met (exit 1)" \
+    sh -c "test $? -eq 1 && grep -q '^targets: median <= 1% (' '$tmp/eq.out' && grep -q 'NOT met' '$tmp/eq.out'"
+"$TB_BIN" validate --quiet --p90-max=99 --coverage-min=50 "$TB_SRCDIR/reports/validation/published.csv" >"$tmp/eq2.out" 2>&1
+check "validate --p90-max=99 --coverage-min=50 are taken (exit 0)" \
+    sh -c "test $? -eq 0 && grep -q 'p90 <= 99% (.*predicted >= 50% of the rows' '$tmp/eq2.out'"
+"$TB_BIN" validate "$TB_SRCDIR/reports/validation/published.csv" --median-max >/dev/null 2>"$tmp/noval.err"
+check "an option without its value exits 2 and says so" \
+    sh -c "test $? -eq 2 && grep -q \"trnbench validate: option '--median-max' needs a value\" '$tmp/noval.err'"

@@ -1,0 +1,119 @@
+/* harness/tb_validate.c: the model's validation error per chip family (tb_validate.h),
+ * between the scenario predictions (tb_scenario.c) and `trnbench validate` or the
+ * migration assessment. */
+#include "tb_validate.h"
+
+#include "tb_stats.h"
+#include "tb_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tb_validate_targets_init(struct tb_validate_targets *t)
+{
+    t->median_max = 15;
+    t->p90_max = 40;
+    t->coverage_min = 80;
+}
+
+static struct tb_validate_group *group_of(struct tb_validation *v, const char *family)
+{
+    for (size_t i = 0; i < v->ngroups; i++)
+        if (!strcmp(v->groups[i].family, family))
+            return &v->groups[i];
+    snprintf(v->groups[v->ngroups].family, sizeof v->groups[v->ngroups].family, "%s", family);
+    return &v->groups[v->ngroups++];
+}
+
+/* Median and p90 of g's errors; NAN when there are none or one is not finite (a value
+ * so small that the error overflows). Fails only for memory. */
+static int summarise(struct tb_validate_group *g, char *err, size_t errlen)
+{
+    double p[2] = {50, 90}, q[2];
+    g->median = g->p90 = NAN;
+    for (size_t i = 0; i < g->n; i++)
+        if (!isfinite(g->ape[i]))
+            return TB_OK;
+    if (g->n == 0)
+        return TB_OK;
+    if (tb_stats_percentiles(g->ape, g->n, p, 2, q, err, errlen) != 0)
+        return TB_EFAIL;
+    g->median = q[0];
+    g->p90 = q[1];
+    return TB_OK;
+}
+
+int tb_validate_compute(struct tb_validation *v, const struct tb_scenarios *s, char *err,
+                        size_t errlen)
+{
+    memset(v, 0, sizeof *v);
+    v->all.median = v->all.p90 = NAN;
+    v->groups = calloc(s->nrows + 1, sizeof *v->groups);
+    v->all.ape = tb_alloc_array(s->nrows + 1, sizeof *v->all.ape);
+    if (!v->groups || !v->all.ape)
+        goto oom;
+    /* the groups and their row counts first, then each group's errors */
+    for (size_t r = 0; r < s->nrows; r++) {
+        const struct tb_scenario_result *x = &s->res[r];
+        struct tb_validate_group *g;
+        if (!x->has_value)
+            continue;
+        g = group_of(v, x->family);
+        g->rows++;
+        v->all.rows++;
+        g->complete += !x->incomplete;
+        v->all.complete += !x->incomplete;
+    }
+    for (size_t i = 0; i < v->ngroups; i++) {
+        v->groups[i].ape = tb_alloc_array(v->groups[i].rows + 1, sizeof *v->groups[i].ape);
+        if (!v->groups[i].ape)
+            goto oom;
+    }
+    for (size_t r = 0; r < s->nrows; r++) {
+        const struct tb_scenario_result *x = &s->res[r];
+        struct tb_validate_group *g;
+        double ape;
+        if (!x->has_value || isnan(x->predicted))
+            continue;
+        g = group_of(v, x->family);
+        ape = fabs(x->predicted - x->value) / x->value * 100.0;
+        g->ape[g->n++] = ape;
+        v->all.ape[v->all.n++] = ape;
+    }
+    for (size_t i = 0; i < v->ngroups; i++)
+        if (summarise(&v->groups[i], err, errlen) != TB_OK)
+            goto oom;
+    if (summarise(&v->all, err, errlen) != TB_OK)
+        goto oom;
+    v->coverage = v->all.complete ? 100.0 * (double)v->all.n / (double)v->all.complete : 0;
+    return TB_OK;
+oom:
+    tb_validate_release(v);
+    return tb_err(err, errlen, "out of memory");
+}
+
+void tb_validate_release(struct tb_validation *v)
+{
+    for (size_t i = 0; v->groups && i < v->ngroups; i++)
+        free(v->groups[i].ape);
+    free(v->groups);
+    free(v->all.ape);
+    memset(v, 0, sizeof *v);
+}
+
+const struct tb_validate_group *tb_validate_family(const struct tb_validation *v,
+                                                   const char *family)
+{
+    for (size_t i = 0; i < v->ngroups; i++)
+        if (!strcmp(v->groups[i].family, family))
+            return &v->groups[i];
+    return NULL;
+}
+
+bool tb_validate_met(const struct tb_validation *v, const struct tb_validate_targets *t)
+{
+    return v->all.n > 0 && v->all.median <= t->median_max && v->all.p90 <= t->p90_max &&
+           v->coverage >= t->coverage_min;
+}

@@ -1,0 +1,66 @@
+/*
+ * harness/tb_validate.h: the performance model's error against measured values, per
+ * chip family and overall. A scenario table whose rows carry a measured value
+ * (reports/validation/published.csv) is predicted first (tb_scenario.h); this module
+ * turns those predictions into absolute percentage errors (APE, in percent), their
+ * median and 90th percentile per family and overall, the coverage (the share of rows
+ * with a complete shape that the model predicted) and the pass/fail verdict against
+ * targets. `trnbench validate` prints them (harness/cmd_predict.c); the migration
+ * assessment (tb_assess.h) takes each family's median as the model's error there.
+ *
+ * Ownership: a struct tb_validation owns its groups and their error arrays and borrows
+ * nothing from the scenarios it was computed from; tb_validate_release frees it.
+ */
+#ifndef TB_VALIDATE_H
+#define TB_VALIDATE_H
+
+#include "tb_scenario.h"
+#include "tb_util.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* The rows of one chip family (or all of them). */
+struct tb_validate_group {
+    char family[64]; /* the targets' chip name ("Trainium1", "H100 SXM5"); "" for rows
+                        whose target is unknown, and for the overall group */
+    double *ape;     /* owned: n absolute percentage errors, in row order */
+    size_t rows;     /* rows with a measured value */
+    size_t complete; /* of those, rows whose shape has what the phase needs */
+    size_t n;        /* of those, rows the model predicted */
+    double median;   /* median of ape, percent; NAN when n is 0 or an error is not finite */
+    double p90;      /* 90th percentile of ape, percent; NAN likewise */
+};
+
+struct tb_validation {
+    struct tb_validate_group *groups; /* owned: ngroups, in the order families first appear */
+    size_t ngroups;
+    struct tb_validate_group all; /* every row with a measured value */
+    double coverage;              /* percent: all.n of all.complete (0 when none is complete) */
+};
+
+/* Pass/fail targets, in percent. */
+struct tb_validate_targets {
+    double median_max;   /* the overall median error at most this (default 15) */
+    double p90_max;      /* the overall p90 error at most this (default 40) */
+    double coverage_min; /* the coverage at least this (default 80) */
+};
+
+void tb_validate_targets_init(struct tb_validate_targets *t);
+
+/* The errors of every row of s that has a measured value: rows without one are left
+ * out; a row not predicted counts in rows (and complete) but has no error. Returns
+ * TB_OK, or TB_EFAIL with "out of memory" in err (v is then empty). */
+int tb_validate_compute(struct tb_validation *v, const struct tb_scenarios *s, char *err,
+                        size_t errlen);
+void tb_validate_release(struct tb_validation *v);
+
+/* The group of a chip family, or NULL when no row with a measured value has it. */
+const struct tb_validate_group *tb_validate_family(const struct tb_validation *v,
+                                                   const char *family);
+
+/* Whether the targets are met: at least one row predicted, the overall median and p90
+ * within their maxima and the coverage at least its minimum. */
+bool tb_validate_met(const struct tb_validation *v, const struct tb_validate_targets *t);
+
+#endif

@@ -1,0 +1,113 @@
+/* tests/unit/validate.c: the model's validation statistics (tb_validate.h) on a small
+ * hand-made table of predictions whose errors, medians and percentiles are worked out
+ * by hand in the comments. */
+#include "tb_validate.h"
+
+#include "tests/tap/basic.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* One row of predictions: family, measured value (0: none), prediction (NAN: none). */
+static void row(struct tb_scenario_result *r, const char *family, double value, double predicted,
+                bool incomplete)
+{
+    memset(r, 0, sizeof *r);
+    snprintf(r->family, sizeof r->family, "%s", family);
+    r->has_value = value > 0;
+    r->value = value;
+    r->predicted = predicted;
+    r->incomplete = incomplete;
+}
+
+int main(void)
+{
+    struct tb_scenario_result res[8];
+    struct tb_scenarios s;
+    struct tb_validation v;
+    struct tb_validate_targets t;
+    const struct tb_validate_group *a, *b, *u;
+    char err[256];
+
+    plan_lazy();
+    memset(&s, 0, sizeof s);
+    row(&res[0], "A", 100, 110, false);   /* 10% */
+    row(&res[1], "A", 200, 150, false);   /* 25% */
+    row(&res[2], "B", 1000, 1000, false); /* 0% */
+    row(&res[3], "A", 50, NAN, false);    /* complete, not predicted */
+    row(&res[4], "A", 10, NAN, true);     /* incomplete, not predicted */
+    row(&res[5], "", 5, NAN, false);      /* unknown target */
+    row(&res[6], "B", 0, 123, false);     /* no measured value: left out */
+    s.res = res;
+    s.nrows = 7;
+
+    IS_INT(TB_OK, tb_validate_compute(&v, &s, err, sizeof err), "compute");
+    IS_INT(3, (long long)v.ngroups,
+           "three families with a measured value (B's valueless row "
+           "adds none)");
+    IS_STRING("A", v.groups[0].family, "in the order they first appear: A");
+    IS_STRING("B", v.groups[1].family, "then B");
+    IS_STRING("", v.groups[2].family, "then the unknown target");
+
+    a = tb_validate_family(&v, "A");
+    OK(a == &v.groups[0], "tb_validate_family finds A");
+    IS_INT(4, (long long)a->rows, "A: 4 rows with a value");
+    IS_INT(3, (long long)a->complete, "A: 3 with a complete shape");
+    IS_INT(2, (long long)a->n, "A: 2 predicted");
+    IS_DOUBLE(10, a->ape[0], 1e-12, "A: |110 - 100| / 100 = 10%%");
+    IS_DOUBLE(25, a->ape[1], 1e-12, "A: |150 - 200| / 200 = 25%%");
+    IS_DOUBLE(17.5, a->median, 1e-12, "A: median of {10, 25} is 17.5");
+    IS_DOUBLE(23.5, a->p90, 1e-12, "A: p90 = 10 + 0.9 x 15 = 23.5");
+
+    b = tb_validate_family(&v, "B");
+    IS_INT(1, (long long)b->rows, "B: the valueless row is not counted");
+    IS_DOUBLE(0, b->median, 0, "B: an exact prediction, 0%%");
+
+    u = tb_validate_family(&v, "");
+    IS_INT(1, (long long)u->rows, "unknown target: 1 row");
+    IS_INT(0, (long long)u->n, "none predicted");
+    OK(isnan(u->median) && isnan(u->p90), "so no median or p90 (NAN)");
+    OK(tb_validate_family(&v, "C") == NULL, "a family without rows: NULL");
+
+    IS_INT(6, (long long)v.all.rows, "overall: 6 rows with a value");
+    IS_INT(5, (long long)v.all.complete, "5 complete");
+    IS_INT(3, (long long)v.all.n, "3 predicted");
+    IS_DOUBLE(10, v.all.median, 1e-12, "overall median of {0, 10, 25} is 10");
+    IS_DOUBLE(22, v.all.p90, 1e-12, "overall p90 = 10 + 0.8 x 15 = 22");
+    IS_DOUBLE(60, v.coverage, 1e-12, "coverage 3 of 5 complete rows = 60%%");
+
+    tb_validate_targets_init(&t);
+    IS_DOUBLE(15, t.median_max, 0, "default median target 15%%");
+    IS_DOUBLE(40, t.p90_max, 0, "default p90 target 40%%");
+    IS_DOUBLE(80, t.coverage_min, 0, "default coverage target 80%%");
+    OK(!tb_validate_met(&v, &t), "60%% coverage misses the 80%% target");
+    t.coverage_min = 60;
+    OK(tb_validate_met(&v, &t), "a coverage of exactly the minimum meets it");
+    t.p90_max = 21.9;
+    OK(!tb_validate_met(&v, &t), "a p90 of 22 misses a 21.9 target");
+    t.p90_max = 22;
+    t.median_max = 9.9;
+    OK(!tb_validate_met(&v, &t), "a median of 10 misses a 9.9 target");
+    tb_validate_release(&v);
+    OK(v.groups == NULL && v.ngroups == 0 && v.all.ape == NULL, "release empties it");
+
+    /* an error that overflows: no statistics for its family, never a wrong number */
+    row(&res[0], "A", 1e-300, 1e10, false);
+    s.nrows = 1;
+    IS_INT(TB_OK, tb_validate_compute(&v, &s, err, sizeof err), "compute with an overflow");
+    OK(isinf(v.groups[0].ape[0]), "the error is infinite");
+    OK(isnan(v.groups[0].median) && isnan(v.all.median), "so the median is NAN");
+    tb_validate_targets_init(&t);
+    OK(!tb_validate_met(&v, &t), "and the targets are not met");
+    tb_validate_release(&v);
+
+    /* no rows with a value at all */
+    s.nrows = 0;
+    IS_INT(TB_OK, tb_validate_compute(&v, &s, err, sizeof err), "compute on no rows");
+    IS_INT(0, (long long)v.ngroups, "no families");
+    IS_DOUBLE(0, v.coverage, 0, "coverage 0 when no row is complete");
+    OK(!tb_validate_met(&v, &t), "nothing predicted: not met");
+    tb_validate_release(&v);
+    return 0;
+}
