@@ -1,5 +1,5 @@
 /*
- * harness/cmd_predict.c: `trnbench predict --scenarios FILE` and `trnbench validate
+ * harness/cli/cmd_predict.c: `trnbench predict --scenarios FILE` and `trnbench validate
  * FILE`, the command line over the performance model (tb_model.h) and scenario tables
  * (tb_scenario.h). Both read the same table; predict writes it back with the
  * predictions, validate prints each row's error against its measured value and the

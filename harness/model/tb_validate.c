@@ -1,4 +1,4 @@
-/* harness/tb_validate.c: the model's validation error per chip family (tb_validate.h),
+/* harness/model/tb_validate.c: the model's validation error per chip family (tb_validate.h),
  * between the scenario predictions (tb_scenario.c) and `trnbench validate` or the
  * migration assessment. */
 #include "tb_validate.h"

@@ -1,5 +1,5 @@
 /*
- * harness/tb_plot.h: charts through gnuplot. A chart is a static script
+ * harness/report/tb_plot.h: charts through gnuplot. A chart is a static script
  * reports/NAME.gp run as `gnuplot -c SCRIPT DATA OUTPUT ARGS...` by fork/execvp with an
  * argv array (no shell), stdin from /dev/null and stderr captured for the message.
  * Because a failing gnuplot can leave a 0-byte output and a missing data file only

@@ -1,5 +1,5 @@
 /*
- * harness/cmd_assess.c: `trnbench assess FILE --out DIR`, the migration assessment
+ * harness/cli/cmd_assess.c: `trnbench assess FILE --out DIR`, the migration assessment
  * (tb_assess.h) written as DIR/assessment.csv, assessment.md and assessment.html. The
  * whole file is checked first; on an input error (exit 2) nothing is written. Each
  * output is written atomically.

@@ -1,4 +1,4 @@
-/* harness/tb_assess.c: the migration assessment computed (tb_assess.h): the workload
+/* harness/report/tb_assess.c: the migration assessment computed (tb_assess.h): the workload
  * file checked, each candidate sized, priced and compared; harness/report/assess_doc.c
  * writes the results. */
 #include "tb_assess.h"

@@ -1,4 +1,4 @@
-/* harness/tb_doc.c: see tb_doc.h. */
+/* harness/report/tb_doc.c: see tb_doc.h. */
 #include "tb_doc.h"
 
 #include <stdio.h>

@@ -1,5 +1,5 @@
 /*
- * harness/tb_validate.h: the performance model's error against measured values, per
+ * harness/model/tb_validate.h: the performance model's error against measured values, per
  * chip family and overall. A scenario table whose rows carry a measured value
  * (reports/validation/published.csv) is predicted first (tb_scenario.h); this module
  * turns those predictions into absolute percentage errors (APE, in percent), their

@@ -1,5 +1,5 @@
 /*
- * harness/tb_doc.h: one writer for two documents. Every call appends the same content to
+ * harness/report/tb_doc.h: one writer for two documents. Every call appends the same content to
  * a Markdown text and an HTML text, so report.md and report.html cannot say different
  * things. Tables are sortable in the HTML (class "sortable", the report's inline script)
  * and a cell may carry a tooltip (its provenance, say) in a title attribute; numbers

@@ -1,5 +1,5 @@
 /*
- * harness/tb_assess.h: the migration assessment. A team describes its workloads in an
+ * harness/report/tb_assess.h: the migration assessment. A team describes its workloads in an
  * assessment file (CSV, format in reports/examples/README.md): model, phase, load,
  * latency targets, the instance type it runs on now and how it buys it, and what moving
  * would cost in engineering time. For every workload and every candidate instance type

@@ -1,4 +1,4 @@
-/* harness/tb_plot.c: see tb_plot.h. */
+/* harness/report/tb_plot.c: see tb_plot.h. */
 #include "tb_plot.h"
 
 #include "tb_proc.h"
