@@ -745,63 +745,6 @@ static void write_provenance(struct tb_doc *d, const struct report *R)
     }
 }
 
-static const char CSS[] =
-    ":root{--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--head:#f6f8fa}"
-    "*{box-sizing:border-box}"
-    "body{margin:0 auto;max-width:75rem;padding:1rem 1.25rem;color:var(--fg);background:#fff;"
-    "font:16px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif}"
-    "h1{font-size:1.6rem;margin:.5rem 0 1rem}"
-    "h2{font-size:1.25rem;margin:2rem 0 .75rem;padding-bottom:.25rem;"
-    "border-bottom:1px solid var(--line)}"
-    ".scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;margin:.5rem 0 1rem}"
-    "table{border-collapse:collapse;font-size:.9rem}"
-    "th,td{border:1px solid var(--line);padding:.3rem .55rem;text-align:left;vertical-align:top}"
-    "th{background:var(--head)}"
-    ".num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
-    "code{font:.85em ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}"
-    ".prov{display:inline-block;padding:0 .45rem;border:1px solid;border-radius:.7rem;"
-    "font-size:.8rem;white-space:nowrap}"
-    ".prov-measured{color:#1a7f37}.prov-modeled{color:#9a6700;border-style:dashed}"
-    ".prov-published{color:#0b5cad;border-style:dotted}"
-    "figure{margin:1rem 0}figcaption{color:var(--muted);font-size:.9rem}"
-    "svg.chart{display:block;width:100%;max-width:800px;height:auto}"
-    ".note{color:var(--muted);border-left:3px solid var(--line);padding-left:.6rem}"
-    ".lead{color:var(--muted)}"
-    "td.tip{text-decoration:underline dotted var(--muted);text-underline-offset:3px}"
-    "th{cursor:pointer}"
-    "#assessment table{display:block;overflow-x:auto;max-width:100%}"
-    "@media (max-width:40rem){body{padding:.5rem .6rem;font-size:15px}"
-    "th,td{padding:.2rem .35rem}h1{font-size:1.3rem}}";
-
-/* The tables' sorting (click a heading; numbers sort as numbers) and a self-check a
- * headless browser reads back: how many charts were laid out with content. */
-static const char SCRIPT[] =
-    "(function(){"
-    "function key(td){if(!td)return '';var t=td.textContent.trim();"
-    "var n=parseFloat(t.replace(/^[$+]/,'').replace(/,/g,''));"
-    "return isNaN(n)?t.toLowerCase():n;}"
-    "var hs=document.querySelectorAll('table.sortable th');"
-    "for(var i=0;i<hs.length;i++){(function(th){th.tabIndex=0;th.title='Sort by this column';"
-    "th.addEventListener('click',function(){var tb=th.closest('table').tBodies[0];"
-    "var idx=Array.prototype.indexOf.call(th.parentNode.children,th);"
-    "var asc=th.getAttribute('aria-sort')!=='ascending';"
-    "var all=th.parentNode.children;for(var "
-    "k=0;k<all.length;k++)all[k].removeAttribute('aria-sort');"
-    "th.setAttribute('aria-sort',asc?'ascending':'descending');"
-    "var rows=Array.prototype.slice.call(tb.rows);"
-    "rows.sort(function(a,b){var x=key(a.cells[idx]),y=key(b.cells[idx]);"
-    "var r=typeof x===typeof y?(x<y?-1:x>y?1:0):(typeof x==='number'?-1:1);return asc?r:-r;});"
-    "for(var k=0;k<rows.length;k++)tb.appendChild(rows[k]);});})(hs[i]);}"
-    "var cs=document.querySelectorAll('svg.chart'),n=0;"
-    "for(var i=0;i<cs.length;i++){var r=cs[i].getBoundingClientRect();"
-    "if(r.width>100&&r.height>100&&cs[i].querySelectorAll('path,rect,polygon,polyline').length>10)"
-    "n++;}"
-    "document.documentElement.setAttribute('data-charts',cs.length);"
-    "document.documentElement.setAttribute('data-charts-drawn',n);"
-    "document.documentElement.setAttribute('data-fits',"
-    "document.documentElement.scrollWidth<=window.innerWidth+1?'yes':'no');"
-    "})();";
-
 static void write_assessment(struct tb_doc *d, const struct report *R)
 {
     if (R->assess_md) {
@@ -824,11 +767,7 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
     tb_report_models(R, models, sizeof models);
     snprintf(title, sizeof title, "trnbench report: %s", models);
 
-    tb_sb_puts(&d.html, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-                        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-                        "<title>");
-    tb_sb_html(&d.html, title);
-    tb_sb_printf(&d.html, "</title>\n<style>%s</style>\n</head>\n<body>\n", CSS);
+    tb_doc_page_begin(&d, title); /* the page, its stylesheet: the assessment's too */
     tb_doc_h(&d, 1, title);
     tb_doc_p(&d, "lead",
              "Throughput and cost per million tokens from %zu result rows "
@@ -851,7 +790,7 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
     write_definitions(&d, R);
     write_provenance(&d, R);
     write_runs(&d, R);
-    tb_sb_printf(&d.html, "<script>%s</script>\n</body>\n</html>\n", SCRIPT);
+    tb_doc_page_end(&d);
     *md = d.md;
     *html = d.html;
     return md->failed || html->failed ? -1 : 0;
