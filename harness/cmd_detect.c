@@ -49,30 +49,38 @@ int tb_cmd_detect(int argc, char **argv)
     const char *root = NULL;
     char err[512];
 
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+    static const struct option opts[] = {
+        {"format", required_argument, NULL, 'f'},
+        {"root", required_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c, state = 0;
+
+    while ((c = tb_cli_getopt("detect", argc, argv, opts, &state)) != -1) {
+        switch (c) {
+        case 'h':
             usage(stdout);
             return 0;
-        } else if (strcmp(a, "--format") == 0 || strcmp(a, "--root") == 0) {
-            if (i + 1 >= argc) {
-                fprintf(stderr, "trnbench detect: option '%s' needs a value\n", a);
+        case 'r':
+            root = optarg;
+            break;
+        case 'f':
+            if (strcmp(optarg, "csv") != 0 && strcmp(optarg, "text") != 0) {
+                fprintf(stderr, "trnbench detect: unknown format '%s' (text or csv)\n", optarg);
                 return 2;
             }
-            if (strcmp(a, "--root") == 0) {
-                root = argv[++i];
-            } else if (strcmp(argv[i + 1], "csv") == 0 || strcmp(argv[i + 1], "text") == 0) {
-                ctx.csv = strcmp(argv[++i], "csv") == 0;
-            } else {
-                fprintf(stderr, "trnbench detect: unknown format '%s' (text or csv)\n",
-                        argv[i + 1]);
-                return 2;
-            }
-        } else {
-            fprintf(stderr, "trnbench detect: unknown argument '%s'\n", a);
+            ctx.csv = strcmp(optarg, "csv") == 0;
+            break;
+        default: /* tb_cli_getopt said what is wrong */
             usage(stderr);
             return 2;
         }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "trnbench detect: unknown argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
     }
 
     if (tb_platform_detect_root(&p, root, err, sizeof err) != 0) {

@@ -92,45 +92,59 @@ static void usage(FILE *f)
             PERF_SGEMM_N, PERF_SGEMM_N, PERF_SGEMM_N, PERF_TARGET_FLOPS, PERF_TARGET_BYTES);
 }
 
+/* Fills o from the options (--opt value or --opt=value). Returns 0, or -1 on a usage
+ * error (said on stderr). *help: --help was given. */
 static int parse_args(int argc, char **argv, struct perf_opts *o, bool *help)
 {
+    static const struct option opts[] = {
+        {"reps", required_argument, NULL, 'r'}, {"model", required_argument, NULL, 'm'},
+        {"seq", required_argument, NULL, 's'},  {"triad-mib", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+    };
+    int c, state = 0;
+
     o->reps = 5;
     o->model = "llama-cpu-2048";
     o->seq = 512;
     o->triad_mib = 0;
     *help = false;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+    while ((c = tb_cli_getopt("perf", argc, argv, opts, &state)) != -1) {
+        const char *name;
         long n;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+        switch (c) {
+        case 'h':
             *help = true;
             return 0;
-        }
-        if (strcmp(a, "--reps") != 0 && strcmp(a, "--model") != 0 && strcmp(a, "--seq") != 0 &&
-            strcmp(a, "--triad-mib") != 0) {
-            fprintf(stderr, "trnbench perf: unknown argument '%s'\n", a);
-            return -1;
-        }
-        if (!v) {
-            fprintf(stderr, "trnbench perf: option '%s' needs a value\n", a);
-            return -1;
-        }
-        i++;
-        if (strcmp(a, "--model") == 0) {
-            o->model = v;
+        case 'm':
+            o->model = optarg;
             continue;
-        }
-        if (tb_parse_long(v, 1, strcmp(a, "--reps") == 0 ? 1000 : 1L << 20, &n) != 0) {
-            fprintf(stderr, "trnbench perf: option '%s': not a positive integer in range: '%s'\n",
-                    a, v);
+        case 'r':
+            name = "--reps";
+            break;
+        case 's':
+            name = "--seq";
+            break;
+        case 't':
+            name = "--triad-mib";
+            break;
+        default: /* tb_cli_getopt said what is wrong */
             return -1;
         }
-        if (strcmp(a, "--reps") == 0)
+        if (tb_parse_long(optarg, 1, c == 'r' ? 1000 : 1L << 20, &n) != 0) {
+            fprintf(stderr, "trnbench perf: option '%s': not a positive integer in range: '%s'\n",
+                    name, optarg);
+            return -1;
+        }
+        if (c == 'r')
             o->reps = (int)n;
-        else if (strcmp(a, "--seq") == 0)
+        else if (c == 's')
             o->seq = (int)n;
         else
             o->triad_mib = n;
+    }
+    if (optind < argc) {
+        fprintf(stderr, "trnbench perf: unknown argument '%s'\n", argv[optind]);
+        return -1;
     }
     return 0;
 }

@@ -86,7 +86,8 @@ static void usage(FILE *f)
             PG_TARGET_PEER, PG_PEER_TIMEOUT_S);
 }
 
-/* Returns 0 to run, 1 after --help, 2 on a usage error (said). --opt=value works too. */
+/* Returns 0 to run, 1 after --help, 2 on a usage error (said). Options take "--opt value"
+ * or "--opt=value" (tb_cli_getopt). */
 static int parse_opts(int argc, char **argv, struct pg_opts *o)
 {
     static const char *const modes[][2] = {
@@ -95,6 +96,16 @@ static int parse_opts(int argc, char **argv, struct pg_opts *o)
         {"eager", "eager"},
         {"compile", "compile"},
     };
+    static const struct option opts[] = {
+        {"gpu", no_argument, NULL, 'g'},          {"model", required_argument, NULL, 'm'},
+        {"python", required_argument, NULL, 'y'}, {"out", required_argument, NULL, 'o'},
+        {"peer", required_argument, NULL, 'p'},   {"peer-mode", required_argument, NULL, 'M'},
+        {"seq", required_argument, NULL, 's'},    {"batch", required_argument, NULL, 'b'},
+        {"reps", required_argument, NULL, 'r'},   {"peer-timeout", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+    };
+    int c, state = 0;
+
     *o = (struct pg_opts){.model = "llama-3.2-1b",
                           .python = "python3",
                           .peer_mode = "eager,compile",
@@ -102,60 +113,70 @@ static int parse_opts(int argc, char **argv, struct pg_opts *o)
                           .batch = 2,
                           .reps = 5,
                           .peer_timeout = PG_PEER_TIMEOUT_S};
-    for (int i = 1; i < argc; i++) {
-        char opt[64];
-        const char *arg = argv[i], *eq = strchr(arg, '='), *v;
+    while ((c = tb_cli_getopt("perf", argc, argv, opts, &state)) != -1) {
+        const char *name = NULL;
         long *dst = NULL;
-        if (!strcmp(arg, "--gpu"))
-            continue;
-        if (!strcmp(arg, "-h") || !strcmp(arg, "--help")) {
+        size_t k = 0;
+        switch (c) {
+        case 'g':
+            break;
+        case 'h':
             usage(stdout);
             return 1;
-        }
-        if (strncmp(arg, "--", 2))
-            eq = NULL;
-        snprintf(opt, sizeof opt, "%.*s", eq ? (int)(eq - arg) : 63, arg);
-        v = eq ? eq + 1 : i + 1 < argc ? argv[++i] : NULL;
-        if (!v) {
-            fprintf(stderr, "trnbench perf: option '%s' needs a value\n", opt);
-            return 2;
-        }
-        if (!strcmp(opt, "--model") || !strcmp(opt, "--python") || !strcmp(opt, "--out") ||
-            !strcmp(opt, "--peer")) {
-            *(!strcmp(opt, "--model")    ? &o->model
-              : !strcmp(opt, "--python") ? &o->python
-              : !strcmp(opt, "--out")    ? &o->out
-                                         : &o->peer) = v;
-            continue;
-        }
-        if (!strcmp(opt, "--peer-mode")) {
-            size_t k = 0;
-            while (k < sizeof modes / sizeof modes[0] && strcmp(v, modes[k][0]))
+        case 'm':
+            o->model = optarg;
+            break;
+        case 'y':
+            o->python = optarg;
+            break;
+        case 'o':
+            o->out = optarg;
+            break;
+        case 'p':
+            o->peer = optarg;
+            break;
+        case 'M':
+            while (k < sizeof modes / sizeof modes[0] && strcmp(optarg, modes[k][0]))
                 k++;
             if (k == sizeof modes / sizeof modes[0]) {
                 fprintf(stderr,
                         "trnbench perf: option '--peer-mode': '%s' is not eager, "
                         "compile or both\n",
-                        v);
+                        optarg);
                 return 2;
             }
             o->peer_mode = modes[k][1];
-            continue;
-        }
-        dst = !strcmp(opt, "--seq")            ? &o->seq
-              : !strcmp(opt, "--batch")        ? &o->batch
-              : !strcmp(opt, "--reps")         ? &o->reps
-              : !strcmp(opt, "--peer-timeout") ? &o->peer_timeout
-                                               : NULL;
-        if (!dst) {
-            fprintf(stderr, "trnbench perf: unknown argument '%s'\n", opt);
+            break;
+        case 's':
+            name = "--seq";
+            dst = &o->seq;
+            break;
+        case 'b':
+            name = "--batch";
+            dst = &o->batch;
+            break;
+        case 'r':
+            name = "--reps";
+            dst = &o->reps;
+            break;
+        case 't':
+            name = "--peer-timeout";
+            dst = &o->peer_timeout;
+            break;
+        default: /* tb_cli_getopt said what is wrong */
             usage(stderr);
             return 2;
         }
-        if (tb_parse_long(v, 1, 1L << 20, dst) != 0) {
-            fprintf(stderr, "trnbench perf: option '%s': not a positive integer: '%s'\n", opt, v);
+        if (dst && tb_parse_long(optarg, 1, 1L << 20, dst) != 0) {
+            fprintf(stderr, "trnbench perf: option '%s': not a positive integer: '%s'\n", name,
+                    optarg);
             return 2;
         }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "trnbench perf: unknown argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
     }
     if (o->peer) {
         char path[PATH_MAX], err[256];

@@ -8,7 +8,8 @@
  *                (64 x trn2.48xlarge, 4,096 logical NeuronCores), target < 1 s
  *
  * Each figure: one warm-up, then repetitions for at least a second; the median is
- * printed. A benchmark, not a test. Exit 0 when both targets are met, 1 otherwise.
+ * printed. A benchmark, not a test. Exit 0 when both targets are met, 1 otherwise, 2 on
+ * a usage error (it takes no option but --help).
  */
 #include "cli.h"
 #include "tb_arch.h"
@@ -25,6 +26,20 @@
 #define PM_TARGET_LAYOUTS_PER_S 100000.0
 #define PM_TARGET_SEARCH_S      1.0
 #define PM_MAX_REPS             1000
+
+static void usage(FILE *f)
+{
+    fputs("usage: trnbench perf --predictor\n"
+          "\n"
+          "The performance model's speed on one core: training layouts evaluated per\n"
+          "second while searching layouts for llama-3.1-70b on 64 H100 (target >= 100000)\n"
+          "and one whole layout search for llama-3.1-405b on 1024 Trainium2 (target < 1 s).\n"
+          "Each figure: one warm-up, then repetitions for at least a second; the median\n"
+          "is printed. Exit status 0 when both targets are met, 1 otherwise.\n"
+          "\n"
+          "  -h, --help      this text\n",
+          f);
+}
 
 /* Time searches of sc until min_s has passed (at least 5). Fills the per-search
  * seconds and layouts. Returns the count, or -1 with err. */
@@ -60,8 +75,28 @@ int tb_cmd_perf_model(int argc, char **argv)
     char err[1024];
     int n, rc = 1;
 
-    (void)argc;
-    (void)argv;
+    static const struct option opts[] = {
+        {"predictor", no_argument, NULL, 'p'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int c, state = 0;
+
+    while ((c = tb_cli_getopt("perf", argc, argv, opts, &state)) != -1) {
+        if (c == 'h') {
+            usage(stdout);
+            return 0;
+        }
+        if (c != 'p') { /* tb_cli_getopt said what is wrong */
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "trnbench perf: unknown argument '%s'\n", argv[optind]);
+        usage(stderr);
+        return 2;
+    }
     if (tb_pricing_load(&pr, NULL, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench perf: %s\n", err);
         return 2;

@@ -2,7 +2,8 @@
  * tests/cuemu/cuemu.h: a CPU emulation of the part of CUDA that trnbench's CUDA plugin
  * uses. A TEST TOOL, not a GPU: the plugin's own sources (the .cu files of
  * workloads/cuda but gemm.cu) are compiled by g++ with -DTB_CUEMU against this header
- * (cuda_common.cuh includes it instead of the CUDA headers) into
+ * (cuda_common.cuh includes the CUDA headers by name; tests/cuemu/include/ has
+ * stand-ins of those names that include this one, on the emulation build's path) into
  * build/lib/libtrnbench-cuemu.so, so tests/unit/gpu.c can run every kernel and the
  * engine where there is no GPU (CI). Nothing here includes a CUDA header; it builds
  * where no CUDA toolkit exists. trnbench refuses it for measurements (harness/tb_gpu.h).

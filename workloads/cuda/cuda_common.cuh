@@ -18,14 +18,11 @@
 
 #include "tb_cuda_abi.h"
 
-#ifdef TB_CUEMU
-/* the CPU emulation of tests (tests/cuemu/cuemu.h; no CUDA toolkit needed) */
-#include "tests/cuemu/cuemu.h"
-#else
+/* the CUDA toolkit's, or in the CPU emulation build (TB_CUEMU) the emulator's headers of
+ * the same names, which that build alone has on its include path */
 #include <cublasLt.h>
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
-#endif
 
 #include <math.h>
 #include <stddef.h>

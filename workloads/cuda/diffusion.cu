@@ -37,11 +37,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define GN_EPS    1e-5f
-#define LN_EPS    1e-5f
+#define GN_EPS 1e-5f
+#define LN_EPS 1e-5f
 
 struct dengine {
-    struct tb_darch a; /* first, as dit.cu's engine: the entries dispatch on a.kind */
+    struct tb_darch a;     /* first, as dit.cu's engine: the entries dispatch on a.kind */
     int maxB, H, W;        /* latent size */
     struct tb_dlayout lay; /* owned copy of the CPU engine's layout */
     size_t n_params;
@@ -60,13 +60,13 @@ struct dengine {
     int lat_B;        /* images in lat (0: none yet) */
 
     /* conditioning */
-    bf16 *feat_b;   /* [maxB, Tp] timestep features */
-    bf16 *add_b;    /* [maxB, max(Da, 1)] additional input */
-    float *th;      /* [maxB, Te] MLP hidden */
-    bf16 *th_b;     /* [maxB, Te] SiLU of it */
-    float *temb;    /* [maxB, Te] */
-    bf16 *tsilu_b;  /* [maxB, Te] SiLU(temb) */
-    float *tproj;   /* [maxB, max co] a ResNet's projection of it */
+    bf16 *feat_b;  /* [maxB, Tp] timestep features */
+    bf16 *add_b;   /* [maxB, max(Da, 1)] additional input */
+    float *th;     /* [maxB, Te] MLP hidden */
+    bf16 *th_b;    /* [maxB, Te] SiLU of it */
+    float *temb;   /* [maxB, Te] */
+    bf16 *tsilu_b; /* [maxB, Te] SiLU(temb) */
+    float *tproj;  /* [maxB, max co] a ResNet's projection of it */
 
     /* activations (channel-last) */
     float *cur, *nxt, *hid, *cat; /* [act] fp32 */
@@ -83,7 +83,6 @@ struct dengine {
 
     struct cu_bufs mem; /* every device buffer it holds */
 };
-
 
 static void engine_free(struct dengine *e)
 {
@@ -163,8 +162,7 @@ static int attention(bf16 *y, int ldy, const bf16 *q, int ldq, const bf16 *k, in
  * and + res [B, Ho, Wo, co] when not NULL. H x W: the (upsampled) input's size. */
 static int conv3(struct dengine *e, float *out, const void *in, bool in_bf16, bool nchw,
                  struct tb_dparam cp, int ci, int co, int B, int H, int W, int s, bool up,
-                 const float *per_img, const float *res, const char *what, char *err,
-                 size_t errlen)
+                 const float *per_img, const float *res, const char *what, char *err, size_t errlen)
 {
     int Ho = (H - 1) / s + 1, Wo = (W - 1) / s + 1;
     if (in_bf16)
@@ -172,28 +170,28 @@ static int conv3(struct dengine *e, float *out, const void *in, bool in_bf16, bo
     else
         CU_LAUNCH(what, k_im2col_f32(e->col, (const float *)in, B, ci, H, W, 3, s, up, nchw));
     CU_TRY(lin(e, out, true, false, e->col, cp.w, B * Ho * Wo, 9 * ci, co, what, err, errlen));
-    CU_LAUNCH(what, k_epilogue(out, P(e, cp.b), NULL, per_img, res, B, (long long)Ho * Wo, co,
-                               NULL));
+    CU_LAUNCH(what,
+              k_epilogue(out, P(e, cp.b), NULL, per_img, res, B, (long long)Ho * Wo, co, NULL));
     return 0;
 }
 
 /* out [B, H, W, co] = ResNet(in [B, H, W, ci]). */
-static int resnet(struct dengine *e, const struct tb_dpiece *p, float *out, const float *in,
-                  int B, int H, int W, char *err, size_t errlen)
+static int resnet(struct dengine *e, const struct tb_dpiece *p, float *out, const float *in, int B,
+                  int H, int W, char *err, size_t errlen)
 {
     const int G = e->a.groups, Te = e->a.time_embed_dim;
     long long HW = (long long)H * W;
 
-    CU_LAUNCH("ResNet norm1", k_groupnorm(e->nb, in, P(e, p->n1.w), P(e, p->n1.b), B, HW, p->ci,
-                                          G, GN_EPS, true));
+    CU_LAUNCH("ResNet norm1",
+              k_groupnorm(e->nb, in, P(e, p->n1.w), P(e, p->n1.b), B, HW, p->ci, G, GN_EPS, true));
     CU_TRY(lin(e, e->tproj, true, false, e->tsilu_b, p->temb.w, B, Te, p->co,
                "ResNet time projection", err, errlen));
     CU_LAUNCH("ResNet time projection",
               k_epilogue(e->tproj, P(e, p->temb.b), NULL, NULL, NULL, 1, B, p->co, NULL));
     CU_TRY(conv3(e, e->hid, e->nb, true, false, p->c1, p->ci, p->co, B, H, W, 1, false, e->tproj,
                  NULL, "ResNet conv1", err, errlen));
-    CU_LAUNCH("ResNet norm2", k_groupnorm(e->nb, e->hid, P(e, p->n2.w), P(e, p->n2.b), B, HW,
-                                          p->co, G, GN_EPS, true));
+    CU_LAUNCH("ResNet norm2", k_groupnorm(e->nb, e->hid, P(e, p->n2.w), P(e, p->n2.b), B, HW, p->co,
+                                          G, GN_EPS, true));
     if (p->sc.w == TB_DLAYOUT_NONE)
         return conv3(e, out, e->nb, true, false, p->c2, p->co, p->co, B, H, W, 1, false, NULL, in,
                      "ResNet conv2", err, errlen);
@@ -203,8 +201,8 @@ static int resnet(struct dengine *e, const struct tb_dpiece *p, float *out, cons
     CU_LAUNCH("ResNet shortcut", k_cast_bf16(e->nb, in, (size_t)B * HW * p->ci));
     CU_TRY(lin(e, out, true, true, e->nb, p->sc.w, (int)(B * HW), p->ci, p->co, "ResNet shortcut",
                err, errlen));
-    CU_LAUNCH("ResNet shortcut", k_epilogue(out, P(e, p->sc.b), NULL, NULL, NULL, B, HW, p->co,
-                                            NULL));
+    CU_LAUNCH("ResNet shortcut",
+              k_epilogue(out, P(e, p->sc.b), NULL, NULL, NULL, B, HW, p->co, NULL));
     return 0;
 }
 
@@ -223,30 +221,29 @@ static int transformer(struct dengine *e, const struct tb_dpiece *p, float *x, i
     for (int d = 0; d < p->depth; d++) {
         const struct tb_dblock *k = &e->lay.blocks[p->block + d];
         /* self-attention */
-        CU_LAUNCH("LayerNorm 1", k_layernorm(e->ln, e->tok, P(e, k->ln1.w), P(e, k->ln1.b), M, C,
-                                             LN_EPS));
+        CU_LAUNCH("LayerNorm 1",
+                  k_layernorm(e->ln, e->tok, P(e, k->ln1.w), P(e, k->ln1.b), M, C, LN_EPS));
         CU_TRY(lin(e, e->qkv, false, false, e->ln, k->wqkv, M, C, 3 * C, "q|k|v", err, errlen));
-        CU_TRY(attention(e->y, C, e->qkv, 3 * C, e->qkv + C, 3 * C, e->qkv + 2 * C,
-                         3 * C, B, N, N, NH, HD, err, errlen));
-        CU_TRY(lin(e, e->tok, true, true, e->y, k->ao.w, M, C, C, "attention output", err,
-                   errlen));
+        CU_TRY(attention(e->y, C, e->qkv, 3 * C, e->qkv + C, 3 * C, e->qkv + 2 * C, 3 * C, B, N, N,
+                         NH, HD, err, errlen));
+        CU_TRY(lin(e, e->tok, true, true, e->y, k->ao.w, M, C, C, "attention output", err, errlen));
         CU_LAUNCH("attention output",
                   k_epilogue(e->tok, P(e, k->ao.b), NULL, NULL, NULL, 1, M, C, NULL));
         /* cross-attention to the text context */
-        CU_LAUNCH("LayerNorm 2", k_layernorm(e->ln, e->tok, P(e, k->ln2.w), P(e, k->ln2.b), M, C,
-                                             LN_EPS));
+        CU_LAUNCH("LayerNorm 2",
+                  k_layernorm(e->ln, e->tok, P(e, k->ln2.w), P(e, k->ln2.b), M, C, LN_EPS));
         CU_TRY(lin(e, e->qkv, false, false, e->ln, k->wq2, M, C, C, "cross q", err, errlen));
         CU_TRY(lin(e, e->kv, false, false, e->ctx_b, k->wkv2, B * S, Dc, 2 * C, "cross k|v", err,
                    errlen));
-        CU_TRY(attention(e->y, C, e->qkv, C, e->kv, 2 * C, e->kv + C, 2 * C, B, N, S,
-                         NH, HD, err, errlen));
+        CU_TRY(attention(e->y, C, e->qkv, C, e->kv, 2 * C, e->kv + C, 2 * C, B, N, S, NH, HD, err,
+                         errlen));
         CU_TRY(lin(e, e->tok, true, true, e->y, k->co.w, M, C, C, "cross-attention output", err,
                    errlen));
         CU_LAUNCH("cross-attention output",
                   k_epilogue(e->tok, P(e, k->co.b), NULL, NULL, NULL, 1, M, C, NULL));
         /* GEGLU feed-forward */
-        CU_LAUNCH("LayerNorm 3", k_layernorm(e->ln, e->tok, P(e, k->ln3.w), P(e, k->ln3.b), M, C,
-                                             LN_EPS));
+        CU_LAUNCH("LayerNorm 3",
+                  k_layernorm(e->ln, e->tok, P(e, k->ln3.w), P(e, k->ln3.b), M, C, LN_EPS));
         CU_TRY(lin(e, e->ff, true, false, e->ln, k->ff1.w, M, C, 8 * C, "GEGLU in", err, errlen));
         CU_LAUNCH("GEGLU", k_geglu(e->gg, e->ff, P(e, k->ff1.b), M, 4 * C));
         CU_TRY(lin(e, e->tok, true, true, e->gg, k->ff2.w, M, 4 * C, C, "GEGLU out", err, errlen));
@@ -293,8 +290,8 @@ static int forward_dev(struct dengine *e, int B, char *err, size_t errlen)
     float *cur = e->cur, *nxt = e->nxt;
     int c = a->latent_channels, ns = 0;
 
-    CU_LAUNCH("context", k_cast_bf16(e->ctx_b, e->ctx_in,
-                                     (size_t)B * a->text_tokens * a->context_dim));
+    CU_LAUNCH("context",
+              k_cast_bf16(e->ctx_b, e->ctx_in, (size_t)B * a->text_tokens * a->context_dim));
     CU_TRY(time_embedding(e, B, err, errlen));
     for (int i = 0; i < L->npieces; i++) {
         const struct tb_dpiece *p = &L->pieces[i];
@@ -302,8 +299,8 @@ static int forward_dev(struct dengine *e, int B, char *err, size_t errlen)
         long long HW = (long long)H * W;
         switch (p->kind) {
         case TB_DPIECE_CONV_IN:
-            CU_TRY(conv3(e, cur, e->x_in, false, true, p->c1, p->ci, p->co, B, H, W, 1, false,
-                         NULL, NULL, "conv_in", err, errlen));
+            CU_TRY(conv3(e, cur, e->x_in, false, true, p->c1, p->ci, p->co, B, H, W, 1, false, NULL,
+                         NULL, "conv_in", err, errlen));
             break;
         case TB_DPIECE_RESNET: {
             const float *in = cur;
@@ -338,8 +335,7 @@ static int forward_dev(struct dengine *e, int B, char *err, size_t errlen)
             CU_LAUNCH("output", k_nhwc_to_nchw(e->out, e->hid, NULL, B, HW, p->co));
             break;
         }
-        if (p->kind == TB_DPIECE_RESNET || p->kind == TB_DPIECE_DOWN ||
-            p->kind == TB_DPIECE_UP) {
+        if (p->kind == TB_DPIECE_RESNET || p->kind == TB_DPIECE_DOWN || p->kind == TB_DPIECE_UP) {
             float *tmp = cur;
             cur = nxt;
             nxt = tmp;
@@ -367,8 +363,8 @@ static bool in_arena(size_t off, size_t n, size_t n_params, bool may_lack)
     return off <= n_params && n <= n_params - off;
 }
 
-static int check_layout(const struct tb_darch *a, const struct tb_dlayout *L, size_t np,
-                        char *err, size_t errlen)
+static int check_layout(const struct tb_darch *a, const struct tb_dlayout *L, size_t np, char *err,
+                        size_t errlen)
 {
     const size_t Te = (size_t)a->time_embed_dim, Dc = (size_t)a->context_dim;
     bool ok = in_arena(L->t1.w, (size_t)a->time_proj_dim * Te, np, false) &&
@@ -385,8 +381,8 @@ static int check_layout(const struct tb_darch *a, const struct tb_dlayout *L, si
         const struct tb_dpiece *p = &L->pieces[i];
         size_t ci = (size_t)p->ci, co = (size_t)p->co;
         if (p->level < 0 || p->level >= a->nlevels || p->ci < 1 || p->co < 1)
-            return cu_err(err, errlen, "%s: UNet piece %d has level %d, %d -> %d channels",
-                          a->name, i, p->level, p->ci, p->co);
+            return cu_err(err, errlen, "%s: UNet piece %d has level %d, %d -> %d channels", a->name,
+                          i, p->level, p->ci, p->co);
         switch (p->kind) {
         case TB_DPIECE_CONV_OUT:
             ok = in_arena(p->n1.w, ci, np, false) && in_arena(p->n1.b, ci, np, false);
@@ -394,7 +390,8 @@ static int check_layout(const struct tb_darch *a, const struct tb_dlayout *L, si
         case TB_DPIECE_CONV_IN:
         case TB_DPIECE_DOWN:
         case TB_DPIECE_UP:
-            ok = ok && in_arena(p->c1.w, co * ci * 9, np, false) && in_arena(p->c1.b, co, np, false);
+            ok =
+                ok && in_arena(p->c1.w, co * ci * 9, np, false) && in_arena(p->c1.b, co, np, false);
             break;
         case TB_DPIECE_RESNET:
             ok = in_arena(p->n1.w, ci, np, false) && in_arena(p->n1.b, ci, np, false) &&
@@ -402,8 +399,8 @@ static int check_layout(const struct tb_darch *a, const struct tb_dlayout *L, si
                  in_arena(p->temb.w, co * Te, np, false) && in_arena(p->temb.b, co, np, false) &&
                  in_arena(p->n2.w, co, np, false) && in_arena(p->n2.b, co, np, false) &&
                  in_arena(p->c2.w, co * co * 9, np, false) && in_arena(p->c2.b, co, np, false) &&
-                 (ci == co || (in_arena(p->sc.w, co * ci, np, false) &&
-                               in_arena(p->sc.b, co, np, false)));
+                 (ci == co ||
+                  (in_arena(p->sc.w, co * ci, np, false) && in_arena(p->sc.b, co, np, false)));
             break;
         case TB_DPIECE_TRANSFORMER:
             ok = ci == co && (p->depth == 0 || co % (size_t)a->head_dim == 0) &&
@@ -429,8 +426,9 @@ static int check_layout(const struct tb_darch *a, const struct tb_dlayout *L, si
             break;
         }
         if (!ok)
-            return cu_err(err, errlen, "%s: UNet piece %d: offsets outside the arena or shapes "
-                                       "that do not fit",
+            return cu_err(err, errlen,
+                          "%s: UNet piece %d: offsets outside the arena or shapes "
+                          "that do not fit",
                           a->name, i);
     }
     return 0;
@@ -618,8 +616,8 @@ static int upload(struct dengine *e, const float *x, const float *t, const float
     if (t)
         CU_CHECK(cudaMemcpyAsync(e->t_in, t, (size_t)B * sizeof *t, cudaMemcpyHostToDevice,
                                  g_cu.stream));
-    CU_CHECK(cudaMemcpyAsync(e->ctx_in, ctx, (size_t)B * nctx * sizeof *ctx,
-                             cudaMemcpyHostToDevice, g_cu.stream));
+    CU_CHECK(cudaMemcpyAsync(e->ctx_in, ctx, (size_t)B * nctx * sizeof *ctx, cudaMemcpyHostToDevice,
+                             g_cu.stream));
     if (a->pooled_dim > 0)
         CU_CHECK(cudaMemcpyAsync(e->pooled_in, pooled, (size_t)B * a->pooled_dim * sizeof *pooled,
                                  cudaMemcpyHostToDevice, g_cu.stream));
@@ -666,13 +664,12 @@ extern "C" int tb_cu_diffusion_sample(void *eng, const float *latents, const flo
     cfg = e->a.cfg ? 2 : 1;
     if (steps < 1 || B < 1 || cfg * B > e->maxB)
         return cu_err(err, errlen, "%d steps of %d images%s need a batch of %d, engine has %d",
-                      steps, B, cfg == 2 ? " with classifier-free guidance" : "", cfg * B,
-                      e->maxB);
+                      steps, B, cfg == 2 ? " with classifier-free guidance" : "", cfg * B, e->maxB);
     if (!latents || !ctx || !pooled || !t || !c_in || !dt)
         return cu_err(err, errlen, "missing sampler input");
     n = (size_t)B * e->a.latent_channels * e->H * e->W;
-    CU_CHECK(cudaMemcpyAsync(e->lat, latents, n * sizeof *latents, cudaMemcpyHostToDevice,
-                             g_cu.stream));
+    CU_CHECK(
+        cudaMemcpyAsync(e->lat, latents, n * sizeof *latents, cudaMemcpyHostToDevice, g_cu.stream));
     CU_TRY(upload(e, NULL, NULL, ctx, pooled, cfg * B, err, errlen));
     e->lat_B = B;
     for (int s = 0; s < steps; s++) {
@@ -765,8 +762,8 @@ int cu_diffusion_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, siz
         g.ldd = a->co;
         g.alpha = 1.0f;
         CU_TRY(cu_gemm_run(&g, "conv2d test", err, errlen));
-        CU_LAUNCH("conv bias", k_epilogue(o, bias, NULL, NULL, NULL, 1, (long long)rows, a->co,
-                                          NULL));
+        CU_LAUNCH("conv bias",
+                  k_epilogue(o, bias, NULL, NULL, NULL, 1, (long long)rows, a->co, NULL));
         return cu_down_f32(a->out[0], o, no, err, errlen);
     }
     case TB_CUDA_OP_LAYERNORM: {
@@ -798,8 +795,7 @@ int cu_diffusion_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, siz
         CU_TRY(cu_up_bf16(b, &k, a->in[1], nk, err, errlen));
         CU_TRY(cu_up_bf16(b, &v, a->in[2], nk, err, errlen));
         CU_TRY(cu_buf_alloc(b, (void **)&y, nq * sizeof *y, err, errlen));
-        CU_TRY(attention(y, D, q, D, k, D, v, D, a->B, a->T, a->S, a->NH, a->HD, err,
-                         errlen));
+        CU_TRY(attention(y, D, q, D, k, D, v, D, a->B, a->T, a->S, a->NH, a->HD, err, errlen));
         return cu_down_bf16(b, a->out[0], y, nq, err, errlen);
     }
     case TB_CUDA_OP_DIT_LN_MOD: {
@@ -809,8 +805,8 @@ int cu_diffusion_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, siz
         CU_TRY(cu_up_f32(b, &x, a->in[0], n, err, errlen));
         CU_TRY(cu_up_f32(b, &mod, a->in[1], (size_t)a->B * 2 * a->C, err, errlen));
         CU_TRY(cu_buf_alloc(b, (void **)&o, n * sizeof *o, err, errlen));
-        CU_LAUNCH("dit_ln_mod", k_dit_ln_mod(o, x, a->B, a->T, 0, a->T, a->C, mod, 2 * a->C, 0,
-                                             a->C, a->eps));
+        CU_LAUNCH("dit_ln_mod",
+                  k_dit_ln_mod(o, x, a->B, a->T, 0, a->T, a->C, mod, 2 * a->C, 0, a->C, a->eps));
         return cu_down_bf16(b, a->out[0], o, n, err, errlen);
     }
     case TB_CUDA_OP_DIT_QKV: {
@@ -819,8 +815,8 @@ int cu_diffusion_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, siz
         float *z, *bias, *qn = NULL, *kn = NULL, *rc = NULL, *rs = NULL;
         bf16 *qkv, *mlp = NULL;
         if (a->HD % 2 || a->HD > 128 || (N > 0 && a->S + N != a->T))
-            return cu_err(err, errlen, "dit_qkv test: head dim %d, %d + %dx%d tokens of %d",
-                          a->HD, a->S, a->H, a->W, a->T);
+            return cu_err(err, errlen, "dit_qkv test: head dim %d, %d + %dx%d tokens of %d", a->HD,
+                          a->S, a->H, a->W, a->T);
         CU_TRY(cu_up_f32(b, &z, a->in[0], rows * zw, err, errlen));
         CU_TRY(cu_up_f32(b, &bias, a->in[1], zw, err, errlen));
         if (a->in[2])

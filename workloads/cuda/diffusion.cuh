@@ -93,8 +93,8 @@ cudaError_t k_dit_gelu(bf16 *h, const float *z, const float *bias, int B, int T,
 /* pt [B Hp Wp, PP] (bf16) = the p x p patches of x [B, Cl, Hp p, Wp p] (index c p p +
  * i p + j), and the inverse: out [B, Cl, H, W] = pf [B N, PP] + bias[PP]. */
 cudaError_t k_dit_patchify(bf16 *pt, const float *x, int B, int Cl, int Hp, int Wp, int p);
-cudaError_t k_dit_unpatchify(float *out, const float *pf, const float *bias, int B, int Cl,
-                             int Hp, int Wp, int p);
+cudaError_t k_dit_unpatchify(float *out, const float *pf, const float *bias, int B, int Cl, int Hp,
+                             int Wp, int p);
 
 /* The DiT engine (dit.cu): the diffusion entries' work for TB_DARCH_FLUX and
  * TB_DARCH_MMDIT (diffusion.cu's entries dispatch on the engine's tb_darch kind, the
@@ -103,9 +103,8 @@ int cu_dit_init(void **eng, const struct tb_darch *a, const struct tb_cuda_diffu
                 int max_batch, int lat_h, int lat_w, char *err, size_t errlen);
 void cu_dit_free(void *eng);
 size_t cu_dit_bytes(void *eng);
-int cu_dit_forward(void *eng, const float *x, const float *t, const float *ctx,
-                   const float *pooled, const float *guidance, int B, float *out, char *err,
-                   size_t errlen);
+int cu_dit_forward(void *eng, const float *x, const float *t, const float *ctx, const float *pooled,
+                   const float *guidance, int B, float *out, char *err, size_t errlen);
 int cu_dit_sample(void *eng, const float *latents, const float *ctx, const float *pooled, int B,
                   int steps, const float *t, const float *c_in, const float *dt,
                   float guidance_scale, char *err, size_t errlen);

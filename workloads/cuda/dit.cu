@@ -92,9 +92,9 @@ cudaError_t k_dit_ln_mod(bf16 *out, const float *x, int B, int T, int r0, int n,
 /* One warp per (row, head slot of the 3 NH q, k, v heads); lane l owns the pairs
  * l, l + 32 (HD <= 128). Then the block's threads write the MLP columns. */
 __global__ void dit_qkv_kernel(bf16 *qkv, const float *z, int ldz, const float *bias,
-                               const float *qn, const float *kn, const float *rc,
-                               const float *rs, int T, int r0, int n, int S, int NH, int HD,
-                               bf16 *mlp, int ldm, int F, float eps)
+                               const float *qn, const float *kn, const float *rc, const float *rs,
+                               int T, int r0, int n, int S, int NH, int HD, bf16 *mlp, int ldm,
+                               int F, float eps)
 {
     size_t row = set_row(blockIdx.x, T, r0, n);
     int r = (int)(row % T), D = NH * HD, half = HD / 2;
@@ -155,8 +155,8 @@ cudaError_t k_dit_qkv(bf16 *qkv, const float *z, int ldz, const float *bias, con
 {
     if (HD % 2 || HD > 128)
         return cudaErrorInvalidValue;
-    TB_KL(B * n, 128, 0, dit_qkv_kernel)(qkv, z, ldz, bias, qn, kn, rope_cos, rope_sin, T, r0, n,
-                                         S, NH, HD, mlp, ldm, F, eps);
+    TB_KL(B * n, 128, 0, dit_qkv_kernel)
+    (qkv, z, ldz, bias, qn, kn, rope_cos, rope_sin, T, r0, n, S, NH, HD, mlp, ldm, F, eps);
     return cudaGetLastError();
 }
 
@@ -178,8 +178,8 @@ __global__ void dit_rope_table_kernel(float *rc, float *rs, int Hp, int Wp, int 
 
 cudaError_t k_dit_rope_table(float *rope_cos, float *rope_sin, int Hp, int Wp, int HD)
 {
-    TB_KL(cu_grid((size_t)Hp * Wp * HD / 2, 128), 128, 0, dit_rope_table_kernel)(rope_cos, rope_sin,
-                                                                               Hp, Wp, HD);
+    TB_KL(cu_grid((size_t)Hp * Wp * HD / 2, 128), 128, 0, dit_rope_table_kernel)
+    (rope_cos, rope_sin, Hp, Wp, HD);
     return cudaGetLastError();
 }
 
@@ -207,8 +207,8 @@ cudaError_t k_dit_residual(float *x, const float *o, const float *bias, const fl
                            int T, int r0, int n, int D)
 {
     size_t total = (size_t)B * n * D;
-    TB_KL(cu_grid(total, 256), 256, 0, dit_residual_kernel)(x, o, bias, mod, ms, gate, pos, M, top,
-                                                          left, Wp, T, r0, n, D, total);
+    TB_KL(cu_grid(total, 256), 256, 0, dit_residual_kernel)
+    (x, o, bias, mod, ms, gate, pos, M, top, left, Wp, T, r0, n, D, total);
     return cudaGetLastError();
 }
 
@@ -254,19 +254,17 @@ __global__ void dit_patch_kernel(bf16 *pt, const float *x, float *out, const flo
 cudaError_t k_dit_patchify(bf16 *pt, const float *x, int B, int Cl, int Hp, int Wp, int p)
 {
     size_t total = (size_t)B * Hp * Wp * Cl * p * p;
-    TB_KL(cu_grid(total, 256), 256, 0, dit_patch_kernel)(pt, x, (float *)NULL, (const float *)NULL,
-                                                       (const float *)NULL, Cl, Hp, Wp, p,
-                                                       total);
+    TB_KL(cu_grid(total, 256), 256, 0, dit_patch_kernel)
+    (pt, x, (float *)NULL, (const float *)NULL, (const float *)NULL, Cl, Hp, Wp, p, total);
     return cudaGetLastError();
 }
 
-cudaError_t k_dit_unpatchify(float *out, const float *pf, const float *bias, int B, int Cl,
-                             int Hp, int Wp, int p)
+cudaError_t k_dit_unpatchify(float *out, const float *pf, const float *bias, int B, int Cl, int Hp,
+                             int Wp, int p)
 {
     size_t total = (size_t)B * Hp * Wp * Cl * p * p;
-    TB_KL(cu_grid(total, 256), 256, 0, dit_patch_kernel)((bf16 *)NULL, (const float *)NULL, out, pf,
-                                                       bias, Cl, Hp, Wp, p,
-                                                       total);
+    TB_KL(cu_grid(total, 256), 256, 0, dit_patch_kernel)
+    ((bf16 *)NULL, (const float *)NULL, out, pf, bias, Cl, Hp, Wp, p, total);
     return cudaGetLastError();
 }
 
@@ -291,16 +289,15 @@ struct xengine {
     float *th, *c, *mod_i, *mod_c, *pf;
     float *rope_cos, *rope_sin;
 
-    float *x;   /* [BM, T, D] residual stream */
-    bf16 *h;    /* [BM, T, D] modulated norm output */
-    float *z;   /* [BM, T, ZW] products before their epilogue */
-    bf16 *qkv;  /* [BM, T, 3D] q | k | v after norms and RoPE */
-    bf16 *u;    /* [BM, T, UW] attention output (| MLP activation), MLP hidden */
-    float *o;   /* [BM, T, D] a projection before its gated residual */
+    float *x;  /* [BM, T, D] residual stream */
+    bf16 *h;   /* [BM, T, D] modulated norm output */
+    float *z;  /* [BM, T, ZW] products before their epilogue */
+    bf16 *qkv; /* [BM, T, 3D] q | k | v after norms and RoPE */
+    bf16 *u;   /* [BM, T, UW] attention output (| MLP activation), MLP hidden */
+    float *o;  /* [BM, T, D] a projection before its gated residual */
 
     struct cu_bufs mem; /* every device buffer it holds */
 };
-
 
 static void xengine_free(struct xengine *e)
 {
@@ -328,9 +325,8 @@ static int xlin(const struct xengine *e, float *out, int ldo, bool acc, const bf
 
 /* The product of a row set, once per image: out rows = x rows W^T (row strides ldx, ldo
  * of buffers of T rows an image). */
-static int xlin_set(const struct xengine *e, float *out, int ldo, const bf16 *x, int ldx,
-                    size_t w, int B, int r0, int n, int K, int O, const char *what, char *err,
-                    size_t errlen)
+static int xlin_set(const struct xengine *e, float *out, int ldo, const bf16 *x, int ldx, size_t w,
+                    int B, int r0, int n, int K, int O, const char *what, char *err, size_t errlen)
 {
     if (r0 == 0 && n == e->T) /* all rows: one product */
         return xlin(e, out, ldo, false, x, ldx, w, B * n, K, O, what, err, errlen);
@@ -378,9 +374,8 @@ static int xmod(struct xengine *e, float *mod, struct tb_dparam w, int B, int nD
 }
 
 /* c (+)= Linear(SiLU(Linear(in))) with in [B, K] bf16 (K 0: the first layer is its bias). */
-static int xcond(struct xengine *e, const bf16 *in, int K, struct tb_dparam l1,
-                 struct tb_dparam l2, int B, bool acc, const char *what, char *err,
-                 size_t errlen)
+static int xcond(struct xengine *e, const bf16 *in, int K, struct tb_dparam l1, struct tb_dparam l2,
+                 int B, bool acc, const char *what, char *err, size_t errlen)
 {
     const int D = e->D;
     if (K > 0)
@@ -412,8 +407,8 @@ static int xembed(struct xengine *e, int B, bool guidance, char *err, size_t err
     CU_LAUNCH("patch embedding",
               k_dit_residual(e->x, NULL, XP(e, L->patch.b), NULL, 0, 0, XP(e, L->pos),
                              a->pos_embed_max, e->top, e->left, e->Wp, B, e->T, S, N, D));
-    CU_LAUNCH("context embedding", k_dit_residual(e->x, NULL, XP(e, L->cemb.b), NULL, 0, 0, NULL,
-                                                  0, 0, 0, 1, B, e->T, 0, S, D));
+    CU_LAUNCH("context embedding", k_dit_residual(e->x, NULL, XP(e, L->cemb.b), NULL, 0, 0, NULL, 0,
+                                                  0, 0, 1, B, e->T, 0, S, D));
 
     CU_LAUNCH("timestep features", k_timestep_features(e->feat_b, e->t_in, B, Tp));
     CU_TRY(xcond(e, e->feat_b, Tp, L->t1, L->t2, B, false, "timestep MLP", err, errlen));
@@ -436,12 +431,12 @@ static int xstream_qkv(struct xengine *e, const struct tb_dstream *w, const floa
                        int shift, int scale, int B, int r0, int n, char *err, size_t errlen)
 {
     const int D = e->D;
-    CU_LAUNCH("modulated LayerNorm", k_dit_ln_mod(e->h, e->x, B, e->T, r0, n, D, mod, ms, shift,
-                                                  scale, DIT_EPS));
+    CU_LAUNCH("modulated LayerNorm",
+              k_dit_ln_mod(e->h, e->x, B, e->T, r0, n, D, mod, ms, shift, scale, DIT_EPS));
     CU_TRY(xlin_set(e, e->z, e->ZW, e->h, D, w->qkv.w, B, r0, n, D, 3 * D, "q|k|v", err, errlen));
     CU_LAUNCH("q|k|v norms", k_dit_qkv(e->qkv, e->z, e->ZW, XP(e, w->qkv.b), XP(e, w->q_norm),
-                                        XP(e, w->k_norm), e->rope_cos, e->rope_sin, B, e->T, r0,
-                                        n, e->S, e->NH, e->HD, NULL, 0, 0, DIT_EPS));
+                                       XP(e, w->k_norm), e->rope_cos, e->rope_sin, B, e->T, r0, n,
+                                       e->S, e->NH, e->HD, NULL, 0, 0, DIT_EPS));
     return 0;
 }
 
@@ -453,13 +448,12 @@ static int xstream_out(struct xengine *e, const struct tb_dstream *w, const floa
     if (!mlp) {
         CU_TRY(xlin_set(e, e->o, D, e->u, D, w->out.w, B, r0, n, D, D, "attention output", err,
                         errlen));
-        CU_LAUNCH("attention residual", k_dit_residual(e->x, e->o, XP(e, w->out.b), mod, ms,
-                                                       2 * D, NULL, 0, 0, 0, 1, B, e->T, r0, n,
-                                                       D));
+        CU_LAUNCH("attention residual", k_dit_residual(e->x, e->o, XP(e, w->out.b), mod, ms, 2 * D,
+                                                       NULL, 0, 0, 0, 1, B, e->T, r0, n, D));
         return 0;
     }
-    CU_LAUNCH("modulated LayerNorm", k_dit_ln_mod(e->h, e->x, B, e->T, r0, n, D, mod, ms, 3 * D,
-                                                  4 * D, DIT_EPS));
+    CU_LAUNCH("modulated LayerNorm",
+              k_dit_ln_mod(e->h, e->x, B, e->T, r0, n, D, mod, ms, 3 * D, 4 * D, DIT_EPS));
     CU_TRY(xlin_set(e, e->z, F, e->h, D, w->fc1.w, B, r0, n, D, F, "MLP in", err, errlen));
     CU_LAUNCH("MLP GELU", k_dit_gelu(e->u, e->z, XP(e, w->fc1.b), B, e->T, r0, n, F));
     CU_TRY(xlin_set(e, e->o, D, e->u, F, w->fc2.w, B, r0, n, F, D, "MLP out", err, errlen));
@@ -468,8 +462,7 @@ static int xstream_out(struct xengine *e, const struct tb_dstream *w, const floa
     return 0;
 }
 
-static int xdouble(struct xengine *e, const struct tb_dditblock *w, int B, char *err,
-                   size_t errlen)
+static int xdouble(struct xengine *e, const struct tb_dditblock *w, int B, char *err, size_t errlen)
 {
     const int D = e->D, S = e->S, N = e->N, nc = w->pre_only ? 2 : 6;
     CU_TRY(xmod(e, e->mod_i, w->img.mod, B, 6 * D, err, errlen));
@@ -490,22 +483,21 @@ static int xdouble(struct xengine *e, const struct tb_dditblock *w, int B, char 
     return 0;
 }
 
-static int xsingle(struct xengine *e, const struct tb_dsingle *w, int B, char *err,
-                   size_t errlen)
+static int xsingle(struct xengine *e, const struct tb_dsingle *w, int B, char *err, size_t errlen)
 {
     const int D = e->D, T = e->T, M = B * T;
     CU_TRY(xmod(e, e->mod_i, w->mod, B, 3 * D, err, errlen));
-    CU_LAUNCH("modulated LayerNorm", k_dit_ln_mod(e->h, e->x, B, T, 0, T, D, e->mod_i, 3 * D, 0,
-                                                  D, DIT_EPS));
-    CU_TRY(xlin(e, e->z, e->ZW, false, e->h, D, w->lin1.w, M, D, e->QW, "single lin1", err,
-                errlen));
+    CU_LAUNCH("modulated LayerNorm",
+              k_dit_ln_mod(e->h, e->x, B, T, 0, T, D, e->mod_i, 3 * D, 0, D, DIT_EPS));
+    CU_TRY(
+        xlin(e, e->z, e->ZW, false, e->h, D, w->lin1.w, M, D, e->QW, "single lin1", err, errlen));
     CU_LAUNCH("q|k|v norms, MLP GELU",
               k_dit_qkv(e->qkv, e->z, e->ZW, XP(e, w->lin1.b), XP(e, w->q_norm), XP(e, w->k_norm),
                         e->rope_cos, e->rope_sin, B, T, 0, T, e->S, e->NH, e->HD, e->u + D, e->UW,
                         e->F, DIT_EPS));
     CU_TRY(xattend(e, B, 0, e->UW, err, errlen));
-    CU_TRY(xlin(e, e->o, D, false, e->u, e->UW, w->lin2.w, M, e->UW, D, "single lin2", err,
-                errlen));
+    CU_TRY(
+        xlin(e, e->o, D, false, e->u, e->UW, w->lin2.w, M, e->UW, D, "single lin2", err, errlen));
     CU_LAUNCH("single residual", k_dit_residual(e->x, e->o, XP(e, w->lin2.b), e->mod_i, 3 * D,
                                                 2 * D, NULL, 0, 0, 0, 1, B, T, 0, T, D));
     return 0;
@@ -521,14 +513,14 @@ static int xforward(struct xengine *e, int B, bool guidance, char *err, size_t e
     for (int l = 0; l < L->nsgl; l++)
         CU_TRY(xsingle(e, &L->sgl[l], B, err, errlen));
     CU_TRY(xmod(e, e->mod_i, L->fmod, B, 2 * D, err, errlen));
-    CU_LAUNCH("final norm", k_dit_ln_mod(e->h, e->x, B, e->T, S, N, D, e->mod_i, 2 * D, D, 0,
-                                         DIT_EPS));
+    CU_LAUNCH("final norm",
+              k_dit_ln_mod(e->h, e->x, B, e->T, S, N, D, e->mod_i, 2 * D, D, 0, DIT_EPS));
     for (int b = 0; b < B; b++)
         CU_TRY(xlin(e, e->pf + (size_t)b * N * e->PP, e->PP, false,
                     e->h + ((size_t)b * e->T + S) * D, D, L->fout.w, N, D, e->PP,
                     "final projection", err, errlen));
-    CU_LAUNCH("unpatchify", k_dit_unpatchify(e->out, e->pf, XP(e, L->fout.b), B, e->Cl, e->Hp,
-                                             e->Wp, e->p));
+    CU_LAUNCH("unpatchify",
+              k_dit_unpatchify(e->out, e->pf, XP(e, L->fout.b), B, e->Cl, e->Hp, e->Wp, e->p));
     return 0;
 }
 
@@ -566,8 +558,8 @@ static int xcheck_layout(const struct xengine *e, const struct tb_dlayout *L, ch
             bool full = s == 0 || !L->dbl[l].pre_only;
             ok = xin2(w->mod, D, (full ? 6 : 2) * D, np) && xin2(w->qkv, D, 3 * D, np) &&
                  xin(w->q_norm, HD, np, !a->qk_norm) && xin(w->k_norm, HD, np, !a->qk_norm) &&
-                 (!full || (xin2(w->out, D, D, np) && xin2(w->fc1, D, F, np) &&
-                            xin2(w->fc2, F, D, np)));
+                 (!full ||
+                  (xin2(w->out, D, D, np) && xin2(w->fc1, D, F, np) && xin2(w->fc2, F, D, np)));
         }
     for (int l = 0; ok && l < L->nsgl; l++) {
         const struct tb_dsingle *w = &L->sgl[l];
@@ -576,8 +568,9 @@ static int xcheck_layout(const struct xengine *e, const struct tb_dlayout *L, ch
              xin(w->k_norm, HD, np, !a->qk_norm);
     }
     if (!ok)
-        return cu_err(err, errlen, "%s: the DiT layout's offsets lie outside the arena or its "
-                                   "block counts differ from the model's",
+        return cu_err(err, errlen,
+                      "%s: the DiT layout's offsets lie outside the arena or its "
+                      "block counts differ from the model's",
                       a->name);
     return 0;
 }
@@ -598,8 +591,7 @@ static size_t xvec(size_t *off, size_t n, const float *params, float *dst, size_
 /* Every fp32 vector of L (biases, norm weights, the position grid): with dst, gathered
  * into dst one after the other and L's offsets moved onto them; without, counted.
  * Returns the floats. */
-static size_t xvecs(struct tb_dlayout *L, const struct xengine *e, const float *params,
-                    float *dst)
+static size_t xvecs(struct tb_dlayout *L, const struct xengine *e, const float *params, float *dst)
 {
     const size_t D = (size_t)e->D, F = (size_t)e->F, HD = (size_t)e->HD;
     const size_t M = (size_t)e->a.pos_embed_max;
@@ -686,8 +678,7 @@ static int xsetup(struct xengine *e, const float *params, char *err, size_t errl
     if (!(host = (float *)malloc((e->nvec ? e->nvec : 1) * sizeof *host)))
         return cu_err(err, errlen, "out of memory for %zu fp32 vectors", e->nvec);
     xvecs(&e->lay, e, params, host);
-    c = cudaMemcpyAsync(e->vec, host, e->nvec * sizeof *host, cudaMemcpyHostToDevice,
-                        g_cu.stream);
+    c = cudaMemcpyAsync(e->vec, host, e->nvec * sizeof *host, cudaMemcpyHostToDevice, g_cu.stream);
     if (c == cudaSuccess)
         c = cudaStreamSynchronize(g_cu.stream);
     free(host);
@@ -822,17 +813,16 @@ static int xupload(struct xengine *e, const float *x, const float *t, const floa
     if (guidance)
         CU_CHECK(cudaMemcpyAsync(e->g_in, guidance, (size_t)B * sizeof *guidance,
                                  cudaMemcpyHostToDevice, g_cu.stream));
-    CU_CHECK(cudaMemcpyAsync(e->ctx_in, ctx, (size_t)B * nctx * sizeof *ctx,
-                             cudaMemcpyHostToDevice, g_cu.stream));
+    CU_CHECK(cudaMemcpyAsync(e->ctx_in, ctx, (size_t)B * nctx * sizeof *ctx, cudaMemcpyHostToDevice,
+                             g_cu.stream));
     if (a->pooled_dim > 0)
         CU_CHECK(cudaMemcpyAsync(e->pooled_in, pooled, (size_t)B * a->pooled_dim * sizeof *pooled,
                                  cudaMemcpyHostToDevice, g_cu.stream));
     return 0;
 }
 
-int cu_dit_forward(void *eng, const float *x, const float *t, const float *ctx,
-                   const float *pooled, const float *guidance, int B, float *out, char *err,
-                   size_t errlen)
+int cu_dit_forward(void *eng, const float *x, const float *t, const float *ctx, const float *pooled,
+                   const float *guidance, int B, float *out, char *err, size_t errlen)
 {
     struct xengine *e = (struct xengine *)eng;
     size_t img = (size_t)e->Cl * e->H * e->W;
@@ -857,13 +847,12 @@ int cu_dit_sample(void *eng, const float *latents, const float *ctx, const float
     size_t n;
     if (steps < 1 || B < 1 || cfg * B > e->maxB)
         return cu_err(err, errlen, "%d steps of %d images%s need a batch of %d, engine has %d",
-                      steps, B, cfg == 2 ? " with classifier-free guidance" : "", cfg * B,
-                      e->maxB);
+                      steps, B, cfg == 2 ? " with classifier-free guidance" : "", cfg * B, e->maxB);
     if (!latents || !ctx || !pooled || !t || !c_in || !dt)
         return cu_err(err, errlen, "missing sampler input");
     n = (size_t)B * e->Cl * e->H * e->W;
-    CU_CHECK(cudaMemcpyAsync(e->lat, latents, n * sizeof *latents, cudaMemcpyHostToDevice,
-                             g_cu.stream));
+    CU_CHECK(
+        cudaMemcpyAsync(e->lat, latents, n * sizeof *latents, cudaMemcpyHostToDevice, g_cu.stream));
     CU_TRY(xupload(e, NULL, NULL, ctx, pooled, NULL, cfg * B, err, errlen));
     /* tb_diffusion_sample: the guidance embedding (FLUX) is set to guidance_scale */
     if (e->a.guidance_embed)

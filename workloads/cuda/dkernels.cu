@@ -14,8 +14,10 @@
 
 #include <math.h>
 
-
-static __device__ __forceinline__ float silu(float v) { return v / (1.0f + expf(-v)); }
+static __device__ __forceinline__ float silu(float v)
+{
+    return v / (1.0f + expf(-v));
+}
 
 /* ---- norms ---- */
 
@@ -107,13 +109,13 @@ __global__ void im2col_kernel(bf16 *col, const T *in, int B, int C, int H, int W
 }
 
 template <typename T>
-static cudaError_t im2col(bf16 *col, const T *in, int B, int C, int H, int W, int k, int s,
-                          bool up, bool nchw)
+static cudaError_t im2col(bf16 *col, const T *in, int B, int C, int H, int W, int k, int s, bool up,
+                          bool nchw)
 {
     int pad = k / 2, Ho = (H + 2 * pad - k) / s + 1, Wo = (W + 2 * pad - k) / s + 1;
     size_t total = (size_t)B * Ho * Wo * k * k * C;
-    TB_KL(cu_grid(total, 256), 256, 0, im2col_kernel<T>)(col, in, B, C, H, W, k, s, up, nchw, Ho,
-                                                          Wo);
+    TB_KL(cu_grid(total, 256), 256, 0, im2col_kernel<T>)
+    (col, in, B, C, H, W, k, s, up, nchw, Ho, Wo);
     return cudaGetLastError();
 }
 
@@ -148,8 +150,7 @@ cudaError_t k_conv_weight(bf16 *out, const float *w, int co, int ci, int k)
 }
 
 __global__ void epilogue_kernel(float *y, const float *b1, const float *b2, const float *per_img,
-                                const float *res, long long R, int C, size_t total,
-                                bf16 *silu_out)
+                                const float *res, long long R, int C, size_t total, bf16 *silu_out)
 {
     for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < total;
          i += (size_t)gridDim.x * blockDim.x) {
@@ -173,8 +174,8 @@ cudaError_t k_epilogue(float *y, const float *b1, const float *b2, const float *
                        const float *res, int B, long long R, int C, bf16 *silu_out)
 {
     size_t total = (size_t)B * R * C;
-    TB_KL(cu_grid(total, 256), 256, 0, epilogue_kernel)(y, b1, b2, per_img, res, R, C, total,
-                                                         silu_out);
+    TB_KL(cu_grid(total, 256), 256, 0, epilogue_kernel)
+    (y, b1, b2, per_img, res, R, C, total, silu_out);
     return cudaGetLastError();
 }
 

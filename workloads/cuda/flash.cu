@@ -102,7 +102,10 @@ typedef wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::row_major> fl_b_r
 typedef wmma::fragment<wmma::matrix_b, 16, 16, 16, bf16, wmma::col_major> fl_b_col;
 typedef wmma::fragment<wmma::accumulator, 16, 16, 16, float> fl_acc;
 
-static __host__ __device__ constexpr int fl_round128(int n) { return (n + 127) / 128 * 128; }
+static __host__ __device__ constexpr int fl_round128(int n)
+{
+    return (n + 127) / 128 * 128;
+}
 
 /* The shared-memory layout of the three tiled kernels for head dim DP. */
 template <int DP> struct fl_smem {
@@ -124,8 +127,7 @@ static_assert(FL_BQ == FL_BK && FL_BQ == 16 * FL_WARPS,
  * tile, zeros in the rows beyond nrows and the columns beyond D. vec: 16-byte loads
  * (the caller checked that every address, stride and D are multiples of 8 elements). */
 template <int DP>
-static __device__ void fl_load(bf16 *dst, const bf16 *src, long long rs, int nrows, int D,
-                               bool vec)
+static __device__ void fl_load(bf16 *dst, const bf16 *src, long long rs, int nrows, int D, bool vec)
 {
     const int LDH = fl_smem<DP>::LDH;
     if (vec) {
@@ -147,8 +149,8 @@ static __device__ void fl_load(bf16 *dst, const bf16 *src, long long rs, int nro
 
 /* A warp's 16 rows of fp32 scratch (stride LDF) to bf16 rows row0 + r of dst (row
  * stride rs), rows below nrows, columns below D. */
-static __device__ void fl_store_rows(bf16 *dst, long long rs, const float *sf, int ldf,
-                                     int row0, int nrows, int D)
+static __device__ void fl_store_rows(bf16 *dst, long long rs, const float *sf, int ldf, int row0,
+                                     int nrows, int D)
 {
     int lane = threadIdx.x % 32;
     for (int i = lane; i < 16 * D; i += 32) {
@@ -158,7 +160,10 @@ static __device__ void fl_store_rows(bf16 *dst, long long rs, const float *sf, i
     }
 }
 
-static __device__ __forceinline__ int fl_min(int a, int b) { return a < b ? a : b; }
+static __device__ __forceinline__ int fl_min(int a, int b)
+{
+    return a < b ? a : b;
+}
 
 /* ---- forward ---- */
 
@@ -347,8 +352,8 @@ template <int DP> __global__ void FL_BOUNDS flash_dkv_kernel(struct cu_flash_bwd
             __syncthreads(); /* the previous query tile is consumed */
             fl_load<DP>(sq, f.q + b * f.sq.b + h * f.sq.h + q0 * f.sq.s, f.sq.s, f.Sq - q0, f.D,
                         vec);
-            fl_load<DP>(sdo, g.dout + b * g.sdo.b + h * g.sdo.h + q0 * g.sdo.s, g.sdo.s,
-                        f.Sq - q0, f.D, vec);
+            fl_load<DP>(sdo, g.dout + b * g.sdo.b + h * g.sdo.h + q0 * g.sdo.s, g.sdo.s, f.Sq - q0,
+                        f.D, vec);
             if (threadIdx.x < FL_BQ) {
                 int qi = q0 + threadIdx.x;
                 slse[threadIdx.x] = qi < f.Sq ? lse[qi] * FL_LOG2E : 0.0f;
@@ -566,8 +571,7 @@ template <int DP> __global__ void FL_BOUNDS flash_dq_kernel(struct cu_flash_bwd 
         wmma::store_matrix_sync(sf + 16 * n, dqf[n], L::LDF, wmma::mem_row_major);
     }
     __syncwarp(0xffffffffu);
-    fl_store_rows(g.dq + b * g.sdq.b + h * g.sdq.h, g.sdq.s, sf, L::LDF, q0 + 16 * warp, f.Sq,
-                  f.D);
+    fl_store_rows(g.dq + b * g.sdq.b + h * g.sdq.h, g.sdq.s, sf, L::LDF, q0 + 16 * warp, f.Sq, f.D);
 }
 
 /* ---- launchers ---- */
@@ -586,11 +590,11 @@ static bool fl_vec_ok(const void *p, struct cu_strides s, int D)
 static int fl_check(const struct cu_flash_fwd *f, const char *what, char *err, size_t errlen)
 {
     if (f->B < 1 || f->H < 1 || f->HKV < 1 || f->Sq < 1 || f->Sk < 1)
-        return cu_err(err, errlen, "%s: empty shape (B %d, H %d, HKV %d, Sq %d, Sk %d)", what,
-                      f->B, f->H, f->HKV, f->Sq, f->Sk);
+        return cu_err(err, errlen, "%s: empty shape (B %d, H %d, HKV %d, Sq %d, Sk %d)", what, f->B,
+                      f->H, f->HKV, f->Sq, f->Sk);
     if (f->H % f->HKV)
-        return cu_err(err, errlen, "%s: %d query heads not a multiple of %d KV heads", what,
-                      f->H, f->HKV);
+        return cu_err(err, errlen, "%s: %d query heads not a multiple of %d KV heads", what, f->H,
+                      f->HKV);
     if (!fl_dp(f->D))
         return cu_err(err, errlen, "%s: head dim %d not supported (1 to 128)", what, f->D);
     if ((long long)(f->Sq + FL_BQ - 1) / FL_BQ * f->H * f->B > 0x7fffffffLL ||
@@ -624,8 +628,8 @@ template <int DP> static int fl_fwd(const struct cu_flash_fwd *f, char *err, siz
     bool vec = fl_vec_ok(f->q, f->sq, f->D) && fl_vec_ok(f->k, f->sk, f->D) &&
                fl_vec_ok(f->v, f->sv, f->D);
     unsigned grid = (unsigned)((f->Sq + FL_BQ - 1) / FL_BQ * f->H * f->B);
-    CU_TRY(fl_smem_setup(flash_fwd_kernel<DP>, fl_smem<DP>::FWD, &ready, "flash forward", f->D,
-                         err, errlen));
+    CU_TRY(fl_smem_setup(flash_fwd_kernel<DP>, fl_smem<DP>::FWD, &ready, "flash forward", f->D, err,
+                         errlen));
     TB_KL(grid, FL_THREADS, fl_smem<DP>::FWD, flash_fwd_kernel<DP>)(*f, vec);
     CU_LAUNCH("flash_fwd", cudaGetLastError());
     return 0;
@@ -642,8 +646,8 @@ template <int DP> static int fl_bwd(const struct cu_flash_bwd *g, char *err, siz
     unsigned gq = (unsigned)((f->Sq + FL_BQ - 1) / FL_BQ * f->H * f->B);
     if ((rows + 7) / 8 > 0x7fffffffLL)
         return cu_err(err, errlen, "flash backward: %lld rows for one grid", rows);
-    CU_TRY(fl_smem_setup(flash_dkv_kernel<DP>, fl_smem<DP>::DKV, &ready_dkv, "flash dk/dv",
-                         f->D, err, errlen));
+    CU_TRY(fl_smem_setup(flash_dkv_kernel<DP>, fl_smem<DP>::DKV, &ready_dkv, "flash dk/dv", f->D,
+                         err, errlen));
     CU_TRY(fl_smem_setup(flash_dq_kernel<DP>, fl_smem<DP>::DQ, &ready_dq, "flash dq", f->D, err,
                          errlen));
     TB_KL((unsigned)((rows + 7) / 8), 256, 0, flash_delta_kernel)(*g);

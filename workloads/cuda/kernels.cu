@@ -752,10 +752,9 @@ static cudaError_t gemv(void *out, bool out_f32, bool accumulate, const T *x, co
     blocks = blocks > cap ? cap : blocks;
     if (out_f32)
         TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_kernel<T, true>)
-        (out, accumulate, x, x_scale, w, w_scale, M, N, K, vec, wpr);
-    else
-        TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_kernel<T, false>)
-        (out, accumulate, x, x_scale, w, w_scale, M, N, K, vec, wpr);
+    (out, accumulate, x, x_scale, w, w_scale, M, N, K, vec, wpr);
+    else TB_KL(blocks, GEMV_WARPS * WARP, 0, gemv_kernel<T, false>)(out, accumulate, x, x_scale, w,
+                                                                    w_scale, M, N, K, vec, wpr);
     return cudaGetLastError();
 }
 

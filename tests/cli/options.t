@@ -1,0 +1,104 @@
+#!/bin/sh
+# tests/cli/options.t: the option syntax of the commands that parse with tb_cli_getopt
+# (harness/cli.h): "--opt=value" means what "--opt value" means, a missing value, an
+# unknown option or a stray operand is a usage error (exit 2) that names it. Where a
+# command cannot run here (perf measures for minutes, perf --gpu needs a GPU) a value
+# the command refuses shows that the "=" form reached it. Needs TB_BIN, TB_SRCDIR and
+# TB_BUILDDIR (make check sets them).
+
+. "${TB_SRCDIR:-.}/tests/cli/tap.sh"
+tmp="$TB_BUILDDIR/tests/tmp/cli_options"
+rm -rf "$tmp" && mkdir -p "$tmp"
+p5="$TB_SRCDIR/tests/data/platform_p5"
+
+# status FILE: the exit status a run left in FILE.rc
+status() { cat "$1.rc"; }
+# run NAME ARGS...: the program's stdout in $tmp/NAME, stderr in NAME.err, status in NAME.rc
+run() {
+    n=$1
+    shift
+    "$TB_BIN" "$@" >"$tmp/$n" 2>"$tmp/$n.err"
+    echo $? >"$tmp/$n.rc"
+}
+
+echo "1..27"
+
+# ---- detect: runs anywhere, on a fake machine with --root ----
+run d_sp detect --format csv --root "$p5"
+run d_eq detect --format=csv --root="$p5"
+check "detect --format csv --root DIR exits 0" test "$(status "$tmp/d_sp")" = 0
+check "  and names the fake machine's instance type" grep -qx 'target,p5.48xlarge' "$tmp/d_sp"
+check "detect --format=csv --root=DIR exits 0" test "$(status "$tmp/d_eq")" = 0
+check "  and prints the same table" cmp -s "$tmp/d_sp" "$tmp/d_eq"
+run d_txt detect --root="$p5" --format=text
+check "detect --format=text: aligned key value lines" \
+    grep -qx 'target               p5.48xlarge' "$tmp/d_txt"
+run d_bad detect --format=xml
+check "detect --format=xml exits 2" test "$(status "$tmp/d_bad")" = 2
+check "  and says the format is unknown" \
+    grep -qx "trnbench detect: unknown format 'xml' (text or csv)" "$tmp/d_bad.err"
+run d_noval detect --root
+check "detect --root without a value exits 2" test "$(status "$tmp/d_noval")" = 2
+check "  and says it needs one" grep -qx "trnbench detect: option '--root' needs a value" "$tmp/d_noval.err"
+run d_unk detect --colour=red
+check "detect --colour=red: exit 2, the unknown option named" \
+    sh -c "test $(status "$tmp/d_unk") = 2 && grep -qx \"trnbench detect: unknown option '--colour=red'\" '$tmp/d_unk.err'"
+run d_op detect extra
+check "detect with an operand: exit 2, the operand named" \
+    sh -c "test $(status "$tmp/d_op") = 2 && grep -qx \"trnbench detect: unknown argument 'extra'\" '$tmp/d_op.err'"
+run d_help detect --help
+check "detect --help exits 0 with the usage on stdout" \
+    sh -c "test $(status "$tmp/d_help") = 0 && head -1 '$tmp/d_help' | grep -q '^usage: trnbench detect '"
+
+# ---- perf (CPU): the values reach their checks in both forms ----
+run p_reps perf --reps=0
+check "perf --reps=0: exit 2, the value refused" \
+    sh -c "test $(status "$tmp/p_reps") = 2 && grep -qx \"trnbench perf: option '--reps': not a positive integer in range: '0'\" '$tmp/p_reps.err'"
+run p_seq perf --seq=abc
+check "perf --seq=abc: the value refused" \
+    grep -qx "trnbench perf: option '--seq': not a positive integer in range: 'abc'" "$tmp/p_seq.err"
+run p_triad perf --triad-mib=2000000
+check "perf --triad-mib=2000000: out of range" \
+    grep -qx "trnbench perf: option '--triad-mib': not a positive integer in range: '2000000'" "$tmp/p_triad.err"
+run p_model perf --model=no-such-model
+check "perf --model=NAME: exit 2, the model looked up" \
+    sh -c "test $(status "$tmp/p_model") = 2 && grep -q \"^trnbench perf: unknown model 'no-such-model'\" '$tmp/p_model.err'"
+run p_model_sp perf --model no-such-model
+check "  the same message as --model NAME" cmp -s "$tmp/p_model.err" "$tmp/p_model_sp.err"
+run p_noval perf --seq
+check "perf --seq without a value: exit 2, said" \
+    sh -c "test $(status "$tmp/p_noval") = 2 && grep -qx \"trnbench perf: option '--seq' needs a value\" '$tmp/p_noval.err'"
+
+# ---- perf --predictor: no options but --help ----
+run m_help perf --predictor --help
+check "perf --predictor --help exits 0 with its usage" \
+    sh -c "test $(status "$tmp/m_help") = 0 && head -1 '$tmp/m_help' | grep -qx 'usage: trnbench perf --predictor'"
+run m_unk perf --predictor --reps=3
+check "perf --predictor --reps=3: exit 2, the option named" \
+    sh -c "test $(status "$tmp/m_unk") = 2 && grep -qx \"trnbench perf: unknown option '--reps=3'\" '$tmp/m_unk.err'"
+
+# ---- perf --gpu: TRNBENCH_CUDA=0 stops it before a GPU is looked for ----
+export TRNBENCH_CUDA=0
+run g_model perf --gpu --model=no-such-model
+check "perf --gpu --model=NAME: exit 2, the model looked up" \
+    sh -c "test $(status "$tmp/g_model") = 2 && grep -q \"^trnbench perf: unknown model 'no-such-model'\" '$tmp/g_model.err'"
+run g_batch perf --gpu --batch=0
+check "perf --gpu --batch=0: the value refused" \
+    grep -qx "trnbench perf: option '--batch': not a positive integer: '0'" "$tmp/g_batch.err"
+run g_mode perf --gpu --peer=pytorch --peer-mode=fast
+check "perf --gpu --peer-mode=fast: exit 2, the mode refused" \
+    sh -c "test $(status "$tmp/g_mode") = 2 && grep -qx \"trnbench perf: option '--peer-mode': 'fast' is not eager, compile or both\" '$tmp/g_mode.err'"
+run g_peer perf --gpu --peer=jax
+check "perf --gpu --peer=jax: the peer looked up" \
+    grep -qx "trnbench perf: option '--peer': unknown peer 'jax' (known: pytorch)" "$tmp/g_peer.err"
+# an --out folder whose results.csv is not one is refused before anything runs
+mkdir -p "$tmp/out" && printf 'not,a\nresults,file\n' >"$tmp/out/results.csv"
+run g_out perf --gpu --out="$tmp/out"
+check "perf --gpu --out=DIR: exit 2, DIR's results.csv read" \
+    sh -c "test $(status "$tmp/g_out") = 2 && grep -q '^trnbench perf: --out: ' '$tmp/g_out.err'"
+run g_ok perf --gpu --seq=64 --batch=1 --reps=1 --model=llama-tiny --peer=pytorch \
+    --peer-mode=eager --peer-timeout=5 --python=/nonexistent
+check "perf --gpu with every option in the = form: exit 0 (no GPU here)" \
+    test "$(status "$tmp/g_ok")" = 0
+check "  skipped with the reason" \
+    grep -qx "trnbench perf --gpu: skipped: no GPU: disabled (TRNBENCH_CUDA=0)" "$tmp/g_ok"
