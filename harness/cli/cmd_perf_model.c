@@ -1,5 +1,5 @@
 /*
- * harness/cmd_perf_model.c: `trnbench perf --predictor`, the performance model's speed
+ * harness/cli/cmd_perf_model.c: `trnbench perf --predictor`, the performance model's speed
  * on one core (the calling thread; the model is single-threaded):
  *
  *   layouts/s    training layouts evaluated per second while searching layouts for

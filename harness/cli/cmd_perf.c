@@ -1,5 +1,5 @@
 /*
- * harness/cmd_perf.c: `trnbench perf`, the benchmark for the engine's performance
+ * harness/cli/cmd_perf.c: `trnbench perf`, the benchmark for the engine's performance
  * requirements. In one run it measures the machine's practical peaks (cblas_sgemm
  * 2048^3 GFLOP/s; STREAM triad GB/s over the OpenBLAS thread count) and the CPU
  * engine's prefill, training step and decode on one model, then prints each engine

@@ -1,5 +1,5 @@
 /*
- * harness/cmd_perf_gpu.c: `trnbench perf --gpu`, the GPU executor's performance
+ * harness/cli/cmd_perf_gpu.c: `trnbench perf --gpu`, the GPU executor's performance
  * requirements on one CUDA device (tb_gpu.h):
  *
  *   copy        device-to-device cudaMemcpy of 1 GiB, bytes read + written per second:
@@ -546,6 +546,7 @@ int tb_cmd_perf_gpu(int argc, char **argv)
         /* one GPU of the machine, trnbench's and the peer's alike: rows charged its share */
         tb_gpu_share(&g, have_pr ? &pr : NULL, ctx.target, chip, &share);
         ctx.chips_used = share.chips_used;
+        snprintf(ctx.device, sizeof ctx.device, "%s x%d", g.info.name, share.used);
         snprintf(ctx.blas, sizeof ctx.blas, "cuBLASLt (CUDA runtime %d.%d)",
                  g.info.runtime_version / 1000, g.info.runtime_version % 1000 / 10);
         if (tb_mkdir_p(o.out, err, sizeof err) != 0) {

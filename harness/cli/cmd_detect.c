@@ -1,4 +1,4 @@
-/* harness/cmd_detect.c: `trnbench detect`, what this machine is (tb_platform.h) and
+/* harness/cli/cmd_detect.c: `trnbench detect`, what this machine is (tb_platform.h) and
  * whether hardware counters work (tb_counters.h). */
 #include "cli.h"
 #include "tb_counters.h"
