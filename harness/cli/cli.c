@@ -66,6 +66,14 @@ int tb_cli_getopt(const char *cmd, int argc, char **argv, const struct option *o
     return '?';
 }
 
+const char *tb_cli_opt_name(const struct option *opts, int val)
+{
+    for (const struct option *o = opts; o->name; o++)
+        if (o->val == val)
+            return o->name;
+    return "?";
+}
+
 int tb_cli_main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : NULL;

@@ -20,6 +20,8 @@ int tb_cli_main(int argc, char **argv);
  * "trnbench CMD: unknown option '--x'" or "trnbench CMD: option '--x' needs a value"
  * on stderr. Operands may come before, between or after options (GNU permutation). */
 int tb_cli_getopt(const char *cmd, int argc, char **argv, const struct option *opts, int *state);
+/* The long name of the option whose val is val ("ttft-ms"), for messages; "?" if none. */
+const char *tb_cli_opt_name(const struct option *opts, int val);
 
 int tb_cmd_run(int argc, char **argv);        /* harness/cmd_run.c */
 int tb_cmd_report(int argc, char **argv);     /* harness/cmd_report.c */

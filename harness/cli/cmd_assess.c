@@ -83,14 +83,6 @@ static const struct option OPTS[] = {
     {NULL, 0, NULL, 0},
 };
 
-static const char *opt_name(int val)
-{
-    for (const struct option *p = OPTS; p->name; p++)
-        if (p->val == val)
-            return p->name;
-    return "?";
-}
-
 int tb_cmd_assess(int argc, char **argv)
 {
     struct tb_assess_opts o;
@@ -123,7 +115,8 @@ int tb_cmd_assess(int argc, char **argv)
         case OPT_CLAIM_HIGH:
         case OPT_PRICE_SWING:
             if (tb_parse_double(optarg, 0, 1e12, num) != 0) {
-                fprintf(stderr, "trnbench assess: --%s: not a number: '%s'\n", opt_name(c), optarg);
+                fprintf(stderr, "trnbench assess: --%s: not a number: '%s'\n",
+                        tb_cli_opt_name(OPTS, c), optarg);
                 return 2;
             }
             break;

@@ -79,14 +79,6 @@ static const struct option VALIDATE_OPTS[] = {
     {NULL, 0, NULL, 0},
 };
 
-static const char *opt_name(const struct option *opts, int val)
-{
-    for (const struct option *p = opts; p->name; p++)
-        if (p->val == val)
-            return p->name;
-    return "?";
-}
-
 /* Load the catalogue and the model from dir (NULL: the data folder). */
 static int load_all(struct tb_pricing *pr, struct tb_model *m, const char *dir, const char *cmd)
 {
@@ -227,7 +219,7 @@ int tb_cmd_validate(int argc, char **argv)
         case OPT_COVERAGE_MIN:
             if (tb_parse_double(optarg, 0, 1e6, target) != 0) {
                 fprintf(stderr, "trnbench validate: --%s: not a percentage: '%s'\n",
-                        opt_name(VALIDATE_OPTS, c), optarg);
+                        tb_cli_opt_name(VALIDATE_OPTS, c), optarg);
                 return 2;
             }
             break;

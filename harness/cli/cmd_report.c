@@ -83,15 +83,6 @@ static const struct option OPTS[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* The name of option val, for messages ("ttft-ms"). */
-static const char *opt_name(int val)
-{
-    for (const struct option *p = OPTS; p->name; p++)
-        if (p->val == val)
-            return p->name;
-    return "?";
-}
-
 /* The assessment of --assess FILE and what it borrows from: the price tables and the
  * performance model must outlive it (its rows point into both). */
 struct assessment {
@@ -183,8 +174,8 @@ int tb_cmd_report(int argc, char **argv)
         case OPT_TPOT_MS:
         case OPT_TRAIN_TOKENS:
             if (tb_parse_double(optarg, 1e-9, 1e18, num) != 0) {
-                fprintf(stderr, "trnbench report: --%s: not a positive number: '%s'\n", opt_name(c),
-                        optarg);
+                fprintf(stderr, "trnbench report: --%s: not a positive number: '%s'\n",
+                        tb_cli_opt_name(OPTS, c), optarg);
                 goto out;
             }
             break;

@@ -207,19 +207,17 @@ int tb_cmd_run(int argc, char **argv)
             break;
         default: {
             /* "--seq-in" -> "seq_in=VALUE" */
-            const struct option *o = OPTS;
+            const char *name = tb_cli_opt_name(OPTS, c);
             char word[512];
             size_t k = 0;
-            while (o->name && o->val != c)
-                o++;
-            if (c < 1000 || !o->name) {
+            if (c < 1000 || !strcmp(name, "?")) {
                 usage(stderr);
                 return 2;
             }
-            for (const char *q = o->name; *q && k < 64; q++)
+            for (const char *q = name; *q && k < 64; q++)
                 word[k++] = *q == '-' ? '_' : *q;
             if ((size_t)snprintf(word + k, sizeof word - k, "=%s", optarg) >= sizeof word - k) {
-                fprintf(stderr, "trnbench run: option '--%s': value too long\n", o->name);
+                fprintf(stderr, "trnbench run: option '--%s': value too long\n", name);
                 return 2;
             }
             if (tb_run_spec_set(&one, word, "command line", err, sizeof err) != 0) {
