@@ -12,13 +12,17 @@
 #   perl            prove, the TAP runner of `make check`
 #   g++             the CPU emulation of the CUDA plugin that tests/unit/gpu.c runs
 #                   where there is no GPU (tests/cuemu/)
+#   libcurl4-openssl-dev  the load client of the endpoint executor (HTTP, multi interface)
+#   libjansson-dev  JSON: the OpenAI API's requests and responses, client and server
+#   libmicrohttpd-dev     the HTTP server of `trnbench serve`
 #   help2man        the man pages, one per command, made from its --help (without it
 #                   make install ships the --help texts as plain files instead)
 set -u
 
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
-for p in gnuplot-nox libcsv-dev libopenblas-dev libpapi-dev pkg-config perl g++ help2man; do
+for p in gnuplot-nox libcsv-dev libopenblas-dev libpapi-dev pkg-config perl g++ help2man \
+         libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev; do
     # any gnuplot flavour will do
     if [ "$p" = gnuplot-nox ] && command -v gnuplot >/dev/null 2>&1; then continue; fi
     have_pkg "$p" || need="$need $p"
