@@ -1,0 +1,121 @@
+/*
+ * harness/endpoint/tb_loadgen.h: the load client of the endpoint executor: one load
+ * level (a closed-loop concurrency, or open-loop Poisson arrivals at a request rate)
+ * against an OpenAI-compatible server (vLLM, vllm-neuron, NxD Inference, TGI, SGLang,
+ * TensorRT-LLM, `trnbench serve`), every request streamed and timed.
+ *
+ * HTTP is libcurl's multi interface on one thread (no thread per request); JSON is
+ * jansson; the server-sent events are parsed incrementally (tb_sse.h) as bytes arrive.
+ *
+ * One request: POST {base_url}/completions (or /chat/completions) with
+ *   model = served_model, stream = true, stream_options.include_usage = true,
+ *   max_tokens = seq_out, min_tokens = seq_out, ignore_eos = true (the extra keys vLLM,
+ *   SGLang and trnbench serve take: exact output lengths), temperature 0, and
+ *   prompt = seq_in token ids drawn from the seed in [0, vocab) (completions), or a text
+ *   of about seq_in tokens (chat, or a server that refused id arrays: see text_prompts).
+ * Times are CLOCK_MONOTONIC seconds from the level's start: sent, first content chunk
+ * (TTFT), every later content chunk (ITL), the end of the stream (E2E). Output tokens
+ * are the stream's usage.completion_tokens when it sends usage, else the content chunks
+ * counted; a count that differs from seq_out (or prompt_tokens from seq_in) is a
+ * mismatch, counted and kept, never corrected.
+ *
+ * Failures (each request's reason kept; the level goes on): connection refused or
+ * dropped, an HTTP status other than 200 (with the server's error message), a malformed
+ * event or JSON, a stream that ends without "data: [DONE]" or without any content, the
+ * per-request timeout. The level ends when its requests are done or at its own timeout
+ * (requests still open then fail with "level timeout"): a bad server costs bounded time.
+ *
+ * Ownership: a tb_load_result owns its arrays; release with tb_load_result_release,
+ * also after a failure. Not thread-safe (curl_global_init is called once, lazily).
+ */
+#ifndef TB_LOADGEN_H
+#define TB_LOADGEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum tb_api {
+    TB_API_COMPLETIONS, /* /v1/completions, prompt as token ids */
+    TB_API_CHAT,        /* /v1/chat/completions, one user message of text */
+};
+
+struct tb_load_spec {
+    const char *base_url;     /* "http://HOST:PORT/v1" (a trailing '/' is allowed) */
+    const char *served_model; /* the server's name for the model */
+    enum tb_api api;
+    int seq_in, seq_out; /* prompt tokens, output tokens asked */
+    int vocab;           /* prompt ids are drawn in [0, vocab) */
+    uint64_t seed;       /* prompts and arrivals */
+    /* The load: closed loop when request_rate == 0 (concurrency requests in flight, a
+     * new one sent as soon as one ends); open loop otherwise (Poisson arrivals at
+     * request_rate per second, INFINITY: all at once), at most concurrency in flight
+     * when concurrency > 0. */
+    int concurrency;
+    double request_rate;
+    int requests;          /* counted requests; 0: as many as duration_s allows */
+    double duration_s;     /* with requests == 0: send for this long, then drain */
+    int warmup_requests;   /* sent first (at the same load), finished, never counted */
+    double request_timeout_s; /* per request (0: 120) */
+    double level_timeout_s;   /* the whole level, warm-up included (0: derived: requests /
+                                 concurrency rounds of request_timeout_s, capped at 1 h) */
+    bool text_prompts;        /* send text even to /completions (a server that refused ids) */
+};
+
+/* One counted request. */
+struct tb_request_rec {
+    double t_sent;  /* seconds from the level's start */
+    double t_first; /* first content chunk; NAN when none came */
+    double t_end;   /* stream end or failure */
+    int prompt_tokens;   /* usage.prompt_tokens; -1 when the server sent no usage */
+    int output_tokens;   /* usage.completion_tokens, else content chunks counted */
+    bool usage_reported; /* output_tokens came from usage */
+    int chunks;          /* content chunks (events carrying text or token ids) */
+    double *chunk_t;     /* owned: [chunks] arrival time of each content chunk */
+    double lag_max_s;    /* chunks that carry the server's send time ("t_sent_ns",
+                            CLOCK_MONOTONIC, trnbench serve --engine instant): the largest
+                            arrival minus send; NAN when none did */
+    bool ok;
+    int http_status; /* 0 when no response */
+    char error[160]; /* why not ok: "HTTP 500: <message>", "connection dropped", ... */
+};
+
+struct tb_load_result {
+    struct tb_request_rec *reqs; /* owned: [nreqs] the counted requests, in send order */
+    size_t nreqs;
+    size_t ok, failed;   /* of them */
+    size_t mismatched;   /* ok requests whose token counts differ from those asked */
+    double window_s;     /* first counted send to last counted end */
+    double achieved_concurrency; /* time-average requests in flight over the window */
+    double achieved_rate;        /* counted requests sent per second of sending */
+    bool text_prompts;           /* prompts went as text (asked, chat, or ids refused) */
+    char prompt_note[160];       /* how prompts went: "token ids" or "text of about N tokens
+                                    (the server refused id arrays: <reason>)" */
+    char failures[512];          /* reasons grouped: "3 x HTTP 500: boom; 1 x timeout" */
+    double *lags;                /* owned: [nlags] arrival minus send of every chunk that
+                                    carried t_sent_ns (seconds) */
+    size_t nlags;
+    double client_cpu_s; /* CPU time this thread spent over the level (getrusage) */
+};
+
+/* Run one level. Returns 0 when it ran (failed requests are counted in r, not an
+ * error), or -1 with a message when it could not run at all (a bad spec, out of
+ * memory, every warm-up request failing for the same reason: "connection refused").
+ * A server that refuses id arrays with a 4xx on the first warm-up (or counted) request
+ * is retried once with text prompts, and r says so. */
+int tb_load_run(const struct tb_load_spec *s, struct tb_load_result *r, char *err, size_t errlen);
+void tb_load_result_release(struct tb_load_result *r);
+
+/* GET {base_url}/models until it answers 200 with JSON (or, for servers that lack it,
+ * {root}/health answers 200), every 0.2 s, at most timeout_s. Returns 0 when ready,
+ * -1 with the last reason otherwise. */
+int tb_endpoint_wait_ready(const char *base_url, double timeout_s, char *err, size_t errlen);
+
+/* What the server says about itself: the model ids of {base_url}/models (comma
+ * separated) and, when it has one, the version from {root}/version (vLLM:
+ * {"version": ...}). Either left "" when absent. Returns 0, or -1 with a message when
+ * the server cannot be reached. */
+int tb_endpoint_probe(const char *base_url, char *models, size_t mlen, char *version, size_t vlen,
+                      char *err, size_t errlen);
+
+#endif
