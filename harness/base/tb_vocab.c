@@ -50,14 +50,49 @@ static const struct tb_metric METRICS[] = {
      "model FLOPs utilisation: model FLOPs / (time x dense peak of the precision used, per chip, "
      "from pricing/chips.csv)",
      H, NULL, NULL, TRAIN},
-    {"ttft_ms", "ms", "time to first token: wall time of the prefill of the whole batch of prompts",
+    {"ttft_ms", "ms",
+     "time to first token: wall time of the prefill of the whole batch of prompts (an engine run); "
+     "from sending a request to its first streamed output chunk (a serving run, per request)",
      L, NULL, NULL, INFER},
     {"tpot_ms", "ms",
-     "time per output token after the first (decode steps only; never includes the time to first "
-     "token)",
+     "time per output token after the first: one decode step (an engine run); per request "
+     "(e2e_latency - ttft) / (output tokens - 1) (a serving run); never includes the time to "
+     "first token",
      L, NULL, NULL, INFER},
+    {"itl_ms", "ms",
+     "inter-token latency of a serving run: the gap between consecutive streamed output chunks "
+     "of a request, over every gap of every request",
+     L, NULL, NULL, 0},
     {"e2e_latency_ms", "ms", "end-to-end latency of a request: prompt in to last output token out",
      L, NULL, NULL, INFER},
+    {"requests_per_s", "requests/s",
+     "requests completed per second of a serving run (counted requests, warm-up excluded)", H,
+     NULL, NULL, 0},
+    {"goodput_requests_per_s", "requests/s",
+     "requests completed per second of a serving run within the run's TTFT and TPOT limits", H,
+     NULL, NULL, 0},
+    {"failed_requests", "requests",
+     "counted requests of a serving run that failed (the reasons in the row's notes)", L, NULL,
+     NULL, 0},
+    {"mismatched_requests", "requests",
+     "completed requests whose prompt or output token counts, as the server reported them, "
+     "differ from those asked",
+     L, NULL, NULL, 0},
+    {"achieved_concurrency", "requests",
+     "requests in flight during a serving run, averaged over its time (beside the concurrency "
+     "asked)",
+     N, NULL, NULL, 0},
+    {"achieved_request_rate", "requests/s",
+     "requests sent per second during a serving run (beside the request_rate asked)", N, NULL,
+     NULL, 0},
+    {"server_start_s", "s",
+     "from starting the inference server to its endpoint answering (on Neuron a cold start "
+     "includes compiling the model)",
+     L, NULL, NULL, 0},
+    {"server_warm_start_s", "s",
+     "a second start of the same server right after the first (caches warm: a compiled Neuron "
+     "model is reused)",
+     L, NULL, NULL, 0},
     {"prefill_tokens_per_s", "tokens/s",
      "prompt tokens processed per second in prefill: batch x seq_in / prefill time", H,
      "usd_per_mtok_in", NULL, 0},
@@ -65,7 +100,9 @@ static const struct tb_metric METRICS[] = {
      "output tokens generated per second in decode, all sequences of the batch together", H,
      "usd_per_mtok_out", NULL, 0},
     {"output_tokens_per_s", "tokens/s",
-     "output tokens per second of a serving run, all requests together", H, "usd_per_mtok_out",
+     "output tokens per second of a serving run, all requests together (a measured run: "
+     "output tokens of the completed requests / the run's time)",
+     H, "usd_per_mtok_out",
      "output_tokens_per_s_per_chip", INFER},
     {"output_tokens_per_s_per_chip", "tokens/s",
      "output_tokens_per_s divided by the chips of the run", H, NULL, NULL, INFER},

@@ -21,7 +21,10 @@
  *   cuda  measure/exec_cuda.c  the CUDA plugin (tb_gpu.h), bf16 or fp8, energy from NVML
  *   model measure/exec_model.c the performance model (tb_model.h): one "repetition" is
  *                              one prediction, validated by its fitting the target
- * Adding one (Neuron, an endpoint) is adding a file that fills a struct tb_executor_i
+ *   endpoint measure/exec_endpoint.c  an OpenAI-compatible server under load (phase serve):
+ *                              one "repetition" is one load level, every request of it
+ *                              streamed and timed by the load client (endpoint/tb_loadgen.h)
+ * Adding one (Neuron) is adding a file that fills a struct tb_executor_i
  * and a line in the plan's list of executors (run/tb_run.c).
  *
  * What one repetition is, per phase (B = batch, T = seq_in, n = seq_out):
@@ -61,7 +64,8 @@ struct tb_energy {
     char note[256];     /* why not ok, or how measured */
 };
 
-struct tb_prediction; /* tb_model.h */
+struct tb_prediction;  /* tb_model.h */
+struct tb_load_result; /* tb_loadgen.h */
 
 /* What one run of an executor produced. */
 struct tb_exec_result {
@@ -81,6 +85,8 @@ struct tb_exec_result {
     struct tb_energy energy; /* ok false where there is no counter */
     struct tb_prediction *predicted; /* owned: the model executor's prediction; NULL for a
                                         measurement */
+    struct tb_load_result *load;     /* owned: the endpoint executor's level (every request
+                                        timed); NULL for the others */
 };
 
 /* A workload as the plan resolved it: the spec and its model. */
@@ -141,6 +147,15 @@ struct tb_executor {
 extern const struct tb_executor_i tb_executor_cpu;   /* measure/exec_cpu.c; self NULL */
 extern const struct tb_executor_i tb_executor_cuda;  /* measure/exec_cuda.c; self a tb_gpu */
 extern const struct tb_executor_i tb_executor_model; /* measure/exec_model.c; self a tb_model */
+extern const struct tb_executor_i tb_executor_endpoint; /* measure/exec_endpoint.c; self a
+                                                           tb_endpoint */
+
+/* The endpoint executor's self: where the server of a serving run answers (the plan
+ * fills it: the suite's URL, or the port of the server it started). */
+struct tb_endpoint {
+    char base_url[512];     /* "http://HOST:PORT/v1" */
+    char served_model[128]; /* the server's name for the model */
+};
 
 /* Run w on ex through the one loop: setup, w->spec->warmup untimed and w->spec->reps
  * timed repetitions, validation, counters, finish, teardown. Fills *r (release it even

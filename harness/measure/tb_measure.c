@@ -4,6 +4,7 @@
 
 #include "tb_counters.h"
 #include "tb_flops.h"
+#include "tb_loadgen.h"
 #include "tb_timer.h"
 #include "tb_util.h"
 
@@ -24,6 +25,10 @@ void tb_exec_result_release(struct tb_exec_result *r)
 {
     free(r->secs);
     free(r->predicted);
+    if (r->load) {
+        tb_load_result_release(r->load);
+        free(r->load);
+    }
     memset(r, 0, sizeof *r);
 }
 

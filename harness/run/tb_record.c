@@ -1,6 +1,7 @@
 /* harness/run/tb_record.c: see tb_record.h. */
 #include "tb_record.h"
 
+#include "tb_loadgen.h"
 #include "tb_results.h"
 #include "tb_stats.h"
 #include "tb_util.h"
@@ -331,4 +332,250 @@ int tb_record_prediction(const struct tb_record_ctx *c, const struct tb_scenario
         n++;
     }
     return tb_results_append(c->results, rows, n, err, errlen);
+}
+
+/* ---- serving levels ---- */
+
+/* One row of a serving level: a distribution (x[0..n-1]: value p50, p90, p99 and the
+ * spread) or, with x NULL, one value. */
+struct serve_row {
+    const char *metric, *unit;
+    double value;
+    long n;
+    double *x; /* owned */
+    size_t nx;
+    char notes[700];
+};
+
+/* Per-request samples of a level: every completed request's TTFT, TPOT, E2E and
+ * interactivity, and every gap between consecutive chunks. */
+static int serve_samples(const struct tb_load_result *L, struct serve_row *rows, char *err,
+                         size_t errlen)
+{
+    size_t ngaps = 0;
+    for (size_t i = 0; i < L->nreqs; i++)
+        if (L->reqs[i].ok && L->reqs[i].chunks > 1)
+            ngaps += (size_t)L->reqs[i].chunks - 1;
+    for (int k = 0; k < 5; k++) {
+        rows[k].x = tb_alloc_array((k == 2 ? ngaps : L->nreqs) + 1, sizeof *rows[k].x);
+        if (!rows[k].x)
+            return tb_err(err, errlen, "out of memory");
+    }
+    for (size_t i = 0; i < L->nreqs; i++) {
+        const struct tb_request_rec *q = &L->reqs[i];
+        if (!q->ok || isnan(q->t_first))
+            continue;
+        rows[0].x[rows[0].nx++] = (q->t_first - q->t_sent) * 1e3;
+        rows[3].x[rows[3].nx++] = (q->t_end - q->t_sent) * 1e3;
+        if (q->output_tokens > 1) {
+            double tpot = (q->t_end - q->t_first) * 1e3 / (q->output_tokens - 1);
+            rows[1].x[rows[1].nx++] = tpot;
+            if (tpot > 0)
+                rows[4].x[rows[4].nx++] = 1e3 / tpot;
+        }
+        for (int j = 1; j < q->chunks; j++)
+            rows[2].x[rows[2].nx++] = (q->chunk_t[j] - q->chunk_t[j - 1]) * 1e3;
+    }
+    return 0;
+}
+
+/* The p50 of x[0..n-1]; NAN when n is 0. */
+static double median_of(const double *x, size_t n)
+{
+    static const double P50 = 50;
+    double v = NAN;
+    if (n && tb_stats_percentiles(x, n, &P50, 1, &v, NULL, 0) != 0)
+        v = NAN;
+    return v;
+}
+
+/* Whether request q completed within the spec's latency limits. */
+static bool within_limits(const struct tb_request_rec *q, const struct tb_serve_opts *o)
+{
+    double ttft, tpot = 0;
+    if (!q->ok || isnan(q->t_first))
+        return false;
+    ttft = (q->t_first - q->t_sent) * 1e3;
+    if (q->output_tokens > 1)
+        tpot = (q->t_end - q->t_first) * 1e3 / (q->output_tokens - 1);
+    return (o->ttft_limit_ms <= 0 || ttft <= o->ttft_limit_ms) &&
+           (o->tpot_limit_ms <= 0 || tpot <= o->tpot_limit_ms);
+}
+
+int tb_record_serve(const struct tb_record_ctx *c, const struct tb_run_spec *spec,
+                    const struct tb_arch *a, const struct tb_exec_result *r, const char *run_id,
+                    const struct tb_record_extra *extra, int nextra, char *summary,
+                    size_t summarylen, char *err, size_t errlen)
+{
+    enum { NS = 16 + TB_RECORD_MAX_EXTRA };
+    const struct tb_load_result *L = r->load;
+    const struct tb_serve_opts *o = &spec->serve;
+    struct serve_row sr[NS];
+    struct tb_result_row rows[NS];
+    char num[NS][8][32], stamp[32], layers[16], seq_in[16], seq_out[16], batch[16], conc[16],
+        rate[32], workload[192], config[192], prompts[200];
+    double out_tok = 0, all_tok = 0, window;
+    size_t good = 0;
+    int ns = 5, nrows = 0, rc = -1;
+
+    if (!L)
+        return tb_err(err, errlen, "%s: no serving level to record", run_id);
+    memset(sr, 0, sizeof sr);
+    sr[0] = (struct serve_row){.metric = "ttft_ms", .unit = "ms"};
+    sr[1] = (struct serve_row){.metric = "tpot_ms", .unit = "ms"};
+    sr[2] = (struct serve_row){.metric = "itl_ms", .unit = "ms"};
+    sr[3] = (struct serve_row){.metric = "e2e_latency_ms", .unit = "ms"};
+    sr[4] = (struct serve_row){.metric = "tokens_per_s_per_user", .unit = "tokens/s"};
+    if (serve_samples(L, sr, err, errlen) != 0)
+        goto out;
+    snprintf(prompts, sizeof prompts, "prompts: %s", L->prompt_note[0] ? L->prompt_note : "token ids");
+    snprintf(sr[0].notes, sizeof sr[0].notes,
+             "per completed request, send to first streamed output chunk; %s", prompts);
+    snprintf(sr[1].notes, sizeof sr[1].notes,
+             "per completed request, (e2e - ttft) / (output tokens - 1): never includes TTFT");
+    snprintf(sr[2].notes, sizeof sr[2].notes,
+             "every gap between consecutive streamed output chunks of the completed requests");
+    snprintf(sr[4].notes, sizeof sr[4].notes, "per completed request, 1000 / tpot_ms");
+    for (size_t i = 0; i < L->nreqs; i++) {
+        const struct tb_request_rec *q = &L->reqs[i];
+        if (!q->ok)
+            continue;
+        out_tok += q->output_tokens;
+        all_tok += q->output_tokens + (q->prompt_tokens >= 0 ? q->prompt_tokens : spec->seq_in);
+        good += within_limits(q, o);
+    }
+    window = L->window_s > 0 ? L->window_s : NAN;
+#define ONE(m, u, v, ...)                                                                          \
+    do {                                                                                           \
+        sr[ns] = (struct serve_row){.metric = m, .unit = u, .value = (v), .n = (long)L->nreqs};    \
+        snprintf(sr[ns].notes, sizeof sr[ns].notes, __VA_ARGS__);                                 \
+        ns++;                                                                                      \
+    } while (0)
+    ONE("output_tokens_per_s", "tokens/s", out_tok / window,
+        "output tokens of the %zu completed requests / the %.3f s from the first counted send to "
+        "the last counted end (prompt tokens never counted)",
+        L->ok, L->window_s);
+    ONE("total_tokens_per_s", "tokens/s", all_tok / window,
+        "prompt plus output tokens of the completed requests / the same window");
+    ONE("requests_per_s", "requests/s", L->ok / window, "completed requests / the same window");
+    if (o->ttft_limit_ms > 0 || o->tpot_limit_ms > 0)
+        ONE("goodput_requests_per_s", "requests/s", good / window,
+            "%zu requests completed within ttft <= %g ms and tpot <= %g ms (0: no limit) / the "
+            "same window",
+            good, o->ttft_limit_ms, o->tpot_limit_ms);
+    ONE("failed_requests", "requests", (double)L->failed, "%s",
+        L->failed ? L->failures : "none failed");
+    ONE("mismatched_requests", "requests", (double)L->mismatched,
+        "completed requests whose reported prompt or output token count differs from the %d and "
+        "%d asked (counts kept as reported, never corrected)",
+        spec->seq_in, spec->seq_out);
+    if (o->level_rate > 0)
+        ONE("achieved_request_rate", "requests/s", L->achieved_rate,
+            "counted requests sent per second of sending; asked %g (Poisson arrivals, seed %llu)",
+            o->level_rate, (unsigned long long)spec->seed);
+    if (o->level_concurrency)
+        ONE("achieved_concurrency", "requests", L->achieved_concurrency,
+            "requests in flight, averaged over the window; asked %d%s", o->level_concurrency,
+            o->level_rate > 0 ? " at most" : "");
+#undef ONE
+    for (int i = 0; i < nextra && ns < NS; i++, ns++) {
+        sr[ns] = (struct serve_row){.metric = extra[i].metric,
+                                    .unit = extra[i].unit,
+                                    .value = extra[i].value,
+                                    .n = extra[i].n};
+        snprintf(sr[ns].notes, sizeof sr[ns].notes, "%s", extra[i].notes);
+    }
+
+    tb_utc_now(stamp, sizeof stamp);
+    snprintf(layers, sizeof layers, "%d", a->layers);
+    snprintf(seq_in, sizeof seq_in, "%d", spec->seq_in);
+    snprintf(seq_out, sizeof seq_out, "%d", spec->seq_out);
+    snprintf(batch, sizeof batch, "%d", o->level_concurrency);
+    snprintf(conc, sizeof conc, "%d", o->level_concurrency);
+    if (isinf(o->level_rate))
+        snprintf(rate, sizeof rate, "inf");
+    else
+        snprintf(rate, sizeof rate, "%g", o->level_rate);
+    tb_serve_workload(spec, workload, sizeof workload, config, sizeof config);
+    for (int i = 0; i < ns; i++) {
+        struct serve_row *x = &sr[i];
+        struct tb_result_row *row = &rows[nrows];
+        if (x->x) {
+            struct tb_stats st;
+            static const double P[] = {50, 90, 99};
+            double pv[3];
+            if (x->nx == 0)
+                continue; /* nothing completed with two tokens: no TPOT to give */
+            if (tb_stats_compute(&st, x->x, x->nx, err, errlen) != 0 ||
+                tb_stats_percentiles(x->x, x->nx, P, 3, pv, err, errlen) != 0)
+                goto out;
+            fmt_num(num[nrows][0], 32, pv[0]);
+            fmt_num(num[nrows][1], 32, st.min);
+            fmt_num(num[nrows][2], 32, st.max);
+            fmt_num(num[nrows][3], 32, st.mean);
+            fmt_num(num[nrows][4], 32, st.stddev);
+            fmt_num(num[nrows][6], 32, pv[1]);
+            fmt_num(num[nrows][7], 32, pv[2]);
+            snprintf(num[nrows][5], 32, "%zu", x->nx);
+        } else {
+            if (!isfinite(x->value))
+                continue; /* nothing completed: no throughput */
+            fmt_num(num[nrows][0], 32, x->value);
+            snprintf(num[nrows][5], 32, "%ld", x->n);
+        }
+        memset(row, 0, sizeof *row);
+        row->col[TB_COL_RUN_ID] = run_id;
+        row->col[TB_COL_PROVENANCE] = "measured";
+        row->col[TB_COL_TARGET] = c->target;
+        row->col[TB_COL_INSTANCES] = "1";
+        row->col[TB_COL_HOST] = c->host;
+        row->col[TB_COL_EXECUTOR] = c->executor;
+        row->col[TB_COL_MODEL] = a->name;
+        row->col[TB_COL_LAYERS] = layers;
+        row->col[TB_COL_PHASE] = "serve";
+        row->col[TB_COL_PRECISION] = spec->precision;
+        row->col[TB_COL_BATCH] = o->level_rate > 0 ? NULL : batch;
+        row->col[TB_COL_SEQ_IN] = seq_in;
+        row->col[TB_COL_SEQ_OUT] = seq_out;
+        row->col[TB_COL_METRIC] = x->metric;
+        row->col[TB_COL_VALUE] = num[nrows][0];
+        row->col[TB_COL_UNIT] = x->unit;
+        row->col[TB_COL_N] = num[nrows][5];
+        row->col[TB_COL_WARMUP] = NULL;
+        if (x->x) {
+            row->col[TB_COL_MIN] = num[nrows][1];
+            row->col[TB_COL_MAX] = num[nrows][2];
+            row->col[TB_COL_MEAN] = num[nrows][3];
+            row->col[TB_COL_STDDEV] = num[nrows][4];
+            row->col[TB_COL_P90] = num[nrows][6];
+            row->col[TB_COL_P99] = num[nrows][7];
+        }
+        row->col[TB_COL_TIMESTAMP] = stamp;
+        row->col[TB_COL_COMMIT] = tb_version_commit();
+        row->col[TB_COL_COMPILER] = tb_version_compiler();
+        row->col[TB_COL_CFLAGS] = tb_version_cflags();
+        row->col[TB_COL_BLAS] = c->blas;
+        row->col[TB_COL_COUNTERS] = r->counters[0] ? r->counters : NULL;
+        row->col[TB_COL_SOURCE] = c->source ? c->source : "trnbench";
+        row->col[TB_COL_NOTES] = x->notes;
+        row->col[TB_COL_CHIPS_USED] = c->chips_used;
+        row->col[TB_COL_WORKLOAD] = workload;
+        row->col[TB_COL_CONFIG] = config;
+        row->col[TB_COL_DEVICE] = c->device[0] ? c->device : NULL;
+        row->col[TB_COL_CONCURRENCY] = o->level_concurrency ? conc : NULL;
+        row->col[TB_COL_REQUEST_RATE] = o->level_rate > 0 ? rate : NULL;
+        nrows++;
+    }
+    rc = tb_results_append(c->results, rows, (size_t)nrows, err, errlen);
+    if (rc == 0 && summary && summarylen)
+        snprintf(summary, summarylen,
+                 "%zu of %zu requests completed; output %.4g tokens/s, ttft p50 %.4g ms, tpot p50 "
+                 "%.4g ms%s%s",
+                 L->ok, L->nreqs, out_tok / window,
+                 median_of(sr[0].x, sr[0].nx), median_of(sr[1].x, sr[1].nx), L->failed ? "; failures: " : "",
+                 L->failed ? L->failures : "");
+out:
+    for (int i = 0; i < NS; i++)
+        free(sr[i].x);
+    return rc;
 }

@@ -73,6 +73,19 @@ int tb_record_prediction(const struct tb_record_ctx *c, const struct tb_scenario
                          const struct tb_prediction *p, const char *run_id, const char *device,
                          char *err, size_t errlen);
 
+/* Append the rows of one serving level (the endpoint executor's result, r->load):
+ * per-request latency distributions (ttft_ms, tpot_ms, itl_ms, e2e_latency_ms and
+ * tokens_per_s_per_user: value the p50, columns p90 and p99 beside min, max, mean,
+ * stddev, n) and the level's totals (output_tokens_per_s, total_tokens_per_s,
+ * requests_per_s, goodput_requests_per_s when the spec has latency limits,
+ * failed_requests with the reasons, mismatched_requests, the load achieved), then
+ * extra[0..nextra-1] (the server's start). a: the catalogue Llama the run names.
+ * c->device: the server (label and version). Returns 0, or -1 with a message. */
+int tb_record_serve(const struct tb_record_ctx *c, const struct tb_run_spec *spec,
+                    const struct tb_arch *a, const struct tb_exec_result *r, const char *run_id,
+                    const struct tb_record_extra *extra, int nextra, char *summary,
+                    size_t summarylen, char *err, size_t errlen);
+
 /* A GPU run's extras into x[0..TB_RECORD_MAX_EXTRA-1]: average power and energy per
  * token or image when e says ok (e may be NULL), and a training run's MFU against chip's
  * dense bf16 peak (chip may be NULL: no MFU). Returns how many. */

@@ -17,7 +17,8 @@ const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS] = {
     "phase",  "precision",  "batch",    "seq_in",    "seq_out", "steps",    "resolution", "metric",
     "value",  "unit",       "n",        "warmup",    "min",     "max",      "mean",       "stddev",
     "flops",  "timestamp",  "commit",   "compiler",  "cflags",  "blas",     "counters",   "source",
-    "notes",  "chips_used", "workload", "config",    "device",
+    "notes",  "chips_used", "workload", "config",    "device",  "concurrency", "request_rate",
+    "p90",    "p99",
 };
 
 /* A results file as read: its table, and where each of TB_RESULTS_COLUMNS lies in it
@@ -32,7 +33,8 @@ struct existing {
 static bool added_later(const char *name)
 {
     static const char *const later[] = {"instances", "steps",  "resolution", "chips_used",
-                                        "workload",  "config", "device"};
+                                        "workload",  "config", "device",     "concurrency",
+                                        "request_rate", "p90", "p99"};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (!strcmp(name, later[i]))
             return true;

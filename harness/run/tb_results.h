@@ -39,9 +39,19 @@
  *               report groups, ranks and pairs rows by these two, never by run_id
  *   device      what ran the row: "AMD EPYC 9R14 (host CPU)", "NVIDIA H100 80GB HBM3
  *               x1", or for a modeled row the chips it modeled ("H100 SXM5 x1 (model)")
+ *   concurrency a serving run's load (phase serve, executor endpoint): requests kept in
+ *               flight (closed loop), or the cap on them under open-loop arrivals; empty
+ *               when uncapped or not a serving run
+ *   request_rate a serving run's open-loop arrival rate asked, requests/s ("inf": all at
+ *               once); empty for a closed loop. The load achieved is recorded beside it,
+ *               as the rows achieved_concurrency and achieved_request_rate
+ *   p90, p99    a serving run's per-request latencies (ttft_ms, tpot_ms, itl_ms,
+ *               e2e_latency_ms): the 90th and 99th percentiles (value is the p50, n the
+ *               requests, or the chunk gaps for itl_ms)
  *
  * Files written by older versions (this header less some of the columns added since
- * the first: instances, steps, resolution, chips_used, workload, config, device) still
+ * the first: instances, steps, resolution, chips_used, workload, config, device,
+ * concurrency, request_rate, p90, p99) still
  * read: an append rewrites them with this header, their rows' new fields empty; the
  * reader derives workload and config of such rows from run_id (tb_results_config), the
  * one place a run id is taken apart.
@@ -58,7 +68,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TB_RESULTS_NCOLS 37
+#define TB_RESULTS_NCOLS 41
 extern const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS];
 
 /* The columns in the file's order, several a line. */
@@ -71,8 +81,9 @@ enum tb_results_col {
     TB_COL_FLOPS, TB_COL_TIMESTAMP, TB_COL_COMMIT, TB_COL_COMPILER, TB_COL_CFLAGS, TB_COL_BLAS,
     TB_COL_COUNTERS, TB_COL_SOURCE, TB_COL_NOTES,
     TB_COL_CHIPS_USED,
-    TB_COL_WORKLOAD, TB_COL_CONFIG, TB_COL_DEVICE /* last: scripts that index the older
-                                                     columns by position keep working */
+    TB_COL_WORKLOAD, TB_COL_CONFIG, TB_COL_DEVICE,
+    TB_COL_CONCURRENCY, TB_COL_REQUEST_RATE, TB_COL_P90, TB_COL_P99 /* last: scripts that index
+                                                  the older columns by position keep working */
 };
 /* clang-format on */
 

@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +21,11 @@ void tb_run_spec_init(struct tb_run_spec *r)
     r->warmup = 1;
     r->seed = 1;
     snprintf(r->precision, sizeof r->precision, "fp32");
+    r->serve.warmup_requests = -1;
+    r->serve.request_timeout_s = 120;
+    r->serve.server_timeout_s = 1800;
+    r->serve.server_starts = 1;
+    r->serve.max_num_seqs = 16;
 }
 
 static int int_field(const char *where, const char *key, const char *v, long lo, long hi, int *out,
@@ -31,6 +37,111 @@ static int int_field(const char *where, const char *key, const char *v, long lo,
                       where, key, lo, hi, v);
     *out = (int)x;
     return 0;
+}
+
+static int num_field(const char *where, const char *key, const char *v, double lo, double hi,
+                     double *out, char *err, size_t errlen)
+{
+    if (tb_parse_double(v, lo, hi, out) != 0)
+        return tb_err(err, errlen, "%s: field '%s': expected a number in [%g, %g], got '%s'", where,
+                      key, lo, hi, v);
+    return 0;
+}
+
+static int text_field(const char *where, const char *key, const char *v, char *dst, size_t len,
+                      char *err, size_t errlen)
+{
+    if (!*v || strlen(v) >= len)
+        return tb_err(err, errlen, "%s: field '%s': %s", where, key,
+                      *v ? "too long" : "empty");
+    snprintf(dst, len, "%s", v);
+    return 0;
+}
+
+/* A comma list of levels: concurrencies (rate false) or request rates ("inf" allowed). */
+static int level_list(const char *where, const char *key, const char *v, bool rate,
+                      struct tb_serve_opts *o, char *err, size_t errlen)
+{
+    char list[256], *item, *save = NULL;
+    int n = 0;
+    if (!*v || strlen(v) >= sizeof list || v[0] == ',' || v[strlen(v) - 1] == ',' ||
+        strstr(v, ",,"))
+        return tb_err(err, errlen, "%s: field '%s': expected a comma list, got '%s'", where, key, v);
+    snprintf(list, sizeof list, "%s", v);
+    for (item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save), n++) {
+        if (n == TB_SERVE_MAX_LEVELS)
+            return tb_err(err, errlen, "%s: field '%s': more than %d levels", where, key,
+                          TB_SERVE_MAX_LEVELS);
+        if (rate) {
+            if (!strcmp(item, "inf"))
+                o->request_rate[n] = INFINITY;
+            else if (num_field(where, key, item, 1e-3, 1e6, &o->request_rate[n], err, errlen))
+                return -1;
+        } else if (int_field(where, key, item, 1, 65536, &o->concurrency[n], err, errlen)) {
+            return -1;
+        }
+    }
+    *(rate ? &o->nrate : &o->nconcurrency) = n;
+    return 0;
+}
+
+/* The serving run's keys of tb_run_spec_set: 1 when key is not one of them. */
+static int serve_field(struct tb_serve_opts *o, const char *key, const char *v, const char *where,
+                       char *err, size_t errlen)
+{
+    if (!strcmp(key, "endpoint")) {
+        if (strcmp(v, "self") && strncmp(v, "http://", 7) && strncmp(v, "https://", 8))
+            return tb_err(err, errlen,
+                          "%s: field 'endpoint': '%s' is not an http:// or https:// URL or 'self'",
+                          where, v);
+        return text_field(where, key, v, o->endpoint, sizeof o->endpoint, err, errlen);
+    }
+    if (!strcmp(key, "served_model"))
+        return text_field(where, key, v, o->served_model, sizeof o->served_model, err, errlen);
+    if (!strcmp(key, "api")) {
+        if (strcmp(v, "completions") && strcmp(v, "chat"))
+            return tb_err(err, errlen, "%s: field 'api': '%s' (completions or chat)", where, v);
+        o->api = v[0] == 'c' && v[1] == 'h' ? TB_SERVE_CHAT : TB_SERVE_COMPLETIONS;
+        return 0;
+    }
+    if (!strcmp(key, "concurrency"))
+        return level_list(where, key, v, false, o, err, errlen);
+    if (!strcmp(key, "request_rate"))
+        return level_list(where, key, v, true, o, err, errlen);
+    if (!strcmp(key, "max_concurrency"))
+        return int_field(where, key, v, 1, 65536, &o->max_concurrency, err, errlen);
+    if (!strcmp(key, "requests"))
+        return int_field(where, key, v, 1, 10000000, &o->requests, err, errlen);
+    if (!strcmp(key, "duration"))
+        return num_field(where, key, v, 1e-3, 86400, &o->duration_s, err, errlen);
+    if (!strcmp(key, "warmup_requests"))
+        return int_field(where, key, v, 0, 1000000, &o->warmup_requests, err, errlen);
+    if (!strcmp(key, "request_timeout"))
+        return num_field(where, key, v, 1e-3, 86400, &o->request_timeout_s, err, errlen);
+    if (!strcmp(key, "ttft_ms"))
+        return num_field(where, key, v, 1e-3, 1e9, &o->ttft_limit_ms, err, errlen);
+    if (!strcmp(key, "tpot_ms"))
+        return num_field(where, key, v, 1e-3, 1e9, &o->tpot_limit_ms, err, errlen);
+    if (!strcmp(key, "chips"))
+        return int_field(where, key, v, 1, 65536, &o->chips, err, errlen);
+    if (!strcmp(key, "server_cmd"))
+        return text_field(where, key, v, o->server_cmd, sizeof o->server_cmd, err, errlen);
+    if (!strcmp(key, "server_label"))
+        return text_field(where, key, v, o->server_label, sizeof o->server_label, err, errlen);
+    if (!strcmp(key, "server_timeout"))
+        return num_field(where, key, v, 1e-3, 86400, &o->server_timeout_s, err, errlen);
+    if (!strcmp(key, "server_start")) {
+        if (strcmp(v, "cold") && strcmp(v, "cold,warm"))
+            return tb_err(err, errlen,
+                          "%s: field 'server_start': '%s' (cold, or cold,warm: start the server "
+                          "twice and record both)",
+                          where, v);
+        o->server_starts = strchr(v, ',') ? 2 : 1;
+        return 0;
+    }
+    if (!strcmp(key, "max_num_seqs"))
+        return int_field(where, key, v, 1, 4096, &o->max_num_seqs, err, errlen);
+    return 1;
 }
 
 int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, char *err,
@@ -47,15 +158,21 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
     memcpy(key, word, kn);
     key[kn] = '\0';
     v = eq + 1;
+    {
+        int rc = serve_field(&r->serve, key, v, where, err, errlen);
+        if (rc != 1)
+            return rc;
+    }
     if (!strcmp(key, "model")) {
         if (!*v || strlen(v) >= sizeof r->model)
             return tb_err(err, errlen, "%s: field 'model': bad model name '%s'", where, v);
         snprintf(r->model, sizeof r->model, "%s", v);
     } else if (!strcmp(key, "phase")) {
-        if (tb_phase_from_string(v, &r->phase) != 0 || r->phase == TB_PHASE_SERVE)
-            return tb_err(err, errlen,
-                          "%s: field 'phase': unknown phase '%s' (prefill, decode, train, denoise)",
-                          where, v);
+        if (tb_phase_from_string(v, &r->phase) != 0)
+            return tb_err(
+                err, errlen,
+                "%s: field 'phase': unknown phase '%s' (prefill, decode, train, denoise, serve)",
+                where, v);
     } else if (!strcmp(key, "layers")) {
         return int_field(where, key, v, 1, 100000, &r->layers, err, errlen);
     } else if (!strcmp(key, "batch")) {
@@ -79,21 +196,74 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
                           "%s: field 'seed': expected a non-negative integer, got '%s'", where, v);
         r->seed = (uint64_t)s;
     } else if (!strcmp(key, "precision")) {
-        if (strcmp(v, "fp32") && strcmp(v, "fp8"))
+        /* bf16, fp16 and int8: what a server runs (phase serve), checked with the phase */
+        if (strcmp(v, "fp32") && strcmp(v, "fp8") && strcmp(v, "bf16") && strcmp(v, "fp16") &&
+            strcmp(v, "int8"))
             return tb_err(err, errlen,
                           "%s: field 'precision': '%s' (fp32: the CPU engine, and bf16 mixed "
                           "precision on the GPU; fp8: GPU inference only; a suite's run line "
-                          "takes a comma list, one run each)",
+                          "takes a comma list, one run each; a serving run: what the server "
+                          "runs, bf16, fp16, fp8, int8 or fp32)",
                           where, v);
         snprintf(r->precision, sizeof r->precision, "%s", v);
+        r->precision_set = true;
     } else {
         return tb_err(
             err, errlen,
             "%s: unknown field '%s' (model, phase, layers, batch, seq_in, seq_out, steps, "
-            "resolution, reps, "
-            "warmup, seed, precision)",
+            "resolution, reps, warmup, seed, precision; serving: endpoint, served_model, api, "
+            "concurrency, request_rate, max_concurrency, requests, duration, warmup_requests, "
+            "request_timeout, ttft_ms, tpot_ms, chips, server_cmd, server_label, "
+            "server_timeout, server_start, max_num_seqs)",
             where, key);
     }
+    return 0;
+}
+
+void tb_run_spec_defaults(struct tb_run_spec *r)
+{
+    struct tb_serve_opts *o = &r->serve;
+    if (r->phase != TB_PHASE_SERVE)
+        return;
+    if (!r->precision_set && o->endpoint[0] && strcmp(o->endpoint, "self"))
+        snprintf(r->precision, sizeof r->precision, "bf16");
+    if (!o->nconcurrency && !o->nrate) {
+        o->concurrency[0] = 1;
+        o->nconcurrency = 1;
+    }
+}
+
+/* The checks of a serving run. */
+static int serve_check(const struct tb_run_spec *r, const char *where, char *err, size_t errlen)
+{
+    const struct tb_serve_opts *o = &r->serve;
+    if (!o->endpoint[0])
+        return tb_err(err, errlen,
+                      "%s: field 'endpoint': missing (an http:// URL ending in /v1, or self: "
+                      "trnbench serve on this host)",
+                      where);
+    if (r->seq_in <= 0)
+        return tb_err(err, errlen, "%s: field 'seq_in': missing", where);
+    if (r->batch != 1)
+        return tb_err(err, errlen,
+                      "%s: field 'batch': not for a serving run (its load is concurrency or "
+                      "request_rate)",
+                      where);
+    if (o->requests && o->duration_s > 0)
+        return tb_err(err, errlen, "%s: field 'duration': give requests or duration, not both",
+                      where);
+    if (o->server_cmd[0] && !strcmp(o->endpoint, "self"))
+        return tb_err(err, errlen,
+                      "%s: field 'server_cmd': endpoint=self starts trnbench serve itself", where);
+    if (o->server_starts > 1 && !o->server_cmd[0] && strcmp(o->endpoint, "self"))
+        return tb_err(err, errlen,
+                      "%s: field 'server_start': cold,warm needs a server to start (server_cmd "
+                      "or endpoint=self)",
+                      where);
+    if (!strcmp(o->endpoint, "self") && strcmp(r->precision, "fp32"))
+        return tb_err(err, errlen,
+                      "%s: field 'precision': trnbench serve runs the CPU engine in fp32, not %s",
+                      where, r->precision);
     return 0;
 }
 
@@ -101,8 +271,20 @@ int tb_run_spec_check(const struct tb_run_spec *r, const char *where, char *err,
 {
     if (!r->model[0])
         return tb_err(err, errlen, "%s: field 'model': missing", where);
-    if ((unsigned)r->phase > TB_PHASE_DENOISE)
+    if ((unsigned)r->phase >= TB_NPHASES)
         return tb_err(err, errlen, "%s: field 'phase': missing", where);
+    if (r->phase == TB_PHASE_SERVE)
+        return serve_check(r, where, err, errlen);
+    if (r->serve.endpoint[0] || r->serve.nconcurrency || r->serve.nrate)
+        return tb_err(err, errlen, "%s: field '%s': for a serving run (phase serve) only", where,
+                      r->serve.endpoint[0] ? "endpoint"
+                      : r->serve.nconcurrency ? "concurrency"
+                                              : "request_rate");
+    if (strcmp(r->precision, "fp32") && strcmp(r->precision, "fp8"))
+        return tb_err(err, errlen,
+                      "%s: field 'precision': %s is for a serving run; the engines run fp32 "
+                      "(bf16 on the GPU) or fp8",
+                      where, r->precision);
     if (!strcmp(r->precision, "fp8") && r->phase != TB_PHASE_PREFILL && r->phase != TB_PHASE_DECODE)
         return tb_err(err, errlen,
                       "%s: field 'precision': fp8 is for Llama inference (phase prefill or "
@@ -117,11 +299,65 @@ int tb_run_spec_check(const struct tb_run_spec *r, const char *where, char *err,
     return 0;
 }
 
+void tb_serve_where(const struct tb_serve_opts *o, char *buf, size_t len)
+{
+    const char *u = o->endpoint, *h;
+    if (o->server_label[0] || !strcmp(u, "self") || !(h = strstr(u, "://"))) {
+        snprintf(buf, len, "%s", o->server_label[0] ? o->server_label : u);
+    } else {
+        h += 3;
+        snprintf(buf, len, "%.*s", (int)strcspn(h, "/"), h);
+    }
+    for (char *p = buf; *p; p++) /* one word */
+        if (*p == ' ' || *p == '/' || *p == ',')
+            *p = '_';
+}
+
+/* The load of a serving level as one id word: c4, r8, rinf, r8c16 (a capped open loop). */
+static void serve_load(const struct tb_serve_opts *o, char *buf, size_t len)
+{
+    if (o->level_rate > 0) {
+        char cap[24] = "";
+        if (o->level_concurrency)
+            snprintf(cap, sizeof cap, "c%d", o->level_concurrency);
+        if (isinf(o->level_rate))
+            snprintf(buf, len, "rinf%s", cap);
+        else
+            snprintf(buf, len, "r%g%s", o->level_rate, cap);
+    } else {
+        snprintf(buf, len, "c%d", o->level_concurrency);
+    }
+}
+
+void tb_serve_workload(const struct tb_run_spec *r, char *workload, size_t wlen, char *config,
+                       size_t clen)
+{
+    char layers[24] = "", load[48];
+    const struct tb_serve_opts *o = &r->serve;
+    if (r->layers)
+        snprintf(layers, sizeof layers, "@L%d", r->layers);
+    serve_load(o, load, sizeof load);
+    if (load[0] == 'c')
+        load[0] = 'b'; /* a closed loop's concurrency is the model's batch */
+    snprintf(workload, wlen, "%s%s/serve/in%d/out%d/%s", r->model, layers, r->seq_in, r->seq_out,
+             r->precision);
+    snprintf(config, clen, "%s%s/serve/%s/in%d/out%d/%s", r->model, layers, load, r->seq_in,
+             r->seq_out, r->precision);
+}
+
 void tb_run_spec_id(const struct tb_run_spec *r, char *buf, size_t len)
 {
     char layers[24] = "";
     if (r->layers)
         snprintf(layers, sizeof layers, "@L%d", r->layers);
+    if (r->phase == TB_PHASE_SERVE) {
+        char load[48], where[160];
+        serve_load(&r->serve, load, sizeof load);
+        tb_serve_where(&r->serve, where, sizeof where);
+        snprintf(buf, len, "%s%s/serve/%s/in%d/out%d/%s%s@%s", r->model, layers, load, r->seq_in,
+                 r->seq_out, r->precision, r->serve.api == TB_SERVE_CHAT ? "/chat" : "", where);
+        return;
+    }
     if (r->phase == TB_PHASE_DENOISE) {
         char res[24] = "default", steps[24] = "default";
         if (r->resolution)
@@ -315,13 +551,15 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
 /* Parse the words of a run line (after "run") into s->runs: one run, or one per
  * precision of a comma list ("precision=fp32,fp8"), each checked on its own. */
 static int parse_run(struct tb_suite *s, size_t *cap, char **save, const char *where, long line,
-                     char *err, size_t errlen)
+                     bool serve, char *err, size_t errlen)
 {
     struct tb_run_spec base;
     char precisions[64] = "", *word, *pr, *ps = NULL;
 
     tb_run_spec_init(&base);
     base.line = line;
+    if (serve)
+        base.phase = TB_PHASE_SERVE;
     while ((word = strtok_r(NULL, " \t", save))) {
         if (!strncmp(word, "precision=", 10) && strchr(word, ',')) {
             const char *v = word + 10;
@@ -341,8 +579,11 @@ static int parse_run(struct tb_suite *s, size_t *cap, char **save, const char *w
         struct tb_run_spec r = base;
         char w[80], a[256], b[256];
         snprintf(w, sizeof w, "precision=%s", pr);
-        if (tb_run_spec_set(&r, w, where, err, errlen) != 0 ||
-            tb_run_spec_check(&r, where, err, errlen) != 0)
+        if (base.precision_set || strchr(pr, ',') || strcmp(pr, base.precision))
+            if (tb_run_spec_set(&r, w, where, err, errlen) != 0)
+                return -1;
+        tb_run_spec_defaults(&r);
+        if (tb_run_spec_check(&r, where, err, errlen) != 0)
             return -1;
         if (s->nruns == *cap) {
             size_t nc = *cap ? *cap * 2 : 16;
@@ -408,14 +649,14 @@ int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_
         } else if (!strcmp(word, "description")) {
             snprintf(s->description, sizeof s->description, "%s",
                      tb_trim(save ? save : (char *)""));
-        } else if (!strcmp(word, "run")) {
-            if (parse_run(s, &cap, &save, where, line, err, errlen) != 0)
+        } else if (!strcmp(word, "run") || !strcmp(word, "serve")) {
+            if (parse_run(s, &cap, &save, where, line, word[0] == 's', err, errlen) != 0)
                 goto out;
         } else if (!strcmp(word, "predict")) {
             if (parse_predict(s, &pcap, &save, where, line, err, errlen) != 0)
                 goto out;
         } else {
-            tb_err(err, errlen, "%s: unknown directive '%s' (suite, description, run, predict)",
+            tb_err(err, errlen, "%s: unknown directive '%s' (suite, description, run, serve, predict)",
                    where, word);
             goto out;
         }

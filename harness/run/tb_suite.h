@@ -17,10 +17,48 @@
 
 #include "tb_vocab.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /* enum tb_phase, tb_phase_to_string, tb_phase_from_string: tb_vocab.h */
+
+/* A serving run's options (phase serve: the endpoint executor, measure/exec_endpoint.c).
+ * Its levels: one closed loop per concurrency of the list, then one open loop per
+ * request rate; the plan runs each level as a run of its own (its resume key). */
+#define TB_SERVE_MAX_LEVELS 16
+enum tb_serve_api {
+    TB_SERVE_COMPLETIONS, /* /v1/completions, prompts as token ids */
+    TB_SERVE_CHAT,        /* /v1/chat/completions, text prompts */
+};
+struct tb_serve_opts {
+    char endpoint[512];     /* "http://HOST:PORT/v1", or "self": `trnbench serve` on this host */
+    char served_model[128]; /* the server's name for the model; "": the model's */
+    enum tb_serve_api api;
+    int concurrency[TB_SERVE_MAX_LEVELS]; /* closed-loop levels */
+    int nconcurrency;
+    double request_rate[TB_SERVE_MAX_LEVELS]; /* open-loop levels, requests/s (INFINITY: all
+                                                 at once) */
+    int nrate;
+    int max_concurrency;      /* open loop: at most this many in flight; 0: no cap */
+    int requests;             /* counted requests per level; 0: the default (or duration) */
+    double duration_s;        /* per level, instead of a request count; 0: none */
+    int warmup_requests;      /* per level, not counted; -1: the default */
+    double request_timeout_s; /* per request (default 120) */
+    double ttft_limit_ms;     /* goodput: a request counts within both limits; 0: none */
+    double tpot_limit_ms;
+    int chips;                /* accelerators the server uses; 0: every one of the target */
+    char server_cmd[1024];    /* start this server (argv, no shell) and stop it after; "" */
+    char server_label[128];   /* what the server is ("vLLM 0.6 tp=8"), for provenance */
+    double server_timeout_s;  /* readiness wait of a started server (default 1800: Neuron
+                                 compiles on a cold start) */
+    int server_starts;        /* 1; 2: start it twice, cold then warm (server_warm_start_s) */
+    int max_num_seqs;         /* endpoint=self: trnbench serve's --max-num-seqs (default 16) */
+    /* the level a run of the plan measures: concurrency (0: none, open loop uncapped) and
+     * rate (0: closed loop) */
+    int level_concurrency;
+    double level_rate;
+};
 
 struct tb_run_spec {
     char model[64]; /* catalogue name or path of a .model file */
@@ -38,6 +76,9 @@ struct tb_run_spec {
                           precision on the GPU; "fp8": GPU inference only (prefill,
                           decode; compute capability 8.9+), the CPU executor skips it */
     long line;         /* suite line it came from (0 = command line) */
+    bool precision_set;         /* precision given (a serving run's default: bf16 for an
+                                   endpoint, fp32 for self) */
+    struct tb_serve_opts serve; /* phase serve */
 };
 
 /* A modeled run: "predict key=value ..." in a suite, the columns of one scenario-table
@@ -82,13 +123,27 @@ void tb_run_spec_init(struct tb_run_spec *r);
  * each. */
 int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, char *err,
                     size_t errlen);
+/* Fill the defaults that depend on other fields, once every word is set: a serving
+ * run's precision (bf16 for an endpoint) and its level (concurrency 1). */
+void tb_run_spec_defaults(struct tb_run_spec *r);
 /* Check the run is complete and consistent (model and phase given, seq_in > 0, fp8
  * only for prefill and decode, ...). */
 int tb_run_spec_check(const struct tb_run_spec *r, const char *where, char *err, size_t errlen);
 
 /* Stable id of a run: model[@Ln]/phase/b<B>/in<T>[/out<n>]/precision, or for denoise
- * model/denoise/b<B>/r<resolution>/s<steps>/precision. */
+ * model/denoise/b<B>/r<resolution>/s<steps>/precision, or for a serving level
+ * model[@Ln]/serve/c<C>|r<R>[c<cap>]/in<T>/out<n>/precision[/chat]@<server> (server: the
+ * label, "self", or the endpoint's host:port). */
 void tb_run_spec_id(const struct tb_run_spec *r, char *buf, size_t len);
+
+/* A serving level's workload and config (results.csv's columns, tb_results.h): the
+ * performance model's forms, model/serve/in<T>/out<n>/precision and the same with
+ * /b<C> (closed loop) or /r<R> (open loop) after the phase, so the report draws the
+ * measured points beside the model's curve for the same workload. */
+void tb_serve_workload(const struct tb_run_spec *r, char *workload, size_t wlen, char *config,
+                       size_t clen);
+/* The server part of a serving run's id: the label, "self", or the endpoint's host:port. */
+void tb_serve_where(const struct tb_serve_opts *o, char *buf, size_t len);
 
 /* Read a suite: a path (contains '/' or ends in .suite) or a name under
  * <datadir>/suites/NAME.suite. */
