@@ -35,6 +35,12 @@ static void usage(FILE *f)
           "                    [--precision fp32|fp8] [--executor cpu|cuda|all]\n"
           "       trnbench run --model M --phase denoise [--steps N] [--resolution PX]\n"
           "                    [--batch B] [--reps R] [--warmup W] [--seed S] [--out DIR]\n"
+          "       trnbench run --endpoint URL|self --model M --seq-in T --seq-out N\n"
+          "                    [--served-model NAME] [--concurrency C,...] [--request-rate R,...]\n"
+          "                    [--requests N | --duration S] [--warmup-requests N]\n"
+          "                    [--request-timeout S] [--api completions|chat] [--chips N]\n"
+          "                    [--ttft-ms MS] [--tpot-ms MS] [--server-cmd 'ARGV...']\n"
+          "                    [--server-label TEXT] [--server-start cold|cold,warm] [--out DIR]\n"
           "       trnbench run --list\n"
           "\n"
           "Run Llama and diffusion workloads on this machine's CPU (fp32, matrix products\n"
@@ -53,7 +59,8 @@ static void usage(FILE *f)
           "  --out DIR          folder of results.csv (default: the current folder)\n"
           "  --model M          catalogue name (see --list) or a .model file\n"
           "  --phase P          prefill, decode or train (Llama); denoise (diffusion: one\n"
-          "                     generation of --batch images, every step, both CFG halves)\n"
+          "                     generation of --batch images, every step, both CFG halves);\n"
+          "                     serve (an endpoint under load: below)\n"
           "  --steps N          denoise: denoising steps (default: the model's)\n"
           "  --resolution PX    denoise: square image size (default: the model's)\n"
           "  --seq-in T         prompt tokens (prefill, decode) or sequence length (train)\n"
@@ -70,6 +77,41 @@ static void usage(FILE *f)
           "  --executor E       cpu, cuda or all (default: all that are available; cuda\n"
           "                     without a GPU is an error). TRNBENCH_CUDA=0 turns the GPU\n"
           "                     off\n"
+          "\n"
+          "Serving (phase serve; --endpoint implies it): an OpenAI-compatible server (vLLM,\n"
+          "vllm-neuron, NxD Inference, TGI, SGLang, TensorRT-LLM, trnbench serve) measured\n"
+          "under load, every request streamed: one closed-loop level per concurrency, one\n"
+          "open-loop level (Poisson arrivals, seeded) per request rate.\n"
+          "  --endpoint URL     http://HOST:PORT/v1; self: start `trnbench serve` for the\n"
+          "                     model on this host (CPU engine) and stop it after\n"
+          "  --served-model N   the server's name for the model (default: the one model\n"
+          "                     the server lists, else --model); --model names the\n"
+          "                     catalogue architecture (vocabulary, FLOPs, the prediction)\n"
+          "  --concurrency C,.. requests kept in flight, one level each (default 1)\n"
+          "  --request-rate R,. requests/s arriving (inf: all at once), one level each;\n"
+          "                     --max-concurrency caps them\n"
+          "  --requests N       counted requests per level (default 4 x concurrency, at\n"
+          "                     least 16; 32 open-loop), or --duration S of sending\n"
+          "  --warmup-requests N  sent first, not counted (default: the concurrency, at\n"
+          "                     most 32; 4 open-loop)\n"
+          "  --request-timeout S  per request (default 120)\n"
+          "  --api A            completions (prompts as token ids; default) or chat (text)\n"
+          "  --ttft-ms MS, --tpot-ms MS  latency limits of goodput_requests_per_s\n"
+          "  --chips N          accelerators the server uses, for cost per token (default:\n"
+          "                     every one of the instance)\n"
+          "  --server-cmd 'ARGV...'  start this server first (split into words, quotes\n"
+          "                     group, no shell), wait for GET /models, stop it after;\n"
+          "                     --server-timeout S for readiness (default 1800)\n"
+          "  --server-label TEXT  what the server is, for the rows' device column\n"
+          "  --server-start cold,warm  start the server twice and record both starts\n"
+          "  --max-num-seqs N   endpoint=self: trnbench serve's running sequences (16)\n"
+          "Serving metrics, per level: ttft_ms, tpot_ms ((e2e - ttft) / (output tokens -\n"
+          "1), never including TTFT), itl_ms, e2e_latency_ms, tokens_per_s_per_user (value\n"
+          "p50, columns p90 and p99), output_tokens_per_s, total_tokens_per_s,\n"
+          "requests_per_s, goodput_requests_per_s, failed_requests (reasons in notes),\n"
+          "mismatched_requests, achieved_concurrency or achieved_request_rate,\n"
+          "server_start_s. A level with failed requests makes the exit status 1.\n"
+          "\n"
           "  --list             the model catalogue with parameter counts\n"
           "  -h, --help         this text\n"
           "\n"
@@ -166,6 +208,25 @@ int tb_cmd_run(int argc, char **argv)
         {"steps", required_argument, NULL, 1009},
         {"resolution", required_argument, NULL, 1010},
         {"precision", required_argument, NULL, 1011},
+        /* serving (phase serve): the endpoint executor */
+        {"endpoint", required_argument, NULL, 1100},
+        {"served-model", required_argument, NULL, 1101},
+        {"api", required_argument, NULL, 1102},
+        {"concurrency", required_argument, NULL, 1103},
+        {"request-rate", required_argument, NULL, 1104},
+        {"max-concurrency", required_argument, NULL, 1105},
+        {"requests", required_argument, NULL, 1106},
+        {"duration", required_argument, NULL, 1107},
+        {"warmup-requests", required_argument, NULL, 1108},
+        {"request-timeout", required_argument, NULL, 1109},
+        {"ttft-ms", required_argument, NULL, 1110},
+        {"tpot-ms", required_argument, NULL, 1111},
+        {"chips", required_argument, NULL, 1112},
+        {"server-cmd", required_argument, NULL, 1113},
+        {"server-label", required_argument, NULL, 1114},
+        {"server-timeout", required_argument, NULL, 1115},
+        {"server-start", required_argument, NULL, 1116},
+        {"max-num-seqs", required_argument, NULL, 1117},
         {NULL, 0, NULL, 0},
     };
     struct tb_plan plan;
@@ -208,7 +269,7 @@ int tb_cmd_run(int argc, char **argv)
         default: {
             /* "--seq-in" -> "seq_in=VALUE" */
             const char *name = tb_cli_opt_name(OPTS, c);
-            char word[512];
+            char word[1200];
             size_t k = 0;
             if (c < 1000 || !strcmp(name, "?")) {
                 usage(stderr);
@@ -242,6 +303,10 @@ int tb_cmd_run(int argc, char **argv)
         usage(stderr);
         return 2;
     }
+
+    if (have_one && one.serve.endpoint[0] && (int)one.phase < 0)
+        one.phase = TB_PHASE_SERVE; /* --endpoint: a serving run */
+    tb_run_spec_defaults(&one);
 
     /* ---- load and check everything first: an input error runs nothing ---- */
     rc = tb_plan_load(&plan, suite_name, &one, out, executor, err, sizeof err);

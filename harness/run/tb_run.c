@@ -21,7 +21,8 @@ static int resolve(const struct tb_run_spec *spec, const char *where, struct tb_
                    char *err, size_t errlen)
 {
     char e[1024];
-    int need = spec->seq_in + (spec->phase == TB_PHASE_DECODE ? spec->seq_out : 0);
+    int need = spec->seq_in +
+               (spec->phase == TB_PHASE_DECODE || spec->phase == TB_PHASE_SERVE ? spec->seq_out : 0);
     struct tb_arch *a = &mr->a;
 
     memset(mr, 0, sizeof *mr);
@@ -50,7 +51,9 @@ static int resolve(const struct tb_run_spec *spec, const char *where, struct tb_
         return tb_err(err, errlen, "%s: %s", where, e);
     if (need > a->max_context)
         return tb_err(err, errlen, "%s: field '%s': %d tokens exceed %s's context of %d", where,
-                      spec->phase == TB_PHASE_DECODE ? "seq_out" : "seq_in", need, a->name,
+                      spec->phase == TB_PHASE_PREFILL || spec->phase == TB_PHASE_TRAIN ? "seq_in"
+                                                                                       : "seq_out",
+                      need, a->name,
                       a->max_context);
     return 0;
 }
@@ -106,7 +109,7 @@ static int check_predicts(const struct tb_suite *s, const struct tb_pricing *pr,
     return 0;
 }
 
-static int load_model(struct tb_plan *p, char *err, size_t errlen)
+int tb_plan_load_model(struct tb_plan *p, char *err, size_t errlen)
 {
     if (tb_pricing_load(&p->pricing, NULL, err, errlen) != 0)
         return -1;
@@ -149,7 +152,7 @@ int tb_plan_load(struct tb_plan *p, const char *suite_name, const struct tb_run_
             return TB_EINPUT;
     }
     if (p->suite.npredicts) {
-        if (load_model(p, err, errlen) != 0 ||
+        if (tb_plan_load_model(p, err, errlen) != 0 ||
             check_predicts(&p->suite, &p->pricing, err, errlen) != 0)
             return TB_EINPUT;
     }
@@ -195,7 +198,7 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
     snprintf(g->ctx.blas, sizeof g->ctx.blas, "cuBLASLt (CUDA runtime %d.%d)",
              g->gpu.info.runtime_version / 1000, g->gpu.info.runtime_version % 1000 / 10);
     fprintf(stderr, "trnbench run: GPU executor on %s; energy %s\n", g->ctx.host, g->gpu.info.nvml);
-    if (!p->have_model && load_model(p, e, sizeof e) != 0)
+    if (!p->have_model && tb_plan_load_model(p, e, sizeof e) != 0)
         fprintf(stderr, "trnbench run: no modeled rows for the GPU: %s\n", e);
     if (p->have_model)
         g->chip = tb_gpu_chip(&p->pricing, &g->gpu.info, &g->inst, g->chip_why, sizeof g->chip_why);
@@ -214,8 +217,8 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
 
 /* The model executor on sc; its rows appended. Returns 1 when recorded, 0 when the
  * model could not predict it (the reason printed), -1 on a write error. */
-static int run_model(const struct tb_plan *p, const struct tb_scenario *sc, const char *metric,
-                     const char *run_id, char *err, size_t errlen)
+int tb_plan_run_model(const struct tb_plan *p, const struct tb_scenario *sc, const char *metric,
+                      const char *run_id, char *err, size_t errlen)
 {
     static const struct tb_run_spec once = {.reps = 1}; /* one prediction, no warm-up */
     const struct tb_executor ex = {&tb_executor_model, (void *)&p->model};
@@ -320,7 +323,7 @@ static int run_gpu_twin(const struct tb_plan *p, const struct tb_run_spec *spec,
         return has < 0 ? -1 : 0;
     fprintf(stderr, "trnbench run:   modeled on one %s of %s: %s\n", g->chip->name,
             g->inst->instance, id);
-    return run_model(p, &sc, main_metric(tb_phase_to_string(spec->phase)), id, err, errlen) < 0 ? -1
+    return tb_plan_run_model(p, &sc, main_metric(tb_phase_to_string(spec->phase)), id, err, errlen) < 0 ? -1
                                                                                                 : 0;
 }
 
@@ -408,6 +411,14 @@ int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_
         char tag[48];
         int r = 0;
         snprintf(tag, sizeof tag, "%zu/%zu", i + 1, p->suite.nruns);
+        if (p->suite.runs[i].phase == TB_PHASE_SERVE) {
+            /* a server, measured by the endpoint executor whichever executors measure */
+            if (tb_plan_serve(p, i, tag, n) < 0) {
+                err[0] = '\0'; /* said */
+                return TB_EFAIL;
+            }
+            continue;
+        }
         if (p->which != TB_RUN_CUDA)
             r = run_one(p, &cpu, &p->ctx, i, tag, n);
         if (r >= 0 && p->gpu.on)
@@ -437,7 +448,7 @@ int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_
             fprintf(stderr, "trnbench run:   not predicted: %s\n", why.why);
             continue;
         }
-        r = run_model(p, &in.sc, in.metric, id, err, errlen);
+        r = tb_plan_run_model(p, &in.sc, in.metric, id, err, errlen);
         if (r < 0)
             return TB_EFAIL;
         n->modeled += r;

@@ -92,4 +92,19 @@ int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_
 
 void tb_plan_release(struct tb_plan *p);
 
+/* ---- inside the plan (tb_run.c, tb_run_serve.c) ---- */
+
+/* Load the price catalogue and the performance model into p (have_model). Returns 0 or
+ * -1 with a message. */
+int tb_plan_load_model(struct tb_plan *p, char *err, size_t errlen);
+/* The model executor on sc, its rows appended under run_id. Returns 1 when recorded, 0
+ * when the model could not predict it (the reason printed), -1 on a write error. */
+int tb_plan_run_model(const struct tb_plan *p, const struct tb_scenario *sc, const char *metric,
+                      const char *run_id, char *err, size_t errlen);
+/* Serving run i (phase serve): its server started when it names one, each load level
+ * not yet in the results measured by the endpoint executor, the model's prediction of
+ * each closed-loop level on a catalogue target, the server stopped. Failed levels are
+ * counted in n. Returns 0, or -1 on a write error (said). */
+int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_counts *n);
+
 #endif

@@ -1,0 +1,333 @@
+/* harness/run/tb_run_serve.c: the plan of a serving run (phase serve, tb_run.h): its
+ * server started when the run names one (endpoint=self: `trnbench serve` on this host;
+ * server_cmd: the user's, split into argv, no shell) and stopped after, whatever
+ * happens; each load level measured by the endpoint executor through tb_measure into
+ * the recorder (tb_record_serve); and, where the target is an instance of the
+ * catalogue, the performance model's prediction of each closed-loop level (serving at
+ * a batch of that many requests), so the report draws the model's curve beside the
+ * measured points. Levels already in results.csv are skipped (the resume key is the
+ * level's run id). */
+#include "tb_run.h"
+
+#include "tb_executor.h"
+#include "tb_loadgen.h"
+#include "tb_results.h"
+#include "tb_scenario.h"
+#include "tb_server_proc.h"
+#include "tb_timer.h"
+#include "tb_util.h"
+
+#include <arpa/inet.h>
+#include <curl/curl.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+/* A free TCP port on the loopback (the kernel's pick; closed again for the server). */
+static int free_port(char *err, size_t errlen)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+    if (fd < 0)
+        return tb_err(err, errlen, "socket: %s", strerror(errno));
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    else
+        tb_err(err, errlen, "no free port on the loopback: %s", strerror(errno));
+    close(fd);
+    return port;
+}
+
+/* The levels of spec in order: each concurrency (closed loop), then each rate. */
+static int levels_of(const struct tb_run_spec *spec, struct tb_run_spec *out)
+{
+    const struct tb_serve_opts *o = &spec->serve;
+    int n = 0;
+    for (int i = 0; i < o->nconcurrency; i++, n++) {
+        out[n] = *spec;
+        out[n].serve.level_concurrency = o->concurrency[i];
+        out[n].serve.level_rate = 0;
+    }
+    for (int i = 0; i < o->nrate; i++, n++) {
+        out[n] = *spec;
+        out[n].serve.level_concurrency = o->max_concurrency;
+        out[n].serve.level_rate = o->request_rate[i];
+    }
+    return n;
+}
+
+/* The argv of `trnbench serve` for spec on port: this same program. */
+static int self_argv(const struct tb_run_spec *spec, int port, char **argv, char (*buf)[64],
+                     char *exe, size_t exelen, char *err, size_t errlen)
+{
+    int n = 0;
+    ssize_t k = readlink("/proc/self/exe", exe, exelen - 1);
+    if (k <= 0)
+        return tb_err(err, errlen, "cannot find this program (/proc/self/exe): %s",
+                      strerror(errno));
+    exe[k] = '\0';
+    argv[n++] = exe;
+    argv[n++] = "serve";
+    argv[n++] = "--model";
+    argv[n++] = (char *)spec->model;
+    argv[n++] = "--served-model-name";
+    argv[n++] = (char *)spec->model;
+    if (spec->layers) {
+        snprintf(buf[0], 64, "%d", spec->layers);
+        argv[n++] = "--layers";
+        argv[n++] = buf[0];
+    }
+    snprintf(buf[1], 64, "%d", port);
+    snprintf(buf[2], 64, "%d", spec->serve.max_num_seqs);
+    snprintf(buf[3], 64, "%d", spec->seq_in + spec->seq_out);
+    snprintf(buf[4], 64, "%llu", (unsigned long long)spec->seed);
+    argv[n++] = "--host";
+    argv[n++] = "127.0.0.1";
+    argv[n++] = "--port";
+    argv[n++] = buf[1];
+    argv[n++] = "--max-num-seqs";
+    argv[n++] = buf[2];
+    argv[n++] = "--max-model-len";
+    argv[n++] = buf[3];
+    argv[n++] = "--seed";
+    argv[n++] = buf[4];
+    argv[n] = NULL;
+    return 0;
+}
+
+/* The server of a serving run, when it has one to start. */
+struct served {
+    struct tb_server_proc proc;
+    bool started;
+    char **argv_owned; /* server_cmd's words (tb_argv_split) */
+    struct tb_record_extra starts[2];
+    int nstarts;
+};
+
+/* Start the server of spec (its command into argv) and wait for it, spec's starts
+ * times (cold, then warm), recording each start's time. Returns 0, or -1 with a
+ * message (the server is stopped then). */
+static int start_server(struct served *s, const struct tb_run_spec *spec, const char *out,
+                        size_t i, struct tb_endpoint *ep, char *err, size_t errlen)
+{
+    const struct tb_serve_opts *o = &spec->serve;
+    char *self[24], exe[4096], buf[5][64], log[PATH_MAX], how[160];
+    char *const *argv;
+    int argc;
+
+    if (!strcmp(o->endpoint, "self")) {
+        int port = free_port(err, errlen);
+        if (port < 0 || self_argv(spec, port, self, buf, exe, sizeof exe, err, errlen) != 0)
+            return -1;
+        snprintf(ep->base_url, sizeof ep->base_url, "http://127.0.0.1:%d/v1", port);
+        argv = self;
+    } else {
+        if (tb_argv_split(o->server_cmd, &s->argv_owned, &argc, err, errlen) != 0)
+            return -1;
+        argv = s->argv_owned;
+    }
+    if ((size_t)snprintf(log, sizeof log, "%s/server-%zu.log", out, i + 1) >= sizeof log)
+        return tb_err(err, errlen, "--out: folder name too long");
+    for (int k = 0; k < o->server_starts; k++) {
+        struct tb_record_extra *x = &s->starts[s->nstarts];
+        fprintf(stderr, "trnbench run:   starting the server (%s start): %s ... (log '%s')\n",
+                k ? "warm" : "cold", argv[0], log);
+        if (tb_server_start(&s->proc, (const char *const *)argv, log, ep->base_url,
+                            o->server_timeout_s, err, errlen) != 0)
+            return -1;
+        s->started = true;
+        *x = (struct tb_record_extra){.metric = k ? "server_warm_start_s" : "server_start_s",
+                                      .unit = "s",
+                                      .value = s->proc.start_s,
+                                      .n = 1};
+        snprintf(x->notes, sizeof x->notes,
+                 "launch of '%.100s' to its endpoint answering GET /models (%s start); its "
+                 "output in %.60s",
+                 argv[0], k ? "warm: the same server again" : "cold", strrchr(log, '/') + 1);
+        s->nstarts++;
+        fprintf(stderr, "trnbench run:   server ready in %.2f s\n", s->proc.start_s);
+        if (k + 1 < o->server_starts) {
+            tb_server_stop(&s->proc, 0, how, sizeof how);
+            s->started = false;
+        }
+    }
+    return 0;
+}
+
+static void stop_server(struct served *s)
+{
+    char how[160];
+    if (s->started) {
+        tb_server_stop(&s->proc, 0, how, sizeof how);
+        fprintf(stderr, "trnbench run:   server stopped: %s\n", how);
+    }
+    s->started = false;
+    tb_argv_free(s->argv_owned);
+    s->argv_owned = NULL;
+}
+
+/* The performance model's prediction of a closed-loop level on the target, when the
+ * target is a catalogue instance. Returns 0, or -1 on a write error. */
+static int level_twin(struct tb_plan *p, const struct tb_run_spec *lv, const struct tb_arch *a,
+                      char *err, size_t errlen)
+{
+    const struct tb_instance *inst;
+    struct tb_scenario sc;
+    char batch[24], seq_in[24], seq_out[24], id[320];
+    int has;
+
+    if (!lv->serve.level_concurrency || lv->serve.level_rate > 0 || lv->layers)
+        return 0; /* the model predicts a batch of requests of a catalogue model */
+    if (!p->have_model) {
+        char e[512];
+        if (tb_plan_load_model(p, e, sizeof e) != 0) {
+            fprintf(stderr, "trnbench run:   not modeled: %s\n", e);
+            return 0;
+        }
+    }
+    inst = tb_pricing_instance(&p->pricing, p->ctx.target);
+    if (!inst)
+        return 0; /* "host", or an instance the catalogue lacks: nothing to model */
+    memset(&sc, 0, sizeof sc);
+    sc.arch = a;
+    sc.inst = inst;
+    sc.phase = TB_PHASE_SERVE;
+    sc.precision = lv->precision;
+    sc.chips = lv->serve.chips;
+    sc.batch = lv->serve.level_concurrency;
+    sc.seq_in = lv->seq_in;
+    sc.seq_out = lv->seq_out;
+    snprintf(batch, sizeof batch, "%d", lv->serve.level_concurrency);
+    snprintf(seq_in, sizeof seq_in, "%d", lv->seq_in);
+    snprintf(seq_out, sizeof seq_out, "%d", lv->seq_out);
+    tb_model_run_id(id, sizeof id - 16, inst->instance, lv->model, "serve", batch, seq_in,
+                    seq_out, NULL, NULL, lv->precision, NULL);
+    if (lv->serve.chips && lv->serve.chips != inst->accel_count)
+        snprintf(id + strlen(id), 16, "/chips%d", lv->serve.chips);
+    has = tb_results_has_run(p->results, id, err, errlen);
+    if (has != 0)
+        return has < 0 ? -1 : 0;
+    fprintf(stderr, "trnbench run:   modeled on %s: %s\n", inst->instance, id);
+    return tb_plan_run_model(p, &sc, "output_tokens_per_s", id, err, errlen) < 0 ? -1 : 0;
+}
+
+int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_counts *n)
+{
+    const struct tb_run_spec *spec = &p->suite.runs[i];
+    const struct tb_arch *a = &p->work[i].a;
+    struct tb_executor ex = {&tb_executor_endpoint, NULL};
+    struct tb_run_spec lv[2 * TB_SERVE_MAX_LEVELS];
+    struct tb_endpoint ep;
+    struct tb_record_ctx ctx = p->ctx;
+    struct served srv;
+    char ids[2 * TB_SERVE_MAX_LEVELS][320], err[2048], models[512] = "", version[128] = "";
+    char where[160], chips[24];
+    int nl = levels_of(spec, lv), pending = 0, rc = 0, extras_left;
+
+    memset(&srv, 0, sizeof srv);
+    memset(&ep, 0, sizeof ep);
+    for (int k = 0; k < nl; k++) {
+        int has;
+        size_t off = (size_t)snprintf(ids[k], sizeof ids[k], "%s", ex.i->id_prefix);
+        tb_run_spec_id(&lv[k], ids[k] + off, sizeof ids[k] - off);
+        has = tb_results_has_run(p->results, ids[k], err, sizeof err);
+        if (has < 0) {
+            fprintf(stderr, "trnbench run: %s\n", err);
+            return -1;
+        }
+        if (has) {
+            fprintf(stderr, "trnbench run: [%s] %s: already in results, skipped\n", tag, ids[k]);
+            n->skipped++;
+            lv[k].serve.level_concurrency = -1; /* done */
+        } else {
+            pending++;
+        }
+    }
+    if (!pending)
+        return 0;
+
+    /* the server: started here, or already running at the URL */
+    if (strcmp(spec->serve.endpoint, "self"))
+        snprintf(ep.base_url, sizeof ep.base_url, "%s", spec->serve.endpoint);
+    if ((!strcmp(spec->serve.endpoint, "self") || spec->serve.server_cmd[0]) &&
+        start_server(&srv, spec, p->out, i, &ep, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench run: [%s] %s: server not started: %s\n", tag, ids[0], err);
+        stop_server(&srv);
+        n->failed += pending;
+        return 0;
+    }
+    if (tb_endpoint_probe(ep.base_url, models, sizeof models, version, sizeof version, err,
+                          sizeof err) != 0) {
+        fprintf(stderr, "trnbench run: [%s] %s: %s\n", tag, ids[0], err);
+        stop_server(&srv);
+        n->failed += pending;
+        return 0;
+    }
+    snprintf(ep.served_model, sizeof ep.served_model, "%s",
+             spec->serve.served_model[0] ? spec->serve.served_model
+             : !strcmp(spec->serve.endpoint, "self") || !models[0] || strchr(models, ',')
+                 ? spec->model
+                 : models); /* the one model the server serves */
+    fprintf(stderr, "trnbench run:   endpoint %s serves '%s'%s%s; measuring '%s'\n", ep.base_url,
+            models[0] ? models : "(no model list)", version[0] ? ", version " : "", version,
+            ep.served_model);
+
+    /* the rows' facts: the server is what ran them */
+    ctx.executor = "endpoint";
+    tb_serve_where(&spec->serve, where, sizeof where);
+    snprintf(ctx.device, sizeof ctx.device, "%s%s%s",
+             !strcmp(spec->serve.endpoint, "self") ? "trnbench serve (CPU engine, fp32)"
+             : spec->serve.server_label[0]         ? spec->serve.server_label
+                                                   : where,
+             version[0] ? " " : "", version);
+    snprintf(ctx.blas, sizeof ctx.blas, "load client: %s", curl_version());
+    if (spec->serve.chips) {
+        snprintf(chips, sizeof chips, "%d", spec->serve.chips);
+        ctx.chips_used = chips;
+    }
+    ctx.source = "trnbench load client";
+
+    ex = (struct tb_executor){&tb_executor_endpoint, &ep};
+    extras_left = 1;
+    for (int k = 0; k < nl; k++) {
+        struct tb_workload w = {.spec = &lv[k], .arch = a};
+        struct tb_exec_result r;
+        char summary[1024];
+        uint64_t t0;
+        if (lv[k].serve.level_concurrency < 0)
+            continue;
+        fprintf(stderr, "trnbench run: [%s] %s ...\n", tag, ids[k]);
+        t0 = tb_timer_now_ns();
+        if (tb_measure(&ex, &w, &r, err, sizeof err) != 0 || !r.valid) {
+            fprintf(stderr, "trnbench run: %s: %s; nothing recorded\n", ids[k],
+                    r.valid ? err : r.note);
+            tb_exec_result_release(&r);
+            n->failed++;
+            continue;
+        }
+        if (tb_record_serve(&ctx, &lv[k], a, &r, ids[k], srv.starts, extras_left ? srv.nstarts : 0,
+                            summary, sizeof summary, err, sizeof err) != 0 ||
+            level_twin(p, &lv[k], a, err, sizeof err) != 0) {
+            fprintf(stderr, "trnbench run: %s\n", err);
+            tb_exec_result_release(&r);
+            rc = -1;
+            break;
+        }
+        extras_left = 0;
+        fprintf(stderr, "trnbench run:   %s\n", summary);
+        fprintf(stderr, "trnbench run:   %.1f s wall\n", tb_timer_seconds(t0, tb_timer_now_ns()));
+        n->measured++;
+        if (r.load->failed)
+            n->failed++; /* recorded, with the reasons, but the run did not go cleanly */
+        tb_exec_result_release(&r);
+    }
+    stop_server(&srv);
+    return rc;
+}
