@@ -169,14 +169,47 @@ static void workload_word(const struct tb_cost *c, char *buf, size_t len)
             *p = '_';
 }
 
+/* Whether costs[i] opens its block of the interactivity chart: the first row of
+ * workload and metric with its target and provenance (measured points and the model's
+ * curve of one target are separate lines). */
+static bool first_of_block(const struct tb_costs *cs, size_t i, const char *workload,
+                           const char *metric)
+{
+    const struct tb_cost *c = &cs->costs[i];
+    if (!tb_cost_of_workload(c, workload, metric))
+        return false;
+    for (size_t k = 0; k < i; k++)
+        if (tb_cost_of_workload(&cs->costs[k], workload, metric) &&
+            cs->costs[k].row->prov == c->row->prov &&
+            !strcmp(F(cs->costs[k].row, "target"), F(c->row, "target")))
+            return false;
+    return true;
+}
+
+/* The model's error at a measured serving point: its per-chip throughput against the
+ * modeled row of the same workload, target and batch (concurrency); NAN without one. */
+static double model_error(const struct tb_costs *cs, const struct tb_cost *c)
+{
+    for (size_t k = 0; k < cs->ncosts; k++) {
+        const struct tb_cost *m = &cs->costs[k];
+        if (m->row->prov == TB_PROV_MODELED && tb_cost_of_workload(m, c->workload, c->metric) &&
+            !strcmp(F(m->row, "target"), F(c->row, "target")) && F(c->row, "batch")[0] &&
+            !strcmp(F(m->row, "batch"), F(c->row, "batch")) && tb_cost_positive(m->per_chip))
+            return m->per_chip / c->per_chip - 1;
+    }
+    return NAN;
+}
+
 /* Throughput against interactivity for one serving workload: tokens/s per chip against
- * tokens/s per user, one line per target through its batch sweep, each point labelled
- * with its cost per million output tokens. */
+ * tokens/s per user, one line per target through its batch sweep (the model's), each
+ * point labelled with its cost per million output tokens; a serving run's measured
+ * levels a line of their own beside their target's, each point labelled with its load
+ * and the model's error there. */
 static int draw_interactivity(struct report *R, const struct tb_cost_rank *w, int k, bool png_ok,
                               char *err, size_t errlen)
 {
-    char data[4400], file[96], name[48], targets[1024] = "", title[400], caption[400];
-    size_t npoints = 0;
+    char data[4400], file[96], name[48], targets[1024] = "", title[400], caption[600];
+    size_t npoints = 0, nmeasured = 0;
     FILE *f;
     snprintf(name, sizeof name, "interactivity-%d", k);
     snprintf(file, sizeof file, "%s.tsv", name);
@@ -185,31 +218,46 @@ static int draw_interactivity(struct report *R, const struct tb_cost_rank *w, in
     f = fopen(data, "w");
     if (!f)
         return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
-    /* one data block per target (gnuplot "index"), points in order of interactivity */
+    /* one data block per target and provenance (gnuplot "index") */
     for (size_t i = 0; i < R->cs.ncosts; i++) {
         const char *t = F(R->cs.costs[i].row, "target");
+        const enum tb_provenance prov = R->cs.costs[i].row->prov;
         bool priced = false;
         size_t n = 0;
-        if (!tb_costs_first_of_target(&R->cs, i, w->workload, w->metric))
+        if (!first_of_block(&R->cs, i, w->workload, w->metric))
             continue;
         for (size_t j = i; j < R->cs.ncosts; j++) {
             const struct tb_cost *c = &R->cs.costs[j];
+            char label[96] = "";
             if (!tb_cost_of_workload(c, w->workload, w->metric) || strcmp(F(c->row, "target"), t) ||
-                !tb_cost_positive(c->per_user) || !tb_cost_positive(c->per_chip))
+                c->row->prov != prov || !tb_cost_positive(c->per_user) ||
+                !tb_cost_positive(c->per_chip))
                 continue;
-            fprintf(f, "%.10g\t%.10g\t", c->per_user, c->per_chip);
             if (tb_cost_positive(c->usd))
-                fprintf(f, "$%.3g\t%s\n", c->usd, F(c->row, "batch"));
-            else
-                fprintf(f, "\t%s\n", F(c->row, "batch"));
+                snprintf(label, sizeof label, "$%.3g", c->usd);
+            if (prov == TB_PROV_MEASURED) {
+                const char *rate = F(c->row, "request_rate");
+                double e = model_error(&R->cs, c);
+                size_t m = strlen(label);
+                snprintf(label + m, sizeof label - m, "%s%s%s", m ? " " : "",
+                         rate[0] ? "r" : "c", rate[0] ? rate : F(c->row, "batch"));
+                m = strlen(label);
+                if (!isnan(e))
+                    snprintf(label + m, sizeof label - m, " model %+.0f%%", e * 100);
+            }
+            fprintf(f, "%.10g\t%.10g\t%s\t%s\n", c->per_user, c->per_chip, label,
+                    F(c->row, "batch"));
             priced |= tb_cost_positive(c->usd);
             n++;
         }
         if (n) {
             fputs("\n\n", f);
-            snprintf(targets + strlen(targets), sizeof targets - strlen(targets), "%s%s%s",
-                     *targets ? " " : "", t, priced ? "" : "(no-price)");
+            snprintf(targets + strlen(targets), sizeof targets - strlen(targets), "%s%s%s%s",
+                     *targets ? " " : "", t, prov == TB_PROV_MEASURED ? "(measured)" : "",
+                     priced ? "" : "(no-price)");
             npoints += n;
+            if (prov == TB_PROV_MEASURED)
+                nmeasured += n;
         }
     }
     if (fclose(f) != 0)
@@ -219,8 +267,13 @@ static int draw_interactivity(struct report *R, const struct tb_cost_rank *w, in
     snprintf(title, sizeof title, "Throughput vs interactivity: %s", w->workload);
     snprintf(caption, sizeof caption,
              "Throughput per chip against output tokens/s per user, %s: one line per target "
-             "through its batch sweep, each point labelled with its USD per million output tokens",
-             w->workload);
+             "through its batch sweep, each point labelled with its USD per million output "
+             "tokens%s",
+             w->workload,
+             nmeasured ? "; measured serving levels (a line marked \"measured\") labelled with "
+                         "their load (cN: N requests in flight; rN: N requests/s) and the "
+                         "performance model's error there (model / measured - 1, per chip)"
+                       : "");
     {
         const char *args[] = {title, targets};
         return draw_file(R, "interactivity", name, caption, data, args, 2, png_ok, err, errlen);
