@@ -16,8 +16,11 @@
  * Times are CLOCK_MONOTONIC seconds from the level's start: sent, first content chunk
  * (TTFT), every later content chunk (ITL), the end of the stream (E2E). Output tokens
  * are the stream's usage.completion_tokens when it sends usage, else the content chunks
- * counted; a count that differs from seq_out (or prompt_tokens from seq_in) is a
- * mismatch, counted and kept, never corrected.
+ * counted; a count that differs from seq_out (or prompt_tokens from seq_in, when the
+ * prompt went as ids: a text's count is only about seq_in) is a mismatch, counted and
+ * kept, never corrected. A content chunk is one whose choices[0].text (completions) or
+ * choices[0].delta.content (chat) is a non-empty string: the chat stream's first chunk,
+ * a role alone, is not one.
  *
  * Failures (each request's reason kept; the level goes on): connection refused or
  * dropped, an HTTP status other than 200 (with the server's error message), a malformed
@@ -34,6 +37,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 enum tb_api {
     TB_API_COMPLETIONS, /* /v1/completions, prompt as token ids */
@@ -53,9 +57,9 @@ struct tb_load_spec {
      * when concurrency > 0. */
     int concurrency;
     double request_rate;
-    int requests;          /* counted requests; 0: as many as duration_s allows */
-    double duration_s;     /* with requests == 0: send for this long, then drain */
-    int warmup_requests;   /* sent first (at the same load), finished, never counted */
+    int requests;             /* counted requests; 0: as many as duration_s allows */
+    double duration_s;        /* with requests == 0: send for this long, then drain */
+    int warmup_requests;      /* sent first (at the same load), finished, never counted */
     double request_timeout_s; /* per request (0: 120) */
     double level_timeout_s;   /* the whole level, warm-up included (0: derived: requests /
                                  concurrency rounds of request_timeout_s, capped at 1 h) */
@@ -64,9 +68,9 @@ struct tb_load_spec {
 
 /* One counted request. */
 struct tb_request_rec {
-    double t_sent;  /* seconds from the level's start */
-    double t_first; /* first content chunk; NAN when none came */
-    double t_end;   /* stream end or failure */
+    double t_sent;       /* seconds from the level's start */
+    double t_first;      /* first content chunk; NAN when none came */
+    double t_end;        /* stream end or failure */
     int prompt_tokens;   /* usage.prompt_tokens; -1 when the server sent no usage */
     int output_tokens;   /* usage.completion_tokens, else content chunks counted */
     bool usage_reported; /* output_tokens came from usage */
@@ -83,9 +87,9 @@ struct tb_request_rec {
 struct tb_load_result {
     struct tb_request_rec *reqs; /* owned: [nreqs] the counted requests, in send order */
     size_t nreqs;
-    size_t ok, failed;   /* of them */
-    size_t mismatched;   /* ok requests whose token counts differ from those asked */
-    double window_s;     /* first counted send to last counted end */
+    size_t ok, failed;           /* of them */
+    size_t mismatched;           /* ok requests whose token counts differ from those asked */
+    double window_s;             /* first counted send to last counted end */
     double achieved_concurrency; /* time-average requests in flight over the window */
     double achieved_rate;        /* counted requests sent per second of sending */
     bool text_prompts;           /* prompts went as text (asked, chat, or ids refused) */
@@ -95,20 +99,25 @@ struct tb_load_result {
     double *lags;                /* owned: [nlags] arrival minus send of every chunk that
                                     carried t_sent_ns (seconds) */
     size_t nlags;
-    double client_cpu_s; /* CPU time this thread spent over the level (getrusage) */
+    double client_cpu_s; /* CPU time this thread spent over the level
+                            (CLOCK_THREAD_CPUTIME_ID: getrusage(RUSAGE_THREAD)'s
+                            figure, without _GNU_SOURCE) */
 };
 
 /* Run one level. Returns 0 when it ran (failed requests are counted in r, not an
  * error), or -1 with a message when it could not run at all (a bad spec, out of
  * memory, every warm-up request failing for the same reason: "connection refused").
+ * Without warm-up requests a server that cannot be reached gives 0 and every counted
+ * request failed ("N x connection refused" in r->failures).
  * A server that refuses id arrays with a 4xx on the first warm-up (or counted) request
  * is retried once with text prompts, and r says so. */
 int tb_load_run(const struct tb_load_spec *s, struct tb_load_result *r, char *err, size_t errlen);
 void tb_load_result_release(struct tb_load_result *r);
 
 /* GET {base_url}/models until it answers 200 with JSON (or, for servers that lack it,
- * {root}/health answers 200), every 0.2 s, at most timeout_s. Returns 0 when ready,
- * -1 with the last reason otherwise. */
+ * {root}/health answers 200), every 0.2 s, at most timeout_s (<= 0: one try). Returns 0
+ * when ready, -1 with the last reason otherwise. {root} is base_url without its
+ * trailing "/v1". */
 int tb_endpoint_wait_ready(const char *base_url, double timeout_s, char *err, size_t errlen);
 
 /* What the server says about itself: the model ids of {base_url}/models (comma
@@ -117,5 +126,15 @@ int tb_endpoint_wait_ready(const char *base_url, double timeout_s, char *err, si
  * the server cannot be reached. */
 int tb_endpoint_probe(const char *base_url, char *models, size_t mlen, char *version, size_t vlen,
                       char *err, size_t errlen);
+
+/* The client's own speed, for `trnbench perf`: one closed-loop level of `requests`
+ * streams of seq_out tokens (16-id prompts, no warm-up) at `concurrency` against
+ * base_url, printed to out: chunks received, chunks per second of wall (the window),
+ * chunks per client CPU-second (client_cpu_s), and the p50, p99 and max of the
+ * per-chunk lag in ms when the server puts "t_sent_ns" in its chunks (`trnbench serve
+ * --engine instant` does). Returns 0, or -1 with a message when the level could not run
+ * or a request failed (the figures are printed first). */
+int tb_perf_client(FILE *out, const char *base_url, const char *served_model, int concurrency,
+                   int requests, int seq_out, char *err, size_t errlen);
 
 #endif

@@ -75,9 +75,7 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-/* In the child: stdin from /dev/null, stdout and stderr into the pipes, then exec; a
- * failed exec reports its errno through execp. Never returns. */
-static void child(const char *const *argv, int out_w, int err_w, int exec_w)
+void tb_proc_exec_child(const char *const *argv, int out_w, int err_w, int exec_w)
 {
     int null = open("/dev/null", O_RDONLY), e;
     setpgid(0, 0);
@@ -133,7 +131,7 @@ int tb_proc_run(const char *const *argv, const struct tb_proc_opts *o, struct tb
         goto out;
     }
     if (pid == 0)
-        child(argv, outp[1], errp[1], execp[1]);
+        tb_proc_exec_child(argv, outp[1], errp[1], execp[1]);
     setpgid(pid, pid); /* here too, so the group exists before any signal to it */
     close_fd(&outp[1]);
     close_fd(&errp[1]);

@@ -49,6 +49,15 @@ int tb_proc_run(const char *const *argv, const struct tb_proc_opts *o, struct tb
                 char *err, size_t errlen);
 void tb_proc_result_release(struct tb_proc_result *r);
 
+/* In a child just forked: a process group of its own, stdin from /dev/null, stdout to
+ * out_w and stderr to err_w (they may be the same descriptor), then execvp(argv); a
+ * failed exec writes its errno (an int) to exec_w, which should be close-on-exec so the
+ * parent reads EOF after a good exec, and exits 127. Never returns. */
+#ifdef __GNUC__
+__attribute__((noreturn))
+#endif
+void tb_proc_exec_child(const char *const *argv, int out_w, int err_w, int exec_w);
+
 /* The last non-empty line of text, trimmed, into out (truncated to len). */
 void tb_proc_last_line(const char *text, char *out, size_t len);
 
