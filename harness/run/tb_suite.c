@@ -1,6 +1,7 @@
 /* harness/run/tb_suite.c: see tb_suite.h. */
 #include "tb_suite.h"
 
+#include "tb_server_proc.h"
 #include "tb_util.h"
 
 #include <ctype.h>
@@ -550,8 +551,8 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
 
 /* Parse the words of a run line (after "run") into s->runs: one run, or one per
  * precision of a comma list ("precision=fp32,fp8"), each checked on its own. */
-static int parse_run(struct tb_suite *s, size_t *cap, char **save, const char *where, long line,
-                     bool serve, char *err, size_t errlen)
+static int parse_run(struct tb_suite *s, size_t *cap, char *const *words, int nwords,
+                     const char *where, long line, bool serve, char *err, size_t errlen)
 {
     struct tb_run_spec base;
     char precisions[64] = "", *word, *pr, *ps = NULL;
@@ -560,7 +561,7 @@ static int parse_run(struct tb_suite *s, size_t *cap, char **save, const char *w
     base.line = line;
     if (serve)
         base.phase = TB_PHASE_SERVE;
-    while ((word = strtok_r(NULL, " \t", save))) {
+    for (int wi = 0; wi < nwords && (word = words[wi]); wi++) {
         if (!strncmp(word, "precision=", 10) && strchr(word, ',')) {
             const char *v = word + 10;
             if (strlen(v) >= sizeof precisions)
@@ -650,7 +651,17 @@ int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_
             snprintf(s->description, sizeof s->description, "%s",
                      tb_trim(save ? save : (char *)""));
         } else if (!strcmp(word, "run") || !strcmp(word, "serve")) {
-            if (parse_run(s, &cap, &save, where, line, word[0] == 's', err, errlen) != 0)
+            /* the words as a shell would split them, quotes grouping (server_cmd='vllm
+             * serve ...'), nothing expanded */
+            char **words = NULL, e[512];
+            int nwords = 0, r;
+            if (save && *save && tb_argv_split(save, &words, &nwords, e, sizeof e) != 0) {
+                tb_err(err, errlen, "%s: %s", where, e);
+                goto out;
+            }
+            r = parse_run(s, &cap, words, nwords, where, line, word[0] == 's', err, errlen);
+            tb_argv_free(words);
+            if (r != 0)
                 goto out;
         } else if (!strcmp(word, "predict")) {
             if (parse_predict(s, &pcap, &save, where, line, err, errlen) != 0)
