@@ -1133,8 +1133,8 @@ static void slot_changed(struct llama_state *st, int s)
         st->kv_len = st->slot_len[s];
 }
 
-int tb_llama_prefill_slot(struct tb_llama *m, const int *tokens, int T, int slot,
-                          float *logits_out, char *err, size_t errlen)
+int tb_llama_prefill_slot(struct tb_llama *m, const int *tokens, int T, int slot, float *logits_out,
+                          char *err, size_t errlen)
 {
     const struct tb_arch *a = m->arch;
     struct llama_state *st = state(m);

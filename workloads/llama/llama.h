@@ -100,8 +100,8 @@ int tb_llama_decode(struct tb_llama *m, const int *tokens, int B, int pos, char 
 /* One prompt of T tokens (ids in [0, V)) into cache slot slot (in [0, max_batch)),
  * positions 0..T-1; the logits of position T-1 into logits_out [V] (m->logits is left
  * alone). The slot's earlier contents are dropped. Returns 0, or -1 with a message. */
-int tb_llama_prefill_slot(struct tb_llama *m, const int *tokens, int T, int slot,
-                          float *logits_out, char *err, size_t errlen);
+int tb_llama_prefill_slot(struct tb_llama *m, const int *tokens, int T, int slot, float *logits_out,
+                          char *err, size_t errlen);
 
 /* One token for each of B sequences: tokens[i] for the sequence in cache slot slots[i]
  * (distinct) at its own position pos[i] (< max_seq; positions 0..pos[i]-1 of that slot
