@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static void usage(FILE *f)
 {
@@ -181,8 +182,23 @@ int tb_cmd_serve(int argc, char **argv)
     if (kv == 0)
         kv = seqs * max_len;
 
-    /* the engine */
+    /* the engine: refuse up front what cannot fit in this machine's memory (the
+     * parameters are written at set-up, so an overcommitted mapping would be killed) */
     if (engine == TB_BATCHER_CPU) {
+        double gib = 1024.0 * 1024 * 1024;
+        double params_b = 4 * tb_arch_params_total(&arch);
+        double kv_b =
+            8.0 * arch.layers * (double)seqs * arch.kv_heads * (double)max_len * arch.head_dim;
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+        double phys_b = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+        if (phys_b > 0 && params_b + kv_b > phys_b) {
+            fprintf(stderr,
+                    "trnbench serve: out of memory: %s needs %.1f GiB of fp32 parameters and "
+                    "%.1f GiB of KV cache (%ld sequences of %ld tokens), this machine has %.1f "
+                    "GiB: lower --max-num-seqs or --max-model-len, or use --layers\n",
+                    arch.name, params_b / gib, kv_b / gib, seqs, max_len, phys_b / gib);
+            return 1;
+        }
         if (tb_llama_init(&m, &arch, (int)seqs, (int)max_len, 0, (uint64_t)seed, err, sizeof err) !=
             0) {
             fprintf(stderr,

@@ -14,7 +14,7 @@ if ! command -v curl >/dev/null 2>&1; then
     exit 0
 fi
 
-echo "1..24"
+echo "1..28"
 
 # ---- refused options: exit 2, the option named ----
 "$TB_BIN" serve --model llama-tiny --max-num-seqs 1099511627776 >/dev/null 2>"$tmp/opt.err"
@@ -87,6 +87,10 @@ code=$(post /v1/completions '{"model":"llama-tiny","prompt":[1],"max_tokens":"x"
 check "max_tokens of the wrong type: 400" test "$code" = 400
 code=$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' "$url/v1/completions")
 check "GET on a POST path: 405" test "$code" = 405
+head -c 17000000 /dev/zero | tr '\0' ' ' >"$tmp/big.json"
+code=$(curl -s --max-time 20 -o "$tmp/bad" -w '%{http_code}' --data-binary @"$tmp/big.json" "$url/v1/completions")
+check "a 17 MB body: 413" test "$code" = 413
+rm -f "$tmp/big.json"
 check "the server still answers after the bad requests" \
     test "$(post /v1/completions '{"prompt":[7],"max_tokens":2}' "$tmp/after")" = 200
 
@@ -96,3 +100,24 @@ wait "$pid"
 st=$?
 pid=
 check "SIGTERM: exit status 0" test "$st" -eq 0
+
+# ---- the instant engine ----
+"$TB_BIN" serve --model llama-tiny --port 0 --engine instant >"$tmp/out" 2>"$tmp/err" &
+pid=$!
+port=
+for _ in $(seq 1 100); do
+    port=$(sed -n 's|^trnbench serve: listening on http://127\.0\.0\.1:\([0-9]*\)/v1 (model llama-tiny, engine instant, max-num-seqs 16)$|\1|p' "$tmp/out")
+    [ -n "$port" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+done
+url="http://127.0.0.1:$port"
+code=$(post /v1/completions '{"prompt":[9,9,9],"max_tokens":3,"stream":true}' "$tmp/inst")
+check "instant engine: tokens (prompt length + i) % vocab" \
+    test "$code" = 200 -a "$(grep -o '"text":" t[0-9]*"' "$tmp/inst" | tr '\n' ,)" = '"text":" t3","text":" t4","text":" t5",'
+check "instant engine: chunks carry t_sent_ns" test "$(grep -c '"t_sent_ns":[0-9]' "$tmp/inst")" -eq 3
+kill -INT "$pid"
+wait "$pid"
+st=$?
+pid=
+check "SIGINT: exit status 0" test "$st" -eq 0
