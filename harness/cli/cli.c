@@ -20,6 +20,7 @@ static const struct command COMMANDS[] = {
     {"report", tb_cmd_report, "price results and write report.md, report.html and charts"},
     {"detect", tb_cmd_detect, "what this machine is: CPU, memory, EC2 type, GPUs, Neuron"},
     {"perf", tb_cmd_perf, "the CPU engine's FLOP/s and bandwidth against sgemm and STREAM"},
+    {"serve", tb_cmd_serve, "serve a model through the OpenAI API with continuous batching"},
 };
 
 static void usage(FILE *f)

@@ -32,5 +32,6 @@ int tb_cmd_perf_gpu(int argc, char **argv);   /* harness/cmd_perf_gpu.c (perf --
 int tb_cmd_predict(int argc, char **argv);    /* harness/cmd_predict.c */
 int tb_cmd_assess(int argc, char **argv);     /* harness/cmd_assess.c */
 int tb_cmd_validate(int argc, char **argv);   /* harness/cmd_predict.c */
+int tb_cmd_serve(int argc, char **argv);      /* harness/cmd_serve.c */
 
 #endif

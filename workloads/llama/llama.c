@@ -82,7 +82,8 @@ struct llama_state {
     float *dprobs;        /* [ATT_BLOCK, S] */
     int B, T;             /* shape of the last forward_loss */
     bool have_fwd;        /* saved activations match the parameters */
-    int kv_len, kv_batch; /* positions and sequences the cache holds */
+    int kv_len, kv_batch; /* positions and sequences the cache holds (prefill/decode) */
+    int *slot_len;        /* owned: [max_batch] positions cached in each slot */
 };
 
 static struct llama_state *state(const struct tb_llama *m)
@@ -448,7 +449,8 @@ int tb_llama_init(struct tb_llama *m, const struct tb_arch *arch, int max_batch,
     st->la = calloc(nla, sizeof *st->la);
     st->res = calloc((size_t)arch->layers + 1, sizeof *st->res);
     st->mid = calloc((size_t)arch->layers, sizeof *st->mid);
-    if (!st->la || !st->res || !st->mid) {
+    st->slot_len = calloc((size_t)max_batch, sizeof *st->slot_len);
+    if (!st->la || !st->res || !st->mid || !st->slot_len) {
         tb_err(err, errlen, "cannot allocate the engine state");
         goto out;
     }
@@ -540,6 +542,7 @@ void tb_llama_release(struct tb_llama *m)
         free(st->la);
         free(st->res);
         free(st->mid);
+        free(st->slot_len);
         free(st);
     }
     arena_free(m->params, m->n_params);
@@ -925,15 +928,16 @@ static float *kv_at(const struct tb_llama *m, int v, int l, int b, int kvh)
     return st->kv + (size_t)v * (st->kv_floats / 2) + slot * S * HD;
 }
 
-/* Copy the k and v of rows [0, B*T) (sequence b, positions pos0 + t) into the cache. */
-static void kv_store(struct tb_llama *m, int l, const float *qkv, int B, int T, int pos0)
+/* Copy the k and v of rows [0, B*T) (sequence b in cache slot slot0 + b, positions
+ * pos0 + t) into the cache. */
+static void kv_store(struct tb_llama *m, int l, const float *qkv, int B, int T, int pos0, int slot0)
 {
     const struct tb_arch *a = m->arch;
     int HD = a->head_dim, QD = a->heads * HD, KD = a->kv_heads * HD, QKV = QD + 2 * KD;
     for (int b = 0; b < B; b++)
         for (int kvh = 0; kvh < a->kv_heads; kvh++) {
-            float *kc = kv_at(m, 0, l, b, kvh) + (size_t)pos0 * HD;
-            float *vc = kv_at(m, 1, l, b, kvh) + (size_t)pos0 * HD;
+            float *kc = kv_at(m, 0, l, slot0 + b, kvh) + (size_t)pos0 * HD;
+            float *vc = kv_at(m, 1, l, slot0 + b, kvh) + (size_t)pos0 * HD;
             for (int t = 0; t < T; t++) {
                 const float *row = qkv + ((size_t)b * T + t) * QKV + QD + kvh * HD;
                 memcpy(kc + (size_t)t * HD, row, (size_t)HD * sizeof *kc);
@@ -942,27 +946,27 @@ static void kv_store(struct tb_llama *m, int l, const float *qkv, int B, int T, 
         }
 }
 
-/* One-token attention of B sequences at position pos over the cache [0, pos]: per
- * (sequence, KV head) the G query heads sharing it form one [G, HD] block, so K and V
- * stream once: S = scale * Q K^T [G, pos+1], softmax, Y = P V. */
-static void attention_decode(struct tb_llama *m, int l, const float *qkv, float *y, int B, int pos)
+/* One-token attention of one sequence (q row [QKV], output row y [QD]) in cache slot
+ * slot at position pos over the cache [0, pos]: per KV head the G query heads sharing it
+ * form one [G, HD] block, so K and V stream once: S = scale * Q K^T [G, pos+1],
+ * softmax, Y = P V. */
+static void attention_decode_row(struct tb_llama *m, int l, const float *qkv, float *y, int slot,
+                                 int pos)
 {
     const struct tb_arch *a = m->arch;
     float *s = state(m)->scores;
-    int HD = a->head_dim, G = a->heads / a->kv_heads, QD = a->heads * HD;
-    int QKV = QD + 2 * a->kv_heads * HD, nk = pos + 1;
+    int HD = a->head_dim, G = a->heads / a->kv_heads, nk = pos + 1;
     float scale = 1.0f / sqrtf((float)HD);
-    for (int b = 0; b < B; b++)
-        for (int kvh = 0; kvh < a->kv_heads; kvh++) {
-            const float *q = qkv + (size_t)b * QKV + kvh * G * HD;
-            const float *kc = kv_at(m, 0, l, b, kvh), *vc = kv_at(m, 1, l, b, kvh);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, G, nk, HD, scale, q, HD, kc, HD,
-                        0.0f, s, nk);
-            for (int g = 0; g < G; g++)
-                softmax_row(s + (size_t)g * nk, nk, nk);
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, G, HD, nk, 1.0f, s, nk, vc, HD,
-                        0.0f, y + (size_t)b * QD + kvh * G * HD, HD);
-        }
+    for (int kvh = 0; kvh < a->kv_heads; kvh++) {
+        const float *q = qkv + kvh * G * HD;
+        const float *kc = kv_at(m, 0, l, slot, kvh), *vc = kv_at(m, 1, l, slot, kvh);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, G, nk, HD, scale, q, HD, kc, HD, 0.0f,
+                    s, nk);
+        for (int g = 0; g < G; g++)
+            softmax_row(s + (size_t)g * nk, nk, nk);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, G, HD, nk, 1.0f, s, nk, vc, HD, 0.0f,
+                    y + kvh * G * HD, HD);
+    }
 }
 
 /* ---- forward ---- */
@@ -1001,7 +1005,7 @@ static void embed(const struct tb_llama *m, float *x, const int *tokens, int N)
 /* The decoder layers over B sequences of T tokens at positions 0..T-1, from the
  * embeddings in res[0] to res[L]. save: every layer keeps its activations (training);
  * otherwise the residual stream is updated in place and the KV cache filled. */
-static void forward_layers(struct tb_llama *m, int B, int T, bool save)
+static void forward_layers(struct tb_llama *m, int B, int T, bool save, int slot0)
 {
     const struct tb_arch *a = m->arch;
     struct llama_state *st = state(m);
@@ -1018,7 +1022,7 @@ static void forward_layers(struct tb_llama *m, int B, int T, bool save)
         linear(x->qkv, QKV, x->xn1, C, w->wq, N, C, QKV, 0.0f);
         rope(st, a, x->qkv, QKV, N, T, 0, 1.0f);
         if (!save)
-            kv_store(m, l, x->qkv, B, T, 0);
+            kv_store(m, l, x->qkv, B, T, 0, slot0);
         attention_fwd(a, x->qkv, x->y, x->probs, save, B, T);
         if (rmid != rin)
             memcpy(rmid, rin, (size_t)N * C * sizeof *rmid);
@@ -1043,17 +1047,24 @@ int tb_llama_prefill(struct tb_llama *m, const int *tokens, int B, int T, char *
         return -1;
     st->have_fwd = false;
     embed(m, st->res[0], tokens, B * T);
-    forward_layers(m, B, T, false);
+    forward_layers(m, B, T, false, 0);
     for (int b = 0; b < B; b++) /* the LM head only for each prompt's last position */
         rmsnorm_fwd(st->xf + (size_t)b * C, st->rstdf + b, st->res[0] + ((size_t)b * T + T - 1) * C,
                     m->final_norm, 1, C, (float)a->norm_eps);
     linear(m->logits, a->vocab, st->xf, C, m->lm_head, B, C, a->vocab, 0.0f);
     st->kv_len = T;
     st->kv_batch = B;
+    for (int b = 0; b < B; b++)
+        st->slot_len[b] = T;
     return 0;
 }
 
-int tb_llama_decode(struct tb_llama *m, const int *tokens, int B, int pos, char *err, size_t errlen)
+/* One token for each of B sequences: row b in cache slot slots[b] (NULL: b) at
+ * position pos[b] (NULL: pos0). Every matrix product is one GEMM over the B rows; RoPE,
+ * the cache store and attention go row by row with the row's own slot and position.
+ * Arguments are checked by the callers; logits in m->logits [B, V]. */
+static void decode_rows(struct tb_llama *m, const int *tokens, int B, const int *slots,
+                        const int *pos, int pos0)
 {
     const struct tb_arch *a = m->arch;
     struct llama_state *st = state(m);
@@ -1062,6 +1073,35 @@ int tb_llama_decode(struct tb_llama *m, const int *tokens, int B, int pos, char 
     float eps = (float)a->norm_eps;
     float *x = st->res[0];
     struct llama_acts *ac = &st->la[0];
+
+    st->have_fwd = false;
+    embed(m, x, tokens, B);
+    for (int l = 0; l < a->layers; l++) {
+        const struct tb_llama_layer *w = &m->layers[l];
+        rmsnorm_fwd(ac->xn1, ac->rstd1, x, w->attn_norm, B, C, eps);
+        linear(ac->qkv, QKV, ac->xn1, C, w->wq, B, C, QKV, 0.0f);
+        for (int b = 0; b < B; b++) {
+            int s = slots ? slots[b] : b, p = pos ? pos[b] : pos0;
+            float *row = ac->qkv + (size_t)b * QKV;
+            rope(st, a, row, QKV, 1, 0, p, 1.0f);
+            kv_store(m, l, row, 1, 1, p, s);
+        }
+        for (int b = 0; b < B; b++)
+            attention_decode_row(m, l, ac->qkv + (size_t)b * QKV, ac->y + (size_t)b * QD,
+                                 slots ? slots[b] : b, pos ? pos[b] : pos0);
+        linear(x, C, ac->y, QD, w->wo, B, QD, C, 1.0f);
+        rmsnorm_fwd(ac->xn2, ac->rstd2, x, w->mlp_norm, B, C, eps);
+        linear(ac->gu, 2 * F, ac->xn2, C, w->w_gate, B, C, 2 * F, 0.0f);
+        swiglu_fwd(ac->h, ac->gu, B, F);
+        linear(x, C, ac->h, F, w->w_down, B, F, C, 1.0f);
+    }
+    rmsnorm_fwd(st->xf, st->rstdf, x, m->final_norm, B, C, eps);
+    linear(m->logits, a->vocab, st->xf, C, m->lm_head, B, C, a->vocab, 0.0f);
+}
+
+int tb_llama_decode(struct tb_llama *m, const int *tokens, int B, int pos, char *err, size_t errlen)
+{
+    struct llama_state *st = state(m);
 
     if (B < 1 || B > m->max_batch)
         return tb_err(err, errlen, "batch %d outside the engine's capacity [1, %d]", B,
@@ -1076,27 +1116,77 @@ int tb_llama_decode(struct tb_llama *m, const int *tokens, int B, int pos, char 
         return tb_err(err, errlen, "batch %d: the cache holds %d sequences", B, st->kv_batch);
     if (check_tokens(m, tokens, B, 1, "tokens", err, errlen) != 0)
         return -1;
-    st->have_fwd = false;
-
-    embed(m, x, tokens, B);
-    for (int l = 0; l < a->layers; l++) {
-        const struct tb_llama_layer *w = &m->layers[l];
-        rmsnorm_fwd(ac->xn1, ac->rstd1, x, w->attn_norm, B, C, eps);
-        linear(ac->qkv, QKV, ac->xn1, C, w->wq, B, C, QKV, 0.0f);
-        rope(st, a, ac->qkv, QKV, B, 0, pos, 1.0f);
-        kv_store(m, l, ac->qkv, B, 1, pos);
-        attention_decode(m, l, ac->qkv, ac->y, B, pos);
-        linear(x, C, ac->y, QD, w->wo, B, QD, C, 1.0f);
-        rmsnorm_fwd(ac->xn2, ac->rstd2, x, w->mlp_norm, B, C, eps);
-        linear(ac->gu, 2 * F, ac->xn2, C, w->w_gate, B, C, 2 * F, 0.0f);
-        swiglu_fwd(ac->h, ac->gu, B, F);
-        linear(x, C, ac->h, F, w->w_down, B, F, C, 1.0f);
-    }
-    rmsnorm_fwd(st->xf, st->rstdf, x, m->final_norm, B, C, eps);
-    linear(m->logits, a->vocab, st->xf, C, m->lm_head, B, C, a->vocab, 0.0f);
+    decode_rows(m, tokens, B, NULL, NULL, pos);
     st->kv_len = pos + 1;
     if (pos == 0)
         st->kv_batch = B;
+    for (int b = 0; b < B; b++)
+        st->slot_len[b] = pos + 1;
+    return 0;
+}
+
+/* A slot API changed slot s: the cache that prefill/decode see (kv_batch sequences of
+ * kv_len positions) ends where that slot's valid positions end. */
+static void slot_changed(struct llama_state *st, int s)
+{
+    if (s < st->kv_batch && st->slot_len[s] < st->kv_len)
+        st->kv_len = st->slot_len[s];
+}
+
+int tb_llama_prefill_slot(struct tb_llama *m, const int *tokens, int T, int slot, float *logits_out,
+                          char *err, size_t errlen)
+{
+    const struct tb_arch *a = m->arch;
+    struct llama_state *st = state(m);
+    int C = a->hidden;
+    if (slot < 0 || slot >= m->max_batch)
+        return tb_err(err, errlen, "slot %d outside the engine's capacity [0, %d)", slot,
+                      m->max_batch);
+    if (check_shape(m, 1, T, err, errlen) != 0 ||
+        check_tokens(m, tokens, 1, T, "tokens", err, errlen) != 0)
+        return -1;
+    st->have_fwd = false;
+    embed(m, st->res[0], tokens, T);
+    forward_layers(m, 1, T, false, slot);
+    rmsnorm_fwd(st->xf, st->rstdf, st->res[0] + (size_t)(T - 1) * C, m->final_norm, 1, C,
+                (float)a->norm_eps);
+    linear(logits_out, a->vocab, st->xf, C, m->lm_head, 1, C, a->vocab, 0.0f);
+    st->slot_len[slot] = T;
+    slot_changed(st, slot);
+    return 0;
+}
+
+int tb_llama_decode_slots(struct tb_llama *m, const int *tokens, const int *slots, const int *pos,
+                          int B, char *err, size_t errlen)
+{
+    struct llama_state *st = state(m);
+    if (B < 1 || B > m->max_batch)
+        return tb_err(err, errlen, "batch %d outside the engine's capacity [1, %d]", B,
+                      m->max_batch);
+    for (int b = 0; b < B; b++) {
+        int s = slots[b], p = pos[b];
+        if (s < 0 || s >= m->max_batch)
+            return tb_err(err, errlen, "sequence %d: slot %d outside the engine's capacity [0, %d)",
+                          b, s, m->max_batch);
+        for (int c = 0; c < b; c++)
+            if (slots[c] == s)
+                return tb_err(err, errlen, "sequences %d and %d both in slot %d", c, b, s);
+        if (p < 0 || p >= m->max_seq)
+            return tb_err(err, errlen,
+                          "sequence %d: position %d outside the engine's capacity [0, %d)", b, p,
+                          m->max_seq);
+        if (p > st->slot_len[s])
+            return tb_err(err, errlen,
+                          "sequence %d: position %d: slot %d caches only positions [0, %d)", b, p,
+                          s, st->slot_len[s]);
+    }
+    if (check_tokens(m, tokens, B, 1, "tokens", err, errlen) != 0)
+        return -1;
+    decode_rows(m, tokens, B, slots, pos, 0);
+    for (int b = 0; b < B; b++) {
+        st->slot_len[slots[b]] = pos[b] + 1;
+        slot_changed(st, slots[b]);
+    }
     return 0;
 }
 
@@ -1120,7 +1210,7 @@ int tb_llama_forward_loss(struct tb_llama *m, const int *tokens, const int *targ
     st->T = T;
 
     embed(m, st->res[0], tokens, N);
-    forward_layers(m, B, T, true);
+    forward_layers(m, B, T, true, 0);
     rmsnorm_fwd(st->xf, st->rstdf, st->res[a->layers], m->final_norm, N, C, (float)a->norm_eps);
     linear(m->logits, V, st->xf, C, m->lm_head, N, C, V, 0.0f);
 

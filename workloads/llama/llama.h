@@ -10,6 +10,8 @@
  *            logits [B, V].
  *   decode   tb_llama_decode: one token per sequence at position pos using the cache,
  *            logits [B, V].
+ *   slots    tb_llama_prefill_slot, tb_llama_decode_slots: each sequence in a cache
+ *            slot of its own at its own position (continuous batching).
  *   train    tb_llama_train_step: forward with cross-entropy loss over all B*T
  *            positions, full backward pass, AdamW update.
  *
@@ -89,6 +91,25 @@ int tb_llama_prefill(struct tb_llama *m, const int *tokens, int B, int T, char *
  * Decoding at an earlier position again is allowed: the cache then ends at pos. */
 int tb_llama_decode(struct tb_llama *m, const int *tokens, int B, int pos, char *err,
                     size_t errlen);
+
+/* ---- per-sequence slots (continuous batching, harness/serve/tb_batcher.h) ----
+ * Each of the max_batch cache slots holds one sequence of its own length; the engine
+ * keeps each slot's cached length. prefill/decode above use slots 0..B-1; a slot call
+ * that shortens one of those slots shortens what decode may rely on as well. */
+
+/* One prompt of T tokens (ids in [0, V)) into cache slot slot (in [0, max_batch)),
+ * positions 0..T-1; the logits of position T-1 into logits_out [V] (m->logits is left
+ * alone). The slot's earlier contents are dropped. Returns 0, or -1 with a message. */
+int tb_llama_prefill_slot(struct tb_llama *m, const int *tokens, int T, int slot, float *logits_out,
+                          char *err, size_t errlen);
+
+/* One token for each of B sequences: tokens[i] for the sequence in cache slot slots[i]
+ * (distinct) at its own position pos[i] (< max_seq; positions 0..pos[i]-1 of that slot
+ * must be cached; an earlier position again rewinds the slot). One GEMM per linear layer
+ * over the B rows; RoPE, the cache store and attention per row. Logits in m->logits
+ * [B, V]. Returns 0, or -1 with a message naming the sequence and what was wrong. */
+int tb_llama_decode_slots(struct tb_llama *m, const int *tokens, const int *slots, const int *pos,
+                          int B, char *err, size_t errlen);
 
 /* Training forward: tokens and targets [B, T]; keeps the activations the backward pass
  * needs; logits of every position in m->logits [B, T, V]. Returns the mean

@@ -1,0 +1,226 @@
+/*
+ * harness/cli/cmd_perf_serve.c: what continuous batching costs on this CPU
+ * (tb_perf_batching, declared in harness/serve/tb_batcher.h): static-batch decode with
+ * tb_llama_prefill + tb_llama_decode against the batcher's decode steps over the same
+ * requests, submitted together and then arriving staggered. Printed figures, not a
+ * timed test; `trnbench perf` does not call it yet.
+ *
+ * Figures (medians of REPS repetitions after one warm-up):
+ * Staggered: request i arrives when request i-1 has produced seq_out / B tokens.
+ *   decode tokens/s      tokens produced by decode steps / seconds in decode steps
+ *                        (static: B * (seq_out - 1) / the decode loop's time; batcher:
+ *                        its decode_tokens / decode_s counters)
+ *   end-to-end tokens/s  B * seq_out / (prefill + decode) for the static batch; for the
+ *                        batcher B * seq_out / (first submit to last token)
+ * The ratio is the batcher's decode tokens/s over the static batch's (target >= 0.70).
+ */
+#include "tb_arch.h"
+#include "tb_batcher.h"
+#include "tb_timer.h"
+#include "tb_util.h"
+
+#include "workloads/llama/llama.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define REPS 5
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static int argmax(const float *x, int n)
+{
+    int best = 0;
+    for (int i = 1; i < n; i++)
+        if (x[i] > x[best])
+            best = i;
+    return best;
+}
+
+/* One static batch: prefill B prompts, then seq_out - 1 greedy decode steps. */
+static int run_static(struct tb_llama *m, const int *prompts, int B, int seq_in, int seq_out,
+                      double *prefill_s, double *decode_s, char *err, size_t errlen)
+{
+    int V = m->arch->vocab, *tok = malloc((size_t)B * sizeof *tok);
+    if (!tok)
+        return tb_err(err, errlen, "out of memory");
+    uint64_t t0 = tb_timer_now_ns();
+    if (tb_llama_prefill(m, prompts, B, seq_in, err, errlen) != 0) {
+        free(tok);
+        return -1;
+    }
+    uint64_t t1 = tb_timer_now_ns();
+    for (int k = 0; k < seq_out - 1; k++) {
+        for (int b = 0; b < B; b++)
+            tok[b] = argmax(m->logits + (size_t)b * V, V);
+        if (tb_llama_decode(m, tok, B, seq_in + k, err, errlen) != 0) {
+            free(tok);
+            return -1;
+        }
+    }
+    uint64_t t2 = tb_timer_now_ns();
+    *prefill_s = tb_timer_seconds(t0, t1);
+    *decode_s = tb_timer_seconds(t1, t2);
+    free(tok);
+    return 0;
+}
+
+/* B requests through a fresh batcher: all together, or (stagger) each one when the one
+ * before it has produced seq_out / B tokens, so that sequences join a running batch
+ * whatever this machine's speed. */
+static int run_batcher(struct tb_llama *m, const int *prompts, int B, int seq_in, int seq_out,
+                       bool stagger, double *decode_tps, double *e2e_tps, int *max_running,
+                       char *err, size_t errlen)
+{
+    struct tb_batcher_opts o = {.engine = TB_BATCHER_CPU,
+                                .model = m,
+                                .vocab = m->arch->vocab,
+                                .max_num_seqs = B,
+                                .max_model_len = seq_in + seq_out,
+                                .kv_cache_tokens = (long)B * (seq_in + seq_out),
+                                .eos_id = -1};
+    struct tb_request **r = calloc((size_t)B, sizeof *r);
+    int *ids = malloc((size_t)seq_out * sizeof *ids), rc = -1, got = 0;
+    struct tb_batcher *b = NULL;
+    struct tb_batcher_stats st;
+    enum tb_finish fin;
+
+    if (!r || !ids) {
+        tb_err(err, errlen, "out of memory");
+        goto out;
+    }
+    if (tb_batcher_new(&b, &o, err, errlen) != 0)
+        goto out;
+    uint64_t t0 = tb_timer_now_ns();
+    for (int i = 0; i < B; i++) {
+        /* wait on the request's condition variable: polling would take a core from
+         * the engine */
+        for (int k = 0; stagger && i > 0 && k < seq_out / B;) {
+            int n = tb_request_take(r[i - 1], ids, seq_out / B - k, -1, &fin);
+            k += n;
+            got += n;
+            if (fin != TB_FINISH_NONE)
+                break;
+        }
+        if (tb_batcher_submit(b, prompts + (size_t)i * seq_in, seq_in, seq_out, 0, true, &r[i], err,
+                              errlen) != 0)
+            goto out;
+    }
+    for (int i = 0; i < B; i++) {
+        fin = TB_FINISH_NONE;
+        while (fin == TB_FINISH_NONE)
+            got += tb_request_take(r[i], ids, seq_out, -1, &fin);
+        if (fin != TB_FINISH_LENGTH) {
+            tb_err(err, errlen, "request %d ended early (%s)", i, tb_finish_to_string(fin));
+            goto out;
+        }
+    }
+    uint64_t t1 = tb_timer_now_ns();
+    tb_batcher_stats(b, &st);
+    if (got != B * seq_out) {
+        tb_err(err, errlen, "%d tokens, expected %d", got, B * seq_out);
+        goto out;
+    }
+    *decode_tps = st.decode_s > 0 ? (double)st.decode_tokens / st.decode_s : 0;
+    *e2e_tps = (double)got / tb_timer_seconds(t0, t1);
+    *max_running = st.max_running;
+    rc = 0;
+out:
+    for (int i = 0; r && i < B; i++)
+        tb_request_release(r[i]);
+    tb_batcher_free(b);
+    free(r);
+    free(ids);
+    return rc;
+}
+
+int tb_perf_batching(FILE *out, const char *model, int layers, int B, int seq_in, int seq_out,
+                     char *err, size_t errlen)
+{
+    struct tb_arch a;
+    struct tb_llama m;
+    double s_pre[REPS], s_dec[REPS], s_tps[REPS], s_e2e[REPS];
+    double t_tps[REPS], t_e2e[REPS], g_tps[REPS], g_e2e[REPS];
+    int *prompts = NULL, rc = -1, maxrun_t = 0, maxrun_g = 0;
+    uint64_t rng = 0x9e3779b97f4a7c15ULL;
+
+    memset(&m, 0, sizeof m);
+    if (B < 1 || seq_in < 1 || seq_out < 2)
+        return tb_err(err, errlen,
+                      "batch %d, seq_in %d, seq_out %d: need B, seq_in >= 1 and "
+                      "seq_out >= 2",
+                      B, seq_in, seq_out);
+    if (tb_arch_find(&a, model, err, errlen) != 0 ||
+        (layers > 0 && tb_arch_truncate(&a, layers, err, errlen) != 0))
+        return -1;
+    if (tb_llama_init(&m, &a, B, seq_in + seq_out, 0, 1, err, errlen) != 0)
+        return -1;
+    prompts = tb_alloc_array((size_t)B * seq_in, sizeof *prompts);
+    if (!prompts) {
+        tb_err(err, errlen, "out of memory");
+        goto out;
+    }
+    for (int i = 0; i < B * seq_in; i++) {
+        rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+        prompts[i] = (int)((rng >> 33) % (uint64_t)a.vocab);
+    }
+
+    /* (a) static batch; one warm-up first (first-touch page faults) */
+    for (int i = -1; i < REPS; i++) {
+        double p = 0, d = 0;
+        if (run_static(&m, prompts, B, seq_in, seq_out, &p, &d, err, errlen) != 0)
+            goto out;
+        if (i < 0)
+            continue;
+        s_pre[i] = p;
+        s_dec[i] = d;
+        s_tps[i] = (double)B * (seq_out - 1) / d;
+        s_e2e[i] = (double)B * seq_out / (p + d);
+    }
+    double step_s = median(s_dec, REPS) / (seq_out - 1);
+    /* (b) the batcher: all at once, then staggered */
+    for (int i = -1; i < REPS; i++) {
+        double tps, e2e;
+        if (run_batcher(&m, prompts, B, seq_in, seq_out, false, &tps, &e2e, &maxrun_t, err, errlen))
+            goto out;
+        if (i >= 0)
+            t_tps[i] = tps, t_e2e[i] = e2e;
+    }
+    for (int i = 0; i < REPS; i++)
+        if (run_batcher(&m, prompts, B, seq_in, seq_out, true, &g_tps[i], &g_e2e[i], &maxrun_g, err,
+                        errlen))
+            goto out;
+
+    double st = median(s_tps, REPS), ste = median(s_e2e, REPS);
+    double bt = median(t_tps, REPS), bte = median(t_e2e, REPS);
+    double bg = median(g_tps, REPS), bge = median(g_e2e, REPS);
+    fprintf(out,
+            "batching: %s, B %d, seq_in %d, seq_out %d (medians of %d repetitions after a "
+            "warm-up)\n",
+            a.name, B, seq_in, seq_out, REPS);
+    fprintf(out, "  %-28s %10s %14s %8s\n", "", "decode", "end-to-end", "ratio");
+    fprintf(out, "  %-28s %10s %14s %8s\n", "", "tokens/s", "tokens/s", "(decode)");
+    fprintf(out, "  %-28s %10.0f %14.0f %8s   (prefill %.1f ms, decode step %.2f ms)\n",
+            "static batch", st, ste, "1.00", 1e3 * median(s_pre, REPS), 1e3 * step_s);
+    fprintf(out, "  %-28s %10.0f %14.0f %8.2f   (at most %d running)\n",
+            "batcher, submitted together", bt, bte, bt / st, maxrun_t);
+    fprintf(out, "  %-28s %10.0f %14.0f %8.2f   (one per %d tokens; at most %d running)\n",
+            "batcher, staggered arrivals", bg, bge, bg / st, seq_out / B, maxrun_g);
+    fprintf(out, "  target: ratio >= 0.70\n");
+    rc = 0;
+out:
+    free(prompts);
+    tb_llama_release(&m);
+    return rc;
+}

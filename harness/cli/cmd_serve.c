@@ -1,0 +1,260 @@
+/*
+ * harness/cli/cmd_serve.c: `trnbench serve`, one of our engines behind the OpenAI API
+ * with continuous batching: parses the options, sets up the engine (the CPU Llama
+ * engine with max_num_seqs cache slots of max_model_len positions, or the instant
+ * engine), the batcher (harness/serve/tb_batcher.h) and the HTTP server
+ * (harness/serve/tb_server.h), prints one line when it listens, and runs until SIGTERM
+ * or SIGINT, then ends cleanly with exit status 0.
+ */
+#include "cli.h"
+#include "tb_arch.h"
+#include "tb_batcher.h"
+#include "tb_server.h"
+#include "tb_util.h"
+
+#include "workloads/llama/llama.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *f)
+{
+    fputs("usage: trnbench serve --model NAME|PATH [--layers N] [--served-model-name NAME]\n"
+          "                      [--host ADDR] [--port P] [--engine cpu|instant]\n"
+          "                      [--max-num-seqs N] [--max-model-len N]\n"
+          "                      [--kv-cache-tokens N] [--seed S]\n"
+          "\n"
+          "Serve a Llama model of the catalogue through the OpenAI API (GET /v1/models,\n"
+          "POST /v1/completions and /v1/chat/completions, streamed or not; GET /health and\n"
+          "/version) with continuous batching: each engine iteration admits waiting\n"
+          "requests in arrival order while the sequence and KV-cache budgets allow,\n"
+          "prefills one prompt, and decodes one token for every running sequence in one\n"
+          "batched step. Weights are random (drawn from the seed) and decoding is greedy\n"
+          "(temperature and the like are ignored); a sequence ends at max_tokens (the\n"
+          "models have no EOS token).\n"
+          "Prompts are token ids in [0, vocab), or text: each white-space-separated word is\n"
+          "the token FNV-1a-32(word) % vocab. Token id t reads as the text \" t<id>\".\n"
+          "Each streamed chunk carries t_sent_ns, the server's CLOCK_MONOTONIC nanoseconds\n"
+          "when it was queued for sending.\n"
+          "When it listens it prints one line on stdout:\n"
+          "  trnbench serve: listening on http://HOST:PORT/v1 (model NAME, engine E, "
+          "max-num-seqs N)\n"
+          "\n"
+          "  --model NAME|PATH       catalogue name (trnbench run --list) or a .model file\n"
+          "  --layers N              keep the first N layers of the model\n"
+          "  --served-model-name S   the name in the API (default: the catalogue name)\n"
+          "  --host ADDR             address to listen on (default 127.0.0.1)\n"
+          "  --port P                port (default 8000; 0: a free one, see the line above)\n"
+          "  --engine E              cpu (the CPU Llama engine, default) or instant (no\n"
+          "                          model: output token i of a prompt of n tokens is\n"
+          "                          (n + i) % vocab, at once; measures a load client)\n"
+          "  --max-num-seqs N        sequences decoded together (default 16)\n"
+          "  --max-model-len N       prompt + output tokens per request (default the\n"
+          "                          model's context, at most 4096)\n"
+          "  --kv-cache-tokens N     KV budget: prompt + max_tokens summed over running\n"
+          "                          sequences (default max-num-seqs * max-model-len)\n"
+          "  --seed S                weights are drawn from it (default 1)\n"
+          "  -h, --help              this text\n"
+          "\n"
+          "SIGTERM or SIGINT stops it: no new connections, open streams end, exit 0.\n"
+          "Exit status: 0 ok, 1 the engine or the server could not start (e.g. out of\n"
+          "memory, the port taken), 2 usage or input error.\n",
+          f);
+}
+
+int tb_cmd_serve(int argc, char **argv)
+{
+    static const struct option OPTS[] = {
+        {"help", no_argument, NULL, 'h'},
+        {"model", required_argument, NULL, 1000},
+        {"layers", required_argument, NULL, 1001},
+        {"served-model-name", required_argument, NULL, 1002},
+        {"host", required_argument, NULL, 1003},
+        {"port", required_argument, NULL, 1004},
+        {"engine", required_argument, NULL, 1005},
+        {"max-num-seqs", required_argument, NULL, 1006},
+        {"max-model-len", required_argument, NULL, 1007},
+        {"kv-cache-tokens", required_argument, NULL, 1008},
+        {"seed", required_argument, NULL, 1009},
+        {NULL, 0, NULL, 0},
+    };
+    const char *model = NULL, *served = NULL, *host = "127.0.0.1";
+    long layers = 0, port = 8000, seqs = 16, max_len = 0, kv = 0, seed = 1;
+    enum tb_batcher_engine engine = TB_BATCHER_CPU;
+    struct tb_arch arch;
+    struct tb_llama m;
+    struct tb_batcher *b = NULL;
+    struct tb_server *srv = NULL;
+    bool have_model = false;
+    char err[1024], catalogue_name[sizeof arch.name];
+    sigset_t sigs;
+    int c, st = 0, rc = 1, sig;
+
+    memset(&m, 0, sizeof m);
+    while ((c = tb_cli_getopt("serve", argc, argv, OPTS, &st)) != -1) {
+        long *num = NULL, lo = 0, hi = 0;
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return 0;
+        case 1000:
+            model = optarg;
+            break;
+        case 1002:
+            served = optarg;
+            break;
+        case 1003:
+            host = optarg;
+            break;
+        case 1005:
+            if (!strcmp(optarg, "cpu"))
+                engine = TB_BATCHER_CPU;
+            else if (!strcmp(optarg, "instant"))
+                engine = TB_BATCHER_INSTANT;
+            else {
+                fprintf(stderr, "trnbench serve: --engine '%s': expected cpu or instant\n", optarg);
+                return 2;
+            }
+            break;
+        case 1001:
+            num = &layers, lo = 1, hi = 100000;
+            break;
+        case 1004:
+            num = &port, lo = 0, hi = 65535;
+            break;
+        case 1006:
+            num = &seqs, lo = 1, hi = 4096;
+            break;
+        case 1007:
+            num = &max_len, lo = 2, hi = INT_MAX / 2;
+            break;
+        case 1008:
+            num = &kv, lo = 2, hi = 1L << 40;
+            break;
+        case 1009:
+            num = &seed, lo = 0, hi = LONG_MAX;
+            break;
+        default:
+            return 2;
+        }
+        if (num && tb_parse_long(optarg, lo, hi, num) != 0) {
+            fprintf(stderr, "trnbench serve: --%s '%s': expected an integer in [%ld, %ld]\n",
+                    tb_cli_opt_name(OPTS, c), optarg, lo, hi);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "trnbench serve: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (!model) {
+        fprintf(stderr, "trnbench serve: --model is required\n");
+        usage(stderr);
+        return 2;
+    }
+    if (tb_arch_find(&arch, model, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench serve: %s\n", err);
+        return 2;
+    }
+    snprintf(catalogue_name, sizeof catalogue_name, "%s", arch.name);
+    if (layers > 0 && tb_arch_truncate(&arch, (int)layers, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench serve: --layers %ld: %s\n", layers, err);
+        return 2;
+    }
+    if (!served)
+        served = catalogue_name;
+    if (!*served) {
+        fprintf(stderr, "trnbench serve: --served-model-name is empty\n");
+        return 2;
+    }
+    if (max_len == 0)
+        max_len = arch.max_context < 4096 ? arch.max_context : 4096;
+    if (max_len > arch.max_context) {
+        fprintf(stderr, "trnbench serve: --max-model-len %ld: over %s's context of %d tokens\n",
+                max_len, arch.name, arch.max_context);
+        return 2;
+    }
+    if (kv == 0)
+        kv = seqs * max_len;
+
+    /* the engine: refuse up front what cannot fit in this machine's memory (the
+     * parameters are written at set-up, so an overcommitted mapping would be killed) */
+    if (engine == TB_BATCHER_CPU) {
+        double gib = 1024.0 * 1024 * 1024;
+        double params_b = 4 * tb_arch_params_total(&arch);
+        double kv_b =
+            8.0 * arch.layers * (double)seqs * arch.kv_heads * (double)max_len * arch.head_dim;
+        long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+        double phys_b = pages > 0 && page > 0 ? (double)pages * (double)page : 0;
+        if (phys_b > 0 && params_b + kv_b > phys_b) {
+            fprintf(stderr,
+                    "trnbench serve: out of memory: %s needs %.1f GiB of fp32 parameters and "
+                    "%.1f GiB of KV cache (%ld sequences of %ld tokens), this machine has %.1f "
+                    "GiB: lower --max-num-seqs or --max-model-len, or use --layers\n",
+                    arch.name, params_b / gib, kv_b / gib, seqs, max_len, phys_b / gib);
+            return 1;
+        }
+        if (tb_llama_init(&m, &arch, (int)seqs, (int)max_len, 0, (uint64_t)seed, err, sizeof err) !=
+            0) {
+            fprintf(stderr,
+                    "trnbench serve: cannot set up the engine for %ld sequences of %ld tokens: "
+                    "%s\n",
+                    seqs, max_len, err);
+            return 1;
+        }
+        have_model = true;
+    }
+
+    /* signals: every thread below inherits the mask; this one waits for them */
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    struct tb_batcher_opts bo = {.engine = engine,
+                                 .model = have_model ? &m : NULL,
+                                 .vocab = arch.vocab,
+                                 .max_num_seqs = (int)seqs,
+                                 .max_model_len = (int)max_len,
+                                 .kv_cache_tokens = kv,
+                                 .eos_id = -1};
+    if (tb_batcher_new(&b, &bo, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench serve: %s\n", err);
+        goto out;
+    }
+    struct tb_server_opts so = {.host = host,
+                                .port = (int)port,
+                                .served_name = served,
+                                .vocab = arch.vocab,
+                                .max_model_len = (int)max_len,
+                                .batcher = b};
+    if (tb_server_listen(&srv, &so, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench serve: %s\n", err);
+        rc = strstr(err, "host '") ? 2 : 1;
+        goto out;
+    }
+    printf("trnbench serve: listening on http://%s%s%s:%d/v1 (model %s, engine %s, "
+           "max-num-seqs %ld)\n",
+           strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", tb_server_port(srv),
+           served, engine == TB_BATCHER_CPU ? "cpu" : "instant", seqs);
+    fflush(stdout);
+
+    if (sigwait(&sigs, &sig) != 0) {
+        fprintf(stderr, "trnbench serve: sigwait failed\n");
+        goto out;
+    }
+    fprintf(stderr, "trnbench serve: %s: stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    rc = 0;
+out:
+    tb_server_free(srv);
+    tb_batcher_free(b);
+    if (have_model)
+        tb_llama_release(&m);
+    return rc;
+}
