@@ -45,18 +45,22 @@ static int free_port(char *err, size_t errlen)
     return port;
 }
 
-/* The levels of spec in order: each concurrency (closed loop), then each rate. */
+/* The levels of spec in order: each concurrency (closed loop), then each rate. A level
+ * is one repetition of the loop (its warm-up requests are the client's). */
 static int levels_of(const struct tb_run_spec *spec, struct tb_run_spec *out)
 {
     const struct tb_serve_opts *o = &spec->serve;
     int n = 0;
+    for (int i = 0; i < o->nconcurrency + o->nrate; i++) {
+        out[i] = *spec;
+        out[i].reps = 1;
+        out[i].warmup = 0;
+    }
     for (int i = 0; i < o->nconcurrency; i++, n++) {
-        out[n] = *spec;
         out[n].serve.level_concurrency = o->concurrency[i];
         out[n].serve.level_rate = 0;
     }
     for (int i = 0; i < o->nrate; i++, n++) {
-        out[n] = *spec;
         out[n].serve.level_concurrency = o->max_concurrency;
         out[n].serve.level_rate = o->request_rate[i];
     }
