@@ -105,6 +105,8 @@ static void usage(FILE *f)
           "  --server-label TEXT  what the server is, for the rows' device column\n"
           "  --server-start cold,warm  start the server twice and record both starts\n"
           "  --max-num-seqs N   endpoint=self: trnbench serve's running sequences (16)\n"
+          "  --target TYPE      the instance type the server runs on when it is not this\n"
+          "                     machine (pricing/instances.csv; default: the one detected)\n"
           "Serving metrics, per level: ttft_ms, tpot_ms ((e2e - ttft) / (output tokens -\n"
           "1), never including TTFT), itl_ms, e2e_latency_ms, tokens_per_s_per_user (value\n"
           "p50, columns p90 and p99), output_tokens_per_s, total_tokens_per_s,\n"
@@ -227,6 +229,7 @@ int tb_cmd_run(int argc, char **argv)
         {"server-timeout", required_argument, NULL, 1115},
         {"server-start", required_argument, NULL, 1116},
         {"max-num-seqs", required_argument, NULL, 1117},
+        {"target", required_argument, NULL, 1118},
         {NULL, 0, NULL, 0},
     };
     struct tb_plan plan;

@@ -222,17 +222,19 @@ static int draw_interactivity(struct report *R, const struct tb_cost_rank *w, in
     for (size_t i = 0; i < R->cs.ncosts; i++) {
         const char *t = F(R->cs.costs[i].row, "target");
         const enum tb_provenance prov = R->cs.costs[i].row->prov;
-        bool priced = false;
+        bool priced = false, whole = false;
         size_t n = 0;
         if (!first_of_block(&R->cs, i, w->workload, w->metric))
             continue;
         for (size_t j = i; j < R->cs.ncosts; j++) {
             const struct tb_cost *c = &R->cs.costs[j];
             char label[96] = "";
+            /* a machine without chips to count (the host): its whole throughput */
+            double y = tb_cost_positive(c->per_chip) ? c->per_chip : c->row->value;
             if (!tb_cost_of_workload(c, w->workload, w->metric) || strcmp(F(c->row, "target"), t) ||
-                c->row->prov != prov || !tb_cost_positive(c->per_user) ||
-                !tb_cost_positive(c->per_chip))
+                c->row->prov != prov || !tb_cost_positive(c->per_user) || !tb_cost_positive(y))
                 continue;
+            whole |= !tb_cost_positive(c->per_chip);
             if (tb_cost_positive(c->usd))
                 snprintf(label, sizeof label, "$%.3g", c->usd);
             if (prov == TB_PROV_MEASURED) {
@@ -245,16 +247,16 @@ static int draw_interactivity(struct report *R, const struct tb_cost_rank *w, in
                 if (!isnan(e))
                     snprintf(label + m, sizeof label - m, " model %+.0f%%", e * 100);
             }
-            fprintf(f, "%.10g\t%.10g\t%s\t%s\n", c->per_user, c->per_chip, label,
+            fprintf(f, "%.10g\t%.10g\t%s\t%s\n", c->per_user, y, label,
                     F(c->row, "batch"));
             priced |= tb_cost_positive(c->usd);
             n++;
         }
         if (n) {
             fputs("\n\n", f);
-            snprintf(targets + strlen(targets), sizeof targets - strlen(targets), "%s%s%s%s",
+            snprintf(targets + strlen(targets), sizeof targets - strlen(targets), "%s%s%s%s%s",
                      *targets ? " " : "", t, prov == TB_PROV_MEASURED ? "(measured)" : "",
-                     priced ? "" : "(no-price)");
+                     whole ? "(whole-machine)" : "", priced ? "" : "(no-price)");
             npoints += n;
             if (prov == TB_PROV_MEASURED)
                 nmeasured += n;

@@ -48,8 +48,13 @@ void tb_report_shape(const struct tb_result *x, char *buf, size_t len)
     const char *b = F(x, "batch"), *in = F(x, "seq_in"), *out = F(x, "seq_out");
     bool train = !strcmp(F(x, "phase"), "train");
     size_t used = 0;
+    const char *c = F(x, "concurrency"), *r = F(x, "request_rate");
     buf[0] = '\0';
-    if (*b)
+    if (*r) /* a serving level: its load */
+        used += (size_t)snprintf(buf + used, len - used, "r%s%s%s", r, *c ? " c" : "", c);
+    else if (*c)
+        used += (size_t)snprintf(buf + used, len - used, "c%s", c);
+    else if (*b)
         used += (size_t)snprintf(buf + used, len - used, "b%s", b);
     if (*in && used < len)
         used += (size_t)snprintf(buf + used, len - used, "%s%s%s", used ? " " : "",

@@ -151,8 +151,23 @@ int tb_plan_load(struct tb_plan *p, const char *suite_name, const struct tb_run_
         if (resolve(&p->suite.runs[i], where, &p->work[i], err, errlen) != 0)
             return TB_EINPUT;
     }
+    for (size_t i = 0; i < p->suite.nruns; i++) {
+        const struct tb_run_spec *r = &p->suite.runs[i];
+        char where[PATH_MAX + 32];
+        if (r->phase != TB_PHASE_SERVE || !r->serve.target[0])
+            continue;
+        where_of(&p->suite, r, where, sizeof where);
+        if (!p->have_model && tb_plan_load_model(p, err, errlen) != 0)
+            return TB_EINPUT;
+        if (!tb_pricing_instance(&p->pricing, r->serve.target))
+            return tb_err(err, errlen,
+                          "%s: field 'target': unknown instance type '%s' (not in "
+                          "pricing/instances.csv)",
+                          where, r->serve.target),
+                   TB_EINPUT;
+    }
     if (p->suite.npredicts) {
-        if (tb_plan_load_model(p, err, errlen) != 0 ||
+        if ((!p->have_model && tb_plan_load_model(p, err, errlen) != 0) ||
             check_predicts(&p->suite, &p->pricing, err, errlen) != 0)
             return TB_EINPUT;
     }

@@ -178,9 +178,10 @@ static void stop_server(struct served *s)
 }
 
 /* The performance model's prediction of a closed-loop level on the target, when the
- * target is a catalogue instance. Returns 0, or -1 on a write error. */
+ * target is a catalogue instance. Returns 1 when recorded, 0 when not (already there,
+ * nothing to model, or the model could not: said), -1 on a write error. */
 static int level_twin(struct tb_plan *p, const struct tb_run_spec *lv, const struct tb_arch *a,
-                      char *err, size_t errlen)
+                      const char *target, char *err, size_t errlen)
 {
     const struct tb_instance *inst;
     struct tb_scenario sc;
@@ -196,7 +197,7 @@ static int level_twin(struct tb_plan *p, const struct tb_run_spec *lv, const str
             return 0;
         }
     }
-    inst = tb_pricing_instance(&p->pricing, p->ctx.target);
+    inst = tb_pricing_instance(&p->pricing, target);
     if (!inst)
         return 0; /* "host", or an instance the catalogue lacks: nothing to model */
     memset(&sc, 0, sizeof sc);
@@ -213,13 +214,13 @@ static int level_twin(struct tb_plan *p, const struct tb_run_spec *lv, const str
     snprintf(seq_out, sizeof seq_out, "%d", lv->seq_out);
     tb_model_run_id(id, sizeof id - 16, inst->instance, lv->model, "serve", batch, seq_in,
                     seq_out, NULL, NULL, lv->precision, NULL);
-    if (lv->serve.chips && lv->serve.chips != inst->accel_count)
+    if (lv->serve.chips) /* as the measured rows' workload (tb_serve_workload) */
         snprintf(id + strlen(id), 16, "/chips%d", lv->serve.chips);
     has = tb_results_has_run(p->results, id, err, errlen);
     if (has != 0)
         return has < 0 ? -1 : 0;
     fprintf(stderr, "trnbench run:   modeled on %s: %s\n", inst->instance, id);
-    return tb_plan_run_model(p, &sc, "output_tokens_per_s", id, err, errlen) < 0 ? -1 : 0;
+    return tb_plan_run_model(p, &sc, "output_tokens_per_s", id, err, errlen);
 }
 
 int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_counts *n)
@@ -283,8 +284,10 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
             models[0] ? models : "(no model list)", version[0] ? ", version " : "", version,
             ep.served_model);
 
-    /* the rows' facts: the server is what ran them */
+    /* the rows' facts: the server is what ran them, on its instance */
     ctx.executor = "endpoint";
+    if (spec->serve.target[0])
+        snprintf(ctx.target, sizeof ctx.target, "%s", spec->serve.target);
     tb_serve_where(&spec->serve, where, sizeof where);
     snprintf(ctx.device, sizeof ctx.device, "%s%s%s",
              !strcmp(spec->serve.endpoint, "self") ? "trnbench serve (CPU engine, fp32)"
@@ -305,6 +308,7 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
         struct tb_exec_result r;
         char summary[1024];
         uint64_t t0;
+        int twin = 0;
         if (lv[k].serve.level_concurrency < 0)
             continue;
         fprintf(stderr, "trnbench run: [%s] %s ...\n", tag, ids[k]);
@@ -318,13 +322,14 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
         }
         if (tb_record_serve(&ctx, &lv[k], a, &r, ids[k], srv.starts, extras_left ? srv.nstarts : 0,
                             summary, sizeof summary, err, sizeof err) != 0 ||
-            level_twin(p, &lv[k], a, err, sizeof err) != 0) {
+            (twin = level_twin(p, &lv[k], a, ctx.target, err, sizeof err)) < 0) {
             fprintf(stderr, "trnbench run: %s\n", err);
             tb_exec_result_release(&r);
             rc = -1;
             break;
         }
         extras_left = 0;
+        n->modeled += twin;
         fprintf(stderr, "trnbench run:   %s\n", summary);
         fprintf(stderr, "trnbench run:   %.1f s wall\n", tb_timer_seconds(t0, tb_timer_now_ns()));
         n->measured++;

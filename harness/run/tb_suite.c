@@ -140,6 +140,8 @@ static int serve_field(struct tb_serve_opts *o, const char *key, const char *v, 
         o->server_starts = strchr(v, ',') ? 2 : 1;
         return 0;
     }
+    if (!strcmp(key, "target"))
+        return text_field(where, key, v, o->target, sizeof o->target, err, errlen);
     if (!strcmp(key, "max_num_seqs"))
         return int_field(where, key, v, 1, 4096, &o->max_num_seqs, err, errlen);
     return 1;
@@ -215,7 +217,7 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
             "resolution, reps, warmup, seed, precision; serving: endpoint, served_model, api, "
             "concurrency, request_rate, max_concurrency, requests, duration, warmup_requests, "
             "request_timeout, ttft_ms, tpot_ms, chips, server_cmd, server_label, "
-            "server_timeout, server_start, max_num_seqs)",
+            "server_timeout, server_start, max_num_seqs, target)",
             where, key);
     }
     return 0;
@@ -340,10 +342,13 @@ void tb_serve_workload(const struct tb_run_spec *r, char *workload, size_t wlen,
     serve_load(o, load, sizeof load);
     if (load[0] == 'c')
         load[0] = 'b'; /* a closed loop's concurrency is the model's batch */
-    snprintf(workload, wlen, "%s%s/serve/in%d/out%d/%s", r->model, layers, r->seq_in, r->seq_out,
-             r->precision);
-    snprintf(config, clen, "%s%s/serve/%s/in%d/out%d/%s", r->model, layers, load, r->seq_in,
-             r->seq_out, r->precision);
+    char chips[24] = "";
+    if (o->chips) /* part of the instance: as the model's twin on that many chips */
+        snprintf(chips, sizeof chips, "/chips%d", o->chips);
+    snprintf(workload, wlen, "%s%s/serve/in%d/out%d/%s%s", r->model, layers, r->seq_in, r->seq_out,
+             r->precision, chips);
+    snprintf(config, clen, "%s%s/serve/%s/in%d/out%d/%s%s", r->model, layers, load, r->seq_in,
+             r->seq_out, r->precision, chips);
 }
 
 void tb_run_spec_id(const struct tb_run_spec *r, char *buf, size_t len)

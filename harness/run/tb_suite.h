@@ -54,6 +54,9 @@ struct tb_serve_opts {
                                  compiles on a cold start) */
     int server_starts;        /* 1; 2: start it twice, cold then warm (server_warm_start_s) */
     int max_num_seqs;         /* endpoint=self: trnbench serve's --max-num-seqs (default 16) */
+    char target[64];          /* the instance type the server runs on, when it is not this
+                                 machine (an instance of pricing/instances.csv); "": the
+                                 one detected */
     /* the level a run of the plan measures: concurrency (0: none, open loop uncapped) and
      * rate (0: closed loop) */
     int level_concurrency;
@@ -139,7 +142,8 @@ void tb_run_spec_id(const struct tb_run_spec *r, char *buf, size_t len);
 /* A serving level's workload and config (results.csv's columns, tb_results.h): the
  * performance model's forms, model/serve/in<T>/out<n>/precision and the same with
  * /b<C> (closed loop) or /r<R> (open loop) after the phase, so the report draws the
- * measured points beside the model's curve for the same workload. */
+ * measured points beside the model's curve for the same workload; "/chips<N>" at the
+ * end when the run says the chips it uses (the model's twin on as many). */
 void tb_serve_workload(const struct tb_run_spec *r, char *workload, size_t wlen, char *config,
                        size_t clen);
 /* The server part of a serving run's id: the label, "self", or the endpoint's host:port. */
