@@ -1043,7 +1043,7 @@ int tb_endpoint_wait_ready(const char *base_url, double timeout_s, char *err, si
         return -1;
     for (;;) {
         double left = timeout_s - (double)(mono_ns() - t0) * 1e-9;
-        double try_s = left < READY_TRY_S ? left : READY_TRY_S;
+        double try_s = timeout_s <= 0 || left > READY_TRY_S ? READY_TRY_S : left;
         if (ready_once(base_url, try_s > 0.05 ? try_s : 0.05, why, sizeof why) == 0)
             return 0;
         left = timeout_s - (double)(mono_ns() - t0) * 1e-9;
