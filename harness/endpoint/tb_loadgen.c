@@ -930,7 +930,8 @@ int tb_load_run(const struct tb_load_spec *s, struct tb_load_result *r, char *er
         snprintf(r->prompt_note, sizeof r->prompt_note, "token ids");
     else if (refused[0])
         snprintf(r->prompt_note, sizeof r->prompt_note,
-                 "text of about %d tokens (the server refused id arrays: %s)", s->seq_in, refused);
+                 "text of about %d tokens (the server refused id arrays: %.96s)", s->seq_in,
+                 refused);
     else
         snprintf(r->prompt_note, sizeof r->prompt_note, "text of about %d tokens", s->seq_in);
     return 0;
