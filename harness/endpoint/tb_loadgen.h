@@ -4,8 +4,9 @@
  * against an OpenAI-compatible server (vLLM, vllm-neuron, NxD Inference, TGI, SGLang,
  * TensorRT-LLM, `trnbench serve`), every request streamed and timed.
  *
- * HTTP is libcurl's multi interface on one thread (no thread per request); JSON is
- * jansson; the server-sent events are parsed incrementally (tb_sse.h) as bytes arrive.
+ * HTTP is libcurl's multi interface on one thread (no thread per request), driven by
+ * its sockets in an epoll set (Linux); JSON is jansson; the server-sent events are
+ * parsed incrementally (tb_sse.h) as bytes arrive.
  *
  * One request: POST {base_url}/completions (or /chat/completions) with
  *   model = served_model, stream = true, stream_options.include_usage = true,
@@ -109,8 +110,9 @@ struct tb_load_result {
  * memory, every warm-up request failing for the same reason: "connection refused").
  * Without warm-up requests a server that cannot be reached gives 0 and every counted
  * request failed ("N x connection refused" in r->failures).
- * A server that refuses id arrays with a 4xx on the first warm-up (or counted) request
- * is retried once with text prompts, and r says so. */
+ * A server that refuses id arrays with a 4xx (400 or 422: a request it cannot read) on
+ * the first warm-up (or counted) request to finish is retried once with text prompts,
+ * and r says so. */
 int tb_load_run(const struct tb_load_spec *s, struct tb_load_result *r, char *err, size_t errlen);
 void tb_load_result_release(struct tb_load_result *r);
 

@@ -383,8 +383,7 @@ static int listen_on(int port, int *got)
     return fd;
 }
 
-/* Start a server thread; bail when it cannot listen. Never freed: its connection
- * threads may outlive the test that used it by a little. */
+/* Start a server thread; bail when it cannot listen. srv_stop frees it. */
 static struct srv *srv_start(enum mode mode, int port, int gap_us, int seq_in, int vocab)
 {
     struct srv *s = calloc(1, sizeof *s);
@@ -403,7 +402,8 @@ static struct srv *srv_start(enum mode mode, int port, int gap_us, int seq_in, i
     return s;
 }
 
-/* Stop accepting; wait (at most 2 s) for the connection threads to end. */
+/* Stop accepting; wait (at most 2 s) for the connection threads to end, then free s
+ * (left allocated when one is still running: it uses s). */
 static void srv_stop(struct srv *s)
 {
     pthread_mutex_lock(&s->mu);
@@ -417,8 +417,11 @@ static void srv_stop(struct srv *s)
         pthread_mutex_lock(&s->mu);
         live = s->live;
         pthread_mutex_unlock(&s->mu);
-        if (!live)
-            break;
+        if (!live) {
+            pthread_mutex_destroy(&s->mu);
+            free(s);
+            return;
+        }
         sleep_us(10000);
     }
 }
