@@ -29,6 +29,7 @@ int tb_cmd_detect(int argc, char **argv);     /* harness/cmd_detect.c */
 int tb_cmd_perf(int argc, char **argv);       /* harness/cmd_perf.c */
 int tb_cmd_perf_model(int argc, char **argv); /* harness/cmd_perf_model.c (perf --predictor) */
 int tb_cmd_perf_gpu(int argc, char **argv);   /* harness/cmd_perf_gpu.c (perf --gpu) */
+int tb_cmd_perf_serve(int argc, char **argv); /* cli/cmd_perf_serve.c (perf --serve) */
 int tb_cmd_predict(int argc, char **argv);    /* harness/cmd_predict.c */
 int tb_cmd_assess(int argc, char **argv);     /* harness/cmd_assess.c */
 int tb_cmd_validate(int argc, char **argv);   /* harness/cmd_predict.c */

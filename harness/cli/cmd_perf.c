@@ -65,6 +65,7 @@ static void usage(FILE *f)
             "usage: trnbench perf [--reps N] [--model NAME] [--seq N] [--triad-mib N]\n"
             "       trnbench perf --predictor\n"
             "       trnbench perf --gpu [--model NAME] [--seq T] [--batch B] [--reps N]\n"
+            "       trnbench perf --serve [--concurrency C] [--requests N] [--seq-out N]\n"
             "                           [--peer pytorch [--python PATH]] [--out DIR]\n"
             "\n"
             "Measure the machine's practical peaks (cblas_sgemm %dx%dx%d GFLOP/s, STREAM\n"
@@ -88,6 +89,10 @@ static void usage(FILE *f)
             "                  (target >= 0.70); with --peer pytorch, tokens/s against\n"
             "                  PyTorch on the same work (target >= 1.00); see\n"
             "                  trnbench perf --gpu --help\n"
+            "  --serve         instead, serving's own costs: the load client's chunks per\n"
+            "                  CPU-second and added lag (targets >= 20000, p99 < 1 ms) and\n"
+            "                  continuous batching against a static batch (target >=\n"
+            "                  0.70); see trnbench perf --serve --help\n"
             "  -h, --help      this text\n",
             PERF_SGEMM_N, PERF_SGEMM_N, PERF_SGEMM_N, PERF_TARGET_FLOPS, PERF_TARGET_BYTES);
 }
@@ -257,6 +262,8 @@ int tb_cmd_perf(int argc, char **argv)
             return tb_cmd_perf_model(argc, argv);
         if (!strcmp(argv[i], "--gpu"))
             return tb_cmd_perf_gpu(argc, argv);
+        if (!strcmp(argv[i], "--serve"))
+            return tb_cmd_perf_serve(argc, argv);
     }
     memset(lines, 0, sizeof lines);
     memset(&m, 0, sizeof m);

@@ -2,8 +2,10 @@
  * harness/cli/cmd_perf_serve.c: what continuous batching costs on this CPU
  * (tb_perf_batching, declared in harness/serve/tb_batcher.h): static-batch decode with
  * tb_llama_prefill + tb_llama_decode against the batcher's decode steps over the same
- * requests, submitted together and then arriving staggered. Printed figures, not a
- * timed test; `trnbench perf` does not call it yet.
+ * requests, submitted together and then arriving staggered; and `trnbench perf
+ * --serve`, which prints it beside the load client's own cost (tb_perf_client against
+ * `trnbench serve --engine instant`, a server that answers at once). Printed figures,
+ * not a timed test.
  *
  * Figures (medians of REPS repetitions after one warm-up):
  * Staggered: request i arrives when request i-1 has produced seq_out / B tokens.
@@ -15,13 +17,21 @@
  * The ratio is the batcher's decode tokens/s over the static batch's (target >= 0.70).
  */
 #include "tb_arch.h"
+#include "cli.h"
 #include "tb_batcher.h"
+#include "tb_loadgen.h"
+#include "tb_server_proc.h"
 #include "tb_timer.h"
 #include "tb_util.h"
 
 #include "workloads/llama/llama.h"
 
+#include <arpa/inet.h>
+#include <limits.h>
+#include <netinet/in.h>
 #include <stdlib.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <string.h>
 #include <time.h>
 
@@ -222,5 +232,129 @@ int tb_perf_batching(FILE *out, const char *model, int layers, int B, int seq_in
 out:
     free(prompts);
     tb_llama_release(&m);
+    return rc;
+}
+
+/* ---- trnbench perf --serve ---- */
+
+static void serve_usage(FILE *f)
+{
+    fputs("usage: trnbench perf --serve [--concurrency C] [--requests N] [--seq-out N]\n"
+          "\n"
+          "Serving's own costs on this machine, printed (a benchmark, not a test):\n"
+          "  the load client: C concurrent streams (default 256) of N requests (default\n"
+          "    2048) of --seq-out chunks (default 64) against `trnbench serve --engine\n"
+          "    instant` (a server that answers at once, stamping each chunk with its send\n"
+          "    time) on the loopback: chunks per second, chunks per client CPU-second and\n"
+          "    the per-chunk lag (arrival - send) the client adds; targets >= 20,000\n"
+          "    chunks/s on one core and p99 lag < 1 ms;\n"
+          "  continuous batching: the batcher's decode tokens/s against the engine's static\n"
+          "    batch at the same batch (llama-small, B 8, 128 in, 64 out); target >= 0.70.\n",
+          f);
+}
+
+/* A free loopback port (the kernel's pick, closed again for the server). */
+static int loopback_port(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+    if (fd < 0)
+        return -1;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+int tb_cmd_perf_serve(int argc, char **argv)
+{
+    static const struct option OPTS[] = {
+        {"serve", no_argument, NULL, 'S'},
+        {"concurrency", required_argument, NULL, 'c'},
+        {"requests", required_argument, NULL, 'n'},
+        {"seq-out", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    long conc = 256, reqs = 2048, seq_out = 64;
+    char exe[PATH_MAX], port_s[24], seqs_s[24], len_s[24], url[64], log[PATH_MAX + 32], how[160];
+    char err[1024];
+    struct tb_server_proc srv;
+    int c, st = 0, rc = 0, port;
+    ssize_t k;
+
+    while ((c = tb_cli_getopt("perf", argc, argv, OPTS, &st)) != -1) {
+        long *dst = c == 'c' ? &conc : c == 'n' ? &reqs : c == 'o' ? &seq_out : NULL;
+        if (c == 'h') {
+            serve_usage(stdout);
+            return 0;
+        }
+        if (c == 'S')
+            continue;
+        if (!dst || tb_parse_long(optarg, 1, c == 'n' ? 10000000 : 4096, dst) != 0) {
+            if (dst)
+                fprintf(stderr, "trnbench perf: option '--%s': not a count in range: '%s'\n",
+                        tb_cli_opt_name(OPTS, c), optarg);
+            serve_usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "trnbench perf: unknown argument '%s'\n", argv[optind]);
+        return 2;
+    }
+
+    /* the load client against a server that answers at once: back to back (how many
+     * chunks a CPU-second of the client takes), then paced like a batched engine (a token
+     * to every stream each step, 25,600 chunks/s at 256 streams: the lag it adds) */
+    k = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (k <= 0) {
+        fprintf(stderr, "trnbench perf: cannot start the instant server: this program's path "
+                        "is unknown\n");
+        return 1;
+    }
+    exe[k] = '\0';
+    for (int paced = 0; paced < 2; paced++) {
+        const char *step = paced ? "10000" : "0";
+        memset(&srv, 0, sizeof srv);
+        port = loopback_port();
+        if (port < 0) {
+            fprintf(stderr, "trnbench perf: no free loopback port\n");
+            return 1;
+        }
+        snprintf(port_s, sizeof port_s, "%d", port);
+        snprintf(seqs_s, sizeof seqs_s, "%ld", conc);
+        snprintf(len_s, sizeof len_s, "%ld", 16 + seq_out);
+        snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", port);
+        snprintf(log, sizeof log, "%s/trnbench-perf-serve-%d.log",
+                 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
+        const char *args[] = {exe,      "serve",    "--model",          "llama-small",
+                              "--engine", "instant", "--step-us",       step,
+                              "--port",   port_s,    "--max-num-seqs",  seqs_s,
+                              "--max-model-len", len_s, NULL};
+        printf("load client, %s: %ld streams, %ld requests of %ld chunks against trnbench "
+               "serve --engine instant --step-us %s\n",
+               paced ? "paced (a step every 10 ms)" : "back to back", conc, reqs, seq_out, step);
+        fflush(stdout);
+        if (tb_server_start(&srv, args, log, url, 30, err, sizeof err) != 0 ||
+            tb_perf_client(stdout, url, "llama-small", (int)conc, (int)reqs, (int)seq_out, err,
+                           sizeof err) != 0) {
+            fprintf(stderr, "trnbench perf: %s\n", err);
+            rc = 1;
+        }
+        tb_server_stop(&srv, 0, how, sizeof how);
+        if (rc == 0)
+            unlink(log);
+    }
+    printf("  targets: >= 20000 chunks per client CPU-second (one core, back to back); p99 "
+           "lag < 1 ms (paced: the lag of a saturated server is its own queue)\n\n");
+    fflush(stdout);
+
+    if (tb_perf_batching(stdout, "llama-small", 0, 8, 128, 64, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench perf: %s\n", err);
+        rc = 1;
+    }
     return rc;
 }

@@ -53,6 +53,9 @@ static void usage(FILE *f)
           "  --engine E              cpu (the CPU Llama engine, default) or instant (no\n"
           "                          model: output token i of a prompt of n tokens is\n"
           "                          (n + i) % vocab, at once; measures a load client)\n"
+          "  --step-us US            instant engine: a decode step every US microseconds\n"
+          "                          (every running stream gets a token each step, as\n"
+          "                          from a batched engine); 0 (default): back to back\n"
           "  --max-num-seqs N        sequences decoded together (default 16)\n"
           "  --max-model-len N       prompt + output tokens per request (default the\n"
           "                          model's context, at most 4096)\n"
@@ -81,10 +84,11 @@ int tb_cmd_serve(int argc, char **argv)
         {"max-model-len", required_argument, NULL, 1007},
         {"kv-cache-tokens", required_argument, NULL, 1008},
         {"seed", required_argument, NULL, 1009},
+        {"step-us", required_argument, NULL, 1010},
         {NULL, 0, NULL, 0},
     };
     const char *model = NULL, *served = NULL, *host = "127.0.0.1";
-    long layers = 0, port = 8000, seqs = 16, max_len = 0, kv = 0, seed = 1;
+    long layers = 0, port = 8000, seqs = 16, max_len = 0, kv = 0, seed = 1, step_us = 0;
     enum tb_batcher_engine engine = TB_BATCHER_CPU;
     struct tb_arch arch;
     struct tb_llama m;
@@ -138,6 +142,9 @@ int tb_cmd_serve(int argc, char **argv)
             break;
         case 1009:
             num = &seed, lo = 0, hi = LONG_MAX;
+            break;
+        case 1010:
+            num = &step_us, lo = 0, hi = 10000000;
             break;
         default:
             return 2;
@@ -223,7 +230,8 @@ int tb_cmd_serve(int argc, char **argv)
                                  .max_num_seqs = (int)seqs,
                                  .max_model_len = (int)max_len,
                                  .kv_cache_tokens = kv,
-                                 .eos_id = -1};
+                                 .eos_id = -1,
+                                 .step_s = step_us * 1e-6};
     if (tb_batcher_new(&b, &bo, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench serve: %s\n", err);
         goto out;

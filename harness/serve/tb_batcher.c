@@ -358,6 +358,15 @@ static void *engine_main(void *arg)
                 drop_seq(b, b->nrun - 1, TB_FINISH_ABORT, false);
         }
         uint64_t t2 = tb_timer_now_ns();
+        if (b->o.engine == TB_BATCHER_INSTANT && b->o.step_s > 0) {
+            /* the next step at t0 + step_s (absolute: the pace does not drift) */
+            struct timespec until;
+            uint64_t next = t0 + (uint64_t)(b->o.step_s * 1e9);
+            until.tv_sec = (time_t)(next / 1000000000u);
+            until.tv_nsec = (long)(next % 1000000000u);
+            if (next > t2)
+                clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &until, NULL);
+        }
         pthread_mutex_lock(&b->mu);
         b->st.prefills += nprefill;
         b->st.prefill_s += tb_timer_seconds(t0, t1);

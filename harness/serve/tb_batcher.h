@@ -54,6 +54,8 @@ struct tb_batcher_opts {
     int max_model_len;      /* prompt + max_tokens limit (<= the model's max_seq) */
     long kv_cache_tokens;   /* KV budget: sum of prompt + max_tokens of running sequences */
     int eos_id;             /* -1: none (only max_tokens ends a sequence) */
+    double step_s;          /* instant engine: one decode step every step_s seconds (0: back
+                               to back), the pace of a batched engine, to measure a client */
 };
 
 /* Why a sequence ended. */
