@@ -12,7 +12,7 @@
 tmp="$TB_BUILDDIR/tests/tmp/cli_endpoint"
 rm -rf "$tmp" && mkdir -p "$tmp"
 
-echo "1..33"
+echo "1..34"
 
 # field NAME FILE RUN_ID_PART METRIC: the NAME column of the row of METRIC whose run_id
 # contains RUN_ID_PART (perl, which prove needs anyway, splitting quoted CSV fields)

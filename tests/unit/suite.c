@@ -4,6 +4,7 @@
 
 #include "tests/tap/basic.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,7 +63,9 @@ int main(void)
         IS_STRING(names[i], s.name, "suite %s names itself", names[i]);
         for (size_t r = 0; r < s.nruns; r++)
             phases |= 1 << s.runs[r].phase;
-        IS_INT(15, phases, "%s covers prefill, decode, train and denoise", names[i]);
+        /* the default suite serves too (a serve line); smoke has the engine phases */
+        IS_INT(i == 0 ? 31 : 15, phases, "%s covers prefill, decode, train and denoise%s", names[i],
+               i == 0 ? " and serve" : "");
         tb_suite_release(&s);
     }
 
@@ -175,5 +178,68 @@ int main(void)
         snprintf(r.precision, sizeof r.precision, "bf16");
         expect_pairing(&r, den, 7);
     }
+
+    /* serving lines: levels, quoted words, defaults, the id and workload, refusals */
+    {
+        char *p = test_tmp_path("serve.suite");
+        char wl[192], cf[192];
+        const struct tb_serve_opts *o;
+        write_file(p, "serve model=llama-3.1-8b endpoint=http://10.0.0.5:8000/v1 seq_in=2048 "
+                      "seq_out=512 concurrency=1,16 request_rate=2.5,inf max_concurrency=64 "
+                      "server_cmd='vllm serve \"meta-llama/Llama 3\" --port 8000' "
+                      "server_label='vLLM tp=8' chips=8 ttft_ms=2000 tpot_ms=50 api=chat\n"
+                      "serve model=llama-tiny endpoint=self seq_in=8 seq_out=4\n");
+        IS_INT(0, tb_suite_load(&s, p, err, sizeof err), "serve lines load: %s", err);
+        IS_INT(2, (long long)s.nruns, "one run per serve line (levels are the plan's)");
+        o = &s.runs[0].serve;
+        IS_INT(TB_PHASE_SERVE, s.runs[0].phase, "a serve line is phase serve");
+        IS_INT(2, o->nconcurrency, "two closed-loop levels");
+        IS_INT(16, o->concurrency[1], "concurrency 16");
+        IS_INT(2, o->nrate, "two open-loop levels");
+        IS_DOUBLE(2.5, o->request_rate[0], 0, "rate 2.5");
+        OK(isinf(o->request_rate[1]), "rate inf");
+        IS_STRING("vllm serve \"meta-llama/Llama 3\" --port 8000", o->server_cmd,
+                  "server_cmd: the quotes grouped the words, inner quotes kept for the split");
+        IS_STRING("vLLM tp=8", o->server_label, "a label with a space");
+        IS_STRING("bf16", s.runs[0].precision, "an endpoint's default precision is bf16");
+        IS_INT(TB_SERVE_CHAT, o->api, "api chat");
+        IS_STRING("fp32", s.runs[1].precision, "trnbench serve's precision is fp32");
+        IS_INT(1, s.runs[1].serve.nconcurrency, "default: one level");
+        IS_INT(1, s.runs[1].serve.concurrency[0], "  at concurrency 1");
+        s.runs[0].serve.level_concurrency = 16;
+        tb_run_spec_id(&s.runs[0], id, sizeof id);
+        IS_STRING("llama-3.1-8b/serve/c16/in2048/out512/bf16/chat@vLLM_tp=8", id, "level id");
+        tb_serve_workload(&s.runs[0], wl, sizeof wl, cf, sizeof cf);
+        IS_STRING("llama-3.1-8b/serve/in2048/out512/bf16/chips8", wl, "workload as the model's");
+        IS_STRING("llama-3.1-8b/serve/b16/in2048/out512/bf16/chips8", cf, "config with /b<C>");
+        s.runs[0].serve.level_concurrency = 64;
+        s.runs[0].serve.level_rate = INFINITY;
+        tb_run_spec_id(&s.runs[0], id, sizeof id);
+        IS_STRING("llama-3.1-8b/serve/rinfc64/in2048/out512/bf16/chat@vLLM_tp=8", id,
+                  "a capped open-loop level");
+        s.runs[1].serve.level_concurrency = 1;
+        tb_run_spec_id(&s.runs[1], id, sizeof id);
+        IS_STRING("llama-tiny/serve/c1/in8/out4/fp32@self", id, "self's id");
+        tb_suite_release(&s);
+        free(p);
+    }
+    expect_error("serve model=llama-tiny seq_in=8\n", "field 'endpoint': missing",
+                 "a serve line without an endpoint");
+    expect_error("serve model=llama-tiny endpoint=ftp://x seq_in=8\n", "field 'endpoint'",
+                 "an endpoint that is not http");
+    expect_error("serve model=llama-tiny endpoint=self seq_in=8 batch=4\n", "field 'batch'",
+                 "a batch on a serve line");
+    expect_error("serve model=llama-tiny endpoint=self seq_in=8 requests=4 duration=2\n",
+                 "field 'duration'", "requests and duration together");
+    expect_error("serve model=llama-tiny endpoint=self seq_in=8 concurrency=1,,4\n",
+                 "field 'concurrency'", "an empty level");
+    expect_error("serve model=llama-tiny endpoint=self seq_in=8 request_rate=1e18\n",
+                 "field 'request_rate'", "1e18 requests per second");
+    expect_error("serve model=llama-tiny endpoint=self seq_in=8 server_cmd='x\n", "line 1",
+                 "an unterminated quote");
+    expect_error("run model=llama-tiny phase=prefill seq_in=8 concurrency=4\n",
+                 "for a serving run (phase serve) only", "a load on an engine run");
+    expect_error("serve model=llama-tiny endpoint=self seq_in=8 precision=bf16\n",
+                 "trnbench serve runs the CPU engine in fp32", "bf16 on trnbench serve");
     return 0;
 }
