@@ -271,12 +271,9 @@ static int loopback_port(void)
 int tb_cmd_perf_serve(int argc, char **argv)
 {
     static const struct option OPTS[] = {
-        {"serve", no_argument, NULL, 'S'},
-        {"concurrency", required_argument, NULL, 'c'},
-        {"requests", required_argument, NULL, 'n'},
-        {"seq-out", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+        {"serve", no_argument, NULL, 'S'},          {"concurrency", required_argument, NULL, 'c'},
+        {"requests", required_argument, NULL, 'n'}, {"seq-out", required_argument, NULL, 'o'},
+        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
     };
     long conc = 256, reqs = 2048, seq_out = 64;
     char exe[PATH_MAX], port_s[24], seqs_s[24], len_s[24], url[64], log[PATH_MAX + 32], how[160];
@@ -330,10 +327,10 @@ int tb_cmd_perf_serve(int argc, char **argv)
         snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", port);
         snprintf(log, sizeof log, "%s/trnbench-perf-serve-%d.log",
                  getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
-        const char *args[] = {exe,      "serve",    "--model",          "llama-small",
-                              "--engine", "instant", "--step-us",       step,
-                              "--port",   port_s,    "--max-num-seqs",  seqs_s,
-                              "--max-model-len", len_s, NULL};
+        const char *args[] = {
+            exe,  "serve",  "--model", "llama-small",    "--engine", "instant",         "--step-us",
+            step, "--port", port_s,    "--max-num-seqs", seqs_s,     "--max-model-len", len_s,
+            NULL};
         printf("load client, %s: %ld streams, %ld requests of %ld chunks against trnbench "
                "serve --engine instant --step-us %s\n",
                paced ? "paced (a step every 10 ms)" : "back to back", conc, reqs, seq_out, step);

@@ -82,12 +82,14 @@ static int endpoint_setup(void *self, const struct tb_workload *w, struct tb_exe
         .seed = spec->seed,
         .concurrency = o->level_concurrency,
         .request_rate = o->level_rate,
-        .requests = o->requests ? o->requests : o->duration_s > 0 ? 0 : default_requests(o),
+        .requests = o->requests         ? o->requests
+                    : o->duration_s > 0 ? 0
+                                        : default_requests(o),
         .duration_s = o->duration_s,
         .warmup_requests = o->warmup_requests >= 0 ? o->warmup_requests
-                           : o->level_concurrency  ? (o->level_concurrency < 32 ? o->level_concurrency
-                                                                                : 32)
-                                                   : 4,
+                           : o->level_concurrency
+                               ? (o->level_concurrency < 32 ? o->level_concurrency : 32)
+                               : 4,
         .request_timeout_s = o->request_timeout_s,
         .text_prompts = o->api == TB_SERVE_CHAT,
     };

@@ -144,9 +144,9 @@ struct tb_executor {
     void *self; /* borrowed */
 };
 
-extern const struct tb_executor_i tb_executor_cpu;   /* measure/exec_cpu.c; self NULL */
-extern const struct tb_executor_i tb_executor_cuda;  /* measure/exec_cuda.c; self a tb_gpu */
-extern const struct tb_executor_i tb_executor_model; /* measure/exec_model.c; self a tb_model */
+extern const struct tb_executor_i tb_executor_cpu;      /* measure/exec_cpu.c; self NULL */
+extern const struct tb_executor_i tb_executor_cuda;     /* measure/exec_cuda.c; self a tb_gpu */
+extern const struct tb_executor_i tb_executor_model;    /* measure/exec_model.c; self a tb_model */
 extern const struct tb_executor_i tb_executor_endpoint; /* measure/exec_endpoint.c; self a
                                                            tb_endpoint */
 

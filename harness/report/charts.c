@@ -241,14 +241,13 @@ static int draw_interactivity(struct report *R, const struct tb_cost_rank *w, in
                 const char *rate = F(c->row, "request_rate");
                 double e = model_error(&R->cs, c);
                 size_t m = strlen(label);
-                snprintf(label + m, sizeof label - m, "%s%s%s", m ? " " : "",
-                         rate[0] ? "r" : "c", rate[0] ? rate : F(c->row, "batch"));
+                snprintf(label + m, sizeof label - m, "%s%s%s", m ? " " : "", rate[0] ? "r" : "c",
+                         rate[0] ? rate : F(c->row, "batch"));
                 m = strlen(label);
                 if (!isnan(e))
                     snprintf(label + m, sizeof label - m, " model %+.0f%%", e * 100);
             }
-            fprintf(f, "%.10g\t%.10g\t%s\t%s\n", c->per_user, y, label,
-                    F(c->row, "batch"));
+            fprintf(f, "%.10g\t%.10g\t%s\t%s\n", c->per_user, y, label, F(c->row, "batch"));
             priced |= tb_cost_positive(c->usd);
             n++;
         }

@@ -428,7 +428,8 @@ int tb_record_serve(const struct tb_record_ctx *c, const struct tb_run_spec *spe
     sr[4] = (struct serve_row){.metric = "tokens_per_s_per_user", .unit = "tokens/s"};
     if (serve_samples(L, sr, err, errlen) != 0)
         goto out;
-    snprintf(prompts, sizeof prompts, "prompts: %s", L->prompt_note[0] ? L->prompt_note : "token ids");
+    snprintf(prompts, sizeof prompts, "prompts: %s",
+             L->prompt_note[0] ? L->prompt_note : "token ids");
     snprintf(sr[0].notes, sizeof sr[0].notes,
              "per completed request, send to first streamed output chunk; %s", prompts);
     snprintf(sr[1].notes, sizeof sr[1].notes,
@@ -448,7 +449,7 @@ int tb_record_serve(const struct tb_record_ctx *c, const struct tb_run_spec *spe
 #define ONE(m, u, v, ...)                                                                          \
     do {                                                                                           \
         sr[ns] = (struct serve_row){.metric = m, .unit = u, .value = (v), .n = (long)L->nreqs};    \
-        snprintf(sr[ns].notes, sizeof sr[ns].notes, __VA_ARGS__);                                 \
+        snprintf(sr[ns].notes, sizeof sr[ns].notes, __VA_ARGS__);                                  \
         ns++;                                                                                      \
     } while (0)
     ONE("output_tokens_per_s", "tokens/s", out_tok / window,
@@ -571,8 +572,8 @@ int tb_record_serve(const struct tb_record_ctx *c, const struct tb_run_spec *spe
         snprintf(summary, summarylen,
                  "%zu of %zu requests completed; output %.4g tokens/s, ttft p50 %.4g ms, tpot p50 "
                  "%.4g ms%s%s",
-                 L->ok, L->nreqs, out_tok / window,
-                 median_of(sr[0].x, sr[0].nx), median_of(sr[1].x, sr[1].nx), L->failed ? "; failures: " : "",
+                 L->ok, L->nreqs, out_tok / window, median_of(sr[0].x, sr[0].nx),
+                 median_of(sr[1].x, sr[1].nx), L->failed ? "; failures: " : "",
                  L->failed ? L->failures : "");
 out:
     for (int i = 0; i < NS; i++)

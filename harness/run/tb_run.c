@@ -21,8 +21,9 @@ static int resolve(const struct tb_run_spec *spec, const char *where, struct tb_
                    char *err, size_t errlen)
 {
     char e[1024];
-    int need = spec->seq_in +
-               (spec->phase == TB_PHASE_DECODE || spec->phase == TB_PHASE_SERVE ? spec->seq_out : 0);
+    int need =
+        spec->seq_in +
+        (spec->phase == TB_PHASE_DECODE || spec->phase == TB_PHASE_SERVE ? spec->seq_out : 0);
     struct tb_arch *a = &mr->a;
 
     memset(mr, 0, sizeof *mr);
@@ -53,8 +54,7 @@ static int resolve(const struct tb_run_spec *spec, const char *where, struct tb_
         return tb_err(err, errlen, "%s: field '%s': %d tokens exceed %s's context of %d", where,
                       spec->phase == TB_PHASE_PREFILL || spec->phase == TB_PHASE_TRAIN ? "seq_in"
                                                                                        : "seq_out",
-                      need, a->name,
-                      a->max_context);
+                      need, a->name, a->max_context);
     return 0;
 }
 
@@ -338,8 +338,10 @@ static int run_gpu_twin(const struct tb_plan *p, const struct tb_run_spec *spec,
         return has < 0 ? -1 : 0;
     fprintf(stderr, "trnbench run:   modeled on one %s of %s: %s\n", g->chip->name,
             g->inst->instance, id);
-    return tb_plan_run_model(p, &sc, main_metric(tb_phase_to_string(spec->phase)), id, err, errlen) < 0 ? -1
-                                                                                                : 0;
+    return tb_plan_run_model(p, &sc, main_metric(tb_phase_to_string(spec->phase)), id, err,
+                             errlen) < 0
+               ? -1
+               : 0;
 }
 
 /* ---- measured runs ---- */

@@ -118,8 +118,8 @@ struct served {
 /* Start the server of spec (its command into argv) and wait for it, spec's starts
  * times (cold, then warm), recording each start's time. Returns 0, or -1 with a
  * message (the server is stopped then). */
-static int start_server(struct served *s, const struct tb_run_spec *spec, const char *out,
-                        size_t i, struct tb_endpoint *ep, char *err, size_t errlen)
+static int start_server(struct served *s, const struct tb_run_spec *spec, const char *out, size_t i,
+                        struct tb_endpoint *ep, char *err, size_t errlen)
 {
     const struct tb_serve_opts *o = &spec->serve;
     char *self[24], exe[4096], buf[5][64], log[PATH_MAX], how[160];
@@ -212,8 +212,8 @@ static int level_twin(struct tb_plan *p, const struct tb_run_spec *lv, const str
     snprintf(batch, sizeof batch, "%d", lv->serve.level_concurrency);
     snprintf(seq_in, sizeof seq_in, "%d", lv->seq_in);
     snprintf(seq_out, sizeof seq_out, "%d", lv->seq_out);
-    tb_model_run_id(id, sizeof id - 16, inst->instance, lv->model, "serve", batch, seq_in,
-                    seq_out, NULL, NULL, lv->precision, NULL);
+    tb_model_run_id(id, sizeof id - 16, inst->instance, lv->model, "serve", batch, seq_in, seq_out,
+                    NULL, NULL, lv->precision, NULL);
     if (lv->serve.chips) /* as the measured rows' workload (tb_serve_workload) */
         snprintf(id + strlen(id), 16, "/chips%d", lv->serve.chips);
     has = tb_results_has_run(p->results, id, err, errlen);

@@ -53,8 +53,7 @@ static int text_field(const char *where, const char *key, const char *v, char *d
                       char *err, size_t errlen)
 {
     if (!*v || strlen(v) >= len)
-        return tb_err(err, errlen, "%s: field '%s': %s", where, key,
-                      *v ? "too long" : "empty");
+        return tb_err(err, errlen, "%s: field '%s': %s", where, key, *v ? "too long" : "empty");
     snprintf(dst, len, "%s", v);
     return 0;
 }
@@ -67,7 +66,8 @@ static int level_list(const char *where, const char *key, const char *v, bool ra
     int n = 0;
     if (!*v || strlen(v) >= sizeof list || v[0] == ',' || v[strlen(v) - 1] == ',' ||
         strstr(v, ",,"))
-        return tb_err(err, errlen, "%s: field '%s': expected a comma list, got '%s'", where, key, v);
+        return tb_err(err, errlen, "%s: field '%s': expected a comma list, got '%s'", where, key,
+                      v);
     snprintf(list, sizeof list, "%s", v);
     for (item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save), n++) {
         if (n == TB_SERVE_MAX_LEVELS)
@@ -280,7 +280,7 @@ int tb_run_spec_check(const struct tb_run_spec *r, const char *where, char *err,
         return serve_check(r, where, err, errlen);
     if (r->serve.endpoint[0] || r->serve.nconcurrency || r->serve.nrate)
         return tb_err(err, errlen, "%s: field '%s': for a serving run (phase serve) only", where,
-                      r->serve.endpoint[0] ? "endpoint"
+                      r->serve.endpoint[0]    ? "endpoint"
                       : r->serve.nconcurrency ? "concurrency"
                                               : "request_rate");
     if (strcmp(r->precision, "fp32") && strcmp(r->precision, "fp8"))
@@ -672,8 +672,9 @@ int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_
             if (parse_predict(s, &pcap, &save, where, line, err, errlen) != 0)
                 goto out;
         } else {
-            tb_err(err, errlen, "%s: unknown directive '%s' (suite, description, run, serve, predict)",
-                   where, word);
+            tb_err(err, errlen,
+                   "%s: unknown directive '%s' (suite, description, run, serve, predict)", where,
+                   word);
             goto out;
         }
     }

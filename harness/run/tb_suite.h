@@ -47,16 +47,16 @@ struct tb_serve_opts {
     double request_timeout_s; /* per request (default 120) */
     double ttft_limit_ms;     /* goodput: a request counts within both limits; 0: none */
     double tpot_limit_ms;
-    int chips;                /* accelerators the server uses; 0: every one of the target */
-    char server_cmd[1024];    /* start this server (argv, no shell) and stop it after; "" */
-    char server_label[128];   /* what the server is ("vLLM 0.6 tp=8"), for provenance */
-    double server_timeout_s;  /* readiness wait of a started server (default 1800: Neuron
-                                 compiles on a cold start) */
-    int server_starts;        /* 1; 2: start it twice, cold then warm (server_warm_start_s) */
-    int max_num_seqs;         /* endpoint=self: trnbench serve's --max-num-seqs (default 16) */
-    char target[64];          /* the instance type the server runs on, when it is not this
-                                 machine (an instance of pricing/instances.csv); "": the
-                                 one detected */
+    int chips;               /* accelerators the server uses; 0: every one of the target */
+    char server_cmd[1024];   /* start this server (argv, no shell) and stop it after; "" */
+    char server_label[128];  /* what the server is ("vLLM 0.6 tp=8"), for provenance */
+    double server_timeout_s; /* readiness wait of a started server (default 1800: Neuron
+                                compiles on a cold start) */
+    int server_starts;       /* 1; 2: start it twice, cold then warm (server_warm_start_s) */
+    int max_num_seqs;        /* endpoint=self: trnbench serve's --max-num-seqs (default 16) */
+    char target[64];         /* the instance type the server runs on, when it is not this
+                                machine (an instance of pricing/instances.csv); "": the
+                                one detected */
     /* the level a run of the plan measures: concurrency (0: none, open loop uncapped) and
      * rate (0: closed loop) */
     int level_concurrency;
@@ -66,19 +66,19 @@ struct tb_serve_opts {
 struct tb_run_spec {
     char model[64]; /* catalogue name or path of a .model file */
     enum tb_phase phase;
-    int layers;        /* keep the first n layers; 0 = all */
-    int batch;         /* sequences */
-    int seq_in;        /* prompt length (prefill, decode) or sequence length (train) */
-    int seq_out;       /* decode: tokens generated per repetition */
-    int steps;         /* denoise: denoising steps (0: the model's default) */
-    int resolution;    /* denoise: square image size in pixels (0: the model's) */
-    int reps;          /* timed repetitions */
-    int warmup;        /* untimed repetitions before them */
-    uint64_t seed;     /* weights and tokens */
-    char precision[8]; /* "fp32" (the default): the CPU engine's fp32, and bf16 mixed
-                          precision on the GPU; "fp8": GPU inference only (prefill,
-                          decode; compute capability 8.9+), the CPU executor skips it */
-    long line;         /* suite line it came from (0 = command line) */
+    int layers;                 /* keep the first n layers; 0 = all */
+    int batch;                  /* sequences */
+    int seq_in;                 /* prompt length (prefill, decode) or sequence length (train) */
+    int seq_out;                /* decode: tokens generated per repetition */
+    int steps;                  /* denoise: denoising steps (0: the model's default) */
+    int resolution;             /* denoise: square image size in pixels (0: the model's) */
+    int reps;                   /* timed repetitions */
+    int warmup;                 /* untimed repetitions before them */
+    uint64_t seed;              /* weights and tokens */
+    char precision[8];          /* "fp32" (the default): the CPU engine's fp32, and bf16 mixed
+                                   precision on the GPU; "fp8": GPU inference only (prefill,
+                                   decode; compute capability 8.9+), the CPU executor skips it */
+    long line;                  /* suite line it came from (0 = command line) */
     bool precision_set;         /* precision given (a serving run's default: bf16 for an
                                    endpoint, fp32 for self) */
     struct tb_serve_opts serve; /* phase serve */
