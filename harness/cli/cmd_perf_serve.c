@@ -19,6 +19,7 @@
 #include "tb_arch.h"
 #include "cli.h"
 #include "tb_batcher.h"
+#include "tb_executor.h"
 #include "tb_loadgen.h"
 #include "tb_server_proc.h"
 #include "tb_timer.h"
@@ -26,11 +27,8 @@
 
 #include "workloads/llama/llama.h"
 
-#include <arpa/inet.h>
 #include <limits.h>
-#include <netinet/in.h>
 #include <stdlib.h>
-#include <sys/socket.h>
 #include <unistd.h>
 #include <string.h>
 #include <time.h>
@@ -49,12 +47,11 @@ static double median(double *v, int n)
     return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* Greedy: the index of the largest logit (tb_exec_argmax, for one row). */
 static int argmax(const float *x, int n)
 {
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (x[i] > x[best])
-            best = i;
+    int best;
+    tb_exec_argmax(x, 1, n, &best);
     return best;
 }
 
@@ -253,21 +250,6 @@ static void serve_usage(FILE *f)
           f);
 }
 
-/* A free loopback port (the kernel's pick, closed again for the server). */
-static int loopback_port(void)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-    if (fd < 0)
-        return -1;
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    close(fd);
-    return port;
-}
-
 int tb_cmd_perf_serve(int argc, char **argv)
 {
     static const struct option OPTS[] = {
@@ -316,9 +298,9 @@ int tb_cmd_perf_serve(int argc, char **argv)
     for (int paced = 0; paced < 2; paced++) {
         const char *step = paced ? "10000" : "0";
         memset(&srv, 0, sizeof srv);
-        port = loopback_port();
+        port = tb_loopback_port(err, sizeof err);
         if (port < 0) {
-            fprintf(stderr, "trnbench perf: no free loopback port\n");
+            fprintf(stderr, "trnbench perf: %s\n", err);
             return 1;
         }
         snprintf(port_s, sizeof port_s, "%d", port);

@@ -8,13 +8,16 @@
 #include "tb_proc.h"
 #include "tb_util.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -294,4 +297,20 @@ void tb_server_stop(struct tb_server_proc *p, double grace_s, char *how, size_t 
             describe_status(status, 0, how, len);
     }
     p->pid = 0;
+}
+
+int tb_loopback_port(char *err, size_t errlen)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
+    if (fd < 0)
+        return tb_err(err, errlen, "socket: %s", strerror(errno));
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    else
+        tb_err(err, errlen, "no free port on the loopback: %s", strerror(errno));
+    close(fd);
+    return port;
 }

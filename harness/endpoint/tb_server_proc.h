@@ -37,6 +37,11 @@ void tb_argv_free(char **argv);
 int tb_server_start(struct tb_server_proc *p, const char *const *argv, const char *log_path,
                     const char *base_url, double ready_timeout_s, char *err, size_t errlen);
 
+/* A free TCP port on the loopback, the kernel's pick (closed again, for a server to
+ * take: another process could take it first, which the server's start then reports).
+ * Returns the port, or -1 with a message. */
+int tb_loopback_port(char *err, size_t errlen);
+
 /* SIGTERM to the server's group, SIGKILL after grace_s (0: 10 s) if it has not ended;
  * how it ended into how ("exited with status 0", "killed by signal 9 after 10 s").
  * Nothing when it is not running. */

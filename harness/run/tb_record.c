@@ -97,10 +97,11 @@ static int derive_metrics(const struct tb_run_spec *spec, const struct tb_exec_r
     return nm;
 }
 
-static void fill_common(struct tb_result_row *row, const struct tb_record_ctx *c,
-                        const struct tb_run_spec *spec, const struct tb_arch *a,
-                        const struct tb_darch *d, const struct tb_exec_result *r, char (*buf)[64],
-                        const char *run_id, const char *stamp, const char *notes)
+/* The facts every measured row of an executor shares: the run, where and by what it
+ * ran, when, and with which software. */
+static void measured_row(struct tb_result_row *row, const struct tb_record_ctx *c,
+                         const char *run_id, const char *stamp, const char *counters,
+                         const char *notes)
 {
     memset(row, 0, sizeof *row);
     row->col[TB_COL_RUN_ID] = run_id;
@@ -109,6 +110,24 @@ static void fill_common(struct tb_result_row *row, const struct tb_record_ctx *c
     row->col[TB_COL_INSTANCES] = "1";
     row->col[TB_COL_HOST] = c->host;
     row->col[TB_COL_EXECUTOR] = c->executor;
+    row->col[TB_COL_TIMESTAMP] = stamp;
+    row->col[TB_COL_COMMIT] = tb_version_commit();
+    row->col[TB_COL_COMPILER] = c->compiler ? c->compiler : tb_version_compiler();
+    row->col[TB_COL_CFLAGS] = c->cflags ? c->cflags : tb_version_cflags();
+    row->col[TB_COL_BLAS] = c->blas;
+    row->col[TB_COL_COUNTERS] = counters;
+    row->col[TB_COL_SOURCE] = c->source ? c->source : "trnbench";
+    row->col[TB_COL_NOTES] = notes;
+    row->col[TB_COL_CHIPS_USED] = c->chips_used;
+    row->col[TB_COL_DEVICE] = c->device[0] ? c->device : NULL;
+}
+
+static void fill_common(struct tb_result_row *row, const struct tb_record_ctx *c,
+                        const struct tb_run_spec *spec, const struct tb_arch *a,
+                        const struct tb_darch *d, const struct tb_exec_result *r, char (*buf)[64],
+                        const char *run_id, const char *stamp, const char *notes)
+{
+    measured_row(row, c, run_id, stamp, r->counters, notes);
     row->col[TB_COL_MODEL] = d ? d->name : a->name;
     row->col[TB_COL_PHASE] = tb_phase_to_string(spec->phase);
     row->col[TB_COL_PRECISION] = spec->precision;
@@ -135,16 +154,6 @@ static void fill_common(struct tb_result_row *row, const struct tb_record_ctx *c
     row->col[TB_COL_WARMUP] = buf[5];
     fmt_num(buf[6], 64, r->flops);
     row->col[TB_COL_FLOPS] = buf[6];
-    row->col[TB_COL_TIMESTAMP] = stamp;
-    row->col[TB_COL_COMMIT] = tb_version_commit();
-    row->col[TB_COL_COMPILER] = c->compiler ? c->compiler : tb_version_compiler();
-    row->col[TB_COL_CFLAGS] = c->cflags ? c->cflags : tb_version_cflags();
-    row->col[TB_COL_BLAS] = c->blas;
-    row->col[TB_COL_COUNTERS] = r->counters;
-    row->col[TB_COL_SOURCE] = c->source ? c->source : "trnbench";
-    row->col[TB_COL_NOTES] = notes;
-    row->col[TB_COL_CHIPS_USED] = c->chips_used;
-    row->col[TB_COL_DEVICE] = c->device[0] ? c->device : NULL;
 }
 
 int tb_record_run(const struct tb_record_ctx *c, const struct tb_run_spec *spec,
@@ -524,13 +533,7 @@ int tb_record_serve(const struct tb_record_ctx *c, const struct tb_run_spec *spe
             fmt_num(num[nrows][0], 32, x->value);
             snprintf(num[nrows][5], 32, "%ld", x->n);
         }
-        memset(row, 0, sizeof *row);
-        row->col[TB_COL_RUN_ID] = run_id;
-        row->col[TB_COL_PROVENANCE] = "measured";
-        row->col[TB_COL_TARGET] = c->target;
-        row->col[TB_COL_INSTANCES] = "1";
-        row->col[TB_COL_HOST] = c->host;
-        row->col[TB_COL_EXECUTOR] = c->executor;
+        measured_row(row, c, run_id, stamp, r->counters[0] ? r->counters : NULL, x->notes);
         row->col[TB_COL_MODEL] = a->name;
         row->col[TB_COL_LAYERS] = layers;
         row->col[TB_COL_PHASE] = "serve";
@@ -551,18 +554,8 @@ int tb_record_serve(const struct tb_record_ctx *c, const struct tb_run_spec *spe
             row->col[TB_COL_P90] = num[nrows][6];
             row->col[TB_COL_P99] = num[nrows][7];
         }
-        row->col[TB_COL_TIMESTAMP] = stamp;
-        row->col[TB_COL_COMMIT] = tb_version_commit();
-        row->col[TB_COL_COMPILER] = tb_version_compiler();
-        row->col[TB_COL_CFLAGS] = tb_version_cflags();
-        row->col[TB_COL_BLAS] = c->blas;
-        row->col[TB_COL_COUNTERS] = r->counters[0] ? r->counters : NULL;
-        row->col[TB_COL_SOURCE] = c->source ? c->source : "trnbench";
-        row->col[TB_COL_NOTES] = x->notes;
-        row->col[TB_COL_CHIPS_USED] = c->chips_used;
         row->col[TB_COL_WORKLOAD] = workload;
         row->col[TB_COL_CONFIG] = config;
-        row->col[TB_COL_DEVICE] = c->device[0] ? c->device : NULL;
         row->col[TB_COL_CONCURRENCY] = o->level_concurrency ? conc : NULL;
         row->col[TB_COL_REQUEST_RATE] = o->level_rate > 0 ? rate : NULL;
         nrows++;

@@ -17,33 +17,13 @@
 #include "tb_timer.h"
 #include "tb_util.h"
 
-#include <arpa/inet.h>
 #include <curl/curl.h>
 #include <errno.h>
 #include <math.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <unistd.h>
-
-/* A free TCP port on the loopback (the kernel's pick; closed again for the server). */
-static int free_port(char *err, size_t errlen)
-{
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t len = sizeof a;
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port = -1;
-    if (fd < 0)
-        return tb_err(err, errlen, "socket: %s", strerror(errno));
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
-        getsockname(fd, (struct sockaddr *)&a, &len) == 0)
-        port = ntohs(a.sin_port);
-    else
-        tb_err(err, errlen, "no free port on the loopback: %s", strerror(errno));
-    close(fd);
-    return port;
-}
 
 /* The levels of spec in order: each concurrency (closed loop), then each rate. A level
  * is one repetition of the loop (its warm-up requests are the client's). */
@@ -127,7 +107,7 @@ static int start_server(struct served *s, const struct tb_run_spec *spec, const 
     int argc;
 
     if (!strcmp(o->endpoint, "self")) {
-        int port = free_port(err, errlen);
+        int port = tb_loopback_port(err, errlen);
         if (port < 0 || self_argv(spec, port, self, buf, exe, sizeof exe, err, errlen) != 0)
             return -1;
         snprintf(ep->base_url, sizeof ep->base_url, "http://127.0.0.1:%d/v1", port);

@@ -8,6 +8,7 @@
  * set (struct seq) belongs to the engine thread alone.
  */
 #include "tb_batcher.h"
+#include "tb_executor.h"
 #include "tb_timer.h"
 #include "tb_util.h"
 
@@ -167,12 +168,11 @@ void tb_request_release(struct tb_request *r)
 
 /* ---- the engine thread ---- */
 
+/* Greedy: the index of the largest logit (tb_exec_argmax, for one row). */
 static int argmax(const float *x, int n)
 {
-    int best = 0;
-    for (int i = 1; i < n; i++)
-        if (x[i] > x[best])
-            best = i;
+    int best;
+    tb_exec_argmax(x, 1, n, &best);
     return best;
 }
 

@@ -522,7 +522,7 @@ static void test_good(void)
         times_ok &= q->t_sent >= 0 && q->t_first > q->t_sent && q->t_end >= q->t_first &&
                     q->chunk_t[0] == q->t_first && q->chunk_t[15] <= q->t_end &&
                     q->chunk_t[15] - q->chunk_t[0] >= 0.014 && q->lag_max_s >= 0 &&
-                    q->lag_max_s < 1 && (i == 0 || q->t_sent >= r.reqs[i - 1].t_sent);
+                    q->lag_max_s < 30 && (i == 0 || q->t_sent >= r.reqs[i - 1].t_sent);
     }
     OK(chunks_ok, "16 content chunks and 16 output tokens in every request");
     OK(usage_ok, "usage parsed: prompt_tokens 32, usage_reported, HTTP 200");
