@@ -29,7 +29,7 @@
 /* A chart drawn into the scratch folder. */
 struct tb_report_chart {
     char name[48];     /* file name without extension: "throughput", "interactivity-1" */
-    char caption[300]; /* what it shows, for both documents */
+    char caption[600]; /* what it shows, for both documents */
     char *svg;         /* owned: the SVG text, inlined into report.html */
     bool png;          /* a PNG copy was drawn beside the SVG */
 };
