@@ -1,6 +1,7 @@
 /* harness/run/tb_record.c: see tb_record.h. */
 #include "tb_record.h"
 
+#include "tb_flops.h"
 #include "tb_loadgen.h"
 #include "tb_results.h"
 #include "tb_stats.h"
@@ -422,7 +423,7 @@ int tb_record_serve(const struct tb_record_ctx *c, const struct tb_run_spec *spe
     struct serve_row sr[NS];
     struct tb_result_row rows[NS];
     char num[NS][8][32], stamp[32], layers[16], seq_in[16], seq_out[16], batch[16], conc[16],
-        rate[32], workload[192], config[192], prompts[200];
+        rate[32], workload[192], config[192], prompts[200], flops[32];
     double out_tok = 0, all_tok = 0, window;
     size_t good = 0;
     int ns = 5, nrows = 0, rc = -1;
@@ -507,6 +508,11 @@ int tb_record_serve(const struct tb_record_ctx *c, const struct tb_run_spec *spe
     else
         snprintf(rate, sizeof rate, "%g", o->level_rate);
     tb_serve_workload(spec, workload, sizeof workload, config, sizeof config);
+    /* the model FLOPs of the level: each completed request's prefill and its decode
+     * steps after the first token */
+    fmt_num(flops, sizeof flops,
+            (double)L->ok * (tb_flops_prefill(a, 1, spec->seq_in) +
+                             tb_flops_decode(a, 1, spec->seq_in, spec->seq_out - 1)));
     for (int i = 0; i < ns; i++) {
         struct serve_row *x = &sr[i];
         struct tb_result_row *row = &rows[nrows];
@@ -554,6 +560,7 @@ int tb_record_serve(const struct tb_record_ctx *c, const struct tb_run_spec *spe
             row->col[TB_COL_P90] = num[nrows][6];
             row->col[TB_COL_P99] = num[nrows][7];
         }
+        row->col[TB_COL_FLOPS] = flops;
         row->col[TB_COL_WORKLOAD] = workload;
         row->col[TB_COL_CONFIG] = config;
         row->col[TB_COL_CONCURRENCY] = o->level_concurrency ? conc : NULL;

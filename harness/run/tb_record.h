@@ -79,7 +79,8 @@ int tb_record_prediction(const struct tb_record_ctx *c, const struct tb_scenario
  * stddev, n) and the level's totals (output_tokens_per_s, total_tokens_per_s,
  * requests_per_s, goodput_requests_per_s when the spec has latency limits,
  * failed_requests with the reasons, mismatched_requests, the load achieved), then
- * extra[0..nextra-1] (the server's start). a: the catalogue Llama the run names.
+ * extra[0..nextra-1] (the server's start); flops the model FLOPs of the completed
+ * requests (prefill and decode, tb_flops.h). a: the catalogue Llama the run names.
  * c->device: the server (label and version). Returns 0, or -1 with a message. */
 int tb_record_serve(const struct tb_record_ctx *c, const struct tb_run_spec *spec,
                     const struct tb_arch *a, const struct tb_exec_result *r, const char *run_id,

@@ -12,7 +12,7 @@
 tmp="$TB_BUILDDIR/tests/tmp/cli_endpoint"
 rm -rf "$tmp" && mkdir -p "$tmp"
 
-echo "1..34"
+echo "1..35"
 
 # field NAME FILE RUN_ID_PART METRIC: the NAME column of the row of METRIC whose run_id
 # contains RUN_ID_PART (perl, which prove needs anyway, splitting quoted CSV fields)
@@ -77,6 +77,9 @@ check "rows are measured, executor endpoint, device the server" \
 check "workload and config in the model's form" \
     test "$(field workload "$res" /c8/ ttft_ms)" = llama-tiny/serve/in16/out8/fp32 -a \
     "$(field config "$res" /c8/ ttft_ms)" = llama-tiny/serve/b8/in16/out8/fp32
+check "flops: the model FLOPs of the 16 requests, 2 per parameter and token (llama-tiny: 0.1 M)" \
+    awk -v f="$(field flops "$res" /c8/ output_tokens_per_s)" \
+    'BEGIN { exit !(f > 16 * 2 * 24 * 0.05e6 && f < 16 * 2 * 24 * 0.5e6) }'
 check "server_start_s recorded once, positive" \
     test "$(grep -c ',server_start_s,' "$res")" = 1 -a -n "$(value "$res" /c1/ server_start_s)"
 rows=$(wc -l <"$res")
