@@ -237,6 +237,7 @@ out:
 static void serve_usage(FILE *f)
 {
     fputs("usage: trnbench perf --serve [--concurrency C] [--requests N] [--seq-out N]\n"
+          "                           [--threads T]\n"
           "\n"
           "Serving's own costs on this machine, printed (a benchmark, not a test):\n"
           "  the load client: C concurrent streams (default 256) of N requests (default\n"
@@ -244,7 +245,8 @@ static void serve_usage(FILE *f)
           "    instant` (a server that answers at once, stamping each chunk with its send\n"
           "    time) on the loopback: chunks per second, chunks per client CPU-second and\n"
           "    the per-chunk lag (arrival - send) the client adds; targets >= 20,000\n"
-          "    chunks/s on one core and p99 lag < 1 ms;\n"
+          "    chunks/s on one core and p99 lag < 1 ms; --threads T client threads (default:\n"
+          "    one per 64 streams, at most one per core but one);\n"
           "  continuous batching: the batcher's decode tokens/s against the engine's static\n"
           "    batch at the same batch (llama-small, B 8, 128 in, 64 out); target >= 0.70.\n",
           f);
@@ -253,11 +255,15 @@ static void serve_usage(FILE *f)
 int tb_cmd_perf_serve(int argc, char **argv)
 {
     static const struct option OPTS[] = {
-        {"serve", no_argument, NULL, 'S'},          {"concurrency", required_argument, NULL, 'c'},
-        {"requests", required_argument, NULL, 'n'}, {"seq-out", required_argument, NULL, 'o'},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"serve", no_argument, NULL, 'S'},
+        {"concurrency", required_argument, NULL, 'c'},
+        {"requests", required_argument, NULL, 'n'},
+        {"seq-out", required_argument, NULL, 'o'},
+        {"threads", required_argument, NULL, 't'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
-    long conc = 256, reqs = 2048, seq_out = 64;
+    long conc = 256, reqs = 2048, seq_out = 64, threads = 0;
     char exe[PATH_MAX], port_s[24], seqs_s[24], len_s[24], url[64], log[PATH_MAX + 32], how[160];
     char err[1024];
     struct tb_server_proc srv;
@@ -265,7 +271,11 @@ int tb_cmd_perf_serve(int argc, char **argv)
     ssize_t k;
 
     while ((c = tb_cli_getopt("perf", argc, argv, OPTS, &st)) != -1) {
-        long *dst = c == 'c' ? &conc : c == 'n' ? &reqs : c == 'o' ? &seq_out : NULL;
+        long *dst = c == 'c'   ? &conc
+                    : c == 'n' ? &reqs
+                    : c == 'o' ? &seq_out
+                    : c == 't' ? &threads
+                               : NULL;
         if (c == 'h') {
             serve_usage(stdout);
             return 0;
@@ -318,8 +328,8 @@ int tb_cmd_perf_serve(int argc, char **argv)
                paced ? "paced (a step every 10 ms)" : "back to back", conc, reqs, seq_out, step);
         fflush(stdout);
         if (tb_server_start(&srv, args, log, url, 30, err, sizeof err) != 0 ||
-            tb_perf_client(stdout, url, "llama-small", (int)conc, (int)reqs, (int)seq_out, err,
-                           sizeof err) != 0) {
+            tb_perf_client(stdout, url, "llama-small", (int)conc, (int)reqs, (int)seq_out,
+                           (int)threads, err, sizeof err) != 0) {
             fprintf(stderr, "trnbench perf: %s\n", err);
             rc = 1;
         }

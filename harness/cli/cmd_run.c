@@ -107,6 +107,8 @@ static void usage(FILE *f)
           "  --max-num-seqs N   endpoint=self: trnbench serve's running sequences (16)\n"
           "  --target TYPE      the instance type the server runs on when it is not this\n"
           "                     machine (pricing/instances.csv; default: the one detected)\n"
+          "  --client-threads T the load client's threads, streams split among them\n"
+          "                     (default: one per 64 streams, at most one per core but one)\n"
           "Serving metrics, per level: ttft_ms, tpot_ms ((e2e - ttft) / (output tokens -\n"
           "1), never including TTFT), itl_ms, e2e_latency_ms, tokens_per_s_per_user (value\n"
           "p50, columns p90 and p99), output_tokens_per_s, total_tokens_per_s,\n"
@@ -230,6 +232,7 @@ int tb_cmd_run(int argc, char **argv)
         {"server-start", required_argument, NULL, 1116},
         {"max-num-seqs", required_argument, NULL, 1117},
         {"target", required_argument, NULL, 1118},
+        {"client-threads", required_argument, NULL, 1119},
         {NULL, 0, NULL, 0},
     };
     struct tb_plan plan;

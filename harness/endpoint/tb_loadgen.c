@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -790,8 +791,9 @@ static char *join_url(const char *base, const char *suffix)
 
 /* One attempt at the level with prompts as text or ids. Returns 0 when it ran, -1 with a
  * message, 1 when the first request was refused a 4xx (run->refused_why says why). */
-static int run_level(const struct tb_load_spec *s, bool text, struct tb_load_result *r,
-                     char *refused_why, size_t rlen, char *err, size_t errlen)
+static int run_level(const struct tb_load_spec *s, bool text, uint64_t t0_ns,
+                     struct tb_load_result *r, char *refused_why, size_t rlen, char *err,
+                     size_t errlen)
 {
     struct run run;
     double cpu0 = thread_cpu_s();
@@ -846,7 +848,7 @@ static int run_level(const struct tb_load_spec *s, bool text, struct tb_load_res
     curl_multi_setopt(run.m, CURLMOPT_SOCKETDATA, &run);
     curl_multi_setopt(run.m, CURLMOPT_TIMERFUNCTION, on_timer);
     curl_multi_setopt(run.m, CURLMOPT_TIMERDATA, &run);
-    run.t0_ns = mono_ns();
+    run.t0_ns = t0_ns;
     if (s->warmup_requests > 0) {
         if (run_phase(&run, false, err, errlen) != 0)
             goto out;
@@ -859,7 +861,8 @@ static int run_level(const struct tb_load_spec *s, bool text, struct tb_load_res
     if (!run.refused && now_s(&run) < run.deadline_s && run_phase(&run, true, err, errlen) != 0)
         goto out;
     if (run.refused) {
-        snprintf(refused_why, rlen, "%s", run.refused_why);
+        if (refused_why)
+            snprintf(refused_why, rlen, "%s", run.refused_why);
         rc = 1;
         goto out;
     }
@@ -909,20 +912,199 @@ static int check_spec(const struct tb_load_spec *s, char *err, size_t errlen)
     return 0;
 }
 
+/* ---- a level over several client threads ---- */
+
+#define STREAMS_PER_THREAD 64
+
+/* One client thread's part of a level. */
+struct shard {
+    struct tb_load_spec s; /* its share of the load */
+    bool text;
+    uint64_t t0_ns; /* the level's clock, common to every shard */
+    struct tb_load_result r;
+    int rc;
+    char refused[160], err[512];
+};
+
+static void *shard_main(void *arg)
+{
+    struct shard *x = arg;
+    x->rc = run_level(&x->s, x->text, x->t0_ns, &x->r, x->refused, sizeof x->refused, x->err,
+                      sizeof x->err);
+    return NULL;
+}
+
+/* The threads a level runs on (tb_load_spec.threads). */
+static int level_threads(const struct tb_load_spec *s)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN), n;
+    if (s->threads > 0) {
+        n = s->threads;
+    } else {
+        long streams = s->concurrency > 0 ? s->concurrency : STREAMS_PER_THREAD;
+        n = (streams + STREAMS_PER_THREAD - 1) / STREAMS_PER_THREAD;
+        n = n < cores - 1 ? n : cores - 1; /* a core left for the rest */
+    }
+    if (s->concurrency > 0 && n > s->concurrency)
+        n = s->concurrency;
+    if (s->requests > 0 && n > s->requests)
+        n = s->requests;
+    return n < 1 ? 1 : (int)n;
+}
+
+/* Part k of total split n ways (the first total % n get one more). */
+static int share(long total, int n, int k)
+{
+    return (int)(total / n + (k < total % n ? 1 : 0));
+}
+
+/* Part k of total in proportion to part k of weights split n ways, so that each thread
+ * runs as many rounds of its streams as the others and they end together. */
+static int share_by(long total, long weights, int n, int k)
+{
+    long before = 0, upto;
+    if (weights <= 0)
+        return share(total, n, k);
+    for (int i = 0; i < k; i++)
+        before += share(weights, n, i);
+    upto = before + share(weights, n, k);
+    return (int)(total * upto / weights - total * before / weights);
+}
+
+static int by_send_time(const void *a, const void *b)
+{
+    const struct tb_request_rec *x = a, *y = b;
+    return x->t_sent < y->t_sent ? -1 : x->t_sent > y->t_sent;
+}
+
+/* Move every shard's requests and lags into r, in send order, and summarise. */
+static int merge_shards(const struct tb_load_spec *s, bool text, struct shard *x, int n,
+                        struct tb_load_result *r, char *err, size_t errlen)
+{
+    size_t nreqs = 0, nlags = 0;
+    memset(r, 0, sizeof *r);
+    for (int k = 0; k < n; k++) {
+        nreqs += x[k].r.nreqs;
+        nlags += x[k].r.nlags;
+    }
+    r->reqs = tb_alloc_array(nreqs + 1, sizeof *r->reqs);
+    r->lags = tb_alloc_array(nlags + 1, sizeof *r->lags);
+    if (!r->reqs || !r->lags) {
+        free(r->reqs);
+        free(r->lags);
+        r->reqs = NULL;
+        r->lags = NULL;
+        return tb_err(err, errlen, "out of memory merging the client threads' requests");
+    }
+    for (int k = 0; k < n; k++) {
+        struct tb_load_result *q = &x[k].r;
+        if (q->nreqs)
+            memcpy(r->reqs + r->nreqs, q->reqs, q->nreqs * sizeof *q->reqs);
+        if (q->nlags)
+            memcpy(r->lags + r->nlags, q->lags, q->nlags * sizeof *q->lags);
+        r->nreqs += q->nreqs;
+        r->nlags += q->nlags;
+        r->client_cpu_s += q->client_cpu_s;
+        free(q->reqs); /* the chunk times moved with the records */
+        free(q->lags);
+        memset(q, 0, sizeof *q);
+    }
+    qsort(r->reqs, r->nreqs, sizeof *r->reqs, by_send_time);
+    r->text_prompts = text;
+    r->threads = n;
+    summarise(s, !text, r);
+    return 0;
+}
+
+/* The level on n client threads, each its share of the load on the level's clock.
+ * Returns like run_level. */
+static int run_sharded(const struct tb_load_spec *s, int n, bool text, struct tb_load_result *r,
+                       char *refused_why, size_t rlen, char *err, size_t errlen)
+{
+    struct shard *x = tb_alloc_array((size_t)n, sizeof *x);
+    pthread_t *tid = tb_alloc_array((size_t)n, sizeof *tid);
+    uint64_t t0 = mono_ns();
+    int started = 0, rc = 0;
+
+    memset(r, 0, sizeof *r);
+    if (!x || !tid) {
+        free(x);
+        free(tid);
+        return tb_err(err, errlen, "out of memory for %d client threads", n);
+    }
+    for (int k = 0; k < n; k++) {
+        x[k].s = *s;
+        x[k].s.concurrency = s->concurrency > 0 ? share(s->concurrency, n, k) : 0;
+        x[k].s.requests = s->requests > 0 ? share_by(s->requests, s->concurrency, n, k) : 0;
+        x[k].s.warmup_requests = share_by(s->warmup_requests, s->concurrency, n, k);
+        x[k].s.request_rate = s->request_rate > 0
+                                  ? s->request_rate * share_by(1000000, s->concurrency, n, k) / 1e6
+                                  : 0;
+        x[k].s.seed = s->seed + 0x9e3779b97f4a7c15ull * (uint64_t)k; /* prompts of its own */
+        x[k].text = text;
+        x[k].t0_ns = t0;
+    }
+    for (int k = 0; k < n; k++)
+        if (s->requests > 0 && x[k].s.requests == 0) { /* too few requests to split */
+            free(x);
+            free(tid);
+            rc = run_level(s, text, t0, r, refused_why, rlen, err, errlen);
+            r->threads = 1;
+            return rc;
+        }
+    for (; started < n; started++)
+        if (pthread_create(&tid[started], NULL, shard_main, &x[started]) != 0) {
+            rc = tb_err(err, errlen, "cannot start client thread %d of %d", started + 1, n);
+            break;
+        }
+    for (int k = 0; k < started; k++)
+        pthread_join(tid[k], NULL);
+    for (int k = 0; k < started && rc == 0; k++) {
+        if (x[k].rc == 1) { /* ids refused: the caller retries the whole level as text */
+            if (refused_why)
+                snprintf(refused_why, rlen, "%s", x[k].refused);
+            rc = 1;
+        } else if (x[k].rc != 0) {
+            rc = tb_err(err, errlen, "%s", x[k].err);
+        }
+    }
+    if (rc == 0)
+        rc = merge_shards(s, text, x, n, r, err, errlen);
+    for (int k = 0; k < n; k++)
+        tb_load_result_release(&x[k].r);
+    free(x);
+    free(tid);
+    return rc;
+}
+
+/* The level on one thread, or on several. */
+static int run_attempt(const struct tb_load_spec *s, int threads, bool text,
+                       struct tb_load_result *r, char *refused_why, size_t rlen, char *err,
+                       size_t errlen)
+{
+    int rc;
+    if (threads > 1)
+        return run_sharded(s, threads, text, r, refused_why, rlen, err, errlen);
+    rc = run_level(s, text, mono_ns(), r, refused_why, rlen, err, errlen);
+    r->threads = 1;
+    return rc;
+}
+
 int tb_load_run(const struct tb_load_spec *s, struct tb_load_result *r, char *err, size_t errlen)
 {
     bool text = s->text_prompts || s->api == TB_API_CHAT;
     char refused[160] = "";
-    int rc;
+    int rc, threads;
 
     memset(r, 0, sizeof *r);
     if (check_spec(s, err, errlen) != 0 || curl_ready(err, errlen) != 0)
         return -1;
-    rc = run_level(s, text, r, refused, sizeof refused, err, errlen);
+    threads = level_threads(s);
+    rc = run_attempt(s, threads, text, r, refused, sizeof refused, err, errlen);
     if (rc == 1) {
         tb_load_result_release(r);
         text = true;
-        rc = run_level(s, text, r, NULL, 0, err, errlen);
+        rc = run_attempt(s, threads, text, r, NULL, 0, err, errlen);
     }
     if (rc != 0)
         return -1;
@@ -1106,7 +1288,7 @@ out:
 /* ---- the client's own speed ---- */
 
 int tb_perf_client(FILE *out, const char *base_url, const char *served_model, int concurrency,
-                   int requests, int seq_out, char *err, size_t errlen)
+                   int requests, int seq_out, int threads, char *err, size_t errlen)
 {
     struct tb_load_spec s = {
         .base_url = base_url,
@@ -1118,6 +1300,7 @@ int tb_perf_client(FILE *out, const char *base_url, const char *served_model, in
         .seed = 1,
         .concurrency = concurrency,
         .requests = requests,
+        .threads = threads,
     };
     struct tb_load_result r;
     size_t chunks = 0;
@@ -1127,11 +1310,14 @@ int tb_perf_client(FILE *out, const char *base_url, const char *served_model, in
         return -1;
     for (size_t i = 0; i < r.nreqs; i++)
         chunks += (size_t)r.reqs[i].chunks;
-    fprintf(out, "client: %d streams, %zu requests (%zu ok), %d tokens each, prompts as %s\n",
-            concurrency, r.nreqs, r.ok, seq_out, r.prompt_note);
+    fprintf(out,
+            "client: %d streams on %d thread%s, %zu requests (%zu ok), %d tokens each, prompts "
+            "as %s\n",
+            concurrency, r.threads, r.threads == 1 ? "" : "s", r.nreqs, r.ok, seq_out,
+            r.prompt_note);
     fprintf(out, "  chunks received            %zu in %.3f s\n", chunks, r.window_s);
     fprintf(out, "  chunks per second of wall  %.0f\n", r.window_s > 0 ? chunks / r.window_s : 0);
-    fprintf(out, "  chunks per client CPU-s    %.0f (client_cpu_s %.3f)\n",
+    fprintf(out, "  chunks per client CPU-s    %.0f (client_cpu_s %.3f, all threads)\n",
             r.client_cpu_s > 0 ? chunks / r.client_cpu_s : 0, r.client_cpu_s);
     if (r.nlags) {
         static const double p[] = {50, 99, 100};

@@ -65,6 +65,13 @@ struct tb_load_spec {
     double level_timeout_s;   /* the whole level, warm-up included (0: derived: requests /
                                  concurrency rounds of request_timeout_s, capped at 1 h) */
     bool text_prompts;        /* send text even to /completions (a server that refused ids) */
+    /* Client threads: the level's streams split over this many event loops, each a curl
+     * multi handle and an epoll set of its own on a thread of its own (a burst of 256
+     * chunks at ~15 us each is ~4 ms on one thread). 0: one per 64 streams, at most one
+     * per core but one, at least 1; 1: one thread. Concurrency, requests, warm-up and
+     * rate are divided among them, each with a seed of its own; the requests are merged
+     * on one clock. */
+    int threads;
 };
 
 /* One counted request. */
@@ -100,9 +107,10 @@ struct tb_load_result {
     double *lags;                /* owned: [nlags] arrival minus send of every chunk that
                                     carried t_sent_ns (seconds) */
     size_t nlags;
-    double client_cpu_s; /* CPU time this thread spent over the level
+    double client_cpu_s; /* CPU time the client's threads spent over the level
                             (CLOCK_THREAD_CPUTIME_ID: getrusage(RUSAGE_THREAD)'s
-                            figure, without _GNU_SOURCE) */
+                            figure, without _GNU_SOURCE), summed over them */
+    int threads;         /* client threads the level ran on */
 };
 
 /* Run one level. Returns 0 when it ran (failed requests are counted in r, not an
@@ -130,13 +138,14 @@ int tb_endpoint_probe(const char *base_url, char *models, size_t mlen, char *ver
                       char *err, size_t errlen);
 
 /* The client's own speed, for `trnbench perf`: one closed-loop level of `requests`
- * streams of seq_out tokens (16-id prompts, no warm-up) at `concurrency` against
+ * streams of seq_out tokens (16-id prompts, no warm-up) at `concurrency` on `threads`
+ * client threads (0: as tb_load_spec.threads says) against
  * base_url, printed to out: chunks received, chunks per second of wall (the window),
  * chunks per client CPU-second (client_cpu_s), and the p50, p99 and max of the
  * per-chunk lag in ms when the server puts "t_sent_ns" in its chunks (`trnbench serve
  * --engine instant` does). Returns 0, or -1 with a message when the level could not run
  * or a request failed (the figures are printed first). */
 int tb_perf_client(FILE *out, const char *base_url, const char *served_model, int concurrency,
-                   int requests, int seq_out, char *err, size_t errlen);
+                   int requests, int seq_out, int threads, char *err, size_t errlen);
 
 #endif

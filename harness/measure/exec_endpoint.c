@@ -92,6 +92,7 @@ static int endpoint_setup(void *self, const struct tb_workload *w, struct tb_exe
                                : 4,
         .request_timeout_s = o->request_timeout_s,
         .text_prompts = o->api == TB_SERVE_CHAT,
+        .threads = o->client_threads,
     };
     r->tokens = (double)x->ls.requests * spec->seq_out;
     return 0;

@@ -441,7 +441,9 @@ int tb_record_serve(const struct tb_record_ctx *c, const struct tb_run_spec *spe
     snprintf(prompts, sizeof prompts, "prompts: %s",
              L->prompt_note[0] ? L->prompt_note : "token ids");
     snprintf(sr[0].notes, sizeof sr[0].notes,
-             "per completed request, send to first streamed output chunk; %s", prompts);
+             "per completed request, send to first streamed output chunk; %s; load client on %d "
+             "thread%s",
+             prompts, L->threads, L->threads == 1 ? "" : "s");
     snprintf(sr[1].notes, sizeof sr[1].notes,
              "per completed request, (e2e - ttft) / (output tokens - 1): never includes TTFT");
     snprintf(sr[2].notes, sizeof sr[2].notes,

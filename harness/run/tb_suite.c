@@ -140,6 +140,8 @@ static int serve_field(struct tb_serve_opts *o, const char *key, const char *v, 
         o->server_starts = strchr(v, ',') ? 2 : 1;
         return 0;
     }
+    if (!strcmp(key, "client_threads"))
+        return int_field(where, key, v, 1, 1024, &o->client_threads, err, errlen);
     if (!strcmp(key, "target"))
         return text_field(where, key, v, o->target, sizeof o->target, err, errlen);
     if (!strcmp(key, "max_num_seqs"))
@@ -217,7 +219,7 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
             "resolution, reps, warmup, seed, precision; serving: endpoint, served_model, api, "
             "concurrency, request_rate, max_concurrency, requests, duration, warmup_requests, "
             "request_timeout, ttft_ms, tpot_ms, chips, server_cmd, server_label, "
-            "server_timeout, server_start, max_num_seqs, target)",
+            "server_timeout, server_start, max_num_seqs, target, client_threads)",
             where, key);
     }
     return 0;

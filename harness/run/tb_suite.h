@@ -54,6 +54,7 @@ struct tb_serve_opts {
                                 compiles on a cold start) */
     int server_starts;       /* 1; 2: start it twice, cold then warm (server_warm_start_s) */
     int max_num_seqs;        /* endpoint=self: trnbench serve's --max-num-seqs (default 16) */
+    int client_threads;      /* the load client's threads (tb_load_spec.threads; 0: auto) */
     char target[64];         /* the instance type the server runs on, when it is not this
                                 machine (an instance of pricing/instances.csv); "": the
                                 one detected */

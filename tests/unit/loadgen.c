@@ -537,7 +537,35 @@ static void test_good(void)
     OK(r.client_cpu_s > 0 && r.client_cpu_s < r.window_s + 0.5, "client_cpu_s %.3f measured",
        r.client_cpu_s);
     IS_STRING("", r.failures, "no failures");
+    IS_INT(1, r.threads, "one client thread unless asked (auto on this machine's cores)");
     tb_load_result_release(&r);
+
+    /* the same level split over 3 client threads: 5 in flight (2 + 2 + 1), 40 counted */
+    {
+        int posts0 = s->posts;
+        bool ordered = true, chunks = true;
+        p = spec(s, url, sizeof url);
+        p.concurrency = 5;
+        p.requests = 40;
+        p.warmup_requests = 3;
+        p.seq_out = 16;
+        p.threads = 3;
+        IS_INT(0, tb_load_run(&p, &r, err, sizeof err), "3 client threads run (%s)", err);
+        IS_INT(3, r.threads, "on 3 threads");
+        IS_INT(40, (long long)r.nreqs, "exactly the counted requests, merged");
+        IS_INT(40, (long long)r.ok, "all ok (%s)", r.failures);
+        IS_INT(43, s->posts - posts0, "the server got 40 counted and 3 warm-up requests");
+        for (size_t i = 0; i < r.nreqs; i++) {
+            ordered &= i == 0 || r.reqs[i].t_sent >= r.reqs[i - 1].t_sent;
+            chunks &= r.reqs[i].chunks == 16 && r.reqs[i].chunk_t[0] == r.reqs[i].t_first;
+        }
+        OK(ordered, "merged in send order on one clock");
+        OK(chunks, "every request kept its own chunk times");
+        IS_INT(40 * 16, (long long)r.nlags, "every thread's lags merged");
+        OK(r.achieved_concurrency > 4 && r.achieved_concurrency <= 5.01,
+           "achieved concurrency %.2f is about 5", r.achieved_concurrency);
+        tb_load_result_release(&r);
+    }
 
     /* open loop: Poisson arrivals at 1000/s, no cap */
     p = spec(s, url, sizeof url);
