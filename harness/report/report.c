@@ -783,6 +783,7 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
     write_limits(&d, R);
     write_training(&d, R);
     write_model_check(&d, R);
+    tb_report_write_serving(&d, R);
     write_cost(&d, R);
     write_prices(&d, R);
     write_assessment(&d, R);

@@ -6,6 +6,7 @@
  *   charts.c   the charts (gnuplot), kept as SVG for the HTML
  *   publish.c  the scratch folder, then rename: how the files reach the output folder
  *   labels.c   the words and numbers the sections and the charts share
+ *   serving.c  the section on servers measured under load (the endpoint executor)
  *
  * The report reads three things it does not own the making of: the results
  * (tb_results.h), the price tables (tb_pricing.h) and the cost table (tb_cost.h); it
@@ -70,6 +71,9 @@ static inline const char *F(const struct tb_result *x, const char *name)
 void tb_report_note(struct report *R, const char *fmt, ...) TB_PRINTF(2, 3);
 /* A number with 4 significant digits, no exponent for ordinary magnitudes; "" for NAN.
  * Returns buf. */
+/* The section "Servers measured under load": each serving level's throughput, latency
+ * p50 and p99, and the model's figure for it (serving.c). Nothing when there are none. */
+void tb_report_write_serving(struct tb_doc *d, const struct report *R);
 const char *tb_report_num(double v, char *buf, size_t len);
 /* buf = "dir/name"; -1 when it does not fit. */
 int tb_report_path_in(char *buf, size_t len, const char *dir, const char *name);

@@ -12,7 +12,7 @@
 tmp="$TB_BUILDDIR/tests/tmp/cli_endpoint"
 rm -rf "$tmp" && mkdir -p "$tmp"
 
-echo "1..35"
+echo "1..36"
 
 # field NAME FILE RUN_ID_PART METRIC: the NAME column of the row of METRIC whose run_id
 # contains RUN_ID_PART (perl, which prove needs anyway, splitting quoted CSV fields)
@@ -95,6 +95,8 @@ check "report of the serving rows exits 0" test $? -eq 0
 check "its interactivity chart has the measured line and the levels" \
     sh -c "grep -q 'host(measured)' '$tmp/report/interactivity-1.svg' && grep -q '>c8<' '$tmp/report/interactivity-1.svg'"
 check "report.md lists the levels by their load" grep -q '| serve | c8 in16 out8 |' "$tmp/report/report.md"
+check "report.md's serving section: c8 with its TTFT p50 / p99 and 0 of 16 failed" \
+    grep -q "^| llama-tiny/serve/in16/out8/fp32 | host | trnbench serve .* | c8 in16 out8 | [0-9.]* | [0-9.e+]* | [0-9.]* / [0-9.]* | .* | 0 of 16 |" "$tmp/report/report.md"
 
 # ---- a suite's serve line: a quoted server_cmd, no shell, two starts ----
 port=$((20000 + $$ % 20000))

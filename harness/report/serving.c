@@ -1,0 +1,138 @@
+/* harness/report/serving.c: the report's section on servers measured under load (the
+ * endpoint executor's rows, executor "endpoint"): one line per load level with its
+ * throughput and its latencies' p50 and p99, and, where the results hold the
+ * performance model's prediction of the same workload on the same target at that
+ * batch, the model's figure and its error there. */
+#include "report_impl.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* The value (or p99 when p99 is true) of metric in the rows of run x's run_id and file;
+ * NAN when the run has no such row. */
+static double level_metric(const struct report *R, const struct tb_result *x, const char *metric,
+                           bool p99)
+{
+    for (size_t i = 0; i < R->res.nrows; i++) {
+        const struct tb_result *y = &R->res.rows[i];
+        double v;
+        if (y->t != x->t || strcmp(F(y, "metric"), metric) ||
+            strcmp(F(y, "run_id"), F(x, "run_id")))
+            continue;
+        if (!p99)
+            return y->value;
+        return tb_parse_double(F(y, "p99"), -1e300, 1e300, &v) == 0 ? v : NAN;
+    }
+    return NAN;
+}
+
+/* The model's output_tokens_per_s for x's workload, target and batch; NAN without one. */
+static double modeled_twin(const struct report *R, const struct tb_result *x)
+{
+    const char *b = F(x, "batch");
+    if (!*b)
+        return NAN;
+    for (size_t i = 0; i < R->res.nrows; i++) {
+        const struct tb_result *y = &R->res.rows[i];
+        if (y->prov == TB_PROV_MODELED && !strcmp(y->workload, x->workload) &&
+            !strcmp(F(y, "metric"), "output_tokens_per_s") &&
+            !strcmp(F(y, "target"), F(x, "target")) && !strcmp(F(y, "batch"), b))
+            return y->value;
+    }
+    return NAN;
+}
+
+/* "p50 / p99" of a latency metric, or "" when the run has none. */
+static const char *pair(const struct report *R, const struct tb_result *x, const char *metric,
+                        char *buf, size_t len)
+{
+    char a[32], b[32];
+    double p50 = level_metric(R, x, metric, false), p99 = level_metric(R, x, metric, true);
+    buf[0] = '\0';
+    if (!isnan(p50))
+        snprintf(buf, len, "%s / %s", tb_report_num(p50, a, sizeof a),
+                 isnan(p99) ? "" : tb_report_num(p99, b, sizeof b));
+    return buf;
+}
+
+void tb_report_write_serving(struct tb_doc *d, const struct report *R)
+{
+    static const char *const head[] = {"Workload",
+                                       "Target",
+                                       "Server",
+                                       "Load",
+                                       "Achieved",
+                                       "Output tok/s",
+                                       "TTFT ms p50 / p99",
+                                       "TPOT ms p50 / p99",
+                                       "ITL ms p99",
+                                       "E2E ms p50 / p99",
+                                       "Failed",
+                                       "Model tok/s",
+                                       "Model error"};
+    bool any = false;
+    for (size_t i = 0; i < R->res.nrows; i++) {
+        const struct tb_result *x = &R->res.rows[i];
+        char load[64], ach[32], out[32], ttft[80], tpot[80], itl[32], e2e[80], failed[32],
+            model[32], err[32], tip[200];
+        const char *cells[13], *tips[13] = {0};
+        double v, m;
+        if (x->prov != TB_PROV_MEASURED || strcmp(F(x, "executor"), "endpoint") ||
+            strcmp(F(x, "metric"), "output_tokens_per_s"))
+            continue;
+        if (!any) {
+            tb_doc_h(d, 2, "Servers measured under load");
+            tb_doc_p(d, NULL,
+                     "Each load level of a serving run (trnbench run --endpoint, executor "
+                     "endpoint): cN keeps N requests in flight, rR sends R requests/s (Poisson). "
+                     "Latencies are per request (ITL per chunk gap); TPOT = (E2E - TTFT) / "
+                     "(output tokens - 1), never including TTFT. Output tok/s counts output "
+                     "tokens only. Model: the performance model's output tokens/s for the same "
+                     "workload on the same target at a batch of N; model error = (modeled - "
+                     "measured) / measured.");
+            tb_doc_table(d, "tttttnnnnnnnn", head);
+            any = true;
+        }
+        tb_report_shape(x, load, sizeof load);
+        v = level_metric(
+            R, x, *F(x, "request_rate") ? "achieved_request_rate" : "achieved_concurrency", false);
+        ach[0] = '\0';
+        if (!isnan(v))
+            snprintf(ach, sizeof ach, "%s%s", tb_report_num(v, out, sizeof out),
+                     *F(x, "request_rate") ? "/s" : "");
+        tb_report_num(x->value, out, sizeof out);
+        pair(R, x, "ttft_ms", ttft, sizeof ttft);
+        pair(R, x, "tpot_ms", tpot, sizeof tpot);
+        v = level_metric(R, x, "itl_ms", true);
+        tb_report_num(v, itl, sizeof itl);
+        pair(R, x, "e2e_latency_ms", e2e, sizeof e2e);
+        v = level_metric(R, x, "failed_requests", false);
+        snprintf(failed, sizeof failed, "%s of %ld",
+                 isnan(v) ? "?" : tb_report_num(v, model, sizeof model), x->n);
+        m = modeled_twin(R, x);
+        model[0] = err[0] = '\0';
+        if (!isnan(m)) {
+            tb_report_num(m, model, sizeof model);
+            snprintf(err, sizeof err, "%+.0f%%", (m - x->value) / x->value * 100);
+        }
+        snprintf(tip, sizeof tip, "%s; %s", F(x, "run_id"), F(x, "timestamp"));
+        cells[0] = x->workload;
+        cells[1] = F(x, "target");
+        cells[2] = F(x, "device");
+        cells[3] = load;
+        cells[4] = ach;
+        cells[5] = out;
+        cells[6] = ttft;
+        cells[7] = tpot;
+        cells[8] = isnan(level_metric(R, x, "itl_ms", true)) ? "" : itl;
+        cells[9] = e2e;
+        cells[10] = failed;
+        cells[11] = model;
+        cells[12] = err;
+        tips[5] = tip;
+        tb_doc_row_tip(d, cells, tips);
+    }
+    if (any)
+        tb_doc_table_end(d);
+}
