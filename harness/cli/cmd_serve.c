@@ -26,6 +26,7 @@ static void usage(FILE *f)
 {
     fputs("usage: trnbench serve --model NAME|PATH [--layers N] [--served-model-name NAME]\n"
           "                      [--host ADDR] [--port P] [--engine cpu|instant]\n"
+          "                      [--step-us US]\n"
           "                      [--max-num-seqs N] [--max-model-len N]\n"
           "                      [--kv-cache-tokens N] [--seed S]\n"
           "\n"
