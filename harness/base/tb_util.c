@@ -216,20 +216,30 @@ static bool has_catalogue(const char *dir)
     return tb_file_exists(p);
 }
 
+int tb_self_exe(char *buf, size_t len, char *err, size_t errlen)
+{
+    ssize_t n = len > 1 ? readlink("/proc/self/exe", buf, len - 1) : -1;
+    if (n <= 0 || (size_t)n >= len - 1) {
+        if (len)
+            buf[0] = '\0';
+        return tb_err(err, errlen, "cannot find this program (/proc/self/exe): %s",
+                      n < 0 ? strerror(errno) : "path too long");
+    }
+    buf[n] = '\0';
+    return 0;
+}
+
 const char *tb_datadir(void)
 {
     static char dir[PATH_MAX];
     const char *env = getenv("TRNBENCH_DATADIR");
-    ssize_t n;
 
     if (env && *env)
         return env;
     if (dir[0])
         return dir;
     /* build/bin/trnbench -> the source tree two levels up */
-    n = readlink("/proc/self/exe", dir, sizeof dir - 1);
-    if (n > 0) {
-        dir[n] = '\0';
+    if (tb_self_exe(dir, sizeof dir, NULL, 0) == 0) {
         for (int up = 0; up < 3; up++) {
             char *slash = strrchr(dir, '/');
             if (!slash)

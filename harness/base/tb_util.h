@@ -76,6 +76,8 @@ bool tb_file_exists(const char *path);
  * the source tree the binary was built in (found from /proc/self/exe), else the
  * installed share folder. Never NULL. */
 const char *tb_datadir(void);
+/* This program's own path (/proc/self/exe) into buf. Returns 0, or -1 with a message. */
+int tb_self_exe(char *buf, size_t len, char *err, size_t errlen);
 
 /* Build facts compiled in by the makefile. */
 const char *tb_version_commit(void);

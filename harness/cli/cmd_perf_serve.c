@@ -22,12 +22,14 @@
 #include "tb_executor.h"
 #include "tb_loadgen.h"
 #include "tb_server_proc.h"
+#include "tb_stats.h"
 #include "tb_timer.h"
 #include "tb_util.h"
 
 #include "workloads/llama/llama.h"
 
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
@@ -35,16 +37,13 @@
 
 #define REPS 5
 
-static int cmp_double(const void *a, const void *b)
+/* The median of v[0..n-1] (tb_stats). */
+static double median(const double *v, int n)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    static const double P50 = 50;
+    double m = NAN;
+    tb_stats_percentiles(v, (size_t)n, &P50, 1, &m, NULL, 0);
+    return m;
 }
 
 /* Greedy: the index of the largest logit (tb_exec_argmax, for one row). */
@@ -178,10 +177,7 @@ int tb_perf_batching(FILE *out, const char *model, int layers, int B, int seq_in
         tb_err(err, errlen, "out of memory");
         goto out;
     }
-    for (int i = 0; i < B * seq_in; i++) {
-        rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
-        prompts[i] = (int)((rng >> 33) % (uint64_t)a.vocab);
-    }
+    tb_exec_tokens(prompts, (size_t)B * seq_in, a.vocab, &rng);
 
     /* (a) static batch; one warm-up first (first-touch page faults) */
     for (int i = -1; i < REPS; i++) {
@@ -268,7 +264,6 @@ int tb_cmd_perf_serve(int argc, char **argv)
     char err[1024];
     struct tb_server_proc srv;
     int c, st = 0, rc = 0, port;
-    ssize_t k;
 
     while ((c = tb_cli_getopt("perf", argc, argv, OPTS, &st)) != -1) {
         long *dst = c == 'c'   ? &conc
@@ -298,13 +293,10 @@ int tb_cmd_perf_serve(int argc, char **argv)
     /* the load client against a server that answers at once: back to back (how many
      * chunks a CPU-second of the client takes), then paced like a batched engine (a token
      * to every stream each step, 25,600 chunks/s at 256 streams: the lag it adds) */
-    k = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (k <= 0) {
-        fprintf(stderr, "trnbench perf: cannot start the instant server: this program's path "
-                        "is unknown\n");
+    if (tb_self_exe(exe, sizeof exe, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench perf: cannot start the instant server: %s\n", err);
         return 1;
     }
-    exe[k] = '\0';
     for (int paced = 0; paced < 2; paced++) {
         const char *step = paced ? "10000" : "0";
         memset(&srv, 0, sizeof srv);

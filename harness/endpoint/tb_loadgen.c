@@ -1017,7 +1017,7 @@ static int merge_shards(const struct tb_load_spec *s, bool text, struct shard *x
 }
 
 /* The level on n client threads, each its share of the load on the level's clock.
- * Returns like run_level. */
+ * Returns like run_level, or 2 (nothing run) when a thread would get no request. */
 static int run_sharded(const struct tb_load_spec *s, int n, bool text, struct tb_load_result *r,
                        char *refused_why, size_t rlen, char *err, size_t errlen)
 {
@@ -1048,9 +1048,7 @@ static int run_sharded(const struct tb_load_spec *s, int n, bool text, struct tb
         if (s->requests > 0 && x[k].s.requests == 0) { /* too few requests to split */
             free(x);
             free(tid);
-            rc = run_level(s, text, t0, r, refused_why, rlen, err, errlen);
-            r->threads = 1;
-            return rc;
+            return 2;
         }
     for (; started < n; started++)
         if (pthread_create(&tid[started], NULL, shard_main, &x[started]) != 0) {
@@ -1082,9 +1080,9 @@ static int run_attempt(const struct tb_load_spec *s, int threads, bool text,
                        struct tb_load_result *r, char *refused_why, size_t rlen, char *err,
                        size_t errlen)
 {
-    int rc;
-    if (threads > 1)
-        return run_sharded(s, threads, text, r, refused_why, rlen, err, errlen);
+    int rc = threads > 1 ? run_sharded(s, threads, text, r, refused_why, rlen, err, errlen) : 2;
+    if (rc != 2)
+        return rc;
     rc = run_level(s, text, mono_ns(), r, refused_why, rlen, err, errlen);
     r->threads = 1;
     return rc;

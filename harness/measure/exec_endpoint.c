@@ -45,14 +45,28 @@ static bool endpoint_can_run(const void *self, const struct tb_workload *w, char
     return true;
 }
 
-/* Requests of a level when the spec names neither a count nor a duration: four rounds
- * of the concurrency (at least 16), or 32 for an uncapped open loop. */
-static int default_requests(const struct tb_serve_opts *o)
+/* Requests of a level: the spec's count; none with a duration; else four rounds of the
+ * concurrency (at least 16), or 32 for an uncapped open loop. */
+static int level_requests(const struct tb_serve_opts *o)
 {
     int c = o->level_concurrency;
+    if (o->requests || o->duration_s > 0)
+        return o->requests;
     if (!c)
         return 32;
     return c * 4 > 16 ? c * 4 : 16;
+}
+
+/* Warm-up requests of a level: the spec's, else one round of the concurrency (at most
+ * 32), or 4 for an uncapped open loop. */
+static int level_warmup(const struct tb_serve_opts *o)
+{
+    int c = o->level_concurrency;
+    if (o->warmup_requests >= 0)
+        return o->warmup_requests;
+    if (!c)
+        return 4;
+    return c < 32 ? c : 32;
 }
 
 static int endpoint_setup(void *self, const struct tb_workload *w, struct tb_exec_result *r,
@@ -64,13 +78,9 @@ static int endpoint_setup(void *self, const struct tb_workload *w, struct tb_exe
     struct endpoint_run *x = calloc(1, sizeof *x);
 
     *run = x;
-    memset(r, 0, sizeof *r);
-    r->reps = 1;
-    r->valid = true;
-    r->steps = 1;
-    r->loss_first = r->loss_last = NAN;
-    r->secs = calloc(1, sizeof *r->secs);
-    if (!x || !r->secs)
+    if (tb_exec_result_start(r, spec, err, errlen) != 0) /* the plan asks one repetition */
+        return -1;
+    if (!x)
         return tb_err(err, errlen, "out of memory");
     x->ls = (struct tb_load_spec){
         .base_url = ep->base_url,
@@ -82,14 +92,9 @@ static int endpoint_setup(void *self, const struct tb_workload *w, struct tb_exe
         .seed = spec->seed,
         .concurrency = o->level_concurrency,
         .request_rate = o->level_rate,
-        .requests = o->requests         ? o->requests
-                    : o->duration_s > 0 ? 0
-                                        : default_requests(o),
+        .requests = level_requests(o),
         .duration_s = o->duration_s,
-        .warmup_requests = o->warmup_requests >= 0 ? o->warmup_requests
-                           : o->level_concurrency
-                               ? (o->level_concurrency < 32 ? o->level_concurrency : 32)
-                               : 4,
+        .warmup_requests = level_warmup(o),
         .request_timeout_s = o->request_timeout_s,
         .text_prompts = o->api == TB_SERVE_CHAT,
         .threads = o->client_threads,

@@ -41,13 +41,7 @@ static int model_setup(void *self, const struct tb_workload *w, struct tb_exec_r
         return tb_err(err, errlen, "out of memory");
     x->m = self;
     x->sc = w->scenario;
-    memset(r, 0, sizeof *r);
-    r->reps = 1;
-    r->valid = true;
-    r->secs = calloc(1, sizeof *r->secs);
-    if (!r->secs)
-        return tb_err(err, errlen, "out of memory");
-    return 0;
+    return tb_exec_result_start(r, w->spec, err, errlen); /* one repetition: a prediction */
 }
 
 static int model_rep(void *run, int k, struct tb_exec_result *r, double *secs, char *err,

@@ -179,6 +179,11 @@ void tb_exec_tokens(int *ids, size_t n, int vocab, uint64_t *seed);
 int tb_exec_inputs(const struct tb_run_spec *spec, int vocab, int **tokens, int **targets,
                    char *err, size_t errlen);
 
+/* Start an empty result of spec->reps repetitions: valid, one step, losses NAN, r->secs
+ * allocated. Returns 0 or -1 (out of memory). */
+int tb_exec_result_start(struct tb_exec_result *r, const struct tb_run_spec *spec, char *err,
+                         size_t errlen);
+
 /* Start a result for spec on arch: reps, valid, loss NAN, and the work of one
  * repetition (tokens, flops, steps and, for decode, the bytes a step must read with
  * weights of bytes_per_param and a KV cache of bytes_per_kv bytes per element).

@@ -27,11 +27,9 @@ bool tb_gpu_built(void)
 static bool beside_binary(char *out, size_t len)
 {
     char exe[3800];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     char *slash;
-    if (n <= 0)
+    if (tb_self_exe(exe, sizeof exe, NULL, 0) != 0)
         return false;
-    exe[n] = '\0';
     slash = strrchr(exe, '/');
     if (!slash)
         return false;

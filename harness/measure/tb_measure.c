@@ -64,8 +64,8 @@ int tb_exec_inputs(const struct tb_run_spec *spec, int vocab, int **tokens, int 
     return 0;
 }
 
-static int result_start(struct tb_exec_result *r, const struct tb_run_spec *spec, char *err,
-                        size_t errlen)
+int tb_exec_result_start(struct tb_exec_result *r, const struct tb_run_spec *spec, char *err,
+                         size_t errlen)
 {
     memset(r, 0, sizeof *r);
     r->reps = spec->reps;
@@ -85,7 +85,7 @@ int tb_exec_result_init(struct tb_exec_result *r, const struct tb_run_spec *spec
     const int B = spec->batch, T = spec->seq_in;
     const int n = spec->phase == TB_PHASE_DECODE ? spec->seq_out : 1;
 
-    if (result_start(r, spec, err, errlen) != 0)
+    if (tb_exec_result_start(r, spec, err, errlen) != 0)
         return -1;
     r->steps = n;
     switch (spec->phase) {
@@ -117,7 +117,7 @@ int tb_exec_result_init_denoise(struct tb_exec_result *r, const struct tb_run_sp
 {
     const int res = spec->resolution ? spec->resolution : d->resolution;
     const int steps = spec->steps ? spec->steps : d->default_steps;
-    if (result_start(r, spec, err, errlen) != 0)
+    if (tb_exec_result_start(r, spec, err, errlen) != 0)
         return -1;
     r->steps = steps;
     r->tokens = spec->batch;

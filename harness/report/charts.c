@@ -110,12 +110,30 @@ static int draw_file(struct report *R, const char *script, const char *name, con
     return 0;
 }
 
+/* Open the chart name's data file, name.tsv in the scratch folder, its path into data.
+ * NULL with a message when it cannot be. */
+static FILE *open_data(const struct report *R, const char *name, char *data, size_t len, char *err,
+                       size_t errlen)
+{
+    char file[96];
+    FILE *f;
+    snprintf(file, sizeof file, "%s.tsv", name);
+    if (tb_report_path_in(data, len, R->dir.tmpdir, file) != 0) {
+        tb_err(err, errlen, "path too long: '%s'", R->dir.tmpdir);
+        return NULL;
+    }
+    f = fopen(data, "w");
+    if (!f)
+        tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
+    return f;
+}
+
 /* Draw horizontal bars (reports/hbars.gp through script) as chart name. */
 static int draw(struct report *R, const char *script, const char *name, const char *caption,
                 struct bar *bars, size_t n, const char *title, bool png_ok, char *err,
                 size_t errlen)
 {
-    char data[4400], groups[512] = "", height[16], file[96];
+    char data[4400], groups[512] = "", height[16];
     const char *scale = "linear";
     double lo = INFINITY, hi = 0;
     FILE *f = NULL;
@@ -127,12 +145,9 @@ static int draw(struct report *R, const char *script, const char *name, const ch
             bars[k] = bars[k - 1];
             bars[k - 1] = t;
         }
-    snprintf(file, sizeof file, "%s.tsv", name);
-    if (tb_report_path_in(data, sizeof data, R->dir.tmpdir, file) != 0)
-        return tb_err(err, errlen, "path too long: '%s'", R->dir.tmpdir);
-    f = fopen(data, "w");
+    f = open_data(R, name, data, sizeof data, err, errlen);
     if (!f)
-        return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
+        return -1;
     for (size_t i = 0; i < n; i++) {
         fprintf(f, "%s\t%s\t", bars[i].label, bars[i].group);
         fmt_tsv(f, bars[i].value);
@@ -208,16 +223,13 @@ static double model_error(const struct tb_costs *cs, const struct tb_cost *c)
 static int draw_interactivity(struct report *R, const struct tb_cost_rank *w, int k, bool png_ok,
                               char *err, size_t errlen)
 {
-    char data[4400], file[96], name[48], targets[1024] = "", title[400], caption[600];
+    char data[4400], name[48], targets[1024] = "", title[400], caption[600];
     size_t npoints = 0, nmeasured = 0;
     FILE *f;
     snprintf(name, sizeof name, "interactivity-%d", k);
-    snprintf(file, sizeof file, "%s.tsv", name);
-    if (tb_report_path_in(data, sizeof data, R->dir.tmpdir, file) != 0)
-        return tb_err(err, errlen, "path too long: '%s'", R->dir.tmpdir);
-    f = fopen(data, "w");
+    f = open_data(R, name, data, sizeof data, err, errlen);
     if (!f)
-        return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
+        return -1;
     /* one data block per target and provenance (gnuplot "index") */
     for (size_t i = 0; i < R->cs.ncosts; i++) {
         const char *t = F(R->cs.costs[i].row, "target");

@@ -16,13 +16,9 @@ static double level_metric(const struct report *R, const struct tb_result *x, co
 {
     for (size_t i = 0; i < R->res.nrows; i++) {
         const struct tb_result *y = &R->res.rows[i];
-        double v;
-        if (y->t != x->t || strcmp(F(y, "metric"), metric) ||
-            strcmp(F(y, "run_id"), F(x, "run_id")))
-            continue;
-        if (!p99)
-            return y->value;
-        return tb_parse_double(F(y, "p99"), -1e300, 1e300, &v) == 0 ? v : NAN;
+        if (y->t == x->t && !strcmp(F(y, "metric"), metric) &&
+            !strcmp(F(y, "run_id"), F(x, "run_id")))
+            return p99 ? y->p99 : y->value;
     }
     return NAN;
 }

@@ -350,7 +350,7 @@ int tb_record_prediction(const struct tb_record_ctx *c, const struct tb_scenario
  * spread) or, with x NULL, one value. */
 struct serve_row {
     const char *metric, *unit;
-    double value;
+    double value; /* one value; a distribution's p50 once its row is made */
     long n;
     double *x; /* owned */
     size_t nx;
@@ -387,16 +387,6 @@ static int serve_samples(const struct tb_load_result *L, struct serve_row *rows,
             rows[2].x[rows[2].nx++] = (q->chunk_t[j] - q->chunk_t[j - 1]) * 1e3;
     }
     return 0;
-}
-
-/* The p50 of x[0..n-1]; NAN when n is 0. */
-static double median_of(const double *x, size_t n)
-{
-    static const double P50 = 50;
-    double v = NAN;
-    if (n && tb_stats_percentiles(x, n, &P50, 1, &v, NULL, 0) != 0)
-        v = NAN;
-    return v;
 }
 
 /* Whether request q completed within the spec's latency limits. */
@@ -527,6 +517,7 @@ int tb_record_serve(const struct tb_record_ctx *c, const struct tb_run_spec *spe
             if (tb_stats_compute(&st, x->x, x->nx, err, errlen) != 0 ||
                 tb_stats_percentiles(x->x, x->nx, P, 3, pv, err, errlen) != 0)
                 goto out;
+            x->value = pv[0]; /* the p50, for the summary line */
             fmt_num(num[nrows][0], 32, pv[0]);
             fmt_num(num[nrows][1], 32, st.min);
             fmt_num(num[nrows][2], 32, st.max);
@@ -574,8 +565,8 @@ int tb_record_serve(const struct tb_record_ctx *c, const struct tb_run_spec *spe
         snprintf(summary, summarylen,
                  "%zu of %zu requests completed; output %.4g tokens/s, ttft p50 %.4g ms, tpot p50 "
                  "%.4g ms%s%s",
-                 L->ok, L->nreqs, out_tok / window, median_of(sr[0].x, sr[0].nx),
-                 median_of(sr[1].x, sr[1].nx), L->failed ? "; failures: " : "",
+                 L->ok, L->nreqs, out_tok / window, sr[0].nx ? sr[0].value : NAN,
+                 sr[1].nx ? sr[1].value : NAN, L->failed ? "; failures: " : "",
                  L->failed ? L->failures : "");
 out:
     for (int i = 0; i < NS; i++)

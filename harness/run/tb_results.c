@@ -302,7 +302,8 @@ static int check_row(struct tb_result *x, char *err, size_t errlen)
         return tb_err(err, errlen, "%s: line %ld: field 'value': empty", x->t->path,
                       tb_result_line(x));
     if (opt_num(x, "value", &x->value, err, errlen) || opt_num(x, "min", &x->min, err, errlen) ||
-        opt_num(x, "max", &x->max, err, errlen) || opt_count(x, "n", &x->n, err, errlen) ||
+        opt_num(x, "max", &x->max, err, errlen) || opt_num(x, "p90", &x->p90, err, errlen) ||
+        opt_num(x, "p99", &x->p99, err, errlen) || opt_count(x, "n", &x->n, err, errlen) ||
         opt_count(x, "warmup", &x->warmup, err, errlen) ||
         opt_count(x, "instances", &x->instances, err, errlen) ||
         opt_count(x, "chips_used", &x->chips_used, err, errlen))

@@ -123,6 +123,7 @@ struct tb_result {
     size_t r;                     /* row in t */
     enum tb_provenance prov;
     double value, min, max; /* NAN when empty (value never is) */
+    double p90, p99;        /* a serving row's percentiles; NAN when empty */
     long n, warmup;         /* -1 when empty */
     long instances;         /* instances the throughput is for (empty: 1) */
     long chips_used;        /* chips it used (results.csv chips_used); 0: all of them */

@@ -52,11 +52,8 @@ static int self_argv(const struct tb_run_spec *spec, int port, char **argv, char
                      char *exe, size_t exelen, char *err, size_t errlen)
 {
     int n = 0;
-    ssize_t k = readlink("/proc/self/exe", exe, exelen - 1);
-    if (k <= 0)
-        return tb_err(err, errlen, "cannot find this program (/proc/self/exe): %s",
-                      strerror(errno));
-    exe[k] = '\0';
+    if (tb_self_exe(exe, exelen, err, errlen) != 0)
+        return -1;
     argv[n++] = exe;
     argv[n++] = "serve";
     argv[n++] = "--model";
@@ -207,20 +204,21 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
 {
     const struct tb_run_spec *spec = &p->suite.runs[i];
     const struct tb_arch *a = &p->work[i].a;
-    struct tb_executor ex = {&tb_executor_endpoint, NULL};
+    const bool self = !strcmp(spec->serve.endpoint, "self");
     struct tb_run_spec lv[2 * TB_SERVE_MAX_LEVELS];
+    bool done[2 * TB_SERVE_MAX_LEVELS] = {false}; /* already in the results */
     struct tb_endpoint ep;
     struct tb_record_ctx ctx = p->ctx;
     struct served srv;
     char ids[2 * TB_SERVE_MAX_LEVELS][320], err[2048], models[512] = "", version[128] = "";
     char where[160], chips[24];
-    int nl = levels_of(spec, lv), pending = 0, rc = 0, extras_left;
+    int nl = levels_of(spec, lv), pending = 0, rc = 0, starts;
 
     memset(&srv, 0, sizeof srv);
     memset(&ep, 0, sizeof ep);
     for (int k = 0; k < nl; k++) {
         int has;
-        size_t off = (size_t)snprintf(ids[k], sizeof ids[k], "%s", ex.i->id_prefix);
+        size_t off = (size_t)snprintf(ids[k], sizeof ids[k], "%s", tb_executor_endpoint.id_prefix);
         tb_run_spec_id(&lv[k], ids[k] + off, sizeof ids[k] - off);
         has = tb_results_has_run(p->results, ids[k], err, sizeof err);
         if (has < 0) {
@@ -230,7 +228,7 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
         if (has) {
             fprintf(stderr, "trnbench run: [%s] %s: already in results, skipped\n", tag, ids[k]);
             n->skipped++;
-            lv[k].serve.level_concurrency = -1; /* done */
+            done[k] = true;
         } else {
             pending++;
         }
@@ -239,9 +237,9 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
         return 0;
 
     /* the server: started here, or already running at the URL */
-    if (strcmp(spec->serve.endpoint, "self"))
+    if (!self)
         snprintf(ep.base_url, sizeof ep.base_url, "%s", spec->serve.endpoint);
-    if ((!strcmp(spec->serve.endpoint, "self") || spec->serve.server_cmd[0]) &&
+    if ((self || spec->serve.server_cmd[0]) &&
         start_server(&srv, spec, p->out, i, &ep, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench run: [%s] %s: server not started: %s\n", tag, ids[0], err);
         stop_server(&srv);
@@ -257,7 +255,7 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
     }
     snprintf(ep.served_model, sizeof ep.served_model, "%s",
              spec->serve.served_model[0] ? spec->serve.served_model
-             : !strcmp(spec->serve.endpoint, "self") || !models[0] || strchr(models, ',')
+             : self || !models[0] || strchr(models, ',')
                  ? spec->model
                  : models); /* the one model the server serves */
     fprintf(stderr, "trnbench run:   endpoint %s serves '%s'%s%s; measuring '%s'\n", ep.base_url,
@@ -270,9 +268,9 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
         snprintf(ctx.target, sizeof ctx.target, "%s", spec->serve.target);
     tb_serve_where(&spec->serve, where, sizeof where);
     snprintf(ctx.device, sizeof ctx.device, "%s%s%s",
-             !strcmp(spec->serve.endpoint, "self") ? "trnbench serve (CPU engine, fp32)"
-             : spec->serve.server_label[0]         ? spec->serve.server_label
-                                                   : where,
+             self                          ? "trnbench serve (CPU engine, fp32)"
+             : spec->serve.server_label[0] ? spec->serve.server_label
+                                           : where,
              version[0] ? " " : "", version);
     snprintf(ctx.blas, sizeof ctx.blas, "load client: %s", curl_version());
     if (spec->serve.chips) {
@@ -281,15 +279,15 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
     }
     ctx.source = "trnbench load client";
 
-    ex = (struct tb_executor){&tb_executor_endpoint, &ep};
-    extras_left = 1;
+    starts = srv.nstarts; /* the server's start times go with the first level's rows */
     for (int k = 0; k < nl; k++) {
+        const struct tb_executor ex = {&tb_executor_endpoint, &ep};
         struct tb_workload w = {.spec = &lv[k], .arch = a};
         struct tb_exec_result r;
         char summary[1024];
         uint64_t t0;
         int twin = 0;
-        if (lv[k].serve.level_concurrency < 0)
+        if (done[k])
             continue;
         fprintf(stderr, "trnbench run: [%s] %s ...\n", tag, ids[k]);
         t0 = tb_timer_now_ns();
@@ -300,15 +298,15 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
             n->failed++;
             continue;
         }
-        if (tb_record_serve(&ctx, &lv[k], a, &r, ids[k], srv.starts, extras_left ? srv.nstarts : 0,
-                            summary, sizeof summary, err, sizeof err) != 0 ||
+        if (tb_record_serve(&ctx, &lv[k], a, &r, ids[k], srv.starts, starts, summary,
+                            sizeof summary, err, sizeof err) != 0 ||
             (twin = level_twin(p, &lv[k], a, ctx.target, err, sizeof err)) < 0) {
             fprintf(stderr, "trnbench run: %s\n", err);
             tb_exec_result_release(&r);
             rc = -1;
             break;
         }
-        extras_left = 0;
+        starts = 0;
         n->modeled += twin;
         fprintf(stderr, "trnbench run:   %s\n", summary);
         fprintf(stderr, "trnbench run:   %.1f s wall\n", tb_timer_seconds(t0, tb_timer_now_ns()));

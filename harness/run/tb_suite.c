@@ -587,7 +587,7 @@ static int parse_run(struct tb_suite *s, size_t *cap, char *const *words, int nw
         struct tb_run_spec r = base;
         char w[80], a[256], b[256];
         snprintf(w, sizeof w, "precision=%s", pr);
-        if (base.precision_set || strchr(pr, ',') || strcmp(pr, base.precision))
+        if (base.precision_set || strcmp(pr, base.precision)) /* a list's, or one given */
             if (tb_run_spec_set(&r, w, where, err, errlen) != 0)
                 return -1;
         tb_run_spec_defaults(&r);
