@@ -83,7 +83,8 @@ int tb_cmd_detect(int argc, char **argv)
         return 2;
     }
 
-    if (tb_platform_detect_root(&p, root, err, sizeof err) != 0) {
+    if ((root ? tb_platform_detect_root(&p, root, err, sizeof err)
+              : tb_platform_detect(&p, err, sizeof err)) != 0) {
         fprintf(stderr, "trnbench detect: %s\n", err);
         return 2;
     }

@@ -439,7 +439,42 @@ int tb_platform_detect_root(struct tb_platform *p, const char *root, char *err, 
 
 int tb_platform_detect(struct tb_platform *p, char *err, size_t errlen)
 {
-    return tb_platform_detect_root(p, NULL, err, errlen);
+    const char *sim = getenv("TRNBENCH_TEST_PLATFORM"), *test = getenv("TRNBENCH_TEST");
+    char e[512];
+
+    if (!sim || !*sim)
+        return tb_platform_detect_root(p, NULL, err, errlen);
+    if (!test || strcmp(test, "1") != 0) {
+        tb_platform_detect_root(p, NULL, e, sizeof e);
+        return tb_err(err, errlen,
+                      "TRNBENCH_TEST_PLATFORM='%.300s' simulates a machine for trnbench's own "
+                      "tests and is refused outside them (no TRNBENCH_TEST=1): unset it",
+                      sim);
+    }
+    if (tb_platform_detect_root(p, sim, e, sizeof e) != 0) {
+        tb_platform_detect_root(p, NULL, err, errlen);
+        return tb_err(err, errlen, "TRNBENCH_TEST_PLATFORM: %s", e);
+    }
+    p->simulated = true;
+    return 0;
+}
+
+void tb_platform_accelerators(const struct tb_platform *p, char *buf, size_t len)
+{
+    char neuron[160] = "", gpus[200] = "";
+
+    if (p->neuron_devices > 0) {
+        char cores[48] = "";
+        if (p->neuron_cores > 0)
+            snprintf(cores, sizeof cores, " (%d NeuronCores)", p->neuron_cores);
+        snprintf(neuron, sizeof neuron, "%d %s device%s%s", p->neuron_devices,
+                 p->neuron_name[0] ? p->neuron_name : "Neuron", p->neuron_devices == 1 ? "" : "s",
+                 cores);
+    }
+    if (p->nvidia_gpus > 0)
+        snprintf(gpus, sizeof gpus, "%d %s GPU%s", p->nvidia_gpus,
+                 p->gpu_model[0] ? p->gpu_model : "NVIDIA", p->nvidia_gpus == 1 ? "" : "s");
+    snprintf(buf, len, "%s%s%s", neuron, neuron[0] && gpus[0] ? "; " : "", gpus);
 }
 
 void tb_platform_describe(const struct tb_platform *p, char *buf, size_t len)
@@ -494,6 +529,9 @@ void tb_platform_each(const struct tb_platform *p,
     TB_EMIT_INT("neuron_devices", p->neuron_devices);
     TB_EMIT_INT("neuron_cores", p->neuron_cores);
     fn("neuron_device_name", p->neuron_name, ctx);
+    tb_platform_accelerators(p, v, sizeof v);
+    fn("accelerators", v, ctx);
     fn("blas", p->blas, ctx);
+    fn("simulated", p->simulated ? "yes (TRNBENCH_TEST_PLATFORM: tests only)" : "no", ctx);
 #undef TB_EMIT_INT
 }

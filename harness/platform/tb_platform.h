@@ -18,7 +18,12 @@
  *   BLAS               openblas_get_config() and openblas_get_num_threads()
  *
  * Every reader takes a root prefix so tests can point it at a fake tree (root "" or
- * NULL is the real machine). A missing file leaves its field empty or 0: detection
+ * NULL is the real machine). tb_platform_detect reads the tree named by
+ * TRNBENCH_TEST_PLATFORM instead of the machine when TRNBENCH_TEST=1 is set too (the
+ * shell tests simulate a trn2.48xlarge or a p5.48xlarge with it); without
+ * TRNBENCH_TEST=1 the stand-in is refused, as the CUDA emulator is outside tests, and
+ * the real machine is read. A simulated platform says so (p->simulated) wherever
+ * it is described. A missing file leaves its field empty or 0: detection
  * never fails because one fact is unknown. The struct holds only fixed-size strings
  * and numbers; it owns nothing and needs no release.
  */
@@ -50,9 +55,12 @@ struct tb_platform {
     int neuron_cores;         /* NeuronCores: sum of core_count; 0 unknown */
     char neuron_name[64];     /* device_name of the lowest-numbered device */
     char blas[256];           /* "OpenBLAS 0.3.21 ... Zen MAX_THREADS=64, 2 threads" */
+    bool simulated;           /* read from TRNBENCH_TEST_PLATFORM's tree (tests) */
 };
 
-/* Detect the machine this runs on. Returns 0 (unknown facts stay empty or 0). */
+/* Detect the machine this runs on. Returns 0 (unknown facts stay empty or 0), or -1
+ * with the reason when TRNBENCH_TEST_PLATFORM is set outside a test (TRNBENCH_TEST=1
+ * missing) or names no directory: p then describes the real machine. */
 int tb_platform_detect(struct tb_platform *p, char *err, size_t errlen);
 
 /* Same, reading every file under root (a fake tree for tests); root NULL or "" is the
@@ -67,6 +75,10 @@ void tb_platform_blas(char *buf, size_t len);
 /* One-line host description, "AMD EPYC, 2 cores, 23.4 GiB" (an unknown CPU is
  * "unknown CPU"; unknown memory is left out). Always terminated. */
 void tb_platform_describe(const struct tb_platform *p, char *buf, size_t len);
+
+/* The accelerators present, "16 Trainium2 devices (128 NeuronCores)" or "8 NVIDIA H100
+ * 80GB HBM3 GPUs" (both, "; "-separated, on a machine with both); "" when none. */
+void tb_platform_accelerators(const struct tb_platform *p, char *buf, size_t len);
 
 /* The target name results use: the EC2 instance type when on EC2, else "host".
  * Points into p or at a constant. */

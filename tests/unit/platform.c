@@ -32,6 +32,7 @@ struct keys {
     char first[32];
     char neuron_devices[32];
     char blas[256];
+    char accelerators[256];
 };
 
 static void collect(const char *key, const char *value, void *vctx)
@@ -43,12 +44,14 @@ static void collect(const char *key, const char *value, void *vctx)
         snprintf(k->neuron_devices, sizeof k->neuron_devices, "%s", value);
     if (strcmp(key, "blas") == 0)
         snprintf(k->blas, sizeof k->blas, "%s", value);
+    if (strcmp(key, "accelerators") == 0)
+        snprintf(k->accelerators, sizeof k->accelerators, "%s", value);
 }
 
 static void trn1(void)
 {
     struct tb_platform p;
-    struct keys k = {0, "", "", ""};
+    struct keys k = {0, "", "", "", ""};
     char err[512], line[512];
     char *root = test_src_path("tests/data/platform_ec2");
 
@@ -76,7 +79,8 @@ static void trn1(void)
     IS_STRING("Intel(R) Xeon(R) Platinum 8375C CPU @ 2.90GHz, 128 cores, 503.5 GiB", line,
               "trn1: one-line description");
     tb_platform_each(&p, collect, &k);
-    IS_INT(21, k.n, "each: 21 facts");
+    IS_INT(23, k.n, "each: 23 facts");
+    IS_STRING("16 Trainium devices (32 NeuronCores)", k.accelerators, "each: the accelerators");
     IS_STRING("target", k.first, "each: target first");
     IS_STRING("16", k.neuron_devices, "each: neuron_devices as text");
     free(root);
@@ -100,6 +104,37 @@ static void p5(void)
     IS_INT(0, (long long)p.llc_bytes, "p5: no cache nodes, no sysconf: unknown");
     tb_platform_describe(&p, line, sizeof line);
     IS_STRING("unknown CPU, 0 cores", line, "p5: description with unknowns");
+    tb_platform_accelerators(&p, line, sizeof line);
+    IS_STRING("8 NVIDIA H100 80GB HBM3 GPUs", line, "p5: the accelerators");
+    free(root);
+}
+
+/* TRNBENCH_TEST_PLATFORM: a simulated trn2.48xlarge, only with TRNBENCH_TEST=1. */
+static void simulated(void)
+{
+    struct tb_platform p;
+    char err[512], line[256];
+    char *root = test_src_path("tests/data/platform_trn2");
+
+    setenv("TRNBENCH_TEST_PLATFORM", root, 1);
+    unsetenv("TRNBENCH_TEST");
+    IS_INT(-1, tb_platform_detect(&p, err, sizeof err), "simulated without TRNBENCH_TEST: refused");
+    OK(strstr(err, "refused outside them") != NULL, "saying why: %s", err);
+    OK(!p.simulated && strcmp(tb_platform_target(&p), "trn2.48xlarge") != 0,
+       "and the real machine read instead");
+    setenv("TRNBENCH_TEST", "1", 1);
+    IS_INT(0, tb_platform_detect(&p, err, sizeof err), "with TRNBENCH_TEST=1: read");
+    OK(p.simulated, "marked simulated");
+    IS_STRING("trn2.48xlarge", tb_platform_target(&p), "trn2: target");
+    IS_INT(16, p.neuron_devices, "trn2: 16 devices");
+    IS_INT(128, p.neuron_cores, "trn2: 128 NeuronCores");
+    tb_platform_accelerators(&p, line, sizeof line);
+    IS_STRING("16 Trainium2 devices (128 NeuronCores)", line, "trn2: the accelerators");
+    setenv("TRNBENCH_TEST_PLATFORM", "/nonexistent/trnbench-root", 1);
+    IS_INT(-1, tb_platform_detect(&p, err, sizeof err), "a missing simulated root: -1");
+    OK(strstr(err, "TRNBENCH_TEST_PLATFORM: cannot read root") != NULL, "%s", err);
+    unsetenv("TRNBENCH_TEST_PLATFORM");
+    unsetenv("TRNBENCH_TEST");
     free(root);
 }
 
@@ -185,7 +220,7 @@ static void refusals(void)
 static void real_machine(void)
 {
     struct tb_platform p;
-    struct keys k = {0, "", "", ""};
+    struct keys k = {0, "", "", "", ""};
     char err[512], line[512];
 
     IS_INT(0, tb_platform_detect(&p, err, sizeof err), "the real machine is detected");
@@ -215,6 +250,7 @@ int main(void)
     graviton();
     built_trees();
     refusals();
+    simulated();
     real_machine();
     return 0;
 }
