@@ -321,9 +321,10 @@ int tb_cmd_run(int argc, char **argv)
         rc = rc == TB_EINPUT ? 2 : 1;
         goto out;
     }
-    if (tb_plan_open(&plan, err, sizeof err) != TB_OK) {
+    rc = tb_plan_open(&plan, err, sizeof err);
+    if (rc != TB_OK) {
         fprintf(stderr, "trnbench run: %s\n", err);
-        rc = 1;
+        rc = rc == TB_EINPUT ? 2 : 1;
         goto out;
     }
     /* the output folder only once the run can go ahead (--executor cuda without a

@@ -176,6 +176,14 @@ static struct tb_cost_price *target_price(struct tb_costs *cs, const char *targe
     return t;
 }
 
+bool tb_cost_is_host_cpu(const struct tb_result *x, const struct tb_cost_price *t)
+{
+    static const char served[] = "trnbench serve (CPU engine";
+    return t->chips > 0 && (!strcmp(tb_result_field(x, "executor"), "cpu") ||
+                            tb_result_field(x, "accelerators_unused")[0] ||
+                            !strncmp(tb_result_field(x, "device"), served, sizeof served - 1));
+}
+
 double tb_cost_charged(const struct tb_result *x, const struct tb_cost_price *t)
 {
     return tb_cost_instance_share(x->instances, x->chips_used, t->chips);
@@ -288,8 +296,11 @@ static int rank_costs(struct tb_costs *cs, char *err, size_t errlen)
         const struct tb_result *x = c->row;
         snprintf(c->config, sizeof c->config, "%s", x->config);
         snprintf(c->workload, sizeof c->workload, "%s", x->workload);
-        /* the chips that produced the throughput */
-        c->chips = x->chips_used > 0 ? x->chips_used : c->price->chips * x->instances;
+        /* the chips that produced the throughput (none of the accelerators for the host
+         * CPU's rows) */
+        c->chips = c->host_cpu         ? 0
+                   : x->chips_used > 0 ? x->chips_used
+                                       : c->price->chips * x->instances;
         c->per_chip = c->chips > 0 ? x->value / (double)c->chips : NAN;
         run_latency(cs, c);
         c->base_usd = c->perf = NAN;
@@ -307,7 +318,7 @@ static int rank_costs(struct tb_costs *cs, char *err, size_t errlen)
                 tb_cost_usd_per(cs->btp.c.usd_per_hour * tb_cost_charged(b->row, &cs->btp),
                                 b->row->value, b->images ? 1e3 : 1e6);
         }
-        c->perf = tb_cost_price_perf(c->base_usd, c->usd);
+        c->perf = c->host_cpu ? NAN : tb_cost_price_perf(c->base_usd, c->usd);
         /* a serving batch of a sweep beside the same target's throughput-maximising run */
         if (!strcmp(tb_result_field(c->row, "phase"), "serve") && !strstr(c->config, "/bmax/"))
             for (size_t k = 0; k < cs->ncosts && !c->sweep_point; k++)
@@ -337,6 +348,8 @@ static int rank_costs(struct tb_costs *cs, char *err, size_t errlen)
             w->serve = !strcmp(tb_result_field(c->row, "phase"), "serve");
         }
         ok = w->serve && tb_cost_meets(c->ttft, c->tpot, o->ttft_limit_ms, o->tpot_limit_ms);
+        if (c->host_cpu)
+            continue; /* the host's throughput, not the instance's: not ranked */
         if (tb_cost_positive(c->usd)) {
             if (!w->best || c->usd < w->best->usd)
                 w->best = c;
@@ -383,6 +396,7 @@ static int build_costs(struct tb_costs *cs, char *err, size_t errlen)
         if (!price)
             return -1;
         c->price = price;
+        c->host_cpu = tb_cost_is_host_cpu(x, price);
         c->usd = c->usd_min = c->usd_max = c->tokens_per_usd = NAN;
         if (c->price->c.have) {
             /* a run on several instances is charged all of them, a run on part of an
@@ -405,11 +419,11 @@ static int build_costs(struct tb_costs *cs, char *err, size_t errlen)
 
 bool tb_costs_cheapest_of_target(const struct tb_costs *cs, const struct tb_cost *c)
 {
-    if (!tb_cost_positive(c->usd) || !strcmp(c->metric, "usd_per_mtok_total"))
+    if (!tb_cost_positive(c->usd) || !strcmp(c->metric, "usd_per_mtok_total") || c->host_cpu)
         return false;
     for (size_t k = 0; k < cs->ncosts; k++) {
         const struct tb_cost *o = &cs->costs[k];
-        if (o != c && tb_cost_positive(o->usd) && !strcmp(o->metric, c->metric) &&
+        if (o != c && tb_cost_positive(o->usd) && !o->host_cpu && !strcmp(o->metric, c->metric) &&
             !strcmp(o->workload, c->workload) &&
             !strcmp(tb_result_field(o->row, "target"), tb_result_field(c->row, "target")) &&
             (o->usd < c->usd || (o->usd == c->usd && o < c)))
@@ -518,6 +532,7 @@ static const char *const COST_COLS[] = {"run_id",
                                         "chips_used",
                                         "chips_per_instance",
                                         "instances_charged",
+                                        "host_cpu_of_accelerator_instance",
                                         NULL};
 
 static const char *num_text(double v, char *buf, size_t len)
@@ -608,6 +623,7 @@ int tb_costs_write_csv(const struct tb_costs *cs, const char *path, char *err, s
         v[k++] = num_text(x->chips_used > 0 ? (double)x->chips_used : NAN, b[24], sizeof b[24]);
         v[k++] = num_text(c->price->chips > 0 ? (double)c->price->chips : NAN, b[25], sizeof b[25]);
         v[k++] = num_text(tb_cost_charged(x, c->price), b[26], sizeof b[26]);
+        v[k++] = c->host_cpu ? "yes" : "no";
         for (size_t j = 0; j < k; j++)
             bad |= tb_csv_put(f, v[j], j + 1 < k ? ',' : '\n');
     }

@@ -64,6 +64,15 @@ bool tb_cost_meets(double ttft_ms, double tpot_ms, double ttft_limit_ms, double 
  * for the same work); NAN unless both are positive and finite. */
 double tb_cost_price_perf(double baseline_usd, double usd);
 
+/* Whether x is the host CPU's row on a target whose instances have accelerators (t's
+ * chips > 0): the cpu executor's, our CPU engine behind `trnbench serve`, or any row
+ * that lists accelerators_unused. Such a row is priced at the instance it ran on (the
+ * host CPU cannot be rented apart), but it is the host's throughput, not the
+ * instance's: it is never ranked against other targets, never a target's cheapest,
+ * has no per-chip figure and no price-performance. */
+struct tb_cost_price;
+bool tb_cost_is_host_cpu(const struct tb_result *x, const struct tb_cost_price *t);
+
 /* ---- the cost stage ---- */
 
 struct tb_cost_opts {
@@ -108,6 +117,8 @@ struct tb_cost {
     double base_usd;             /* the baseline's on-demand cost for the same configuration */
     double perf;                 /* price-performance: base_usd / usd */
     bool sweep_point;            /* a serving batch beside the same target's "max" run */
+    bool host_cpu;               /* the host CPU's row on an instance with accelerators
+                                    (tb_cost_is_host_cpu): priced, never ranked */
 };
 
 /* One workload's ranking: the cheapest target and the baseline's cheapest. */

@@ -359,8 +359,17 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
         n++;
     }
     if (n == 0) {
-        tb_report_note(R, "no cost chart: no throughput row has a price (%s)",
-                       R->cs.host.have ? "no host rows" : R->cs.host.why);
+        size_t host = 0;
+        for (size_t i = 0; i < R->cs.ncosts; i++)
+            host += R->cs.costs[i].host_cpu && tb_cost_positive(R->cs.costs[i].usd);
+        if (host)
+            tb_report_note(R,
+                           "no cost chart: the %zu priced throughput row%s ran on the host CPU "
+                           "of an accelerator instance, never ranked against targets",
+                           host, host == 1 ? "" : "s");
+        else
+            tb_report_note(R, "no cost chart: no throughput row has a price (%s)",
+                           R->cs.host.have ? "no host rows" : R->cs.host.why);
     } else {
         snprintf(title, sizeof title, "Cost per million tokens by target and workload: %s", models);
         if (draw(R, "cost", "cost",

@@ -238,12 +238,18 @@ static void write_summary(struct tb_doc *d, const struct report *R)
             cells[0] = w->workload;
             cells[1] = unit_of(w->metric);
             if (!w->best) {
-                /* why: the price of the workload's first target */
+                /* why: the price of the workload's first target, or that its only rows
+                 * are a host CPU's on an accelerator instance */
                 const char *why = "";
+                bool host = false;
                 for (size_t k = 0; k < R->cs.ncosts && !*why; k++)
-                    if (!strcmp(R->cs.costs[k].workload, w->workload))
-                        why = R->cs.costs[k].price->c.why;
-                snprintf(sav, sizeof sav, "no price");
+                    if (!strcmp(R->cs.costs[k].workload, w->workload)) {
+                        host = R->cs.costs[k].host_cpu && R->cs.costs[k].price->c.have;
+                        why = host ? "host CPU of an accelerator instance: not ranked (see "
+                                     "below)"
+                                   : R->cs.costs[k].price->c.why;
+                    }
+                snprintf(sav, sizeof sav, "%s", host ? "not ranked" : "no price");
                 cells[2] = sav;
                 cells[3] = cells[4] = cells[6] = cells[7] = "";
                 cells[5] = why;
@@ -320,6 +326,49 @@ static void write_summary(struct tb_doc *d, const struct report *R)
         }
         tb_doc_table_end(d);
     }
+}
+
+/* The host CPU's runs on instances with accelerators: which accelerators sat unused
+ * and why, once per (target, device, reason); they are priced but never ranked. */
+static void write_host_cpu(struct tb_doc *d, const struct report *R)
+{
+    size_t shown = 0;
+    for (size_t i = 0; i < R->cs.ncosts; i++) {
+        const struct tb_cost *c = &R->cs.costs[i];
+        const char *t = F(c->row, "target"), *dev = F(c->row, "device"),
+                   *why = F(c->row, "accelerators_unused");
+        bool seen = false;
+        if (!c->host_cpu)
+            continue;
+        for (size_t k = 0; k < i && !seen; k++) {
+            const struct tb_cost *o = &R->cs.costs[k];
+            seen = o->host_cpu && !strcmp(F(o->row, "target"), t) &&
+                   !strcmp(F(o->row, "device"), dev) &&
+                   !strcmp(F(o->row, "accelerators_unused"), why);
+        }
+        if (seen)
+            continue;
+        if (!shown++) {
+            tb_doc_h(d, 3, "Host CPU runs on accelerator instances");
+            tb_doc_p(d, NULL,
+                     "These rows ran on the host CPU of an instance whose accelerators did "
+                     "not run them. They are priced at the instance they ran on, but they are "
+                     "the host's throughput, not the instance's: the summary, the rankings "
+                     "and the charts leave them out.");
+            tb_doc_list_begin(d);
+        }
+        tb_doc_item_begin(d);
+        tb_doc_strong(d, t);
+        tb_doc_text(d, ", %s", *dev ? dev : F(c->row, "host"));
+        if (*why)
+            tb_doc_text(d, ". Accelerators present, not used: %s", why);
+        else
+            tb_doc_text(d, ". Accelerators present; this row does not say why they were not "
+                           "used (written by an older trnbench)");
+        tb_doc_item_end(d);
+    }
+    if (shown)
+        tb_doc_list_end(d);
 }
 
 /* Per serving workload and target: the cheapest configuration within the limits. */
@@ -779,6 +828,7 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
              R->o->region ? R->o->region : "us-east-1",
              R->o->purchase ? R->o->purchase : "on-demand", R->cs.o.baseline);
     write_summary(&d, R);
+    write_host_cpu(&d, R);
     write_charts(&d, R);
     write_limits(&d, R);
     write_training(&d, R);

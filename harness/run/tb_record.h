@@ -33,18 +33,22 @@
 
 /* Facts every row of one executor's runs share. */
 struct tb_record_ctx {
-    const char *results;    /* borrowed: DIR/results.csv */
-    char target[128];       /* "host" or the EC2 instance type */
-    char host[512];         /* what ran it: CPU, cores, memory; or the GPU */
-    char blas[256];         /* BLAS and threads; cuBLASLt; a peer's libraries */
-    char device[320];       /* results' device: "AMD EPYC (host CPU)", "NVIDIA H100 80GB HBM3
-                               x1"; "" leaves it empty */
-    const char *executor;   /* borrowed: "cpu", "cuda", "pytorch" */
-    const char *compiler;   /* borrowed: NULL for this build's compiler */
-    const char *cflags;     /* borrowed: NULL for this build's CFLAGS */
-    const char *source;     /* borrowed: NULL for "trnbench" */
-    const char *chips_used; /* borrowed: results' chips_used ("1" on a GPU); NULL: the whole
-                               target */
+    const char *results;     /* borrowed: DIR/results.csv */
+    char target[128];        /* "host" or the EC2 instance type */
+    char host[512];          /* what ran it: CPU, cores, memory; or the GPU */
+    char blas[256];          /* BLAS and threads; cuBLASLt; a peer's libraries */
+    char device[320];        /* results' device: "AMD EPYC (host CPU)", "NVIDIA H100 80GB HBM3
+                                x1"; "" leaves it empty */
+    char accel_unused[1024]; /* results' accelerators_unused: the accelerators of this machine
+                                that no executor of the run used, and why ("16 Trainium2
+                                devices (128 NeuronCores): no Neuron SDK found ..."); set on
+                                the host executor's rows only, "" for none */
+    const char *executor;    /* borrowed: "cpu", "cuda", "pytorch" */
+    const char *compiler;    /* borrowed: NULL for this build's compiler */
+    const char *cflags;      /* borrowed: NULL for this build's CFLAGS */
+    const char *source;      /* borrowed: NULL for "trnbench" */
+    const char *chips_used;  /* borrowed: results' chips_used ("1" on a GPU); NULL: the whole
+                                target */
 };
 
 /* A one-value row (energy, MFU): value in unit over n repetitions. */

@@ -48,10 +48,15 @@
  *   p90, p99    a serving run's per-request latencies (ttft_ms, tpot_ms, itl_ms,
  *               e2e_latency_ms): the 90th and 99th percentiles (value is the p50, n the
  *               requests, or the chunk gaps for itl_ms)
+ *   accelerators_unused  on the host CPU's rows of a machine with accelerators: those
+ *               no executor of the run used, and why ("16 Trainium2 devices (128
+ *               NeuronCores): no Neuron SDK found ..."). Such rows are the host's, not
+ *               the instance's accelerator throughput: the report never ranks them
+ *               against other targets
  *
  * Files written by older versions (this header less some of the columns added since
  * the first: instances, steps, resolution, chips_used, workload, config, device,
- * concurrency, request_rate, p90, p99) still
+ * concurrency, request_rate, p90, p99, accelerators_unused) still
  * read: an append rewrites them with this header, their rows' new fields empty; the
  * reader derives workload and config of such rows from run_id (tb_results_config), the
  * one place a run id is taken apart.
@@ -68,7 +73,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TB_RESULTS_NCOLS 41
+#define TB_RESULTS_NCOLS 42
 extern const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS];
 
 /* The columns in the file's order, several a line. */
@@ -82,7 +87,7 @@ enum tb_results_col {
     TB_COL_COUNTERS, TB_COL_SOURCE, TB_COL_NOTES,
     TB_COL_CHIPS_USED,
     TB_COL_WORKLOAD, TB_COL_CONFIG, TB_COL_DEVICE,
-    TB_COL_CONCURRENCY, TB_COL_REQUEST_RATE, TB_COL_P90, TB_COL_P99 /* last: scripts that index
+    TB_COL_CONCURRENCY, TB_COL_REQUEST_RATE, TB_COL_P90, TB_COL_P99, TB_COL_ACCEL_UNUSED /* last: scripts that index
                                                   the older columns by position keep working */
 };
 /* clang-format on */

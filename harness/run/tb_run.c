@@ -4,6 +4,7 @@
 
 #include "tb_counters.h"
 #include "tb_executor.h"
+#include "tb_neuron.h"
 #include "tb_results.h"
 #include "tb_scenario.h"
 #include "tb_timer.h"
@@ -182,14 +183,62 @@ int tb_plan_load(struct tb_plan *p, const char *suite_name, const struct tb_run_
 
 /* ---- the executors of this machine ---- */
 
+/* The accelerators of this machine no executor of the run uses, and why, into
+ * p->ctx.accel_unused (the host CPU's rows carry it); said on stderr. */
+static void note_unused(struct tb_plan *p)
+{
+    const struct tb_platform *pl = &p->plat;
+    const struct tb_plan_gpu *g = &p->gpu;
+    char what[256], neuron[1024] = "", gpus[700] = "";
+
+    if (pl->neuron_devices > 0) {
+        struct tb_platform only = *pl;
+        only.nvidia_gpus = 0;
+        tb_platform_accelerators(&only, what, sizeof what);
+        tb_neuron_unused_reason(what, neuron, sizeof neuron);
+    }
+    if (pl->nvidia_gpus > 0 || (g->on && g->gpu.info.device_count > 0)) {
+        struct tb_platform only = *pl;
+        int n = pl->nvidia_gpus > 0 ? pl->nvidia_gpus : g->gpu.info.device_count;
+        only.neuron_devices = 0;
+        only.nvidia_gpus = n;
+        if (!only.gpu_model[0] && g->on)
+            snprintf(only.gpu_model, sizeof only.gpu_model, "%.120s", g->gpu.info.name);
+        if (!g->on) {
+            tb_platform_accelerators(&only, what, sizeof what);
+            snprintf(gpus, sizeof gpus, "%.250s: %.400s", what,
+                     p->which == TB_RUN_CPU ? "not asked for (--executor cpu)" : g->gpu.why);
+        } else if (n > g->share.used) {
+            snprintf(gpus, sizeof gpus,
+                     "%d of %d GPUs: the CUDA executor runs one replica on one GPU per process "
+                     "(CUDA_VISIBLE_DEVICES chooses it); its rows are charged that share",
+                     n - g->share.used, n);
+        }
+    }
+    snprintf(p->ctx.accel_unused, sizeof p->ctx.accel_unused, "%.600s%s%.400s", neuron,
+             neuron[0] && gpus[0] ? "; " : "", gpus);
+    if (p->ctx.accel_unused[0])
+        fprintf(stderr,
+                "trnbench run: accelerators present, not used: %s. The host CPU's rows are the "
+                "host's (%s), never %s's accelerator throughput: the report keeps them out of "
+                "the comparison of targets\n",
+                p->ctx.accel_unused, p->ctx.device, p->ctx.target);
+}
+
 int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
 {
     struct tb_plan_gpu *g = &p->gpu;
     char e[1024];
 
-    tb_platform_detect(&p->plat, e, sizeof e);
+    if (tb_platform_detect(&p->plat, e, sizeof e) != 0)
+        return tb_err(err, errlen, "%s", e), TB_EINPUT;
     snprintf(p->ctx.target, sizeof p->ctx.target, "%s", tb_platform_target(&p->plat));
     tb_platform_describe(&p->plat, p->ctx.host, sizeof p->ctx.host);
+    if (p->plat.simulated) {
+        size_t k = strlen(p->ctx.host);
+        snprintf(p->ctx.host + k, sizeof p->ctx.host - k,
+                 " (simulated platform, TRNBENCH_TEST_PLATFORM: tests only)");
+    }
     snprintf(p->ctx.blas, sizeof p->ctx.blas, "%s", p->plat.blas);
     snprintf(p->ctx.device, sizeof p->ctx.device, "%s (host CPU)",
              p->plat.cpu_model[0] ? p->plat.cpu_model : "unknown CPU");
@@ -198,12 +247,15 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
             p->suite.name, p->suite.nruns, p->suite.nruns == 1 ? "" : "s", p->ctx.host,
             p->ctx.target, p->suite.npredicts, p->results);
     fprintf(stderr, "trnbench run: counters %s\n", tb_counters_status());
-    if (p->which == TB_RUN_CPU)
+    if (p->which == TB_RUN_CPU) {
+        note_unused(p);
         return TB_OK;
+    }
     if (tb_gpu_open(&g->gpu, 0, 0) != 0) {
         fprintf(stderr, "trnbench run: GPU executor not used: %s\n", g->gpu.why);
         if (p->which == TB_RUN_CUDA)
             return tb_err(err, errlen, "--executor cuda: no GPU to run on");
+        note_unused(p);
         return TB_OK;
     }
     g->on = true;
@@ -225,6 +277,8 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
     g->ctx.chips_used = g->share.chips_used;
     snprintf(g->ctx.device, sizeof g->ctx.device, "%s x%d", g->gpu.info.name, g->share.used);
     fprintf(stderr, "trnbench run: GPU executor: %s\n", g->share.text);
+    note_unused(p);
+    g->ctx.accel_unused[0] = '\0'; /* the GPU's rows say what they used: chips_used */
     return TB_OK;
 }
 

@@ -267,11 +267,15 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
     if (spec->serve.target[0])
         snprintf(ctx.target, sizeof ctx.target, "%s", spec->serve.target);
     tb_serve_where(&spec->serve, where, sizeof where);
-    snprintf(ctx.device, sizeof ctx.device, "%s%s%s",
-             self                          ? "trnbench serve (CPU engine, fp32)"
-             : spec->serve.server_label[0] ? spec->serve.server_label
-                                           : where,
-             version[0] ? " " : "", version);
+    if (self) /* our CPU engine: the host's rows, like the cpu executor's */
+        snprintf(ctx.device, sizeof ctx.device, "trnbench serve (CPU engine, fp32) on %.200s%s%s",
+                 p->ctx.device, version[0] ? " " : "", version);
+    else
+        snprintf(ctx.device, sizeof ctx.device, "%s%s%s",
+                 spec->serve.server_label[0] ? spec->serve.server_label : where,
+                 version[0] ? " " : "", version);
+    if (!self) /* a server elsewhere, or one we started, may use any accelerator */
+        ctx.accel_unused[0] = '\0';
     snprintf(ctx.blas, sizeof ctx.blas, "load client: %s", curl_version());
     if (spec->serve.chips) {
         snprintf(chips, sizeof chips, "%d", spec->serve.chips);

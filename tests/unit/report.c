@@ -13,11 +13,11 @@
 
 #include "tests/tap/basic.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -63,13 +63,17 @@ static int entries(const char *dir, bool *scratch)
 /* Remove the files a report writes, and the folder. */
 static void clean(const char *dir)
 {
-    static const char *const names[] = {"report.md", "report.html",    "cost.csv", "throughput.svg",
-                                        "cost.svg",  "throughput.png", "cost.png"};
+    DIR *d = opendir(dir);
+    struct dirent *e;
     char path[4096];
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         unlink(path);
     }
+    if (d)
+        closedir(d);
     rmdir(dir);
 }
 
@@ -253,6 +257,105 @@ static void test_gpu_share(const char *pricing)
         free(badout);
     }
     clean(out);
+    free(costs);
+    free(res);
+    free(out);
+}
+
+/* The host CPU's rows on an instance with accelerators: priced at the instance, never
+ * ranked. A cpu-executor row on a p5.48xlarge (its 8 GPUs unused) measured absurdly
+ * fast, so that it would be the cheapest of all if it were ranked, and the model's row
+ * of the same workload on the p5's GPUs: the summary names the modeled one. */
+static void test_host_cpu(const char *pricing)
+{
+    struct tb_result_row rows[3];
+    struct tb_report_opts o;
+    struct tb_csv_table t;
+    char err[1024] = "", *md;
+    char *res = test_tmp_path("report_host.csv"), *out = test_tmp_path("report_host");
+    char *costs = test_tmp_path("report_host/cost.csv");
+    const char *files[1] = {res};
+    const char *why = "8 NVIDIA H100 80GB HBM3 GPUs: no NVIDIA driver (test fixture)";
+    long r;
+
+    remove(res);
+    memset(rows, 0, sizeof rows);
+    rows[0].col[TB_COL_RUN_ID] = "llama-3.1-8b/decode/b8/in1024/out128/bf16";
+    rows[0].col[TB_COL_PROVENANCE] = "measured";
+    rows[0].col[TB_COL_TARGET] = "p5.48xlarge";
+    rows[0].col[TB_COL_INSTANCES] = "1";
+    rows[0].col[TB_COL_HOST] = "AMD EPYC 7R13 (test fixture: made-up figures)";
+    rows[0].col[TB_COL_EXECUTOR] = "cpu";
+    rows[0].col[TB_COL_MODEL] = "llama-3.1-8b";
+    rows[0].col[TB_COL_PHASE] = "decode";
+    rows[0].col[TB_COL_PRECISION] = "bf16";
+    rows[0].col[TB_COL_BATCH] = "8";
+    rows[0].col[TB_COL_SEQ_IN] = "1024";
+    rows[0].col[TB_COL_SEQ_OUT] = "128";
+    rows[0].col[TB_COL_METRIC] = "decode_tokens_per_s";
+    rows[0].col[TB_COL_VALUE] = "1000000";
+    rows[0].col[TB_COL_UNIT] = "tokens/s";
+    rows[0].col[TB_COL_N] = "5";
+    rows[0].col[TB_COL_DEVICE] = "AMD EPYC 7R13 (host CPU)";
+    rows[0].col[TB_COL_ACCEL_UNUSED] = why;
+    rows[1] = rows[0];
+    rows[1].col[TB_COL_RUN_ID] = "model:p5.48xlarge/llama-3.1-8b/decode/b8/in1024/out128/bf16";
+    rows[1].col[TB_COL_PROVENANCE] = "modeled";
+    rows[1].col[TB_COL_HOST] = NULL;
+    rows[1].col[TB_COL_EXECUTOR] = "model";
+    rows[1].col[TB_COL_VALUE] = "2200";
+    rows[1].col[TB_COL_N] = NULL;
+    rows[1].col[TB_COL_DEVICE] = "H100 SXM5 x8 (model)";
+    rows[1].col[TB_COL_ACCEL_UNUSED] = NULL;
+    /* an older file's host row: executor cpu, no device, no reason */
+    rows[2] = rows[0];
+    rows[2].col[TB_COL_RUN_ID] = "llama-3.1-8b/decode/b8/in1024/out128/bf16@old";
+    rows[2].col[TB_COL_DEVICE] = NULL;
+    rows[2].col[TB_COL_ACCEL_UNUSED] = NULL;
+    if (tb_results_append(res, rows, 3, err, sizeof err) != 0)
+        bail("%s", err);
+    clean(out);
+    tb_report_opts_init(&o);
+    o.results = files;
+    o.nresults = 1;
+    o.out_dir = out;
+    o.pricing_dir = pricing;
+    IS_INT(TB_OK, tb_report_write(&o, NULL, err, sizeof err), "host CPU rows: report %s", err);
+    if (tb_csv_load(&t, costs, err, sizeof err) != 0)
+        bail("cannot read cost.csv: %s", err);
+    r = cost_row(&t, "decode_tokens_per_s", "p5.48xlarge");
+    IS_STRING("measured", r >= 0 ? tb_csv_field(&t, (size_t)r, "provenance") : "",
+              "the host CPU's row first");
+    IS_STRING("yes", r >= 0 ? tb_csv_field(&t, (size_t)r, "host_cpu_of_accelerator_instance") : "",
+              "cost.csv flags it");
+    IS_REL(55.04 / (1e6 * 3600) * 1e6, cost_of(&t, r, "usd_per_mtok"), 1e-9,
+           "priced at the whole p5.48xlarge it ran on ($55.04/h)");
+    OK(isnan(cost_of(&t, r, "chips")) && isnan(cost_of(&t, r, "throughput_per_chip")),
+       "no accelerator chip: no chips, no per-chip figure");
+    OK(isnan(cost_of(&t, r, "price_performance")), "no price-performance");
+    /* cost.csv lists measured rows first */
+    IS_STRING("yes", tb_csv_field(&t, 1, "host_cpu_of_accelerator_instance"),
+              "an older file's cpu-executor row on p5 is one too");
+    IS_STRING("modeled", tb_csv_field(&t, 2, "provenance"), "then the model's row");
+    IS_STRING("no", tb_csv_field(&t, 2, "host_cpu_of_accelerator_instance"),
+              "the model's row on the GPUs is not a host row");
+    tb_csv_release(&t);
+    md = slurp(out, "report.md", NULL);
+    OK(md && strstr(md, "| llama-3.1-8b/decode/in1024/out128/bf16 | USD per 1M tokens | "
+                        "p5.48xlarge | 8 | 6.949 | modeled"),
+       "the summary ranks the model's p5 row ($6.949/Mtok), not the host's ($0.01529/Mtok)");
+    OK(md && strstr(md, "### Host CPU runs on accelerator instances"), "a section on host rows");
+    OK(md && strstr(md, "- **p5.48xlarge**, AMD EPYC 7R13 (host CPU). Accelerators present, not "
+                        "used: 8 NVIDIA H100 80GB HBM3 GPUs: no NVIDIA driver (test fixture)"),
+       "it names the unused accelerators and why");
+    OK(md && strstr(md, "does not say why they were not used (written by an older trnbench)"),
+       "and says when an older row does not");
+    OK(md && strstr(md, "| llama-3.1-8b/decode/in1024/out128/bf16@old | USD per 1M tokens | not "
+                        "ranked |"),
+       "a workload with host rows only is not ranked, and says so");
+    free(md);
+    if (!getenv("TB_KEEP"))
+        clean(out);
     free(costs);
     free(res);
     free(out);
@@ -498,6 +601,7 @@ int main(void)
     clean(bare);
 
     test_gpu_share(pricing);
+    test_host_cpu(pricing);
 
     free(html);
     free(src);

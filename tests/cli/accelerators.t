@@ -1,0 +1,110 @@
+#!/bin/sh
+# tests/cli/accelerators.t: honest rows on accelerator instances (issue 16, part 1). On
+# a simulated trn2.48xlarge (tests/data/platform_trn2, through TRNBENCH_TEST_PLATFORM)
+# and p5.48xlarge (tests/data/platform_p5), `trnbench run` runs the CPU workloads on the
+# host CPU and says so: every row names its device, the accelerators present and unused
+# and why (no Neuron SDK, no NVIDIA driver, not asked for); `trnbench report` prices
+# those rows at the instance but never ranks them as the instance's throughput. The
+# stand-in platform is refused without TRNBENCH_TEST=1, as the CUDA emulator is.
+
+. "${TB_SRCDIR:-.}/tests/cli/tap.sh"
+tmp="$TB_BUILDDIR/tests/tmp/cli_accelerators"
+rm -rf "$tmp" && mkdir -p "$tmp/bin"
+trn2="$TB_SRCDIR/tests/data/platform_trn2"
+p5="$TB_SRCDIR/tests/data/platform_p5"
+# a PATH without any neuron-ls of this machine's, and one with a stand-in neuron-ls
+plain="/usr/bin:/bin"
+printf '#!/bin/sh\nexit 0\n' >"$tmp/bin/neuron-ls" && chmod +x "$tmp/bin/neuron-ls"
+
+# column NAME of the first row of FILE whose metric is METRIC, through a CSV-aware reader
+field() { # field FILE METRIC NAME
+    perl -e '
+        sub row { my @o; my $s = shift; chomp $s;
+            while (length $s) { if ($s =~ s/^"((?:[^"]|"")*)"(,|$)//) { (my $x = $1) =~ s/""/"/g; push @o, $x }
+                                elsif ($s =~ s/^([^,]*)(,|$)//) { push @o, $1 } else { last } }
+            return @o }
+        my ($file, $m, $name) = @ARGV; open my $f, "<", $file or die;
+        my @h = row(scalar <$f>); my %c; @c{@h} = 0 .. $#h;
+        while (<$f>) { my @r = row($_); if ($r[$c{metric}] eq $m) { print $r[$c{$name}], "\n"; exit 0 } }
+        exit 1' "$@"
+}
+has() { grep -qF -- "$2" "$1"; }
+
+run_on() { # run_on ROOT OUT [ARGS...]: one small prefill run on the simulated machine
+    root=$1 out=$2
+    shift 2
+    PATH="$plain" TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$root" TRNBENCH_CUDA=${TRNBENCH_CUDA:-} \
+        "$TB_BIN" run --model llama-tiny --phase prefill --seq-in 16 --batch 1 --reps 2 \
+        --out "$out" "$@" 2>"$out.err"
+}
+
+echo "1..27"
+
+# ---- a simulated trn2.48xlarge without the Neuron SDK ----
+run_on "$trn2" "$tmp/trn2"
+check "simulated trn2.48xlarge: run exits 0" test $? -eq 0
+r="$tmp/trn2/results.csv"
+check "the run says which accelerators sat unused and why" \
+    has "$tmp/trn2.err" "accelerators present, not used: 16 Trainium2 devices (128 NeuronCores): no Neuron SDK found (no neuron-ls on PATH or in /opt/aws/neuron/bin)"
+check "and that its rows are the host's, not the instance's" \
+    has "$tmp/trn2.err" "never trn2.48xlarge's accelerator throughput"
+check "rows on target trn2.48xlarge" test "$(field "$r" prefill_tokens_per_s target)" = trn2.48xlarge
+check "device: the host CPU ($(field "$r" prefill_tokens_per_s device))" \
+    test "$(field "$r" prefill_tokens_per_s device)" = "Synthetic CPU of the trn2 test fixture (host CPU)"
+check "no accelerator chip used" test -z "$(field "$r" prefill_tokens_per_s chips_used)"
+u=$(field "$r" prefill_tokens_per_s accelerators_unused)
+check "accelerators_unused names them and the SDK missing" \
+    sh -c 'case "$0" in "16 Trainium2 devices (128 NeuronCores): no Neuron SDK found"*) exit 0;; esac; exit 1' "$u"
+check "and how to get it (AWS's apt repository)" \
+    sh -c 'case "$0" in *"https://apt.repos.neuron.amazonaws.com"*) exit 0;; esac; exit 1' "$u"
+check "the host column says the platform was simulated" \
+    sh -c 'case "$0" in *"simulated platform"*) exit 0;; esac; exit 1' "$(field "$r" prefill_tokens_per_s host)"
+
+# the report at capacity-block in us-east-2, where trn2.48xlarge has a price
+"$TB_BIN" report "$r" --pricing capacity-block --region us-east-2 --out "$tmp/trn2r" \
+    >/dev/null 2>"$tmp/trn2r.err"
+check "report exits 0" test $? -eq 0
+check "the summary does not rank the host's row as trn2.48xlarge's" \
+    has "$tmp/trn2r/report.md" "| llama-tiny/prefill/in16/fp32 | USD per 1M tokens | not ranked |"
+check "a section names the unused accelerators and why" \
+    has "$tmp/trn2r/report.md" "- **trn2.48xlarge**, Synthetic CPU of the trn2 test fixture (host CPU). Accelerators present, not used: 16 Trainium2 devices (128 NeuronCores): no Neuron SDK found"
+check "cost.csv prices it at the instance and flags it" \
+    sh -c "tail -1 '$tmp/trn2r/cost.csv' | grep -q ',trn2.48xlarge,.*,yes\$'"
+check "no cost chart of host rows, and the report says why" \
+    sh -c "! test -e '$tmp/trn2r/cost.svg' && grep -q 'ran on the host CPU of an accelerator instance' '$tmp/trn2r.err'"
+
+# with the SDK's tools present (a stand-in neuron-ls on PATH)
+PATH="$tmp/bin:$plain" TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$trn2" "$TB_BIN" run \
+    --model llama-tiny --phase prefill --seq-in 16 --batch 1 --reps 2 --out "$tmp/sdk" 2>"$tmp/sdk.err"
+check "with neuron-ls on PATH: exit 0" test $? -eq 0
+check "the reason names the SDK found and what runs on Neuron today" \
+    sh -c 'case "$0" in "16 Trainium2 devices (128 NeuronCores): Neuron SDK found ($1)"*"trnbench run --endpoint"*) exit 0;; esac; exit 1' \
+    "$(field "$tmp/sdk/results.csv" prefill_tokens_per_s accelerators_unused)" "$tmp/bin/neuron-ls"
+
+# trnbench detect on the simulated machine
+TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$trn2" "$TB_BIN" detect >"$tmp/detect" 2>&1
+check "detect: target trn2.48xlarge" grep -q '^target  *trn2.48xlarge$' "$tmp/detect"
+check "detect: the accelerators" grep -q '^accelerators  *16 Trainium2 devices (128 NeuronCores)$' "$tmp/detect"
+check "detect: simulated" grep -q '^simulated  *yes' "$tmp/detect"
+
+# ---- the stand-in refused outside tests ----
+TRNBENCH_TEST_PLATFORM="$trn2" "$TB_BIN" run --model llama-tiny --phase prefill --seq-in 16 \
+    --batch 1 --out "$tmp/refused" 2>"$tmp/refused.err"
+check "without TRNBENCH_TEST=1: exit 2" test $? -eq 2
+check "saying why" has "$tmp/refused.err" "simulates a machine for trnbench's own tests and is refused outside them"
+check "nothing written" test ! -e "$tmp/refused"
+TRNBENCH_TEST_PLATFORM="$trn2" "$TB_BIN" detect >/dev/null 2>&1
+check "detect refuses it too (exit 2)" test $? -eq 2
+
+# ---- a simulated p5.48xlarge: 8 H100s, no driver on this machine ----
+run_on "$p5" "$tmp/p5"
+check "simulated p5.48xlarge: run exits 0" test $? -eq 0
+u=$(field "$tmp/p5/results.csv" prefill_tokens_per_s accelerators_unused)
+check "its 8 GPUs unused, and why ($u)" \
+    sh -c 'case "$0" in "8 NVIDIA H100 80GB HBM3 GPUs: "?*) exit 0;; esac; exit 1' "$u"
+run_on "$p5" "$tmp/p5cpu" --executor cpu
+check "--executor cpu: the GPUs were not asked for" \
+    test "$(field "$tmp/p5cpu/results.csv" prefill_tokens_per_s accelerators_unused)" = "8 NVIDIA H100 80GB HBM3 GPUs: not asked for (--executor cpu)"
+"$TB_BIN" report "$tmp/p5/results.csv" --out "$tmp/p5r" >/dev/null 2>&1
+check "the p5 report does not rank the host's row either" \
+    has "$tmp/p5r/report.md" "| llama-tiny/prefill/in16/fp32 | USD per 1M tokens | not ranked |"
