@@ -181,6 +181,13 @@ static void describe_status(int status, int exec_errno, char *buf, size_t len)
 int tb_server_start(struct tb_server_proc *p, const char *const *argv, const char *log_path,
                     const char *base_url, double ready_timeout_s, char *err, size_t errlen)
 {
+    return tb_server_start_env(p, argv, NULL, log_path, base_url, ready_timeout_s, err, errlen);
+}
+
+int tb_server_start_env(struct tb_server_proc *p, const char *const *argv, const char *const *env,
+                        const char *log_path, const char *base_url, double ready_timeout_s,
+                        char *err, size_t errlen)
+{
     int logfd = -1, execp[2] = {-1, -1}, exec_errno = 0, status = 0;
     off_t log_start;
     double t0;
@@ -209,8 +216,20 @@ int tb_server_start(struct tb_server_proc *p, const char *const *argv, const cha
         tb_err(err, errlen, "cannot fork: %s", strerror(errno));
         goto fail;
     }
-    if (pid == 0)
+    if (pid == 0) {
+        /* the child of a single-threaded parent (the plan starts servers between load
+         * levels, no client thread running): setenv is safe here */
+        for (size_t k = 0; env && env[k]; k++) {
+            char name[128];
+            size_t n = strcspn(env[k], "=");
+            if (env[k][n] == '=' && n > 0 && n < sizeof name) {
+                memcpy(name, env[k], n);
+                name[n] = '\0';
+                setenv(name, env[k] + n + 1, 1);
+            }
+        }
         tb_proc_exec_child(argv, logfd, logfd, execp[1]);
+    }
     setpgid(pid, pid); /* here too, so the group exists before any signal to it */
     p->pid = pid;
     close(execp[1]);

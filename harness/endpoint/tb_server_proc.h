@@ -36,6 +36,11 @@ void tb_argv_free(char **argv);
  * log's last line; it was not ready in time): the child is stopped then. */
 int tb_server_start(struct tb_server_proc *p, const char *const *argv, const char *log_path,
                     const char *base_url, double ready_timeout_s, char *err, size_t errlen);
+/* The same with env ("NAME=value" strings, NULL-terminated; NULL: none) added to the
+ * child's environment, e.g. a recipe's VLLM_CACHE_ROOT. */
+int tb_server_start_env(struct tb_server_proc *p, const char *const *argv, const char *const *env,
+                        const char *log_path, const char *base_url, double ready_timeout_s,
+                        char *err, size_t errlen);
 
 /* A free TCP port on the loopback, the kernel's pick (closed again, for a server to
  * take: another process could take it first, which the server's start then reports).
