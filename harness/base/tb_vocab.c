@@ -93,6 +93,11 @@ static const struct tb_metric METRICS[] = {
      "a second start of the same server right after the first (caches warm: a compiled Neuron "
      "model is reused)",
      L, NULL, NULL, 0},
+    {"server_compile_s", "s",
+     "server_start_s - server_warm_start_s of a recipe's server (recipe=vllm): the same "
+     "command started with an empty compile cache, then with the cache the first start "
+     "filled; what compiling adds to a start",
+     L, NULL, NULL, 0},
     {"prefill_tokens_per_s", "tokens/s",
      "prompt tokens processed per second in prefill: batch x seq_in / prefill time", H,
      "usd_per_mtok_in", NULL, 0},

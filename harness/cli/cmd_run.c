@@ -41,6 +41,9 @@ static void usage(FILE *f)
           "                    [--request-timeout S] [--api completions|chat] [--chips N]\n"
           "                    [--ttft-ms MS] [--tpot-ms MS] [--server-cmd 'ARGV...']\n"
           "                    [--server-label TEXT] [--server-start cold|cold,warm] [--out DIR]\n"
+          "       trnbench run --recipe vllm --model M --seq-in T --seq-out N [--tp N]\n"
+          "                    [--max-num-seqs N] [--max-model-len N] [--prefill-buckets L]\n"
+          "                    [--decode-buckets L] [--server-start cold,warm] [load options]\n"
           "       trnbench run --list\n"
           "\n"
           "Run Llama and diffusion workloads on this machine's CPU (fp32, matrix products\n"
@@ -109,6 +112,15 @@ static void usage(FILE *f)
           "                     machine (pricing/instances.csv; default: the one detected)\n"
           "  --client-threads T the load client's threads, streams split among them\n"
           "                     (default: one per 64 streams, at most one per core but one)\n"
+          "  --recipe vllm      start vLLM for the model instead of naming an endpoint:\n"
+          "                     random weights (--load-format dummy) from a config.json\n"
+          "                     written from the .model file, nothing downloaded; on Neuron\n"
+          "                     through the vllm-neuron plugin, on GPUs plain vLLM; its\n"
+          "                     compile cache in the out folder (cold, then warm with\n"
+          "                     --server-start cold,warm: the difference is compile time)\n"
+          "  --tp N, --max-model-len N  the recipe's tensor-parallel degree (1) and length\n"
+          "                     (seq-in + seq-out); --max-num-seqs N its batch (16)\n"
+          "  --prefill-buckets 128,512  --decode-buckets 1,4,16  Neuron's compiled shapes\n"
           "Serving metrics, per level: ttft_ms, tpot_ms ((e2e - ttft) / (output tokens -\n"
           "1), never including TTFT), itl_ms, e2e_latency_ms, tokens_per_s_per_user (value\n"
           "p50, columns p90 and p99), output_tokens_per_s, total_tokens_per_s,\n"
@@ -233,6 +245,11 @@ int tb_cmd_run(int argc, char **argv)
         {"max-num-seqs", required_argument, NULL, 1117},
         {"target", required_argument, NULL, 1118},
         {"client-threads", required_argument, NULL, 1119},
+        {"recipe", required_argument, NULL, 1120},
+        {"tp", required_argument, NULL, 1121},
+        {"max-model-len", required_argument, NULL, 1122},
+        {"prefill-buckets", required_argument, NULL, 1123},
+        {"decode-buckets", required_argument, NULL, 1124},
         {NULL, 0, NULL, 0},
     };
     struct tb_plan plan;
@@ -310,8 +327,8 @@ int tb_cmd_run(int argc, char **argv)
         return 2;
     }
 
-    if (have_one && one.serve.endpoint[0] && (int)one.phase < 0)
-        one.phase = TB_PHASE_SERVE; /* --endpoint: a serving run */
+    if (have_one && (one.serve.endpoint[0] || one.serve.recipe[0]) && (int)one.phase < 0)
+        one.phase = TB_PHASE_SERVE; /* --endpoint or --recipe: a serving run */
     tb_run_spec_defaults(&one);
 
     /* ---- load and check everything first: an input error runs nothing ---- */

@@ -52,6 +52,63 @@ static const char *pair(const struct report *R, const struct tb_result *x, const
     return buf;
 }
 
+/* The price the cost stage found for target, or NULL. */
+static const struct tb_cost_price *price_of(const struct report *R, const char *target)
+{
+    for (size_t k = 0; k < R->cs.ntp; k++)
+        if (!strcmp(R->cs.tp[k].target, target))
+            return &R->cs.tp[k];
+    return NULL;
+}
+
+/* The servers' start times (server_start_s rows): cold, warm, the compile time a
+ * recipe measured (cold - warm), and what a start and a compile cost at the target's
+ * price for the chips the server used. */
+static void write_starts(struct tb_doc *d, const struct report *R)
+{
+    static const char *const head[] = {"Workload",     "Target",          "Server",
+                                       "Cold start s", "Warm start s",    "Compile s",
+                                       "USD per hour", "USD per compile", "USD per cold start"};
+    bool any = false;
+    for (size_t i = 0; i < R->res.nrows; i++) {
+        const struct tb_result *x = &R->res.rows[i];
+        const struct tb_cost_price *t;
+        char cold[32], warm[32], comp[32], hour[32], usd_c[32], usd_s[32];
+        const char *cells[9];
+        double w, c, h = NAN;
+        if (x->prov != TB_PROV_MEASURED || strcmp(F(x, "metric"), "server_start_s"))
+            continue;
+        if (!any) {
+            tb_doc_h(d, 3, "Server starts and compile time");
+            tb_doc_p(d, NULL,
+                     "From launch to the endpoint answering. A recipe's server (recipe=vllm) "
+                     "started twice with the same compile cache, empty then filled: compile = "
+                     "cold - warm, the cost of compiling the model for its shapes (minutes on "
+                     "Neuron), priced at the target's hourly price for the chips the server "
+                     "used (chips_used of the instance).");
+            tb_doc_table(d, "tttnnnnnn", head);
+            any = true;
+        }
+        w = level_metric(R, x, "server_warm_start_s", false);
+        c = level_metric(R, x, "server_compile_s", false);
+        t = price_of(R, F(x, "target"));
+        if (t && t->c.have)
+            h = t->c.usd_per_hour * tb_cost_charged(x, t);
+        cells[0] = x->workload;
+        cells[1] = F(x, "target");
+        cells[2] = F(x, "device");
+        cells[3] = tb_report_num(x->value, cold, sizeof cold);
+        cells[4] = isnan(w) ? "" : tb_report_num(w, warm, sizeof warm);
+        cells[5] = isnan(c) ? "" : tb_report_num(c, comp, sizeof comp);
+        cells[6] = isnan(h) ? (t ? "no price" : "") : tb_report_num(h, hour, sizeof hour);
+        cells[7] = isnan(h) || isnan(c) ? "" : tb_report_num(h * c / 3600.0, usd_c, sizeof usd_c);
+        cells[8] = isnan(h) ? "" : tb_report_num(h * x->value / 3600.0, usd_s, sizeof usd_s);
+        tb_doc_row(d, cells);
+    }
+    if (any)
+        tb_doc_table_end(d);
+}
+
 void tb_report_write_serving(struct tb_doc *d, const struct report *R)
 {
     static const char *const head[] = {"Workload",
@@ -131,4 +188,5 @@ void tb_report_write_serving(struct tb_doc *d, const struct report *R)
     }
     if (any)
         tb_doc_table_end(d);
+    write_starts(d, R);
 }

@@ -11,6 +11,7 @@
 
 #include "tb_executor.h"
 #include "tb_loadgen.h"
+#include "tb_recipe.h"
 #include "tb_results.h"
 #include "tb_scenario.h"
 #include "tb_server_proc.h"
@@ -18,11 +19,13 @@
 #include "tb_util.h"
 
 #include <curl/curl.h>
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* The levels of spec in order: each concurrency (closed loop), then each rate. A level
@@ -87,23 +90,129 @@ static int self_argv(const struct tb_run_spec *spec, int port, char **argv, char
 struct served {
     struct tb_server_proc proc;
     bool started;
-    char **argv_owned; /* server_cmd's words (tb_argv_split) */
-    struct tb_record_extra starts[2];
+    char **argv_owned;           /* server_cmd's words (tb_argv_split) */
+    struct tb_recipe_cmd recipe; /* a recipe's command (recipe=vllm) */
+    bool is_recipe;
+    struct tb_record_extra starts[3]; /* cold, warm, and a recipe's compile time */
     int nstarts;
 };
+
+/* Remove path and, for a folder, everything under it (a recipe's own compile cache:
+ * links are removed, never followed); a missing path is fine. */
+static int rm_tree(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+    DIR *d;
+    struct dirent *e;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? 0
+                               : tb_err(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+    if (S_ISDIR(st.st_mode)) {
+        if (!(d = opendir(path)))
+            return tb_err(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        while ((e = readdir(d))) {
+            char sub[PATH_MAX];
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+                continue;
+            int rc = (size_t)snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) >= sizeof sub
+                         ? tb_err(err, errlen, "'%s/%s': name too long", path, e->d_name)
+                         : rm_tree(sub, err, errlen);
+            if (rc != 0) {
+                closedir(d);
+                return -1;
+            }
+        }
+        closedir(d);
+    }
+    if (remove(path) != 0)
+        return tb_err(err, errlen, "cannot remove '%s': %s", path, strerror(errno));
+    return 0;
+}
+
+/* The chips a recipe's server of tensor-parallel degree tp uses on this machine: tp
+ * GPUs, or on Neuron tp logical NeuronCores, LNC=2 on Trainium2 and Trainium3 (two
+ * physical cores a logical one, vllm-neuron's default there), 1 elsewhere; 0 when the
+ * machine has no accelerator (the rows are charged the whole instance). */
+static int recipe_chips(const struct tb_platform *pl, int tp, char *note, size_t len)
+{
+    if (pl->neuron_devices > 0 && pl->neuron_cores > 0) {
+        int lnc =
+            strstr(pl->neuron_name, "Trainium2") || strstr(pl->neuron_name, "Trainium3") ? 2 : 1;
+        int per = pl->neuron_cores / pl->neuron_devices / lnc;
+        int chips = per > 0 ? (tp + per - 1) / per : 0;
+        snprintf(note, len, "tp=%d logical NeuronCores at LNC=%d, %d a %s device: %d of %d devices",
+                 tp, lnc, per, pl->neuron_name[0] ? pl->neuron_name : "Neuron", chips,
+                 pl->neuron_devices);
+        return chips > pl->neuron_devices ? pl->neuron_devices : chips;
+    }
+    if (pl->nvidia_gpus > 0) {
+        snprintf(note, len, "tp=%d: %d of %d GPUs", tp, tp, pl->nvidia_gpus);
+        return tp > pl->nvidia_gpus ? pl->nvidia_gpus : tp;
+    }
+    snprintf(note, len, "tp=%d on a machine without accelerators", tp);
+    return 0;
+}
+
+/* The command of spec's recipe into s->recipe, its model folder written and (cold
+ * start) its compile cache emptied under out/recipe-<i+1>/. */
+static int recipe_command(struct served *s, const struct tb_run_spec *spec, const struct tb_arch *a,
+                          const struct tb_platform *pl, const char *out, size_t i, int port,
+                          char *err, size_t errlen)
+{
+    const struct tb_serve_opts *o = &spec->serve;
+    struct tb_recipe_opts ro;
+    char dir[PATH_MAX], model[PATH_MAX + 8], cache[PATH_MAX + 16];
+
+    if ((size_t)snprintf(dir, sizeof dir, "%s/recipe-%zu", out, i + 1) >= sizeof dir)
+        return tb_err(err, errlen, "--out: folder name too long");
+    snprintf(model, sizeof model, "%s/model", dir);
+    snprintf(cache, sizeof cache, "%s/vllm-cache", dir);
+    if (tb_mkdir_p(model, err, errlen) != 0 || tb_recipe_write_model(a, model, err, errlen) != 0 ||
+        rm_tree(cache, err, errlen) != 0 || tb_mkdir_p(cache, err, errlen) != 0)
+        return -1;
+    memset(&ro, 0, sizeof ro);
+    ro.tp = o->tp ? o->tp : 1;
+    ro.max_num_seqs = o->max_num_seqs;
+    ro.max_model_len = o->max_model_len ? o->max_model_len : spec->seq_in + spec->seq_out;
+    memcpy(ro.prefill_buckets, o->prefill_buckets, sizeof ro.prefill_buckets);
+    ro.nprefill = o->nprefill;
+    memcpy(ro.decode_buckets, o->decode_buckets, sizeof ro.decode_buckets);
+    ro.ndecode = o->ndecode;
+    ro.neuron = pl->neuron_devices > 0;
+    ro.seed = spec->seed;
+    if (!ro.neuron && (ro.nprefill || ro.ndecode))
+        fprintf(stderr, "trnbench run:   no Neuron device: the buckets are not passed to vLLM\n");
+    if (tb_recipe_vllm(&s->recipe, model, spec->model, cache, port, &ro, err, errlen) != 0)
+        return -1;
+    s->is_recipe = true;
+    fprintf(stderr,
+            "trnbench run:   recipe vllm: model folder '%s' (config.json, tokenizer), "
+            "compile cache '%s' (emptied: a cold start)\n",
+            model, cache);
+    return 0;
+}
 
 /* Start the server of spec (its command into argv) and wait for it, spec's starts
  * times (cold, then warm), recording each start's time. Returns 0, or -1 with a
  * message (the server is stopped then). */
-static int start_server(struct served *s, const struct tb_run_spec *spec, const char *out, size_t i,
+static int start_server(struct served *s, const struct tb_run_spec *spec, const struct tb_arch *a,
+                        const struct tb_platform *pl, const char *out, size_t i,
                         struct tb_endpoint *ep, char *err, size_t errlen)
 {
     const struct tb_serve_opts *o = &spec->serve;
     char *self[24], exe[4096], buf[5][64], log[PATH_MAX], how[160];
     char *const *argv;
+    const char *const *env = NULL;
     int argc;
 
-    if (!strcmp(o->endpoint, "self")) {
+    if (o->recipe[0]) {
+        int port = tb_loopback_port(err, errlen);
+        if (port < 0 || recipe_command(s, spec, a, pl, out, i, port, err, errlen) != 0)
+            return -1;
+        snprintf(ep->base_url, sizeof ep->base_url, "http://127.0.0.1:%d/v1", port);
+        argv = s->recipe.argv;
+        env = (const char *const *)s->recipe.env;
+    } else if (!strcmp(o->endpoint, "self")) {
         int port = tb_loopback_port(err, errlen);
         if (port < 0 || self_argv(spec, port, self, buf, exe, sizeof exe, err, errlen) != 0)
             return -1;
@@ -120,8 +229,8 @@ static int start_server(struct served *s, const struct tb_run_spec *spec, const 
         struct tb_record_extra *x = &s->starts[s->nstarts];
         fprintf(stderr, "trnbench run:   starting the server (%s start): %s ... (log '%s')\n",
                 k ? "warm" : "cold", argv[0], log);
-        if (tb_server_start(&s->proc, (const char *const *)argv, log, ep->base_url,
-                            o->server_timeout_s, err, errlen) != 0)
+        if (tb_server_start_env(&s->proc, (const char *const *)argv, env, log, ep->base_url,
+                                o->server_timeout_s, err, errlen) != 0)
             return -1;
         s->started = true;
         *x = (struct tb_record_extra){.metric = k ? "server_warm_start_s" : "server_start_s",
@@ -129,15 +238,30 @@ static int start_server(struct served *s, const struct tb_run_spec *spec, const 
                                       .value = s->proc.start_s,
                                       .n = 1};
         snprintf(x->notes, sizeof x->notes,
-                 "launch of '%.100s' to its endpoint answering GET /models (%s start); its "
-                 "output in %.60s",
-                 argv[0], k ? "warm: the same server again" : "cold", strrchr(log, '/') + 1);
+                 "launch of '%.100s' to its endpoint answering GET /models (%s); its output in "
+                 "%.60s",
+                 argv[0], k ? "warm start: the same server again" : "cold start",
+                 strrchr(log, '/') + 1);
         s->nstarts++;
         fprintf(stderr, "trnbench run:   server ready in %.2f s\n", s->proc.start_s);
         if (k + 1 < o->server_starts) {
             tb_server_stop(&s->proc, 0, how, sizeof how);
             s->started = false;
         }
+    }
+    if (s->is_recipe && s->nstarts == 2) {
+        /* the same command and cache, cold then warm: what compiling cost the start */
+        struct tb_record_extra *x = &s->starts[s->nstarts++];
+        *x = (struct tb_record_extra){.metric = "server_compile_s",
+                                      .unit = "s",
+                                      .value = s->starts[0].value - s->starts[1].value,
+                                      .n = 1};
+        snprintf(x->notes, sizeof x->notes,
+                 "server_start_s %.1f s (empty compile cache) - server_warm_start_s %.1f s "
+                 "(the cache the first start filled)%s",
+                 s->starts[0].value, s->starts[1].value,
+                 x->value < 0 ? "; negative: the cold start was not slower (nothing compiled?)"
+                              : "");
     }
     return 0;
 }
@@ -205,6 +329,7 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
     const struct tb_run_spec *spec = &p->suite.runs[i];
     const struct tb_arch *a = &p->work[i].a;
     const bool self = !strcmp(spec->serve.endpoint, "self");
+    const bool recipe = spec->serve.recipe[0] != '\0';
     struct tb_run_spec lv[2 * TB_SERVE_MAX_LEVELS];
     bool done[2 * TB_SERVE_MAX_LEVELS] = {false}; /* already in the results */
     struct tb_endpoint ep;
@@ -237,10 +362,10 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
         return 0;
 
     /* the server: started here, or already running at the URL */
-    if (!self)
+    if (!self && !recipe)
         snprintf(ep.base_url, sizeof ep.base_url, "%s", spec->serve.endpoint);
-    if ((self || spec->serve.server_cmd[0]) &&
-        start_server(&srv, spec, p->out, i, &ep, err, sizeof err) != 0) {
+    if ((self || spec->serve.server_cmd[0] || recipe) &&
+        start_server(&srv, spec, a, &p->plat, p->out, i, &ep, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench run: [%s] %s: server not started: %s\n", tag, ids[0], err);
         stop_server(&srv);
         n->failed += pending;
@@ -253,9 +378,23 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
         n->failed += pending;
         return 0;
     }
+    if (recipe && strstr(version, "trnbench")) {
+        /* a 'vllm' on PATH that is trnbench serve: the tests' stand-in, never a
+         * measurement of vLLM */
+        const char *t = getenv("TRNBENCH_TEST");
+        if (!t || strcmp(t, "1") != 0) {
+            fprintf(stderr,
+                    "trnbench run: [%s] %s: the server recipe vllm started answers as '%s': a "
+                    "stand-in for tests (TRNBENCH_TEST=1), refused here\n",
+                    tag, ids[0], version);
+            stop_server(&srv);
+            n->failed += pending;
+            return 0;
+        }
+    }
     snprintf(ep.served_model, sizeof ep.served_model, "%s",
              spec->serve.served_model[0] ? spec->serve.served_model
-             : self || !models[0] || strchr(models, ',')
+             : self || recipe || !models[0] || strchr(models, ',')
                  ? spec->model
                  : models); /* the one model the server serves */
     fprintf(stderr, "trnbench run:   endpoint %s serves '%s'%s%s; measuring '%s'\n", ep.base_url,
@@ -270,6 +409,9 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
     if (self) /* our CPU engine: the host's rows, like the cpu executor's */
         snprintf(ctx.device, sizeof ctx.device, "trnbench serve (CPU engine, fp32) on %.200s%s%s",
                  p->ctx.device, version[0] ? " " : "", version);
+    else if (recipe)
+        snprintf(ctx.device, sizeof ctx.device, "%.200s%s%.100s", srv.recipe.label,
+                 version[0] ? " " : "", version);
     else
         snprintf(ctx.device, sizeof ctx.device, "%s%s%s",
                  spec->serve.server_label[0] ? spec->serve.server_label : where,
@@ -280,6 +422,14 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
     if (spec->serve.chips) {
         snprintf(chips, sizeof chips, "%d", spec->serve.chips);
         ctx.chips_used = chips;
+    } else if (recipe) {
+        char note[200];
+        int c = recipe_chips(&p->plat, spec->serve.tp ? spec->serve.tp : 1, note, sizeof note);
+        fprintf(stderr, "trnbench run:   chips used: %s\n", note);
+        if (c > 0) {
+            snprintf(chips, sizeof chips, "%d", c);
+            ctx.chips_used = chips;
+        }
     }
     ctx.source = "trnbench load client";
 

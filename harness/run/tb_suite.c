@@ -86,6 +86,30 @@ static int level_list(const char *where, const char *key, const char *v, bool ra
     return 0;
 }
 
+/* A comma list of at most 16 counts in [1, hi]: a recipe's buckets. */
+static int count_list(const char *where, const char *key, const char *v, int hi, int *out, int *n,
+                      char *err, size_t errlen)
+{
+    char list[256], *item, *save = NULL;
+    *n = 0;
+    if (!*v || strlen(v) >= sizeof list || v[0] == ',' || v[strlen(v) - 1] == ',' ||
+        strstr(v, ",,"))
+        return tb_err(err, errlen, "%s: field '%s': expected a comma list, got '%s'", where, key,
+                      v);
+    snprintf(list, sizeof list, "%s", v);
+    for (item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        if (*n == 16)
+            return tb_err(err, errlen, "%s: field '%s': more than 16 values", where, key);
+        if (int_field(where, key, item, 1, hi, &out[*n], err, errlen))
+            return -1;
+        if (*n && out[*n] <= out[*n - 1])
+            return tb_err(err, errlen, "%s: field '%s': values must increase, got '%s'", where, key,
+                          v);
+        (*n)++;
+    }
+    return 0;
+}
+
 /* The serving run's keys of tb_run_spec_set: 1 when key is not one of them. */
 static int serve_field(struct tb_serve_opts *o, const char *key, const char *v, const char *where,
                        char *err, size_t errlen)
@@ -146,6 +170,19 @@ static int serve_field(struct tb_serve_opts *o, const char *key, const char *v, 
         return text_field(where, key, v, o->target, sizeof o->target, err, errlen);
     if (!strcmp(key, "max_num_seqs"))
         return int_field(where, key, v, 1, 4096, &o->max_num_seqs, err, errlen);
+    if (!strcmp(key, "recipe")) {
+        if (strcmp(v, "vllm"))
+            return tb_err(err, errlen, "%s: field 'recipe': '%s' (the recipe is vllm)", where, v);
+        return text_field(where, key, v, o->recipe, sizeof o->recipe, err, errlen);
+    }
+    if (!strcmp(key, "tp"))
+        return int_field(where, key, v, 1, 1024, &o->tp, err, errlen);
+    if (!strcmp(key, "max_model_len"))
+        return int_field(where, key, v, 2, 1 << 24, &o->max_model_len, err, errlen);
+    if (!strcmp(key, "prefill_buckets"))
+        return count_list(where, key, v, 1 << 24, o->prefill_buckets, &o->nprefill, err, errlen);
+    if (!strcmp(key, "decode_buckets"))
+        return count_list(where, key, v, 4096, o->decode_buckets, &o->ndecode, err, errlen);
     return 1;
 }
 
@@ -230,6 +267,13 @@ void tb_run_spec_defaults(struct tb_run_spec *r)
     struct tb_serve_opts *o = &r->serve;
     if (r->phase != TB_PHASE_SERVE)
         return;
+    if (o->recipe[0] && !o->endpoint[0]) { /* the recipe's server, on a port of its own */
+        snprintf(o->endpoint, sizeof o->endpoint, "recipe");
+        if (!o->tp)
+            o->tp = 1;
+        if (!o->server_label[0])
+            snprintf(o->server_label, sizeof o->server_label, "%s-tp%d", o->recipe, o->tp);
+    }
     if (!r->precision_set && o->endpoint[0] && strcmp(o->endpoint, "self"))
         snprintf(r->precision, sizeof r->precision, "bf16");
     if (!o->nconcurrency && !o->nrate) {
@@ -242,11 +286,30 @@ void tb_run_spec_defaults(struct tb_run_spec *r)
 static int serve_check(const struct tb_run_spec *r, const char *where, char *err, size_t errlen)
 {
     const struct tb_serve_opts *o = &r->serve;
+    bool recipe = !strcmp(o->endpoint, "recipe");
     if (!o->endpoint[0])
         return tb_err(err, errlen,
-                      "%s: field 'endpoint': missing (an http:// URL ending in /v1, or self: "
-                      "trnbench serve on this host)",
+                      "%s: field 'endpoint': missing (an http:// URL ending in /v1, self: "
+                      "trnbench serve on this host, or a recipe=vllm that starts its server)",
                       where);
+    if (o->recipe[0] && !recipe)
+        return tb_err(err, errlen,
+                      "%s: field 'recipe': the recipe starts its own server: no endpoint=%s", where,
+                      o->endpoint);
+    if (o->recipe[0] && o->server_cmd[0])
+        return tb_err(err, errlen, "%s: field 'server_cmd': the recipe gives the server's command",
+                      where);
+    if (!o->recipe[0] && (o->tp || o->max_model_len || o->nprefill || o->ndecode))
+        return tb_err(err, errlen, "%s: field '%s': for a recipe's server (recipe=vllm) only",
+                      where,
+                      o->tp              ? "tp"
+                      : o->max_model_len ? "max_model_len"
+                      : o->nprefill      ? "prefill_buckets"
+                                         : "decode_buckets");
+    if (o->max_model_len && o->max_model_len < r->seq_in + r->seq_out)
+        return tb_err(err, errlen,
+                      "%s: field 'max_model_len': %d is shorter than seq_in + seq_out (%d)", where,
+                      o->max_model_len, r->seq_in + r->seq_out);
     if (r->seq_in <= 0)
         return tb_err(err, errlen, "%s: field 'seq_in': missing", where);
     if (r->batch != 1)
@@ -260,10 +323,10 @@ static int serve_check(const struct tb_run_spec *r, const char *where, char *err
     if (o->server_cmd[0] && !strcmp(o->endpoint, "self"))
         return tb_err(err, errlen,
                       "%s: field 'server_cmd': endpoint=self starts trnbench serve itself", where);
-    if (o->server_starts > 1 && !o->server_cmd[0] && strcmp(o->endpoint, "self"))
+    if (o->server_starts > 1 && !o->server_cmd[0] && strcmp(o->endpoint, "self") && !recipe)
         return tb_err(err, errlen,
-                      "%s: field 'server_start': cold,warm needs a server to start (server_cmd "
-                      "or endpoint=self)",
+                      "%s: field 'server_start': cold,warm needs a server to start (server_cmd, "
+                      "endpoint=self or a recipe)",
                       where);
     if (!strcmp(o->endpoint, "self") && strcmp(r->precision, "fp32"))
         return tb_err(err, errlen,

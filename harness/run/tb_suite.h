@@ -53,11 +53,19 @@ struct tb_serve_opts {
     double server_timeout_s; /* readiness wait of a started server (default 1800: Neuron
                                 compiles on a cold start) */
     int server_starts;       /* 1; 2: start it twice, cold then warm (server_warm_start_s) */
-    int max_num_seqs;        /* endpoint=self: trnbench serve's --max-num-seqs (default 16) */
-    int client_threads;      /* the load client's threads (tb_load_spec.threads; 0: auto) */
-    char target[64];         /* the instance type the server runs on, when it is not this
-                                machine (an instance of pricing/instances.csv); "": the
-                                one detected */
+    int max_num_seqs;        /* endpoint=self: trnbench serve's --max-num-seqs (default 16);
+                                a recipe's vllm --max-num-seqs */
+    char recipe[16];         /* "vllm": start that server for the model (tb_recipe.h) */
+    int tp;                  /* recipe: tensor-parallel degree (default 1) */
+    int max_model_len;       /* recipe: --max-model-len (0: seq_in + seq_out) */
+    int prefill_buckets[16]; /* recipe on Neuron: compiled prefill token counts */
+    int nprefill;
+    int decode_buckets[16]; /* recipe on Neuron: compiled decode batch sizes */
+    int ndecode;
+    int client_threads; /* the load client's threads (tb_load_spec.threads; 0: auto) */
+    char target[64];    /* the instance type the server runs on, when it is not this
+                           machine (an instance of pricing/instances.csv); "": the
+                           one detected */
     /* the level a run of the plan measures: concurrency (0: none, open loop uncapped) and
      * rate (0: closed loop) */
     int level_concurrency;

@@ -1,0 +1,119 @@
+#!/bin/sh
+# tests/cli/recipe.t: `trnbench run --recipe vllm` end to end with a stand-in `vllm` on
+# PATH (this test's own script, which checks what the recipe gives it and then runs
+# `trnbench serve` in its place: trnbench refuses it without TRNBENCH_TEST=1). The
+# recipe writes the model folder, empties its compile cache before the cold start and
+# keeps it for the warm one; the rows record both starts and the compile time between
+# them, and the report prices a compile. Bad recipe options are input errors (exit 2).
+
+. "${TB_SRCDIR:-.}/tests/cli/tap.sh"
+tmp="$TB_BUILDDIR/tests/tmp/cli_recipe"
+rm -rf "$tmp" && mkdir -p "$tmp/bin"
+bin=$(cd "$(dirname "$TB_BIN")" && pwd)/$(basename "$TB_BIN")
+
+# the stand-in: vllm serve DIR --served-model-name M ... --port P
+cat >"$tmp/bin/vllm" <<'SH'
+#!/bin/sh
+[ "$1" = serve ] || exit 2
+dir=$2; shift 2
+model= port= seqs= len= load= tp=
+while [ $# -gt 0 ]; do
+    case $1 in
+    --served-model-name) model=$2; shift ;;
+    --port) port=$2; shift ;;
+    --max-num-seqs) seqs=$2; shift ;;
+    --max-model-len) len=$2; shift ;;
+    --load-format) load=$2; shift ;;
+    --tensor-parallel-size) tp=$2; shift ;;
+    esac
+    shift
+done
+# what the recipe promises: a config.json of the model, dummy weights, its own cache
+grep -q '"num_hidden_layers": 2' "$dir/config.json" || { echo "bad config.json" >&2; exit 3; }
+[ "$load" = dummy ] || { echo "weights not dummy" >&2; exit 3; }
+[ -d "$VLLM_CACHE_ROOT" ] && [ "$HF_HUB_OFFLINE" = 1 ] || { echo "no cache root" >&2; exit 3; }
+echo "$*" >/dev/null
+# a cold cache "compiles" for a second, then leaves its artifact for the warm start
+if [ ! -e "$VLLM_CACHE_ROOT/neff" ]; then sleep 1; : >"$VLLM_CACHE_ROOT/neff"; fi
+exec "$TB_BIN_ABS" serve --model "$model" --served-model-name "$model" --port "$port" \
+    --max-num-seqs "$seqs" --max-model-len "$len"
+SH
+chmod +x "$tmp/bin/vllm"
+
+# column NAME of the first row of FILE whose metric is METRIC
+field() { # field FILE METRIC NAME
+    perl -e '
+        sub row { my @o; my $s = shift; chomp $s;
+            while (length $s) { if ($s =~ s/^"((?:[^"]|"")*)"(,|$)//) { (my $x = $1) =~ s/""/"/g; push @o, $x }
+                                elsif ($s =~ s/^([^,]*)(,|$)//) { push @o, $1 } else { last } }
+            return @o }
+        my ($file, $m, $name) = @ARGV; open my $f, "<", $file or die;
+        my @h = row(scalar <$f>); my %c; @c{@h} = 0 .. $#h;
+        while (<$f>) { my @r = row($_); if ($r[$c{metric}] eq $m) { print $r[$c{$name}], "\n"; exit 0 } }
+        exit 1' "$@"
+}
+
+recipe() { # recipe OUT [ARGS...]
+    out=$1
+    shift
+    PATH="$tmp/bin:$PATH" TB_BIN_ABS="$bin" "$TB_BIN" run --recipe vllm --model llama-tiny \
+        --seq-in 16 --seq-out 8 --concurrency 1,2 --requests 4 --target trn2.48xlarge \
+        --out "$out" "$@" 2>"$out.err"
+}
+
+echo "1..22"
+TRNBENCH_TEST=1 recipe "$tmp/ok" --server-start cold,warm --tp 2 --max-num-seqs 4
+check "recipe vllm, cold then warm: exit 0" test $? -eq 0
+r="$tmp/ok/results.csv"
+check "the model folder: config.json, tokenizer.json, tokenizer_config.json" \
+    test -s "$tmp/ok/recipe-1/model/config.json" -a -s "$tmp/ok/recipe-1/model/tokenizer.json" \
+    -a -s "$tmp/ok/recipe-1/model/tokenizer_config.json"
+check "the compile cache in the out folder, filled by the cold start" \
+    test -e "$tmp/ok/recipe-1/vllm-cache/neff"
+check "both levels measured" test "$(grep -c '^endpoint:.*,output_tokens_per_s,' "$r")" -eq 2
+cold=$(field "$r" server_start_s value)
+warm=$(field "$r" server_warm_start_s value)
+comp=$(field "$r" server_compile_s value)
+check "cold start ($cold s) takes the stand-in's compile second" perl -e 'exit !($ARGV[0] >= 1.0)' "$cold"
+check "warm start ($warm s) does not" perl -e 'exit !($ARGV[0] < $ARGV[1] - 0.5)' "$warm" "$cold"
+check "server_compile_s = cold - warm ($comp s)" \
+    perl -e 'exit !(abs($ARGV[0] - ($ARGV[1] - $ARGV[2])) < 1e-4)' "$comp" "$cold" "$warm"
+check "the device names the recipe" \
+    sh -c 'case "$0" in "vLLM (recipe vllm: tp=2, dummy weights) trnbench "*) exit 0;; esac; exit 1' \
+    "$(field "$r" output_tokens_per_s device)"
+check "run ids say which server" grep -q 'endpoint:llama-tiny/serve/c1/in16/out8/bf16@vllm-tp2' "$r"
+check "the run said the cache was emptied for the cold start" grep -q '(emptied: a cold start)' "$tmp/ok.err"
+
+"$TB_BIN" report "$r" --pricing capacity-block --region us-east-2 --out "$tmp/okr" >/dev/null 2>&1
+check "report exits 0" test $? -eq 0
+check "the report prices a compile" \
+    grep -q '^| llama-tiny/serve/in16/out8/bf16 | trn2.48xlarge | vLLM (recipe vllm: tp=2, dummy weights) trnbench .* | 35.76 | ' "$tmp/okr/report.md"
+
+# a rerun resumes: nothing started, nothing added
+TRNBENCH_TEST=1 recipe "$tmp/ok" --server-start cold,warm --tp 2 --max-num-seqs 4
+check "rerun: exit 0, both levels already there" \
+    sh -c "grep -q '0 runs measured, 0 modeled, 2 already there' '$tmp/ok.err'"
+
+# the stand-in refused outside tests
+recipe "$tmp/refused"
+check "without TRNBENCH_TEST=1: exit 1" test $? -eq 1
+check "saying it answered as trnbench" grep -q "answers as 'trnbench .*': a stand-in for tests" "$tmp/refused.err"
+check "no rows" test ! -s "$tmp/refused/results.csv"
+
+# bad options: input errors, nothing run
+bad() { # bad DESCRIPTION MESSAGE ARGS...
+    d=$1 m=$2
+    shift 2
+    "$TB_BIN" run --model llama-tiny --seq-in 16 --seq-out 8 --out "$tmp/bad" "$@" 2>"$tmp/bad.err"
+    check "$d: exit 2" sh -c "test $? -eq 2 && grep -qF -- \"\$0\" '$tmp/bad.err' && test ! -e '$tmp/bad'" "$m"
+}
+bad "recipe tgi" "field 'recipe': 'tgi' (the recipe is vllm)" --recipe tgi
+bad "recipe with an endpoint" "the recipe starts its own server: no endpoint=http://x:1/v1" \
+    --recipe vllm --endpoint http://x:1/v1
+bad "tp without a recipe" "field 'tp': for a recipe's server (recipe=vllm) only" \
+    --endpoint http://x:1/v1 --tp 2
+bad "max_model_len too short" "field 'max_model_len': 20 is shorter than seq_in + seq_out (24)" \
+    --recipe vllm --max-model-len 20
+bad "buckets not increasing" "field 'prefill_buckets': values must increase" \
+    --recipe vllm --prefill-buckets 512,128
+bad "a tp of 2^40" "field 'tp': expected" --recipe vllm --tp 1099511627776

@@ -1,0 +1,192 @@
+/*
+ * tests/unit/recipe.c: the server recipes (harness/endpoint/tb_recipe.h): the model
+ * folder written from a catalogue file (config.json with the published dimensions of
+ * llama-3.1-8b, its llama3 RoPE scaling; a word-level tokenizer of exactly the
+ * vocabulary) and vLLM's command line and environment, on a GPU machine and on Neuron
+ * (the buckets as vllm-neuron's additional config), with bad values refused.
+ */
+#include "tb_arch.h"
+#include "tb_recipe.h"
+#include "tb_util.h"
+
+#include "tests/tap/basic.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static json_t *load(const char *dir, const char *name)
+{
+    char path[4096];
+    json_error_t e;
+    json_t *j;
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    j = json_load_file(path, 0, &e);
+    if (!j)
+        bail("%s: line %d: %s", path, e.line, e.text);
+    return j;
+}
+
+static long long int_of(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_integer(v) ? json_integer_value(v) : -1;
+}
+
+static double num_of(json_t *o, const char *key)
+{
+    json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : -1;
+}
+
+/* The index of word in argv, or -1. */
+static int arg_at(char *const *argv, const char *word)
+{
+    for (int i = 0; argv[i]; i++)
+        if (!strcmp(argv[i], word))
+            return i;
+    return -1;
+}
+
+static const char *after(char *const *argv, const char *flag)
+{
+    int i = arg_at(argv, flag);
+    return i >= 0 && argv[i + 1] ? argv[i + 1] : "";
+}
+
+static void model_folder(void)
+{
+    struct tb_arch a;
+    char err[1024];
+    char *dir = test_tmp_path("recipe_model");
+    json_t *c, *s, *t, *vocab;
+
+    if (tb_arch_find(&a, "llama-3.1-8b", err, sizeof err) != 0)
+        bail("%s", err);
+    mkdir(dir, 0777);
+    IS_INT(0, tb_recipe_write_model(&a, dir, err, sizeof err), "model folder written %s", err);
+    c = load(dir, "config.json");
+    IS_STRING("LlamaForCausalLM",
+              json_string_value(json_array_get(json_object_get(c, "architectures"), 0)),
+              "config: LlamaForCausalLM");
+    IS_STRING("llama", json_string_value(json_object_get(c, "model_type")), "model_type llama");
+    IS_INT(4096, int_of(c, "hidden_size"), "hidden_size 4096");
+    IS_INT(14336, int_of(c, "intermediate_size"), "intermediate_size 14336");
+    IS_INT(32, int_of(c, "num_hidden_layers"), "32 layers");
+    IS_INT(32, int_of(c, "num_attention_heads"), "32 heads");
+    IS_INT(8, int_of(c, "num_key_value_heads"), "8 KV heads");
+    IS_INT(128, int_of(c, "head_dim"), "head_dim 128");
+    IS_INT(128256, int_of(c, "vocab_size"), "vocabulary 128256");
+    IS_INT(131072, int_of(c, "max_position_embeddings"), "context 131072");
+    IS_DOUBLE(500000, num_of(c, "rope_theta"), 0, "rope_theta 500000");
+    IS_DOUBLE(1e-5, num_of(c, "rms_norm_eps"), 1e-12, "rms_norm_eps 1e-5");
+    OK(json_is_false(json_object_get(c, "tie_word_embeddings")), "untied embeddings");
+    IS_STRING("bfloat16", json_string_value(json_object_get(c, "torch_dtype")), "bf16");
+    s = json_object_get(c, "rope_scaling");
+    IS_STRING("llama3", json_string_value(json_object_get(s, "rope_type")), "llama3 RoPE scaling");
+    IS_DOUBLE(8, num_of(s, "factor"), 0, "factor 8");
+    IS_DOUBLE(1, num_of(s, "low_freq_factor"), 0, "low_freq_factor 1");
+    IS_DOUBLE(4, num_of(s, "high_freq_factor"), 0, "high_freq_factor 4");
+    IS_INT(8192, int_of(s, "original_max_position_embeddings"), "original context 8192");
+    json_decref(c);
+
+    t = load(dir, "tokenizer.json");
+    vocab = json_object_get(json_object_get(t, "model"), "vocab");
+    IS_STRING("WordLevel", json_string_value(json_object_get(json_object_get(t, "model"), "type")),
+              "tokenizer: word level");
+    IS_INT(128256, (long long)json_object_size(vocab), "one word per token id");
+    IS_INT(0, int_of(vocab, "t0"), "t0 is id 0");
+    IS_INT(128255, int_of(vocab, "t128255"), "t128255 is the last id");
+    IS_INT(-1, int_of(vocab, "t128256"), "nothing past the vocabulary");
+    json_decref(t);
+    t = load(dir, "tokenizer_config.json");
+    IS_STRING("PreTrainedTokenizerFast", json_string_value(json_object_get(t, "tokenizer_class")),
+              "tokenizer_config: the fast tokenizer class");
+    json_decref(t);
+
+    IS_INT(-1, tb_recipe_write_model(&a, "/nonexistent/trnbench-dir", err, sizeof err),
+           "a folder that does not exist: -1");
+    OK(strstr(err, "/nonexistent/trnbench-dir/config.json") != NULL, "naming the file: %s", err);
+    free(dir);
+}
+
+static void commands(void)
+{
+    struct tb_recipe_opts o;
+    struct tb_recipe_cmd c;
+    char err[512];
+    json_t *x;
+    json_error_t e;
+
+    memset(&o, 0, sizeof o);
+    o.tp = 8;
+    o.max_num_seqs = 64;
+    o.max_model_len = 2560;
+    o.seed = 7;
+    o.prefill_buckets[0] = 512;
+    o.prefill_buckets[1] = 2048;
+    o.nprefill = 2;
+    o.decode_buckets[0] = 1;
+    o.decode_buckets[1] = 8;
+    o.decode_buckets[2] = 64;
+    o.ndecode = 3;
+    IS_INT(0,
+           tb_recipe_vllm(&c, "/o/recipe-1/model", "llama-3.1-8b", "/o/recipe-1/vllm-cache", 8000,
+                          &o, err, sizeof err),
+           "GPU machine: command built");
+    IS_STRING("vllm", c.argv[0], "argv[0] vllm (on PATH)");
+    IS_STRING("serve", c.argv[1], "serve");
+    IS_STRING("/o/recipe-1/model", c.argv[2], "the model folder");
+    IS_STRING("llama-3.1-8b", after(c.argv, "--served-model-name"), "served as the model");
+    IS_STRING("dummy", after(c.argv, "--load-format"), "random weights");
+    IS_STRING("bfloat16", after(c.argv, "--dtype"), "bf16");
+    IS_STRING("8", after(c.argv, "--tensor-parallel-size"), "tp 8");
+    IS_STRING("64", after(c.argv, "--max-num-seqs"), "max-num-seqs 64");
+    IS_STRING("2560", after(c.argv, "--max-model-len"), "max-model-len 2560");
+    IS_STRING("7", after(c.argv, "--seed"), "seed 7");
+    IS_STRING("127.0.0.1", after(c.argv, "--host"), "loopback");
+    IS_STRING("8000", after(c.argv, "--port"), "port 8000");
+    IS_INT(-1, arg_at(c.argv, "--additional-config"), "no Neuron: no buckets");
+    IS_STRING("VLLM_CACHE_ROOT=/o/recipe-1/vllm-cache", c.env[0], "the compile cache");
+    IS_STRING("HF_HUB_OFFLINE=1", c.env[1], "offline: nothing downloaded");
+    OK(c.env[3] == NULL, "three variables");
+    IS_STRING("vLLM (recipe vllm: tp=8, dummy weights)", c.label, "label");
+
+    o.neuron = true;
+    IS_INT(0, tb_recipe_vllm(&c, "m", "llama-3.1-8b", "cache", 8000, &o, err, sizeof err),
+           "Neuron machine: command built");
+    x = json_loads(after(c.argv, "--additional-config"), 0, &e);
+    OK(x != NULL, "the additional config is JSON: %s", after(c.argv, "--additional-config"));
+    {
+        json_t *nc = json_object_get(x, "neuron_config");
+        json_t *pb = json_object_get(nc, "num_batched_tokens_buckets");
+        json_t *db = json_object_get(nc, "num_seqs_buckets");
+        IS_INT(2, (long long)json_array_size(pb), "2 prefill buckets");
+        IS_INT(2048, json_integer_value(json_array_get(pb, 1)), "the largest 2048");
+        IS_INT(3, (long long)json_array_size(db), "3 decode buckets");
+        IS_INT(64, json_integer_value(json_array_get(db, 2)), "the largest 64");
+    }
+    json_decref(x);
+    IS_STRING("vLLM (recipe vllm: tp=8, dummy weights, Neuron)", c.label, "label says Neuron");
+    o.nprefill = 0;
+    IS_INT(0, tb_recipe_vllm(&c, "m", "x", "cache", 8000, &o, err, sizeof err), "decode only");
+    IS_STRING("{\"neuron_config\": {\"num_seqs_buckets\": [1, 8, 64]}}",
+              after(c.argv, "--additional-config"), "only the decode buckets");
+
+    o.tp = 0;
+    IS_INT(-1, tb_recipe_vllm(&c, "m", "x", "cache", 8000, &o, err, sizeof err), "tp 0 refused");
+    IS_STRING("recipe vllm: tp 0 outside [1, 1024]", err, "saying why");
+    o.tp = 1;
+    IS_INT(-1, tb_recipe_vllm(&c, "m", "x", "cache", 70000, &o, err, sizeof err),
+           "port 70000 refused");
+}
+
+int main(void)
+{
+    plan_lazy();
+    model_folder();
+    commands();
+    return 0;
+}
