@@ -27,7 +27,10 @@
  *
  * The reports (Neuron Monitor User Guide: aws-neuron-sdk,
  * tools/neuron-sys-tools/neuron-monitor-user-guide.rst, "The JSON output format", as of
- * commit 81ce03ae, August 2026; the format is unchanged since Neuron 2.2x):
+ * commit 81ce03ae, August 2026). The guide says a complete JSON is written to stdout per
+ * update and prints it pretty; it is read here as one report per line, as the readers
+ * of its pipe in public repositories read it (a pretty-printed stream would be all
+ * malformed lines, and say so in sum.why). The fields read:
  *
  *   neuron_runtime_data[]             one entry per Neuron application (process)
  *     .pid, .error                    the collection error for it, "" when none

@@ -28,7 +28,7 @@ static void put(const char *root, const char *rel, const char *text)
 }
 
 #define V(part) s.version[TB_NEURON_SDK_##part]
-#define META "Metadata-Version: 2.1\nName: neuronx-cc\nVersion: %s\n\n"
+#define META    "Metadata-Version: 2.1\nName: neuronx-cc\nVersion: %s\n\n"
 
 static void fixture(void)
 {
