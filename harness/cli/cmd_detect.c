@@ -1,26 +1,35 @@
-/* harness/cli/cmd_detect.c: `trnbench detect`, what this machine is (tb_platform.h) and
- * whether hardware counters work (tb_counters.h). */
+/* harness/cli/cmd_detect.c: `trnbench detect`, what this machine is (tb_platform.h),
+ * its Neuron devices as neuron-ls lists them (tb_neuron.h) and the Neuron SDK installed
+ * (tb_neuron_sdk.h), and whether hardware counters work (tb_counters.h). */
 #include "cli.h"
 #include "tb_counters.h"
 #include "tb_csv.h"
+#include "tb_neuron.h"
+#include "tb_neuron_sdk.h"
 #include "tb_platform.h"
+#include "tb_util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *f)
 {
-    fputs("usage: trnbench detect [--format text|csv] [--root DIR]\n"
+    fputs("usage: trnbench detect [--format text|csv] [--root DIR] [--timeout S]\n"
           "\n"
           "Print what this machine is: CPU model and cores, memory, last-level cache,\n"
           "host name and kernel, the EC2 instance type (from DMI, on Nitro instances),\n"
           "NVIDIA GPUs, Neuron devices, the BLAS library and whether PAPI hardware\n"
-          "counters work. Reads /proc, /sys and /dev only: no network, no instance\n"
-          "metadata service.\n"
+          "counters work. Reads /proc, /sys and /dev: no network, no instance\n"
+          "metadata service. Neuron devices come from `neuron-ls --json-output` where\n"
+          "it runs (else from sysfs, and the reason is printed), and the Neuron SDK's\n"
+          "versions from its packages' metadata (Python dist-info, dpkg's status).\n"
           "\n"
           "  --format text   aligned \"key  value\" lines (default)\n"
           "  --format csv    a key,value table with a header\n"
-          "  --root DIR      read DIR/proc, DIR/sys and DIR/dev instead (a fake tree)\n"
+          "  --root DIR      read DIR/proc, DIR/sys, DIR/dev and the SDK's files under\n"
+          "                  DIR instead (a fake tree; neuron-ls is not run)\n"
+          "  --timeout S     how long neuron-ls may run (default 10 s)\n"
           "  -h, --help      this text\n",
           f);
 }
@@ -45,13 +54,17 @@ static void emit(const char *key, const char *value, void *vctx)
 int tb_cmd_detect(int argc, char **argv)
 {
     struct tb_platform p;
+    struct tb_neuron neuron;
+    struct tb_neuron_sdk sdk;
     struct emit_ctx ctx = {false, 0};
     const char *root = NULL;
-    char err[512];
+    double timeout_s = TB_NEURON_LS_TIMEOUT_S;
+    char err[800];
 
     static const struct option opts[] = {
         {"format", required_argument, NULL, 'f'},
         {"root", required_argument, NULL, 'r'},
+        {"timeout", required_argument, NULL, 't'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -64,6 +77,15 @@ int tb_cmd_detect(int argc, char **argv)
             return 0;
         case 'r':
             root = optarg;
+            break;
+        case 't':
+            if (tb_parse_double(optarg, 0.001, 3600, &timeout_s) != 0) {
+                fprintf(stderr,
+                        "trnbench detect: option '--timeout': not a number of seconds in "
+                        "(0, 3600]: '%s'\n",
+                        optarg);
+                return 2;
+            }
             break;
         case 'f':
             if (strcmp(optarg, "csv") != 0 && strcmp(optarg, "text") != 0) {
@@ -88,9 +110,16 @@ int tb_cmd_detect(int argc, char **argv)
         fprintf(stderr, "trnbench detect: %s\n", err);
         return 2;
     }
+    if (tb_neuron_detect(&neuron, &p, timeout_s, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench detect: %s\n", err);
+        return 2;
+    }
+    tb_neuron_sdk_detect(&sdk, p.root, getenv("VIRTUAL_ENV"), getenv("PATH"));
     if (ctx.csv && (tb_csv_put(stdout, "key", ',') != 0 || tb_csv_put(stdout, "value", '\n') != 0))
         ctx.failed = 1;
     tb_platform_each(&p, emit, &ctx);
+    tb_neuron_each(&neuron, emit, &ctx);
+    tb_neuron_sdk_each(&sdk, emit, &ctx);
     emit("counters", tb_counters_status(), &ctx);
     if (fflush(stdout) != 0 || ctx.failed) {
         fprintf(stderr, "trnbench detect: cannot write to standard output\n");
