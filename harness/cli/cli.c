@@ -17,6 +17,7 @@ static const struct command COMMANDS[] = {
     {"predict", tb_cmd_predict, "predict scenarios (any workload on any target) with the model"},
     {"validate", tb_cmd_validate, "the model's error against published measurements"},
     {"assess", tb_cmd_assess, "migration assessment: fleet, monthly cost, saving, break-even"},
+    {"import", tb_cmd_import, "import vLLM, NxD Inference or LLMPerf results a team measured"},
     {"report", tb_cmd_report, "price results and write report.md, report.html and charts"},
     {"detect", tb_cmd_detect, "what this machine is: CPU, memory, EC2 type, GPUs, Neuron"},
     {"perf", tb_cmd_perf, "the CPU engine's FLOP/s and bandwidth against sgemm and STREAM"},

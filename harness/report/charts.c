@@ -185,8 +185,8 @@ static void workload_word(const struct tb_cost *c, char *buf, size_t len)
 }
 
 /* Whether costs[i] opens its block of the interactivity chart: the first row of
- * workload and metric with its target and provenance (measured points and the model's
- * curve of one target are separate lines). */
+ * workload and metric with its target and provenance (measured points, imported ones
+ * and the model's curve of one target are separate lines). */
 static bool first_of_block(const struct tb_costs *cs, size_t i, const char *workload,
                            const char *metric)
 {
@@ -196,6 +196,7 @@ static bool first_of_block(const struct tb_costs *cs, size_t i, const char *work
     for (size_t k = 0; k < i; k++)
         if (tb_cost_of_workload(&cs->costs[k], workload, metric) &&
             cs->costs[k].row->prov == c->row->prov &&
+            tb_report_imported(cs->costs[k].row) == tb_report_imported(c->row) &&
             !strcmp(F(cs->costs[k].row, "target"), F(c->row, "target")))
             return false;
     return true;
@@ -234,6 +235,7 @@ static int draw_interactivity(struct report *R, const struct tb_cost_rank *w, in
     for (size_t i = 0; i < R->cs.ncosts; i++) {
         const char *t = F(R->cs.costs[i].row, "target");
         const enum tb_provenance prov = R->cs.costs[i].row->prov;
+        const bool imported = tb_report_imported(R->cs.costs[i].row);
         bool priced = false, whole = false;
         size_t n = 0;
         if (!first_of_block(&R->cs, i, w->workload, w->metric))
@@ -244,7 +246,8 @@ static int draw_interactivity(struct report *R, const struct tb_cost_rank *w, in
             /* a machine without chips to count (the host): its whole throughput */
             double y = tb_cost_positive(c->per_chip) ? c->per_chip : c->row->value;
             if (!tb_cost_of_workload(c, w->workload, w->metric) || strcmp(F(c->row, "target"), t) ||
-                c->row->prov != prov || !tb_cost_positive(c->per_user) || !tb_cost_positive(y))
+                c->row->prov != prov || tb_report_imported(c->row) != imported ||
+                !tb_cost_positive(c->per_user) || !tb_cost_positive(y))
                 continue;
             whole |= !tb_cost_positive(c->per_chip);
             if (tb_cost_positive(c->usd))
@@ -266,7 +269,10 @@ static int draw_interactivity(struct report *R, const struct tb_cost_rank *w, in
         if (n) {
             fputs("\n\n", f);
             snprintf(targets + strlen(targets), sizeof targets - strlen(targets), "%s%s%s%s%s",
-                     *targets ? " " : "", t, prov == TB_PROV_MEASURED ? "(measured)" : "",
+                     *targets ? " " : "", t,
+                     imported                   ? "(imported)"
+                     : prov == TB_PROV_MEASURED ? "(measured)"
+                                                : "",
                      whole ? "(whole-machine)" : "", priced ? "" : "(no-price)");
             npoints += n;
             if (prov == TB_PROV_MEASURED)
@@ -426,7 +432,7 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
                             sizeof bars[n].label2);
         tb_cost_charged_text(c->row, c->price, used, sizeof used);
         snprintf(bars[n].label2, sizeof bars[n].label2, "%s, %.3g days on %s, %s",
-                 F(c->row, "target"), days, used, tb_provenance_to_string(c->row->prov));
+                 F(c->row, "target"), days, used, tb_report_prov_label(c->row));
         snprintf(bars[n].group, sizeof bars[n].group, "%s", F(c->row, "model"));
         bars[n].rank = 0;
         for (size_t j = 0; j < n; j++)

@@ -81,7 +81,7 @@ void tb_report_run_label(const struct tb_result *x, char *buf, size_t len, char 
     char shape[96];
     tb_report_shape(x, shape, sizeof shape);
     snprintf(buf, len, "%s %s%s%s", F(x, "model"), F(x, "phase"), *shape ? " " : "", shape);
-    snprintf(buf2, len2, "%s, %s", F(x, "target"), tb_provenance_to_string(x->prov));
+    snprintf(buf2, len2, "%s, %s", F(x, "target"), tb_report_prov_label(x));
     for (char *s = buf; *s; s++)
         if (*s == '\t' || *s == '\n' || *s == '\r')
             *s = ' ';
@@ -90,7 +90,34 @@ void tb_report_run_label(const struct tb_result *x, char *buf, size_t len, char 
             *s = ' ';
 }
 
-/* Distinct values of a column over the rows of one provenance (-1: all), joined. */
+bool tb_report_imported(const struct tb_result *x)
+{
+    return x->prov == TB_PROV_MEASURED && !strcmp(F(x, "executor"), "import");
+}
+
+const char *tb_report_prov_label(const struct tb_result *x)
+{
+    return tb_report_imported(x) ? "measured (imported)" : tb_provenance_to_string(x->prov);
+}
+
+bool tb_report_selects(const struct tb_result *x, int prov)
+{
+    if (prov < 0)
+        return true;
+    if (prov == TB_REPORT_IMPORTED)
+        return tb_report_imported(x);
+    return (int)x->prov == prov && !tb_report_imported(x);
+}
+
+size_t tb_report_count(const struct report *R, int prov)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < R->res.nrows; i++)
+        n += tb_report_selects(&R->res.rows[i], prov);
+    return n;
+}
+
+/* Distinct values of a column over the rows prov selects, joined. */
 void tb_report_distinct(const struct report *R, int prov, const char *col, char *buf, size_t len)
 {
     size_t used = 0, shown = 0;
@@ -98,11 +125,10 @@ void tb_report_distinct(const struct report *R, int prov, const char *col, char 
     for (size_t i = 0; i < R->res.nrows && used < len; i++) {
         const char *v = F(&R->res.rows[i], col);
         bool seen = false;
-        if ((prov >= 0 && (int)R->res.rows[i].prov != prov) || !*v)
+        if (!tb_report_selects(&R->res.rows[i], prov) || !*v)
             continue;
         for (size_t k = 0; k < i && !seen; k++)
-            seen = (prov < 0 || (int)R->res.rows[k].prov == prov) &&
-                   !strcmp(F(&R->res.rows[k], col), v);
+            seen = tb_report_selects(&R->res.rows[k], prov) && !strcmp(F(&R->res.rows[k], col), v);
         if (seen)
             continue;
         if (shown == 4) {
@@ -114,12 +140,12 @@ void tb_report_distinct(const struct report *R, int prov, const char *col, char 
     }
 }
 
-void tb_report_time_span(const struct report *R, enum tb_provenance prov, char *buf, size_t len)
+void tb_report_time_span(const struct report *R, int prov, char *buf, size_t len)
 {
     const char *lo = NULL, *hi = NULL;
     for (size_t i = 0; i < R->res.nrows; i++) {
         const char *v = F(&R->res.rows[i], "timestamp");
-        if (R->res.rows[i].prov != prov || !*v)
+        if (!tb_report_selects(&R->res.rows[i], prov) || !*v)
             continue;
         if (!lo || strcmp(v, lo) < 0)
             lo = v;

@@ -75,7 +75,7 @@ static void write_context(struct tb_doc *d, const struct report *R)
     static const char *const head[] = {"What", "Value"};
     char v[1024], w[1024], price[1200];
     const char *cells[2];
-    size_t nm = R->res.nprov[TB_PROV_MEASURED];
+    size_t nm = tb_report_count(R, TB_PROV_MEASURED), ni = tb_report_count(R, TB_REPORT_IMPORTED);
 
     tb_doc_h(d, 2, "Where, when, what");
     tb_doc_table(d, "tt", head);
@@ -87,9 +87,17 @@ static void write_context(struct tb_doc *d, const struct report *R)
     } while (0)
     tb_report_distinct(R, -1, "model", v, sizeof v);
     ROW("Models", v);
-    snprintf(w, sizeof w, "%zu measured, %zu modeled, %zu published", nm,
-             R->res.nprov[TB_PROV_MODELED], R->res.nprov[TB_PROV_PUBLISHED]);
+    snprintf(w, sizeof w,
+             "%zu measured here, %zu measured elsewhere and imported, %zu modeled, %zu "
+             "published",
+             nm, ni, R->res.nprov[TB_PROV_MODELED], R->res.nprov[TB_PROV_PUBLISHED]);
     ROW("Result rows", w);
+    if (ni) {
+        tb_report_distinct(R, TB_REPORT_IMPORTED, "source", v, sizeof v);
+        ROW("Imported (measured by teams with their own tools, not run by trnbench)", v);
+        tb_report_time_span(R, TB_REPORT_IMPORTED, v, sizeof v);
+        ROW("Imported rows measured", v);
+    }
     if (nm) {
         tb_report_distinct(R, TB_PROV_MEASURED, "host", v, sizeof v);
         ROW("Host (measured rows)", *v ? v : "not recorded");
@@ -138,7 +146,7 @@ static void write_runs(struct tb_doc *d, const struct report *R)
         n[0] = '\0';
         if (x->n >= 0)
             snprintf(n, sizeof n, "%ld", x->n);
-        cells[0] = tb_provenance_to_string(x->prov);
+        cells[0] = tb_report_prov_label(x);
         cells[1] = F(x, "target");
         cells[2] = F(x, "model");
         cells[3] = F(x, "phase");
@@ -157,7 +165,11 @@ static void write_runs(struct tb_doc *d, const struct report *R)
 /* Where a row's number comes from, for a tooltip: provenance, where, when, what. */
 static void prov_tip(const struct tb_result *x, char *buf, size_t len)
 {
-    if (x->prov == TB_PROV_MEASURED)
+    if (tb_report_imported(x))
+        snprintf(buf, len,
+                 "measured elsewhere and imported, not run by trnbench: %s; %.500s; %s line %ld",
+                 F(x, "source"), F(x, "notes"), x->t->path, tb_result_line(x));
+    else if (x->prov == TB_PROV_MEASURED)
         snprintf(buf, len,
                  "measured on %s (%s executor) at %s by trnbench %s; median of %ld timed "
                  "repetitions after %ld warm-up; %s line %ld",
@@ -186,7 +198,7 @@ static void cost_tip(const struct tb_cost *c, char *buf, size_t len)
 /* "modeled, price [3]" (Markdown and HTML cells both). */
 static void prov_cell(const struct tb_cost *c, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s, price [%d]%s", tb_provenance_to_string(c->row->prov), c->price->ref,
+    snprintf(buf, len, "%s, price [%d]%s", tb_report_prov_label(c->row), c->price->ref,
              *c->price->flag ? " (flagged)" : "");
 }
 
@@ -611,7 +623,7 @@ static void write_cost(struct tb_doc *d, const struct report *R)
             snprintf(ref, sizeof ref, "[%d] no price", c->price->ref);
         }
         cost_tip(c, tip, sizeof tip);
-        cells[0] = tb_provenance_to_string(c->row->prov);
+        cells[0] = tb_report_prov_label(c->row);
         cells[1] = F(c->row, "target");
         cells[2] = F(c->row, "model");
         cells[3] = F(c->row, "phase");
@@ -737,12 +749,14 @@ static void write_definitions(struct tb_doc *d, const struct report *R)
 static void write_provenance(struct tb_doc *d, const struct report *R)
 {
     char a[1024], b[1024], c[1024], e[1024], f[512];
+    const size_t nm = tb_report_count(R, TB_PROV_MEASURED);
+    const size_t ni = tb_report_count(R, TB_REPORT_IMPORTED);
     tb_doc_h(d, 2, "Provenance");
-    if (R->res.nprov[TB_PROV_MEASURED]) {
+    if (nm) {
         long nmin = -1, nmax = -1, wmin = -1, wmax = -1;
         for (size_t i = 0; i < R->res.nrows; i++) {
             const struct tb_result *x = &R->res.rows[i];
-            if (x->prov != TB_PROV_MEASURED)
+            if (!tb_report_selects(x, TB_PROV_MEASURED))
                 continue;
             if (x->n >= 0) {
                 nmin = nmin < 0 || x->n < nmin ? x->n : nmin;
@@ -765,9 +779,18 @@ static void write_provenance(struct tb_doc *d, const struct report *R)
         tb_doc_p(d, NULL,
                  "measured (%zu row%s): run on %s (%s executor), %s, by trnbench %s; each "
                  "value the median of %s.",
-                 R->res.nprov[TB_PROV_MEASURED], R->res.nprov[TB_PROV_MEASURED] == 1 ? "" : "s",
-                 *a ? a : "an unrecorded host", *e ? e : "unrecorded", b,
+                 nm, nm == 1 ? "" : "s", *a ? a : "an unrecorded host", *e ? e : "unrecorded", b,
                  *c ? c : "(commit not recorded)", f);
+    }
+    if (ni) {
+        tb_report_distinct(R, TB_REPORT_IMPORTED, "source", a, sizeof a);
+        tb_report_time_span(R, TB_REPORT_IMPORTED, b, sizeof b);
+        tb_doc_p(d, NULL,
+                 "measured (imported) (%zu row%s): measured on real hardware by a team with "
+                 "its own tool, not run by trnbench, and not a published figure "
+                 "(trnbench import): %s, %s. Each row's notes say who measured, when, and "
+                 "what was converted to trnbench's definitions.",
+                 ni, ni == 1 ? "" : "s", *a ? a : "source not recorded", b);
     }
     if (R->res.nprov[TB_PROV_MODELED]) {
         tb_report_distinct(R, TB_PROV_MODELED, "source", a, sizeof a);
@@ -820,12 +843,13 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
     tb_doc_h(&d, 1, title);
     tb_doc_p(&d, "lead",
              "Throughput and cost per million tokens from %zu result rows "
-             "(%zu measured, %zu modeled, %zu published); %zu of %zu throughput "
-             "rows priced at %s %s prices; baseline %s on-demand. Every number says where it "
-             "comes from: measured here, modeled by the performance model, or published.",
-             R->res.nrows, R->res.nprov[TB_PROV_MEASURED], R->res.nprov[TB_PROV_MODELED],
-             R->res.nprov[TB_PROV_PUBLISHED], R->cs.npriced, R->cs.ncosts,
-             R->o->region ? R->o->region : "us-east-1",
+             "(%zu measured, %zu of them imported, %zu modeled, %zu published); %zu of %zu "
+             "throughput rows priced at %s %s prices; baseline %s on-demand. Every number says "
+             "where it comes from: measured here, measured by a team with its own tool and "
+             "imported, modeled by the performance model, or published.",
+             R->res.nrows, R->res.nprov[TB_PROV_MEASURED], tb_report_count(R, TB_REPORT_IMPORTED),
+             R->res.nprov[TB_PROV_MODELED], R->res.nprov[TB_PROV_PUBLISHED], R->cs.npriced,
+             R->cs.ncosts, R->o->region ? R->o->region : "us-east-1",
              R->o->purchase ? R->o->purchase : "on-demand", R->cs.o.baseline);
     write_summary(&d, R);
     write_host_cpu(&d, R);

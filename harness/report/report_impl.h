@@ -81,11 +81,24 @@ int tb_report_path_in(char *buf, size_t len, const char *dir, const char *name);
 void tb_report_shape(const struct tb_result *x, char *buf, size_t len);
 /* Chart labels of a row: "model phase shape" and "target, provenance". */
 void tb_report_run_label(const struct tb_result *x, char *buf, size_t len, char *buf2, size_t len2);
-/* Distinct values of column col over the rows of provenance prov (-1: all), joined by
- * "; ", at most four and "; ...". */
+/* Whether x was measured elsewhere and imported (trnbench import: provenance measured,
+ * executor import), not run by trnbench. */
+bool tb_report_imported(const struct tb_result *x);
+/* A row's provenance in words: "measured (imported)" for an imported row, else its
+ * provenance ("measured", "modeled", "published"). */
+const char *tb_report_prov_label(const struct tb_result *x);
+/* The rows a summary of "who ran it" speaks for: prov -1 all rows, TB_PROV_MEASURED the
+ * rows measured here (imported ones are not), TB_REPORT_IMPORTED the imported rows,
+ * else the rows of that provenance. */
+#define TB_REPORT_IMPORTED TB_NPROV
+bool tb_report_selects(const struct tb_result *x, int prov);
+/* Distinct values of column col over the rows prov selects (tb_report_selects), joined
+ * by "; ", at most four and "; ...". */
 void tb_report_distinct(const struct report *R, int prov, const char *col, char *buf, size_t len);
-/* The first to the last timestamp of the rows of prov, or "not recorded". */
-void tb_report_time_span(const struct report *R, enum tb_provenance prov, char *buf, size_t len);
+/* The first to the last timestamp of the rows prov selects, or "not recorded". */
+void tb_report_time_span(const struct report *R, int prov, char *buf, size_t len);
+/* How many rows prov selects. */
+size_t tb_report_count(const struct report *R, int prov);
 /* The counters column of the measured rows: the events read, or why there are none. */
 void tb_report_counters(const struct report *R, char *buf, size_t len);
 /* The models of the report for a title: their names, or how many when they would not

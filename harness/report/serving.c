@@ -1,5 +1,6 @@
 /* harness/report/serving.c: the report's section on servers measured under load (the
- * endpoint executor's rows, executor "endpoint"): one line per load level with its
+ * endpoint executor's rows, executor "endpoint", and the serving runs a team measured
+ * with its own tool and imported, executor "import"): one line per load level with its
  * throughput and its latencies' p50 and p99, and, where the results hold the
  * performance model's prediction of the same workload on the same target at that
  * batch, the model's figure and its error there. */
@@ -128,11 +129,12 @@ void tb_report_write_serving(struct tb_doc *d, const struct report *R)
     for (size_t i = 0; i < R->res.nrows; i++) {
         const struct tb_result *x = &R->res.rows[i];
         char load[64], ach[32], out[32], ttft[80], tpot[80], itl[32], e2e[80], failed[32],
-            model[32], err[32], tip[200];
+            model[32], err[32], tip[200], server[600];
         const char *cells[13], *tips[13] = {0};
         double v, m;
-        if (x->prov != TB_PROV_MEASURED || strcmp(F(x, "executor"), "endpoint") ||
-            strcmp(F(x, "metric"), "output_tokens_per_s"))
+        const bool imported = tb_report_imported(x);
+        if (x->prov != TB_PROV_MEASURED || (strcmp(F(x, "executor"), "endpoint") && !imported) ||
+            strcmp(F(x, "phase"), "serve") || strcmp(F(x, "metric"), "output_tokens_per_s"))
             continue;
         if (!any) {
             tb_doc_h(d, 2, "Servers measured under load");
@@ -143,7 +145,10 @@ void tb_report_write_serving(struct tb_doc *d, const struct report *R)
                      "(output tokens - 1), never including TTFT. Output tok/s counts output "
                      "tokens only. Model: the performance model's output tokens/s for the same "
                      "workload on the same target at a batch of N; model error = (modeled - "
-                     "measured) / measured.");
+                     "measured) / measured. A level whose Server says imported was measured by "
+                     "a team with its own tool (vLLM, NxD Inference, LLMPerf) and imported "
+                     "(trnbench import), not run by trnbench; its row's notes say what was "
+                     "converted.");
             tb_doc_table(d, "tttttnnnnnnnn", head);
             any = true;
         }
@@ -161,8 +166,10 @@ void tb_report_write_serving(struct tb_doc *d, const struct report *R)
         tb_report_num(v, itl, sizeof itl);
         pair(R, x, "e2e_latency_ms", e2e, sizeof e2e);
         v = level_metric(R, x, "failed_requests", false);
-        snprintf(failed, sizeof failed, "%s of %ld",
-                 isnan(v) ? "?" : tb_report_num(v, model, sizeof model), x->n);
+        failed[0] = '\0';
+        if (x->n >= 0)
+            snprintf(failed, sizeof failed, "%s of %ld",
+                     isnan(v) ? "?" : tb_report_num(v, model, sizeof model), x->n);
         m = modeled_twin(R, x);
         model[0] = err[0] = '\0';
         if (!isnan(m)) {
@@ -172,7 +179,9 @@ void tb_report_write_serving(struct tb_doc *d, const struct report *R)
         snprintf(tip, sizeof tip, "%s; %s", F(x, "run_id"), F(x, "timestamp"));
         cells[0] = x->workload;
         cells[1] = F(x, "target");
-        cells[2] = F(x, "device");
+        if (imported)
+            snprintf(server, sizeof server, "imported: %s", F(x, "source"));
+        cells[2] = imported ? server : F(x, "device");
         cells[3] = load;
         cells[4] = ach;
         cells[5] = out;
