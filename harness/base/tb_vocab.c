@@ -98,6 +98,18 @@ static const struct tb_metric METRICS[] = {
      "command started with an empty compile cache, then with the cache the first start "
      "filled; what compiling adds to a start",
      L, NULL, NULL, 0},
+    {"neuroncore_utilization_pct", "%",
+     "NeuronCore utilisation during a serving level on Neuron devices: neuron-monitor's "
+     "neuroncore_utilization, the mean over its reports and the cores in use (a percentage)",
+     N, NULL, NULL, 0},
+    {"neuron_device_memory_gib", "GiB",
+     "the most Neuron device memory the server's applications held at once during a level "
+     "(neuron-monitor's memory_used)",
+     N, NULL, NULL, 0},
+    {"neuron_power_utilization_pct", "%",
+     "the Neuron devices' power as a percentage of their maximum (the driver's per-minute "
+     "sysfs figure), mean over the devices during a level; a percentage, never watts",
+     N, NULL, NULL, 0},
     {"prefill_tokens_per_s", "tokens/s",
      "prompt tokens processed per second in prefill: batch x seq_in / prefill time", H,
      "usd_per_mtok_in", NULL, 0},

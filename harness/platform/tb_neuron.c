@@ -54,23 +54,31 @@ bool tb_neuron_stand_in_allowed(void)
     return test && strcmp(test, "1") == 0;
 }
 
-void tb_neuron_unused_reason(const char *what, char *buf, size_t len)
+void tb_neuron_unused_reason(const char *what, const char *sdk, char *buf, size_t len)
 {
     char tool[1024];
+    bool tools = tb_neuron_tools_find(tool, sizeof tool);
 
-    if (!tb_neuron_tools_find(tool, sizeof tool))
+    if (!tools && (!sdk || !*sdk))
         snprintf(buf, len,
                  "%s: no Neuron SDK found (no neuron-ls on PATH or in " TB_NEURON_TOOLS_DIR
-                 "); use the Neuron DLAMI's virtual environment, or install aws-neuronx-dkms, "
+                 ", no Neuron package in the Python environments or dpkg's status); use the "
+                 "Neuron DLAMI's virtual environment, or install aws-neuronx-dkms, "
                  "aws-neuronx-runtime-lib and aws-neuronx-tools from AWS's apt repository "
                  "(https://apt.repos.neuron.amazonaws.com)",
                  what);
-    else
+    else {
+        static const char prefix[] = "Neuron SDK: ";
+        const char *parts = sdk && *sdk ? sdk : "";
+        if (!strncmp(parts, prefix, sizeof prefix - 1))
+            parts += sizeof prefix - 1;
         snprintf(buf, len,
-                 "%s: Neuron SDK found (%.400s), but trnbench runs no workload on Neuron "
-                 "devices itself yet; measure a Neuron server (vLLM with vllm-neuron, NxD "
-                 "Inference) with trnbench run --endpoint",
-                 what, tool);
+                 "%s: the Neuron SDK is installed (%.300s%s%.300s), but trnbench's own engines "
+                 "do not run on Neuron devices: serve on them with trnbench run --recipe vllm "
+                 "(vLLM with vllm-neuron), or measure a Neuron server with --endpoint",
+                 what, *parts ? parts : "no Python package", tools ? "; neuron-ls " : "",
+                 tools ? tool : "");
+    }
 }
 
 /* ---- neuron-ls --json-output ---- */

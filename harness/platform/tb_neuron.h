@@ -113,10 +113,11 @@ bool tb_neuron_tools_find(char *buf, size_t len);
 bool tb_neuron_stand_in_allowed(void);
 
 /* Why n Neuron devices described as `what` ("16 Trainium2 devices (128 NeuronCores)")
- * go unused by this run, with what to do, into buf: no SDK found (and how to install
- * it), or, with the SDK, that trnbench runs Neuron workloads only through a server it
- * measures (`trnbench run --endpoint`). */
-void tb_neuron_unused_reason(const char *what, char *buf, size_t len);
+ * go unused by this run, with what to do, into buf: no SDK found (neither neuron-ls nor
+ * sdk, the SDK's provenance line of tb_neuron_sdk_describe, "" or NULL when none: and
+ * how to install it), or, with the SDK, that trnbench runs Neuron workloads only
+ * through a server (`trnbench run --recipe vllm`, or `--endpoint`). */
+void tb_neuron_unused_reason(const char *what, const char *sdk, char *buf, size_t len);
 
 /* Parse neuron-ls --json-output's text (len bytes; it need not be NUL-terminated) into
  * n, which it clears first: source "neuron-ls", the devices sorted by index, their

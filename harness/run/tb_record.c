@@ -408,7 +408,7 @@ int tb_record_serve(const struct tb_record_ctx *c, const struct tb_run_spec *spe
                     const struct tb_record_extra *extra, int nextra, char *summary,
                     size_t summarylen, char *err, size_t errlen)
 {
-    enum { NS = 16 + TB_RECORD_MAX_EXTRA };
+    enum { NS = 24 }; /* the level's rows, the server's starts (3) and device figures (3) */
     const struct tb_load_result *L = r->load;
     const struct tb_serve_opts *o = &spec->serve;
     struct serve_row sr[NS];

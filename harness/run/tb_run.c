@@ -5,6 +5,7 @@
 #include "tb_counters.h"
 #include "tb_executor.h"
 #include "tb_neuron.h"
+#include "tb_neuron_sdk.h"
 #include "tb_results.h"
 #include "tb_scenario.h"
 #include "tb_timer.h"
@@ -195,7 +196,7 @@ static void note_unused(struct tb_plan *p)
         struct tb_platform only = *pl;
         only.nvidia_gpus = 0;
         tb_platform_accelerators(&only, what, sizeof what);
-        tb_neuron_unused_reason(what, neuron, sizeof neuron);
+        tb_neuron_unused_reason(what, p->neuron_sdk, neuron, sizeof neuron);
     }
     if (pl->nvidia_gpus > 0 || (g->on && g->gpu.info.device_count > 0)) {
         struct tb_platform only = *pl;
@@ -240,6 +241,14 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
                  " (simulated platform, TRNBENCH_TEST_PLATFORM: tests only)");
     }
     snprintf(p->ctx.blas, sizeof p->ctx.blas, "%s", p->plat.blas);
+    if (p->plat.neuron_devices > 0) {
+        /* what Neuron rows record, and what the unused devices' reason names */
+        struct tb_neuron_sdk sdk;
+        tb_neuron_sdk_detect(&sdk, p->plat.root, getenv("VIRTUAL_ENV"), getenv("PATH"));
+        tb_neuron_sdk_describe(&sdk, p->neuron_sdk, sizeof p->neuron_sdk);
+        fprintf(stderr, "trnbench run: %s\n",
+                p->neuron_sdk[0] ? p->neuron_sdk : "no Neuron SDK package found");
+    }
     snprintf(p->ctx.device, sizeof p->ctx.device, "%s (host CPU)",
              p->plat.cpu_model[0] ? p->plat.cpu_model : "unknown CPU");
     fprintf(stderr,

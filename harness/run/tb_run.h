@@ -64,6 +64,8 @@ struct tb_plan {
     char results[PATH_MAX];    /* DIR/results.csv */
     const char *out;           /* borrowed: DIR */
     struct tb_platform plat;   /* this machine */
+    char neuron_sdk[640];      /* on a machine with Neuron devices, the SDK's provenance
+                                  line ("Neuron SDK: neuronx-cc ..., runtime ..."); "" */
     struct tb_record_ctx ctx;  /* the CPU rows' facts */
     struct tb_plan_gpu gpu;    /* owned */
     enum tb_run_executors which;

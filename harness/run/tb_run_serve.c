@@ -11,6 +11,7 @@
 
 #include "tb_executor.h"
 #include "tb_loadgen.h"
+#include "tb_neuron_monitor.h"
 #include "tb_recipe.h"
 #include "tb_results.h"
 #include "tb_scenario.h"
@@ -278,6 +279,70 @@ static void stop_server(struct served *s)
     s->argv_owned = NULL;
 }
 
+/* neuron-monitor beside a level on a Neuron machine; NULL (said why) when it cannot
+ * run. */
+static tb_neuron_monitor_t monitor_start(const struct tb_plan *p)
+{
+    struct tb_neuron_monitor_opts o = {.period_s = 1, .root = p->plat.root};
+    tb_neuron_monitor_t m = NULL;
+    char err[512];
+    if (tb_neuron_monitor_start(&m, &o, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench run:   no Neuron device figures: %s\n", err);
+        return NULL;
+    }
+    return m;
+}
+
+/* Stop m and turn its summary into at most cap rows of x: NeuronCore utilisation (the
+ * mean, the maximum in the notes), device memory, the devices' power as a percentage of
+ * their maximum. Returns how many. */
+static int monitor_stop(tb_neuron_monitor_t m, struct tb_record_extra *x, int cap)
+{
+    struct tb_neuron_monitor_summary s;
+    char err[512], line[700];
+    int n = 0;
+    if (!m)
+        return 0;
+    if (tb_neuron_monitor_stop(m, &s, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench run:   no Neuron device figures: %s\n", err);
+        return 0;
+    }
+    tb_neuron_monitor_describe(&s, line, sizeof line);
+    fprintf(stderr, "trnbench run:   neuron-monitor: %s\n", line);
+    if (!x)
+        return 0;
+    if (s.nc_util_n > 0 && n < cap) {
+        x[n] = (struct tb_record_extra){.metric = "neuroncore_utilization_pct",
+                                        .unit = "%",
+                                        .value = s.nc_util_mean_pct,
+                                        .n = s.runtime_samples};
+        snprintf(x[n++].notes, sizeof x->notes,
+                 "neuron-monitor's neuroncore_utilization, mean over %d reports and the %d "
+                 "NeuronCores in use; max %.1f%%",
+                 s.runtime_samples, s.cores, s.nc_util_max_pct);
+    }
+    if (s.device_mem_seen && n < cap) {
+        x[n] = (struct tb_record_extra){.metric = "neuron_device_memory_gib",
+                                        .unit = "GiB",
+                                        .value = (double)s.device_mem_max_bytes / (1 << 30),
+                                        .n = s.samples};
+        snprintf(x[n++].notes, sizeof x->notes,
+                 "neuron-monitor's memory_used: the most device memory the Neuron applications "
+                 "held at once");
+    }
+    if (s.power_devices > 0 && n < cap) {
+        x[n] = (struct tb_record_extra){.metric = "neuron_power_utilization_pct",
+                                        .unit = "%",
+                                        .value = s.power_util_mean_pct,
+                                        .n = s.power_devices};
+        snprintf(x[n++].notes, sizeof x->notes,
+                 "the driver's per-minute device power as a percentage of its maximum (sysfs "
+                 "stats/power/utilization), mean over %d devices, max %.1f%%; not watts: %s",
+                 s.power_devices, s.power_util_max_pct, s.power);
+    }
+    return n;
+}
+
 /* The performance model's prediction of a closed-loop level on the target, when the
  * target is a catalogue instance. Returns 1 when recorded, 0 when not (already there,
  * nothing to model, or the model could not: said), -1 on a write error. */
@@ -330,6 +395,8 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
     const struct tb_arch *a = &p->work[i].a;
     const bool self = !strcmp(spec->serve.endpoint, "self");
     const bool recipe = spec->serve.recipe[0] != '\0';
+    /* a server on this machine's Neuron devices (no other instance named) */
+    const bool neuron = p->plat.neuron_devices > 0 && !spec->serve.target[0] && !self;
     struct tb_run_spec lv[2 * TB_SERVE_MAX_LEVELS];
     bool done[2 * TB_SERVE_MAX_LEVELS] = {false}; /* already in the results */
     struct tb_endpoint ep;
@@ -433,27 +500,41 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
     }
     ctx.source = "trnbench load client";
 
+    if (neuron) { /* the SDK goes into every row of a server on this machine's devices */
+        size_t hl = strlen(ctx.host);
+        snprintf(ctx.host + hl, sizeof ctx.host - hl, "; %s",
+                 p->neuron_sdk[0] ? p->neuron_sdk : "Neuron SDK: no package found");
+    }
     starts = srv.nstarts; /* the server's start times go with the first level's rows */
     for (int k = 0; k < nl; k++) {
         const struct tb_executor ex = {&tb_executor_endpoint, &ep};
         struct tb_workload w = {.spec = &lv[k], .arch = a};
         struct tb_exec_result r;
+        struct tb_record_extra extra[6];
+        tb_neuron_monitor_t mon = NULL;
         char summary[1024];
         uint64_t t0;
-        int twin = 0;
+        int twin = 0, nextra = 0;
         if (done[k])
             continue;
         fprintf(stderr, "trnbench run: [%s] %s ...\n", tag, ids[k]);
+        if (neuron)
+            mon = monitor_start(p);
         t0 = tb_timer_now_ns();
         if (tb_measure(&ex, &w, &r, err, sizeof err) != 0 || !r.valid) {
             fprintf(stderr, "trnbench run: %s: %s; nothing recorded\n", ids[k],
                     r.valid ? err : r.note);
+            monitor_stop(mon, NULL, 0);
             tb_exec_result_release(&r);
             n->failed++;
             continue;
         }
-        if (tb_record_serve(&ctx, &lv[k], a, &r, ids[k], srv.starts, starts, summary,
-                            sizeof summary, err, sizeof err) != 0 ||
+        for (int e = 0; e < starts; e++)
+            extra[nextra++] = srv.starts[e];
+        if (neuron)
+            nextra += monitor_stop(mon, extra + nextra, 3);
+        if (tb_record_serve(&ctx, &lv[k], a, &r, ids[k], extra, nextra, summary, sizeof summary,
+                            err, sizeof err) != 0 ||
             (twin = level_twin(p, &lv[k], a, ctx.target, err, sizeof err)) < 0) {
             fprintf(stderr, "trnbench run: %s\n", err);
             tb_exec_result_release(&r);

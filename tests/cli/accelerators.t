@@ -11,6 +11,7 @@
 tmp="$TB_BUILDDIR/tests/tmp/cli_accelerators"
 rm -rf "$tmp" && mkdir -p "$tmp/bin"
 trn2="$TB_SRCDIR/tests/data/platform_trn2"
+trn1="$TB_SRCDIR/tests/data/platform_ec2"
 p5="$TB_SRCDIR/tests/data/platform_p5"
 # a PATH without any neuron-ls of this machine's, and one with a stand-in neuron-ls
 plain="/usr/bin:/bin"
@@ -33,19 +34,19 @@ has() { grep -qF -- "$2" "$1"; }
 run_on() { # run_on ROOT OUT [ARGS...]: one small prefill run on the simulated machine
     root=$1 out=$2
     shift 2
-    PATH="$plain" TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$root" TRNBENCH_CUDA=${TRNBENCH_CUDA:-} \
+    PATH="$plain" VIRTUAL_ENV= TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$root" TRNBENCH_CUDA=${TRNBENCH_CUDA:-} \
         "$TB_BIN" run --model llama-tiny --phase prefill --seq-in 16 --batch 1 --reps 2 \
         --out "$out" "$@" 2>"$out.err"
 }
 
-echo "1..27"
+echo "1..28"
 
-# ---- a simulated trn2.48xlarge without the Neuron SDK ----
+# ---- a simulated trn2.48xlarge with the Neuron SDK installed (its fixture has one) ----
 run_on "$trn2" "$tmp/trn2"
 check "simulated trn2.48xlarge: run exits 0" test $? -eq 0
 r="$tmp/trn2/results.csv"
 check "the run says which accelerators sat unused and why" \
-    has "$tmp/trn2.err" "accelerators present, not used: 16 Trainium2 devices (128 NeuronCores): no Neuron SDK found (no neuron-ls on PATH or in /opt/aws/neuron/bin)"
+    has "$tmp/trn2.err" "accelerators present, not used: 16 Trainium2 devices (128 NeuronCores): the Neuron SDK is installed (neuronx-cc 2.27.5334.0, torch-neuronx 2.9.0.2.15.32035, runtime 2.34.10.0"
 check "and that its rows are the host's, not the instance's" \
     has "$tmp/trn2.err" "never trn2.48xlarge's accelerator throughput"
 check "rows on target trn2.48xlarge" test "$(field "$r" prefill_tokens_per_s target)" = trn2.48xlarge
@@ -53,10 +54,8 @@ check "device: the host CPU ($(field "$r" prefill_tokens_per_s device))" \
     test "$(field "$r" prefill_tokens_per_s device)" = "Synthetic CPU of the trn2 test fixture (host CPU)"
 check "no accelerator chip used" test -z "$(field "$r" prefill_tokens_per_s chips_used)"
 u=$(field "$r" prefill_tokens_per_s accelerators_unused)
-check "accelerators_unused names them and the SDK missing" \
-    sh -c 'case "$0" in "16 Trainium2 devices (128 NeuronCores): no Neuron SDK found"*) exit 0;; esac; exit 1' "$u"
-check "and how to get it (AWS's apt repository)" \
-    sh -c 'case "$0" in *"https://apt.repos.neuron.amazonaws.com"*) exit 0;; esac; exit 1' "$u"
+check "accelerators_unused names them, the SDK, and what runs on them (--recipe vllm)" \
+    sh -c 'case "$0" in "16 Trainium2 devices (128 NeuronCores): the Neuron SDK is installed ("*"trnbench run --recipe vllm"*) exit 0;; esac; exit 1' "$u"
 check "the host column says the platform was simulated" \
     sh -c 'case "$0" in *"simulated platform"*) exit 0;; esac; exit 1' "$(field "$r" prefill_tokens_per_s host)"
 
@@ -67,18 +66,24 @@ check "report exits 0" test $? -eq 0
 check "the summary does not rank the host's row as trn2.48xlarge's" \
     has "$tmp/trn2r/report.md" "| llama-tiny/prefill/in16/fp32 | USD per 1M tokens | not ranked |"
 check "a section names the unused accelerators and why" \
-    has "$tmp/trn2r/report.md" "- **trn2.48xlarge**, Synthetic CPU of the trn2 test fixture (host CPU). Accelerators present, not used: 16 Trainium2 devices (128 NeuronCores): no Neuron SDK found"
+    has "$tmp/trn2r/report.md" "- **trn2.48xlarge**, Synthetic CPU of the trn2 test fixture (host CPU). Accelerators present, not used: 16 Trainium2 devices (128 NeuronCores): the Neuron SDK is installed"
 check "cost.csv prices it at the instance and flags it" \
     sh -c "tail -1 '$tmp/trn2r/cost.csv' | grep -q ',trn2.48xlarge,.*,yes\$'"
 check "no cost chart of host rows, and the report says why" \
     sh -c "! test -e '$tmp/trn2r/cost.svg' && grep -q 'ran on the host CPU of an accelerator instance' '$tmp/trn2r.err'"
 
-# with the SDK's tools present (a stand-in neuron-ls on PATH)
-PATH="$tmp/bin:$plain" TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$trn2" "$TB_BIN" run \
+# ---- a simulated trn1.32xlarge without the SDK, then with its tools on PATH ----
+run_on "$trn1" "$tmp/trn1"
+u=$(field "$tmp/trn1/results.csv" prefill_tokens_per_s accelerators_unused)
+check "trn1 without the SDK: it says none was found" \
+    sh -c 'case "$0" in "16 Trainium devices (32 NeuronCores): no Neuron SDK found (no neuron-ls on PATH or in /opt/aws/neuron/bin"*) exit 0;; esac; exit 1' "$u"
+check "and how to get it (AWS's apt repository)" \
+    sh -c 'case "$0" in *"https://apt.repos.neuron.amazonaws.com"*) exit 0;; esac; exit 1' "$u"
+PATH="$tmp/bin:$plain" VIRTUAL_ENV= TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$trn1" "$TB_BIN" run \
     --model llama-tiny --phase prefill --seq-in 16 --batch 1 --reps 2 --out "$tmp/sdk" 2>"$tmp/sdk.err"
 check "with neuron-ls on PATH: exit 0" test $? -eq 0
-check "the reason names the SDK found and what runs on Neuron today" \
-    sh -c 'case "$0" in "16 Trainium2 devices (128 NeuronCores): Neuron SDK found ($1)"*"trnbench run --endpoint"*) exit 0;; esac; exit 1' \
+check "the reason names the tools found and what runs on Neuron today" \
+    sh -c 'case "$0" in "16 Trainium devices (32 NeuronCores): the Neuron SDK is installed (no Python package; neuron-ls $1)"*"--recipe vllm"*) exit 0;; esac; exit 1' \
     "$(field "$tmp/sdk/results.csv" prefill_tokens_per_s accelerators_unused)" "$tmp/bin/neuron-ls"
 
 # trnbench detect on the simulated machine

@@ -61,7 +61,7 @@ recipe() { # recipe OUT [ARGS...]
         --out "$out" "$@" 2>"$out.err"
 }
 
-echo "1..22"
+echo "1..29"
 TRNBENCH_TEST=1 recipe "$tmp/ok" --server-start cold,warm --tp 2 --max-num-seqs 4
 check "recipe vllm, cold then warm: exit 0" test $? -eq 0
 r="$tmp/ok/results.csv"
@@ -93,6 +93,32 @@ check "the report prices a compile" \
 TRNBENCH_TEST=1 recipe "$tmp/ok" --server-start cold,warm --tp 2 --max-num-seqs 4
 check "rerun: exit 0, both levels already there" \
     sh -c "grep -q '0 runs measured, 0 modeled, 2 already there' '$tmp/ok.err'"
+
+# on a simulated trn2.48xlarge (its fixture has a Neuron SDK) with a stand-in
+# neuron-monitor printing the documentation's reports: the device figures of each level
+# and the SDK in the rows' host; tp=8 is 2 of its 16 Trainium2 chips at LNC=2
+mon="$TB_SRCDIR/tests/data/neuron/monitor-trn2.jsonl"
+printf '#!/bin/sh\ncat "%s"\nexec sleep 30\n' "$(cd "$(dirname "$mon")" && pwd)/$(basename "$mon")" \
+    >"$tmp/bin/neuron-monitor" && chmod +x "$tmp/bin/neuron-monitor"
+TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$TB_SRCDIR/tests/data/platform_trn2" VIRTUAL_ENV= \
+    PATH="$tmp/bin:$PATH" TB_BIN_ABS="$bin" "$TB_BIN" run --recipe vllm --model llama-tiny \
+    --seq-in 16 --seq-out 8 --concurrency 1 --requests 4 --tp 8 --out "$tmp/trn2" 2>"$tmp/trn2.err"
+check "recipe on the simulated trn2: exit 0" test $? -eq 0
+r="$tmp/trn2/results.csv"
+check "NeuronCore utilisation recorded, as a percentage (the fixture's mean 360/7)" \
+    perl -e 'exit !(abs($ARGV[0] - 360/7) < 1e-3 && $ARGV[1] eq "%")' \
+    "$(field "$r" neuroncore_utilization_pct value)" "$(field "$r" neuroncore_utilization_pct unit)"
+check "device memory recorded (14e9 bytes in GiB)" \
+    perl -e 'exit !(abs($ARGV[0] - 14e9 / 2**30) < 1e-3)' "$(field "$r" neuron_device_memory_gib value)"
+check "no watts: no power row without the driver's percentage" \
+    sh -c "! grep -q 'power' '$r'"
+check "the rows' host names the Neuron SDK" \
+    sh -c 'case "$0" in *"; Neuron SDK: neuronx-cc 2.27.5334.0"*) exit 0;; esac; exit 1' \
+    "$(field "$r" output_tokens_per_s host)"
+check "tp=8 at LNC=2 on Trainium2: 2 chips used" test "$(field "$r" output_tokens_per_s chips_used)" = 2
+check "the vllm-neuron buckets would be passed there (the label says Neuron)" \
+    sh -c 'case "$0" in "vLLM (recipe vllm: tp=8, dummy weights, Neuron)"*) exit 0;; esac; exit 1' \
+    "$(field "$r" output_tokens_per_s device)"
 
 # the stand-in refused outside tests
 recipe "$tmp/refused"
