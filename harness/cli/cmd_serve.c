@@ -1,14 +1,16 @@
 /*
  * harness/cli/cmd_serve.c: `trnbench serve`, one of our engines behind the OpenAI API
  * with continuous batching: parses the options, sets up the engine (the CPU Llama
- * engine with max_num_seqs cache slots of max_model_len positions, or the instant
- * engine), the batcher (harness/serve/tb_batcher.h) and the HTTP server
+ * engine with max_num_seqs cache slots of max_model_len positions, the GPU Llama engine
+ * of the CUDA plugin with as many, or the instant engine), the batcher
+ * (harness/serve/tb_batcher.h) and the HTTP server
  * (harness/serve/tb_server.h), prints one line when it listens, and runs until SIGTERM
  * or SIGINT, then ends cleanly with exit status 0.
  */
 #include "cli.h"
 #include "tb_arch.h"
 #include "tb_batcher.h"
+#include "tb_gpu.h"
 #include "tb_server.h"
 #include "tb_util.h"
 
@@ -25,7 +27,7 @@
 static void usage(FILE *f)
 {
     fputs("usage: trnbench serve --model NAME|PATH [--layers N] [--served-model-name NAME]\n"
-          "                      [--host ADDR] [--port P] [--engine cpu|instant]\n"
+          "                      [--host ADDR] [--port P] [--engine cpu|cuda|instant]\n"
           "                      [--step-us US]\n"
           "                      [--max-num-seqs N] [--max-model-len N]\n"
           "                      [--kv-cache-tokens N] [--seed S]\n"
@@ -51,9 +53,12 @@ static void usage(FILE *f)
           "  --served-model-name S   the name in the API (default: the catalogue name)\n"
           "  --host ADDR             address to listen on (default 127.0.0.1)\n"
           "  --port P                port (default 8000; 0: a free one, see the line above)\n"
-          "  --engine E              cpu (the CPU Llama engine, default) or instant (no\n"
-          "                          model: output token i of a prompt of n tokens is\n"
-          "                          (n + i) % vocab, at once; measures a load client)\n"
+          "  --engine E              cpu (the CPU Llama engine, default), cuda (the GPU\n"
+          "                          Llama engine of the CUDA plugin on the first GPU, bf16;\n"
+          "                          exit 1 with the reason where there is none), or\n"
+          "                          instant (no model: output token i of a prompt of n\n"
+          "                          tokens is (n + i) % vocab, at once; measures a load\n"
+          "                          client)\n"
           "  --step-us US            instant engine: a decode step every US microseconds\n"
           "                          (every running stream gets a token each step, as\n"
           "                          from a batched engine); 0 (default): back to back\n"
@@ -67,7 +72,7 @@ static void usage(FILE *f)
           "\n"
           "SIGTERM or SIGINT stops it: no new connections, open streams end, exit 0.\n"
           "Exit status: 0 ok, 1 the engine or the server could not start (e.g. out of\n"
-          "memory, the port taken), 2 usage or input error.\n",
+          "memory, no GPU, the port taken), 2 usage or input error.\n",
           f);
 }
 
@@ -91,16 +96,20 @@ int tb_cmd_serve(int argc, char **argv)
     const char *model = NULL, *served = NULL, *host = "127.0.0.1";
     long layers = 0, port = 8000, seqs = 16, max_len = 0, kv = 0, seed = 1, step_us = 0;
     enum tb_batcher_engine engine = TB_BATCHER_CPU;
+    static const char *const ENGINE_NAMES[] = {
+        [TB_BATCHER_CPU] = "cpu", [TB_BATCHER_INSTANT] = "instant", [TB_BATCHER_CUDA] = "cuda"};
     struct tb_arch arch;
     struct tb_llama m;
+    struct tb_gpu g;
     struct tb_batcher *b = NULL;
     struct tb_server *srv = NULL;
-    bool have_model = false;
+    bool have_model = false, have_gpu = false;
     char err[1024], catalogue_name[sizeof arch.name];
     sigset_t sigs;
     int c, st = 0, rc = 1, sig;
 
     memset(&m, 0, sizeof m);
+    memset(&g, 0, sizeof g);
     while ((c = tb_cli_getopt("serve", argc, argv, OPTS, &st)) != -1) {
         long *num = NULL, lo = 0, hi = 0;
         switch (c) {
@@ -121,8 +130,11 @@ int tb_cmd_serve(int argc, char **argv)
                 engine = TB_BATCHER_CPU;
             else if (!strcmp(optarg, "instant"))
                 engine = TB_BATCHER_INSTANT;
+            else if (!strcmp(optarg, "cuda"))
+                engine = TB_BATCHER_CUDA;
             else {
-                fprintf(stderr, "trnbench serve: --engine '%s': expected cpu or instant\n", optarg);
+                fprintf(stderr, "trnbench serve: --engine '%s': expected cpu, cuda or instant\n",
+                        optarg);
                 return 2;
             }
             break;
@@ -217,6 +229,21 @@ int tb_cmd_serve(int argc, char **argv)
         }
         have_model = true;
     }
+    if (engine == TB_BATCHER_CUDA) {
+        /* the GPU's memory is the plugin's to refuse (llama_init names what did not fit);
+         * the CPU engine only draws the weights: one slot of one position */
+        if (tb_gpu_open(&g, 0, 0) != 0) {
+            fprintf(stderr, "trnbench serve: --engine cuda: %s\n", g.why);
+            tb_gpu_close(&g);
+            return 1;
+        }
+        have_gpu = true;
+        if (tb_llama_init(&m, &arch, 1, 1, 0, (uint64_t)seed, err, sizeof err) != 0) {
+            fprintf(stderr, "trnbench serve: cannot draw the weights of %s: %s\n", arch.name, err);
+            goto out;
+        }
+        have_model = true;
+    }
 
     /* signals: every thread below inherits the mask; this one waits for them */
     sigemptyset(&sigs);
@@ -227,6 +254,7 @@ int tb_cmd_serve(int argc, char **argv)
 
     struct tb_batcher_opts bo = {.engine = engine,
                                  .model = have_model ? &m : NULL,
+                                 .gpu = have_gpu ? &g : NULL,
                                  .vocab = arch.vocab,
                                  .max_num_seqs = (int)seqs,
                                  .max_model_len = (int)max_len,
@@ -236,6 +264,11 @@ int tb_cmd_serve(int argc, char **argv)
     if (tb_batcher_new(&b, &bo, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench serve: %s\n", err);
         goto out;
+    }
+    if (engine == TB_BATCHER_CUDA) {
+        /* the device has its own copy now */
+        tb_llama_release(&m);
+        have_model = false;
     }
     struct tb_server_opts so = {.host = host,
                                 .port = (int)port,
@@ -251,7 +284,7 @@ int tb_cmd_serve(int argc, char **argv)
     printf("trnbench serve: listening on http://%s%s%s:%d/v1 (model %s, engine %s, "
            "max-num-seqs %ld)\n",
            strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", tb_server_port(srv),
-           served, engine == TB_BATCHER_CPU ? "cpu" : "instant", seqs);
+           served, ENGINE_NAMES[engine], seqs);
     fflush(stdout);
 
     if (sigwait(&sigs, &sig) != 0) {
@@ -265,5 +298,7 @@ out:
     tb_batcher_free(b);
     if (have_model)
         tb_llama_release(&m);
+    if (have_gpu)
+        tb_gpu_close(&g);
     return rc;
 }

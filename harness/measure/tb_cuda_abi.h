@@ -29,8 +29,9 @@
  *
  * Engines: opaque handles. Work is queued on the plugin's one stream; a call returns
  * once it is queued, and an error inside queued work surfaces at the next
- * synchronising call (timer_stop, llama_logits, llama_loss, llama_finite). Not
- * thread-safe: one caller at a time.
+ * synchronising call (timer_stop, llama_logits, llama_loss, llama_finite,
+ * llama_prefill_slot, llama_decode_slots). Not thread-safe: one caller at a time (any
+ * thread).
  *
  * Shape legend (workloads/llama/llama.h): B batch, T tokens, C hidden, NH/NKV heads,
  * HD head dim, F FFN width, V vocabulary, L layers, N = B*T rows. Diffusion
@@ -51,7 +52,7 @@
 extern "C" {
 #endif
 
-#define TB_CUDA_ABI_VERSION   3
+#define TB_CUDA_ABI_VERSION   4
 #define TB_CUDA_PLUGIN_SYMBOL "tb_cuda_plugin"
 
 /* What the device and its software are. Strings always terminated. */
@@ -279,6 +280,30 @@ struct tb_cuda_api {
      * whether every one is finite. */
     int (*diffusion_latents)(void *eng, float *out, size_t n, bool *finite, char *err,
                              size_t errlen);
+
+    /* ---- Llama cache slots (continuous batching; since version 4) ----
+     * Each of the engine's max_batch cache rows ("slots") holds one sequence of its own
+     * length, as the CPU engine's tb_llama_prefill_slot and tb_llama_decode_slots keep
+     * them. Both calls synchronise and return greedy tokens (argmax of the logits, the
+     * lowest id on a tie) on the host; llama_logits then gives the call's logits (1 row,
+     * or n). They may shorten the cache rows llama_prefill and llama_decode use (rows
+     * 0..B-1): llama_decode then accepts only positions every one of its rows still
+     * caches, and a greedy (NULL tokens) llama_decode needs a llama_decode step first.
+     * Everything is checked on the host before any work is queued; a refused call
+     * changes nothing. */
+
+    /* One prompt of T tokens (ids in [0, V)) into cache row slot (in [0, max_batch)),
+     * positions 0..T-1 (the row's earlier contents dropped); the greedy next token into
+     * *next_token. */
+    int (*llama_prefill_slot)(void *eng, const int *tokens, int T, int slot, int *next_token,
+                              char *err, size_t errlen);
+    /* One decode step of n rows (1 <= n <= max_batch): row i feeds tokens[i] into cache
+     * row slots[i] (distinct) at position pos[i] (1 <= pos[i] < max_seq; positions
+     * 0..pos[i]-1 of that row cached; an earlier position rewinds the row); the n greedy
+     * next tokens into next_tokens. Runs as one CUDA graph per n (unless
+     * TB_CUDA_LLAMA_NOGRAPH), apart from llama_decode's. */
+    int (*llama_decode_slots)(void *eng, const int *tokens, const int *slots, const int *pos, int n,
+                              int *next_tokens, char *err, size_t errlen);
 };
 
 typedef const struct tb_cuda_api *(*tb_cuda_plugin_fn)(int abi_version);

@@ -297,3 +297,43 @@ void tb_gpu_weights_of(const struct tb_llama *m, size_t *layer_off, int max_seq,
     w->rope_cos = rope_cos;
     w->rope_sin = rope_sin;
 }
+
+int tb_gpu_llama_new(const struct tb_gpu *g, const struct tb_llama *m, int max_batch, int max_seq,
+                     unsigned flags, void **eng, char *err, size_t errlen)
+{
+    const struct tb_arch *a = m->arch;
+    size_t half = (size_t)(a->head_dim / 2);
+    struct tb_cuda_llama_weights w;
+    size_t *layer_off = NULL;
+    float *rope_cos = NULL, *rope_sin = NULL;
+    char why[512] = "";
+    int rc = -1;
+
+    *eng = NULL;
+    if (!g->api)
+        return tb_err(err, errlen, "no GPU: %s", g->why);
+    if (max_batch < 1 || max_seq < 1)
+        return tb_err(err, errlen, "GPU engine for %d sequences of %d tokens: must be positive",
+                      max_batch, max_seq);
+    layer_off = tb_alloc_array((size_t)a->layers * TB_CUDA_W_PER_LAYER, sizeof *layer_off);
+    rope_cos = tb_alloc_array((size_t)max_seq * half, sizeof *rope_cos);
+    rope_sin = tb_alloc_array((size_t)max_seq * half, sizeof *rope_sin);
+    if (!layer_off || !rope_cos || !rope_sin) {
+        tb_err(err, errlen, "out of memory for the GPU engine's RoPE tables (%d positions)",
+               max_seq);
+        goto out;
+    }
+    tb_gpu_weights_of(m, layer_off, max_seq, rope_cos, rope_sin, &w);
+    if (g->api->llama_init(eng, a, &w, max_batch, max_seq, flags, why, sizeof why) != 0) {
+        *eng = NULL;
+        tb_err(err, errlen, "cannot set up the GPU engine for %d sequences of %d tokens: %s",
+               max_batch, max_seq, why);
+        goto out;
+    }
+    rc = 0;
+out:
+    free(layer_off);
+    free(rope_cos);
+    free(rope_sin);
+    return rc;
+}

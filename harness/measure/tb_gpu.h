@@ -149,4 +149,12 @@ int tb_gpu_run_denoise(struct tb_gpu *g, const struct tb_run_spec *spec, const s
 void tb_gpu_weights_of(const struct tb_llama *m, size_t *layer_off, int max_seq, float *rope_cos,
                        float *rope_sin, struct tb_cuda_llama_weights *w);
 
+/* A Llama engine of g's plugin (g opened) with the weights of the CPU engine m (copied;
+ * m's own capacity does not matter) for max_batch sequences (cache slots) of max_seq
+ * tokens; flags: tb_cuda_llama_flags. Returns 0 with *eng (free it with
+ * g->api->llama_free), or -1 with a message ("cannot set up the GPU engine for 16
+ * sequences of 4096 tokens: <the plugin's reason>"). */
+int tb_gpu_llama_new(const struct tb_gpu *g, const struct tb_llama *m, int max_batch, int max_seq,
+                     unsigned flags, void **eng, char *err, size_t errlen);
+
 #endif

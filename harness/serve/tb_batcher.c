@@ -5,10 +5,12 @@
  *
  * Locks: b->mu guards the waiting queue, the stop flag and the stats; r->mu guards a
  * request's tokens, finish and reference count. Order: b->mu before r->mu. The running
- * set (struct seq) belongs to the engine thread alone.
+ * set (struct seq) and the engine belong to the engine thread alone (the CUDA engine is
+ * made before the thread starts and freed after it ends).
  */
 #include "tb_batcher.h"
 #include "tb_executor.h"
+#include "tb_gpu.h"
 #include "tb_timer.h"
 #include "tb_util.h"
 
@@ -45,8 +47,22 @@ struct seq {
     bool prefilled;
 };
 
+/* What the iterations need of an engine: a prompt into a cache slot -> its first token,
+ * one step over n sequences (each in its own slot at its own position) -> their next
+ * tokens; greedy. ctx is the engine's own. */
+struct engine {
+    void *ctx;
+    int (*prefill_slot)(void *ctx, const int *prompt, int n_prompt, int slot, int *first, char *err,
+                        size_t errlen);
+    int (*decode_slots)(void *ctx, const int *tokens, const int *slots, const int *pos, int n,
+                        int *next, char *err, size_t errlen);
+    void (*release)(void *ctx); /* NULL: nothing to release */
+    bool prefill_all;           /* every admitted prompt in one iteration, not one */
+};
+
 struct tb_batcher {
     struct tb_batcher_opts o;
+    struct engine eng; /* owned: the engine behind o.engine */
     pthread_mutex_t mu;
     pthread_cond_t cv; /* wakes the engine thread: a submit, a release, stop */
     pthread_t thread;
@@ -57,8 +73,9 @@ struct tb_batcher {
     struct seq *run; /* [max_num_seqs] */
     int nrun;
     bool *slot_used;        /* [max_num_seqs] */
-    float *logits;          /* [V] prefill output */
+    float *logits;          /* [V] the CPU engine's prefill output */
     int *tok, *slots, *pos; /* [max_num_seqs] decode step inputs */
+    int *next;              /* [max_num_seqs] decode step outputs */
     int *rowseq;            /* [max_num_seqs] the seq index of each decode row */
     bool *ended;            /* [max_num_seqs] the rows whose sequence ended */
     char err[256];          /* the engine's last failure */
@@ -166,7 +183,7 @@ void tb_request_release(struct tb_request *r)
     req_unref(r);
 }
 
-/* ---- the engine thread ---- */
+/* ---- the engines ---- */
 
 /* Greedy: the index of the largest logit (tb_exec_argmax, for one row). */
 static int argmax(const float *x, int n)
@@ -175,6 +192,113 @@ static int argmax(const float *x, int n)
     tb_exec_argmax(x, 1, n, &best);
     return best;
 }
+
+/* CPU (ctx: the batcher): the Llama engine's slot calls, argmax on the host. */
+static int cpu_prefill_slot(void *ctx, const int *prompt, int n_prompt, int slot, int *first,
+                            char *err, size_t errlen)
+{
+    struct tb_batcher *b = ctx;
+    if (tb_llama_prefill_slot(b->o.model, prompt, n_prompt, slot, b->logits, err, errlen) != 0)
+        return -1;
+    *first = argmax(b->logits, b->o.vocab);
+    return 0;
+}
+
+static int cpu_decode_slots(void *ctx, const int *tokens, const int *slots, const int *pos, int n,
+                            int *next, char *err, size_t errlen)
+{
+    struct tb_batcher *b = ctx;
+    int V = b->o.vocab;
+    if (tb_llama_decode_slots(b->o.model, tokens, slots, pos, n, err, errlen) != 0)
+        return -1;
+    for (int k = 0; k < n; k++)
+        next[k] = argmax(b->o.model->logits + (size_t)k * V, V);
+    return 0;
+}
+
+/* Instant (ctx: the batcher): output i of a prompt of n tokens is (n + i) % vocab; a
+ * sequence at position pos has produced pos - n + 1, so its next is (pos + 1) % vocab. */
+static int instant_prefill_slot(void *ctx, const int *prompt, int n_prompt, int slot, int *first,
+                                char *err, size_t errlen)
+{
+    const struct tb_batcher *b = ctx;
+    (void)prompt, (void)slot, (void)err, (void)errlen;
+    *first = n_prompt % b->o.vocab;
+    return 0;
+}
+
+static int instant_decode_slots(void *ctx, const int *tokens, const int *slots, const int *pos,
+                                int n, int *next, char *err, size_t errlen)
+{
+    const struct tb_batcher *b = ctx;
+    (void)tokens, (void)slots, (void)err, (void)errlen;
+    for (int k = 0; k < n; k++)
+        next[k] = (pos[k] + 1) % b->o.vocab;
+    return 0;
+}
+
+/* CUDA: the plugin's engine (owned) on a device the caller opened; argmax on the device. */
+struct cuda_engine {
+    const struct tb_cuda_api *api; /* borrowed: the caller's struct tb_gpu's */
+    void *eng;                     /* owned: api->llama_init's */
+};
+
+static int cuda_prefill_slot(void *ctx, const int *prompt, int n_prompt, int slot, int *first,
+                             char *err, size_t errlen)
+{
+    struct cuda_engine *c = ctx;
+    return c->api->llama_prefill_slot(c->eng, prompt, n_prompt, slot, first, err, errlen);
+}
+
+static int cuda_decode_slots(void *ctx, const int *tokens, const int *slots, const int *pos, int n,
+                             int *next, char *err, size_t errlen)
+{
+    struct cuda_engine *c = ctx;
+    return c->api->llama_decode_slots(c->eng, tokens, slots, pos, n, next, err, errlen);
+}
+
+static void cuda_release(void *ctx)
+{
+    struct cuda_engine *c = ctx;
+    if (!c)
+        return;
+    if (c->eng)
+        c->api->llama_free(c->eng);
+    free(c);
+}
+
+/* b->eng for b->o.engine (the options checked). Returns 0, or -1 with a message (the
+ * CUDA engine could not be set up). */
+static int engine_init(struct tb_batcher *b, char *err, size_t errlen)
+{
+    const struct tb_batcher_opts *o = &b->o;
+    struct cuda_engine *c;
+    memset(&b->eng, 0, sizeof b->eng);
+    switch (o->engine) {
+    case TB_BATCHER_CPU:
+        b->eng = (struct engine){b, cpu_prefill_slot, cpu_decode_slots, NULL, false};
+        return 0;
+    case TB_BATCHER_INSTANT:
+        b->eng = (struct engine){b, instant_prefill_slot, instant_decode_slots, NULL, true};
+        return 0;
+    case TB_BATCHER_CUDA:
+        c = calloc(1, sizeof *c);
+        if (!c)
+            return tb_err(err, errlen, "cannot allocate the CUDA engine");
+        c->api = o->gpu->api;
+        if (tb_gpu_llama_new(o->gpu, o->model, o->max_num_seqs, o->max_model_len, o->cuda_flags,
+                             &c->eng, err, errlen) != 0) {
+            free(c);
+            return -1;
+        }
+        b->o.model = NULL; /* the device holds its own copy: the caller may free it */
+        b->eng = (struct engine){c, cuda_prefill_slot, cuda_decode_slots, cuda_release, false};
+        return 0;
+    }
+    return tb_err(err, errlen, "unknown engine %d", (int)o->engine);
+}
+
+/* ---- the engine thread ---- */
 
 /* Append tok to sequence i's output; true when that ended it. */
 static bool emit(struct tb_batcher *b, struct seq *s, int tok)
@@ -258,14 +382,9 @@ static bool prefill(struct tb_batcher *b, int i)
     struct seq *s = &b->run[i];
     const struct tb_request *r = s->r;
     int tok;
-    if (b->o.engine == TB_BATCHER_INSTANT) {
-        tok = r->n_prompt % b->o.vocab;
-    } else {
-        if (tb_llama_prefill_slot(b->o.model, r->prompt, r->n_prompt, s->slot, b->logits, b->err,
-                                  sizeof b->err) != 0)
-            return false;
-        tok = argmax(b->logits, b->o.vocab);
-    }
+    if (b->eng.prefill_slot(b->eng.ctx, r->prompt, r->n_prompt, s->slot, &tok, b->err,
+                            sizeof b->err) != 0)
+        return false;
     s->prefilled = true;
     s->pos = r->n_prompt;
     if (emit(b, s, tok))
@@ -276,7 +395,7 @@ static bool prefill(struct tb_batcher *b, int i)
 /* One decode step over the prefilled sequences. */
 static bool decode(struct tb_batcher *b)
 {
-    int n = 0, V = b->o.vocab;
+    int n = 0;
     for (int i = 0; i < b->nrun; i++) {
         struct seq *s = &b->run[i];
         if (!s->prefilled)
@@ -289,17 +408,15 @@ static bool decode(struct tb_batcher *b)
     }
     if (n == 0)
         return true;
-    if (b->o.engine == TB_BATCHER_CPU &&
-        tb_llama_decode_slots(b->o.model, b->tok, b->slots, b->pos, n, b->err, sizeof b->err) != 0)
+    if (b->eng.decode_slots(b->eng.ctx, b->tok, b->slots, b->pos, n, b->next, b->err,
+                            sizeof b->err) != 0)
         return false;
     /* emit in row order; drop the ended ones afterwards, last first, so indices hold */
     bool *ended = b->ended;
     for (int k = 0; k < n; k++) {
         struct seq *s = &b->run[b->rowseq[k]];
-        int tok = b->o.engine == TB_BATCHER_CPU ? argmax(b->o.model->logits + (size_t)k * V, V)
-                                                : (s->r->n_prompt + s->produced) % V;
         s->pos++;
-        ended[k] = emit(b, s, tok);
+        ended[k] = emit(b, s, b->next[k]);
     }
     for (int k = n - 1; k >= 0; k--)
         if (ended[k])
@@ -348,7 +465,7 @@ static void *engine_main(void *arg)
             if (b->nrun < before)
                 i--; /* it ended at its first token */
             nprefill++;
-            if (b->o.engine == TB_BATCHER_CPU)
+            if (!b->eng.prefill_all)
                 break;
         }
         uint64_t t1 = tb_timer_now_ns();
@@ -385,6 +502,17 @@ int tb_batcher_new(struct tb_batcher **out, const struct tb_batcher_opts *o, cha
     int n = o->max_num_seqs;
 
     *out = NULL;
+    if (o->engine == TB_BATCHER_CUDA) {
+        if (!o->gpu || !o->gpu->api)
+            return tb_err(err, errlen, "engine cuda needs an opened GPU");
+        if (!o->model)
+            return tb_err(err, errlen, "engine cuda needs a model (its weights)");
+        if (o->vocab != o->model->arch->vocab)
+            return tb_err(err, errlen, "vocab %d is not the model's %d", o->vocab,
+                          o->model->arch->vocab);
+        if (o->cuda_flags & TB_CUDA_LLAMA_TRAIN)
+            return tb_err(err, errlen, "engine cuda serves: TB_CUDA_LLAMA_TRAIN is for training");
+    }
     if (o->engine == TB_BATCHER_CPU) {
         if (!o->model)
             return tb_err(err, errlen, "engine cpu needs a model");
@@ -417,14 +545,19 @@ int tb_batcher_new(struct tb_batcher **out, const struct tb_batcher_opts *o, cha
     b->tok = calloc((size_t)n, sizeof *b->tok);
     b->slots = calloc((size_t)n, sizeof *b->slots);
     b->pos = calloc((size_t)n, sizeof *b->pos);
+    b->next = calloc((size_t)n, sizeof *b->next);
     b->ended = calloc((size_t)n, sizeof *b->ended);
     b->rowseq = calloc((size_t)n, sizeof *b->rowseq);
     pthread_mutex_init(&b->mu, NULL);
     pthread_cond_init(&b->cv, NULL);
-    if (!b->run || !b->slot_used || !b->logits || !b->tok || !b->slots || !b->pos || !b->rowseq ||
-        !b->ended) {
+    if (!b->run || !b->slot_used || !b->logits || !b->tok || !b->slots || !b->pos || !b->next ||
+        !b->rowseq || !b->ended) {
         tb_batcher_free(b);
         return tb_err(err, errlen, "cannot allocate the batcher's tables for %d sequences", n);
+    }
+    if (engine_init(b, err, errlen) != 0) {
+        tb_batcher_free(b);
+        return -1;
     }
     if (pthread_create(&b->thread, NULL, engine_main, b) != 0) {
         tb_batcher_free(b);
@@ -463,6 +596,8 @@ void tb_batcher_free(struct tb_batcher *b)
     if (!b)
         return;
     tb_batcher_stop(b);
+    if (b->eng.release)
+        b->eng.release(b->eng.ctx);
     pthread_mutex_destroy(&b->mu);
     pthread_cond_destroy(&b->cv);
     free(b->run);
@@ -471,6 +606,7 @@ void tb_batcher_free(struct tb_batcher *b)
     free(b->tok);
     free(b->slots);
     free(b->pos);
+    free(b->next);
     free(b->rowseq);
     free(b->ended);
     free(b);

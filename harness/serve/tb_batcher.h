@@ -8,22 +8,33 @@
  *      max_num_seqs run and the KV budget holds: the sum over running sequences of
  *      prompt + max_tokens stays <= kv_cache_tokens (a sequence reserves its whole
  *      length on admission, so a running sequence never runs out of cache);
- *   3. prefills at most ONE admitted prompt (tb_llama_prefill_slot) and emits its first
- *      token: prefill is interleaved with decode a prompt at a time, so a burst of
+ *   3. prefills at most ONE admitted prompt into its sequence's cache slot and emits its
+ *      first token: prefill is interleaved with decode a prompt at a time, so a burst of
  *      arrivals delays the running sequences by one prompt's prefill per token, never by
  *      the whole burst;
- *   4. runs one tb_llama_decode_slots step over every running sequence that has had its
- *      prefill (one batched GEMM per linear layer), and emits one token to each.
+ *   4. runs one decode step over every running sequence that has had its prefill, each
+ *      in its own slot at its own position (one batched GEMM per linear layer), and
+ *      emits one token to each.
  * Sampling is greedy (argmax; the lowest id wins a tie): temperature and the like are
  * not supported. A sequence ends at max_tokens or, unless ignore_eos (or fewer than
  * min_tokens out), at the engine's EOS id; the catalogue has no EOS ids for our models
  * (tb_batcher_opts.eos_id = -1), so today only max_tokens ends a sequence.
  *
- * Engines: TB_BATCHER_CPU (the CPU Llama engine, workloads/llama/llama.h; the batcher
- * borrows it and is its only user while it runs) and TB_BATCHER_INSTANT (no model:
- * each iteration gives every running sequence the token (prompt_len + i) % vocab for
- * its i-th output, at once; for measuring a load client's own overhead). The CUDA
- * engine is not done.
+ * Engines (each behind the same two calls, prefill a slot and decode slots):
+ *   TB_BATCHER_CPU      the CPU Llama engine (workloads/llama/llama.h: tb_llama_prefill_slot,
+ *                       tb_llama_decode_slots); the batcher borrows it and is its only
+ *                       user while it runs.
+ *   TB_BATCHER_CUDA     the GPU Llama engine of the CUDA plugin (harness/measure/tb_cuda_abi.h:
+ *                       llama_prefill_slot, llama_decode_slots; one CUDA graph per decode
+ *                       batch size, argmax on the device), on a device the caller opened
+ *                       (tb_gpu_open), with the weights of a CPU engine copied at
+ *                       tb_batcher_new into an engine of max_num_seqs slots of
+ *                       max_model_len positions that the batcher owns. bf16 mixed
+ *                       precision (or fp8 with TB_CUDA_LLAMA_FP8): its greedy tokens can
+ *                       differ from the fp32 CPU engine's where two logits are close.
+ *   TB_BATCHER_INSTANT  no model: each iteration gives every running sequence the token
+ *                       (prompt_len + i) % vocab for its i-th output, at once; for
+ *                       measuring a load client's own overhead.
  *
  * Threads: submit, the request calls and stats are thread-safe (one mutex; a condition
  * variable per request wakes its HTTP connection when tokens arrive). A request is
@@ -39,16 +50,24 @@
 #include <stdint.h>
 #include <stdio.h>
 
+struct tb_gpu;
 struct tb_llama;
 
 enum tb_batcher_engine {
     TB_BATCHER_CPU,
     TB_BATCHER_INSTANT,
+    TB_BATCHER_CUDA,
 };
 
 struct tb_batcher_opts {
     enum tb_batcher_engine engine;
-    struct tb_llama *model; /* borrowed, must outlive the batcher (CPU engine; NULL else) */
+    struct tb_llama *model; /* borrowed: CPU engine: must outlive the batcher; CUDA engine:
+                               the weights, copied by tb_batcher_new (any capacity); NULL
+                               for the instant engine */
+    struct tb_gpu *gpu;     /* borrowed, opened (tb_gpu_open), must outlive the batcher
+                               (CUDA engine; NULL else) */
+    unsigned cuda_flags;    /* CUDA engine: tb_cuda_llama_flags (TB_CUDA_LLAMA_FP8,
+                               TB_CUDA_LLAMA_NOGRAPH); 0: bf16 with graphs */
     int vocab;              /* instant engine: token ids in [0, vocab) */
     int max_num_seqs;       /* sequences running at once (<= the model's max_batch) */
     int max_model_len;      /* prompt + max_tokens limit (<= the model's max_seq) */
@@ -71,12 +90,13 @@ const char *tb_finish_to_string(enum tb_finish f);
 struct tb_batcher;
 struct tb_request;
 
-/* Check the options, start the engine thread. Returns 0 with *out (owned, free with
- * tb_batcher_free), or -1 with a message naming the bad option. */
+/* Check the options, set up the engine (the CUDA engine's device memory), start the
+ * engine thread. Returns 0 with *out (owned, free with tb_batcher_free), or -1 with a
+ * message naming the bad option or what the engine could not do. */
 int tb_batcher_new(struct tb_batcher **out, const struct tb_batcher_opts *o, char *err,
                    size_t errlen);
-/* tb_batcher_stop, then free. Requests still held by submitters stay valid until
- * released. NULL is fine. */
+/* tb_batcher_stop, then free (the CUDA engine with it). Requests still held by
+ * submitters stay valid until released. NULL is fine. */
 void tb_batcher_free(struct tb_batcher *b);
 
 /* Stop the engine thread after its current iteration and end every request not

@@ -2,8 +2,10 @@
 # tests/cli/serve.t: `trnbench serve` end to end with curl: the listening line, the
 # model list, a streamed completion of token ids (exactly max_tokens content chunks, a
 # usage chunk, [DONE]), a streamed chat, a whole completion, bad requests (400, 404,
-# 405) answered OpenAI-style with the server still up, refused options (exit 2), and
-# SIGTERM (exit 0). Needs TB_BIN, TB_SRCDIR and TB_BUILDDIR (make check sets them).
+# 405) answered OpenAI-style with the server still up, refused options (exit 2),
+# SIGTERM (exit 0), and --engine cuda: exit 1 with the reason where there is no GPU
+# (TRNBENCH_CUDA=0 always; on a GPU machine the plain run serves instead). Needs TB_BIN,
+# TB_SRCDIR and TB_BUILDDIR (make check sets them).
 
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
 tmp="$TB_BUILDDIR/tests/tmp/cli_serve"
@@ -14,7 +16,7 @@ if ! command -v curl >/dev/null 2>&1; then
     exit 0
 fi
 
-echo "1..28"
+echo "1..35"
 
 # ---- refused options: exit 2, the option named ----
 "$TB_BIN" serve --model llama-tiny --max-num-seqs 1099511627776 >/dev/null 2>"$tmp/opt.err"
@@ -23,11 +25,53 @@ check "the message names --max-num-seqs" grep -q -- '--max-num-seqs' "$tmp/opt.e
 "$TB_BIN" serve --model llama-tiny --port 70000 >/dev/null 2>"$tmp/opt.err"
 check "--port 70000 refused with exit 2" test $? -eq 2
 check "the message names --port" grep -q -- '--port' "$tmp/opt.err"
+"$TB_BIN" serve --model llama-tiny --engine tpu >/dev/null 2>"$tmp/opt.err"
+check "--engine tpu refused with exit 2" test $? -eq 2
+check "the message lists the engines" grep -q 'expected cpu, cuda or instant' "$tmp/opt.err"
 
-# ---- the server ----
 pid=
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; }
 trap cleanup EXIT
+
+# ---- --engine cuda where there is no GPU: exit 1 with the reason, no crash ----
+TRNBENCH_CUDA=0 "$TB_BIN" serve --model llama-tiny --engine cuda --port 0 >/dev/null 2>"$tmp/cuda.err"
+check "--engine cuda with TRNBENCH_CUDA=0: exit 1" test $? -eq 1
+check "the message says why" \
+    test "$(cat "$tmp/cuda.err")" = "trnbench serve: --engine cuda: disabled (TRNBENCH_CUDA=0)"
+# the emulator is for tests: trnbench serve refuses it (or sees no driver first)
+TRNBENCH_CUDA_PLUGIN="$TB_BUILDDIR/lib/libtrnbench-cuemu.so" \
+    "$TB_BIN" serve --model llama-tiny --engine cuda --port 0 >/dev/null 2>"$tmp/cuda.err"
+check "--engine cuda on the CUDA emulator: exit 1" test $? -eq 1
+check "the message says why (no driver, or the emulator is for tests)" \
+    grep -Eq '^trnbench serve: --engine cuda: (no NVIDIA driver|the CUDA emulator .* is for tests|CUDA plugin .* not found)' "$tmp/cuda.err"
+# this machine as it is: a GPU serves (a completion, then SIGTERM), else exit 1 with why
+"$TB_BIN" serve --model llama-tiny --engine cuda --port 0 --max-num-seqs 2 >"$tmp/cuda.out" 2>"$tmp/cuda.err" &
+pid=$!
+port=
+for _ in $(seq 1 600); do
+    port=$(sed -n 's|^trnbench serve: listening on http://127\.0\.0\.1:\([0-9]*\)/v1 (model llama-tiny, engine cuda, max-num-seqs 2)$|\1|p' "$tmp/cuda.out")
+    [ -n "$port" ] && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+done
+if [ -n "$port" ]; then
+    code=$(curl -s --max-time 60 -o "$tmp/cuda.sse" -w '%{http_code}' -H 'Content-Type: application/json' \
+        -d '{"prompt":[1,2,3],"max_tokens":3,"stream":true}' "http://127.0.0.1:$port/v1/completions")
+    kill -TERM "$pid"
+    wait "$pid"
+    st=$?
+    check "--engine cuda on this GPU: a streamed completion of 3 tokens, then exit 0 on SIGTERM" \
+        test "$code" = 200 -a "$(grep -c '"text":" t[0-9]*"' "$tmp/cuda.sse")" -eq 3 -a "$st" -eq 0
+else
+    wait "$pid"
+    st=$?
+    check "--engine cuda without a GPU: exit 1 with the reason" \
+        test "$st" -eq 1 -a "$(grep -c '^trnbench serve: --engine cuda: .' "$tmp/cuda.err")" -eq 1
+    sed 's/^/# /' "$tmp/cuda.err"
+fi
+pid=
+
+# ---- the server ----
 "$TB_BIN" serve --model llama-tiny --port 0 --max-num-seqs 4 >"$tmp/out" 2>"$tmp/err" &
 pid=$!
 port=

@@ -6,10 +6,19 @@
  * the sequence and KV-token budgets hold, a released request frees its slot for the
  * next one, requests that can never run are refused with the reason, and the instant
  * engine's token pattern.
+ *
+ * The CUDA engine (on a GPU, else on the CPU emulation of the plugin,
+ * build/lib/libtrnbench-cuemu.so; skipped with the reason when neither is there): three
+ * requests through a batcher of 2 sequences (the third joins a running batch) get
+ * exactly the greedy tokens of their prompts decoded alone on the GPU engine (batch 1,
+ * llama_prefill and llama_decode): the slot path is bit for bit the single-sequence
+ * path (tests/unit/gpu.c). Not the CPU engine's tokens: the GPU's products are bf16.
  */
 #include "tb_arch.h"
 #include "tb_batcher.h"
+#include "tb_gpu.h"
 #include "tb_util.h"
+#include "tb_executor.h"
 #include "workloads/llama/llama.h"
 
 #include "tests/tap/basic.h"
@@ -279,10 +288,121 @@ static void check_instant(void)
     err[0] = '\0';
     OK(tb_batcher_new(&b, &o, err, sizeof err) == -1 && strstr(err, "model"),
        "engine cpu without a model refused: %s", err);
+    o.engine = TB_BATCHER_CUDA;
+    OK(tb_batcher_new(&b, &o, err, sizeof err) == -1 && strstr(err, "needs an opened GPU"),
+       "engine cuda without a GPU refused: %s", err);
     o.engine = TB_BATCHER_INSTANT;
     o.max_num_seqs = 0;
     OK(tb_batcher_new(&b, &o, err, sizeof err) == -1 && strstr(err, "max_num_seqs 0"),
        "max_num_seqs 0 refused: %s", err);
+}
+
+/* Greedy generation of one prompt alone on the GPU engine: batch 1, llama_prefill, then
+ * llama_decode fed the host's argmax. */
+static void gpu_alone_greedy(const struct tb_gpu *g, const struct tb_llama *m, const int *prompt,
+                             int n, int max_tokens, int *out)
+{
+    const struct tb_cuda_api *api = g->api;
+    int V = m->arch->vocab;
+    float *lg = calloc((size_t)V, sizeof *lg);
+    void *eng = NULL;
+    char err[512];
+    if (!lg)
+        bail("out of memory");
+    if (tb_gpu_llama_new(g, m, 1, MAXLEN, 0, &eng, err, sizeof err) != 0 ||
+        api->llama_prefill(eng, prompt, 1, n, err, sizeof err) != 0 ||
+        api->llama_logits(eng, lg, (size_t)V, err, sizeof err) != 0)
+        bail("GPU alone: %s", err);
+    for (int i = 0; i < max_tokens; i++) {
+        tb_exec_argmax(lg, 1, V, &out[i]);
+        if (i + 1 < max_tokens &&
+            (api->llama_decode(eng, &out[i], 1, n + i, err, sizeof err) != 0 ||
+             api->llama_logits(eng, lg, (size_t)V, err, sizeof err) != 0))
+            bail("GPU alone decode: %s", err);
+    }
+    api->llama_free(eng);
+    free(lg);
+}
+
+enum { CUDA_NREQ = 3, CUDA_TESTS = CUDA_NREQ + 1 };
+
+static void check_cuda(const struct tb_arch *a)
+{
+    static const int plen[CUDA_NREQ] = {5, 9, 3}, ntok[CUDA_NREQ] = {4, 3, 4};
+    int prompt[CUDA_NREQ][MAXLEN], got[CUDA_NREQ][MAXLEN], want[MAXLEN], n[CUDA_NREQ];
+    char *emu = test_tmp_path("../../lib/libtrnbench-cuemu.so");
+    struct tb_request *r[CUDA_NREQ];
+    enum tb_finish fin[CUDA_NREQ];
+    struct tb_batcher_stats st;
+    struct tb_batcher *b;
+    struct tb_llama m;
+    struct tb_gpu g;
+    char err[512], why[1024];
+
+    if (tb_gpu_open(&g, 0, 0) != 0) {
+        snprintf(why, sizeof why, "%s", g.why);
+        tb_gpu_close(&g);
+        if (!tb_file_exists(emu)) {
+            skip_block(CUDA_TESTS, "no GPU (%s) and no CUDA emulator at %s", why, emu);
+            free(emu);
+            return;
+        }
+        setenv("TRNBENCH_CUDA_PLUGIN", emu, 1);
+        if (tb_gpu_open(&g, 0, TB_GPU_FORCE | TB_GPU_EMULATOR_OK) != 0)
+            bail("the CUDA emulator: %s", g.why);
+        tap_suffix(" (cuemu)");
+    }
+    free(emu);
+    for (int i = 0; i < CUDA_NREQ; i++)
+        for (int t = 0; t < plen[i]; t++)
+            prompt[i][t] = rand_below(a->vocab);
+    /* the weights the GPU engine copies: a CPU engine of one slot of one position */
+    if (tb_llama_init(&m, a, 1, 1, 0, 7, err, sizeof err) != 0)
+        bail("engine: %s", err);
+    struct tb_batcher_opts o = {.engine = TB_BATCHER_CUDA,
+                                .model = &m,
+                                .gpu = &g,
+                                .vocab = a->vocab,
+                                .max_num_seqs = 2,
+                                .max_model_len = MAXLEN,
+                                .kv_cache_tokens = 2L * MAXLEN,
+                                .eos_id = -1};
+    if (tb_batcher_new(&b, &o, err, sizeof err) != 0)
+        bail("tb_batcher_new (cuda): %s", err);
+    for (int i = 0; i < CUDA_NREQ; i++)
+        if (tb_batcher_submit(b, prompt[i], plen[i], ntok[i], 0, true, &r[i], err, sizeof err))
+            bail("submit %d: %s", i, err);
+    for (int i = 0; i < CUDA_NREQ; i++)
+        n[i] = drain(r[i], got[i], MAXLEN, &fin[i]);
+    for (int i = 0; i < 10000; i++) {
+        tb_batcher_stats(b, &st);
+        if (st.finished == CUDA_NREQ)
+            break;
+        sleep_ms(1);
+    }
+    for (int i = 0; i < CUDA_NREQ; i++) {
+        gpu_alone_greedy(&g, &m, prompt[i], plen[i], ntok[i], want);
+        bool same = n[i] == ntok[i] && memcmp(want, got[i], sizeof *want * ntok[i]) == 0;
+        for (int k = 0; !same && k < n[i] && k < ntok[i]; k++)
+            if (want[k] != got[i][k]) {
+                diag("request %d token %d: %d, alone %d", i, k, got[i][k], want[k]);
+                break;
+            }
+        OK(same && fin[i] == TB_FINISH_LENGTH,
+           "engine cuda: request %d (prompt %d, max_tokens %d): %d tokens, those of a lone "
+           "greedy decode on the GPU engine",
+           i, plen[i], ntok[i], n[i]);
+    }
+    OK(st.max_running == 2 && st.decode_tokens > st.decode_steps && st.finished == CUDA_NREQ,
+       "engine cuda: 2 sequences ran at once, decode steps batched them (%ld tokens in %ld "
+       "steps)",
+       st.decode_tokens, st.decode_steps);
+    for (int i = 0; i < CUDA_NREQ; i++)
+        tb_request_release(r[i]);
+    tb_batcher_free(b);
+    tb_llama_release(&m);
+    tb_gpu_close(&g);
+    tap_suffix("");
 }
 
 int main(void)
@@ -298,5 +418,6 @@ int main(void)
     check_budgets(&a);
     check_cancel(&a);
     check_instant();
+    check_cuda(&a);
     return 0;
 }

@@ -34,6 +34,14 @@
  *   engine vs CPU engine (bf16 weights and activations vs fp32): prefill and decode
  *     logits max |err| <= 5e-2 x max|ref|, NMSE <= 1e-3; training loss of the first
  *     step within 5e-3 nats, of the fourth within 2e-2, and falling
+ *   the engine's cache slots (continuous batching): a staggered schedule of four
+ *     sequences in non-contiguous slots (one joining late, one slot rewound by a new
+ *     prompt) gives exactly the greedy tokens each sequence gets alone on the
+ *     single-sequence path, with and without graphs; against the CPU engine's slots
+ *     (teacher-forced) every device token within 0.1 x max|logit| of the CPU's best
+ *     and most the same (test_engine_slots says why not all); the shared-position
+ *     graph and the slot graph do not disturb each other; every refusal with its
+ *     reason
  *   diffusion kernels: GroupNorm, LayerNorm, GEGLU (one bf16 rounding of the output):
  *     the bf16 bounds above; convolution (bf16 inputs, fp32 accumulation and output):
  *     the fp32 bounds; non-causal attention (P and y rounded to bf16): 2e-2, NMSE 1e-4
@@ -1877,6 +1885,374 @@ static void test_engine_fp8(struct tb_gpu *g, const struct tb_arch *a)
     free(lb);
 }
 
+/* ---- continuous batching: the engine's cache slots ---- */
+
+/* The staggered schedule of test_engine_slots: four sequences in max_batch 4 slots of
+ * SL_S positions. 0 and 1 start at once in slots 3 and 1; 2 joins at step 1 in slot 0;
+ * 1 ends after step 1 and 3 reuses its slot from step 3 (a prefill over a longer
+ * sequence's cache: the slot rewinds). Decode rows go in sequence order (cache rows 3,
+ * 1, 0, ...), and their count goes 2, 3, 2, 3, 1, 1 (one slot graph per count, captured
+ * again at each change). Short, because the CPU emulation takes about 0.3 s a step. */
+enum { SL_MAXB = 4, SL_S = 40, SL_NSEQ = 4, SL_MAXP = 16, SL_MAXOUT = 16, SL_ERR_STEP = 2 };
+static const struct {
+    int plen, slot, join, nout;
+} SL_PLAN[SL_NSEQ] = {{5, 3, 0, 5}, {11, 1, 0, 3}, {7, 0, 1, 4}, {4, 1, 3, 4}};
+
+struct slot_run {
+    int prompt[SL_NSEQ][SL_MAXP];
+    int out[SL_NSEQ][SL_MAXOUT];        /* the greedy tokens each sequence got */
+    int cpu_exact, cpu_near, cpu_total; /* CPU agreement (teacher-forced), when asked */
+    double cpu_worst;                   /* largest CPU logit gap of a device token */
+};
+
+/* Greedy tokens of prompt [T] decoded alone: batch 1 through llama_prefill and
+ * llama_decode on a fresh engine (the shared-position path), n tokens into out. */
+static void alone_greedy(const struct tb_cuda_api *api, const struct tb_arch *a,
+                         const struct cpu_twin *t, int S, unsigned flags, const int *prompt, int T,
+                         int n, int *out)
+{
+    int V = a->vocab;
+    float *lg = zalloc((size_t)V, sizeof *lg);
+    void *eng = NULL;
+    char err[512];
+    if (api->llama_init(&eng, a, &t->w, 1, S, flags, err, sizeof err) != 0 ||
+        api->llama_prefill(eng, prompt, 1, T, err, sizeof err) != 0 ||
+        api->llama_logits(eng, lg, (size_t)V, err, sizeof err) != 0)
+        bail("alone: %s", err);
+    for (int i = 0; i < n; i++) {
+        tb_exec_argmax(lg, 1, V, &out[i]);
+        if (i + 1 < n && (api->llama_decode(eng, &out[i], 1, T + i, err, sizeof err) != 0 ||
+                          api->llama_logits(eng, lg, (size_t)V, err, sizeof err) != 0))
+            bail("alone decode: %s", err);
+    }
+    api->llama_free(eng);
+    free(lg);
+}
+
+/* How the device's greedy token tok stands among the CPU engine's logits row: counts an
+ * exact match, and a near one (within gap of the CPU's largest logit). */
+static void cpu_agree(struct slot_run *r, const float *row, int V, int tok, double gap)
+{
+    int best;
+    double mx = 0;
+    tb_exec_argmax(row, 1, V, &best);
+    for (int v = 0; v < V; v++)
+        mx = fabs(row[v]) > mx ? fabs(row[v]) : mx;
+    r->cpu_total++;
+    r->cpu_exact += best == tok;
+    r->cpu_near += row[best] - row[tok] <= gap * mx;
+    if (mx > 0 && (row[best] - row[tok]) / mx > r->cpu_worst)
+        r->cpu_worst = (row[best] - row[tok]) / mx;
+}
+
+static void slot_errors(const struct tb_cuda_api *api, void *eng, int V, int slot, int pos);
+
+/* Run SL_PLAN on eng (max_batch SL_MAXB, SL_S positions) with r->prompt; the tokens into
+ * r->out. With cpu (the same weights, SL_MAXB x SL_S), the CPU engine runs the same slot
+ * calls fed the device's tokens and r's agreement counts are filled (gap: see
+ * cpu_agree). With errors, the refusals are tested at step SL_ERR_STEP (and must change
+ * nothing: the run goes on). */
+static void run_slots(const struct tb_cuda_api *api, void *eng, struct tb_llama *cpu,
+                      struct slot_run *r, double gap, bool errors)
+{
+    int produced[SL_NSEQ] = {0}, pos[SL_NSEQ] = {0}, done = 0;
+    int tok[SL_NSEQ], slots[SL_NSEQ], at[SL_NSEQ], row[SL_NSEQ], next[SL_NSEQ];
+    float *cl = cpu ? zalloc((size_t)cpu->arch->vocab, sizeof *cl) : NULL;
+    char err[512];
+
+    r->cpu_exact = r->cpu_near = r->cpu_total = 0;
+    r->cpu_worst = 0;
+    for (int step = 0; done < SL_NSEQ; step++) {
+        int n = 0;
+        for (int i = 0; i < SL_NSEQ; i++) {
+            if (SL_PLAN[i].join != step)
+                continue;
+            if (api->llama_prefill_slot(eng, r->prompt[i], SL_PLAN[i].plen, SL_PLAN[i].slot,
+                                        &r->out[i][0], err, sizeof err) != 0)
+                bail("prefill_slot of sequence %d: %s", i, err);
+            if (cpu) {
+                if (tb_llama_prefill_slot(cpu, r->prompt[i], SL_PLAN[i].plen, SL_PLAN[i].slot, cl,
+                                          err, sizeof err) != 0)
+                    bail("CPU prefill_slot: %s", err);
+                cpu_agree(r, cl, cpu->arch->vocab, r->out[i][0], gap);
+            }
+            produced[i] = 1;
+            pos[i] = SL_PLAN[i].plen;
+            if (produced[i] == SL_PLAN[i].nout)
+                done++;
+        }
+        if (errors && step == SL_ERR_STEP)
+            slot_errors(api, eng, cpu ? cpu->arch->vocab : 256, SL_PLAN[0].slot, pos[0]);
+        for (int i = 0; i < SL_NSEQ; i++) {
+            if (produced[i] == 0 || produced[i] == SL_PLAN[i].nout)
+                continue;
+            tok[n] = r->out[i][produced[i] - 1];
+            slots[n] = SL_PLAN[i].slot;
+            at[n] = pos[i];
+            row[n++] = i;
+        }
+        if (n == 0)
+            continue;
+        if (api->llama_decode_slots(eng, tok, slots, at, n, next, err, sizeof err) != 0)
+            bail("decode_slots at step %d: %s", step, err);
+        if (cpu && tb_llama_decode_slots(cpu, tok, slots, at, n, err, sizeof err) != 0)
+            bail("CPU decode_slots: %s", err);
+        for (int k = 0; k < n; k++) {
+            int i = row[k];
+            if (cpu)
+                cpu_agree(r, cpu->logits + (size_t)k * cpu->arch->vocab, cpu->arch->vocab, next[k],
+                          gap);
+            r->out[i][produced[i]++] = next[k];
+            pos[i]++;
+            if (produced[i] == SL_PLAN[i].nout)
+                done++;
+        }
+    }
+    free(cl);
+}
+
+/* The refusals, each with its reason, on an engine whose slot `slot` caches positions
+ * [0, pos). */
+static void slot_errors(const struct tb_cuda_api *api, void *eng, int V, int slot, int pos)
+{
+    int tok2[2] = {1, 2}, s2[2] = {slot, slot}, p2[2] = {pos, pos}, next[SL_MAXB + 1];
+    int tok5[SL_MAXB + 1] = {0}, s5[SL_MAXB + 1] = {0, 1, 2, 3, 0},
+                       p5[SL_MAXB + 1] = {1, 1, 1, 1, 1};
+    int s1, p1, t1, prompt[3] = {1, -1, 2};
+    char err[512], want[128];
+
+#define REFUSED(call, what, ...)                                                                   \
+    do {                                                                                           \
+        err[0] = '\0';                                                                             \
+        int rc_ = (call);                                                                          \
+        snprintf(want, sizeof want, __VA_ARGS__);                                                  \
+        OK(rc_ == -1 && strstr(err, want), "%s refused: %s", what, err);                           \
+    } while (0)
+
+    REFUSED(api->llama_decode_slots(eng, tok2, s2, p2, 2, next, err, sizeof err), "duplicate slots",
+            "sequences 0 and 1 both in slot %d", slot);
+    s1 = SL_MAXB, p1 = pos, t1 = 1;
+    REFUSED(api->llama_decode_slots(eng, &t1, &s1, &p1, 1, next, err, sizeof err),
+            "decode: slot out of range", "slot %d outside the engine's capacity [0, %d)", SL_MAXB,
+            SL_MAXB);
+    s1 = -1;
+    REFUSED(api->llama_decode_slots(eng, &t1, &s1, &p1, 1, next, err, sizeof err),
+            "decode: negative slot", "slot -1 outside");
+    REFUSED(api->llama_prefill_slot(eng, tok2, 2, SL_MAXB, next, err, sizeof err),
+            "prefill: slot out of range", "slot %d outside the engine's capacity", SL_MAXB);
+    s1 = slot, p1 = 0;
+    REFUSED(api->llama_decode_slots(eng, &t1, &s1, &p1, 1, next, err, sizeof err), "position 0",
+            "position 0 outside [1, %d)", SL_S);
+    p1 = SL_S;
+    REFUSED(api->llama_decode_slots(eng, &t1, &s1, &p1, 1, next, err, sizeof err),
+            "position max_seq", "position %d outside [1, %d)", SL_S, SL_S);
+    p1 = pos + 1;
+    REFUSED(api->llama_decode_slots(eng, &t1, &s1, &p1, 1, next, err, sizeof err),
+            "position past the slot's cache", "slot %d caches only positions [0, %d)", slot, pos);
+    p1 = pos, t1 = V;
+    REFUSED(api->llama_decode_slots(eng, &t1, &s1, &p1, 1, next, err, sizeof err),
+            "decode: token outside the vocabulary", "tokens[0] = %d out of range [0, %d)", V, V);
+    REFUSED(api->llama_prefill_slot(eng, prompt, 3, slot, next, err, sizeof err),
+            "prefill: token outside the vocabulary", "tokens[1] = -1 out of range");
+    REFUSED(api->llama_decode_slots(eng, tok5, s5, p5, 0, next, err, sizeof err), "0 rows",
+            "batch 0 outside the engine's capacity [1, %d]", SL_MAXB);
+    REFUSED(api->llama_decode_slots(eng, tok5, s5, p5, SL_MAXB + 1, next, err, sizeof err),
+            "more rows than slots", "batch %d outside the engine's capacity [1, %d]", SL_MAXB + 1,
+            SL_MAXB);
+#undef REFUSED
+}
+
+/* Each sequence of r against its tokens decoded alone (want); what names the run. */
+static bool same_as_alone(const struct slot_run *r, int want[SL_NSEQ][SL_MAXOUT], int i)
+{
+    for (int k = 0; k < SL_PLAN[i].nout; k++)
+        if (r->out[i][k] != want[i][k]) {
+            diag("sequence %d token %d: %d, alone %d", i, k, r->out[i][k], want[i][k]);
+            return false;
+        }
+    return true;
+}
+
+/* The shared-position path and the slots on one engine: their graphs (both for 2 rows
+ * here) must not replace each other. Rows 0 and 1 decode at a shared position, slots 3
+ * and 2 run sequences 0 and 2 of SL_PLAN between two of their steps, then rows 0 and 1
+ * go on: the same tokens and logits as an engine that ran rows 0 and 1 alone, and the
+ * slots' tokens those of their prompts decoded alone (want, test_engine_slots'). */
+static void test_engine_slot_graphs(struct tb_gpu *g, const struct tb_arch *a,
+                                    const struct cpu_twin *t, const struct slot_run *plan,
+                                    int want[SL_NSEQ][SL_MAXOUT])
+{
+    const struct tb_cuda_api *api = g->api;
+    enum { T = 6, NSH = 3, NSL = 3 };
+    static const int seq[2] = {0, 2}, slots[2] = {3, 2};
+    int V = a->vocab, tok[2 * T], sh[2][NSH], ref[2][NSH], got[2][NSL];
+    float *lg = zalloc((size_t)2 * V, sizeof *lg), *lr = zalloc((size_t)2 * V, sizeof *lr);
+    void *eng = NULL, *e_ref = NULL;
+    char err[512] = "";
+    bool same_slots = true;
+
+    for (int i = 0; i < 2 * T; i++)
+        tok[i] = (int)((unsigned)(i * 13 + 3) % (unsigned)V);
+    if (api->llama_init(&eng, a, &t->w, SL_MAXB, SL_S, 0, err, sizeof err) != 0 ||
+        api->llama_init(&e_ref, a, &t->w, SL_MAXB, SL_S, 0, err, sizeof err) != 0)
+        bail("llama_init: %s", err);
+    for (int k = 0; k < 2; k++) {
+        void *e = k ? e_ref : eng;
+        float *l = k ? lr : lg;
+        int(*out)[NSH] = k ? ref : sh;
+        if (api->llama_prefill(e, tok, 2, T, err, sizeof err) != 0 ||
+            api->llama_logits(e, l, (size_t)2 * V, err, sizeof err) != 0)
+            bail("prefill: %s", err);
+        for (int s = 0; s < NSH; s++) {
+            int next[2];
+            tb_exec_argmax(l, 2, V, next);
+            out[0][s] = next[0], out[1][s] = next[1];
+            if (k == 0 && s == 1) {
+                /* the slots, between two shared-position steps (the graph for 2 rows
+                 * captured at the first) */
+                for (int q = 0; q < 2; q++)
+                    if (api->llama_prefill_slot(eng, plan->prompt[seq[q]], SL_PLAN[seq[q]].plen,
+                                                slots[q], &got[q][0], err, sizeof err) != 0)
+                        bail("prefill_slot: %s", err);
+                for (int i = 1; i < NSL; i++) {
+                    int in[2] = {got[0][i - 1], got[1][i - 1]}, nx[2], host[2];
+                    int at[2] = {SL_PLAN[seq[0]].plen + i - 1, SL_PLAN[seq[1]].plen + i - 1};
+                    if (api->llama_decode_slots(eng, in, slots, at, 2, nx, err, sizeof err) != 0)
+                        bail("decode_slots: %s", err);
+                    got[0][i] = nx[0], got[1][i] = nx[1];
+                    if (i < NSL - 1)
+                        continue;
+                    if (api->llama_logits(eng, lg, (size_t)2 * V, err, sizeof err) != 0)
+                        bail("logits: %s", err);
+                    tb_exec_argmax(lg, 2, V, host);
+                    OK(host[0] == nx[0] && host[1] == nx[1],
+                       "llama_logits after a slot step: its 2 rows, whose argmax are the tokens "
+                       "it returned");
+                }
+                err[0] = '\0';
+                OK(api->llama_decode(eng, NULL, 2, T + s, err, sizeof err) == -1 &&
+                       strstr(err, "needs a previous decode step"),
+                   "a greedy shared-position step after slot calls is refused: %s", err);
+            }
+            if (api->llama_decode(e, next, 2, T + s, err, sizeof err) != 0 ||
+                api->llama_logits(e, l, (size_t)2 * V, err, sizeof err) != 0)
+                bail("decode at %d: %s", T + s, err);
+        }
+    }
+    OK(!memcmp(sh, ref, sizeof sh) && !memcmp(lg, lr, (size_t)2 * V * sizeof *lg),
+       "shared-position decode around slot steps: its tokens and logits are those of an "
+       "engine without slots (the two graphs apart)");
+    for (int q = 0; q < 2; q++)
+        for (int i = 0; i < NSL; i++)
+            same_slots = same_slots && got[q][i] == want[seq[q]][i];
+    OK(same_slots, "the slot steps between: their prompts' tokens decoded alone");
+    api->llama_free(eng);
+    api->llama_free(e_ref);
+    free(lg);
+    free(lr);
+}
+
+/* Slot prefill and slot decode of SL_PLAN against each sequence decoded alone (batch 1,
+ * the shared-position path) on the same engine type: the same greedy tokens exactly.
+ * Every kernel of a decode step works row by row in the same order whatever the rows
+ * (the GEMV for up to 8 rows sums each row alone; norms, RoPE, attention and argmax are
+ * per row), and a slot prefill is a batch-1 prefill on the cache pointers of its slot,
+ * so the slot path must reproduce the single-sequence path bit for bit. Against the CPU
+ * engine (fp32) only agreement can be asked: the device's products round their inputs
+ * to bf16, which moves logits by up to ~5% of the largest (the engine-vs-CPU bound of
+ * test_engine), and llama-tiny's random weights leave many logits that close, so the
+ * greedy tokens may differ and then the sequences diverge. So the CPU engine runs the
+ * same slot calls fed the device's tokens (teacher-forced), and each device token must
+ * be within 2 x 5e-2 x max|logit| of the CPU's best (two errors of the bound apart at
+ * most), the exact matches counted and required on most steps. */
+static void test_engine_slots(struct tb_gpu *g, const struct tb_arch *a)
+{
+    const struct tb_cuda_api *api = g->api;
+    struct cpu_twin t;
+    struct slot_run r, r2;
+    int want[SL_NSEQ][SL_MAXOUT];
+    void *eng = NULL;
+    char err[512];
+
+    memset(&r, 0, sizeof r);
+    for (int i = 0; i < SL_NSEQ; i++)
+        for (int k = 0; k < SL_PLAN[i].plen; k++)
+            r.prompt[i][k] = (int)((unsigned)(i * 71 + k * 29 + 5) % (unsigned)a->vocab);
+    twin_init(&t, a, SL_MAXB, SL_S, 0);
+    for (int i = 0; i < SL_NSEQ; i++)
+        alone_greedy(api, a, &t, SL_S, 0, r.prompt[i], SL_PLAN[i].plen, SL_PLAN[i].nout, want[i]);
+
+    if (api->llama_init(&eng, a, &t.w, SL_MAXB, SL_S, 0, err, sizeof err) != 0)
+        bail("llama_init: %s", err);
+    run_slots(api, eng, &t.cpu, &r, 2 * 5e-2, true);
+    api->llama_free(eng);
+    for (int i = 0; i < SL_NSEQ; i++)
+        OK(same_as_alone(&r, want, i),
+           "slots: sequence %d (prompt %d, slot %d, joins at step %d): its %d greedy tokens are "
+           "those it gets alone",
+           i, SL_PLAN[i].plen, SL_PLAN[i].slot, SL_PLAN[i].join, SL_PLAN[i].nout);
+    diag("slots vs CPU engine (teacher-forced): %d of %d greedy tokens the same, the worst "
+         "gap %.3g of max |logit|",
+         r.cpu_exact, r.cpu_total, r.cpu_worst);
+    OK(r.cpu_near == r.cpu_total && 2 * r.cpu_exact > r.cpu_total,
+       "slots vs CPU engine slots: every token within 0.1 x max|logit| of the CPU's best "
+       "(worst %.3g), %d of %d the same",
+       r.cpu_worst, r.cpu_exact, r.cpu_total);
+
+    /* the same without graphs: the direct launches give what the graphs gave */
+    memcpy(&r2, &r, sizeof r2);
+    memset(r2.out, 0, sizeof r2.out);
+    if (api->llama_init(&eng, a, &t.w, SL_MAXB, SL_S, TB_CUDA_LLAMA_NOGRAPH, err, sizeof err) != 0)
+        bail("llama_init: %s", err);
+    run_slots(api, eng, NULL, &r2, 0, false);
+    api->llama_free(eng);
+    OK(!memcmp(r.out, r2.out, sizeof r.out),
+       "slots without graphs (TB_CUDA_LLAMA_NOGRAPH): the same tokens");
+    test_engine_slot_graphs(g, a, &t, &r, want);
+    twin_release(&t);
+}
+
+/* Precision fp8: a sequence alone in a slot (one row: its activations' scales are its
+ * own, as alone) gives the tokens of the fp8 single-sequence path; with a second
+ * sequence in another slot a step of 2 rows runs (the rows share each product's
+ * current scale, so only finite logits and tokens in the vocabulary are asked). */
+static void test_engine_slots_fp8(struct tb_gpu *g, const struct tb_arch *a)
+{
+    const struct tb_cuda_api *api = g->api;
+    enum { P = 6, N = 3 };
+    struct cpu_twin t;
+    int prompt[P], want[N], got[N], other, tok2[2], slots2[2] = {2, 0}, pos2[2], next2[2];
+    void *eng = NULL;
+    bool finite = false;
+    char err[512] = "";
+
+    for (int k = 0; k < P; k++)
+        prompt[k] = (int)((unsigned)(k * 41 + 9) % (unsigned)a->vocab);
+    twin_init(&t, a, SL_MAXB, SL_S, 0);
+    alone_greedy(api, a, &t, SL_S, TB_CUDA_LLAMA_FP8, prompt, P, N, want);
+    if (api->llama_init(&eng, a, &t.w, SL_MAXB, SL_S, TB_CUDA_LLAMA_FP8, err, sizeof err) != 0 ||
+        api->llama_prefill_slot(eng, prompt, P, 2, &got[0], err, sizeof err) != 0)
+        bail("fp8 slots: %s", err);
+    for (int i = 1; i < N; i++) {
+        int s = 2, p = P + i - 1;
+        if (api->llama_decode_slots(eng, &got[i - 1], &s, &p, 1, &got[i], err, sizeof err) != 0)
+            bail("fp8 decode_slots: %s", err);
+    }
+    OK(!memcmp(got, want, sizeof got), "fp8 slots: one sequence in slot 2, the tokens alone");
+    tok2[0] = got[N - 1];
+    pos2[0] = P + N - 1;
+    pos2[1] = P - 2;
+    if (api->llama_prefill_slot(eng, prompt, P - 2, 0, &other, err, sizeof err) != 0)
+        bail("fp8 prefill_slot: %s", err);
+    tok2[1] = other;
+    OK(api->llama_decode_slots(eng, tok2, slots2, pos2, 2, next2, err, sizeof err) == 0 &&
+           api->llama_finite(eng, &finite, err, sizeof err) == 0 && finite && next2[0] >= 0 &&
+           next2[0] < a->vocab && next2[1] >= 0 && next2[1] < a->vocab,
+       "fp8 slots: a step of 2 rows in slots 2 and 0 runs, logits finite: %s", err);
+    api->llama_free(eng);
+    twin_release(&t);
+}
+
 /* The executor tests' run of phase ph: llama-tiny, batch 2, 16 prompt tokens, 4
  * generated, 3 timed repetitions after 1 warm-up. */
 static void tiny_spec(struct tb_run_spec *s, enum tb_phase ph)
@@ -1913,7 +2289,7 @@ static void test_executor(struct tb_gpu *g, const struct tb_arch *a)
     struct tb_run_spec s;
     struct tb_exec_result r;
     struct tb_energy e;
-    char err[512];
+    char err[512] = "";
     const enum tb_phase ph[3] = {TB_PHASE_PREFILL, TB_PHASE_DECODE, TB_PHASE_TRAIN};
     for (int i = 0; i < 3; i++) {
         tiny_spec(&s, ph[i]);
@@ -1925,8 +2301,8 @@ static void test_executor(struct tb_gpu *g, const struct tb_arch *a)
     }
 }
 
-/* The fp8 device tests: quantisation 3 x 4, products 6, engine 5, executor 2. */
-#define FP8_TESTS (12 + 6 + 5 + 2)
+/* The fp8 device tests: quantisation 3 x 4, products 6, engine 5, executor 2, slots 2. */
+#define FP8_TESTS (12 + 6 + 5 + 2 + 2)
 
 /* The emulator loads only by explicit path and only for tests: without
  * TB_GPU_EMULATOR_OK it is refused with the reason. */
@@ -2108,9 +2484,10 @@ int main(void)
         if (!tb_file_exists(emu)) {
             /* the count of the device tests below: 36, 20 of the fused attention, 17 of
              * the UNet's diffusion, 15 of the DiTs' (3 kernel checks, 5 each of FLUX and
-             * SD3, 2 of FLUX through the executor), then the fp8 ones (FP8_TESTS, or the
-             * 3 refusals below compute capability 8.9) */
-            skip_block(36 + 20 + 17 + 15 + FP8_TESTS + 3, "no GPU: %s", g.why);
+             * SD3, 2 of FLUX through the executor), 21 of the cache slots (17 and 4),
+             * then the fp8 ones (FP8_TESTS, or the 3 refusals below compute capability
+             * 8.9) */
+            skip_block(36 + 20 + 17 + 15 + 21 + FP8_TESTS + 3, "no GPU: %s", g.why);
             tb_gpu_close(&g);
             free(emu);
             return 0;
@@ -2140,6 +2517,7 @@ int main(void)
     test_dit_ln_mod(g.api);
     test_dit_qkv(g.api);
     test_engine(&g, &a);
+    test_engine_slots(&g, &a);
     test_executor(&g, &a);
     test_denoiser(&g, "sdxl-tiny");
     test_denoiser(&g, "flux-tiny");
@@ -2150,6 +2528,7 @@ int main(void)
         test_fp8_quant(g.api);
         test_fp8_products(g.api);
         test_engine_fp8(&g, &a);
+        test_engine_slots_fp8(&g, &a);
         test_executor_fp8(&g, &a);
         skip_block(3, "compute capability %d.%d: fp8 is not refused here", g.info.cc_major,
                    g.info.cc_minor);

@@ -301,11 +301,12 @@ cudaError_t k_rmsnorm_bwd(float *dx, const float *dy, const float *x, const floa
 cudaError_t k_rmsnorm_dw(float *dw, const float *dy, const float *x, const float *rstd, int N,
                          int C);
 /* From token-major qkv [N, QKV] (bf16) rows at positions base + n % T, where base is
- * *pos (decode) or 0 (pos NULL): q rotated into head-major [B, NH, T, HD]; k rotated
- * and v copied into [B, NKV, S, HD] at row base + n % T. */
+ * row_pos[b] (per sequence b = n / T, continuous batching), else *pos (decode), else 0
+ * (both NULL): q rotated into head-major [B, NH, T, HD]; k rotated and v copied into
+ * the cache [*, NKV, S, HD] at row base + n % T of sequence row_slot[b] (NULL: b). */
 cudaError_t k_rope_split(bf16 *q, bf16 *k, bf16 *v, const bf16 *qkv, const float *cos_t,
-                         const float *sin_t, const int *pos, int N, int T, int S, int NH, int NKV,
-                         int HD);
+                         const float *sin_t, const int *pos, const int *row_pos,
+                         const int *row_slot, int N, int T, int S, int NH, int NKV, int HD);
 /* Backward: head-major dq [B,NH,T,HD], dk, dv [B,NKV,T,HD] -> token-major dqkv [N, QKV],
  * q and k rotated back (positions n % T). */
 cudaError_t k_rope_merge_bwd(bf16 *dqkv, const bf16 *dq, const bf16 *dk, const bf16 *dv,
@@ -335,14 +336,17 @@ cudaError_t k_finite(int *flag, const float *x, size_t n);
 cudaError_t k_finite_bf16(int *flag, const bf16 *x, size_t n);
 /* ++*pos (decode graphs advance their own position). */
 cudaError_t k_increment(int *pos);
-/* One-token attention: q [B, NH, HD] at position *pos over k, v [B, NKV, S, HD] rows
- * [0, *pos]; y [B, NH*HD] (bf16). Split over chunks of keys: ws holds
- * k_attention_decode_ws(B, NH, HD, S) floats of per-chunk partial results. HD a
+/* One-token attention: q [B, NH, HD] of sequence b at position p = row_pos[b] (NULL:
+ * *pos for every b) over the cache k, v [*, NKV, S, HD], rows [0, p] of sequence
+ * row_slot[b] (NULL: b); y [B, NH*HD] (bf16). Split over chunks of keys: ws holds
+ * k_attention_decode_ws(B, NH, HD, S) floats of per-chunk partial results. The grid
+ * covers S keys whatever the positions (a captured graph replays at others). HD a
  * multiple of 8, NH a multiple of NKV. */
 size_t k_attention_decode_ws(int B, int NH, int HD, int S);
 cudaError_t k_attention_decode_setup(int NH, int NKV, int HD); /* before any capture */
 cudaError_t k_attention_decode(bf16 *y, float *ws, const bf16 *q, const bf16 *k, const bf16 *v,
-                               const int *pos, int B, int NH, int NKV, int HD, int S);
+                               const int *pos, const int *row_pos, const int *row_slot, int B,
+                               int NH, int NKV, int HD, int S);
 /* out[M, N] (= bf16, or fp32 = / +=) x[M, K] w[N, K]^T for M <= 8 rows (bf16 inputs):
  * the decode path's memory-bound product, one warp per output column. */
 #define TB_CUDA_GEMV_MAX_ROWS 8

@@ -104,11 +104,12 @@ cudaError_t k_rmsnorm_dw(float *dw, const float *dy, const float *x, const float
 /* ---- RoPE and head layouts ---- */
 
 __global__ void rope_split_kernel(bf16 *q, bf16 *k, bf16 *v, const bf16 *qkv, const float *cos_t,
-                                  const float *sin_t, const int *pos, int T, int S, int NH, int NKV,
-                                  int HD)
+                                  const float *sin_t, const int *pos, const int *row_pos,
+                                  const int *row_slot, int T, int S, int NH, int NKV, int HD)
 {
     int n = blockIdx.x, b = n / T, t = n % T, half = HD / 2;
-    int p = (pos ? *pos : 0) + t;
+    int p = (row_pos ? row_pos[b] : pos ? *pos : 0) + t;
+    int cb = row_slot ? row_slot[b] : b; /* the sequence's row of k and v */
     int QD = NH * HD, KD = NKV * HD;
     const bf16 *row = qkv + (size_t)n * (QD + 2 * KD);
     const float *cs = cos_t + (size_t)p * half, *sn = sin_t + (size_t)p * half;
@@ -122,22 +123,22 @@ __global__ void rope_split_kernel(bf16 *q, bf16 *k, bf16 *v, const bf16 *qkv, co
         if (h < NH)
             dst = q + (((size_t)b * NH + h) * T + t) * HD;
         else
-            dst = k + (((size_t)b * NKV + (h - NH)) * S + p) * HD;
+            dst = k + (((size_t)cb * NKV + (h - NH)) * S + p) * HD;
         dst[j] = __float2bfloat16(x1 * c - x2 * s);
         dst[j + half] = __float2bfloat16(x1 * s + x2 * c);
     }
     for (int i = threadIdx.x; i < KD; i += blockDim.x) {
         int h = i / HD, d = i % HD;
-        v[(((size_t)b * NKV + h) * S + p) * HD + d] = row[QD + KD + i];
+        v[(((size_t)cb * NKV + h) * S + p) * HD + d] = row[QD + KD + i];
     }
 }
 
 cudaError_t k_rope_split(bf16 *q, bf16 *k, bf16 *v, const bf16 *qkv, const float *cos_t,
-                         const float *sin_t, const int *pos, int N, int T, int S, int NH, int NKV,
-                         int HD)
+                         const float *sin_t, const int *pos, const int *row_pos,
+                         const int *row_slot, int N, int T, int S, int NH, int NKV, int HD)
 {
     TB_KL(N, N < 64 ? 512 : 128, 0, rope_split_kernel)
-    (q, k, v, qkv, cos_t, sin_t, pos, T, S, NH, NKV, HD);
+    (q, k, v, qkv, cos_t, sin_t, pos, row_pos, row_slot, T, S, NH, NKV, HD);
     return cudaGetLastError();
 }
 
@@ -435,7 +436,8 @@ cudaError_t k_increment(int *pos)
  * share the KV head, writes the chunk's unnormalised output, its score maximum and its
  * sum of exponentials to the workspace; the second combines the chunks of each (sequence,
  * head). The grid is sized for the cache's capacity S, so that a graph captured at one
- * position replays at the next: blocks past *pos exit. One block per (sequence, head)
+ * position replays at the next (or, with per-row positions, at any positions): blocks
+ * past their sequence's position exit. One block per (sequence, head)
  * over all keys, as before, left 32 blocks of llama-3.2-1b's decode on 132 SMs, each
  * walking 2,049 keys one warp-reduction at a time: 0.3 ms a layer on an H100. */
 #define DEC_THREADS 256
@@ -454,18 +456,21 @@ static inline __host__ __device__ size_t dec_smem(int G, int HD)
 }
 
 __global__ void attention_decode_part_kernel(float *ws, const bf16 *q, const bf16 *k, const bf16 *v,
-                                             const int *pos, int B, int NH, int NKV, int HD, int S)
+                                             const int *pos, const int *row_pos,
+                                             const int *row_slot, int B, int NH, int NKV, int HD,
+                                             int S)
 {
     extern __shared__ float sh[]; /* q [G, HD], p [G, DEC_CHUNK], then K and V rows (bf16) */
     int NC = dec_chunks(S), G = NH / NKV;
     int c = blockIdx.x % NC, bk = blockIdx.x / NC, b = bk / NKV, kvh = bk % NKV;
-    int nk = *pos + 1, j0 = c * DEC_CHUNK;
+    int nk = (row_pos ? row_pos[b] : *pos) + 1, j0 = c * DEC_CHUNK;
     if (j0 >= nk)
         return; /* the whole block: no barrier is skipped by some threads only */
     int n = min(DEC_CHUNK, nk - j0), KS = HD + DEC_KPAD, V8 = HD / 8;
     float *qs = sh, *ps = sh + (size_t)G * HD;
     bf16 *ks = (bf16 *)(ps + (size_t)G * DEC_CHUNK), *vs = ks + (size_t)DEC_CHUNK * KS;
-    const bf16 *kh = k + ((size_t)bk * S + j0) * HD, *vh = v + ((size_t)bk * S + j0) * HD;
+    size_t ck = (size_t)(row_slot ? row_slot[b] : b) * NKV + kvh; /* the cache's (row, head) */
+    const bf16 *kh = k + (ck * S + j0) * HD, *vh = v + (ck * S + j0) * HD;
     const bf16 *qh = q + ((size_t)b * NH + (size_t)kvh * G) * HD; /* G heads, contiguous */
     float scale = rsqrtf((float)HD);
     float *o = ws + (((size_t)b * NH + (size_t)kvh * G) * NC + c) * HD;
@@ -526,10 +531,11 @@ __global__ void attention_decode_part_kernel(float *ws, const bf16 *q, const bf1
     }
 }
 
-__global__ void attention_decode_combine_kernel(bf16 *y, const float *ws, const int *pos, int B,
-                                                int NH, int HD, int S)
+__global__ void attention_decode_combine_kernel(bf16 *y, const float *ws, const int *pos,
+                                                const int *row_pos, int B, int NH, int HD, int S)
 {
-    int NC = dec_chunks(S), nc = dec_chunks(*pos + 1), bh = blockIdx.x;
+    int bh = blockIdx.x, p = row_pos ? row_pos[bh / NH] : *pos;
+    int NC = dec_chunks(S), nc = dec_chunks(p + 1);
     const float *o = ws + (size_t)bh * NC * HD;
     const float *ml = ws + (size_t)B * NH * NC * HD + (size_t)bh * NC * 2;
     float mx = -INFINITY;
@@ -564,15 +570,16 @@ cudaError_t k_attention_decode_setup(int NH, int NKV, int HD)
 }
 
 cudaError_t k_attention_decode(bf16 *y, float *ws, const bf16 *q, const bf16 *k, const bf16 *v,
-                               const int *pos, int B, int NH, int NKV, int HD, int S)
+                               const int *pos, const int *row_pos, const int *row_slot, int B,
+                               int NH, int NKV, int HD, int S)
 {
-    if (HD % 8 != 0 || NKV < 1 || NH % NKV != 0)
+    if (HD % 8 != 0 || NKV < 1 || NH % NKV != 0 || (!pos && !row_pos))
         return cudaErrorInvalidValue;
     TB_KL(B * NKV * dec_chunks(S), DEC_THREADS, dec_smem(NH / NKV, HD),
           attention_decode_part_kernel)
-    (ws, q, k, v, pos, B, NH, NKV, HD, S);
+    (ws, q, k, v, pos, row_pos, row_slot, B, NH, NKV, HD, S);
     TB_KL(B * NH, HD < 128 ? HD : 128, 0, attention_decode_combine_kernel)
-    (y, ws, pos, B, NH, HD, S);
+    (y, ws, pos, row_pos, B, NH, HD, S);
     return cudaGetLastError();
 }
 

@@ -35,6 +35,15 @@
  * overhead dominates small-batch decode otherwise); the position lives in device
  * memory and the graph advances it.
  *
+ * Slots (continuous batching, llama_prefill_slot and llama_decode_slots): each cache
+ * row holds a sequence of its own length. A prompt is prefilled into one row (the
+ * layers run on the cache pointers offset by that row); a decode step takes n rows,
+ * row i at its own position in its own cache row, both uploaded each step into device
+ * arrays that the RoPE and decode-attention kernels read per row. The step's graph
+ * (one per n, apart from the shared-position graph) therefore replays for any
+ * positions and slots. The host keeps each cache row's cached length to refuse a
+ * position that would read uncached keys.
+ *
  * Memory: every buffer is one cudaMalloc recorded in the engine, freed by llama_free.
  */
 #include "cuda_common.cuh"
@@ -87,14 +96,25 @@ struct engine {
     float *delta; /* [B, NH, T] rowsum(dY * Y), the attention backward's scratch */
     bf16 *dres_b, *dh, *dgu, *dy, *dq, *dk, *dv, *dqkv;
 
-    int *tok, *tgt, *pos, *flag; /* device */
-    int dev_pos;                 /* what *pos holds (-1: unknown) */
-    int kv_len, kv_batch, last_B;
+    int *tok, *tgt, *pos, *flag;  /* device */
+    int dev_pos;                  /* what *pos holds (-1: unknown) */
+    int kv_len, kv_batch, last_B; /* the shared-position path's cache: rows [0, kv_batch)
+                                     hold positions [0, kv_len) */
     bool have_logits, have_loss;
     bool tok_greedy; /* e->tok holds the last decode step's argmax */
 
-    cudaGraphExec_t graph;
+    /* slots (inference) */
+    int *sl_io;     /* device [4][maxB]: a slot step's tokens | cache rows | positions (the
+                       inputs, uploaded together) | greedy tokens (out) */
+    int *sl_prompt; /* device [maxS]: llama_prefill_slot's prompt */
+    int *sl_host;   /* owned host: [3][maxB] the inputs of sl_io, staged */
+    int *sl_seen;   /* owned host: [maxB] scratch of the distinct-slots check */
+    int *slot_len;  /* owned host: [maxB] positions [0, slot_len[r]) of cache row r cached */
+
+    cudaGraphExec_t graph; /* shared-position decode, for graph_B rows */
     int graph_B;
+    cudaGraphExec_t sgraph; /* slot decode, for sgraph_B rows */
+    int sgraph_B;
     bool graph_broken;
 
     struct cu_bufs mem; /* every device buffer it holds */
@@ -119,7 +139,12 @@ static void engine_free(struct engine *e)
         return;
     if (e->graph)
         cudaGraphExecDestroy(e->graph);
+    if (e->sgraph)
+        cudaGraphExecDestroy(e->sgraph);
     cu_bufs_release(&e->mem);
+    free(e->sl_host);
+    free(e->sl_seen);
+    free(e->slot_len);
     free(e->loff);
     free(e->la);
     free(e->res);
@@ -431,7 +456,10 @@ static int init(struct engine *e, const struct tb_arch *a, const struct tb_cuda_
     e->la = (struct acts *)calloc(nla, sizeof *e->la);
     e->res = (float **)calloc(L + 1, sizeof *e->res);
     e->mid = (float **)calloc(L, sizeof *e->mid);
-    if (!e->loff || !e->la || !e->res || !e->mid)
+    e->sl_host = (int *)calloc(3 * (size_t)maxB, sizeof *e->sl_host);
+    e->sl_seen = (int *)calloc((size_t)maxB, sizeof *e->sl_seen);
+    e->slot_len = (int *)calloc((size_t)maxB, sizeof *e->slot_len);
+    if (!e->loff || !e->la || !e->res || !e->mid || !e->sl_host || !e->sl_seen || !e->slot_len)
         return cu_err(err, errlen, "out of host memory for the engine");
     memcpy(e->loff, w->layer, L * TB_CUDA_W_PER_LAYER * sizeof *e->loff);
 
@@ -503,6 +531,8 @@ static int init(struct engine *e, const struct tb_arch *a, const struct tb_cuda_
         CU_ALLOC(&e->mem, e->dqkv, N * QKV, "q|k|v gradient");
     } else {
         CU_ALLOC(&e->mem, e->logits, (size_t)maxB * V, "logits");
+        CU_ALLOC(&e->mem, e->sl_io, 4 * (size_t)maxB, "slot step inputs and outputs");
+        CU_ALLOC(&e->mem, e->sl_prompt, (size_t)maxS, "slot prompt");
     }
     CU_ALLOC(&e->mem, e->loss, 1, "loss");
     CU_ALLOC(&e->mem, e->tok, N, "token ids");
@@ -531,19 +561,22 @@ static int mlp(struct engine *e, int l, struct acts *x, float *rmid, float *rout
 }
 
 /* The decoder layers over B sequences of T tokens from res[0] to res[L]; save keeps
- * every layer's activations (training), else the cache is filled. */
-static int forward_layers(struct engine *e, int B, int T, bool save, char *err, size_t errlen)
+ * every layer's activations (training), else the cache rows [slot, slot + B) are
+ * filled. */
+static int forward_layers(struct engine *e, int B, int T, bool save, int slot, char *err,
+                          size_t errlen)
 {
     const struct tb_arch *a = &e->a;
     int N = B * T, C = a->hidden, HD = a->head_dim;
     int QD = a->heads * HD, KD = a->kv_heads * HD, QKV = QD + 2 * KD;
     float eps = (float)a->norm_eps;
-    size_t cache_layer = (size_t)e->maxB * KD * e->maxS;
+    size_t cache_layer = (size_t)e->maxB * KD * e->maxS, cache_row = (size_t)KD * e->maxS;
     for (int l = 0; l < a->layers; l++) {
         struct acts *x = &e->la[save ? l : 0];
         float *rin = e->res[save ? l : 0], *rmid = e->mid[save ? l : 0];
         float *rout = e->res[save ? l + 1 : 0];
-        bf16 *k = save ? x->k : e->kc + l * cache_layer, *v = save ? x->v : e->vc + l * cache_layer;
+        size_t at = l * cache_layer + (size_t)slot * cache_row;
+        bf16 *k = save ? x->k : e->kc + at, *v = save ? x->v : e->vc + at;
         int S = save ? T : e->maxS;
 
         CU_LAUNCH("rmsnorm_fwd",
@@ -551,8 +584,8 @@ static int forward_layers(struct engine *e, int B, int T, bool save, char *err, 
                                 eps, 1, 0));
         CU_TRY(layer_linear(e, l, W8_QKV, e->qkv, false, NULL, x->xn1, N, C, QKV,
                             "q|k|v projection", err, errlen));
-        CU_LAUNCH("rope_split", k_rope_split(x->q, k, v, e->qkv, e->rope_cos, e->rope_sin, NULL, N,
-                                             T, S, a->heads, a->kv_heads, HD));
+        CU_LAUNCH("rope_split", k_rope_split(x->q, k, v, e->qkv, e->rope_cos, e->rope_sin, NULL,
+                                             NULL, NULL, N, T, S, a->heads, a->kv_heads, HD));
         CU_TRY(attention_fwd(e, x->q, k, v, S, save ? x->lse : NULL, x->y, B, T, err, errlen));
         CU_TRY(layer_linear(e, l, W8_O, rmid, true, rin, x->y, N, QD, C, "output projection", err,
                             errlen));
@@ -589,22 +622,26 @@ static int prefill(struct engine *e, const int *tokens, int B, int T, char *err,
     CU_CHECK(cudaMemcpyAsync(e->tok, tokens, (size_t)B * T * sizeof(int), cudaMemcpyHostToDevice,
                              g_cu.stream));
     CU_LAUNCH("embed", k_embed(e->res[0], W32(e, e->off_tok), e->tok, B * T, C));
-    CU_TRY(forward_layers(e, B, T, false, err, errlen));
+    CU_TRY(forward_layers(e, B, T, false, 0, err, errlen));
     /* the LM head for each prompt's last position only */
     CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(e->xf, NULL, e->res[0], W32(e, e->off_fnorm), B, C,
                                            (float)a->norm_eps, T, T - 1));
     CU_TRY(linear(e->logits, true, NULL, e->xf, e->head_b, B, C, V, "LM head", err, errlen));
     e->kv_len = T;
     e->kv_batch = B;
+    for (int b = 0; b < B; b++)
+        e->slot_len[b] = T;
     e->last_B = B;
     e->tok_greedy = false;
     e->have_logits = true;
     return 0;
 }
 
-/* The work of one decode step for B sequences at the device position *e->pos, tokens in
- * e->tok; leaves the greedy tokens in e->tok and advances *e->pos. Capturable. */
-static int decode_body(struct engine *e, int B, char *err, size_t errlen)
+/* The work of one decode step for B rows, capturable. Shared position (slots false):
+ * tokens in e->tok, every row b at the device position *e->pos in cache row b; leaves
+ * the greedy tokens in e->tok and advances *e->pos. Slots: the step's inputs in e->sl_io
+ * (row b: token, cache row, position), the greedy tokens into its last quarter. */
+static int decode_body(struct engine *e, int B, bool slots, char *err, size_t errlen)
 {
     const struct tb_arch *a = &e->a;
     int C = a->hidden, HD = a->head_dim, V = a->vocab;
@@ -613,8 +650,13 @@ static int decode_body(struct engine *e, int B, char *err, size_t errlen)
     size_t cache_layer = (size_t)e->maxB * KD * e->maxS;
     struct acts *x = &e->la[0];
     float *res = e->res[0];
+    const int *tok = slots ? e->sl_io : e->tok;
+    const int *pos = slots ? NULL : e->pos;
+    const int *row_slot = slots ? e->sl_io + e->maxB : NULL;
+    const int *row_pos = slots ? e->sl_io + 2 * (size_t)e->maxB : NULL;
+    int *next = slots ? e->sl_io + 3 * (size_t)e->maxB : e->tok;
 
-    CU_LAUNCH("embed", k_embed(res, W32(e, e->off_tok), e->tok, B, C));
+    CU_LAUNCH("embed", k_embed(res, W32(e, e->off_tok), tok, B, C));
     for (int l = 0; l < a->layers; l++) {
         bf16 *k = e->kc + l * cache_layer, *v = e->vc + l * cache_layer;
         CU_LAUNCH("rmsnorm_fwd",
@@ -622,10 +664,12 @@ static int decode_body(struct engine *e, int B, char *err, size_t errlen)
                                 1, 0));
         CU_TRY(layer_linear(e, l, W8_QKV, e->qkv, false, NULL, x->xn1, B, C, QKV,
                             "q|k|v projection", err, errlen));
-        CU_LAUNCH("rope_split", k_rope_split(x->q, k, v, e->qkv, e->rope_cos, e->rope_sin, e->pos,
-                                             B, 1, e->maxS, a->heads, a->kv_heads, HD));
-        CU_LAUNCH("attention_decode", k_attention_decode(x->y, e->dec_ws, x->q, k, v, e->pos, B,
-                                                         a->heads, a->kv_heads, HD, e->maxS));
+        CU_LAUNCH("rope_split",
+                  k_rope_split(x->q, k, v, e->qkv, e->rope_cos, e->rope_sin, pos, row_pos, row_slot,
+                               B, 1, e->maxS, a->heads, a->kv_heads, HD));
+        CU_LAUNCH("attention_decode",
+                  k_attention_decode(x->y, e->dec_ws, x->q, k, v, pos, row_pos, row_slot, B,
+                                     a->heads, a->kv_heads, HD, e->maxS));
         CU_TRY(layer_linear(e, l, W8_O, res, true, res, x->y, B, QD, C, "output projection", err,
                             errlen));
         CU_TRY(mlp(e, l, x, res, res, NULL, B, err, errlen));
@@ -633,37 +677,56 @@ static int decode_body(struct engine *e, int B, char *err, size_t errlen)
     CU_LAUNCH("rmsnorm_fwd",
               k_rmsnorm_fwd(e->xf, NULL, res, W32(e, e->off_fnorm), B, C, eps, 1, 0));
     CU_TRY(linear(e->logits, true, NULL, e->xf, e->head_b, B, C, V, "LM head", err, errlen));
-    CU_LAUNCH("argmax", k_argmax(e->tok, e->logits, B, V));
-    CU_LAUNCH("increment", k_increment(e->pos));
+    CU_LAUNCH("argmax", k_argmax(next, e->logits, B, V));
+    if (!slots)
+        CU_LAUNCH("increment", k_increment(e->pos));
     return 0;
 }
 
-/* Capture decode_body for batch B into e->graph. On failure graphs are off for good
- * and the step runs directly. */
-static void capture(struct engine *e, int B)
+/* Capture decode_body for B rows into the shared-position graph (e->graph) or the
+ * slot graph (e->sgraph), replacing the one held. On failure graphs are off for good
+ * and steps run directly. */
+static void capture(struct engine *e, int B, bool slots)
 {
+    cudaGraphExec_t *exec = slots ? &e->sgraph : &e->graph;
+    int *exec_B = slots ? &e->sgraph_B : &e->graph_B;
     cudaGraph_t g = NULL;
     char ignored[256];
-    if (e->graph) {
-        cudaGraphExecDestroy(e->graph);
-        e->graph = NULL;
+    if (*exec) {
+        cudaGraphExecDestroy(*exec);
+        *exec = NULL;
+        *exec_B = 0;
     }
     if (cudaStreamBeginCapture(g_cu.stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
         e->graph_broken = true;
         return;
     }
-    int rc = decode_body(e, B, ignored, sizeof ignored);
+    int rc = decode_body(e, B, slots, ignored, sizeof ignored);
     cudaError_t ce = cudaStreamEndCapture(g_cu.stream, &g);
-    if (rc != 0 || ce != cudaSuccess || !g ||
-        cudaGraphInstantiate(&e->graph, g, 0) != cudaSuccess) {
-        e->graph = NULL;
+    if (rc != 0 || ce != cudaSuccess || !g || cudaGraphInstantiate(exec, g, 0) != cudaSuccess) {
+        *exec = NULL;
         e->graph_broken = true;
     } else {
-        e->graph_B = B;
+        *exec_B = B;
     }
     if (g)
         cudaGraphDestroy(g);
     cudaGetLastError(); /* a failed capture leaves an error behind; the direct path follows */
+}
+
+/* Run decode_body for B rows: through its graph (captured for B first when needed)
+ * unless graphs are off (TB_CUDA_LLAMA_NOGRAPH, or a capture failed). */
+static int run_step(struct engine *e, int B, bool slots, char *err, size_t errlen)
+{
+    cudaGraphExec_t *exec = slots ? &e->sgraph : &e->graph;
+    const int *exec_B = slots ? &e->sgraph_B : &e->graph_B;
+    if (!(e->flags & TB_CUDA_LLAMA_NOGRAPH) && !e->graph_broken && *exec_B != B)
+        capture(e, B, slots);
+    if (*exec && *exec_B == B && !e->graph_broken)
+        CU_CHECK(cudaGraphLaunch(*exec, g_cu.stream));
+    else
+        CU_TRY(decode_body(e, B, slots, err, errlen));
+    return 0;
 }
 
 static int decode(struct engine *e, const int *tokens, int B, int pos, char *err, size_t errlen)
@@ -693,19 +756,107 @@ static int decode(struct engine *e, const int *tokens, int B, int pos, char *err
         /* a pageable copy returns once staged: pos may change after this call */
         CU_CHECK(cudaStreamSynchronize(g_cu.stream));
     }
-    if (!(e->flags & TB_CUDA_LLAMA_NOGRAPH) && !e->graph_broken && e->graph_B != B)
-        capture(e, B);
-    if (e->graph && e->graph_B == B && !e->graph_broken)
-        CU_CHECK(cudaGraphLaunch(e->graph, g_cu.stream));
-    else
-        CU_TRY(decode_body(e, B, err, errlen));
+    CU_TRY(run_step(e, B, false, err, errlen));
     e->dev_pos = pos + 1;
     e->tok_greedy = true;
     e->kv_len = pos + 1;
     if (pos == 0)
         e->kv_batch = B;
+    for (int b = 0; b < B; b++)
+        e->slot_len[b] = pos + 1;
     e->last_B = B;
     e->have_logits = true;
+    return 0;
+}
+
+/* ---- slots ---- */
+
+/* After a slot call changed cache rows: the shared-position path may rely only on the
+ * positions every one of its rows still caches, and its greedy tokens are gone (the
+ * logits are the slot call's). */
+static void slots_changed(struct engine *e)
+{
+    int len = e->kv_len;
+    for (int b = 0; b < e->kv_batch; b++)
+        len = e->slot_len[b] < len ? e->slot_len[b] : len;
+    e->kv_len = len;
+    e->tok_greedy = false;
+    e->have_logits = true;
+}
+
+static int prefill_slot(struct engine *e, const int *tokens, int T, int slot, int *next_token,
+                        char *err, size_t errlen)
+{
+    const struct tb_arch *a = &e->a;
+    int C = a->hidden, V = a->vocab;
+    if (e->train)
+        return cu_err(err, errlen, "engine set up for training: no KV cache for prefill");
+    if (slot < 0 || slot >= e->maxB)
+        return cu_err(err, errlen, "slot %d outside the engine's capacity [0, %d)", slot, e->maxB);
+    CU_TRY(check_shape(e, 1, T, err, errlen));
+    CU_TRY(check_ids(tokens, (size_t)T, V, "tokens", err, errlen));
+    CU_CHECK(cudaMemcpyAsync(e->sl_prompt, tokens, (size_t)T * sizeof(int), cudaMemcpyHostToDevice,
+                             g_cu.stream));
+    CU_LAUNCH("embed", k_embed(e->res[0], W32(e, e->off_tok), e->sl_prompt, T, C));
+    CU_TRY(forward_layers(e, 1, T, false, slot, err, errlen));
+    /* the LM head for the last position only, its argmax back to the host */
+    CU_LAUNCH("rmsnorm_fwd", k_rmsnorm_fwd(e->xf, NULL, e->res[0], W32(e, e->off_fnorm), 1, C,
+                                           (float)a->norm_eps, T, T - 1));
+    CU_TRY(linear(e->logits, true, NULL, e->xf, e->head_b, 1, C, V, "LM head", err, errlen));
+    CU_LAUNCH("argmax", k_argmax(e->sl_io + 3 * (size_t)e->maxB, e->logits, 1, V));
+    CU_CHECK(cudaMemcpyAsync(next_token, e->sl_io + 3 * (size_t)e->maxB, sizeof *next_token,
+                             cudaMemcpyDeviceToHost, g_cu.stream));
+    CU_CHECK(cudaStreamSynchronize(g_cu.stream));
+    e->slot_len[slot] = T;
+    e->last_B = 1;
+    slots_changed(e);
+    return 0;
+}
+
+static int decode_slots(struct engine *e, const int *tokens, const int *slots, const int *pos,
+                        int n, int *next_tokens, char *err, size_t errlen)
+{
+    int maxB = e->maxB;
+    if (e->train)
+        return cu_err(err, errlen, "engine set up for training: no KV cache for decode");
+    if (n < 1 || n > maxB)
+        return cu_err(err, errlen, "batch %d outside the engine's capacity [1, %d]", n, maxB);
+    for (int i = 0; i < n; i++)
+        if (slots[i] < 0 || slots[i] >= maxB)
+            return cu_err(err, errlen, "sequence %d: slot %d outside the engine's capacity [0, %d)",
+                          i, slots[i], maxB);
+    for (int i = 0; i < n; i++)
+        e->sl_seen[slots[i]] = -1;
+    for (int i = 0; i < n; i++) {
+        int s = slots[i], p = pos[i];
+        if (e->sl_seen[s] >= 0)
+            return cu_err(err, errlen, "sequences %d and %d both in slot %d", e->sl_seen[s], i, s);
+        e->sl_seen[s] = i;
+        if (p < 1 || p >= e->maxS)
+            return cu_err(err, errlen,
+                          "sequence %d: position %d outside [1, %d) (a slot's position 0 is its "
+                          "prompt's: llama_prefill_slot)",
+                          i, p, e->maxS);
+        if (p > e->slot_len[s])
+            return cu_err(err, errlen,
+                          "sequence %d: position %d: slot %d caches only positions [0, %d)", i, p,
+                          s, e->slot_len[s]);
+    }
+    CU_TRY(check_ids(tokens, (size_t)n, e->a.vocab, "tokens", err, errlen));
+    /* one upload of the three inputs (a pageable copy is staged before it returns) */
+    memcpy(e->sl_host, tokens, (size_t)n * sizeof *tokens);
+    memcpy(e->sl_host + maxB, slots, (size_t)n * sizeof *slots);
+    memcpy(e->sl_host + 2 * (size_t)maxB, pos, (size_t)n * sizeof *pos);
+    CU_CHECK(cudaMemcpyAsync(e->sl_io, e->sl_host, 3 * (size_t)maxB * sizeof *e->sl_host,
+                             cudaMemcpyHostToDevice, g_cu.stream));
+    CU_TRY(run_step(e, n, true, err, errlen));
+    CU_CHECK(cudaMemcpyAsync(next_tokens, e->sl_io + 3 * (size_t)maxB,
+                             (size_t)n * sizeof *next_tokens, cudaMemcpyDeviceToHost, g_cu.stream));
+    CU_CHECK(cudaStreamSynchronize(g_cu.stream));
+    for (int i = 0; i < n; i++)
+        e->slot_len[slots[i]] = pos[i] + 1;
+    e->last_B = n;
+    slots_changed(e);
     return 0;
 }
 
@@ -733,7 +884,7 @@ static int train_step(struct engine *e, const int *tokens, const int *targets, i
 
     /* ---- forward and loss ---- */
     CU_LAUNCH("embed", k_embed(e->res[0], W32(e, e->off_tok), e->tok, N, C));
-    CU_TRY(forward_layers(e, B, T, true, err, errlen));
+    CU_TRY(forward_layers(e, B, T, true, 0, err, errlen));
     CU_LAUNCH("rmsnorm_fwd",
               k_rmsnorm_fwd(e->xf, e->rstdf, e->res[L], W32(e, e->off_fnorm), N, C, eps, 1, 0));
     CU_TRY(linear(e->logits_b, false, NULL, e->xf, W16(e, e->off_head), N, C, V, "LM head", err,
@@ -888,6 +1039,18 @@ int tb_cu_llama_prefill(void *eng, const int *tokens, int B, int T, char *err, s
 int tb_cu_llama_decode(void *eng, const int *tokens, int B, int pos, char *err, size_t errlen)
 {
     return decode((struct engine *)eng, tokens, B, pos, err, errlen);
+}
+
+int tb_cu_llama_prefill_slot(void *eng, const int *tokens, int T, int slot, int *next_token,
+                             char *err, size_t errlen)
+{
+    return prefill_slot((struct engine *)eng, tokens, T, slot, next_token, err, errlen);
+}
+
+int tb_cu_llama_decode_slots(void *eng, const int *tokens, const int *slots, const int *pos, int n,
+                             int *next_tokens, char *err, size_t errlen)
+{
+    return decode_slots((struct engine *)eng, tokens, slots, pos, n, next_tokens, err, errlen);
 }
 
 int tb_cu_llama_train_step(void *eng, const int *tokens, const int *targets, int B, int T,

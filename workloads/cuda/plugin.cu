@@ -397,8 +397,8 @@ static int run_op(struct cu_bufs *b, struct tb_cuda_op_args *a, char *err, size_
         CU_TRY(cu_buf_alloc(b, (void **)&q, N * QD * sizeof *q, err, errlen));
         CU_TRY(cu_buf_alloc(b, (void **)&k, N * KD * sizeof *k, err, errlen));
         CU_TRY(cu_buf_alloc(b, (void **)&v, N * KD * sizeof *v, err, errlen));
-        CU_LAUNCH("rope_split",
-                  k_rope_split(q, k, v, qkv, cs, sn, NULL, a->N, a->T, a->T, a->NH, a->NKV, a->HD));
+        CU_LAUNCH("rope_split", k_rope_split(q, k, v, qkv, cs, sn, NULL, NULL, NULL, a->N, a->T,
+                                             a->T, a->NH, a->NKV, a->HD));
         CU_TRY(cu_down_bf16(b, a->out[0], q, N * QD, err, errlen));
         CU_TRY(cu_down_bf16(b, a->out[1], k, N * KD, err, errlen));
         return cu_down_bf16(b, a->out[2], v, N * KD, err, errlen);
@@ -583,6 +583,10 @@ int tb_cu_llama_train_step(void *eng, const int *tokens, const int *targets, int
 int tb_cu_llama_loss(void *eng, float *loss, char *err, size_t errlen);
 int tb_cu_llama_logits(void *eng, float *out, size_t n, char *err, size_t errlen);
 int tb_cu_llama_finite(void *eng, bool *finite, char *err, size_t errlen);
+int tb_cu_llama_prefill_slot(void *eng, const int *tokens, int T, int slot, int *next_token,
+                             char *err, size_t errlen);
+int tb_cu_llama_decode_slots(void *eng, const int *tokens, const int *slots, const int *pos, int n,
+                             int *next_tokens, char *err, size_t errlen);
 
 __attribute__((visibility("default"))) const struct tb_cuda_api *tb_cuda_plugin(int abi_version)
 {
@@ -609,6 +613,8 @@ __attribute__((visibility("default"))) const struct tb_cuda_api *tb_cuda_plugin(
         tb_cu_diffusion_forward,
         tb_cu_diffusion_sample,
         tb_cu_diffusion_latents,
+        tb_cu_llama_prefill_slot,
+        tb_cu_llama_decode_slots,
     };
     return abi_version == TB_CUDA_ABI_VERSION ? &api : NULL;
 }
