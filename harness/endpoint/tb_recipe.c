@@ -215,7 +215,8 @@ int tb_recipe_vllm(struct tb_recipe_cmd *c, const char *model_dir, const char *s
     for (int i = 0; i < 3; i++)
         if (!(c->env[ne++] = keep(c, env[i])))
             return tb_err(err, errlen, "recipe vllm: environment too long");
-    snprintf(c->label, sizeof c->label, "vLLM (recipe vllm: tp=%d, dummy weights%s)", o->tp,
-             o->neuron ? ", Neuron" : "");
+    snprintf(c->label, sizeof c->label,
+             "vLLM (recipe vllm: tp=%d, max-num-seqs %d, max-model-len %d, dummy weights%s)", o->tp,
+             o->max_num_seqs, o->max_model_len, o->neuron ? ", Neuron" : "");
     return 0;
 }

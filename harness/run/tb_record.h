@@ -56,7 +56,7 @@ struct tb_record_extra {
     const char *metric, *unit; /* static strings */
     double value;
     int n;
-    char notes[320];
+    char notes[700];
 };
 
 /* Append the rows of one finished, validated run of spec: the phase's metrics, the

@@ -243,6 +243,13 @@ static int start_server(struct served *s, const struct tb_run_spec *spec, const 
                  "%.60s",
                  argv[0], k ? "warm start: the same server again" : "cold start",
                  strrchr(log, '/') + 1);
+        if (s->is_recipe) { /* the recipe's settings, as the server got them */
+            size_t nl = strlen(x->notes);
+            nl += (size_t)snprintf(x->notes + nl, sizeof x->notes - nl, "; command:");
+            for (int w = 0; argv[w] && nl < sizeof x->notes; w++)
+                nl += (size_t)snprintf(x->notes + nl, sizeof x->notes - nl, " %s",
+                                       w == 2 ? "MODEL_DIR" : argv[w]);
+        }
         s->nstarts++;
         fprintf(stderr, "trnbench run:   server ready in %.2f s\n", s->proc.start_s);
         if (k + 1 < o->server_starts) {

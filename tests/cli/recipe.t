@@ -79,7 +79,7 @@ check "warm start ($warm s) does not" perl -e 'exit !($ARGV[0] < $ARGV[1] - 0.5)
 check "server_compile_s = cold - warm ($comp s)" \
     perl -e 'exit !(abs($ARGV[0] - ($ARGV[1] - $ARGV[2])) < 1e-4)' "$comp" "$cold" "$warm"
 check "the device names the recipe" \
-    sh -c 'case "$0" in "vLLM (recipe vllm: tp=2, dummy weights) trnbench "*) exit 0;; esac; exit 1' \
+    sh -c 'case "$0" in "vLLM (recipe vllm: tp=2, max-num-seqs 4, max-model-len 24, dummy weights) trnbench "*) exit 0;; esac; exit 1' \
     "$(field "$r" output_tokens_per_s device)"
 check "run ids say which server" grep -q 'endpoint:llama-tiny/serve/c1/in16/out8/bf16@vllm-tp2' "$r"
 check "the run said the cache was emptied for the cold start" grep -q '(emptied: a cold start)' "$tmp/ok.err"
@@ -87,7 +87,7 @@ check "the run said the cache was emptied for the cold start" grep -q '(emptied:
 "$TB_BIN" report "$r" --pricing capacity-block --region us-east-2 --out "$tmp/okr" >/dev/null 2>&1
 check "report exits 0" test $? -eq 0
 check "the report prices a compile" \
-    grep -q '^| llama-tiny/serve/in16/out8/bf16 | trn2.48xlarge | vLLM (recipe vllm: tp=2, dummy weights) trnbench .* | 35.76 | ' "$tmp/okr/report.md"
+    grep -q '^| llama-tiny/serve/in16/out8/bf16 | trn2.48xlarge | vLLM (recipe vllm: tp=2, max-num-seqs 4, max-model-len 24, dummy weights) trnbench .* | 35.76 | ' "$tmp/okr/report.md"
 
 # a rerun resumes: nothing started, nothing added
 TRNBENCH_TEST=1 recipe "$tmp/ok" --server-start cold,warm --tp 2 --max-num-seqs 4
@@ -117,7 +117,7 @@ check "the rows' host names the Neuron SDK" \
     "$(field "$r" output_tokens_per_s host)"
 check "tp=8 at LNC=2 on Trainium2: 2 chips used" test "$(field "$r" output_tokens_per_s chips_used)" = 2
 check "the vllm-neuron buckets would be passed there (the label says Neuron)" \
-    sh -c 'case "$0" in "vLLM (recipe vllm: tp=8, dummy weights, Neuron)"*) exit 0;; esac; exit 1' \
+    sh -c 'case "$0" in "vLLM (recipe vllm: tp=8, max-num-seqs 16, max-model-len 24, dummy weights, Neuron)"*) exit 0;; esac; exit 1' \
     "$(field "$r" output_tokens_per_s device)"
 
 # the stand-in refused outside tests

@@ -152,7 +152,8 @@ static void commands(void)
     IS_STRING("VLLM_CACHE_ROOT=/o/recipe-1/vllm-cache", c.env[0], "the compile cache");
     IS_STRING("HF_HUB_OFFLINE=1", c.env[1], "offline: nothing downloaded");
     OK(c.env[3] == NULL, "three variables");
-    IS_STRING("vLLM (recipe vllm: tp=8, dummy weights)", c.label, "label");
+    IS_STRING("vLLM (recipe vllm: tp=8, max-num-seqs 64, max-model-len 2560, dummy weights)",
+              c.label, "label");
 
     o.neuron = true;
     IS_INT(0, tb_recipe_vllm(&c, "m", "llama-3.1-8b", "cache", 8000, &o, err, sizeof err),
@@ -169,7 +170,9 @@ static void commands(void)
         IS_INT(64, json_integer_value(json_array_get(db, 2)), "the largest 64");
     }
     json_decref(x);
-    IS_STRING("vLLM (recipe vllm: tp=8, dummy weights, Neuron)", c.label, "label says Neuron");
+    IS_STRING(
+        "vLLM (recipe vllm: tp=8, max-num-seqs 64, max-model-len 2560, dummy weights, Neuron)",
+        c.label, "label says Neuron");
     o.nprefill = 0;
     IS_INT(0, tb_recipe_vllm(&c, "m", "x", "cache", 8000, &o, err, sizeof err), "decode only");
     IS_STRING("{\"neuron_config\": {\"num_seqs_buckets\": [1, 8, 64]}}",
