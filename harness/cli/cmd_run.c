@@ -108,6 +108,8 @@ static void usage(FILE *f)
           "  --server-label TEXT  what the server is, for the rows' device column\n"
           "  --server-start cold,warm  start the server twice and record both starts\n"
           "  --max-num-seqs N   endpoint=self: trnbench serve's running sequences (16)\n"
+          "  --engine cpu|cuda  endpoint=self: trnbench serve's engine (cpu, fp32; cuda:\n"
+          "                     bf16 on the first GPU)\n"
           "  --target TYPE      the instance type the server runs on when it is not this\n"
           "                     machine (pricing/instances.csv; default: the one detected)\n"
           "  --client-threads T the load client's threads, streams split among them\n"
@@ -246,6 +248,7 @@ int tb_cmd_run(int argc, char **argv)
         {"target", required_argument, NULL, 1118},
         {"client-threads", required_argument, NULL, 1119},
         {"recipe", required_argument, NULL, 1120},
+        {"engine", required_argument, NULL, 1125},
         {"tp", required_argument, NULL, 1121},
         {"max-model-len", required_argument, NULL, 1122},
         {"prefill-buckets", required_argument, NULL, 1123},

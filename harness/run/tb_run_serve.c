@@ -83,6 +83,10 @@ static int self_argv(const struct tb_run_spec *spec, int port, char **argv, char
     argv[n++] = buf[3];
     argv[n++] = "--seed";
     argv[n++] = buf[4];
+    if (spec->serve.engine_cuda) {
+        argv[n++] = "--engine";
+        argv[n++] = "cuda";
+    }
     argv[n] = NULL;
     return 0;
 }
@@ -480,7 +484,11 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
     if (spec->serve.target[0])
         snprintf(ctx.target, sizeof ctx.target, "%s", spec->serve.target);
     tb_serve_where(&spec->serve, where, sizeof where);
-    if (self) /* our CPU engine: the host's rows, like the cpu executor's */
+    if (self && spec->serve.engine_cuda) /* our GPU engine on the first GPU: one chip */
+        snprintf(ctx.device, sizeof ctx.device, "trnbench serve (CUDA engine, bf16) on %.200s%s%s",
+                 p->gpu.on ? p->gpu.gpu.info.name : "the first GPU", version[0] ? " " : "",
+                 version);
+    else if (self) /* our CPU engine: the host's rows, like the cpu executor's */
         snprintf(ctx.device, sizeof ctx.device, "trnbench serve (CPU engine, fp32) on %.200s%s%s",
                  p->ctx.device, version[0] ? " " : "", version);
     else if (recipe)
@@ -490,12 +498,14 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
         snprintf(ctx.device, sizeof ctx.device, "%s%s%s",
                  spec->serve.server_label[0] ? spec->serve.server_label : where,
                  version[0] ? " " : "", version);
-    if (!self) /* a server elsewhere, or one we started, may use any accelerator */
+    if (!self || spec->serve.engine_cuda) /* a server that may use any accelerator */
         ctx.accel_unused[0] = '\0';
     snprintf(ctx.blas, sizeof ctx.blas, "load client: %s", curl_version());
     if (spec->serve.chips) {
         snprintf(chips, sizeof chips, "%d", spec->serve.chips);
         ctx.chips_used = chips;
+    } else if (self && spec->serve.engine_cuda) {
+        ctx.chips_used = "1"; /* trnbench serve --engine cuda runs on one GPU */
     } else if (recipe) {
         char note[200];
         int c = recipe_chips(&p->plat, spec->serve.tp ? spec->serve.tp : 1, note, sizeof note);

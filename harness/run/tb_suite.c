@@ -170,6 +170,12 @@ static int serve_field(struct tb_serve_opts *o, const char *key, const char *v, 
         return text_field(where, key, v, o->target, sizeof o->target, err, errlen);
     if (!strcmp(key, "max_num_seqs"))
         return int_field(where, key, v, 1, 4096, &o->max_num_seqs, err, errlen);
+    if (!strcmp(key, "engine")) {
+        if (strcmp(v, "cpu") && strcmp(v, "cuda"))
+            return tb_err(err, errlen, "%s: field 'engine': '%s' (cpu or cuda)", where, v);
+        o->engine_cuda = !strcmp(v, "cuda");
+        return 0;
+    }
     if (!strcmp(key, "recipe")) {
         if (strcmp(v, "vllm"))
             return tb_err(err, errlen, "%s: field 'recipe': '%s' (the recipe is vllm)", where, v);
@@ -274,7 +280,7 @@ void tb_run_spec_defaults(struct tb_run_spec *r)
         if (!o->server_label[0])
             snprintf(o->server_label, sizeof o->server_label, "%s-tp%d", o->recipe, o->tp);
     }
-    if (!r->precision_set && o->endpoint[0] && strcmp(o->endpoint, "self"))
+    if (!r->precision_set && o->endpoint[0] && (strcmp(o->endpoint, "self") || o->engine_cuda))
         snprintf(r->precision, sizeof r->precision, "bf16");
     if (!o->nconcurrency && !o->nrate) {
         o->concurrency[0] = 1;
@@ -328,9 +334,17 @@ static int serve_check(const struct tb_run_spec *r, const char *where, char *err
                       "%s: field 'server_start': cold,warm needs a server to start (server_cmd, "
                       "endpoint=self or a recipe)",
                       where);
-    if (!strcmp(o->endpoint, "self") && strcmp(r->precision, "fp32"))
+    if (o->engine_cuda && strcmp(o->endpoint, "self"))
+        return tb_err(err, errlen,
+                      "%s: field 'engine': for endpoint=self (trnbench serve's engine) only",
+                      where);
+    if (!strcmp(o->endpoint, "self") && !o->engine_cuda && strcmp(r->precision, "fp32"))
         return tb_err(err, errlen,
                       "%s: field 'precision': trnbench serve runs the CPU engine in fp32, not %s",
+                      where, r->precision);
+    if (o->engine_cuda && strcmp(r->precision, "bf16"))
+        return tb_err(err, errlen,
+                      "%s: field 'precision': trnbench serve --engine cuda runs bf16, not %s",
                       where, r->precision);
     return 0;
 }

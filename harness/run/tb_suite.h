@@ -55,6 +55,8 @@ struct tb_serve_opts {
     int server_starts;       /* 1; 2: start it twice, cold then warm (server_warm_start_s) */
     int max_num_seqs;        /* endpoint=self: trnbench serve's --max-num-seqs (default 16);
                                 a recipe's vllm --max-num-seqs */
+    bool engine_cuda;        /* endpoint=self: trnbench serve --engine cuda (bf16 on the GPU);
+                                else its CPU engine (fp32) */
     char recipe[16];         /* "vllm": start that server for the model (tb_recipe.h) */
     int tp;                  /* recipe: tensor-parallel degree (default 1) */
     int max_model_len;       /* recipe: --max-model-len (0: seq_in + seq_out) */

@@ -12,7 +12,7 @@
 tmp="$TB_BUILDDIR/tests/tmp/cli_endpoint"
 rm -rf "$tmp" && mkdir -p "$tmp"
 
-echo "1..36"
+echo "1..40"
 
 # field NAME FILE RUN_ID_PART METRIC: the NAME column of the row of METRIC whose run_id
 # contains RUN_ID_PART (perl, which prove needs anyway, splitting quoted CSV fields)
@@ -139,3 +139,19 @@ check "a refused connection: exit 1, said, nothing recorded" \
 check "a server never ready: exit 1 after its timeout, the child gone" \
     sh -c "test $? -eq 1 && grep -q 'server not started' '$tmp/gone.err' && ! pgrep -f '^sleep 30$' >/dev/null"
 check "both within 15 s" test $(($(date +%s) - start)) -lt 15
+
+# endpoint=self on the CUDA engine: bf16 only, endpoint=self only; where there is no GPU
+# the server says why and the level fails (exit 1), nothing recorded
+TRNBENCH_CUDA=0 "$TB_BIN" run --endpoint self --engine cuda --model llama-tiny --seq-in 8 \
+    --seq-out 4 --requests 2 --out "$tmp/cuda" 2>"$tmp/cuda.err"
+check "engine cuda without a GPU: exit 1" test $? -eq 1
+check "the server's reason reaches the run's output" \
+    grep -q "trnbench serve: --engine cuda: disabled (TRNBENCH_CUDA=0)" "$tmp/cuda.err"
+"$TB_BIN" run --endpoint self --engine cuda --precision fp32 --model llama-tiny --seq-in 8 \
+    --seq-out 4 --out "$tmp/cuda32" 2>"$tmp/cuda32.err"
+check "engine cuda in fp32: exit 2" \
+    sh -c "test $? -eq 2 && grep -q 'serve --engine cuda runs bf16, not fp32' '$tmp/cuda32.err'"
+"$TB_BIN" run --endpoint http://127.0.0.1:9/v1 --engine cuda --model llama-tiny --seq-in 8 \
+    --seq-out 4 --out "$tmp/cudaurl" 2>"$tmp/cudaurl.err"
+check "engine with another endpoint: exit 2" \
+    sh -c "test $? -eq 2 && grep -q \"field 'engine': for endpoint=self\" '$tmp/cudaurl.err'"
