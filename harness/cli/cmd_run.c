@@ -33,6 +33,10 @@ static void usage(FILE *f)
           "       trnbench run --model M --phase P --seq-in T [--seq-out N] [--batch B]\n"
           "                    [--layers N] [--reps R] [--warmup W] [--seed S] [--out DIR]\n"
           "                    [--precision fp32|fp8] [--executor cpu|cuda|all]\n"
+          "       trnbench run --executor pytorch --model M --phase train --seq-in T\n"
+          "                    [--batch B] [--precision fp32|bf16] [--nproc-per-node K]\n"
+          "                    [--torch-device auto|cpu|cuda|xla] [--python PATH]\n"
+          "                    [--train-script FILE] [--train-timeout S] [--out DIR]\n"
           "       trnbench run --model M --phase denoise [--steps N] [--resolution PX]\n"
           "                    [--batch B] [--reps R] [--warmup W] [--seed S] [--out DIR]\n"
           "       trnbench run --endpoint URL|self --model M --seq-in T --seq-out N\n"
@@ -76,7 +80,26 @@ static void usage(FILE *f)
           "                     compute capability 8.9+; the CPU skips it)\n"
           "  --executor E       cpu, cuda or all (default: all that are available; cuda\n"
           "                     without a GPU is an error). TRNBENCH_CUDA=0 turns the GPU\n"
-          "                     off\n"
+          "                     off. pytorch: the training runs (phase train) through\n"
+          "                     PyTorch instead, below\n"
+          "\n"
+          "Training through PyTorch (--executor pytorch; a suite's executor=pytorch): the\n"
+          "training script workloads/train/llama_train.py launched by torchrun (python3 -m\n"
+          "torch.distributed.run, an argv, no shell), data parallel over K processes on the\n"
+          "CPU (gloo), GPUs (NCCL) or NeuronCores (torch-neuronx); --reps timed steps after\n"
+          "--warmup steps (at least 1; 2 on Neuron: two graphs compile), --batch the global\n"
+          "batch. Run id prefixed 'pytorch:'. Without torch or the device: skipped, with why.\n"
+          "  --nproc-per-node K processes (torchrun's; default 1): one per GPU or NeuronCore\n"
+          "  --torch-device D   auto (xla with torch-neuronx, else cuda when torch sees a GPU,\n"
+          "                     else cpu), cpu, cuda or xla\n"
+          "  --precision P      fp32 (default) or bf16 (autocast, fp32 master weights)\n"
+          "  --python PATH      the interpreter with torch (default python3 on the PATH)\n"
+          "  --train-script F   another script speaking the same protocol\n"
+          "  --train-timeout S  for the whole launch, compilation included (default 3600)\n"
+          "Training metrics through PyTorch: step_time_s, train_tokens_per_s, gflop_per_s,\n"
+          "loss, compile_s (the warm-up steps' time beyond a steady step: compilation on\n"
+          "xla), mfu (against the GPU's or Neuron chip's peak in pricing/chips.csv; none on\n"
+          "the CPU), device_mem_gib (GPU).\n"
           "\n"
           "Serving (phase serve; --endpoint implies it): an OpenAI-compatible server (vLLM,\n"
           "vllm-neuron, NxD Inference, TGI, SGLang, TensorRT-LLM, trnbench serve) measured\n"
@@ -233,6 +256,12 @@ int tb_cmd_run(int argc, char **argv)
         {"max-num-seqs", required_argument, NULL, 1117},
         {"target", required_argument, NULL, 1118},
         {"client-threads", required_argument, NULL, 1119},
+        /* training through PyTorch (executor=pytorch) */
+        {"nproc-per-node", required_argument, NULL, 1200},
+        {"torch-device", required_argument, NULL, 1201},
+        {"python", required_argument, NULL, 1202},
+        {"train-script", required_argument, NULL, 1203},
+        {"train-timeout", required_argument, NULL, 1204},
         {NULL, 0, NULL, 0},
     };
     struct tb_plan plan;
@@ -266,8 +295,12 @@ int tb_cmd_run(int argc, char **argv)
                 executor = TB_RUN_CPU;
             else if (!strcmp(optarg, "cuda"))
                 executor = TB_RUN_CUDA;
+            else if (!strcmp(optarg, "pytorch"))
+                executor = TB_RUN_PYTORCH;
             else {
-                fprintf(stderr, "trnbench run: option '--executor': '%s' is not cpu, cuda or all\n",
+                fprintf(stderr,
+                        "trnbench run: option '--executor': '%s' is not cpu, cuda, pytorch or "
+                        "all\n",
                         optarg);
                 return 2;
             }
@@ -312,6 +345,8 @@ int tb_cmd_run(int argc, char **argv)
 
     if (have_one && one.serve.endpoint[0] && (int)one.phase < 0)
         one.phase = TB_PHASE_SERVE; /* --endpoint: a serving run */
+    if (have_one && executor == TB_RUN_PYTORCH)
+        one.torch.on = true; /* the workload through the training script */
     tb_run_spec_defaults(&one);
 
     /* ---- load and check everything first: an input error runs nothing ---- */
