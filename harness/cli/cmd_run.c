@@ -88,7 +88,8 @@ static void usage(FILE *f)
           "torch.distributed.run, an argv, no shell), data parallel over K processes on the\n"
           "CPU (gloo), GPUs (NCCL) or NeuronCores (torch-neuronx); --reps timed steps after\n"
           "--warmup steps (at least 1; 2 on Neuron: two graphs compile), --batch the global\n"
-          "batch. Run id prefixed 'pytorch:'. Without torch or the device: skipped, with why.\n"
+          "batch. Run id prefixed 'pytorch:'. Without torch or the device it fails (a\n"
+          "suite's executor=pytorch line under --executor all is skipped, with why).\n"
           "  --nproc-per-node K processes (torchrun's; default 1): one per GPU or NeuronCore\n"
           "  --torch-device D   auto (xla with torch-neuronx, else cuda when torch sees a GPU,\n"
           "                     else cpu), cpu, cuda or xla\n"
@@ -381,7 +382,8 @@ int tb_cmd_run(int argc, char **argv)
             n.measured, n.measured == 1 ? "" : "s", n.modeled, n.skipped, n.failed, plan.results);
     if (n.unsupported)
         fprintf(stderr,
-                "trnbench run: %d run%s not for an executor here (precision; reasons above)\n",
+                "trnbench run: %d run%s not for an executor here (precision, no torch or "
+                "device for PyTorch; reasons above)\n",
                 n.unsupported, n.unsupported == 1 ? "" : "s");
     rc = n.failed ? 1 : 0;
 out:

@@ -230,13 +230,15 @@ static int parse_line(struct tb_train_report *t, struct line_ctx *c, const char 
     json_error_t je;
     char ev[32], reason[512];
     int rc = -1;
+    const int shown = n < 80 ? (int)n : 80; /* of the line, in messages */
 
     c->o = json_loadb(text, n, 0, &je);
     if (!c->o)
-        return tb_err(c->err, c->errlen, "%s: line %ld: malformed JSON (%s): %.80s", c->name,
-                      c->line, je.text, text);
+        return tb_err(c->err, c->errlen, "%s: line %ld: malformed JSON (%s): %.*s", c->name,
+                      c->line, je.text, shown, text);
     if (!json_is_object(c->o)) {
-        tb_err(c->err, c->errlen, "%s: line %ld: not a JSON object: %.80s", c->name, c->line, text);
+        tb_err(c->err, c->errlen, "%s: line %ld: not a JSON object: %.*s", c->name, c->line, shown,
+               text);
         goto out;
     }
     if (get_text(c, "event", ev, sizeof ev, true) != 0)

@@ -113,8 +113,9 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
  * tb_measure), its rows appended with the script's environment as their provenance,
  * compile_s, and MFU against the catalogue chip the device is (pricing/chips.csv, the
  * precision's dense peak). Unavailable here (no torch, no device): counted unsupported,
- * the reason said. Returns 0 (done, skipped or unavailable), 1 when the run failed,
- * -1 on a write error (said). */
+ * the reason said, unless --executor pytorch asked for it (TB_RUN_PYTORCH: then it
+ * failed, as --executor cuda without a GPU). Returns 0 (done, skipped or unavailable),
+ * 1 when the run failed, -1 on a write error (said). */
 int tb_plan_torch(struct tb_plan *p, size_t i, const char *tag, struct tb_run_counts *n);
 
 #endif

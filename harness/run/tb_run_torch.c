@@ -125,10 +125,15 @@ int tb_plan_torch(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
             spec.torch.device, spec.warmup, spec.reps);
     t0 = tb_timer_now_ns();
     if (tb_measure(&ex, &w, &r, err, sizeof err) != 0) {
-        if (r.unavailable) {
+        if (r.unavailable && p->which != TB_RUN_PYTORCH) {
+            /* a suite's executor=pytorch line where there is no torch or device: skipped */
             fprintf(stderr, "trnbench run: [%s] %s: not run by PyTorch: %s\n", tag, id, err);
             n->unsupported++;
             rc = 0;
+        } else if (r.unavailable) {
+            /* --executor pytorch asked for exactly this, as --executor cuda for a GPU */
+            fprintf(stderr, "trnbench run: %s: --executor pytorch: %s; nothing recorded\n", id,
+                    err);
         } else {
             fprintf(stderr, "trnbench run: %s: %s; nothing recorded\n", id, err);
         }
