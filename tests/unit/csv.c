@@ -128,7 +128,8 @@ int main(void)
     IS_STRING("chips_used", t.header[TB_COL_CHIPS_USED], "chips_used where it was");
     IS_STRING("device", t.header[TB_COL_DEVICE], "device after config");
     IS_STRING("p99", t.header[TB_COL_P99], "p99 after p90");
-    IS_STRING("accelerators_unused", t.header[t.ncols - 1], "accelerators_unused is the last column");
+    IS_STRING("accelerators_unused", t.header[t.ncols - 1],
+              "accelerators_unused is the last column");
     /* workload and config filled from the run id when the writer leaves them empty */
     IS_STRING("cuda:m/prefill/b1/in8/bf16", tb_csv_field(&t, 0, "config"),
               "config: the run's id less its target");
