@@ -97,6 +97,7 @@ static void usage(FILE *f)
           "  --python PATH      the interpreter with torch (default python3 on the PATH)\n"
           "  --train-script F   another script speaking the same protocol\n"
           "  --train-timeout S  for the whole launch, compilation included (default 3600)\n"
+          "With --suite these five apply to every run of the suite through PyTorch.\n"
           "Training metrics through PyTorch: step_time_s, train_tokens_per_s, gflop_per_s,\n"
           "loss, compile_s (the warm-up steps' time beyond a steady step: compilation on\n"
           "xla), mfu (against the GPU's or Neuron chip's peak in pricing/chips.csv; none on\n"
@@ -272,7 +273,10 @@ int tb_cmd_run(int argc, char **argv)
     char err[2048] = "";
     bool have_one = false, list = false;
     enum tb_run_executors executor = TB_RUN_ALL;
-    int rc, c, st = 0;
+    enum { MAX_TORCH_WORDS = 16 };
+    char torch_words[MAX_TORCH_WORDS][1200];  /* --nproc-per-node ... as "key=value" */
+    const char *torch_names[MAX_TORCH_WORDS]; /* their options' names */
+    int rc, c, st = 0, ntorch = 0;
 
     tb_run_spec_init(&one);
     while ((c = tb_cli_getopt("run", argc, argv, OPTS, &st)) != -1) {
@@ -325,6 +329,16 @@ int tb_cmd_run(int argc, char **argv)
                 fprintf(stderr, "trnbench run: %s\n", err);
                 return 2;
             }
+            if (c >= 1200 && c < 1300) {
+                /* training through PyTorch: the workload's, or every such run of a suite */
+                if (ntorch == MAX_TORCH_WORDS) {
+                    fprintf(stderr, "trnbench run: option '--%s': given too often\n", name);
+                    return 2;
+                }
+                torch_names[ntorch] = name;
+                snprintf(torch_words[ntorch++], sizeof torch_words[0], "%s", word);
+                break;
+            }
             have_one = true;
             break;
         }
@@ -356,6 +370,34 @@ int tb_cmd_run(int argc, char **argv)
         fprintf(stderr, "trnbench run: %s\n", err);
         rc = rc == TB_EINPUT ? 2 : 1;
         goto out;
+    }
+    if (suite_name && ntorch) {
+        /* --python, --nproc-per-node, ...: for every run of the suite through PyTorch */
+        int ntrain = 0;
+        for (size_t i = 0; i < plan.suite.nruns; i++) {
+            struct tb_run_spec *r = &plan.suite.runs[i];
+            char where[PATH_MAX + 64];
+            if (!r->torch.on)
+                continue;
+            snprintf(where, sizeof where, "%s: line %ld (with the command line's options)",
+                     plan.suite.path, r->line);
+            for (int k = 0; k < ntorch; k++)
+                tb_run_spec_set(r, torch_words[k], where, err, sizeof err); /* checked above */
+            if (tb_run_spec_check(r, where, err, sizeof err) != 0) {
+                fprintf(stderr, "trnbench run: %s\n", err);
+                rc = 2;
+                goto out;
+            }
+            ntrain++;
+        }
+        if (!ntrain) {
+            fprintf(stderr,
+                    "trnbench run: option '--%s': no run of the suite trains through PyTorch "
+                    "(--executor pytorch, or a line's executor=pytorch)\n",
+                    torch_names[0]);
+            rc = 2;
+            goto out;
+        }
     }
     rc = tb_plan_open(&plan, err, sizeof err);
     if (rc != TB_OK) {

@@ -118,7 +118,7 @@ fake() { # fake MODE OUT [ARGS...]: a run of llama-tiny through the stand-in
         --train-timeout 3 --out "$out" "$@" 2>"$out.err"
 }
 
-echo "1..58"
+echo "1..61"
 
 # ---- usage ----
 "$TB_BIN" run --executor pytorch --model llama-tiny --phase prefill --seq-in 16 \
@@ -227,16 +227,21 @@ check "  says why" has "$tmp/bad.err" "not run by PyTorch: cannot run '/nonexist
 cat >"$tmp/mixed.suite" <<EOF
 suite train-test
 run model=llama-tiny phase=prefill seq_in=8 reps=1 warmup=0
-run model=llama-tiny phase=train seq_in=16 batch=2 reps=3 warmup=1 executor=pytorch torch_device=cpu python=$tmp/fake-python
+run model=llama-tiny phase=train seq_in=16 batch=2 reps=3 warmup=1 executor=pytorch torch_device=cpu
 EOF
-"$TB_BIN" run --suite "$tmp/mixed.suite" --out "$tmp/suite" 2>"$tmp/suite.err"
-check "a suite with an executor=pytorch line and an engine line: exit 0" test $? -eq 0
+"$TB_BIN" run --suite "$tmp/mixed.suite" --nproc-per-node 3 --out "$tmp/suite" 2>"$tmp/suite.err"
+check "a suite's PyTorch line with --nproc-per-node 3 for its batch of 2: exit 2" test $? -eq 2
+check "  says the line and why" has "$tmp/suite.err" \
+    "mixed.suite: line 3 (with the command line's options): field 'batch': 2 sequences do not split evenly over nproc_per_node=3"
+"$TB_BIN" run --suite "$tmp/mixed.suite" --python "$tmp/fake-python" --out "$tmp/suite" 2>"$tmp/suite.err"
+check "a suite with an executor=pytorch line and an engine line, --python for it: exit 0" test $? -eq 0
 both() {
     grep -q '^llama-tiny/prefill/b1/in8/fp32,measured,host,1,.*,cpu,llama-tiny,2,prefill,' "$1" &&
         grep -q '^pytorch:llama-tiny/train/b2/in16/fp32/np1/cpu,measured,host,1,.*,pytorch,llama-tiny,2,train,' "$1"
 }
 check "  both recorded: the CPU engine's prefill, PyTorch's training" both "$tmp/suite/results.csv"
 "$TB_BIN" run --suite "$tmp/mixed.suite" --executor cpu --out "$tmp/suite-cpu" 2>"$tmp/suite-cpu.err"
+check "  with --executor cpu: exit 0" test $? -eq 0
 check "  with --executor cpu: the executor=pytorch line not run, and said" \
     has "$tmp/suite-cpu.err" "line 3: executor=pytorch, not run: --executor cpu was asked"
 
