@@ -181,7 +181,8 @@ int tb_plan_torch(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
     } else {
         long used = (long)ceil(share - 1e-9);
         snprintf(chips, sizeof chips, "%ld", used < 1 ? 1 : used);
-        c.chips_used = chips;
+        /* NeuronCores of an unknown chip are not chips: the whole instance is charged */
+        c.chips_used = !strcmp(t->device, "xla") && !chip ? NULL : chips;
         if (!strcmp(t->device, "cuda"))
             snprintf(c.device, sizeof c.device, "%.200s x%d", t->device_name, t->world_size);
         else if (chip)
