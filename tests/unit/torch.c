@@ -321,7 +321,7 @@ static void running(void)
 {
     struct tb_run_spec s;
     struct tb_train_report t;
-    char text[8192], err[2048], body[1024], script[2048], launcher[2048], *cmd, *got;
+    char text[8192], err[2048], body[1024], script[2048], launcher[2048], *cmd = NULL, *got;
     char *fixture = test_tmp_path("torch-report.txt"), *args = test_tmp_path("torch-args.txt");
     uint64_t t0;
 
@@ -335,6 +335,7 @@ static void running(void)
              (int)(strrchr(script, '/') - script), script);
     write_file(fixture, text);
     snprintf(body, sizeof body, "printf '%%s\\n' \"$@\" > '%s'; cat '%s'", args, fixture);
+    free(cmd);
     cmd = stand_in("torch-good.sh", body);
     snprintf(s.torch.python, sizeof s.torch.python, "%s", cmd);
     IS_INT(TB_TRAIN_OK, tb_train_run(&s, tiny, NULL, &t, err, sizeof err),
@@ -359,6 +360,7 @@ static void running(void)
     free(got);
     spec_of(&s);
 
+    free(cmd);
     cmd = printer("torch-3.sh", fixture,
                   "{\"event\": \"unavailable\", \"reason\": \"--device cuda: torch 2.5.1 sees no "
                   "CUDA device\"}\n",
@@ -368,6 +370,7 @@ static void running(void)
            "exit 3 with its line: unavailable");
     IS_STRING("--device cuda: torch 2.5.1 sees no CUDA device", err, "  its reason");
 
+    free(cmd);
     cmd = stand_in("torch-notorch.sh",
                    "echo \"/usr/bin/python3: Error while finding module specification for "
                    "'torch.distributed.run' (ModuleNotFoundError: No module named 'torch')\" >&2; "
@@ -382,6 +385,7 @@ static void running(void)
            "no interpreter: unavailable");
     IS_STRING("cannot run '/nonexistent/python3': No such file or directory", err, "  said");
 
+    free(cmd);
     cmd = stand_in("torch-1.sh", "echo 'llama_train: rank 1: RuntimeError: boom' >&2\n"
                                  "echo '  exitcode  : 1 (pid: 42)' >&2\n"
                                  "echo '=============' >&2\nexit 1");
@@ -392,6 +396,7 @@ static void running(void)
        "  says the script's reason, not torchrun's table: %s", err);
 
     report_text(text, sizeof text, FALLS, 1);
+    free(cmd);
     cmd = printer("torch-garbage.sh", fixture, replaced(text, "\"seq\": 16,", "\"seq\": 16"), 0);
     snprintf(s.torch.python, sizeof s.torch.python, "%s", cmd);
     IS_INT(TB_TRAIN_FAILED, tb_train_run(&s, tiny, NULL, &t, err, sizeof err),
@@ -400,6 +405,7 @@ static void running(void)
 
     snprintf(body, sizeof body, "head -n 5 '%s'; exec sleep 30", fixture);
     write_file(fixture, text);
+    free(cmd);
     cmd = stand_in("torch-hang.sh", body);
     snprintf(s.torch.python, sizeof s.torch.python, "%s", cmd);
     s.torch.timeout_s = 1;
@@ -413,6 +419,7 @@ static void running(void)
     snprintf(s.torch.script, sizeof s.torch.script, "/nonexistent/train.py");
     IS_INT(TB_TRAIN_FAILED, tb_train_run(&s, tiny, NULL, &t, err, sizeof err), "no script");
     IS_STRING("no training script '/nonexistent/train.py'", err, "  said");
+    free(cmd);
     free(fixture);
     free(args);
 }
