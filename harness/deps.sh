@@ -17,12 +17,31 @@
 #   libmicrohttpd-dev     the HTTP server of `trnbench serve`
 #   help2man        the man pages, one per command, made from its --help (without it
 #                   make install ships the --help texts as plain files instead)
+#
+# With --optional (.ci/run passes it; the makefile does not) also what only some runs
+# and tests use, never the build:
+#
+#   python3-torch   PyTorch for training through PyTorch on the CPU (`trnbench run
+#                   --executor pytorch`, workloads/train/llama_train.py) and its tests
+#                   (tests/cli/train.t, train-script.t: skipped without it); Debian 12's
+#                   is torch 1.13.1, CPU only. On Neuron or a GPU use the vendor's
+#                   torch (torch-neuronx, pip's CUDA build) instead
 set -u
+
+optional=""
+case "${1:-}" in
+--optional) optional="python3-torch" ;;
+"") ;;
+*)
+    echo "usage: harness/deps.sh [--optional]" >&2
+    exit 2
+    ;;
+esac
 
 need=""
 have_pkg() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q 'install ok installed'; }
 for p in gnuplot-nox libcsv-dev libopenblas-dev libpapi-dev pkg-config perl g++ help2man \
-         libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev; do
+         libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev $optional; do
     # any gnuplot flavour will do
     if [ "$p" = gnuplot-nox ] && command -v gnuplot >/dev/null 2>&1; then continue; fi
     have_pkg "$p" || need="$need $p"

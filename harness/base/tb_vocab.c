@@ -50,6 +50,12 @@ static const struct tb_metric METRICS[] = {
      "model FLOPs utilisation: model FLOPs / (time x dense peak of the precision used, per chip, "
      "from pricing/chips.csv)",
      H, NULL, NULL, TRAIN},
+    {"compile_s", "s",
+     "time the warm-up steps of a training run took beyond steady steps (each warm-up step's time "
+     "less the median timed step): graph tracing and compilation where there is a compiler "
+     "(torch-xla on Neuron compiles each new graph with neuronx-cc; a persistent cache shortens a "
+     "later run), first-call allocation and kernel selection in eager mode (no compilation)",
+     L, NULL, NULL, 0},
     {"ttft_ms", "ms",
      "time to first token: wall time of the prefill of the whole batch of prompts (an engine run); "
      "from sending a request to its first streamed output chunk (a serving run, per request)",

@@ -33,6 +33,10 @@ static void usage(FILE *f)
           "       trnbench run --model M --phase P --seq-in T [--seq-out N] [--batch B]\n"
           "                    [--layers N] [--reps R] [--warmup W] [--seed S] [--out DIR]\n"
           "                    [--precision fp32|fp8] [--executor cpu|cuda|all]\n"
+          "       trnbench run --executor pytorch --model M --phase train --seq-in T\n"
+          "                    [--batch B] [--precision fp32|bf16] [--nproc-per-node K]\n"
+          "                    [--torch-device auto|cpu|cuda|xla] [--python PATH]\n"
+          "                    [--train-script FILE] [--train-timeout S] [--out DIR]\n"
           "       trnbench run --model M --phase denoise [--steps N] [--resolution PX]\n"
           "                    [--batch B] [--reps R] [--warmup W] [--seed S] [--out DIR]\n"
           "       trnbench run --endpoint URL|self --model M --seq-in T --seq-out N\n"
@@ -79,7 +83,28 @@ static void usage(FILE *f)
           "                     compute capability 8.9+; the CPU skips it)\n"
           "  --executor E       cpu, cuda or all (default: all that are available; cuda\n"
           "                     without a GPU is an error). TRNBENCH_CUDA=0 turns the GPU\n"
-          "                     off\n"
+          "                     off. pytorch: the training runs (phase train) through\n"
+          "                     PyTorch instead, below\n"
+          "\n"
+          "Training through PyTorch (--executor pytorch; a suite's executor=pytorch): the\n"
+          "training script workloads/train/llama_train.py launched by torchrun (python3 -m\n"
+          "torch.distributed.run, an argv, no shell), data parallel over K processes on the\n"
+          "CPU (gloo), GPUs (NCCL) or NeuronCores (torch-neuronx); --reps timed steps after\n"
+          "--warmup steps (at least 1; 2 on Neuron: two graphs compile), --batch the global\n"
+          "batch. Run id prefixed 'pytorch:'. Without torch or the device it fails (a\n"
+          "suite's executor=pytorch line under --executor all is skipped, with why).\n"
+          "  --nproc-per-node K processes (torchrun's; default 1): one per GPU or NeuronCore\n"
+          "  --torch-device D   auto (xla with torch-neuronx, else cuda when torch sees a GPU,\n"
+          "                     else cpu), cpu, cuda or xla\n"
+          "  --precision P      fp32 (default) or bf16 (autocast, fp32 master weights)\n"
+          "  --python PATH      the interpreter with torch (default python3 on the PATH)\n"
+          "  --train-script F   another script speaking the same protocol\n"
+          "  --train-timeout S  for the whole launch, compilation included (default 3600)\n"
+          "With --suite these five apply to every run of the suite through PyTorch.\n"
+          "Training metrics through PyTorch: step_time_s, train_tokens_per_s, gflop_per_s,\n"
+          "loss, compile_s (the warm-up steps' time beyond a steady step: compilation on\n"
+          "xla), mfu (against the GPU's or Neuron chip's peak in pricing/chips.csv; none on\n"
+          "the CPU), device_mem_gib (GPU).\n"
           "\n"
           "Serving (phase serve; --endpoint implies it): an OpenAI-compatible server (vLLM,\n"
           "vllm-neuron, NxD Inference, TGI, SGLang, TensorRT-LLM, trnbench serve) measured\n"
@@ -253,6 +278,12 @@ int tb_cmd_run(int argc, char **argv)
         {"max-model-len", required_argument, NULL, 1122},
         {"prefill-buckets", required_argument, NULL, 1123},
         {"decode-buckets", required_argument, NULL, 1124},
+        /* training through PyTorch (executor=pytorch) */
+        {"nproc-per-node", required_argument, NULL, 1200},
+        {"torch-device", required_argument, NULL, 1201},
+        {"python", required_argument, NULL, 1202},
+        {"train-script", required_argument, NULL, 1203},
+        {"train-timeout", required_argument, NULL, 1204},
         {NULL, 0, NULL, 0},
     };
     struct tb_plan plan;
@@ -262,7 +293,10 @@ int tb_cmd_run(int argc, char **argv)
     char err[2048] = "";
     bool have_one = false, list = false;
     enum tb_run_executors executor = TB_RUN_ALL;
-    int rc, c, st = 0;
+    enum { MAX_TORCH_WORDS = 16 };
+    char torch_words[MAX_TORCH_WORDS][1200];  /* --nproc-per-node ... as "key=value" */
+    const char *torch_names[MAX_TORCH_WORDS]; /* their options' names */
+    int rc, c, st = 0, ntorch = 0;
 
     tb_run_spec_init(&one);
     while ((c = tb_cli_getopt("run", argc, argv, OPTS, &st)) != -1) {
@@ -286,8 +320,12 @@ int tb_cmd_run(int argc, char **argv)
                 executor = TB_RUN_CPU;
             else if (!strcmp(optarg, "cuda"))
                 executor = TB_RUN_CUDA;
+            else if (!strcmp(optarg, "pytorch"))
+                executor = TB_RUN_PYTORCH;
             else {
-                fprintf(stderr, "trnbench run: option '--executor': '%s' is not cpu, cuda or all\n",
+                fprintf(stderr,
+                        "trnbench run: option '--executor': '%s' is not cpu, cuda, pytorch or "
+                        "all\n",
                         optarg);
                 return 2;
             }
@@ -311,6 +349,16 @@ int tb_cmd_run(int argc, char **argv)
                 fprintf(stderr, "trnbench run: %s\n", err);
                 return 2;
             }
+            if (c >= 1200 && c < 1300) {
+                /* training through PyTorch: the workload's, or every such run of a suite */
+                if (ntorch == MAX_TORCH_WORDS) {
+                    fprintf(stderr, "trnbench run: option '--%s': given too often\n", name);
+                    return 2;
+                }
+                torch_names[ntorch] = name;
+                snprintf(torch_words[ntorch++], sizeof torch_words[0], "%s", word);
+                break;
+            }
             have_one = true;
             break;
         }
@@ -332,6 +380,8 @@ int tb_cmd_run(int argc, char **argv)
 
     if (have_one && (one.serve.endpoint[0] || one.serve.recipe[0]) && (int)one.phase < 0)
         one.phase = TB_PHASE_SERVE; /* --endpoint or --recipe: a serving run */
+    if (have_one && executor == TB_RUN_PYTORCH)
+        one.torch.on = true; /* the workload through the training script */
     tb_run_spec_defaults(&one);
 
     /* ---- load and check everything first: an input error runs nothing ---- */
@@ -340,6 +390,34 @@ int tb_cmd_run(int argc, char **argv)
         fprintf(stderr, "trnbench run: %s\n", err);
         rc = rc == TB_EINPUT ? 2 : 1;
         goto out;
+    }
+    if (suite_name && ntorch) {
+        /* --python, --nproc-per-node, ...: for every run of the suite through PyTorch */
+        int ntrain = 0;
+        for (size_t i = 0; i < plan.suite.nruns; i++) {
+            struct tb_run_spec *r = &plan.suite.runs[i];
+            char where[PATH_MAX + 64];
+            if (!r->torch.on)
+                continue;
+            snprintf(where, sizeof where, "%s: line %ld (with the command line's options)",
+                     plan.suite.path, r->line);
+            for (int k = 0; k < ntorch; k++)
+                tb_run_spec_set(r, torch_words[k], where, err, sizeof err); /* checked above */
+            if (tb_run_spec_check(r, where, err, sizeof err) != 0) {
+                fprintf(stderr, "trnbench run: %s\n", err);
+                rc = 2;
+                goto out;
+            }
+            ntrain++;
+        }
+        if (!ntrain) {
+            fprintf(stderr,
+                    "trnbench run: option '--%s': no run of the suite trains through PyTorch "
+                    "(--executor pytorch, or a line's executor=pytorch)\n",
+                    torch_names[0]);
+            rc = 2;
+            goto out;
+        }
     }
     rc = tb_plan_open(&plan, err, sizeof err);
     if (rc != TB_OK) {
@@ -366,7 +444,8 @@ int tb_cmd_run(int argc, char **argv)
             n.measured, n.measured == 1 ? "" : "s", n.modeled, n.skipped, n.failed, plan.results);
     if (n.unsupported)
         fprintf(stderr,
-                "trnbench run: %d run%s not for an executor here (precision; reasons above)\n",
+                "trnbench run: %d run%s not for an executor here (precision, no torch or "
+                "device for PyTorch; reasons above)\n",
                 n.unsupported, n.unsupported == 1 ? "" : "s");
     rc = n.failed ? 1 : 0;
 out:

@@ -24,6 +24,10 @@
  *   endpoint measure/exec_endpoint.c  an OpenAI-compatible server under load (phase serve):
  *                              one "repetition" is one load level, every request of it
  *                              streamed and timed by the load client (endpoint/tb_loadgen.h)
+ *   pytorch measure/exec_torch.c  training by PyTorch (executor=pytorch): the training
+ *                              script launched by torchrun on the CPU, GPUs or NeuronCores
+ *                              (tb_torch.h); setup runs every step, each "repetition" is
+ *                              one timed step of its report
  * Adding one (Neuron) is adding a file that fills a struct tb_executor_i
  * and a line in the plan's list of executors (run/tb_run.c).
  *
@@ -64,8 +68,9 @@ struct tb_energy {
     char note[256];     /* why not ok, or how measured */
 };
 
-struct tb_prediction;  /* tb_model.h */
-struct tb_load_result; /* tb_loadgen.h */
+struct tb_prediction;   /* tb_model.h */
+struct tb_load_result;  /* tb_loadgen.h */
+struct tb_train_report; /* tb_torch.h */
 
 /* What one run of an executor produced. */
 struct tb_exec_result {
@@ -87,6 +92,10 @@ struct tb_exec_result {
                                         measurement */
     struct tb_load_result *load;     /* owned: the endpoint executor's level (every request
                                         timed); NULL for the others */
+    struct tb_train_report *train;   /* owned: the pytorch executor's report (the script's
+                                        environment, compile_s); NULL for the others */
+    bool unavailable; /* setup found the executor cannot run here (no torch, no device):
+                         the run is skipped with the reason tb_measure returns, not failed */
 };
 
 /* A workload as the plan resolved it: the spec and its model. */
@@ -149,6 +158,7 @@ extern const struct tb_executor_i tb_executor_cuda;     /* measure/exec_cuda.c; 
 extern const struct tb_executor_i tb_executor_model;    /* measure/exec_model.c; self a tb_model */
 extern const struct tb_executor_i tb_executor_endpoint; /* measure/exec_endpoint.c; self a
                                                            tb_endpoint */
+extern const struct tb_executor_i tb_executor_torch;    /* measure/exec_torch.c; self NULL */
 
 /* The endpoint executor's self: where the server of a serving run answers (the plan
  * fills it: the suite's URL, or the port of the server it started). */
@@ -160,7 +170,8 @@ struct tb_endpoint {
 /* Run w on ex through the one loop: setup, w->spec->warmup untimed and w->spec->reps
  * timed repetitions, validation, counters, finish, teardown. Fills *r (release it even
  * on failure). Returns 0 when it ran (see r->valid), or -1 with a message (the engine
- * refused, memory ran out, the device failed, can_run says no). */
+ * refused, memory ran out, the device failed, can_run says no; r->unavailable when
+ * setup found it cannot run here). */
 int tb_measure(const struct tb_executor *ex, const struct tb_workload *w, struct tb_exec_result *r,
                char *err, size_t errlen);
 

@@ -6,6 +6,7 @@
 #include "tb_flops.h"
 #include "tb_loadgen.h"
 #include "tb_timer.h"
+#include "tb_torch.h"
 #include "tb_util.h"
 
 #include <math.h>
@@ -28,6 +29,10 @@ void tb_exec_result_release(struct tb_exec_result *r)
     if (r->load) {
         tb_load_result_release(r->load);
         free(r->load);
+    }
+    if (r->train) {
+        tb_train_report_release(r->train);
+        free(r->train);
     }
     memset(r, 0, sizeof *r);
 }

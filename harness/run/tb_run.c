@@ -144,6 +144,17 @@ int tb_plan_load(struct tb_plan *p, const char *suite_name, const struct tb_run_
         p->suite.runs[0] = *one;
         p->suite.nruns = 1;
     }
+    if (which == TB_RUN_PYTORCH) /* every training run through PyTorch */
+        for (size_t i = 0; i < p->suite.nruns; i++) {
+            struct tb_run_spec *r = &p->suite.runs[i];
+            char where[PATH_MAX + 32];
+            if (r->phase != TB_PHASE_TRAIN || r->torch.on)
+                continue;
+            r->torch.on = true;
+            where_of(&p->suite, r, where, sizeof where);
+            if (tb_run_spec_check(r, where, err, errlen) != 0)
+                return TB_EINPUT;
+        }
     p->work = tb_alloc_array(p->suite.nruns + 1, sizeof *p->work);
     if (!p->work)
         return tb_err(err, errlen, "out of memory");
@@ -256,6 +267,8 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
             p->suite.name, p->suite.nruns, p->suite.nruns == 1 ? "" : "s", p->ctx.host,
             p->ctx.target, p->suite.npredicts, p->results);
     fprintf(stderr, "trnbench run: counters %s\n", tb_counters_status());
+    if (p->which == TB_RUN_PYTORCH)
+        return TB_OK; /* the training script finds its own device */
     if (p->which == TB_RUN_CPU) {
         note_unused(p);
         return TB_OK;
@@ -499,10 +512,32 @@ int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_
             }
             continue;
         }
-        if (p->which != TB_RUN_CUDA)
-            r = run_one(p, &cpu, &p->ctx, i, tag, n);
-        if (r >= 0 && p->gpu.on)
-            r = run_one(p, &cuda, &p->gpu.ctx, i, tag, n);
+        if (p->suite.runs[i].torch.on) {
+            /* executor=pytorch: the training script's run alone */
+            if (p->which == TB_RUN_CPU || p->which == TB_RUN_CUDA) {
+                fprintf(stderr,
+                        "trnbench run: [%s] line %ld: executor=pytorch, not run: --executor %s "
+                        "was asked\n",
+                        tag, p->suite.runs[i].line, p->which == TB_RUN_CPU ? "cpu" : "cuda");
+                n->unsupported++;
+                continue;
+            }
+            r = tb_plan_torch(p, i, tag, n);
+        } else if (p->which == TB_RUN_PYTORCH) {
+            char id[256];
+            tb_run_spec_id(&p->suite.runs[i], id, sizeof id);
+            fprintf(stderr,
+                    "trnbench run: [%s] %s: not run: --executor pytorch trains (phase train) "
+                    "only\n",
+                    tag, id);
+            n->unsupported++;
+            continue;
+        } else {
+            if (p->which != TB_RUN_CUDA)
+                r = run_one(p, &cpu, &p->ctx, i, tag, n);
+            if (r >= 0 && p->gpu.on)
+                r = run_one(p, &cuda, &p->gpu.ctx, i, tag, n);
+        }
         if (r < 0) {
             err[0] = '\0'; /* said */
             return TB_EFAIL;

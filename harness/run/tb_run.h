@@ -2,7 +2,8 @@
  * harness/run/tb_run.h: the plan stage of the pipeline (suite -> PLAN -> executor ->
  * results): a suite (or one workload from the command line) resolved into runs, the
  * executors that take them (cpu, cuda where a GPU and the plugin are present, model for
- * the suite's predict lines and for the GPU runs' modeled twins) and the resume keys
+ * the suite's predict lines and for the GPU runs' modeled twins, endpoint for serve
+ * lines, pytorch for training runs of executor=pytorch) and the resume keys
  * (run ids already in results.csv are skipped). Every run goes executor -> tb_measure
  * -> recorder (tb_record.h) -> tb_results, downward only.
  *
@@ -32,9 +33,10 @@
 
 /* Which measuring executors a plan uses. */
 enum tb_run_executors {
-    TB_RUN_ALL,  /* every one available: the CPU, and the GPU when there is one */
-    TB_RUN_CPU,  /* the CPU only */
-    TB_RUN_CUDA, /* the GPU only; no GPU is an error */
+    TB_RUN_ALL,     /* every one available: the CPU, and the GPU when there is one */
+    TB_RUN_CPU,     /* the CPU only */
+    TB_RUN_CUDA,    /* the GPU only; no GPU is an error */
+    TB_RUN_PYTORCH, /* the training runs through PyTorch only (executor=pytorch on each) */
 };
 
 /* A run's model: a Llama, or a diffusion model for phase denoise. */
@@ -108,5 +110,14 @@ int tb_plan_run_model(const struct tb_plan *p, const struct tb_scenario *sc, con
  * each closed-loop level on a catalogue target, the server stopped. Failed levels are
  * counted in n. Returns 0, or -1 on a write error (said). */
 int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_counts *n);
+/* Training run i through PyTorch (executor=pytorch, tb_run_torch.c): unless already in
+ * the results, the training script under torchrun (the pytorch executor through
+ * tb_measure), its rows appended with the script's environment as their provenance,
+ * compile_s, and MFU against the catalogue chip the device is (pricing/chips.csv, the
+ * precision's dense peak). Unavailable here (no torch, no device): counted unsupported,
+ * the reason said, unless --executor pytorch asked for it (TB_RUN_PYTORCH: then it
+ * failed, as --executor cuda without a GPU). Returns 0 (done, skipped or unavailable),
+ * 1 when the run failed, -1 on a write error (said). */
+int tb_plan_torch(struct tb_plan *p, size_t i, const char *tag, struct tb_run_counts *n);
 
 #endif

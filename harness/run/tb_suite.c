@@ -27,6 +27,10 @@ void tb_run_spec_init(struct tb_run_spec *r)
     r->serve.server_timeout_s = 1800;
     r->serve.server_starts = 1;
     r->serve.max_num_seqs = 16;
+    r->torch.nproc_per_node = 1;
+    snprintf(r->torch.device, sizeof r->torch.device, TB_TORCH_DEVICE_AUTO);
+    snprintf(r->torch.python, sizeof r->torch.python, "python3");
+    r->torch.timeout_s = 3600;
 }
 
 static int int_field(const char *where, const char *key, const char *v, long lo, long hi, int *out,
@@ -192,6 +196,43 @@ static int serve_field(struct tb_serve_opts *o, const char *key, const char *v, 
     return 1;
 }
 
+/* The keys of a training run through PyTorch (executor=pytorch): 1 when key is not one
+ * of them. */
+static int torch_field(struct tb_torch_opts *o, const char *key, const char *v, const char *where,
+                       char *err, size_t errlen)
+{
+    int rc;
+    if (!strcmp(key, "executor")) {
+        if (strcmp(v, "pytorch"))
+            return tb_err(err, errlen,
+                          "%s: field 'executor': '%s' (pytorch: the training script through "
+                          "torchrun; without the key the CPU and GPU engines run the line)",
+                          where, v);
+        o->on = true;
+        return 0;
+    }
+    if (!strcmp(key, "nproc_per_node"))
+        rc = int_field(where, key, v, 1, 4096, &o->nproc_per_node, err, errlen);
+    else if (!strcmp(key, "torch_device")) {
+        if (strcmp(v, "auto") && strcmp(v, "cpu") && strcmp(v, "cuda") && strcmp(v, "xla"))
+            return tb_err(err, errlen,
+                          "%s: field 'torch_device': '%s' (auto, cpu, cuda or xla: Neuron through "
+                          "torch-neuronx)",
+                          where, v);
+        snprintf(o->device, sizeof o->device, "%s", v);
+        rc = 0;
+    } else if (!strcmp(key, "python"))
+        rc = text_field(where, key, v, o->python, sizeof o->python, err, errlen);
+    else if (!strcmp(key, "train_script"))
+        rc = text_field(where, key, v, o->script, sizeof o->script, err, errlen);
+    else if (!strcmp(key, "train_timeout"))
+        rc = num_field(where, key, v, 1e-3, 7 * 86400, &o->timeout_s, err, errlen);
+    else
+        return 1;
+    o->set = true;
+    return rc;
+}
+
 int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, char *err,
                     size_t errlen)
 {
@@ -208,6 +249,8 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
     v = eq + 1;
     {
         int rc = serve_field(&r->serve, key, v, where, err, errlen);
+        if (rc == 1)
+            rc = torch_field(&r->torch, key, v, where, err, errlen);
         if (rc != 1)
             return rc;
     }
@@ -262,7 +305,9 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
             "resolution, reps, warmup, seed, precision; serving: endpoint, served_model, api, "
             "concurrency, request_rate, max_concurrency, requests, duration, warmup_requests, "
             "request_timeout, ttft_ms, tpot_ms, chips, server_cmd, server_label, "
-            "server_timeout, server_start, max_num_seqs, target, client_threads)",
+            "server_timeout, server_start, max_num_seqs, target, client_threads; training "
+            "through PyTorch: executor, nproc_per_node, torch_device, python, train_script, "
+            "train_timeout)",
             where, key);
     }
     return 0;
@@ -349,12 +394,50 @@ static int serve_check(const struct tb_run_spec *r, const char *where, char *err
     return 0;
 }
 
+/* The checks of a training run through PyTorch. */
+static int torch_check(const struct tb_run_spec *r, const char *where, char *err, size_t errlen)
+{
+    const struct tb_torch_opts *o = &r->torch;
+    if (r->phase != TB_PHASE_TRAIN)
+        return tb_err(err, errlen,
+                      "%s: field 'executor': pytorch runs the training script (phase train), not "
+                      "%s",
+                      where, tb_phase_to_string(r->phase));
+    if (strcmp(r->precision, "fp32") && strcmp(r->precision, "bf16"))
+        return tb_err(err, errlen,
+                      "%s: field 'precision': the training script runs fp32 or bf16 (mixed "
+                      "precision), not %s",
+                      where, r->precision);
+    if (r->seq_in < 2)
+        return tb_err(err, errlen, "%s: field 'seq_in': %s", where,
+                      r->seq_in <= 0 ? "missing" : "training needs at least 2 tokens");
+    if (r->warmup < 1)
+        return tb_err(err, errlen,
+                      "%s: field 'warmup': executor=pytorch needs at least one warm-up step (the "
+                      "first steps compile on xla and allocate everywhere: compile_s is their "
+                      "time beyond a steady step)",
+                      where);
+    if (r->batch % o->nproc_per_node)
+        return tb_err(err, errlen,
+                      "%s: field 'batch': %d sequences do not split evenly over nproc_per_node=%d "
+                      "processes (batch is the global batch)",
+                      where, r->batch, o->nproc_per_node);
+    return 0;
+}
+
 int tb_run_spec_check(const struct tb_run_spec *r, const char *where, char *err, size_t errlen)
 {
     if (!r->model[0])
         return tb_err(err, errlen, "%s: field 'model': missing", where);
     if ((unsigned)r->phase >= TB_NPHASES)
         return tb_err(err, errlen, "%s: field 'phase': missing", where);
+    if (r->torch.set && !r->torch.on)
+        return tb_err(err, errlen,
+                      "%s: the keys nproc_per_node, torch_device, python, train_script and "
+                      "train_timeout are for executor=pytorch only",
+                      where);
+    if (r->torch.on)
+        return torch_check(r, where, err, errlen);
     if (r->phase == TB_PHASE_SERVE)
         return serve_check(r, where, err, errlen);
     if (r->serve.endpoint[0] || r->serve.nconcurrency || r->serve.nrate)
@@ -364,8 +447,8 @@ int tb_run_spec_check(const struct tb_run_spec *r, const char *where, char *err,
                                               : "request_rate");
     if (strcmp(r->precision, "fp32") && strcmp(r->precision, "fp8"))
         return tb_err(err, errlen,
-                      "%s: field 'precision': %s is for a serving run; the engines run fp32 "
-                      "(bf16 on the GPU) or fp8",
+                      "%s: field 'precision': %s is for a serving run or executor=pytorch; the "
+                      "engines run fp32 (bf16 on the GPU) or fp8",
                       where, r->precision);
     if (!strcmp(r->precision, "fp8") && r->phase != TB_PHASE_PREFILL && r->phase != TB_PHASE_DECODE)
         return tb_err(err, errlen,
@@ -456,6 +539,11 @@ void tb_run_spec_id(const struct tb_run_spec *r, char *buf, size_t len)
     if (r->phase == TB_PHASE_DECODE)
         snprintf(buf, len, "%s%s/%s/b%d/in%d/out%d/%s", r->model, layers,
                  tb_phase_to_string(r->phase), r->batch, r->seq_in, r->seq_out, r->precision);
+    else if (r->torch.on) /* its processes, and the device when it is asked for */
+        snprintf(buf, len, "%s%s/%s/b%d/in%d/%s/np%d%s%s", r->model, layers,
+                 tb_phase_to_string(r->phase), r->batch, r->seq_in, r->precision,
+                 r->torch.nproc_per_node, strcmp(r->torch.device, TB_TORCH_DEVICE_AUTO) ? "/" : "",
+                 strcmp(r->torch.device, TB_TORCH_DEVICE_AUTO) ? r->torch.device : "");
     else
         snprintf(buf, len, "%s%s/%s/b%d/in%d/%s", r->model, layers, tb_phase_to_string(r->phase),
                  r->batch, r->seq_in, r->precision);

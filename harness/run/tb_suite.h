@@ -74,6 +74,21 @@ struct tb_serve_opts {
     double level_rate;
 };
 
+/* A training run through PyTorch (executor=pytorch: measure/exec_torch.c): the training
+ * script (workloads/train/llama_train.py, or one speaking its protocol) launched by
+ * torchrun, with an argv and no shell. */
+#define TB_TORCH_DEVICE_AUTO "auto"
+struct tb_torch_opts {
+    bool on;            /* executor=pytorch (or `run --executor pytorch`) */
+    int nproc_per_node; /* torchrun's processes (data parallel ranks; default 1) */
+    char device[8];     /* "auto" (xla with torch-neuronx, cuda, cpu), "cpu", "cuda",
+                           "xla" */
+    char python[256];   /* the interpreter, looked up on PATH (default "python3") */
+    char script[1024];  /* the training script; "": <datadir>/workloads/train/llama_train.py */
+    double timeout_s;   /* the whole launch, compilation included (default 3600) */
+    bool set;           /* one of these keys was given (only executor=pytorch takes them) */
+};
+
 struct tb_run_spec {
     char model[64]; /* catalogue name or path of a .model file */
     enum tb_phase phase;
@@ -93,6 +108,7 @@ struct tb_run_spec {
     bool precision_set;         /* precision given (a serving run's default: bf16 for an
                                    endpoint, fp32 for self) */
     struct tb_serve_opts serve; /* phase serve */
+    struct tb_torch_opts torch; /* executor=pytorch */
 };
 
 /* A modeled run: "predict key=value ..." in a suite, the columns of one scenario-table
@@ -128,7 +144,8 @@ void tb_model_run_id(char *buf, size_t len, const char *target, const char *mode
                      const char *steps, const char *resolution, const char *precision,
                      const char *instances);
 
-/* Defaults: batch 1, seq_out 32 (decode), reps 5, warmup 1, seed 1, precision fp32. */
+/* Defaults: batch 1, seq_out 32 (decode), reps 5, warmup 1, seed 1, precision fp32;
+ * for executor=pytorch 1 process, device auto, python3, a time limit of 3600 s. */
 void tb_run_spec_init(struct tb_run_spec *r);
 
 /* Apply one "key=value" word to r. where: "file: line N" or "command line" for the
@@ -141,10 +158,12 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
  * run's precision (bf16 for an endpoint) and its level (concurrency 1). */
 void tb_run_spec_defaults(struct tb_run_spec *r);
 /* Check the run is complete and consistent (model and phase given, seq_in > 0, fp8
- * only for prefill and decode, ...). */
+ * only for prefill and decode, executor=pytorch only for train with bf16 or fp32, a
+ * warm-up step and a batch that its processes share evenly, ...). */
 int tb_run_spec_check(const struct tb_run_spec *r, const char *where, char *err, size_t errlen);
 
-/* Stable id of a run: model[@Ln]/phase/b<B>/in<T>[/out<n>]/precision, or for denoise
+/* Stable id of a run: model[@Ln]/phase/b<B>/in<T>[/out<n>]/precision (executor=pytorch:
+ * then /np<K> and the torch device when it is not auto: .../bf16/np8/cuda), or for denoise
  * model/denoise/b<B>/r<resolution>/s<steps>/precision, or for a serving level
  * model[@Ln]/serve/c<C>|r<R>[c<cap>]/in<T>/out<n>/precision[/chat]@<server> (server: the
  * label, "self", or the endpoint's host:port). */

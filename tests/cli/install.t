@@ -54,9 +54,10 @@ n=$(count "$src" suites/*.suite)
 check "the suites: all $n" test "$(count "$root$data" suites/*.suite)" -eq "$n"
 n=$(count "$src" reports/*.gp)
 check "the chart scripts: all $n gnuplot scripts" test "$(count "$root$data" reports/*.gp)" -eq "$n"
-check "the validation rows, an assessment example, the PyTorch peer, a format README" \
+check "the validation rows, an assessment example, the PyTorch peer and training scripts, a format README" \
     sh -c 'for f in reports/validation/published.csv reports/examples/assess-mixed.csv \
-        workloads/peers/pytorch_llama.py pricing/README.md; do
+        workloads/peers/pytorch_llama.py workloads/train/llama_train.py \
+        workloads/train/torchrun_compat.py pricing/README.md; do
         cmp -s "$1/$f" "$2/$f" || exit 1; done' sh "$src" "$root$data"
 find "$root" -type f \( -name '*.c' -o -name '*.h' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cc' \
     -o -name '*.o' -o -name '*.d' \) >"$tmp/sources"

@@ -144,7 +144,7 @@ check "a foreign results.csv in --out exits 2 and is left alone" \
 # ---- the executor choice ----
 "$TB_BIN" run --model llama-tiny --phase prefill --seq-in 8 --executor gpu --out "$tmp/ex" 2>"$tmp/ex.err"
 check "an unknown --executor exits 2" \
-    sh -c "test $? -eq 2 && grep -q \"option '--executor': 'gpu' is not cpu, cuda or all\" '$tmp/ex.err'"
+    sh -c "test $? -eq 2 && grep -q \"option '--executor': 'gpu' is not cpu, cuda, pytorch or all\" '$tmp/ex.err'"
 "$TB_BIN" run --model llama-tiny --phase prefill --seq-in 8 --reps 1 --out "$tmp/ex" 2>"$tmp/ex.err"
 check "without a GPU the CPU runs and one line says why" \
     sh -c "test $? -eq 0 && grep -q 'GPU executor not used: disabled (TRNBENCH_CUDA=0)' '$tmp/ex.err'"
