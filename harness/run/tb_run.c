@@ -422,6 +422,19 @@ static int run_gpu_twin(const struct tb_plan *p, const struct tb_run_spec *spec,
 
 /* ---- measured runs ---- */
 
+int tb_plan_already(const char *results, const char *id, const char *tag, struct tb_run_counts *n)
+{
+    char err[1024];
+    int has = tb_results_has_run(results, id, err, sizeof err);
+    if (has < 0)
+        fprintf(stderr, "trnbench run: %s\n", err);
+    else if (has) {
+        fprintf(stderr, "trnbench run: [%s] %s: already in results, skipped\n", tag, id);
+        n->skipped++;
+    }
+    return has;
+}
+
 /* Run i of the plan on ex, its rows appended when it validated. Returns 0 (done,
  * already there, or not for this executor), 1 when the run failed, -1 on a write
  * error. */
@@ -453,16 +466,9 @@ static int run_one(struct tb_plan *p, const struct tb_executor *ex, const struct
         n->unsupported++;
         return 0;
     }
-    has = tb_results_has_run(c->results, id, err, sizeof err);
-    if (has < 0) {
-        fprintf(stderr, "trnbench run: %s\n", err);
-        return -1;
-    }
-    if (has) {
-        fprintf(stderr, "trnbench run: [%s] %s: already in results, skipped\n", tag, id);
-        n->skipped++;
-        return 0;
-    }
+    has = tb_plan_already(c->results, id, tag, n);
+    if (has != 0)
+        return has < 0 ? -1 : 0;
     fprintf(stderr, "trnbench run: [%s] %s (%d warm-up + %d timed) ...\n", tag, id, spec.warmup,
             spec.reps);
     t0 = tb_timer_now_ns();

@@ -98,6 +98,10 @@ void tb_plan_release(struct tb_plan *p);
 
 /* ---- inside the plan (tb_run.c, tb_run_serve.c) ---- */
 
+/* Whether run id is already in the results (the resume key): 1 (said on stderr with
+ * tag, n->skipped counted), 0 not, -1 a results file that cannot be read (said). */
+int tb_plan_already(const char *results, const char *id, const char *tag, struct tb_run_counts *n);
+
 /* Load the price catalogue and the performance model into p (have_model). Returns 0 or
  * -1 with a message. */
 int tb_plan_load_model(struct tb_plan *p, char *err, size_t errlen);

@@ -423,18 +423,11 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
         int has;
         size_t off = (size_t)snprintf(ids[k], sizeof ids[k], "%s", tb_executor_endpoint.id_prefix);
         tb_run_spec_id(&lv[k], ids[k] + off, sizeof ids[k] - off);
-        has = tb_results_has_run(p->results, ids[k], err, sizeof err);
-        if (has < 0) {
-            fprintf(stderr, "trnbench run: %s\n", err);
+        has = tb_plan_already(p->results, ids[k], tag, n);
+        if (has < 0)
             return -1;
-        }
-        if (has) {
-            fprintf(stderr, "trnbench run: [%s] %s: already in results, skipped\n", tag, ids[k]);
-            n->skipped++;
-            done[k] = true;
-        } else {
-            pending++;
-        }
+        done[k] = has;
+        pending += !has;
     }
     if (!pending)
         return 0;

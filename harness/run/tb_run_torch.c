@@ -108,16 +108,9 @@ int tb_plan_torch(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
         n->unsupported++;
         return 0;
     }
-    has = tb_results_has_run(p->results, id, err, sizeof err);
-    if (has < 0) {
-        fprintf(stderr, "trnbench run: %s\n", err);
-        return -1;
-    }
-    if (has) {
-        fprintf(stderr, "trnbench run: [%s] %s: already in results, skipped\n", tag, id);
-        n->skipped++;
-        return 0;
-    }
+    has = tb_plan_already(p->results, id, tag, n);
+    if (has != 0)
+        return has < 0 ? -1 : 0;
     fprintf(stderr,
             "trnbench run: [%s] %s (PyTorch, %d process%s, device %s: %d warm-up + %d timed "
             "steps) ...\n",

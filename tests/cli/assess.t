@@ -10,19 +10,7 @@ tmp="$TB_BUILDDIR/tests/tmp/cli_assess"
 rm -rf "$tmp" && mkdir -p "$tmp"
 ex="$TB_SRCDIR/reports/examples"
 
-# cell NAME of the first row whose workload and candidate match, CSV-aware
-cell() { # cell FILE WORKLOAD CANDIDATE NAME
-    perl -e '
-        sub row { my @o; my $s = shift; chomp $s;
-            while (length $s) { if ($s =~ s/^"((?:[^"]|"")*)"(,|$)//) { (my $x = $1) =~ s/""/"/g; push @o, $x }
-                                elsif ($s =~ s/^([^,]*)(,|$)//) { push @o, $1 } else { last } }
-            return @o }
-        my ($file, $w, $c, $name) = @ARGV; open my $f, "<", $file or die;
-        my @h = row(scalar <$f>); my %c; @c{@h} = 0 .. $#h;
-        while (<$f>) { my @r = row($_);
-            if ($r[$c{workload}] eq $w && $r[$c{candidate}] eq $c) { print $r[$c{$name}], "\n"; exit 0 } }
-        exit 1' "$@"
-}
+cell() { csv_cell "$1" "$4" workload="$2" candidate="$3"; } # cell FILE WORKLOAD CANDIDATE NAME
 
 echo "1..20"
 "$TB_BIN" assess "$ex/assess-chat.csv" --out "$tmp/chat" >/dev/null 2>"$tmp/chat.err"

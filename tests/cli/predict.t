@@ -10,18 +10,7 @@ tmp="$TB_BUILDDIR/tests/tmp/cli_predict"
 rm -rf "$tmp" && mkdir -p "$tmp"
 sc="$TB_SRCDIR/tests/data/scenarios.csv"
 
-# column NAME of the row whose id is ID, through a CSV-aware reader
-field() { # field FILE ID NAME
-    perl -e '
-        sub row { my @o; my $s = shift; chomp $s;
-            while (length $s) { if ($s =~ s/^"((?:[^"]|"")*)"(,|$)//) { (my $x = $1) =~ s/""/"/g; push @o, $x }
-                                elsif ($s =~ s/^([^,]*)(,|$)//) { push @o, $1 } else { last } }
-            return @o }
-        my ($file, $id, $name) = @ARGV; open my $f, "<", $file or die;
-        my @h = row(scalar <$f>); my %c; @c{@h} = 0 .. $#h;
-        while (<$f>) { my @r = row($_); if ($r[$c{id}] eq $id) { print $r[$c{$name}], "\n"; exit 0 } }
-        exit 1' "$@"
-}
+field() { csv_cell "$1" "$3" id="$2"; } # field FILE ID NAME
 
 echo "1..20"
 "$TB_BIN" predict --scenarios "$sc" >"$tmp/out.csv" 2>"$tmp/err"

@@ -40,18 +40,7 @@ exec "$TB_BIN_ABS" serve --model "$model" --served-model-name "$model" --port "$
 SH
 chmod +x "$tmp/bin/vllm"
 
-# column NAME of the first row of FILE whose metric is METRIC
-field() { # field FILE METRIC NAME
-    perl -e '
-        sub row { my @o; my $s = shift; chomp $s;
-            while (length $s) { if ($s =~ s/^"((?:[^"]|"")*)"(,|$)//) { (my $x = $1) =~ s/""/"/g; push @o, $x }
-                                elsif ($s =~ s/^([^,]*)(,|$)//) { push @o, $1 } else { last } }
-            return @o }
-        my ($file, $m, $name) = @ARGV; open my $f, "<", $file or die;
-        my @h = row(scalar <$f>); my %c; @c{@h} = 0 .. $#h;
-        while (<$f>) { my @r = row($_); if ($r[$c{metric}] eq $m) { print $r[$c{$name}], "\n"; exit 0 } }
-        exit 1' "$@"
-}
+field() { csv_cell "$1" "$3" metric="$2"; } # field FILE METRIC NAME
 
 recipe() { # recipe OUT [ARGS...]
     out=$1

@@ -15,3 +15,20 @@ check() {
     shift
     if "$@"; then echo "ok $tap_n - $tap_d"; else echo "not ok $tap_n - $tap_d"; fi
 }
+
+# csv_cell FILE NAME KEY=VALUE...: column NAME of FILE's first row whose every KEY column
+# equals VALUE (a CSV-aware reader: RFC 4180 quotes, for fields that hold commas);
+# exit 1 when no row matches
+csv_cell() {
+    perl -e '
+        sub row { my @o; my $s = shift; chomp $s;
+            while (length $s) { if ($s =~ s/^"((?:[^"]|"")*)"(,|$)//) { (my $x = $1) =~ s/""/"/g; push @o, $x }
+                                elsif ($s =~ s/^([^,]*)(,|$)//) { push @o, $1 } else { last } }
+            return @o }
+        my ($file, $name, @want) = @ARGV; open my $f, "<", $file or die;
+        my @h = row(scalar <$f>); my %c; @c{@h} = 0 .. $#h;
+        ROW: while (<$f>) { my @r = row($_);
+            for (@want) { my ($k, $v) = split /=/, $_, 2; next ROW unless defined $c{$k} && $r[$c{$k}] eq $v }
+            print $r[$c{$name}], "\n"; exit 0 }
+        exit 1' "$@"
+}

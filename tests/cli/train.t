@@ -30,18 +30,7 @@ for p in python3 /usr/bin/python3; do
     fi
 done
 
-# column NAME of the first row of FILE whose metric is METRIC, through a CSV-aware reader
-field() { # field FILE METRIC NAME
-    perl -e '
-        sub row { my @o; my $s = shift; chomp $s;
-            while (length $s) { if ($s =~ s/^"((?:[^"]|"")*)"(,|$)//) { (my $x = $1) =~ s/""/"/g; push @o, $x }
-                                elsif ($s =~ s/^([^,]*)(,|$)//) { push @o, $1 } else { last } }
-            return @o }
-        my ($file, $m, $name) = @ARGV; open my $f, "<", $file or die;
-        my @h = row(scalar <$f>); my %c; @c{@h} = 0 .. $#h;
-        while (<$f>) { my @r = row($_); if ($r[$c{metric}] eq $m) { print $r[$c{$name}], "\n"; exit 0 } }
-        exit 1' "$@"
-}
+field() { csv_cell "$1" "$3" metric="$2"; } # field FILE METRIC NAME
 has() { grep -qF -- "$2" "$1"; }
 metrics() { # the metrics of FILE's rows, one line, in order
     perl -e '
