@@ -48,6 +48,19 @@ bool tb_neuron_tools_find(char *buf, size_t len)
     return tb_neuron_tool_find("neuron-ls", buf, len);
 }
 
+int tb_neuron_logical_per_device(const struct tb_platform *p, int *lnc)
+{
+    const char *env = getenv("NEURON_LOGICAL_NC_CONFIG");
+    int l = strstr(p->neuron_name, "Trainium2") || strstr(p->neuron_name, "Trainium3") ? 2 : 1;
+    if (env && (!strcmp(env, "1") || !strcmp(env, "2")))
+        l = env[0] - '0';
+    if (lnc)
+        *lnc = l;
+    if (p->neuron_devices <= 0 || p->neuron_cores <= 0)
+        return 0;
+    return p->neuron_cores / p->neuron_devices / l;
+}
+
 bool tb_neuron_stand_in_allowed(void)
 {
     const char *test = getenv("TRNBENCH_TEST");

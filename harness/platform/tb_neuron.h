@@ -112,6 +112,14 @@ bool tb_neuron_tools_find(char *buf, size_t len);
 /* Whether a stand-in's output may be used: TRNBENCH_TEST=1 (trnbench's own tests). */
 bool tb_neuron_stand_in_allowed(void);
 
+/* The logical NeuronCores a device of p offers a process (one tensor-parallel rank or
+ * one torch-xla process each): its physical cores (sysfs core_count) divided by the
+ * logical NeuronCore configuration, NEURON_LOGICAL_NC_CONFIG when set to 1 or 2, else
+ * the SDK's default, 2 on Trainium2 and Trainium3 and 1 before them. *lnc gets the
+ * configuration. 0 when p has no Neuron device or no core count. */
+struct tb_platform;
+int tb_neuron_logical_per_device(const struct tb_platform *p, int *lnc);
+
 /* Why n Neuron devices described as `what` ("16 Trainium2 devices (128 NeuronCores)")
  * go unused by this run, with what to do, into buf: no SDK found (neither neuron-ls nor
  * sdk, the SDK's provenance line of tb_neuron_sdk_describe, "" or NULL when none: and

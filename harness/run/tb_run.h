@@ -23,6 +23,7 @@
 #include "tb_darch.h"
 #include "tb_gpu.h"
 #include "tb_model.h"
+#include "tb_neuron_monitor.h"
 #include "tb_platform.h"
 #include "tb_pricing.h"
 #include "tb_record.h"
@@ -97,6 +98,14 @@ int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_
 void tb_plan_release(struct tb_plan *p);
 
 /* ---- inside the plan (tb_run.c, tb_run_serve.c) ---- */
+
+/* neuron-monitor beside a run on this machine's Neuron devices (a serving level, a
+ * PyTorch run on xla); NULL (said why on stderr) when it cannot run. */
+tb_neuron_monitor_t tb_plan_monitor_start(const struct tb_plan *p);
+/* Stop m (NULL: nothing) and turn its summary into at most cap rows of x (x NULL: none):
+ * NeuronCore utilisation (the mean, the maximum in the notes), device memory, the
+ * devices' power as a percentage of their maximum (never watts). Returns how many. */
+int tb_plan_monitor_stop(tb_neuron_monitor_t m, struct tb_record_extra *x, int cap);
 
 /* Whether run id is already in the results (the resume key): 1 (said on stderr with
  * tag, n->skipped counted), 0 not, -1 a results file that cannot be read (said). */

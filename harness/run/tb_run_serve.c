@@ -11,7 +11,7 @@
 
 #include "tb_executor.h"
 #include "tb_loadgen.h"
-#include "tb_neuron_monitor.h"
+#include "tb_neuron.h"
 #include "tb_recipe.h"
 #include "tb_results.h"
 #include "tb_scenario.h"
@@ -141,9 +141,7 @@ static int rm_tree(const char *path, char *err, size_t errlen)
 static int recipe_chips(const struct tb_platform *pl, int tp, char *note, size_t len)
 {
     if (pl->neuron_devices > 0 && pl->neuron_cores > 0) {
-        int lnc =
-            strstr(pl->neuron_name, "Trainium2") || strstr(pl->neuron_name, "Trainium3") ? 2 : 1;
-        int per = pl->neuron_cores / pl->neuron_devices / lnc;
+        int lnc, per = tb_neuron_logical_per_device(pl, &lnc);
         int chips = per > 0 ? (tp + per - 1) / per : 0;
         snprintf(note, len, "tp=%d logical NeuronCores at LNC=%d, %d a %s device: %d of %d devices",
                  tp, lnc, per, pl->neuron_name[0] ? pl->neuron_name : "Neuron", chips,
@@ -290,9 +288,7 @@ static void stop_server(struct served *s)
     s->argv_owned = NULL;
 }
 
-/* neuron-monitor beside a level on a Neuron machine; NULL (said why) when it cannot
- * run. */
-static tb_neuron_monitor_t monitor_start(const struct tb_plan *p)
+tb_neuron_monitor_t tb_plan_monitor_start(const struct tb_plan *p)
 {
     struct tb_neuron_monitor_opts o = {.period_s = 1, .root = p->plat.root};
     tb_neuron_monitor_t m = NULL;
@@ -304,10 +300,7 @@ static tb_neuron_monitor_t monitor_start(const struct tb_plan *p)
     return m;
 }
 
-/* Stop m and turn its summary into at most cap rows of x: NeuronCore utilisation (the
- * mean, the maximum in the notes), device memory, the devices' power as a percentage of
- * their maximum. Returns how many. */
-static int monitor_stop(tb_neuron_monitor_t m, struct tb_record_extra *x, int cap)
+int tb_plan_monitor_stop(tb_neuron_monitor_t m, struct tb_record_extra *x, int cap)
 {
     struct tb_neuron_monitor_summary s;
     char err[512], line[700];
@@ -529,12 +522,12 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
             continue;
         fprintf(stderr, "trnbench run: [%s] %s ...\n", tag, ids[k]);
         if (neuron)
-            mon = monitor_start(p);
+            mon = tb_plan_monitor_start(p);
         t0 = tb_timer_now_ns();
         if (tb_measure(&ex, &w, &r, err, sizeof err) != 0 || !r.valid) {
             fprintf(stderr, "trnbench run: %s: %s; nothing recorded\n", ids[k],
                     r.valid ? err : r.note);
-            monitor_stop(mon, NULL, 0);
+            tb_plan_monitor_stop(mon, NULL, 0);
             tb_exec_result_release(&r);
             n->failed++;
             continue;
@@ -542,7 +535,7 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
         for (int e = 0; e < starts; e++)
             extra[nextra++] = srv.starts[e];
         if (neuron)
-            nextra += monitor_stop(mon, extra + nextra, 3);
+            nextra += tb_plan_monitor_stop(mon, extra + nextra, 3);
         if (tb_record_serve(&ctx, &lv[k], a, &r, ids[k], extra, nextra, summary, sizeof summary,
                             err, sizeof err) != 0 ||
             (twin = level_twin(p, &lv[k], a, ctx.target, err, sizeof err)) < 0) {

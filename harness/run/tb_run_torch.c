@@ -11,6 +11,7 @@
 #include "tb_run.h"
 
 #include "tb_executor.h"
+#include "tb_neuron.h"
 #include "tb_results.h"
 #include "tb_stats.h"
 #include "tb_timer.h"
@@ -61,9 +62,10 @@ static const struct tb_chip *torch_chip(struct tb_plan *p, const struct tb_train
         if (strcasecmp(c->name, p->plat.neuron_name))
             continue;
         {
-            int per_chip = p->plat.neuron_devices > 0 && p->plat.neuron_cores > 0
-                               ? p->plat.neuron_cores / p->plat.neuron_devices
-                               : (int)c->cores;
+            /* one process per logical NeuronCore (LNC=2 on Trainium2: 4 a chip) */
+            int per_chip = tb_neuron_logical_per_device(&p->plat, NULL);
+            if (per_chip <= 0)
+                per_chip = (int)c->cores;
             *share = per_chip > 0 ? (double)t->world_size / per_chip : t->world_size;
         }
         return c;
@@ -97,7 +99,9 @@ int tb_plan_torch(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
     char id[320], err[2048], summary[512], note[800], compiler[160], cflags[256], source[1100];
     char chips[24], why[512], fell_text[160];
     double share, before, after;
-    int has, nx = 0, fell, rc = 1;
+    struct tb_record_extra mx[3];
+    tb_neuron_monitor_t mon = NULL;
+    int has, nx = 0, fell, rc = 1, rc_measure, nmon;
     uint64_t t0;
 
     spec.torch.on = true;
@@ -116,8 +120,14 @@ int tb_plan_torch(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
             "steps) ...\n",
             tag, id, spec.torch.nproc_per_node, spec.torch.nproc_per_node == 1 ? "" : "es",
             spec.torch.device, spec.warmup, spec.reps);
+    /* on a Neuron machine neuron-monitor runs beside the script unless it trains on the
+     * CPU; its figures are kept only when the script ran on xla */
+    if (p->plat.neuron_devices > 0 && strcmp(spec.torch.device, "cpu") != 0)
+        mon = tb_plan_monitor_start(p);
     t0 = tb_timer_now_ns();
-    if (tb_measure(&ex, &w, &r, err, sizeof err) != 0) {
+    rc_measure = tb_measure(&ex, &w, &r, err, sizeof err);
+    nmon = tb_plan_monitor_stop(mon, mx, 3);
+    if (rc_measure != 0) {
         if (r.unavailable && p->which != TB_RUN_PYTORCH) {
             /* a suite's executor=pytorch line where there is no torch or device: skipped */
             fprintf(stderr, "trnbench run: [%s] %s: not run by PyTorch: %s\n", tag, id, err);
@@ -237,6 +247,8 @@ int tb_plan_torch(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
                  "activations, besides the CUDA context and torch's cache");
         nx++;
     }
+    for (int k = 0; k < nmon && !strcmp(t->device, "xla") && nx < TB_RECORD_MAX_EXTRA; k++)
+        x[nx++] = mx[k];
     fell = tb_train_loss_fell(t, &before, &after);
     if (fell == 1)
         snprintf(fell_text, sizeof fell_text,

@@ -107,7 +107,7 @@ fake() { # fake MODE OUT [ARGS...]: a run of llama-tiny through the stand-in
         --train-timeout 3 --out "$out" "$@" 2>"$out.err"
 }
 
-echo "1..61"
+echo "1..62"
 
 # ---- usage ----
 "$TB_BIN" run --executor pytorch --model llama-tiny --phase prefill --seq-in 16 \
@@ -167,21 +167,29 @@ check "  device_mem_gib: torch's peak (12.5)" test "$(field "$r" device_mem_gib 
 check "  cflags: bf16 autocast over nccl" \
     test "$(field "$r" loss cflags)" = "eager, bf16 autocast, fp32 master weights, torchrun nproc_per_node=2, data parallel: DistributedDataParallel over nccl"
 
-# ---- NeuronCores of a simulated trn2.48xlarge: 8 a chip ----
-TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$trn2" fake xla "$tmp/trn2" --precision bf16 --batch 4 \
-    --nproc-per-node 4 --torch-device xla
+# ---- NeuronCores of a simulated trn2.48xlarge: 4 logical ones a chip (LNC=2) ----
+# a stand-in neuron-monitor prints the documentation's reports beside the run
+mkdir -p "$tmp/monbin"
+mon=$(cd "$TB_SRCDIR/tests/data/neuron" && pwd)/monitor-trn2.jsonl
+printf '#!/bin/sh\ncat "%s"\nexec sleep 30\n' "$mon" >"$tmp/monbin/neuron-monitor"
+chmod +x "$tmp/monbin/neuron-monitor"
+PATH="$tmp/monbin:$PATH" TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$trn2" fake xla "$tmp/trn2" \
+    --precision bf16 --batch 4 --nproc-per-node 4 --torch-device xla
 check "a stand-in run on 4 NeuronCores of a trn2.48xlarge: exit 0" test $? -eq 0
 r="$tmp/trn2/results.csv"
-check "  target trn2.48xlarge, device Trainium2, chips_used 1 (4 of its 8 cores)" \
+check "  target trn2.48xlarge, device Trainium2, chips_used 1 (its 4 logical cores at LNC=2)" \
     test "$(field "$r" mfu target)/$(field "$r" mfu device)/$(field "$r" mfu chips_used)" = "trn2.48xlarge/Trainium2 x1 (4 NeuronCores, torch-xla)/1"
 mfu=$(field "$r" mfu value)
 want=$(python3 -c "
 import sys; sys.path.insert(0, '$TB_SRCDIR/workloads/peers'); import pytorch_llama as pl
-print(pl.flops(pl.find_model('llama-tiny'), 'train', 4, 16, 1) / 0.1 / (0.5 * 667e12))")
-check "  mfu against half a Trainium2's 667 TFLOP/s ($mfu)" close_to "$mfu" "$want" 1e-5
+print(pl.flops(pl.find_model('llama-tiny'), 'train', 4, 16, 1) / 0.1 / (1.0 * 667e12))")
+check "  mfu against a whole Trainium2's 667 TFLOP/s ($mfu)" close_to "$mfu" "$want" 1e-5
 check "  compile_s notes: torch-xla's own CompileTime" has "$r" "torch-xla's CompileTime: 2 graphs, 30 s"
 check "  blas: the torch-xla stack" test "$(field "$r" loss blas)" = "torch-xla 2.1.5, torch-neuronx -, neuronx-cc -"
 check "  run id names the device asked" test "$(field "$r" loss run_id)" = "pytorch:llama-tiny/train/b4/in16/bf16/np4/xla"
+check "  neuron-monitor's NeuronCore utilisation beside it, a percentage (360/7)" \
+    perl -e 'exit !(abs($ARGV[0] - 360/7) < 1e-3 && $ARGV[1] eq "%")' \
+    "$(field "$r" neuroncore_utilization_pct value)" "$(field "$r" neuroncore_utilization_pct unit)"
 
 # ---- bad output: the run fails, results.csv stays as it was ----
 "$TB_BIN" run --executor cpu --model llama-tiny --phase prefill --seq-in 8 --reps 1 --warmup 0 \
