@@ -307,7 +307,7 @@ static int rank_costs(struct tb_costs *cs, char *err, size_t errlen)
     }
     for (size_t i = 0; i < cs->ncosts; i++) {
         struct tb_cost *c = &cs->costs[i];
-        /* the baseline's cost of the same configuration, at its on-demand price */
+        /* the baseline's cost of the same configuration, at its price (like for like) */
         for (size_t k = 0; k < cs->ncosts && cs->btp.c.have; k++) {
             const struct tb_cost *b = &cs->costs[k];
             if (strcmp(tb_result_field(b->row, "target"), cs->o.baseline) ||
@@ -447,7 +447,6 @@ int tb_costs_build(struct tb_costs *cs, const struct tb_results *res,
     if (tb_pricing_host_price(pricing, o->instance, o->region, o->purchase, o->usd_per_hour,
                               &cs->host, err, errlen) != 0)
         goto fail;
-    /* the baseline, priced on-demand in the same region */
     base_in = tb_pricing_instance(pricing, o->baseline);
     if (!base_in) {
         tb_err(err, errlen, "baseline: unknown instance type '%s' (not in %s)", o->baseline,
@@ -459,9 +458,31 @@ int tb_costs_build(struct tb_costs *cs, const struct tb_results *res,
     cs->btp.target = o->baseline;
     cs->btp.chips = base_in->accel_count;
     cs->btp.chip_word = chip_word(cs, base_in);
-    if (tb_pricing_target_price(pricing, o->baseline, o->region, "on-demand", &cs->btp.c, err,
-                                errlen) != 0)
-        goto fail;
+    /* like for like: the baseline under the same purchase model and region as every
+     * candidate; where it has no such price, its on-demand price there, said so */
+    {
+        const char *want = o->purchase ? o->purchase : "on-demand";
+        const char *region = o->region ? o->region : "us-east-1";
+        if (tb_pricing_target_price(pricing, o->baseline, o->region, want, &cs->btp.c, err,
+                                    errlen) != 0)
+            goto fail;
+        snprintf(cs->basis, sizeof cs->basis, "%s %s in %s", o->baseline, want, region);
+        if (!cs->btp.c.have && strcmp(want, "on-demand") != 0) {
+            struct tb_price_choice od;
+            if (tb_pricing_target_price(pricing, o->baseline, o->region, "on-demand", &od, err,
+                                        errlen) != 0)
+                goto fail;
+            if (od.have) {
+                cs->btp.c = od;
+                cs->like_for_like = false;
+                snprintf(cs->basis, sizeof cs->basis,
+                         "%s on-demand in %s (it has no %s price there: not like for like)",
+                         o->baseline, region, want);
+            }
+        } else {
+            cs->like_for_like = true;
+        }
+    }
     price_age(cs, &cs->btp);
     if (build_costs(cs, err, errlen) != 0)
         goto fail;

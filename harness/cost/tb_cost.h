@@ -12,7 +12,8 @@
  * usd_per_mtok_out, images_per_s -> usd_per_kimage, ...) at its target's price, and
  * ranks the targets per workload (the same model, phase, shape and precision at any
  * batch or instance count): the cheapest, the baseline's cost of the same configuration
- * (priced on-demand) and price-performance against it, and the cheapest within TTFT/TPOT
+ * (priced like the candidates: the same purchase model and region) and price-performance
+ * against it, and the cheapest within TTFT/TPOT
  * limits. A missing price is a reason, never a guess. The report only reads the table;
  * cost.csv is written from it here (tb_costs_write_csv).
  *
@@ -81,7 +82,7 @@ struct tb_cost_opts {
     const char *purchase;      /* NULL: on-demand */
     double usd_per_hour;       /* the host's price as the user gives it; NAN: none */
     const char *baseline;      /* price-performance baseline instance type (not NULL),
-                                  priced on-demand in region */
+                                  priced as the candidates (purchase, region) */
     double max_price_age_days; /* older prices are flagged */
     double ttft_limit_ms;      /* latency limits of the serving ranking (<= 0: none) */
     double tpot_limit_ms;
@@ -114,7 +115,7 @@ struct tb_cost {
                                     instance); 0 unknown */
     double per_chip;             /* throughput per chip; NAN when chips is unknown */
     double ttft, tpot, per_user; /* the run's latency rows (serving); NAN when absent */
-    double base_usd;             /* the baseline's on-demand cost for the same configuration */
+    double base_usd;             /* the baseline's cost for the same configuration (btp) */
     double perf;                 /* price-performance: base_usd / usd */
     bool sweep_point;            /* a serving batch beside the same target's "max" run */
     bool host_cpu;               /* the host CPU's row on an instance with accelerators
@@ -126,7 +127,7 @@ struct tb_cost_rank {
     const char *workload;          /* borrowed from a cost */
     const char *metric;            /* static */
     const struct tb_cost *best;    /* cheapest priced row, or NULL */
-    const struct tb_cost *base;    /* cheapest baseline row (on-demand), or NULL */
+    const struct tb_cost *base;    /* cheapest baseline row (at btp), or NULL */
     double base_usd;               /* its cost; NAN without one */
     const struct tb_cost *best_ok; /* the same within the latency limits (serving) */
     const struct tb_cost *base_ok;
@@ -141,7 +142,12 @@ struct tb_costs {
     struct tb_price_choice host;      /* the host's price */
     struct tb_cost_price *tp;         /* owned: ntp distinct targets, in order of first use */
     size_t ntp;
-    struct tb_cost_price btp; /* the baseline's on-demand price (its ref the last footnote) */
+    struct tb_cost_price btp; /* the baseline's price (its ref the last footnote): the
+                                 chosen purchase model and region, like every candidate's,
+                                 else its on-demand price there (like_for_like false) */
+    bool like_for_like;       /* the baseline priced as the candidates are */
+    char basis[200];          /* "p5.48xlarge capacity-block in us-east-2", or the fallback
+                                 said: what the savings and price-performance compare to */
     struct tb_cost *costs;    /* owned: ncosts, one per throughput row, in results order */
     size_t ncosts;
     size_t npriced;             /* costs with a price */

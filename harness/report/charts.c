@@ -404,12 +404,12 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
         n++;
     }
     if (n > 0) {
-        snprintf(title, sizeof title, "Price-performance against %s on-demand (higher is better)",
-                 R->cs.o.baseline);
+        snprintf(title, sizeof title, "Price-performance against %s %s (higher is better)",
+                 R->cs.o.baseline, R->cs.btp.c.purchase);
         snprintf(caption, sizeof caption,
-                 "Price-performance: the baseline's cost (%s, on-demand, its cheapest "
-                 "configuration) over each target's cheapest, per workload; 2x = half the cost",
-                 R->cs.o.baseline);
+                 "Price-performance: the baseline's cost (%s, its cheapest configuration) over "
+                 "each target's cheapest, per workload; 2x = half the cost",
+                 R->cs.basis);
         if (draw(R, "priceperf", "priceperf", caption, bars, n, title, png_ok, err, errlen) < 0)
             goto out;
     } else {

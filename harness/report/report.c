@@ -223,7 +223,7 @@ static void write_summary(struct tb_doc *d, const struct report *R)
     char lim[160], bh[200];
     size_t nserve = 0;
     tb_doc_h(d, 2, "Summary");
-    snprintf(bh, sizeof bh, "%s on-demand", R->cs.o.baseline);
+    snprintf(bh, sizeof bh, "%s", R->cs.basis);
     if (R->cs.nranks == 0) {
         tb_doc_p(d, "note", "No throughput rows: nothing to rank.");
         return;
@@ -589,9 +589,9 @@ static void write_cost(struct tb_doc *d, const struct report *R)
              "divides it by the chips it used (instances x chips per instance, or "
              "chips_used; a trn2.48xlarge has 16 Trainium2 chips, a p5.48xlarge 8 H100s). "
              "Price-perf is "
-             "the baseline's cost (%s, on-demand) of the same configuration over this cost. "
+             "the baseline's cost (%s) of the same configuration over this cost. "
              "The Price column points to the price used, listed under the table.",
-             R->cs.o.baseline);
+             R->cs.basis);
     if (R->cs.ncosts == 0) {
         tb_doc_p(d, "note",
                  "No throughput rows (*_tokens_per_s, images_per_s) in the results: "
@@ -844,13 +844,13 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
     tb_doc_p(&d, "lead",
              "Throughput and cost per million tokens from %zu result rows "
              "(%zu measured, %zu of them imported, %zu modeled, %zu published); %zu of %zu "
-             "throughput rows priced at %s %s prices; baseline %s on-demand. Every number says "
+             "throughput rows priced at %s %s prices; baseline %s. Every number says "
              "where it comes from: measured here, measured by a team with its own tool and "
              "imported, modeled by the performance model, or published.",
              R->res.nrows, R->res.nprov[TB_PROV_MEASURED], tb_report_count(R, TB_REPORT_IMPORTED),
              R->res.nprov[TB_PROV_MODELED], R->res.nprov[TB_PROV_PUBLISHED], R->cs.npriced,
              R->cs.ncosts, R->o->region ? R->o->region : "us-east-1",
-             R->o->purchase ? R->o->purchase : "on-demand", R->cs.o.baseline);
+             R->o->purchase ? R->o->purchase : "on-demand", R->cs.basis);
     write_summary(&d, R);
     write_host_cpu(&d, R);
     write_charts(&d, R);

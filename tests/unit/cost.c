@@ -82,6 +82,85 @@ static void test_stage(void)
     free(pdir);
 }
 
+/* Like for like: the baseline priced under the purchase model and region of the
+ * candidates, else its on-demand price there, said so. The model's rows of one 70B
+ * serving configuration on a trn2.48xlarge (3000 tokens/s) and a p5.48xlarge (2000). */
+static void test_like_for_like(void)
+{
+    struct tb_result_row rows[2];
+    struct tb_results res;
+    struct tb_pricing pr;
+    struct tb_costs cs;
+    struct tb_cost_opts o;
+    const struct tb_cost *t, *b;
+    char err[1024] = "";
+    char *path = test_tmp_path("cost_lfl.csv"), *pdir = test_src_path("pricing");
+    const char *files[1] = {path};
+    double base, cand;
+
+    remove(path);
+    memset(rows, 0, sizeof rows);
+    rows[0].col[TB_COL_RUN_ID] = "model:trn2.48xlarge/llama-3.1-70b/serve/b8/in2048/out512/bf16";
+    rows[0].col[TB_COL_PROVENANCE] = "modeled";
+    rows[0].col[TB_COL_TARGET] = "trn2.48xlarge";
+    rows[0].col[TB_COL_INSTANCES] = "1";
+    rows[0].col[TB_COL_EXECUTOR] = "model";
+    rows[0].col[TB_COL_MODEL] = "llama-3.1-70b";
+    rows[0].col[TB_COL_PHASE] = "serve";
+    rows[0].col[TB_COL_PRECISION] = "bf16";
+    rows[0].col[TB_COL_BATCH] = "8";
+    rows[0].col[TB_COL_SEQ_IN] = "2048";
+    rows[0].col[TB_COL_SEQ_OUT] = "512";
+    rows[0].col[TB_COL_METRIC] = "output_tokens_per_s";
+    rows[0].col[TB_COL_VALUE] = "3000";
+    rows[0].col[TB_COL_UNIT] = "tokens/s";
+    rows[1] = rows[0];
+    rows[1].col[TB_COL_RUN_ID] = "model:p5.48xlarge/llama-3.1-70b/serve/b8/in2048/out512/bf16";
+    rows[1].col[TB_COL_TARGET] = "p5.48xlarge";
+    rows[1].col[TB_COL_VALUE] = "2000";
+    if (tb_results_append(path, rows, 2, err, sizeof err) != 0 ||
+        tb_results_load(&res, files, 1, err, sizeof err) != 0 ||
+        tb_pricing_load(&pr, pdir, err, sizeof err) != 0)
+        bail("%s", err);
+    memset(&o, 0, sizeof o);
+    o.usd_per_hour = NAN;
+    o.baseline = "p5.48xlarge";
+    o.max_price_age_days = 180;
+    o.now = "2026-11-24T00:00:00Z";
+    o.region = "us-east-2";
+    o.purchase = "capacity-block";
+    IS_INT(0, tb_costs_build(&cs, &res, &pr, &o, err, sizeof err), "capacity-block: priced %s",
+           err);
+    OK(cs.like_for_like, "capacity-block in us-east-2: the baseline priced as the candidates");
+    IS_STRING("capacity-block", cs.btp.c.purchase, "the baseline's capacity-block price");
+    IS_STRING("us-east-2", cs.btp.c.region, "in us-east-2");
+    IS_STRING("p5.48xlarge capacity-block in us-east-2", cs.basis, "the basis said");
+    t = find(&cs, "trn2.48xlarge", "usd_per_mtok_out");
+    b = find(&cs, "p5.48xlarge", "usd_per_mtok_out");
+    base = cs.btp.c.usd_per_hour / (2000.0 * 3600) * 1e6;
+    cand = t ? t->price->c.usd_per_hour / (3000.0 * 3600) * 1e6 : NAN;
+    IS_STRING("capacity-block", t ? t->price->c.purchase : "", "the candidate's too");
+    IS_DOUBLE(base, t ? t->base_usd : NAN, 1e-9, "trn2's baseline cost: p5 at capacity-block");
+    IS_DOUBLE(base / cand, t ? t->perf : NAN, 1e-9, "price-performance like for like (%.3fx)",
+              base / cand);
+    IS_DOUBLE(base, b ? b->usd : NAN, 1e-9, "the p5 row's own cost is the baseline cost");
+    tb_costs_release(&cs);
+
+    /* reserved-3y in us-east-2: the p5 has none there; its on-demand price, said so */
+    o.purchase = "reserved-3y";
+    IS_INT(0, tb_costs_build(&cs, &res, &pr, &o, err, sizeof err), "reserved-3y: priced %s", err);
+    OK(!cs.like_for_like, "no reserved-3y price for the baseline: not like for like");
+    IS_STRING("on-demand", cs.btp.c.purchase, "its on-demand price instead");
+    IS_STRING("p5.48xlarge on-demand in us-east-2 (it has no reserved-3y price there: not like "
+              "for like)",
+              cs.basis, "and the basis says so");
+    tb_costs_release(&cs);
+    tb_pricing_release(&pr);
+    tb_results_release(&res);
+    free(path);
+    free(pdir);
+}
+
 int main(void)
 {
     long d = 0;
@@ -139,5 +218,6 @@ int main(void)
     OK(isnan(tb_cost_price_perf(NAN, 2.0)), "no baseline: no ratio");
 
     test_stage();
+    test_like_for_like();
     return 0;
 }
