@@ -124,7 +124,7 @@ static int check_catalogue(const char *model, const char *target, long chips, co
     if (target) {
         const struct tb_instance *in = tb_pricing_instance(&pr, target);
         if (!in) {
-            rc = bad("--target: '%s' is not an instance type in %s", target, pr.instances_csv.path);
+            rc = bad("--target: '%s' is not an instance type in %s", target, pr.instances_name);
         } else if (chips > in->accel_count) {
             rc = bad("--chips: %ld, more than the %ld chips of a %s", chips, in->accel_count,
                      target);

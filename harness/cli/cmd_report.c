@@ -20,6 +20,7 @@ static void usage(FILE *f)
           "                       [--usd-per-hour X] [--baseline TYPE] [--max-price-age DAYS]\n"
           "                       [--ttft-ms X] [--tpot-ms X] [--train-tokens N]\n"
           "                       [--assess FILE] [--prices DIR] RESULTS.csv...\n"
+          "       trnbench report --check [the same options]\n"
           "\n"
           "Read one or more results files, price every throughput row and write report.md,\n"
           "report.html (self-contained), cost.csv and the charts (SVG, and PNG where gnuplot\n"
@@ -34,7 +35,8 @@ static void usage(FILE *f)
           "                     its price is the newest row for the region and purchase model\n"
           "  --usd-per-hour X   the host's price in USD per hour; wins over the table (a rate\n"
           "                     you actually pay); with --instance it names what was priced\n"
-          "  --baseline TYPE    price-performance baseline, priced on-demand (p5.48xlarge)\n"
+          "  --baseline TYPE    price-performance baseline (p5.48xlarge), priced like the\n"
+          "                     candidates (the same purchase model and region)\n"
           "  --max-price-age D  flag prices older than D days (180)\n"
           "  --ttft-ms X        TTFT limit of the cheapest serving configuration (2000)\n"
           "  --tpot-ms X        TPOT limit (200; both MLPerf's Llama 2 70B server limits)\n"
@@ -42,6 +44,9 @@ static void usage(FILE *f)
           "  --assess FILE      add a migration assessment of FILE (trnbench assess) as a\n"
           "                     section, and assessment.csv\n"
           "  --prices DIR       price tables (default: pricing/ in the data folder)\n"
+          "  --check            check the options against the price tables (and the --assess\n"
+          "                     file) and stop: no results file, nothing written (make bench\n"
+          "                     runs it before measuring, so a typo costs no run)\n"
           "\n"
           "Rows whose target is an instance type are priced from the tables; rows on the host\n"
           "need --instance or --usd-per-hour, else the report says \"no price\" and why. An\n"
@@ -63,6 +68,7 @@ enum {
     OPT_TPOT_MS,
     OPT_TRAIN_TOKENS,
     OPT_USD_PER_HOUR,
+    OPT_CHECK,
 };
 
 static const struct option OPTS[] = {
@@ -80,6 +86,7 @@ static const struct option OPTS[] = {
     {"tpot-ms", required_argument, NULL, OPT_TPOT_MS},
     {"train-tokens", required_argument, NULL, OPT_TRAIN_TOKENS},
     {"usd-per-hour", required_argument, NULL, OPT_USD_PER_HOUR},
+    {"check", no_argument, NULL, OPT_CHECK},
     {NULL, 0, NULL, 0},
 };
 
@@ -115,6 +122,43 @@ static int run_assessment(struct assessment *a, const char *file, const char *pr
     return TB_OK;
 }
 
+static void release_assessment(struct assessment *a);
+
+/* --check: the options a report would refuse, refused now, before any results exist.
+ * Returns TB_OK or TB_EINPUT with the message. */
+static int check_options(const struct tb_report_opts *o, const char *assess, char *err,
+                         size_t errlen)
+{
+    struct tb_pricing pr;
+    struct tb_price_choice host;
+    const char *baseline = o->baseline ? o->baseline : TB_REPORT_BASELINE;
+    int rc = TB_EINPUT;
+    if (tb_pricing_load(&pr, o->pricing_dir, err, errlen) != 0)
+        return TB_EINPUT;
+    if (tb_pricing_check_choice(&pr, o->region, o->purchase, err, errlen) != 0 ||
+        tb_pricing_host_price(&pr, o->instance, o->region, o->purchase, o->usd_per_hour, &host, err,
+                              errlen) != 0)
+        goto out;
+    if (!tb_pricing_instance(&pr, baseline)) {
+        tb_err(err, errlen, "baseline: unknown instance type '%s' (not in pricing/instances.csv)",
+               baseline);
+        goto out;
+    }
+    if (assess) {
+        struct assessment a;
+        int r = run_assessment(&a, assess, o->pricing_dir, err, errlen);
+        release_assessment(&a);
+        if (r != TB_OK) {
+            rc = r;
+            goto out;
+        }
+    }
+    rc = TB_OK;
+out:
+    tb_pricing_release(&pr);
+    return rc;
+}
+
 static void release_assessment(struct assessment *a)
 {
     if (a->have_as)
@@ -132,6 +176,7 @@ int tb_cmd_report(int argc, char **argv)
     struct tb_report_info info;
     struct assessment assessed;
     const char *assess = NULL;
+    bool check = false;
     char err[1024] = "";
     int rc = 2, state = 0, c;
 
@@ -179,6 +224,9 @@ int tb_cmd_report(int argc, char **argv)
                 goto out;
             }
             break;
+        case OPT_CHECK:
+            check = true;
+            break;
         case OPT_USD_PER_HOUR:
             if (tb_parse_double(optarg, 1e-9, 1e7, &o.usd_per_hour) != 0) {
                 fprintf(stderr, "trnbench report: --usd-per-hour: not a positive price: '%s'\n",
@@ -190,6 +238,17 @@ int tb_cmd_report(int argc, char **argv)
             usage(stderr);
             goto out;
         }
+    }
+    if (check) {
+        int r = check_options(&o, assess, err, sizeof err);
+        if (r != TB_OK) {
+            fprintf(stderr, "trnbench report: %s\n", err);
+            rc = r == TB_EINPUT ? 2 : 1;
+        } else {
+            printf("trnbench report: options checked\n");
+            rc = 0;
+        }
+        goto out;
     }
     /* the operands, wherever they were among the options ("-" is one; "--" ends the
      * options) */

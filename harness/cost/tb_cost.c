@@ -167,8 +167,8 @@ static struct tb_cost_price *target_price(struct tb_costs *cs, const char *targe
         memset(&t->c, 0, sizeof t->c);
         t->c.usd_per_hour = NAN;
         snprintf(t->c.instance, sizeof t->c.instance, "%s", target);
-        snprintf(t->c.why, sizeof t->c.why, "target '%s' is not an instance type in %s", target,
-                 cs->pricing->instances_csv.path);
+        snprintf(t->c.why, sizeof t->c.why, "target '%.100s' is not an instance type in %.300s",
+                 target, cs->pricing->instances_name);
     }
     t->chips = in ? in->accel_count : 0;
     t->chip_word = chip_word(cs, in);
@@ -450,7 +450,7 @@ int tb_costs_build(struct tb_costs *cs, const struct tb_results *res,
     base_in = tb_pricing_instance(pricing, o->baseline);
     if (!base_in) {
         tb_err(err, errlen, "baseline: unknown instance type '%s' (not in %s)", o->baseline,
-               pricing->instances_csv.path);
+               pricing->instances_name);
         goto fail;
     }
     if (check_chips_used(cs, err, errlen) != 0)

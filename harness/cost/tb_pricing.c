@@ -278,6 +278,8 @@ int tb_pricing_load_files(struct tb_pricing *p, const char *chips_csv, const cha
     if (load_chips(p, err, errlen) != 0 || load_instances(p, err, errlen) != 0 ||
         load_prices(p, err, errlen) != 0)
         goto out;
+    snprintf(p->instances_name, sizeof p->instances_name, "%s", instances_csv);
+    snprintf(p->prices_name, sizeof p->prices_name, "%s", prices_csv);
     rc = 0;
 out:
     if (rc != 0)
@@ -298,7 +300,13 @@ int tb_pricing_load(struct tb_pricing *p, const char *dir, char *err, size_t err
         memset(p, 0, sizeof *p);
         return tb_err(err, errlen, "pricing folder name too long: '%s'", base);
     }
-    return tb_pricing_load_files(p, chips, inst, prices, err, errlen);
+    if (tb_pricing_load_files(p, chips, inst, prices, err, errlen) != 0)
+        return -1;
+    if (!dir) { /* the shipped tables: named as the README and the sources name them */
+        snprintf(p->instances_name, sizeof p->instances_name, "pricing/instances.csv");
+        snprintf(p->prices_name, sizeof p->prices_name, "pricing/prices.csv");
+    }
+    return 0;
 }
 
 void tb_pricing_release(struct tb_pricing *p)
@@ -364,13 +372,13 @@ int tb_pricing_best(const struct tb_pricing *p, const char *instance, const char
         return 0;
     if (best) {
         tb_err(why, whylen, "no public %s price for '%s' in '%s' (%s line %ld, as of %s): %s",
-               purchase, instance, region, p->prices_csv.path, best->line,
+               purchase, instance, region, p->prices_name, best->line,
                *best->as_of ? best->as_of : best->as_of_text, best->notes);
         return 1;
     }
     /* nothing for that pair: say what the table does have for the instance */
     used = (size_t)snprintf(why, whylen, "no %s price for '%s' in '%s' in %s", purchase, instance,
-                            region, p->prices_csv.path);
+                            region, p->prices_name);
     for (size_t i = 0, shown = 0; i < p->nprices && used < whylen && shown < 6; i++) {
         const struct tb_price *x = &p->prices[i];
         bool seen = false;
@@ -434,7 +442,7 @@ int tb_pricing_target_price(const struct tb_pricing *p, const char *target, cons
     out->usd_per_hour = NAN;
     if (!tb_pricing_instance(p, target))
         return tb_err(err, errlen, "unknown instance type '%s' (not in %s)", target,
-                      p->instances_csv.path);
+                      p->instances_name);
     return priced(p, target, region ? region : "us-east-1", purchase ? purchase : "on-demand", out);
 }
 
@@ -449,7 +457,7 @@ int tb_pricing_host_price(const struct tb_pricing *p, const char *instance, cons
     out->usd_per_hour = NAN;
     if (instance && !tb_pricing_instance(p, instance))
         return tb_err(err, errlen, "unknown instance type '%s' (not in %s)", instance,
-                      p->instances_csv.path);
+                      p->instances_name);
     if (!isnan(usd_per_hour)) {
         time_t now = time(NULL);
         struct tm tm;
@@ -497,7 +505,7 @@ int tb_pricing_check_choice(const struct tb_pricing *p, const char *region, cons
 {
     if (region && !tb_pricing_known_region(p, region))
         return tb_err(err, errlen, "unknown region '%s' (no row of %s names it)", region,
-                      p->prices_csv.path);
+                      p->prices_name);
     if (purchase && !tb_pricing_known_purchase(purchase))
         return tb_err(err, errlen, "unknown purchase model '%s' (%s)", purchase,
                       TB_PRICING_PURCHASES);

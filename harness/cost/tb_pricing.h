@@ -86,6 +86,9 @@ struct tb_pricing {
     size_t ninstances;
     struct tb_price *prices; /* owned: nprices, in file order */
     size_t nprices;
+    /* the tables as reasons name them: "pricing/prices.csv" for the data folder's (no
+     * machine's path in a report), else the path given */
+    char instances_name[512], prices_name[512];
 };
 
 /* Load dir/chips.csv, dir/instances.csv and dir/prices.csv (dir NULL: the data folder's

@@ -662,7 +662,7 @@ static void write_prices(struct tb_doc *d, const struct report *R)
              "for the instance, region and purchase model. Prices older than %g days "
              "(--max-price-age) or undated are flagged; a missing price is reported as "
              "missing, never estimated.",
-             R->pricing.prices_csv.path, R->o->max_price_age_days);
+             R->pricing.prices_name, R->o->max_price_age_days);
     tb_doc_table(d, "ttntnttttt", ph);
     for (int ref = 1; ref <= R->cs.nrefs; ref++)
         for (size_t i = 0; i < R->cs.ntp + 1; i++) {
@@ -813,7 +813,7 @@ static void write_provenance(struct tb_doc *d, const struct report *R)
                                      R->res.tables[i].path);
         tb_doc_p(d, NULL,
                  "Results files: %s. Prices: %s (columns and sources in pricing/README.md).", a,
-                 R->pricing.prices_csv.path);
+                 R->pricing.prices_name);
     }
 }
 

@@ -3,9 +3,9 @@
 # (make -n) in a scratch build folder, with a stand-in nvcc that only answers
 # --list-gpu-arch (it is never run: -n executes nothing). A GPU user's `make bench` must
 # build the CUDA plugin before it runs the suite, as `make perf` and `make check` do;
-# `make NVCC= bench` must not. Needs TB_SRCDIR and TB_BUILDDIR (make check sets them).
+# `make NVCC= bench` must not; and the report's options are checked before the suite. Needs TB_SRCDIR and TB_BUILDDIR (make check sets them).
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
-echo 1..6
+echo 1..7
 
 tmp="$TB_BUILDDIR/tests/tmp/make.t"
 rm -rf "$tmp" && mkdir -p "$tmp"
@@ -36,3 +36,10 @@ check "make perf with nvcc links the plugin" links_plugin "$tmp/perf.plan"
 plan bench "" >"$tmp/nonvcc.plan"
 check "make NVCC= bench builds no plugin" eval "! links_plugin '$tmp/nonvcc.plan'"
 check "make NVCC= bench still runs the suite" runs_suite "$tmp/nonvcc.plan"
+# BENCH_ARGS are checked (report --check) before anything is measured
+checked_first() {
+    c=$(grep -n -- "report --check" "$1" | head -1 | cut -d: -f1)
+    r=$(grep -n -- "run --suite" "$1" | head -1 | cut -d: -f1)
+    [ -n "$c" ] && [ -n "$r" ] && [ "$c" -lt "$r" ]
+}
+check "make bench checks BENCH_ARGS before it runs the suite" checked_first "$tmp/nonvcc.plan"

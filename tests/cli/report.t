@@ -17,7 +17,7 @@ if ! command -v gnuplot >/dev/null 2>&1; then
 fi
 
 
-echo "1..21"
+echo "1..26"
 rm -rf "$out" "$badout"
 "$TB_BIN" report --out "$out" --usd-per-hour 0.36 "$fixture" >/dev/null 2>"$TB_BUILDDIR/tests/tmp/cli_report.err"
 check "report on the fixture exits 0" test $? -eq 0
@@ -28,6 +28,9 @@ check "report.md, report.html, cost.csv and the SVG charts" \
 cost=$(grep '^llama-small/decode/b1/in128/out32/fp32,measured,host,' "$out/cost.csv" | cut -d, -f15)
 check "host decode costs 0.16 USD/Mtok (got '$cost')" test "$cost" = "0.16"
 check "the HTML holds the charts inline" grep -q '<svg' "$out/report.html"
+abs=$(cd "$TB_SRCDIR" && pwd)
+check "no machine path in the report: the price table is pricing/prices.csv" \
+    sh -c "grep -q 'pricing/prices.csv' '$out/report.md' && ! grep -qF '$abs/pricing' '$out/report.md' '$out/report.html'"
 check "no http(s) reference, external script, link or source in the HTML" \
     sh -c "! grep -Eq 'https?://|<script src|<link|src=' '$out/report.html'"
 "$TB_BIN" report --out "$badout" --usd-per-hour 0.36 "$bad" >/dev/null 2>"$TB_BUILDDIR/tests/tmp/cli_report_bad.err"
@@ -96,3 +99,18 @@ check "a measured GPU run is paired with its modeled row, error -12.5%" \
     grep -q '^| llama-small | prefill | b1 in512 | `ttft_ms` | 4 | NVIDIA H100.* | 3.5 | p5.4xlarge | -12.5% |$' "$gpu/report.md"
 check "and its throughput, error +14.3%" \
     grep -q '`prefill_tokens_per_s` | 128000 | .* | 146286 | p5.4xlarge | +14.3% |$' "$gpu/report.md"
+
+# --check: the options alone, before there are results (make bench runs it first)
+"$TB_BIN" report --check --pricing capacity-block --region us-east-2 --baseline p5.48xlarge \
+    >"$tmp/check.out" 2>&1
+check "report --check with good options: exit 0, 'options checked'" \
+    sh -c "test $? -eq 0 && grep -q 'options checked' '$tmp/check.out'"
+"$TB_BIN" report --check --region us-west-9 >"$tmp/check.out" 2>&1
+check "report --check, an unknown region: exit 2, named" \
+    sh -c "test $? -eq 2 && grep -q \"unknown region 'us-west-9'\" '$tmp/check.out'"
+"$TB_BIN" report --check --regoin us-east-2 >"$tmp/check.out" 2>&1
+check "report --check, a misspelt option: exit 2" \
+    sh -c "test $? -eq 2 && grep -q \"unknown option '--regoin'\" '$tmp/check.out'"
+"$TB_BIN" report --check --baseline x9.huge >"$tmp/check.out" 2>&1
+check "report --check, an unknown baseline: exit 2" \
+    sh -c "test $? -eq 2 && grep -q \"baseline: unknown instance type 'x9.huge'\" '$tmp/check.out'"
