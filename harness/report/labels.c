@@ -204,11 +204,17 @@ void tb_report_counters(const struct report *R, char *buf, size_t len)
 void tb_report_models(const struct report *R, char *buf, size_t len)
 {
     tb_report_distinct(R, -1, "model", buf, len);
-    if (strlen(buf) > 48) {
-        int n = 1;
-        for (const char *p = buf; *p; p++)
-            n += *p == ';';
-        snprintf(buf, len, "%d models", n);
+    if (strlen(buf) > 48 || strstr(buf, "; ...")) {
+        /* every distinct model counted, not the ones the list had room for */
+        size_t n = 0;
+        for (size_t i = 0; i < R->res.nrows; i++) {
+            const char *v = F(&R->res.rows[i], "model");
+            bool seen = !*v;
+            for (size_t k = 0; k < i && !seen; k++)
+                seen = !strcmp(F(&R->res.rows[k], "model"), v);
+            n += !seen;
+        }
+        snprintf(buf, len, "%zu models", n);
     }
 }
 

@@ -361,6 +361,54 @@ static void test_host_cpu(const char *pricing)
     free(out);
 }
 
+/* The title counts every model, not the four its list has room for. */
+static void test_title_count(const char *pricing)
+{
+    static const char *const models[] = {"llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b",
+                                         "llama-2-7b",   "llama-2-13b",  "llama-3.1-70b"};
+    struct tb_result_row rows[6];
+    struct tb_report_opts o;
+    char err[1024] = "", ids[6][128], *md;
+    char *res = test_tmp_path("report_title.csv"), *out = test_tmp_path("report_title");
+    const char *files[1] = {res};
+
+    remove(res);
+    memset(rows, 0, sizeof rows);
+    for (int i = 0; i < 6; i++) {
+        snprintf(ids[i], sizeof ids[i], "model:p5.48xlarge/%s/decode/b8/in1024/out128/bf16",
+                 models[i]);
+        rows[i].col[TB_COL_RUN_ID] = ids[i];
+        rows[i].col[TB_COL_PROVENANCE] = "modeled";
+        rows[i].col[TB_COL_TARGET] = "p5.48xlarge";
+        rows[i].col[TB_COL_INSTANCES] = "1";
+        rows[i].col[TB_COL_EXECUTOR] = "model";
+        rows[i].col[TB_COL_MODEL] = models[i];
+        rows[i].col[TB_COL_PHASE] = "decode";
+        rows[i].col[TB_COL_PRECISION] = "bf16";
+        rows[i].col[TB_COL_BATCH] = "8";
+        rows[i].col[TB_COL_SEQ_IN] = "1024";
+        rows[i].col[TB_COL_SEQ_OUT] = "128";
+        rows[i].col[TB_COL_METRIC] = "decode_tokens_per_s";
+        rows[i].col[TB_COL_VALUE] = "1000";
+        rows[i].col[TB_COL_UNIT] = "tokens/s";
+    }
+    if (tb_results_append(res, rows, 6, err, sizeof err) != 0)
+        bail("%s", err);
+    clean(out);
+    tb_report_opts_init(&o);
+    o.results = files;
+    o.nresults = 1;
+    o.out_dir = out;
+    o.pricing_dir = pricing;
+    IS_INT(TB_OK, tb_report_write(&o, NULL, err, sizeof err), "six models: report %s", err);
+    md = slurp(out, "report.md", NULL);
+    OK(md && !strncmp(md, "# trnbench report: 6 models\n", 28), "the title counts 6 models");
+    free(md);
+    clean(out);
+    free(res);
+    free(out);
+}
+
 int main(void)
 {
     struct tb_report_opts o;
@@ -602,6 +650,7 @@ int main(void)
 
     test_gpu_share(pricing);
     test_host_cpu(pricing);
+    test_title_count(pricing);
 
     free(html);
     free(src);
