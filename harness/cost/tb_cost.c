@@ -159,6 +159,11 @@ static struct tb_cost_price *target_price(struct tb_costs *cs, const char *targe
     if (!strcmp(target, "host")) {
         t->c = cs->host;
         in = cs->o.instance ? tb_pricing_instance(cs->pricing, cs->o.instance) : NULL;
+    } else if (in && cs->o.instance && !strcmp(target, cs->o.instance) &&
+               !isnan(cs->o.usd_per_hour)) {
+        /* --instance TYPE --usd-per-hour X: the rate paid for TYPE wins over its table
+         * price, for every row of TYPE (measured on it or modeled for it) */
+        t->c = cs->host;
     } else if (in) {
         if (tb_pricing_target_price(cs->pricing, target, cs->o.region, cs->o.purchase, &t->c, err,
                                     errlen) != 0)

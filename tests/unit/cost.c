@@ -146,6 +146,19 @@ static void test_like_for_like(void)
     IS_DOUBLE(base, b ? b->usd : NAN, 1e-9, "the p5 row's own cost is the baseline cost");
     tb_costs_release(&cs);
 
+    /* --instance p5.48xlarge --usd-per-hour 30: the rate paid wins for every p5 row */
+    o.instance = "p5.48xlarge";
+    o.usd_per_hour = 30;
+    IS_INT(0, tb_costs_build(&cs, &res, &pr, &o, err, sizeof err), "a rate paid: priced %s", err);
+    b = find(&cs, "p5.48xlarge", "usd_per_mtok_out");
+    IS_DOUBLE(30, b ? b->price->c.usd_per_hour : NAN, 0, "the p5 rows at the user's $30/h");
+    IS_DOUBLE(30 / (2000.0 * 3600) * 1e6, b ? b->usd : NAN, 1e-9, "and their cost from it");
+    t = find(&cs, "trn2.48xlarge", "usd_per_mtok_out");
+    IS_STRING("capacity-block", t ? t->price->c.purchase : "", "other targets keep the table's");
+    tb_costs_release(&cs);
+    o.instance = NULL;
+    o.usd_per_hour = NAN;
+
     /* reserved-3y in us-east-2: the p5 has none there; its on-demand price, said so */
     o.purchase = "reserved-3y";
     IS_INT(0, tb_costs_build(&cs, &res, &pr, &o, err, sizeof err), "reserved-3y: priced %s", err);
