@@ -36,6 +36,17 @@ int tb_err(char *err, size_t errlen, const char *fmt, ...)
     return -1;
 }
 
+void tb_lines_vadd(char *buf, size_t len, const char *fmt, va_list ap)
+{
+    size_t used = strlen(buf);
+    if (used + 2 >= len)
+        return;
+    vsnprintf(buf + used, len - used - 1, fmt, ap);
+    used = strlen(buf);
+    buf[used] = '\n';
+    buf[used + 1] = '\0';
+}
+
 int tb_parse_long(const char *s, long lo, long hi, long *out)
 {
     char *end;

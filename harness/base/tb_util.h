@@ -9,6 +9,7 @@
 #ifndef TB_UTIL_H
 #define TB_UTIL_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +42,11 @@ const char *tb_status_to_string(enum tb_status s);
 
 /* Format into err (may be NULL). Returns -1 so callers can `return tb_err(...)`. */
 int tb_err(char *err, size_t errlen, const char *fmt, ...) TB_PRINTF(3, 4);
+
+/* Append one formatted line ("...\n") to the text in buf (len bytes, NUL-terminated):
+ * a list of notes; a line that finds no room is cut, and none is added once buf is
+ * full. */
+void tb_lines_vadd(char *buf, size_t len, const char *fmt, va_list ap);
 
 /* Parse the whole string as a number. Return 0, or -1 when s is empty, has trailing
  * characters, or is out of [lo, hi]. */

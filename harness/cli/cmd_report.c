@@ -126,37 +126,16 @@ static int run_assessment(struct assessment *a, const char *file, const char *pr
 static void release_assessment(struct assessment *a);
 
 /* --check: the options a report would refuse, refused now, before any results exist.
- * Returns TB_OK or TB_EINPUT with the message. */
+ * Returns TB_OK, TB_EINPUT or TB_EFAIL with the message. */
 static int check_options(const struct tb_report_opts *o, const char *assess, char *err,
                          size_t errlen)
 {
-    struct tb_pricing pr;
-    struct tb_price_choice host;
-    const char *baseline = o->baseline ? o->baseline : TB_REPORT_BASELINE;
-    int rc = TB_EINPUT;
-    if (tb_pricing_load(&pr, o->pricing_dir, err, errlen) != 0)
-        return TB_EINPUT;
-    if (tb_pricing_check_choice(&pr, o->region, o->purchase, err, errlen) != 0 ||
-        tb_pricing_host_price(&pr, o->instance, o->region, o->purchase, o->usd_per_hour, &host, err,
-                              errlen) != 0)
-        goto out;
-    if (!tb_pricing_instance(&pr, baseline)) {
-        tb_err(err, errlen, "baseline: unknown instance type '%s' (not in pricing/instances.csv)",
-               baseline);
-        goto out;
-    }
-    if (assess) {
-        struct assessment a;
-        int r = run_assessment(&a, assess, o->pricing_dir, err, errlen);
-        release_assessment(&a);
-        if (r != TB_OK) {
-            rc = r;
-            goto out;
-        }
-    }
-    rc = TB_OK;
-out:
-    tb_pricing_release(&pr);
+    struct assessment a;
+    int rc = tb_report_check(o, err, errlen);
+    if (rc != TB_OK || !assess)
+        return rc;
+    rc = run_assessment(&a, assess, o->pricing_dir, err, errlen);
+    release_assessment(&a);
     return rc;
 }
 

@@ -437,6 +437,19 @@ bool tb_costs_cheapest_of_target(const struct tb_costs *cs, const struct tb_cost
     return true;
 }
 
+int tb_cost_opts_check(const struct tb_pricing *pricing, const struct tb_cost_opts *o,
+                       struct tb_price_choice *host, char *err, size_t errlen)
+{
+    if (tb_pricing_check_choice(pricing, o->region, o->purchase, err, errlen) != 0 ||
+        tb_pricing_host_price(pricing, o->instance, o->region, o->purchase, o->usd_per_hour, host,
+                              err, errlen) != 0)
+        return -1;
+    if (!tb_pricing_instance(pricing, o->baseline))
+        return tb_err(err, errlen, "baseline: unknown instance type '%s' (not in %s)", o->baseline,
+                      pricing->instances_name);
+    return 0;
+}
+
 int tb_costs_build(struct tb_costs *cs, const struct tb_results *res,
                    const struct tb_pricing *pricing, const struct tb_cost_opts *o, char *err,
                    size_t errlen)
@@ -447,17 +460,9 @@ int tb_costs_build(struct tb_costs *cs, const struct tb_results *res,
     cs->res = res;
     cs->pricing = pricing;
     cs->o = *o;
-    if (tb_pricing_check_choice(pricing, o->region, o->purchase, err, errlen) != 0)
-        goto fail;
-    if (tb_pricing_host_price(pricing, o->instance, o->region, o->purchase, o->usd_per_hour,
-                              &cs->host, err, errlen) != 0)
+    if (tb_cost_opts_check(pricing, o, &cs->host, err, errlen) != 0)
         goto fail;
     base_in = tb_pricing_instance(pricing, o->baseline);
-    if (!base_in) {
-        tb_err(err, errlen, "baseline: unknown instance type '%s' (not in %s)", o->baseline,
-               pricing->instances_name);
-        goto fail;
-    }
     if (check_chips_used(cs, err, errlen) != 0)
         goto fail;
     cs->btp.target = o->baseline;

@@ -157,6 +157,13 @@ struct tb_costs {
     size_t nranks;
 };
 
+/* The checks of o that need no results: region and purchase model known
+ * (tb_pricing_check_choice), the host's price (an unknown --instance; *host gets it),
+ * the baseline an instance type of the catalogue. Returns 0, or -1 with the message
+ * (an input error). tb_costs_build runs it first; `trnbench report --check` alone. */
+int tb_cost_opts_check(const struct tb_pricing *pricing, const struct tb_cost_opts *o,
+                       struct tb_price_choice *host, char *err, size_t errlen);
+
 /* Price the throughput rows of res. Checks first, in this order: region and purchase
  * model known (tb_pricing_check_choice), the host's price (an unknown --instance), the
  * baseline an instance type of the catalogue, every chips_used within its instances'

@@ -324,16 +324,10 @@ static char *fmt_long(long v)
 static void skip_note(struct tb_import *im, const char *fmt, ...) TB_PRINTF(2, 3);
 static void skip_note(struct tb_import *im, const char *fmt, ...)
 {
-    size_t used = strlen(im->skipped);
     va_list ap;
-    if (used + 2 >= sizeof im->skipped)
-        return;
     va_start(ap, fmt);
-    vsnprintf(im->skipped + used, sizeof im->skipped - used - 1, fmt, ap);
+    tb_lines_vadd(im->skipped, sizeof im->skipped, fmt, ap);
     va_end(ap);
-    used = strlen(im->skipped);
-    im->skipped[used] = '\n';
-    im->skipped[used + 1] = '\0';
 }
 
 /* Append the row of figure g of level lv. Returns 0 or -1 (out of memory). */

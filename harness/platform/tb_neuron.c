@@ -43,11 +43,6 @@ bool tb_neuron_tool_find(const char *name, char *buf, size_t len)
     return false;
 }
 
-bool tb_neuron_tools_find(char *buf, size_t len)
-{
-    return tb_neuron_tool_find("neuron-ls", buf, len);
-}
-
 int tb_neuron_logical_per_device(const struct tb_platform *p, int *lnc)
 {
     const char *env = getenv("NEURON_LOGICAL_NC_CONFIG");
@@ -70,7 +65,7 @@ bool tb_neuron_stand_in_allowed(void)
 void tb_neuron_unused_reason(const char *what, const char *sdk, char *buf, size_t len)
 {
     char tool[1024];
-    bool tools = tb_neuron_tools_find(tool, sizeof tool);
+    bool tools = tb_neuron_tool_find("neuron-ls", tool, sizeof tool);
 
     if (!tools && (!sdk || !*sdk))
         snprintf(buf, len,

@@ -106,9 +106,6 @@ struct tb_neuron {
  * TB_NEURON_TOOLS_DIR. Returns true with its path in buf, or false (buf ""). */
 bool tb_neuron_tool_find(const char *name, char *buf, size_t len);
 
-/* tb_neuron_tool_find("neuron-ls", buf, len): whether the SDK's tools are installed. */
-bool tb_neuron_tools_find(char *buf, size_t len);
-
 /* Whether a stand-in's output may be used: TRNBENCH_TEST=1 (trnbench's own tests). */
 bool tb_neuron_stand_in_allowed(void);
 

@@ -29,16 +29,10 @@ int tb_report_path_in(char *buf, size_t len, const char *dir, const char *name)
 
 void tb_report_note(struct report *R, const char *fmt, ...)
 {
-    size_t used = strlen(R->notes);
     va_list ap;
-    if (used + 2 >= sizeof R->notes)
-        return;
     va_start(ap, fmt);
-    vsnprintf(R->notes + used, sizeof R->notes - used - 1, fmt, ap);
+    tb_lines_vadd(R->notes, sizeof R->notes, fmt, ap);
     va_end(ap);
-    used = strlen(R->notes);
-    R->notes[used] = '\n';
-    R->notes[used + 1] = '\0';
 }
 
 /* ---- labels ---- */

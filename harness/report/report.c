@@ -954,6 +954,22 @@ static void cost_opts(const struct report *R, struct tb_cost_opts *co)
     co->now = R->now;
 }
 
+int tb_report_check(const struct tb_report_opts *o, char *err, size_t errlen)
+{
+    struct report R;
+    struct tb_cost_opts co;
+    struct tb_price_choice host;
+    int rc;
+    memset(&R, 0, sizeof R);
+    R.o = o;
+    if (tb_pricing_load(&R.pricing, o->pricing_dir, err, errlen) != 0)
+        return TB_EINPUT;
+    cost_opts(&R, &co);
+    rc = tb_cost_opts_check(&R.pricing, &co, &host, err, errlen) != 0 ? TB_EINPUT : TB_OK;
+    tb_pricing_release(&R.pricing);
+    return rc;
+}
+
 int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info, char *err,
                     size_t errlen)
 {

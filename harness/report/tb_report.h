@@ -93,4 +93,9 @@ void tb_report_opts_init(struct tb_report_opts *o);
 int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info, char *err,
                     size_t errlen);
 
+/* The checks of tb_report_write that need no results file (the price tables, region,
+ * purchase model, host price, baseline: tb_cost_opts_check), for `report --check`.
+ * Returns TB_OK, or TB_EINPUT with the message. */
+int tb_report_check(const struct tb_report_opts *o, char *err, size_t errlen);
+
 #endif

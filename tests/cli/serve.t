@@ -9,6 +9,22 @@
 
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
 tmp="$TB_BUILDDIR/tests/tmp/cli_serve"
+
+# serve_up OUT ERR TRIES ENGINE SEQS: trnbench serve of llama-tiny on a free port in the
+# background (stdout to OUT, stderr to ERR); pid set, and port once its listening line
+# names the engine and max-num-seqs (polled TRIES times 0.1 s; empty if it ended first)
+serve_up() {
+    o=$1 e=$2 tries=$3 engine=$4 seqs=$5
+    "$TB_BIN" serve --model llama-tiny --port 0 --engine "$engine" --max-num-seqs "$seqs" >"$o" 2>"$e" &
+    pid=$!
+    port=
+    for _ in $(seq 1 "$tries"); do
+        port=$(sed -n "s|^trnbench serve: listening on http://127\.0\.0\.1:\([0-9]*\)/v1 (model llama-tiny, engine $engine, max-num-seqs $seqs)\$|\1|p" "$o")
+        [ -n "$port" ] && break
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+}
 rm -rf "$tmp" && mkdir -p "$tmp"
 
 if ! command -v curl >/dev/null 2>&1; then
@@ -45,15 +61,7 @@ check "--engine cuda on the CUDA emulator: exit 1" test $? -eq 1
 check "the message says why (no driver, or the emulator is for tests)" \
     grep -Eq '^trnbench serve: --engine cuda: (no NVIDIA driver|the CUDA emulator .* is for tests|CUDA plugin .* not found)' "$tmp/cuda.err"
 # this machine as it is: a GPU serves (a completion, then SIGTERM), else exit 1 with why
-"$TB_BIN" serve --model llama-tiny --engine cuda --port 0 --max-num-seqs 2 >"$tmp/cuda.out" 2>"$tmp/cuda.err" &
-pid=$!
-port=
-for _ in $(seq 1 600); do
-    port=$(sed -n 's|^trnbench serve: listening on http://127\.0\.0\.1:\([0-9]*\)/v1 (model llama-tiny, engine cuda, max-num-seqs 2)$|\1|p' "$tmp/cuda.out")
-    [ -n "$port" ] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-done
+serve_up "$tmp/cuda.out" "$tmp/cuda.err" 600 cuda 2
 if [ -n "$port" ]; then
     code=$(curl -s --max-time 60 -o "$tmp/cuda.sse" -w '%{http_code}' -H 'Content-Type: application/json' \
         -d '{"prompt":[1,2,3],"max_tokens":3,"stream":true}' "http://127.0.0.1:$port/v1/completions")
@@ -72,15 +80,7 @@ fi
 pid=
 
 # ---- the server ----
-"$TB_BIN" serve --model llama-tiny --port 0 --max-num-seqs 4 >"$tmp/out" 2>"$tmp/err" &
-pid=$!
-port=
-for _ in $(seq 1 100); do
-    port=$(sed -n 's|^trnbench serve: listening on http://127\.0\.0\.1:\([0-9]*\)/v1 (model llama-tiny, engine cpu, max-num-seqs 4)$|\1|p' "$tmp/out")
-    [ -n "$port" ] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-done
+serve_up "$tmp/out" "$tmp/err" 100 cpu 4
 check "the listening line names the address, model, engine and max-num-seqs" test -n "$port"
 if [ -z "$port" ]; then
     sed 's/^/# /' "$tmp/err"
@@ -146,15 +146,7 @@ pid=
 check "SIGTERM: exit status 0" test "$st" -eq 0
 
 # ---- the instant engine ----
-"$TB_BIN" serve --model llama-tiny --port 0 --engine instant >"$tmp/out" 2>"$tmp/err" &
-pid=$!
-port=
-for _ in $(seq 1 100); do
-    port=$(sed -n 's|^trnbench serve: listening on http://127\.0\.0\.1:\([0-9]*\)/v1 (model llama-tiny, engine instant, max-num-seqs 16)$|\1|p' "$tmp/out")
-    [ -n "$port" ] && break
-    kill -0 "$pid" 2>/dev/null || break
-    sleep 0.1
-done
+serve_up "$tmp/out" "$tmp/err" 100 instant 16
 url="http://127.0.0.1:$port"
 code=$(post /v1/completions '{"prompt":[9,9,9],"max_tokens":3,"stream":true}' "$tmp/inst")
 check "instant engine: tokens (prompt length + i) % vocab" \

@@ -136,6 +136,29 @@ static int run_cmd(const char *out, const char *results, const char *extra1, con
     return rc;
 }
 
+/* A decode row of model at batch 8, 1024 tokens in, 128 out, bf16, on one instance of
+ * target: its throughput value (tokens/s) as provenance from executor. */
+static void decode_row(struct tb_result_row *r, const char *run_id, const char *provenance,
+                       const char *target, const char *executor, const char *model,
+                       const char *value)
+{
+    memset(r, 0, sizeof *r);
+    r->col[TB_COL_RUN_ID] = run_id;
+    r->col[TB_COL_PROVENANCE] = provenance;
+    r->col[TB_COL_TARGET] = target;
+    r->col[TB_COL_INSTANCES] = "1";
+    r->col[TB_COL_EXECUTOR] = executor;
+    r->col[TB_COL_MODEL] = model;
+    r->col[TB_COL_PHASE] = "decode";
+    r->col[TB_COL_PRECISION] = "bf16";
+    r->col[TB_COL_BATCH] = "8";
+    r->col[TB_COL_SEQ_IN] = "1024";
+    r->col[TB_COL_SEQ_OUT] = "128";
+    r->col[TB_COL_METRIC] = "decode_tokens_per_s";
+    r->col[TB_COL_VALUE] = value;
+    r->col[TB_COL_UNIT] = "tokens/s";
+}
+
 /* A results file of GPU rows on a p5.48xlarge that used chips_used of its 8 H100s
  * (NULL: the column empty), as the GPU executor writes them: a measured decode run at
  * 2000 tokens/s and the model's twin of it on one chip at 2200. */
@@ -144,22 +167,9 @@ static void write_gpu_share(const char *path, const char *chips_used)
     struct tb_result_row rows[2];
     char err[512];
     remove(path);
-    memset(rows, 0, sizeof rows);
-    rows[0].col[TB_COL_RUN_ID] = "cuda:llama-3.1-8b/decode/b8/in1024/out128/bf16";
-    rows[0].col[TB_COL_PROVENANCE] = "measured";
-    rows[0].col[TB_COL_TARGET] = "p5.48xlarge";
-    rows[0].col[TB_COL_INSTANCES] = "1";
+    decode_row(&rows[0], "cuda:llama-3.1-8b/decode/b8/in1024/out128/bf16", "measured",
+               "p5.48xlarge", "cuda", "llama-3.1-8b", "2000");
     rows[0].col[TB_COL_HOST] = "NVIDIA H100 80GB HBM3 (test fixture: made-up figures)";
-    rows[0].col[TB_COL_EXECUTOR] = "cuda";
-    rows[0].col[TB_COL_MODEL] = "llama-3.1-8b";
-    rows[0].col[TB_COL_PHASE] = "decode";
-    rows[0].col[TB_COL_PRECISION] = "bf16";
-    rows[0].col[TB_COL_BATCH] = "8";
-    rows[0].col[TB_COL_SEQ_IN] = "1024";
-    rows[0].col[TB_COL_SEQ_OUT] = "128";
-    rows[0].col[TB_COL_METRIC] = "decode_tokens_per_s";
-    rows[0].col[TB_COL_VALUE] = "2000";
-    rows[0].col[TB_COL_UNIT] = "tokens/s";
     rows[0].col[TB_COL_N] = "5";
     rows[0].col[TB_COL_CHIPS_USED] = chips_used;
     rows[1] = rows[0];
@@ -279,22 +289,9 @@ static void test_host_cpu(const char *pricing)
     long r;
 
     remove(res);
-    memset(rows, 0, sizeof rows);
-    rows[0].col[TB_COL_RUN_ID] = "llama-3.1-8b/decode/b8/in1024/out128/bf16";
-    rows[0].col[TB_COL_PROVENANCE] = "measured";
-    rows[0].col[TB_COL_TARGET] = "p5.48xlarge";
-    rows[0].col[TB_COL_INSTANCES] = "1";
+    decode_row(&rows[0], "llama-3.1-8b/decode/b8/in1024/out128/bf16", "measured", "p5.48xlarge",
+               "cpu", "llama-3.1-8b", "1000000");
     rows[0].col[TB_COL_HOST] = "AMD EPYC 7R13 (test fixture: made-up figures)";
-    rows[0].col[TB_COL_EXECUTOR] = "cpu";
-    rows[0].col[TB_COL_MODEL] = "llama-3.1-8b";
-    rows[0].col[TB_COL_PHASE] = "decode";
-    rows[0].col[TB_COL_PRECISION] = "bf16";
-    rows[0].col[TB_COL_BATCH] = "8";
-    rows[0].col[TB_COL_SEQ_IN] = "1024";
-    rows[0].col[TB_COL_SEQ_OUT] = "128";
-    rows[0].col[TB_COL_METRIC] = "decode_tokens_per_s";
-    rows[0].col[TB_COL_VALUE] = "1000000";
-    rows[0].col[TB_COL_UNIT] = "tokens/s";
     rows[0].col[TB_COL_N] = "5";
     rows[0].col[TB_COL_DEVICE] = "AMD EPYC 7R13 (host CPU)";
     rows[0].col[TB_COL_ACCEL_UNUSED] = why;
@@ -373,24 +370,10 @@ static void test_title_count(const char *pricing)
     const char *files[1] = {res};
 
     remove(res);
-    memset(rows, 0, sizeof rows);
     for (int i = 0; i < 6; i++) {
         snprintf(ids[i], sizeof ids[i], "model:p5.48xlarge/%s/decode/b8/in1024/out128/bf16",
                  models[i]);
-        rows[i].col[TB_COL_RUN_ID] = ids[i];
-        rows[i].col[TB_COL_PROVENANCE] = "modeled";
-        rows[i].col[TB_COL_TARGET] = "p5.48xlarge";
-        rows[i].col[TB_COL_INSTANCES] = "1";
-        rows[i].col[TB_COL_EXECUTOR] = "model";
-        rows[i].col[TB_COL_MODEL] = models[i];
-        rows[i].col[TB_COL_PHASE] = "decode";
-        rows[i].col[TB_COL_PRECISION] = "bf16";
-        rows[i].col[TB_COL_BATCH] = "8";
-        rows[i].col[TB_COL_SEQ_IN] = "1024";
-        rows[i].col[TB_COL_SEQ_OUT] = "128";
-        rows[i].col[TB_COL_METRIC] = "decode_tokens_per_s";
-        rows[i].col[TB_COL_VALUE] = "1000";
-        rows[i].col[TB_COL_UNIT] = "tokens/s";
+        decode_row(&rows[i], ids[i], "modeled", "p5.48xlarge", "model", models[i], "1000");
     }
     if (tb_results_append(res, rows, 6, err, sizeof err) != 0)
         bail("%s", err);
