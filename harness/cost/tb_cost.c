@@ -118,6 +118,60 @@ double tb_cost_price_perf(double baseline_usd, double usd)
     return baseline_usd / usd;
 }
 
+void tb_cost_perf_range(double base, double base_lo, double base_hi, double usd, double lo,
+                        double hi, double *plo, double *phi)
+{
+    double down, up;
+    *plo = *phi = NAN;
+    if (!tb_cost_positive(base) || !tb_cost_positive(base_lo) || !tb_cost_positive(base_hi) ||
+        !tb_cost_positive(usd) || !tb_cost_positive(lo) || !tb_cost_positive(hi) || base_lo > 1 ||
+        base_hi < 1 || lo > 1 || hi < 1)
+        return;
+    /* independent errors: their logarithms add in quadrature */
+    down = hypot(log(base_lo), log(hi));
+    up = hypot(log(base_hi), log(lo));
+    *plo = base / usd * exp(-down);
+    *phi = base / usd * exp(up);
+}
+
+void tb_cost_purchase_order(const char *purchase, const char *out[TB_COST_NPURCHASE])
+{
+    /* each row: a purchase model, then the others nearest first */
+    static const char *const order[TB_COST_NPURCHASE][TB_COST_NPURCHASE] = {
+        {"on-demand", "capacity-block", "savings-plan-1y", "reserved-1y", "savings-plan-3y",
+         "reserved-3y", "spot"},
+        {"capacity-block", "on-demand", "savings-plan-1y", "reserved-1y", "savings-plan-3y",
+         "reserved-3y", "spot"},
+        {"savings-plan-1y", "reserved-1y", "savings-plan-3y", "reserved-3y", "on-demand",
+         "capacity-block", "spot"},
+        {"reserved-1y", "savings-plan-1y", "reserved-3y", "savings-plan-3y", "on-demand",
+         "capacity-block", "spot"},
+        {"savings-plan-3y", "reserved-3y", "savings-plan-1y", "reserved-1y", "on-demand",
+         "capacity-block", "spot"},
+        {"reserved-3y", "savings-plan-3y", "reserved-1y", "savings-plan-1y", "on-demand",
+         "capacity-block", "spot"},
+        {"spot", "on-demand", "capacity-block", "savings-plan-1y", "reserved-1y", "savings-plan-3y",
+         "reserved-3y"},
+    };
+    size_t r = 0;
+    for (size_t i = 0; i < TB_COST_NPURCHASE; i++)
+        if (purchase && !strcmp(order[i][0], purchase))
+            r = i;
+    for (size_t i = 0; i < TB_COST_NPURCHASE; i++)
+        out[i] = order[r][i];
+}
+
+int tb_cost_region_distance(const char *a, const char *b)
+{
+    size_t geo = strcspn(a, "-"), area;
+    if (!strcmp(a, b))
+        return 0;
+    if (strncmp(a, b, geo) != 0 || b[geo] != a[geo])
+        return 3;
+    area = geo + (a[geo] ? 1 + strcspn(a + geo + 1, "-") : 0);
+    return !strncmp(a, b, area) && (b[area] == '-' || !b[area]) ? 1 : 2;
+}
+
 /* ---- the cost stage ---- */
 
 /* Flag a price that needs a second look: older than the threshold, or undated. */
@@ -140,6 +194,90 @@ static const char *chip_word(const struct tb_costs *cs, const struct tb_instance
 {
     const struct tb_chip *chip = in ? tb_pricing_chip(cs->pricing, in->chip) : NULL;
     return chip && !strcmp(chip->vendor, "NVIDIA") ? "GPUs" : "chips";
+}
+
+/* Whether region names a region (or a Local Zone) rather than "any" or "unspecified". */
+static bool real_region(const char *region)
+{
+    return strchr(region, '-') && strcmp(region, "unspecified") != 0;
+}
+
+/* The regions of the price table's listed rows, nearest to `region` first (ties in the
+ * order the table first names them), region itself first whether listed or not. Returns
+ * the count (out has room for nprices + 1). */
+static size_t regions_by_distance(const struct tb_pricing *p, const char *region, const char **out)
+{
+    size_t n = 0;
+    out[n++] = region;
+    for (int d = 1; d <= 3; d++)
+        for (size_t i = 0; i < p->nprices; i++) {
+            const char *r = p->prices[i].region;
+            bool seen = false;
+            if (!real_region(r) || tb_cost_region_distance(region, r) != d)
+                continue;
+            for (size_t k = 0; k < n && !seen; k++)
+                seen = !strcmp(out[k], r);
+            if (!seen)
+                out[n++] = r;
+        }
+    return n;
+}
+
+/* Where t is compared with the baseline (struct tb_cost_price, cmp): the chosen purchase
+ * model and region when both have a price there, else the nearest purchase model
+ * (tb_cost_purchase_order) and, within it, the nearest region where both have one. A
+ * price the user gave (--usd-per-hour) is compared at the chosen basis only. */
+static int compare_basis(struct tb_costs *cs, struct tb_cost_price *t, char *err, size_t errlen)
+{
+    const char *want = cs->o.purchase ? cs->o.purchase : "on-demand";
+    const char *region = cs->o.region ? cs->o.region : "us-east-1";
+    const char *order[TB_COST_NPURCHASE], **regions;
+    size_t nreg;
+    bool any = false;
+
+    t->cmp_have = t->cmp_chosen = false;
+    if (t->c.have && cs->btp.c.have) {
+        t->cmp = t->c;
+        t->bcmp = cs->btp.c;
+        t->cmp_have = t->cmp_chosen = true;
+        snprintf(t->cmp_basis, sizeof t->cmp_basis, "%s in %s", want, region);
+        return 0;
+    }
+    if (!tb_pricing_instance(cs->pricing, t->target) || (t->c.have && !t->c.line)) {
+        snprintf(t->cmp_basis, sizeof t->cmp_basis, "%s",
+                 t->c.have ? "the baseline has no price where this one is given"
+                           : "no price to compare");
+        return 0;
+    }
+    regions = tb_alloc_array(cs->pricing->nprices + 1, sizeof *regions);
+    if (!regions)
+        return tb_err(err, errlen, "out of memory");
+    nreg = regions_by_distance(cs->pricing, region, regions);
+    tb_cost_purchase_order(want, order);
+    for (size_t i = 0; i < TB_COST_NPURCHASE && !t->cmp_have; i++)
+        for (size_t k = 0; k < nreg && !t->cmp_have; k++) {
+            struct tb_price_choice a, b;
+            if (tb_pricing_target_price(cs->pricing, t->target, regions[k], order[i], &a, err,
+                                        errlen) != 0 ||
+                tb_pricing_target_price(cs->pricing, cs->o.baseline, regions[k], order[i], &b, err,
+                                        errlen) != 0) {
+                free(regions);
+                return -1;
+            }
+            any |= a.have;
+            if (!a.have || !b.have)
+                continue;
+            t->cmp = a;
+            t->bcmp = b;
+            t->cmp_have = true;
+            snprintf(t->cmp_basis, sizeof t->cmp_basis, "%s in %s", order[i], regions[k]);
+        }
+    free(regions);
+    if (!t->cmp_have)
+        snprintf(t->cmp_basis, sizeof t->cmp_basis, "%s",
+                 any ? "no purchase model and region where the baseline has a price too"
+                     : "no listed price under any purchase model in any region");
+    return 0;
 }
 
 /* The price of target, looked up on its first use (cs->tp has room for one a row): the
@@ -177,16 +315,23 @@ static struct tb_cost_price *target_price(struct tb_costs *cs, const char *targe
     }
     t->chips = in ? in->accel_count : 0;
     t->chip_word = chip_word(cs, in);
+    {
+        const struct tb_chip *chip = in ? tb_pricing_chip(cs->pricing, in->chip) : NULL;
+        t->family = chip && strcmp(target, "host") != 0 ? chip->name : "";
+    }
     price_age(cs, t);
+    if (compare_basis(cs, t, err, errlen) != 0)
+        return NULL;
     return t;
 }
 
 bool tb_cost_is_host_cpu(const struct tb_result *x, const struct tb_cost_price *t)
 {
     static const char served[] = "trnbench serve (CPU engine";
-    return t->chips > 0 && (!strcmp(tb_result_field(x, "executor"), "cpu") ||
-                            tb_result_field(x, "accelerators_unused")[0] ||
-                            !strncmp(tb_result_field(x, "device"), served, sizeof served - 1));
+    (void)t;
+    return !strcmp(tb_result_field(x, "executor"), "cpu") ||
+           tb_result_field(x, "accelerators_unused")[0] ||
+           !strncmp(tb_result_field(x, "device"), served, sizeof served - 1);
 }
 
 double tb_cost_charged(const struct tb_result *x, const struct tb_cost_price *t)
@@ -288,11 +433,91 @@ const struct tb_cost_rank *tb_costs_rank_of(const struct tb_costs *cs, const str
     return k < 0 ? NULL : &cs->ranks[k];
 }
 
+void tb_cost_range_factors(const struct tb_cost *c, double *lo, double *hi)
+{
+    if (tb_cost_positive(c->usd) && tb_cost_positive(c->usd_lo) && tb_cost_positive(c->usd_hi)) {
+        *lo = c->usd_lo / c->usd;
+        *hi = c->usd_hi / c->usd;
+    } else {
+        *lo = 1 - c->err;
+        *hi = 1 + c->err;
+    }
+}
+
+double tb_cost_at(const struct tb_cost *c, double rate)
+{
+    return tb_cost_usd_per(rate * tb_cost_charged(c->row, c->price), c->row->value,
+                           c->images ? 1e3 : 1e6);
+}
+
+bool tb_costs_meets(const struct tb_costs *cs, const struct tb_cost *c)
+{
+    return strcmp(tb_result_field(c->row, "phase"), "serve") != 0 ||
+           tb_cost_meets(c->ttft, c->tpot, cs->o.ttft_limit_ms, cs->o.tpot_limit_ms);
+}
+
+/* Whether c ranks against other targets: priced, not the host CPU, not led by a
+ * measurement. */
+static bool ranks(const struct tb_cost *c)
+{
+    return tb_cost_positive(c->usd) && !c->host_cpu && !c->led;
+}
+
+/* Measured leads: a measured row's modeled twin (the model's row of its target and
+ * configuration), and the model's rows of every (workload, target) with a measured row
+ * marked led. */
+static void lead_with_measured(struct tb_costs *cs)
+{
+    for (size_t i = 0; i < cs->ncosts; i++) {
+        struct tb_cost *c = &cs->costs[i];
+        const char *t = tb_result_field(c->row, "target");
+        if (c->row->prov != TB_PROV_MEASURED || c->host_cpu)
+            continue;
+        for (size_t k = 0; k < cs->ncosts; k++) {
+            struct tb_cost *m = &cs->costs[k];
+            if (m->row->prov != TB_PROV_MODELED || strcmp(m->metric, c->metric) ||
+                strcmp(tb_result_field(m->row, "target"), t) || strcmp(m->workload, c->workload))
+                continue;
+            m->led = true;
+            if (!strcmp(m->config, c->config))
+                c->twin = m;
+        }
+    }
+}
+
+/* The baseline's cost of c's configuration at c's comparison price (c->price->bcmp),
+ * and price-performance against it with its range. */
+static void compare_with_baseline(struct tb_costs *cs, struct tb_cost *c)
+{
+    const struct tb_cost_price *t = c->price;
+    double lo, hi, blo = 1, bhi = 1;
+    c->cmp_usd = c->base_usd = c->perf = c->perf_lo = c->perf_hi = NAN;
+    if (!t->cmp_have)
+        return;
+    c->cmp_usd = t->cmp_chosen ? c->usd : tb_cost_at(c, t->cmp.usd_per_hour);
+    for (size_t k = 0; k < cs->ncosts; k++) {
+        const struct tb_cost *b = &cs->costs[k];
+        if (strcmp(tb_result_field(b->row, "target"), cs->o.baseline) ||
+            strcmp(b->metric, c->metric) || strcmp(b->config, c->config) ||
+            b->row->prov == TB_PROV_MEASURED || b->host_cpu)
+            continue;
+        c->base_usd = tb_cost_usd_per(t->bcmp.usd_per_hour * tb_cost_charged(b->row, &cs->btp),
+                                      b->row->value, b->images ? 1e3 : 1e6);
+        tb_cost_range_factors(b, &blo, &bhi);
+    }
+    if (c->host_cpu)
+        return;
+    tb_cost_range_factors(c, &lo, &hi);
+    c->perf = tb_cost_price_perf(c->base_usd, c->cmp_usd);
+    if (!strcmp(tb_result_field(c->row, "target"), cs->o.baseline))
+        lo = hi = blo = bhi = 1; /* the baseline against itself: one figure, no range */
+    tb_cost_perf_range(c->base_usd, blo, bhi, c->cmp_usd, lo, hi, &c->perf_lo, &c->perf_hi);
+}
+
 /* Latency, per-chip figures, the baseline and the workload ranking, once every row has
  * its cost. */
 static int rank_costs(struct tb_costs *cs, char *err, size_t errlen)
 {
-    const struct tb_cost_opts *o = &cs->o;
     cs->ranks = tb_alloc_array(cs->ncosts + 1, sizeof(*cs->ranks));
     if (!cs->ranks)
         return tb_err(err, errlen, "out of memory");
@@ -308,22 +533,11 @@ static int rank_costs(struct tb_costs *cs, char *err, size_t errlen)
                                        : c->price->chips * x->instances;
         c->per_chip = c->chips > 0 ? x->value / (double)c->chips : NAN;
         run_latency(cs, c);
-        c->base_usd = c->perf = NAN;
     }
+    lead_with_measured(cs);
     for (size_t i = 0; i < cs->ncosts; i++) {
         struct tb_cost *c = &cs->costs[i];
-        /* the baseline's cost of the same configuration, at its price (like for like) */
-        for (size_t k = 0; k < cs->ncosts && cs->btp.c.have; k++) {
-            const struct tb_cost *b = &cs->costs[k];
-            if (strcmp(tb_result_field(b->row, "target"), cs->o.baseline) ||
-                strcmp(b->metric, c->metric) || strcmp(b->config, c->config) ||
-                b->row->prov == TB_PROV_MEASURED)
-                continue;
-            c->base_usd =
-                tb_cost_usd_per(cs->btp.c.usd_per_hour * tb_cost_charged(b->row, &cs->btp),
-                                b->row->value, b->images ? 1e3 : 1e6);
-        }
-        c->perf = c->host_cpu ? NAN : tb_cost_price_perf(c->base_usd, c->usd);
+        compare_with_baseline(cs, c);
         /* a serving batch of a sweep beside the same target's throughput-maximising run */
         if (!strcmp(tb_result_field(c->row, "phase"), "serve") && !strstr(c->config, "/bmax/"))
             for (size_t k = 0; k < cs->ncosts && !c->sweep_point; k++)
@@ -352,28 +566,112 @@ static int rank_costs(struct tb_costs *cs, char *err, size_t errlen)
             w->base_usd = w->base_ok_usd = NAN;
             w->serve = !strcmp(tb_result_field(c->row, "phase"), "serve");
         }
-        ok = w->serve && tb_cost_meets(c->ttft, c->tpot, o->ttft_limit_ms, o->tpot_limit_ms);
-        if (c->host_cpu)
-            continue; /* the host's throughput, not the instance's: not ranked */
-        if (tb_cost_positive(c->usd)) {
-            if (!w->best || c->usd < w->best->usd)
-                w->best = c;
-            if (ok && (!w->best_ok || c->usd < w->best_ok->usd))
-                w->best_ok = c;
-        }
-        if (tb_cost_positive(c->base_usd) &&
-            !strcmp(tb_result_field(c->row, "target"), cs->o.baseline)) {
-            if (!w->base || c->base_usd < w->base_usd) {
+        if (!ranks(c))
+            continue; /* the host's throughput, not the instance's, or a modeled row
+                         whose measurement leads: not ranked */
+        ok = w->serve && tb_costs_meets(cs, c);
+        if (!w->best || c->usd < w->best->usd)
+            w->best = c;
+        if (ok && (!w->best_ok || c->usd < w->best_ok->usd))
+            w->best_ok = c;
+        if (cs->btp.c.have && !strcmp(tb_result_field(c->row, "target"), cs->o.baseline)) {
+            if (!w->base || c->usd < w->base_usd) {
                 w->base = c;
-                w->base_usd = c->base_usd;
+                w->base_usd = c->usd;
             }
-            if (ok && (!w->base_ok || c->base_usd < w->base_ok_usd)) {
+            if (ok && (!w->base_ok || c->usd < w->base_ok_usd)) {
                 w->base_ok = c;
-                w->base_ok_usd = c->base_usd;
+                w->base_ok_usd = c->usd;
             }
         }
     }
     return 0;
+}
+
+/* The cost a target's rows are ordered by: at the chosen price, else at the comparison's. */
+static double order_usd(const struct tb_cost *c)
+{
+    return tb_cost_positive(c->usd) ? c->usd : c->cmp_usd;
+}
+
+const struct tb_cost *tb_costs_target_best(const struct tb_costs *cs, const char *workload,
+                                           const char *metric, const char *target, bool ok)
+{
+    const struct tb_cost *best = NULL;
+    for (size_t i = 0; i < cs->ncosts; i++) {
+        const struct tb_cost *c = &cs->costs[i];
+        if (c->host_cpu || c->led || !tb_cost_positive(order_usd(c)) ||
+            !tb_cost_of_workload(c, workload, metric) ||
+            strcmp(tb_result_field(c->row, "target"), target) || (ok && !tb_costs_meets(cs, c)))
+            continue;
+        if (!best || order_usd(c) < order_usd(best))
+            best = c;
+    }
+    return best;
+}
+
+int tb_costs_nearest_price(const struct tb_costs *cs, const char *target, const char *purchase,
+                           struct tb_price_choice *out, char *err, size_t errlen)
+{
+    const char *region = cs->o.region ? cs->o.region : "us-east-1", **regions;
+    size_t n;
+    regions = tb_alloc_array(cs->pricing->nprices + 1, sizeof *regions);
+    if (!regions)
+        return tb_err(err, errlen, "out of memory");
+    n = regions_by_distance(cs->pricing, region, regions);
+    for (size_t k = 0; k < n; k++) {
+        struct tb_price_choice a;
+        if (tb_pricing_target_price(cs->pricing, target, regions[k], purchase, &a, err, errlen) !=
+            0) {
+            free(regions);
+            return -1;
+        }
+        if (k == 0 || a.have)
+            *out = a;
+        if (a.have)
+            break;
+    }
+    free(regions);
+    return 0;
+}
+
+const struct tb_cost *tb_costs_base_at(const struct tb_costs *cs, const char *workload,
+                                       const char *metric, double rate, bool ok, double *usd,
+                                       double *lo, double *hi)
+{
+    const struct tb_cost *b = tb_costs_target_best(cs, workload, metric, cs->o.baseline, ok);
+    double flo, fhi;
+    *usd = *lo = *hi = NAN;
+    if (!b)
+        return NULL;
+    tb_cost_range_factors(b, &flo, &fhi);
+    *usd = tb_cost_at(b, rate);
+    *lo = *usd * flo;
+    *hi = *usd * fhi;
+    return b;
+}
+
+/* c's error band and cost range: the model's validation error for a modeled row (its
+ * chip family and phase), the repetitions for a measured one. */
+static void model_error(const struct tb_costs *cs, struct tb_cost *c)
+{
+    double pct;
+    c->err = 0;
+    c->err_few = false;
+    c->err_basis[0] = '\0';
+    if (c->row->prov == TB_PROV_MODELED && cs->o.validation && !c->host_cpu &&
+        tb_validate_error(cs->o.validation, c->price->family, tb_result_field(c->row, "phase"),
+                          &pct, &c->err_few, c->err_basis, sizeof c->err_basis))
+        c->err = pct / 100.0;
+    if (!tb_cost_positive(c->usd)) {
+        c->usd_lo = c->usd_hi = NAN;
+    } else if (c->row->prov == TB_PROV_MODELED) {
+        c->usd_lo = c->usd * (1 - c->err);
+        c->usd_hi = c->usd * (1 + c->err);
+    } else {
+        c->usd_lo = tb_cost_positive(c->usd_min) ? c->usd_min : c->usd;
+        c->usd_hi = tb_cost_positive(c->usd_max) ? c->usd_max : c->usd;
+    }
 }
 
 /* A cost for every throughput row, each target priced once (footnotes numbered in order
@@ -416,6 +714,7 @@ static int build_costs(struct tb_costs *cs, char *err, size_t errlen)
             c->tokens_per_usd = x->value * 3600.0 / h;
             cs->npriced++;
         }
+        model_error(cs, c);
         if (!price->ref)
             price->ref = ++cs->nrefs;
     }
@@ -469,7 +768,8 @@ int tb_costs_build(struct tb_costs *cs, const struct tb_results *res,
     cs->btp.chips = base_in->accel_count;
     cs->btp.chip_word = chip_word(cs, base_in);
     /* like for like: the baseline under the same purchase model and region as every
-     * candidate; where it has no such price, its on-demand price there, said so */
+     * candidate; where it has none, each target finds the nearest basis both have
+     * (compare_basis) */
     {
         const char *want = o->purchase ? o->purchase : "on-demand";
         const char *region = o->region ? o->region : "us-east-1";
@@ -477,21 +777,7 @@ int tb_costs_build(struct tb_costs *cs, const struct tb_results *res,
                                     errlen) != 0)
             goto fail;
         snprintf(cs->basis, sizeof cs->basis, "%s %s in %s", o->baseline, want, region);
-        if (!cs->btp.c.have && strcmp(want, "on-demand") != 0) {
-            struct tb_price_choice od;
-            if (tb_pricing_target_price(pricing, o->baseline, o->region, "on-demand", &od, err,
-                                        errlen) != 0)
-                goto fail;
-            if (od.have) {
-                cs->btp.c = od;
-                cs->like_for_like = false;
-                snprintf(cs->basis, sizeof cs->basis,
-                         "%s on-demand in %s (it has no %s price there: not like for like)",
-                         o->baseline, region, want);
-            }
-        } else {
-            cs->like_for_like = true;
-        }
+        cs->like_for_like = cs->btp.c.have;
     }
     price_age(cs, &cs->btp);
     if (build_costs(cs, err, errlen) != 0)
@@ -564,6 +850,21 @@ static const char *const COST_COLS[] = {"run_id",
                                         "chips_per_instance",
                                         "instances_charged",
                                         "host_cpu_of_accelerator_instance",
+                                        "cost_low",
+                                        "cost_high",
+                                        "model_error_pct",
+                                        "model_error_basis",
+                                        "comparison_purchase",
+                                        "comparison_region",
+                                        "comparison_usd_per_hour",
+                                        "comparison_cost",
+                                        "baseline_usd_per_hour",
+                                        "price_performance_low",
+                                        "price_performance_high",
+                                        "within_model_error",
+                                        "led_by_measurement",
+                                        "twin_cost",
+                                        "twin_error_pct",
                                         NULL};
 
 static const char *num_text(double v, char *buf, size_t len)
@@ -587,7 +888,8 @@ int tb_costs_write_csv(const struct tb_costs *cs, const char *path, char *err, s
         const struct tb_cost *c = &cs->costs[i];
         const struct tb_result *x = c->row;
         const struct tb_price_choice *p = &c->price->c;
-        char b[29][64], note[600], line[24];
+        const struct tb_cost_price *t = c->price;
+        char b[39][64], note[600], line[24];
         const char *v[sizeof COST_COLS / sizeof COST_COLS[0]];
         bool train = !strcmp(c->metric, "usd_per_mtok_train");
         const double none = NAN;
@@ -655,6 +957,24 @@ int tb_costs_write_csv(const struct tb_costs *cs, const char *path, char *err, s
         v[k++] = num_text(c->price->chips > 0 ? (double)c->price->chips : NAN, b[25], sizeof b[25]);
         v[k++] = num_text(tb_cost_charged(x, c->price), b[26], sizeof b[26]);
         v[k++] = c->host_cpu ? "yes" : "no";
+        /* the range, the model's error, the like-for-like comparison */
+        v[k++] = num_text(c->usd_lo, b[29], sizeof b[29]);
+        v[k++] = num_text(c->usd_hi, b[30], sizeof b[30]);
+        v[k++] = num_text(c->row->prov == TB_PROV_MODELED && c->err_basis[0] ? 100 * c->err : NAN,
+                          b[31], sizeof b[31]);
+        v[k++] = c->err_basis;
+        v[k++] = t->cmp_have ? t->cmp.purchase : "";
+        v[k++] = t->cmp_have ? t->cmp.region : "";
+        v[k++] = num_text(t->cmp_have ? t->cmp.usd_per_hour : NAN, b[32], sizeof b[32]);
+        v[k++] = num_text(c->cmp_usd, b[33], sizeof b[33]);
+        v[k++] = num_text(t->cmp_have ? t->bcmp.usd_per_hour : NAN, b[34], sizeof b[34]);
+        v[k++] = num_text(c->perf_lo, b[35], sizeof b[35]);
+        v[k++] = num_text(c->perf_hi, b[36], sizeof b[36]);
+        v[k++] = isnan(c->perf_lo) ? "" : c->perf_lo <= 1 && c->perf_hi >= 1 ? "yes" : "no";
+        v[k++] = c->led ? "yes" : "no";
+        v[k++] = num_text(c->twin ? c->twin->usd : NAN, b[37], sizeof b[37]);
+        v[k++] = num_text(c->twin ? 100 * (c->twin->row->value / x->value - 1) : NAN, b[38],
+                          sizeof b[38]);
         for (size_t j = 0; j < k; j++)
             bad |= tb_csv_put(f, v[j], j + 1 < k ? ',' : '\n');
     }

@@ -25,6 +25,7 @@
 
 #include "tb_pricing.h"
 #include "tb_results.h"
+#include "tb_validate.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -65,12 +66,44 @@ bool tb_cost_meets(double ttft_ms, double tpot_ms, double ttft_limit_ms, double 
  * for the same work); NAN unless both are positive and finite. */
 double tb_cost_price_perf(double baseline_usd, double usd);
 
-/* Whether x is the host CPU's row on a target whose instances have accelerators (t's
- * chips > 0): the cpu executor's, our CPU engine behind `trnbench serve`, or any row
- * that lists accelerators_unused. Such a row is priced at the instance it ran on (the
- * host CPU cannot be rented apart), but it is the host's throughput, not the
- * instance's: it is never ranked against other targets, never a target's cheapest,
- * has no per-chip figure and no price-performance. */
+/* The range of a price-performance base / usd when the baseline's true cost lies in
+ * [base x base_lo, base x base_hi] and the candidate's in [usd x lo, usd x hi] (the factors
+ * 1 - e and 1 + e of the model's error e, or a measurement's fastest and slowest
+ * repetitions over its median; lo <= 1 <= hi). The two errors are taken as independent:
+ * their logarithms add in quadrature, *plo = base / usd x exp(-hypot(ln base_lo, ln hi))
+ * and *phi = base / usd x exp(hypot(ln base_hi, ln lo)). Both NAN unless every figure is
+ * positive and finite and each range holds 1. */
+void tb_cost_perf_range(double base, double base_lo, double base_hi, double usd, double lo,
+                        double hi, double *plo, double *phi);
+
+/* The factors of c's cost range over its cost (usd_lo / usd, usd_hi / usd), or 1 -+ its
+ * model error when it has no cost at the chosen prices. */
+struct tb_cost;
+void tb_cost_range_factors(const struct tb_cost *c, double *lo, double *hi);
+
+/* c's cost at another hourly rate (USD per instance-hour; its share of the instances
+ * charged as at its own price); NAN unless positive. */
+double tb_cost_at(const struct tb_cost *c, double rate);
+
+/* The purchase models, TB_COST_NPURCHASE of them, in the order they stand in for
+ * `purchase` (NULL: on-demand) when a target has no price under it: itself, then those
+ * of the nearest commitment (on-demand and capacity blocks commit to nothing beyond the
+ * hours bought; 1-year reserved and savings plans to a year; 3-year to three), the
+ * interruptible spot price last. */
+#define TB_COST_NPURCHASE 7
+void tb_cost_purchase_order(const char *purchase, const char *out[TB_COST_NPURCHASE]);
+
+/* How near region b is to a (0 the same, 1 the same area as "us-east", 2 the same
+ * geography as "us", 3 elsewhere): the order in which other regions' prices stand in. */
+int tb_cost_region_distance(const char *a, const char *b);
+
+/* Whether x is the host CPU's row: the cpu executor's, our CPU engine behind `trnbench
+ * serve`, or any row that lists accelerators_unused, on any host (a catalogued instance
+ * with accelerators or not; t is not consulted). Such a row is priced at the machine it
+ * ran on when that has a price (the host CPU cannot be rented apart), but it is the
+ * host's throughput of our CPU engines, not an instance's: it is never ranked against
+ * other targets, never a target's cheapest, has no per-chip figure and no
+ * price-performance; the report lists it in a section of its own. */
 struct tb_cost_price;
 bool tb_cost_is_host_cpu(const struct tb_result *x, const struct tb_cost_price *t);
 
@@ -88,6 +121,9 @@ struct tb_cost_opts {
     double tpot_limit_ms;
     double train_tokens; /* tokens of cost.csv's time-and-cost-to-train columns */
     const char *now;     /* the time of the report, ISO 8601 UTC: the prices' age */
+    const struct tb_validation *validation; /* the model's error per chip family and phase
+                                               (tb_validate_error); NULL: modeled figures
+                                               carry no range */
 };
 
 /* The price of one target, as the report cites it. */
@@ -99,6 +135,16 @@ struct tb_cost_price {
     const char *chip_word;    /* static: what its chips are called, "GPUs" (NVIDIA) or "chips" */
     long age;                 /* days from the price's date to opts.now; -1 undated */
     char flag[160];           /* "" or why the price needs a second look (stale, undated) */
+    const char *family;       /* static or borrowed: its chip's name ("Trainium2"), the
+                                 model's error group; "" for the host */
+    /* the comparison with the baseline, like for like: cmp is this target's price and
+     * bcmp the baseline's under one purchase model in one region; the chosen ones when
+     * both have a price there (cmp_chosen), else the nearest where both do (purchase
+     * models in tb_cost_purchase_order, regions by tb_cost_region_distance) */
+    struct tb_price_choice cmp, bcmp;
+    bool cmp_have;      /* both priced somewhere comparable; else cmp_basis says why not */
+    bool cmp_chosen;    /* cmp is the chosen purchase model and region */
+    char cmp_basis[96]; /* "capacity-block in us-east-2", or why there is none */
 };
 
 /* One priced throughput row. */
@@ -109,24 +155,40 @@ struct tb_cost {
     const struct tb_cost_price *price; /* borrowed from the tb_costs (tp) */
     double usd, usd_min, usd_max;      /* NAN without a price; min from the fastest repetition */
     double tokens_per_usd;             /* NAN without a price; images for an images row */
-    char config[200];            /* run_id without target and instance count: the configuration */
-    char workload[200];          /* config without the batch: what is compared across targets */
-    long chips;                  /* chips of the run (chips_used, else instances x chips per
-                                    instance); 0 unknown */
-    double per_chip;             /* throughput per chip; NAN when chips is unknown */
-    double ttft, tpot, per_user; /* the run's latency rows (serving); NAN when absent */
-    double base_usd;             /* the baseline's cost for the same configuration (btp) */
-    double perf;                 /* price-performance: base_usd / usd */
-    bool sweep_point;            /* a serving batch beside the same target's "max" run */
-    bool host_cpu;               /* the host CPU's row on an instance with accelerators
-                                    (tb_cost_is_host_cpu): priced, never ranked */
+    char config[200];              /* run_id without target and instance count: the configuration */
+    char workload[200];            /* config without the batch: what is compared across targets */
+    long chips;                    /* chips of the run (chips_used, else instances x chips per
+                                      instance); 0 unknown */
+    double per_chip;               /* throughput per chip; NAN when chips is unknown */
+    double ttft, tpot, per_user;   /* the run's latency rows (serving); NAN when absent */
+    double usd_lo, usd_hi;         /* the cost's range: the model's error (usd x (1 -+ err)) for a
+                                       modeled row, the repetitions (usd_min, usd_max) for a
+                                       measured one; NAN without a price */
+    double err;                    /* the model's error band for a modeled row (fraction of the
+                                      throughput, tb_validate_error); 0 for measured or published */
+    bool err_few;                  /* that band is borrowed: its family has few validation rows */
+    char err_basis[128];           /* what the band is ("p90 of 41 H100 SXM5 rows"); "" without */
+    double cmp_usd;                /* the cost at the comparison's price (price->cmp): usd itself
+                                      when price->cmp_chosen */
+    double base_usd;               /* the baseline's cost of the same configuration at the same
+                                      price basis (price->bcmp) */
+    double perf, perf_lo, perf_hi; /* price-performance base_usd / cmp_usd and its range from
+                                      both costs' ranges (tb_cost_perf_range) */
+    const struct tb_cost *twin;    /* a measured row's modeled twin: the model's row of the same
+                                      target and configuration, or NULL */
+    bool led;                      /* a modeled row of a (workload, target) that has a measured
+                                      row: the measurement leads, this row is only its twin */
+    bool sweep_point;              /* a serving batch beside the same target's "max" run */
+    bool host_cpu;                 /* the host CPU's row on an instance with accelerators
+                                      (tb_cost_is_host_cpu): priced, never ranked */
 };
 
 /* One workload's ranking: the cheapest target and the baseline's cheapest. */
 struct tb_cost_rank {
     const char *workload;          /* borrowed from a cost */
     const char *metric;            /* static */
-    const struct tb_cost *best;    /* cheapest priced row, or NULL */
+    const struct tb_cost *best;    /* cheapest priced row, or NULL (rows led by a
+                                      measurement are not ranked: the measurement is) */
     const struct tb_cost *base;    /* cheapest baseline row (at btp), or NULL */
     double base_usd;               /* its cost; NAN without one */
     const struct tb_cost *best_ok; /* the same within the latency limits (serving) */
@@ -142,12 +204,13 @@ struct tb_costs {
     struct tb_price_choice host;      /* the host's price */
     struct tb_cost_price *tp;         /* owned: ntp distinct targets, in order of first use */
     size_t ntp;
-    struct tb_cost_price btp; /* the baseline's price (its ref the last footnote): the
-                                 chosen purchase model and region, like every candidate's,
-                                 else its on-demand price there (like_for_like false) */
-    bool like_for_like;       /* the baseline priced as the candidates are */
-    char basis[200];          /* "p5.48xlarge capacity-block in us-east-2", or the fallback
-                                 said: what the savings and price-performance compare to */
+    struct tb_cost_price btp; /* the baseline's price (its ref the last footnote) under the
+                                 chosen purchase model and region, like every candidate's;
+                                 without one there (like_for_like false), each target's
+                                 comparison finds its own basis (tb_cost_price.cmp) */
+    bool like_for_like;       /* the baseline has a price where the candidates are priced */
+    char basis[200];          /* "p5.48xlarge capacity-block in us-east-2": what the savings
+                                 and price-performance compare to, where both are priced */
     struct tb_cost *costs;    /* owned: ncosts, one per throughput row, in results order */
     size_t ncosts;
     size_t npriced;             /* costs with a price */
@@ -189,6 +252,25 @@ bool tb_costs_first_of_target(const struct tb_costs *cs, size_t i, const char *w
 /* Whether c is the cheapest priced row of its (workload, target) pair (the by-target
  * charts); the serving total-token cost, which ranks like the output cost, never is. */
 bool tb_costs_cheapest_of_target(const struct tb_costs *cs, const struct tb_cost *c);
+
+/* The cheapest row of target in (workload, metric) that is compared (not the host CPU,
+ * not led by a measurement, priced at the chosen prices or the comparison's; within the
+ * latency limits when ok); NULL when there is none. */
+const struct tb_cost *tb_costs_target_best(const struct tb_costs *cs, const char *workload,
+                                           const char *metric, const char *target, bool ok);
+/* target's price under purchase in the chosen region, else in the nearest region that
+ * has one (tb_cost_region_distance); out->have false (with the chosen region's reason)
+ * when none does. Returns 0, or -1 (target not catalogued, out of memory). */
+int tb_costs_nearest_price(const struct tb_costs *cs, const char *target, const char *purchase,
+                           struct tb_price_choice *out, char *err, size_t errlen);
+/* The baseline's cheapest ranking row of (workload, metric) at the price rate (USD per
+ * instance-hour; within the limits when ok): its cost at that rate in *usd, its range
+ * in *lo and *hi. NULL (and NANs) when the baseline has no such row. */
+const struct tb_cost *tb_costs_base_at(const struct tb_costs *cs, const char *workload,
+                                       const char *metric, double rate, bool ok, double *usd,
+                                       double *lo, double *hi);
+/* Whether c meets the latency limits of cs (serving rows; others always do). */
+bool tb_costs_meets(const struct tb_costs *cs, const struct tb_cost *c);
 
 /* Instance-hours x is charged per hour at price t: its share of the instances when it
  * used part of their chips (tb_cost_instance_share). */

@@ -24,6 +24,8 @@
 struct tb_validate_group {
     char family[64]; /* the targets' chip name ("Trainium1", "H100 SXM5"); "" for rows
                         whose target is unknown, and for the overall group */
+    char phase[16];  /* the rows' phase ("serve", "train") in a per-phase group; "" in a
+                        family's group and the overall one */
     double *ape;     /* owned: n absolute percentage errors, in row order */
     size_t rows;     /* rows with a measured value */
     size_t complete; /* of those, rows whose shape has what the phase needs */
@@ -35,6 +37,8 @@ struct tb_validate_group {
 struct tb_validation {
     struct tb_validate_group *groups; /* owned: ngroups, in the order families first appear */
     size_t ngroups;
+    struct tb_validate_group *phases; /* owned: nphases (family, phase) groups */
+    size_t nphases;
     struct tb_validate_group all; /* every row with a measured value */
     double coverage;              /* percent: all.n of all.complete (0 when none is complete) */
 };
@@ -58,6 +62,25 @@ void tb_validate_release(struct tb_validation *v);
 /* The group of a chip family, or NULL when no row with a measured value has it. */
 const struct tb_validate_group *tb_validate_family(const struct tb_validation *v,
                                                    const char *family);
+/* The group of a chip family in one phase, or NULL likewise. */
+const struct tb_validate_group *tb_validate_family_phase(const struct tb_validation *v,
+                                                         const char *family, const char *phase);
+
+/* The rows a family and phase need before their own error is trusted alone. */
+#define TB_VALIDATE_MIN_ROWS 10
+
+/* The error band the model's figures for a chip family in a phase carry: the 90th
+ * percentile of the absolute percentage errors of
+ *   - the family's rows of that phase, when at least TB_VALIDATE_MIN_ROWS were predicted;
+ *   - else the family's rows of every phase, when that many, or the larger of that and
+ *     the phase's own p90;
+ *   - else the larger of every row's p90 and the family's own (few = true: the family is
+ *     validated on fewer rows than that, or none).
+ * Sets *pct (percent, at most 90) and basis ("p90 of 41 H100 SXM5 rows", "Trainium2:
+ * validated on only 3 rows; the p90 of all 104 rows used"). Returns false (and *pct NAN)
+ * when v has no predicted row at all. */
+bool tb_validate_error(const struct tb_validation *v, const char *family, const char *phase,
+                       double *pct, bool *few, char *basis, size_t len);
 
 /* Whether the targets are met: at least one row predicted, the overall median and p90
  * within their maxima and the coverage at least its minimum. */

@@ -4,7 +4,8 @@
  * and writes the documents into a scratch folder, then renames (publish.c). The Markdown
  * and HTML come from the same calls (struct tb_doc writes both), so they always say the
  * same thing. The assessment section renders what the caller assessed (tb_assess.h); the
- * report never calls the performance model. */
+ * report calls the performance model only for its validation error (the ranges of the
+ * modeled figures). */
 #include "tb_report.h"
 
 #include "report_impl.h"
@@ -13,9 +14,11 @@
 #include "tb_doc.h"
 #include "tb_pricing.h"
 #include "tb_results.h"
+#include "tb_scenario.h"
 #include "tb_util.h"
 #include "tb_vocab.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,183 +207,436 @@ static void prov_cell(const struct tb_cost *c, char *buf, size_t len)
 
 static const char *unit_of(const char *metric)
 {
-    return !strcmp(metric, "usd_per_kimage") ? "USD per 1000 images" : "USD per 1M tokens";
+    return !strcmp(metric, "usd_per_kimage")       ? "USD per 1000 images"
+           : !strcmp(metric, "usd_per_mtok_out")   ? "USD per 1M output tokens"
+           : !strcmp(metric, "usd_per_mtok_train") ? "USD per 1M training tokens"
+                                                   : "USD per 1M tokens";
 }
 
-static void fmt_saving(double usd, double base, char *buf, size_t len)
+/* ---- the summary: one sentence per workload, then savings like for like ---- */
+
+/* One target against the baseline in one workload: the target's cheapest compared row
+ * and the baseline's cheapest, both at the target's comparison price (like for like). */
+struct versus {
+    const struct tb_cost *c; /* the target's cheapest compared row, or NULL */
+    const struct tb_cost *b; /* the baseline's, or NULL */
+    double usd, lo, hi;      /* the target's cost at the comparison's price, its range */
+    double base;             /* the baseline's cost there */
+    double perf, plo, phi;   /* price-performance base / usd and its range */
+};
+
+static void versus_of(const struct report *R, const struct tb_cost_rank *w, const char *target,
+                      bool ok, struct versus *v)
 {
-    if (!tb_cost_positive(usd) || !tb_cost_positive(base))
-        snprintf(buf, len, "no baseline");
+    double flo, fhi, blo, bhi;
+    memset(v, 0, sizeof *v);
+    v->usd = v->lo = v->hi = v->base = v->perf = v->plo = v->phi = NAN;
+    v->c = tb_costs_target_best(&R->cs, w->workload, w->metric, target, ok);
+    if (v->c && !v->c->price->cmp_have)
+        v->usd = v->c->usd; /* priced where chosen, but no baseline price to compare */
+    if (!v->c || !v->c->price->cmp_have)
+        return;
+    v->usd = v->c->cmp_usd;
+    tb_cost_range_factors(v->c, &flo, &fhi);
+    v->lo = v->usd * flo;
+    v->hi = v->usd * fhi;
+    v->b = tb_costs_base_at(&R->cs, w->workload, w->metric, v->c->price->bcmp.usd_per_hour, ok,
+                            &v->base, &blo, &bhi);
+    if (!v->b)
+        return;
+    v->perf = tb_cost_price_perf(v->base, v->usd);
+    if (v->b == v->c)
+        v->plo = v->phi = v->perf;
     else
-        snprintf(buf, len, "%+.0f%% (%.2fx)", (1.0 - usd / base) * 100.0, base / usd);
+        tb_cost_perf_range(v->base, blo / v->base, bhi / v->base, v->usd, flo, fhi, &v->plo,
+                           &v->phi);
+}
+
+/* Whether the range of v spans no saving: the model cannot tell the two apart. */
+static bool within_error(const struct versus *v)
+{
+    return v->plo <= 1 && v->phi >= 1 && v->plo < v->phi;
+}
+
+/* "+23%" (less than the baseline) or "-43%" (more). */
+static const char *saving_text(double perf, char *buf, size_t len)
+{
+    snprintf(buf, len, "%+.0f%%", (1 - 1 / perf) * 100);
+    return buf;
+}
+
+/* "saves 10% (1.11x; 0.62x to 1.80x: within the model's error)" or "costs 77% more (0.56x;
+ * ...)": price-performance against the baseline in words, with its range. */
+static void verdict_text(const struct versus *v, char *buf, size_t len)
+{
+    int n;
+    if (v->perf >= 1)
+        n = snprintf(buf, len, "saves %.0f%% (%.2fx", (1 - 1 / v->perf) * 100, v->perf);
+    else
+        n = snprintf(buf, len, "costs %.0f%% more (%.2fx", (1 / v->perf - 1) * 100, v->perf);
+    if (n < 0 || (size_t)n >= len)
+        return;
+    if (tb_cost_positive(v->plo) && v->plo < v->phi)
+        snprintf(buf + n, len - (size_t)n, "; %.2fx to %.2fx%s)", v->plo, v->phi,
+                 within_error(v) ? ": within the model's error" : "");
+    else
+        snprintf(buf + n, len - (size_t)n, ")");
+}
+
+/* Whether a target's chips are AWS's own (Trainium, Inferentia). */
+static bool aws_silicon(const struct report *R, const char *target)
+{
+    const struct tb_instance *in = tb_pricing_instance(&R->pricing, target);
+    const struct tb_chip *chip = in ? tb_pricing_chip(&R->pricing, in->chip) : NULL;
+    return chip && !strcmp(chip->vendor, "AWS");
+}
+
+/* The distinct targets of the compared rows, in results order (at most max). */
+static size_t compared_targets(const struct report *R, const char **out, size_t max)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < R->cs.ncosts; i++) {
+        const struct tb_cost *c = &R->cs.costs[i];
+        const char *t = F(c->row, "target");
+        bool seen = false;
+        if (c->host_cpu || c->led || !strcmp(c->metric, "usd_per_mtok_total"))
+            continue;
+        for (size_t k = 0; k < n && !seen; k++)
+            seen = !strcmp(out[k], t);
+        if (!seen && n < max)
+            out[n++] = t;
+    }
+    return n;
+}
+
+/* Whether w has a row that is compared (not only the host CPU's). */
+static bool compared_workload(const struct report *R, const struct tb_cost_rank *w)
+{
+    for (size_t i = 0; i < R->cs.ncosts; i++)
+        if (tb_cost_of_workload(&R->cs.costs[i], w->workload, w->metric) &&
+            !R->cs.costs[i].host_cpu)
+            return true;
+    return false;
+}
+
+/* One target's figures in a sentence: "trn2.48xlarge 2.33 at capacity-block in us-east-2
+ * (no on-demand price in us-east-1), saves 10% against p5.48xlarge there (1.11x; 0.62x to
+ * 1.80x: within the model's error)"; a measured row says so and what the model said. */
+static void say_versus(struct tb_doc *d, const struct report *R, const char *target,
+                       const struct versus *v)
+{
+    char n1[32], n2[32], verdict[160];
+    const struct tb_cost *c = v->c;
+    tb_doc_code(d, target);
+    tb_doc_text(d, " %s", tb_report_num(v->usd, n1, sizeof n1));
+    if (c->row->prov == TB_PROV_MEASURED)
+        tb_doc_text(d, " (%s%s%s)", tb_report_prov_label(c->row),
+                    c->twin ? "; the model said " : "",
+                    c->twin ? tb_report_num(c->twin->cmp_usd, n2, sizeof n2) : "");
+    if (!c->price->cmp_chosen) {
+        tb_doc_text(d, " at ");
+        tb_doc_strong(d, c->price->cmp_basis);
+        if (c->price->c.have)
+            tb_doc_text(d, " (the baseline has no price at the chosen ones)");
+        else
+            tb_doc_text(d, " (no %s price in %s)", R->o->purchase ? R->o->purchase : "on-demand",
+                        R->o->region ? R->o->region : "us-east-1");
+    }
+    if (v->b == c) {
+        tb_doc_text(d, ", the baseline");
+        return;
+    }
+    if (!c->price->cmp_have) {
+        tb_doc_text(d, " (%s)", c->price->cmp_basis);
+        return;
+    }
+    if (!tb_cost_positive(v->perf)) {
+        tb_doc_text(d, ", no baseline row to compare");
+        return;
+    }
+    verdict_text(v, verdict, sizeof verdict);
+    tb_doc_text(d, ", %s against %s%s", verdict, R->cs.o.baseline,
+                c->price->cmp_chosen ? "" : " there");
+}
+
+/* The targets with rows but no price to compare, at the chosen prices or any comparable
+ * (costs of the host CPU aside): "trn3-ultraserver-gen1 (no listed price under any
+ * ...)", once for the summary. */
+static void say_unpriced(struct tb_doc *d, const struct report *R)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < R->cs.ntp; i++) {
+        const struct tb_cost_price *p = &R->cs.tp[i];
+        bool used = false;
+        for (size_t k = 0; k < R->cs.ncosts && !used; k++)
+            used = R->cs.costs[k].price == p && !R->cs.costs[k].host_cpu;
+        if (!used || p->cmp_have || p->c.have)
+            continue;
+        if (!n++)
+            tb_doc_p_begin(d, NULL);
+        tb_doc_text(d, n > 1 ? "; " : "No price to compare: ");
+        tb_doc_code(d, p->target);
+        tb_doc_text(d, " (%s)",
+                    tb_pricing_instance(&R->pricing, p->target) ? p->cmp_basis : p->c.why);
+    }
+    if (n) {
+        tb_doc_text(d, ".");
+        tb_doc_p_end(d);
+    }
+}
+
+/* The summary's sentence for one workload: the cheapest target at the prices chosen
+ * (within the latency limits for serving), AWS's best chip when the cheapest is not
+ * one, and the targets with no price at the chosen ones, at their nearest comparable. */
+static void say_workload(struct tb_doc *d, const struct report *R, const struct tb_cost_rank *w,
+                         const char **targets, size_t nt)
+{
+    bool ok = w->serve && w->best_ok;
+    const struct tb_cost *best = ok ? w->best_ok : w->best;
+    struct versus v, a = {0};
+    const char *aws = NULL;
+    size_t nunpriced = 0;
+    tb_doc_item_begin(d);
+    tb_doc_code(d, w->workload);
+    tb_doc_text(d, " (%s%s): ", unit_of(w->metric),
+                w->serve ? (ok ? ", within the latency limits" : ", none within the latency limits")
+                         : "");
+    if (best) {
+        tb_doc_text(d, "cheapest ");
+        versus_of(R, w, F(best->row, "target"), ok, &v);
+        if (v.c)
+            say_versus(d, R, F(best->row, "target"), &v);
+        else
+            tb_doc_code(d, F(best->row, "target"));
+        tb_doc_text(d, ".");
+    } else {
+        tb_doc_text(d, "no target with a price at the chosen prices.");
+    }
+    /* AWS's best when the cheapest is not AWS's */
+    for (size_t i = 0; i < nt && (!best || !aws_silicon(R, F(best->row, "target"))); i++) {
+        struct versus t;
+        if (!aws_silicon(R, targets[i]))
+            continue;
+        versus_of(R, w, targets[i], ok, &t);
+        if (t.c && tb_cost_positive(t.perf) && (!aws || t.perf > a.perf)) {
+            aws = targets[i];
+            a = t;
+        }
+    }
+    if (aws) {
+        tb_doc_text(d, " Best AWS chip: ");
+        say_versus(d, R, aws, &a);
+        tb_doc_text(d, ".");
+    }
+    /* the others priced only at a comparable basis, and those with no price at all */
+    for (size_t i = 0; i < nt; i++) {
+        struct versus t;
+        if ((aws && !strcmp(targets[i], aws)) ||
+            (best && !strcmp(targets[i], F(best->row, "target"))))
+            continue;
+        versus_of(R, w, targets[i], ok, &t);
+        if (!t.c || t.c->price->cmp_chosen)
+            continue;
+        tb_doc_text(d, nunpriced++ ? "; " : " Also ");
+        say_versus(d, R, targets[i], &t);
+    }
+    if (nunpriced)
+        tb_doc_text(d, ".");
+    tb_doc_item_end(d);
+}
+
+/* The families whose error band is borrowed (validated on few rows or none). */
+static void few_rows_families(const struct report *R, char *buf, size_t len)
+{
+    size_t n = 0;
+    buf[0] = '\0';
+    for (size_t i = 0; i < R->cs.ntp; i++) {
+        const struct tb_cost_price *t = &R->cs.tp[i];
+        bool few = false, seen = false;
+        for (size_t k = 0; k < R->cs.ncosts && !few; k++)
+            few = R->cs.costs[k].price == t && R->cs.costs[k].err_few && !R->cs.costs[k].host_cpu;
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = !strcmp(R->cs.tp[k].family, t->family);
+        if (few && !seen && *t->family && strlen(buf) + strlen(t->family) + 3 < len)
+            snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", n++ ? ", " : "", t->family);
+    }
 }
 
 static void write_summary(struct tb_doc *d, const struct report *R)
 {
-    static const char *const head[] = {
-        "Workload", "Unit",       "Cheapest target", "Batch",
-        "Cost",     "Provenance", "Baseline cost",   "Saving (price-perf)"};
-    char lim[160], bh[200];
-    size_t nserve = 0;
+    const char *targets[64];
+    size_t nt = compared_targets(R, targets, sizeof targets / sizeof targets[0]), nw = 0;
+    char few[512];
     tb_doc_h(d, 2, "Summary");
-    snprintf(bh, sizeof bh, "%s", R->cs.basis);
-    if (R->cs.nranks == 0) {
-        tb_doc_p(d, "note", "No throughput rows: nothing to rank.");
+    for (size_t i = 0; i < R->cs.nranks; i++)
+        nw += compared_workload(R, &R->cs.ranks[i]);
+    if (nw == 0) {
+        tb_doc_p(d, "note",
+                 "No throughput rows of an instance to compare: nothing to rank (host CPU runs "
+                 "are listed below).");
         return;
     }
-    tb_doc_p(
-        d, NULL,
-        "For each workload, the cheapest target at the prices chosen (%s, %s) and its "
-        "saving against the baseline, %s (%s). A saving of +40%% means 40%% less than "
-        "the baseline for the same work; the factor in brackets is the price-performance "
-        "(baseline cost over this cost). Hover over a number for its provenance; [n] "
-        "points to the price table.",
-        R->o->region ? R->o->region : "us-east-1", R->o->purchase ? R->o->purchase : "on-demand",
-        bh, R->cs.btp.c.have ? "its cheapest configuration of the same workload" : R->cs.btp.c.why);
-    tb_doc_table(d, "ttttnpnn", head);
-    /* priced workloads first, then those without a price, each in results order */
-    for (int pass = 0; pass < 2; pass++)
-        for (size_t i = 0; i < R->cs.nranks; i++) {
-            const struct tb_cost_rank *w = &R->cs.ranks[i];
-            char usd[32], base[32], sav[64], prov[64], tip[2400], btip[2400];
-            const char *cells[8], *tips[8] = {0};
-            if ((pass == 0) != (w->best != NULL))
-                continue;
-            nserve += w->serve;
-            cells[0] = w->workload;
-            cells[1] = unit_of(w->metric);
-            if (!w->best) {
-                /* why: the price of the workload's first target, or that its only rows
-                 * are a host CPU's on an accelerator instance */
-                const char *why = "";
-                bool host = false;
-                for (size_t k = 0; k < R->cs.ncosts && !*why; k++)
-                    if (!strcmp(R->cs.costs[k].workload, w->workload)) {
-                        host = R->cs.costs[k].host_cpu && R->cs.costs[k].price->c.have;
-                        why = host ? "host CPU of an accelerator instance: not ranked (see "
-                                     "below)"
-                                   : R->cs.costs[k].price->c.why;
-                    }
-                snprintf(sav, sizeof sav, "%s", host ? "not ranked" : "no price");
-                cells[2] = sav;
-                cells[3] = cells[4] = cells[6] = cells[7] = "";
-                cells[5] = why;
-                tb_doc_row(d, cells);
-                continue;
-            }
-            tb_report_num(w->best->usd, usd, sizeof usd);
-            prov_cell(w->best, prov, sizeof prov);
-            cost_tip(w->best, tip, sizeof tip);
-            base[0] = btip[0] = '\0';
-            if (w->base) {
-                snprintf(base, sizeof base, "%.4g", w->base_usd);
-                prov_tip(w->base->row, btip, sizeof btip);
-                snprintf(btip + strlen(btip), sizeof btip - strlen(btip), ". Baseline price [%d]",
-                         R->cs.btp.ref);
-            }
-            fmt_saving(w->best->usd, w->base_usd, sav, sizeof sav);
-            cells[2] = F(w->best->row, "target");
-            cells[3] = F(w->best->row, "batch");
-            cells[4] = usd;
-            cells[5] = prov;
-            cells[6] = w->base ? base : "no baseline row";
-            cells[7] = sav;
-            tips[4] = tips[5] = tip;
-            tips[6] = btip;
-            tb_doc_row_tip(d, cells, tips);
-        }
-    tb_doc_table_end(d);
-    if (!nserve)
-        return;
-    snprintf(lim, sizeof lim, "TTFT at most %g ms and TPOT at most %g ms", R->o->ttft_limit_ms,
-             R->o->tpot_limit_ms);
     tb_doc_p(d, NULL,
-             "Serving within latency limits (%s; set with --ttft-ms and --tpot-ms; the "
-             "defaults are MLPerf Inference's Llama 2 70B server limits): the cheapest "
-             "configuration of the batch sweep that meets both, on any target, against the "
-             "baseline's cheapest that does.",
-             lim);
-    {
-        static const char *const lh[] = {
-            "Workload",      "Cheapest within limits", "Batch", "TTFT ms",
-            "TPOT ms",       "Tokens/s per user",      "Cost",  "Provenance",
-            "Baseline cost", "Saving (price-perf)"};
-        tb_doc_table(d, "tttnnnnpnn", lh);
-        for (size_t i = 0; i < R->cs.nranks; i++) {
-            const struct tb_cost_rank *w = &R->cs.ranks[i];
-            char t1[32], t2[32], t3[32], usd[32], base[32], sav[64], prov[64], tip[2400];
-            const char *cells[10], *tips[10] = {0};
-            if (!w->serve)
-                continue;
-            cells[0] = w->workload;
-            if (!w->best_ok) {
-                cells[1] = "no priced configuration meets the limits";
-                for (int k = 2; k < 10; k++)
-                    cells[k] = "";
-                tb_doc_row(d, cells);
-                continue;
-            }
-            cost_tip(w->best_ok, tip, sizeof tip);
-            prov_cell(w->best_ok, prov, sizeof prov);
-            snprintf(base, sizeof base, "%.4g", w->base_ok_usd);
-            fmt_saving(w->best_ok->usd, w->base_ok_usd, sav, sizeof sav);
-            cells[1] = F(w->best_ok->row, "target");
-            cells[2] = F(w->best_ok->row, "batch");
-            cells[3] = tb_report_num(w->best_ok->ttft, t1, sizeof t1);
-            cells[4] = tb_report_num(w->best_ok->tpot, t2, sizeof t2);
-            cells[5] = tb_report_num(w->best_ok->per_user, t3, sizeof t3);
-            cells[6] = tb_report_num(w->best_ok->usd, usd, sizeof usd);
-            cells[7] = prov;
-            cells[8] = w->base_ok ? base : "baseline misses the limits";
-            cells[9] = sav;
-            tips[6] = tips[7] = tip;
-            tb_doc_row_tip(d, cells, tips);
-        }
-        tb_doc_table_end(d);
-    }
+             "Prices: %s %s; baseline %s. Every saving compares a target with the baseline "
+             "under one purchase model in one region: where a target has no price under the "
+             "chosen one, its nearest comparable (in bold). A saving of +40%% means 40%% less "
+             "than the baseline for the same work. Ranges: the performance model's error (90th "
+             "percentile of its validation per chip family and phase) on modeled figures, the "
+             "repetitions on measured ones.",
+             R->o->region ? R->o->region : "us-east-1",
+             R->o->purchase ? R->o->purchase : "on-demand", R->cs.basis);
+    tb_doc_list_begin(d);
+    for (size_t i = 0; i < R->cs.nranks; i++)
+        if (compared_workload(R, &R->cs.ranks[i]))
+            say_workload(d, R, &R->cs.ranks[i], targets, nt);
+    tb_doc_list_end(d);
+    say_unpriced(d, R);
+    few_rows_families(R, few, sizeof few);
+    if (*few)
+        tb_doc_p(d, "note",
+                 "Validated on few rows or none, so their figures carry the model's overall "
+                 "error: %s.",
+                 few);
 }
 
-/* The host CPU's runs on instances with accelerators: which accelerators sat unused
- * and why, once per (target, device, reason); they are priced but never ranked. */
+/* Savings against the baseline, one row per workload and one column per target, each
+ * like for like (the target's comparison price), with the range. */
+static void write_matrix(struct tb_doc *d, const struct report *R)
+{
+    const char *targets[64], *head[66];
+    char kinds[67];
+    size_t nt = compared_targets(R, targets, 64);
+    if (nt == 0)
+        return;
+    head[0] = "Workload";
+    kinds[0] = 'c';
+    for (size_t i = 0; i < nt; i++) {
+        head[i + 1] = targets[i];
+        kinds[i + 1] = 'r';
+    }
+    kinds[nt + 1] = '\0';
+    tb_doc_h(d, 3, "Saving against the baseline, target by target");
+    tb_doc_p(d, NULL,
+             "Each cell: the saving of the target's cheapest configuration (within the latency "
+             "limits for serving) against %s's, both under one purchase model in one region, "
+             "and the range of the price-performance. * at its nearest comparable price, not "
+             "the chosen one; m measured; = within the model's error. Hover for the figures.",
+             R->cs.o.baseline);
+    tb_doc_table(d, kinds, head);
+    for (size_t i = 0; i < R->cs.nranks; i++) {
+        const struct tb_cost_rank *w = &R->cs.ranks[i];
+        char cell[64][64], tip[64][600];
+        const char *cells[66], *tips[66] = {0};
+        bool ok = w->serve && w->best_ok;
+        if (!compared_workload(R, w))
+            continue;
+        cells[0] = w->workload;
+        for (size_t k = 0; k < nt; k++) {
+            struct versus v;
+            char s1[16], n1[32], n2[32];
+            versus_of(R, w, targets[k], ok, &v);
+            cells[k + 1] = cell[k];
+            tips[k + 1] = tip[k];
+            tip[k][0] = '\0';
+            if (!v.c || !tb_cost_positive(v.perf)) {
+                const struct tb_cost_price *p = NULL;
+                for (size_t j = 0; j < R->cs.ncosts && !p; j++)
+                    if (!R->cs.costs[j].host_cpu &&
+                        tb_cost_of_workload(&R->cs.costs[j], w->workload, w->metric) &&
+                        !strcmp(F(R->cs.costs[j].row, "target"), targets[k]))
+                        p = R->cs.costs[j].price;
+                snprintf(cell[k], sizeof cell[k], "%s",
+                         !p                           ? ""
+                         : v.c                        ? "no baseline"
+                         : !p->c.have && !p->cmp_have ? "no price"
+                         : ok                         ? "none within limits"
+                                                      : "no price");
+                snprintf(tip[k], sizeof tip[k], "%s", p ? p->cmp_basis : "");
+                continue;
+            }
+            if (v.b == v.c)
+                snprintf(cell[k], sizeof cell[k], "baseline");
+            else if (tb_cost_positive(v.plo) && v.plo < v.phi)
+                snprintf(cell[k], sizeof cell[k], "%s (%.2f-%.2fx)%s%s%s",
+                         saving_text(v.perf, s1, sizeof s1), v.plo, v.phi,
+                         v.c->price->cmp_chosen ? "" : " *",
+                         v.c->row->prov == TB_PROV_MEASURED ? " m" : "",
+                         within_error(&v) ? " =" : "");
+            else
+                snprintf(cell[k], sizeof cell[k], "%s%s%s", saving_text(v.perf, s1, sizeof s1),
+                         v.c->price->cmp_chosen ? "" : " *",
+                         v.c->row->prov == TB_PROV_MEASURED ? " m" : "");
+            snprintf(tip[k], sizeof tip[k],
+                     "%s batch %s: %s against %s at %s (%s, %s); model error band: %s", targets[k],
+                     F(v.c->row, "batch"), tb_report_num(v.usd, n1, sizeof n1),
+                     tb_report_num(v.base, n2, sizeof n2), v.c->price->cmp_basis,
+                     tb_report_prov_label(v.c->row), unit_of(w->metric),
+                     *v.c->err_basis ? v.c->err_basis : "none (measured)");
+        }
+        tb_doc_row_tip(d, cells, tips);
+    }
+    tb_doc_table_end(d);
+}
+
+/* The host CPU's runs (our CPU engines, on this machine or an instance's host): priced
+ * at the machine they ran on when it has a price, never ranked against instances. One
+ * row per workload and machine: its cheapest configuration. */
 static void write_host_cpu(struct tb_doc *d, const struct report *R)
 {
+    static const char *const head[] = {"Workload", "Machine",    "Throughput",
+                                       "Cost",     "Provenance", "Accelerators present, not used"};
     size_t shown = 0;
     for (size_t i = 0; i < R->cs.ncosts; i++) {
-        const struct tb_cost *c = &R->cs.costs[i];
-        const char *t = F(c->row, "target"), *dev = F(c->row, "device"),
-                   *why = F(c->row, "accelerators_unused");
+        const struct tb_cost *c = &R->cs.costs[i], *best = c;
+        const char *t = F(c->row, "target");
+        char thr[64], usd[32], prov[900], where[300];
+        const char *cells[6], *tips[6] = {0};
         bool seen = false;
-        if (!c->host_cpu)
+        if (!c->host_cpu || !strcmp(c->metric, "usd_per_mtok_total"))
             continue;
-        for (size_t k = 0; k < i && !seen; k++) {
+        for (size_t k = 0; k < R->cs.ncosts; k++) {
             const struct tb_cost *o = &R->cs.costs[k];
-            seen = o->host_cpu && !strcmp(F(o->row, "target"), t) &&
-                   !strcmp(F(o->row, "device"), dev) &&
-                   !strcmp(F(o->row, "accelerators_unused"), why);
+            if (!o->host_cpu || !tb_cost_of_workload(o, c->workload, c->metric) ||
+                strcmp(F(o->row, "target"), t))
+                continue;
+            if (k < i) {
+                seen = true;
+                break;
+            }
+            if (o->row->value > best->row->value)
+                best = o;
         }
         if (seen)
             continue;
         if (!shown++) {
-            tb_doc_h(d, 3, "Host CPU runs on accelerator instances");
+            tb_doc_h(d, 3, "Host CPU runs");
             tb_doc_p(d, NULL,
-                     "These rows ran on the host CPU of an instance whose accelerators did "
-                     "not run them. They are priced at the instance they ran on, but they are "
-                     "the host's throughput, not the instance's: the summary, the rankings "
-                     "and the charts leave them out.");
-            tb_doc_list_begin(d);
+                     "These rows ran trnbench's CPU engines on the host CPU. They are priced at "
+                     "the machine they ran on when it has a price, but they are the host's "
+                     "throughput of small or shortened models, not an instance's: the summary, "
+                     "the rankings and the charts leave them out.");
+            tb_doc_table(d, "ttnnpt", head);
         }
-        tb_doc_item_begin(d);
-        tb_doc_strong(d, t);
-        tb_doc_text(d, ", %s", *dev ? dev : F(c->row, "host"));
-        if (*why)
-            tb_doc_text(d, ". Accelerators present, not used: %s", why);
-        else
-            tb_doc_text(d, ". Accelerators present; this row does not say why they were not "
-                           "used (written by an older trnbench)");
-        tb_doc_item_end(d);
+        snprintf(where, sizeof where, "%s%s%s", t, *F(best->row, "device") ? ": " : "",
+                 F(best->row, "device"));
+        snprintf(thr, sizeof thr, "%s %s", tb_report_num(best->row->value, usd, sizeof usd),
+                 F(best->row, "unit"));
+        prov_tip(best->row, prov, sizeof prov);
+        cells[0] = best->workload;
+        cells[1] = where;
+        cells[2] = thr;
+        cells[3] =
+            tb_cost_positive(best->usd) ? tb_report_num(best->usd, usd, sizeof usd) : "no price";
+        cells[4] = tb_report_prov_label(best->row);
+        cells[5] = *F(best->row, "accelerators_unused") ? F(best->row, "accelerators_unused")
+                   : best->price->chips > 0 ? "not recorded (a row of an older trnbench)"
+                                            : "";
+        tips[3] = tb_cost_positive(best->usd) ? NULL : best->price->c.why;
+        tips[4] = prov;
+        tb_doc_row_tip(d, cells, tips);
     }
     if (shown)
-        tb_doc_list_end(d);
+        tb_doc_table_end(d);
 }
 
 /* Per serving workload and target: the cheapest configuration within the limits. */
@@ -698,6 +954,96 @@ static void write_prices(struct tb_doc *d, const struct report *R)
     tb_doc_table_end(d);
 }
 
+/* The purchase-model matrix: each compared target's price under every purchase model
+ * (the chosen region, else the nearest that has one, named), then what each workload's
+ * cheapest configuration costs under each. */
+static void write_purchase_matrix(struct tb_doc *d, const struct report *R)
+{
+    const char *targets[64], *order[TB_COST_NPURCHASE], *head[TB_COST_NPURCHASE + 2];
+    struct tb_price_choice pc[64][TB_COST_NPURCHASE];
+    const char *region = R->o->region ? R->o->region : "us-east-1";
+    size_t nt = compared_targets(R, targets, 64);
+    char kinds[TB_COST_NPURCHASE + 3];
+    if (nt == 0)
+        return;
+    tb_cost_purchase_order("on-demand", order);
+    for (size_t i = 0; i < nt; i++)
+        for (int k = 0; k < TB_COST_NPURCHASE; k++) {
+            char e[256];
+            if (tb_costs_nearest_price(&R->cs, targets[i], order[k], &pc[i][k], e, sizeof e) != 0) {
+                memset(&pc[i][k], 0, sizeof pc[i][k]);
+                snprintf(pc[i][k].why, sizeof pc[i][k].why, "%s", e);
+            }
+        }
+    tb_doc_h(d, 2, "What each purchase model costs");
+    tb_doc_p(d, NULL,
+             "Each target's price per instance-hour under every purchase model in %s, or in "
+             "the nearest region that has one (named); empty where no price is listed (hover "
+             "for why). Then each workload's cheapest configuration at each of those prices. "
+             "Reserved and savings-plan prices are the no-upfront hourly rates where the source "
+             "says so; spot prices are dated snapshots; capacity blocks are bought ahead for "
+             "fixed dates.",
+             region);
+    head[0] = "Target";
+    kinds[0] = 'c';
+    for (int k = 0; k < TB_COST_NPURCHASE; k++) {
+        head[k + 1] = order[k];
+        kinds[k + 1] = 'r';
+    }
+    kinds[TB_COST_NPURCHASE + 1] = '\0';
+    tb_doc_table(d, kinds, head);
+    for (size_t i = 0; i < nt; i++) {
+        char cell[TB_COST_NPURCHASE][96], tip[TB_COST_NPURCHASE][1200];
+        const char *cells[TB_COST_NPURCHASE + 1], *tips[TB_COST_NPURCHASE + 1] = {0};
+        cells[0] = targets[i];
+        for (int k = 0; k < TB_COST_NPURCHASE; k++) {
+            const struct tb_price_choice *c = &pc[i][k];
+            char h[32];
+            cells[k + 1] = cell[k];
+            tips[k + 1] = tip[k];
+            if (!c->have) {
+                cell[k][0] = '\0';
+                snprintf(tip[k], sizeof tip[k], "%s", c->why);
+                continue;
+            }
+            snprintf(cell[k], sizeof cell[k], "%s%s%s%s", fmt_usd(c->usd_per_hour, h, sizeof h),
+                     strcmp(c->region, region) ? " (" : "",
+                     strcmp(c->region, region) ? c->region : "",
+                     strcmp(c->region, region) ? ")" : "");
+            price_text(c, tip[k], sizeof tip[k]);
+        }
+        tb_doc_row_tip(d, cells, tips);
+    }
+    tb_doc_table_end(d);
+
+    head[0] = "Workload and target";
+    tb_doc_table(d, kinds, head);
+    for (size_t w = 0; w < R->cs.nranks; w++) {
+        const struct tb_cost_rank *rk = &R->cs.ranks[w];
+        bool ok = rk->serve && rk->best_ok;
+        if (!compared_workload(R, rk))
+            continue;
+        for (size_t i = 0; i < nt; i++) {
+            const struct tb_cost *c =
+                tb_costs_target_best(&R->cs, rk->workload, rk->metric, targets[i], ok);
+            char name[400], cell[TB_COST_NPURCHASE][32];
+            const char *cells[TB_COST_NPURCHASE + 1];
+            if (!c)
+                continue;
+            snprintf(name, sizeof name, "%s on %s (batch %s; %s)", rk->workload, targets[i],
+                     F(c->row, "batch"), unit_of(rk->metric));
+            cells[0] = name;
+            for (int k = 0; k < TB_COST_NPURCHASE; k++) {
+                cells[k + 1] = cell[k];
+                tb_report_num(pc[i][k].have ? tb_cost_at(c, pc[i][k].usd_per_hour) : NAN, cell[k],
+                              sizeof cell[k]);
+            }
+            tb_doc_row(d, cells);
+        }
+    }
+    tb_doc_table_end(d);
+}
+
 static void write_charts(struct tb_doc *d, const struct report *R)
 {
     tb_doc_h(d, 2, "Charts");
@@ -852,6 +1198,7 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
              R->cs.ncosts, R->o->region ? R->o->region : "us-east-1",
              R->o->purchase ? R->o->purchase : "on-demand", R->cs.basis);
     write_summary(&d, R);
+    write_matrix(&d, R);
     write_host_cpu(&d, R);
     write_charts(&d, R);
     write_limits(&d, R);
@@ -859,6 +1206,7 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
     write_model_check(&d, R);
     tb_report_write_serving(&d, R);
     write_cost(&d, R);
+    write_purchase_matrix(&d, R);
     write_prices(&d, R);
     write_assessment(&d, R);
     write_context(&d, R);
@@ -937,6 +1285,36 @@ void tb_report_opts_init(struct tb_report_opts *o)
     o->train_tokens = 1e12;
 }
 
+/* The model's error per chip family and phase: the validation file (the data folder's
+ * reports/validation/published.csv) predicted by the model of the price folder. Without
+ * either the modeled figures carry no range, said in a note. */
+static void load_validation(struct report *R)
+{
+    struct tb_scenarios s;
+    char path[PATH_MAX], e[1024];
+    snprintf(path, sizeof path, "%s/reports/validation/published.csv", tb_datadir());
+    if (!tb_file_exists(path)) {
+        tb_report_note(R, "no model error ranges: reports/validation/published.csv not found");
+        return;
+    }
+    if (tb_model_load(&R->model, &R->pricing, R->o->pricing_dir, e, sizeof e) != 0) {
+        tb_report_note(R, "no model error ranges: %s", e);
+        return;
+    }
+    if (tb_scenarios_predict(&s, path, &R->model, e, sizeof e) != 0) {
+        tb_report_note(R, "no model error ranges: %s", e);
+        tb_model_release(&R->model);
+        return;
+    }
+    if (tb_validate_compute(&R->val, &s, e, sizeof e) != 0) {
+        tb_report_note(R, "no model error ranges: %s", e);
+        tb_model_release(&R->model);
+    } else {
+        R->have_val = true;
+    }
+    tb_scenarios_release(&s);
+}
+
 /* The cost stage's options: the report's, its baseline resolved. */
 static void cost_opts(const struct report *R, struct tb_cost_opts *co)
 {
@@ -952,6 +1330,7 @@ static void cost_opts(const struct report *R, struct tb_cost_opts *co)
     co->tpot_limit_ms = o->tpot_limit_ms;
     co->train_tokens = o->train_tokens;
     co->now = R->now;
+    co->validation = R->have_val ? &R->val : NULL;
 }
 
 int tb_report_check(const struct tb_report_opts *o, char *err, size_t errlen)
@@ -989,6 +1368,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     if (tb_pricing_load(&R.pricing, o->pricing_dir, err, errlen) != 0)
         goto out;
     R.have_pricing = true;
+    load_validation(&R);
     /* prices, costs and the ranking: the region, purchase model, host price, baseline
      * and chips_used are checked there */
     cost_opts(&R, &co);
@@ -1047,6 +1427,10 @@ out:
     free(R.assess_md);
     free(R.assess_html);
     tb_costs_release(&R.cs);
+    if (R.have_val) {
+        tb_validate_release(&R.val);
+        tb_model_release(&R.model);
+    }
     if (R.have_pricing)
         tb_pricing_release(&R.pricing);
     tb_results_release(&R.res);

@@ -17,10 +17,12 @@
 
 #include "tb_cost.h"
 #include "tb_doc.h"
+#include "tb_model.h"
 #include "tb_pricing.h"
 #include "tb_report.h"
 #include "tb_results.h"
 #include "tb_util.h"
+#include "tb_validate.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -48,7 +50,12 @@ struct report {
     struct tb_results res;          /* owned: the results files, rows in report order */
     struct tb_pricing pricing;      /* owned when have_pricing */
     bool have_pricing;
-    struct tb_costs cs;            /* owned: the cost stage's table, only read here */
+    struct tb_costs cs;       /* owned: the cost stage's table, only read here */
+    struct tb_model model;    /* owned when have_val: the performance model, loaded for
+                                 its validation error only */
+    struct tb_validation val; /* owned when have_val: the model's error per chip family
+                                 and phase on reports/validation/published.csv */
+    bool have_val;
     char *assess_md, *assess_html; /* owned: the assessment section, or NULL */
     const char *assess_why;        /* borrowed (the options' or a static text): why there
                                       is none */

@@ -92,7 +92,7 @@ static void test_like_for_like(void)
     struct tb_pricing pr;
     struct tb_costs cs;
     struct tb_cost_opts o;
-    const struct tb_cost *t, *b;
+    const struct tb_cost *t, *b, *b2;
     char err[1024] = "";
     char *path = test_tmp_path("cost_lfl.csv"), *pdir = test_src_path("pricing");
     const char *files[1] = {path};
@@ -159,14 +159,78 @@ static void test_like_for_like(void)
     o.instance = NULL;
     o.usd_per_hour = NAN;
 
-    /* reserved-3y in us-east-2: the p5 has none there; its on-demand price, said so */
+    /* reserved-3y in us-east-2: neither has a price there; each target is compared where
+     * both do, the nearest purchase model first (never the baseline's on-demand price
+     * against the candidate's capacity block) */
     o.purchase = "reserved-3y";
     IS_INT(0, tb_costs_build(&cs, &res, &pr, &o, err, sizeof err), "reserved-3y: priced %s", err);
-    OK(!cs.like_for_like, "no reserved-3y price for the baseline: not like for like");
-    IS_STRING("on-demand", cs.btp.c.purchase, "its on-demand price instead");
-    IS_STRING("p5.48xlarge on-demand in us-east-2 (it has no reserved-3y price there: not like "
-              "for like)",
-              cs.basis, "and the basis says so");
+    OK(!cs.like_for_like, "no reserved-3y price for the baseline there");
+    OK(!cs.btp.c.have, "and none put in its place");
+    IS_STRING("p5.48xlarge reserved-3y in us-east-2", cs.basis, "the basis said as chosen");
+    t = find(&cs, "trn2.48xlarge", "usd_per_mtok_out");
+    OK(t && isnan(t->usd), "trn2 has no reserved-3y price: no cost at the chosen prices");
+    OK(t && t->price->cmp_have && !t->price->cmp_chosen, "but a comparison elsewhere");
+    IS_STRING("capacity-block in us-east-2", t ? t->price->cmp_basis : "",
+              "the nearest purchase model both have");
+    IS_STRING("capacity-block", t ? t->price->bcmp.purchase : "", "the baseline priced alike");
+    IS_DOUBLE(base / cand, t ? t->perf : NAN, 1e-9, "the same price-performance (%.3fx)",
+              base / cand);
+    IS_DOUBLE(cand, t ? t->cmp_usd : NAN, 1e-9, "at the comparison's cost");
+    tb_costs_release(&cs);
+
+    /* the model's error as ranges: a hand-made validation, H100 SXM5 serve at 20% (12
+     * rows), Trainium2 at 10% on 3 rows only (the overall 30% is used) */
+    {
+        struct tb_validation v;
+        struct tb_validate_group fam[2], ph[2];
+        double a[12], e3[3], all[15];
+        for (int i = 0; i < 12; i++)
+            a[i] = all[i] = 20;
+        for (int i = 0; i < 3; i++)
+            e3[i] = all[12 + i] = 10;
+        memset(&v, 0, sizeof v);
+        memset(fam, 0, sizeof fam);
+        memset(ph, 0, sizeof ph);
+        snprintf(fam[0].family, sizeof fam[0].family, "H100 SXM5");
+        fam[0].ape = a;
+        fam[0].rows = fam[0].complete = fam[0].n = 12;
+        fam[0].median = fam[0].p90 = 20;
+        ph[0] = fam[0];
+        snprintf(ph[0].phase, sizeof ph[0].phase, "serve");
+        snprintf(fam[1].family, sizeof fam[1].family, "Trainium2");
+        fam[1].ape = e3;
+        fam[1].rows = fam[1].complete = fam[1].n = 3;
+        fam[1].median = fam[1].p90 = 10;
+        ph[1] = fam[1];
+        snprintf(ph[1].phase, sizeof ph[1].phase, "serve");
+        v.groups = fam;
+        v.ngroups = 2;
+        v.phases = ph;
+        v.nphases = 2;
+        v.all.ape = all;
+        v.all.rows = v.all.complete = v.all.n = 15;
+        v.all.median = 20;
+        v.all.p90 = 30;
+        o.validation = &v;
+        o.purchase = "capacity-block";
+        IS_INT(0, tb_costs_build(&cs, &res, &pr, &o, err, sizeof err), "with errors: %s", err);
+        t = find(&cs, "trn2.48xlarge", "usd_per_mtok_out");
+        b2 = find(&cs, "p5.48xlarge", "usd_per_mtok_out");
+        IS_DOUBLE(0.30, t ? t->err : NAN, 1e-12, "Trainium2 on 3 rows: the overall p90, 30%%");
+        OK(t && t->err_few, "and flagged as few");
+        IS_DOUBLE(0.20, b2 ? b2->err : NAN, 1e-12, "H100 serve on 12 rows: its own p90, 20%%");
+        IS_STRING("p90 of 12 H100 SXM5 serve rows", b2 ? b2->err_basis : "", "said");
+        IS_DOUBLE(0.7 * cand, t ? t->usd_lo : NAN, 1e-9, "trn2's cost range: -30%%");
+        IS_DOUBLE(1.3 * cand, t ? t->usd_hi : NAN, 1e-9, "to +30%%");
+        IS_DOUBLE(base / cand * exp(-hypot(log(0.8), log(1.3))), t ? t->perf_lo : NAN, 1e-9,
+                  "price-performance low: both errors in quadrature (%.3f)",
+                  base / cand * exp(-hypot(log(0.8), log(1.3))));
+        IS_DOUBLE(base / cand * exp(hypot(log(1.2), log(0.7))), t ? t->perf_hi : NAN, 1e-9,
+                  "high (%.3f)", base / cand * exp(hypot(log(1.2), log(0.7))));
+        IS_DOUBLE(1.0, b2 ? b2->perf_lo : NAN, 1e-12, "the baseline against itself: no range");
+        tb_costs_release(&cs);
+        o.validation = NULL;
+    }
     tb_costs_release(&cs);
     tb_pricing_release(&pr);
     tb_results_release(&res);
@@ -229,6 +293,36 @@ int main(void)
     IS_DOUBLE(2.0, tb_cost_price_perf(4.0, 2.0), 1e-12, "half the cost: 2x");
     IS_DOUBLE(0.5, tb_cost_price_perf(1.0, 2.0), 1e-12, "twice the cost: 0.5x");
     OK(isnan(tb_cost_price_perf(NAN, 2.0)), "no baseline: no ratio");
+
+    /* a price-performance's range: independent errors add in quadrature (in logs) */
+    {
+        double lo, hi;
+        tb_cost_perf_range(2.0, 0.8, 1.2, 1.0, 0.7, 1.3, &lo, &hi);
+        IS_DOUBLE(2.0 * exp(-hypot(log(0.8), log(1.3))), lo, 1e-12, "low: %.4f", lo);
+        IS_DOUBLE(2.0 * exp(hypot(log(1.2), log(0.7))), hi, 1e-12, "high: %.4f", hi);
+        tb_cost_perf_range(2.0, 1, 1, 1.0, 1, 1, &lo, &hi);
+        IS_DOUBLE(2.0, lo, 1e-12, "no error: no range");
+        tb_cost_perf_range(2.0, 1.1, 1.2, 1.0, 0.7, 1.3, &lo, &hi);
+        OK(isnan(lo) && isnan(hi), "a range that does not hold its figure: refused");
+    }
+    /* the nearest purchase model and region */
+    {
+        const char *ord[TB_COST_NPURCHASE];
+        tb_cost_purchase_order(NULL, ord);
+        IS_STRING("on-demand", ord[0], "on-demand first by default");
+        IS_STRING("capacity-block", ord[1], "then capacity blocks (no long commitment)");
+        IS_STRING("spot", ord[6], "spot (interruptible) last");
+        tb_cost_purchase_order("reserved-3y", ord);
+        IS_STRING("savings-plan-3y", ord[1], "reserved-3y: the 3-year savings plan next");
+        tb_cost_purchase_order("spot", ord);
+        IS_STRING("on-demand", ord[1], "spot: on-demand next");
+        IS_INT(0, tb_cost_region_distance("us-east-1", "us-east-1"), "the same region");
+        IS_INT(1, tb_cost_region_distance("us-east-1", "us-east-2"), "the same area");
+        IS_INT(2, tb_cost_region_distance("us-east-1", "us-west-2"), "the same geography");
+        IS_INT(3, tb_cost_region_distance("us-east-1", "eu-west-1"), "elsewhere");
+        IS_INT(3, tb_cost_region_distance("us-east-1", "usx-east-1"),
+               "a prefix is not a geography");
+    }
 
     test_stage();
     test_like_for_like();
