@@ -109,5 +109,47 @@ int main(void)
     IS_DOUBLE(0, v.coverage, 0, "coverage 0 when no row is complete");
     OK(!tb_validate_met(&v, &t), "nothing predicted: not met");
     tb_validate_release(&v);
+
+    /* the error band per family and phase (tb_validate_error): F has 12 train rows at 10%
+     * and 2 serve rows at 40%, G 2 serve rows at 5% */
+    {
+        struct tb_scenario_result r2[16];
+        char text[512] = "phase\n", basis[160];
+        double pct;
+        bool few;
+        for (int i = 0; i < 16; i++) {
+            const char *ph = i < 12 ? "train" : "serve";
+            row(&r2[i], i < 14 ? "F" : "G", 100, i < 12 ? 110 : i < 14 ? 140 : 105, false);
+            snprintf(text + strlen(text), sizeof text - strlen(text), "%s\n", ph);
+        }
+        memset(&s, 0, sizeof s);
+        if (tb_csv_parse(&s.csv, "phases.csv", text, strlen(text), err, sizeof err) != 0)
+            bail("%s", err);
+        s.res = r2;
+        s.nrows = 16;
+        IS_INT(TB_OK, tb_validate_compute(&v, &s, err, sizeof err), "compute with phases");
+        IS_INT(3, (long long)v.nphases, "three (family, phase) groups");
+        OK(tb_validate_error(&v, "F", "train", &pct, &few, basis, sizeof basis), "F train");
+        IS_DOUBLE(10, pct, 1e-9, "12 rows of its own: their p90, 10%%");
+        OK(!few, "not few");
+        IS_STRING("p90 of 12 F train rows", basis, "said");
+        tb_validate_error(&v, "F", "serve", &pct, &few, basis, sizeof basis);
+        IS_DOUBLE(40, pct, 1e-9, "2 serve rows: the larger of F's p90 (31%%) and their own (40%%)");
+        IS_STRING("p90 of 14 F rows (2 of them serve)", basis, "said");
+        tb_validate_error(&v, "G", "serve", &pct, &few, basis, sizeof basis);
+        IS_DOUBLE(25, pct, 1e-9, "G on 2 rows: every row's p90, 25%%, over its own 5%%");
+        OK(few, "few");
+        IS_STRING("G: validated on only 2 rows; the p90 of all 16 rows used", basis, "said");
+        tb_validate_error(&v, "H", "train", &pct, &few, basis, sizeof basis);
+        IS_DOUBLE(25, pct, 1e-9, "H, never validated: every row's p90");
+        IS_STRING("H: not validated; the p90 of all 16 rows used", basis, "said");
+        tb_validate_release(&v);
+        tb_csv_release(&s.csv);
+        memset(&s, 0, sizeof s);
+        IS_INT(TB_OK, tb_validate_compute(&v, &s, err, sizeof err), "no rows");
+        OK(!tb_validate_error(&v, "F", "train", &pct, &few, basis, sizeof basis) && isnan(pct),
+           "no rows: no band");
+        tb_validate_release(&v);
+    }
     return 0;
 }
