@@ -988,3 +988,30 @@ out:
         rc = tb_err(err, errlen, "cannot write '%s': %s", path, strerror(errno));
     return rc;
 }
+
+void tb_costs_versus(const struct tb_costs *cs, const char *workload, const char *metric,
+                     const char *target, bool ok, struct tb_cost_versus *v)
+{
+    double flo, fhi, blo, bhi;
+    memset(v, 0, sizeof *v);
+    v->usd = v->lo = v->hi = v->base = v->perf = v->plo = v->phi = NAN;
+    v->c = tb_costs_target_best(cs, workload, metric, target, ok);
+    if (v->c && !v->c->price->cmp_have)
+        v->usd = v->c->usd; /* priced where chosen, but no baseline price to compare */
+    if (!v->c || !v->c->price->cmp_have)
+        return;
+    v->usd = v->c->cmp_usd;
+    tb_cost_range_factors(v->c, &flo, &fhi);
+    v->lo = v->usd * flo;
+    v->hi = v->usd * fhi;
+    v->b = tb_costs_base_at(cs, workload, metric, v->c->price->bcmp.usd_per_hour, ok, &v->base,
+                            &blo, &bhi);
+    if (!v->b)
+        return;
+    v->perf = tb_cost_price_perf(v->base, v->usd);
+    if (v->b == v->c)
+        v->plo = v->phi = v->perf;
+    else
+        tb_cost_perf_range(v->base, blo / v->base, bhi / v->base, v->usd, flo, fhi, &v->plo,
+                           &v->phi);
+}

@@ -269,6 +269,21 @@ int tb_costs_nearest_price(const struct tb_costs *cs, const char *target, const 
 const struct tb_cost *tb_costs_base_at(const struct tb_costs *cs, const char *workload,
                                        const char *metric, double rate, bool ok, double *usd,
                                        double *lo, double *hi);
+/* One target against the baseline in one workload, like for like: the target's cheapest
+ * compared row (tb_costs_target_best) and the baseline's cheapest, both at the target's
+ * comparison price (its cmp and bcmp). */
+struct tb_cost_versus {
+    const struct tb_cost *c; /* the target's row, or NULL */
+    const struct tb_cost *b; /* the baseline's, or NULL */
+    double usd, lo, hi;      /* the target's cost at the comparison's price and its range
+                                (its cost at the chosen prices when it has no comparison) */
+    double base;             /* the baseline's cost there */
+    double perf, plo, phi;   /* price-performance base / usd and its range
+                                (tb_cost_perf_range; no range for the baseline itself) */
+};
+void tb_costs_versus(const struct tb_costs *cs, const char *workload, const char *metric,
+                     const char *target, bool ok, struct tb_cost_versus *v);
+
 /* Whether c meets the latency limits of cs (serving rows; others always do). */
 bool tb_costs_meets(const struct tb_costs *cs, const struct tb_cost *c);
 

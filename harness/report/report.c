@@ -215,45 +215,8 @@ static const char *unit_of(const char *metric)
 
 /* ---- the summary: one sentence per workload, then savings like for like ---- */
 
-/* One target against the baseline in one workload: the target's cheapest compared row
- * and the baseline's cheapest, both at the target's comparison price (like for like). */
-struct versus {
-    const struct tb_cost *c; /* the target's cheapest compared row, or NULL */
-    const struct tb_cost *b; /* the baseline's, or NULL */
-    double usd, lo, hi;      /* the target's cost at the comparison's price, its range */
-    double base;             /* the baseline's cost there */
-    double perf, plo, phi;   /* price-performance base / usd and its range */
-};
-
-static void versus_of(const struct report *R, const struct tb_cost_rank *w, const char *target,
-                      bool ok, struct versus *v)
-{
-    double flo, fhi, blo, bhi;
-    memset(v, 0, sizeof *v);
-    v->usd = v->lo = v->hi = v->base = v->perf = v->plo = v->phi = NAN;
-    v->c = tb_costs_target_best(&R->cs, w->workload, w->metric, target, ok);
-    if (v->c && !v->c->price->cmp_have)
-        v->usd = v->c->usd; /* priced where chosen, but no baseline price to compare */
-    if (!v->c || !v->c->price->cmp_have)
-        return;
-    v->usd = v->c->cmp_usd;
-    tb_cost_range_factors(v->c, &flo, &fhi);
-    v->lo = v->usd * flo;
-    v->hi = v->usd * fhi;
-    v->b = tb_costs_base_at(&R->cs, w->workload, w->metric, v->c->price->bcmp.usd_per_hour, ok,
-                            &v->base, &blo, &bhi);
-    if (!v->b)
-        return;
-    v->perf = tb_cost_price_perf(v->base, v->usd);
-    if (v->b == v->c)
-        v->plo = v->phi = v->perf;
-    else
-        tb_cost_perf_range(v->base, blo / v->base, bhi / v->base, v->usd, flo, fhi, &v->plo,
-                           &v->phi);
-}
-
 /* Whether the range of v spans no saving: the model cannot tell the two apart. */
-static bool within_error(const struct versus *v)
+static bool within_error(const struct tb_cost_versus *v)
 {
     return v->plo <= 1 && v->phi >= 1 && v->plo < v->phi;
 }
@@ -267,7 +230,7 @@ static const char *saving_text(double perf, char *buf, size_t len)
 
 /* "saves 10% (1.11x; 0.62x to 1.80x: within the model's error)" or "costs 77% more (0.56x;
  * ...)": price-performance against the baseline in words, with its range. */
-static void verdict_text(const struct versus *v, char *buf, size_t len)
+static void verdict_text(const struct tb_cost_versus *v, char *buf, size_t len)
 {
     int n;
     if (v->perf >= 1)
@@ -323,7 +286,7 @@ static bool compared_workload(const struct report *R, const struct tb_cost_rank 
  * (no on-demand price in us-east-1), saves 10% against p5.48xlarge there (1.11x; 0.62x to
  * 1.80x: within the model's error)"; a measured row says so and what the model said. */
 static void say_versus(struct tb_doc *d, const struct report *R, const char *target,
-                       const struct versus *v)
+                       const struct tb_cost_versus *v)
 {
     char n1[32], n2[32], verdict[160];
     const struct tb_cost *c = v->c;
@@ -393,7 +356,7 @@ static void say_workload(struct tb_doc *d, const struct report *R, const struct 
 {
     bool ok = w->serve && w->best_ok;
     const struct tb_cost *best = ok ? w->best_ok : w->best;
-    struct versus v, a = {0};
+    struct tb_cost_versus v, a = {0};
     const char *aws = NULL;
     size_t nunpriced = 0;
     tb_doc_item_begin(d);
@@ -403,7 +366,7 @@ static void say_workload(struct tb_doc *d, const struct report *R, const struct 
                          : "");
     if (best) {
         tb_doc_text(d, "cheapest ");
-        versus_of(R, w, F(best->row, "target"), ok, &v);
+        tb_costs_versus(&R->cs, w->workload, w->metric, F(best->row, "target"), ok, &v);
         if (v.c)
             say_versus(d, R, F(best->row, "target"), &v);
         else
@@ -414,10 +377,10 @@ static void say_workload(struct tb_doc *d, const struct report *R, const struct 
     }
     /* AWS's best when the cheapest is not AWS's */
     for (size_t i = 0; i < nt && (!best || !aws_silicon(R, F(best->row, "target"))); i++) {
-        struct versus t;
+        struct tb_cost_versus t;
         if (!aws_silicon(R, targets[i]))
             continue;
-        versus_of(R, w, targets[i], ok, &t);
+        tb_costs_versus(&R->cs, w->workload, w->metric, targets[i], ok, &t);
         if (t.c && tb_cost_positive(t.perf) && (!aws || t.perf > a.perf)) {
             aws = targets[i];
             a = t;
@@ -430,11 +393,11 @@ static void say_workload(struct tb_doc *d, const struct report *R, const struct 
     }
     /* the others priced only at a comparable basis, and those with no price at all */
     for (size_t i = 0; i < nt; i++) {
-        struct versus t;
+        struct tb_cost_versus t;
         if ((aws && !strcmp(targets[i], aws)) ||
             (best && !strcmp(targets[i], F(best->row, "target"))))
             continue;
-        versus_of(R, w, targets[i], ok, &t);
+        tb_costs_versus(&R->cs, w->workload, w->metric, targets[i], ok, &t);
         if (!t.c || t.c->price->cmp_chosen)
             continue;
         tb_doc_text(d, nunpriced++ ? "; " : " Also ");
@@ -532,9 +495,9 @@ static void write_matrix(struct tb_doc *d, const struct report *R)
             continue;
         cells[0] = w->workload;
         for (size_t k = 0; k < nt; k++) {
-            struct versus v;
+            struct tb_cost_versus v;
             char s1[16], n1[32], n2[32];
-            versus_of(R, w, targets[k], ok, &v);
+            tb_costs_versus(&R->cs, w->workload, w->metric, targets[k], ok, &v);
             cells[k + 1] = cell[k];
             tips[k + 1] = tip[k];
             tip[k][0] = '\0';
