@@ -240,7 +240,7 @@ static void verdict_text(const struct tb_cost_versus *v, char *buf, size_t len)
     if (n < 0 || (size_t)n >= len)
         return;
     if (tb_cost_positive(v->plo) && v->plo < v->phi)
-        snprintf(buf + n, len - (size_t)n, "; %.2fx to %.2fx%s)", v->plo, v->phi,
+        snprintf(buf + n, len - (size_t)n, "; %.2f-%.2fx%s)", v->plo, v->phi,
                  within_error(v) ? ": within the model's error" : "");
     else
         snprintf(buf + n, len - (size_t)n, ")");
@@ -300,9 +300,9 @@ static void say_versus(struct tb_doc *d, const struct report *R, const char *tar
         tb_doc_text(d, " at ");
         tb_doc_strong(d, c->price->cmp_basis);
         if (c->price->c.have)
-            tb_doc_text(d, " (the baseline has no price at the chosen ones)");
+            tb_doc_text(d, " (the baseline has none at the chosen prices)");
         else
-            tb_doc_text(d, " (no %s price in %s)", R->o->purchase ? R->o->purchase : "on-demand",
+            tb_doc_text(d, " (no %s in %s)", R->o->purchase ? R->o->purchase : "on-demand",
                         R->o->region ? R->o->region : "us-east-1");
     }
     if (v->b == c) {
@@ -318,8 +318,7 @@ static void say_versus(struct tb_doc *d, const struct report *R, const char *tar
         return;
     }
     verdict_text(v, verdict, sizeof verdict);
-    tb_doc_text(d, ", %s against %s%s", verdict, R->cs.o.baseline,
-                c->price->cmp_chosen ? "" : " there");
+    tb_doc_text(d, ", %s", verdict);
 }
 
 /* The targets with rows but no price to compare, at the chosen prices or any comparable
@@ -362,8 +361,7 @@ static void say_workload(struct tb_doc *d, const struct report *R, const struct 
     tb_doc_item_begin(d);
     tb_doc_code(d, w->workload);
     tb_doc_text(d, " (%s%s): ", unit_of(w->metric),
-                w->serve ? (ok ? ", within the latency limits" : ", none within the latency limits")
-                         : "");
+                w->serve ? (ok ? ", within latency limits" : ", none within latency limits") : "");
     if (best) {
         tb_doc_text(d, "cheapest ");
         tb_costs_versus(&R->cs, w->workload, w->metric, F(best->row, "target"), ok, &v);
@@ -439,27 +437,22 @@ static void write_summary(struct tb_doc *d, const struct report *R)
                  "are listed below).");
         return;
     }
+    few_rows_families(R, few, sizeof few);
     tb_doc_p(d, NULL,
-             "Prices: %s %s; baseline %s. Every saving compares a target with the baseline "
-             "under one purchase model in one region: where a target has no price under the "
-             "chosen one, its nearest comparable (in bold). A saving of +40%% means 40%% less "
-             "than the baseline for the same work. Ranges: the performance model's error (90th "
-             "percentile of its validation per chip family and phase) on modeled figures, the "
-             "repetitions on measured ones.",
-             R->o->region ? R->o->region : "us-east-1",
-             R->o->purchase ? R->o->purchase : "on-demand", R->cs.basis);
+             "Savings against %s, like for like (in bold: a target's nearest comparable price "
+             "where it has none at %s %s); in brackets the price-performance and its range: the "
+             "model's error (p90 of its validation per chip family and phase) or the measured "
+             "repetitions.%s%s%s",
+             R->cs.basis, R->o->region ? R->o->region : "us-east-1",
+             R->o->purchase ? R->o->purchase : "on-demand",
+             *few ? " Validated on few rows or none, so given the overall error: " : "", few,
+             *few ? "." : "");
     tb_doc_list_begin(d);
     for (size_t i = 0; i < R->cs.nranks; i++)
         if (compared_workload(R, &R->cs.ranks[i]))
             say_workload(d, R, &R->cs.ranks[i], targets, nt);
     tb_doc_list_end(d);
     say_unpriced(d, R);
-    few_rows_families(R, few, sizeof few);
-    if (*few)
-        tb_doc_p(d, "note",
-                 "Validated on few rows or none, so their figures carry the model's overall "
-                 "error: %s.",
-                 few);
 }
 
 /* Savings against the baseline, one row per workload and one column per target, each
@@ -1151,15 +1144,13 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
     tb_doc_page_begin(&d, title); /* the page, its stylesheet: the assessment's too */
     tb_doc_h(&d, 1, title);
     tb_doc_p(&d, "lead",
-             "Throughput and cost per million tokens from %zu result rows "
-             "(%zu measured, %zu of them imported, %zu modeled, %zu published); %zu of %zu "
-             "throughput rows priced at %s %s prices; baseline %s. Every number says "
-             "where it comes from: measured here, measured by a team with its own tool and "
-             "imported, modeled by the performance model, or published.",
+             "%zu result rows (%zu measured, %zu of them imported, %zu modeled, %zu "
+             "published); %zu of %zu throughput rows priced at %s %s. Every number says where "
+             "it comes from (hover over it).",
              R->res.nrows, R->res.nprov[TB_PROV_MEASURED], tb_report_count(R, TB_REPORT_IMPORTED),
              R->res.nprov[TB_PROV_MODELED], R->res.nprov[TB_PROV_PUBLISHED], R->cs.npriced,
              R->cs.ncosts, R->o->region ? R->o->region : "us-east-1",
-             R->o->purchase ? R->o->purchase : "on-demand", R->cs.basis);
+             R->o->purchase ? R->o->purchase : "on-demand");
     write_summary(&d, R);
     write_matrix(&d, R);
     write_host_cpu(&d, R);
