@@ -448,6 +448,15 @@ int tb_pricing_best(const struct tb_pricing *p, const char *instance, const char
     *out = best;
     if (best && !strcmp(best->status, "listed"))
         return 0;
+    if (best && !region_priced(p, region)) { /* a row for every region says none */
+        const struct tb_region *r = tb_pricing_region(p, region);
+        tb_err(why, whylen,
+               "no price in %s%s%s%s: %s has no row for that region; for every region "
+               "(%s line %ld): %s",
+               region, r ? " (" : "", r ? r->name : "", r ? ")" : "", p->prices_name,
+               p->prices_name, best->line, best->notes);
+        return 1;
+    }
     if (best) {
         tb_err(why, whylen, "no public %s price for '%s' in '%s' (%s line %ld, as of %s): %s",
                purchase, instance, region, p->prices_name, best->line,

@@ -145,6 +145,19 @@ int main(void)
                "every price row has a source and a date; listed > 0; none empty");
     }
 
+    /* gaps stated in the table (2026-11-24 review) */
+    rc = tb_pricing_best(&p, "p5en.48xlarge", "us-west-2", "reserved-1y", &x, why, sizeof why);
+    OK(rc == 1 && x && !strcmp(x->status, "none") && strstr(why, "no Reserved Instances"),
+       "AWS offers no RI for p5en: %s", why);
+    rc = tb_pricing_best(&p, "trn1.32xlarge", "us-east-2", "savings-plan-1y", &x, why, sizeof why);
+    OK(rc == 1 && x && strstr(why, "no public Compute Savings Plans 1y rate found"),
+       "no Savings Plans rate found, said: %s", why);
+    rc = tb_pricing_best(&p, "u-trn2x64", "us-east-2", "capacity-block", &x, why, sizeof why);
+    OK(rc == 1 && strstr(why, "Trn2 UltraServer"), "the Trn2 UltraServer: no price found: %s", why);
+    rc = tb_pricing_best(&p, "trn1.32xlarge", "ap-southeast-4", "capacity-block", &x, why,
+                         sizeof why);
+    IS_INT(1, rc, "the undated third-party mirror's 2024 rate is suspect, never used");
+
     /* regions: a real region without price rows is known, and has no price, with why */
     OK(tb_pricing_region(&p, "us-west-1") &&
            !strcmp(tb_pricing_region(&p, "us-west-1")->name, "US West (N. California)"),
