@@ -18,6 +18,8 @@ static const struct command COMMANDS[] = {
     {"validate", tb_cmd_validate, "the model's error against published measurements"},
     {"assess", tb_cmd_assess, "migration assessment: fleet, monthly cost, saving, break-even"},
     {"import", tb_cmd_import, "import vLLM, NxD Inference or LLMPerf results a team measured"},
+    {"prices", tb_cmd_prices,
+     "import AWS price readings (aws pricing, ec2 CLI JSON) into prices.csv"},
     {"report", tb_cmd_report, "price results and write report.md, report.html and charts"},
     {"detect", tb_cmd_detect, "what this machine is: CPU, memory, EC2 type, GPUs, Neuron"},
     {"perf", tb_cmd_perf, "the CPU engine's FLOP/s and bandwidth against sgemm and STREAM"},

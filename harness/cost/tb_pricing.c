@@ -141,6 +141,8 @@ static const char *const PRICE_COLS[] = {"instance", "region", "purchase",   "us
                                          "status",   "as_of",  "as_of_text", "source",
                                          "notes",    NULL};
 
+static const char *const REGION_COLS[] = {"region", "name", "partition", "source", NULL};
+
 static const char *const KINDS[] = {"instance", "ultraserver", NULL};
 static const char *const PURCHASES[] = {"on-demand",
                                         "spot",
@@ -231,6 +233,47 @@ static int load_instances(struct tb_pricing *p, char *err, size_t errlen)
     return 0;
 }
 
+static int load_regions(struct tb_pricing *p, char *err, size_t errlen)
+{
+    const struct tb_csv_table *t = &p->regions_csv;
+    if (tb_csv_require(t, REGION_COLS, err, errlen) != 0)
+        return -1;
+    p->regions = tb_alloc_array(t->nrows ? t->nrows : 1, sizeof(*p->regions));
+    if (!p->regions)
+        return tb_err(err, errlen, "out of memory");
+    for (size_t r = 0; r < t->nrows; r++) {
+        struct rowctx c = {t, r, err, errlen};
+        struct tb_region *x = &p->regions[r];
+        memset(x, 0, sizeof *x);
+        x->line = t->lines[r];
+        x->name = fld(&c, "name");
+        if (need_text(&c, "region", &x->region) || need_text(&c, "partition", &x->partition) ||
+            need_text(&c, "source", &x->source))
+            return -1;
+        for (const char *q = x->region; *q; q++)
+            if (!islower((unsigned char)*q) && !isdigit((unsigned char)*q) && *q != '-')
+                return bad(&c, "region", "not a region code (a-z, 0-9, '-')");
+        if (tb_pricing_region(p, x->region))
+            return bad(&c, "region", "repeated key");
+        p->nregions++;
+    }
+    return 0;
+}
+
+/* A price row's region: a region of regions.csv, "any", "unspecified", or a Local Zone
+ * named after its parent region ("us-east-1-dfw"). */
+static bool price_region_ok(const struct tb_pricing *p, const char *region)
+{
+    if (!strcmp(region, "any") || !strcmp(region, "unspecified") || tb_pricing_region(p, region))
+        return true;
+    for (size_t i = 0; i < p->nregions; i++) {
+        size_t n = strlen(p->regions[i].region);
+        if (!strncmp(region, p->regions[i].region, n) && region[n] == '-' && region[n + 1])
+            return true;
+    }
+    return false;
+}
+
 static int load_prices(struct tb_pricing *p, char *err, size_t errlen)
 {
     const struct tb_csv_table *t = &p->prices_csv;
@@ -261,25 +304,29 @@ static int load_prices(struct tb_pricing *p, char *err, size_t errlen)
             x->usd_per_hour = NAN;
         if (!tb_pricing_instance(p, x->instance))
             return bad(&c, "instance", "not in instances.csv");
+        if (!price_region_ok(p, x->region))
+            return bad(&c, "region", "not a region of regions.csv, 'any' or 'unspecified'");
         p->nprices++;
     }
     return 0;
 }
 
 int tb_pricing_load_files(struct tb_pricing *p, const char *chips_csv, const char *instances_csv,
-                          const char *prices_csv, char *err, size_t errlen)
+                          const char *prices_csv, const char *regions_csv, char *err, size_t errlen)
 {
     int rc = -1;
     memset(p, 0, sizeof *p);
-    if (tb_csv_load(&p->chips_csv, chips_csv, err, errlen) != 0 ||
+    if (tb_csv_load(&p->prices_csv, prices_csv, err, errlen) != 0 ||
+        tb_csv_load(&p->chips_csv, chips_csv, err, errlen) != 0 ||
         tb_csv_load(&p->instances_csv, instances_csv, err, errlen) != 0 ||
-        tb_csv_load(&p->prices_csv, prices_csv, err, errlen) != 0)
+        tb_csv_load(&p->regions_csv, regions_csv, err, errlen) != 0)
         goto out;
     if (load_chips(p, err, errlen) != 0 || load_instances(p, err, errlen) != 0 ||
-        load_prices(p, err, errlen) != 0)
+        load_regions(p, err, errlen) != 0 || load_prices(p, err, errlen) != 0)
         goto out;
     snprintf(p->instances_name, sizeof p->instances_name, "%s", instances_csv);
     snprintf(p->prices_name, sizeof p->prices_name, "%s", prices_csv);
+    snprintf(p->regions_name, sizeof p->regions_name, "%s", regions_csv);
     rc = 0;
 out:
     if (rc != 0)
@@ -287,25 +334,45 @@ out:
     return rc;
 }
 
+/* dir/name when dir has it (or when dir is the data folder's), else the data folder's
+ * pricing/name; *shipped says which. 0, or -1 when the path does not fit. */
+static int table_path(char *buf, size_t len, const char *dir, const char *name, bool *shipped)
+{
+    const char *data = tb_datadir();
+    if (dir && snprintf(buf, len, "%s/%s", dir, name) < (int)len && tb_file_exists(buf)) {
+        *shipped = false;
+        return 0;
+    }
+    *shipped = true;
+    return snprintf(buf, len, "%s/pricing/%s", data, name) < (int)len ? 0 : -1;
+}
+
 int tb_pricing_load(struct tb_pricing *p, const char *dir, char *err, size_t errlen)
 {
-    char chips[4096], inst[4096], prices[4096], base[4096];
-    if (dir)
-        snprintf(base, sizeof base, "%s", dir);
-    else
-        snprintf(base, sizeof base, "%s/pricing", tb_datadir());
-    if (snprintf(chips, sizeof chips, "%s/chips.csv", base) >= (int)sizeof chips ||
-        snprintf(inst, sizeof inst, "%s/instances.csv", base) >= (int)sizeof inst ||
-        snprintf(prices, sizeof prices, "%s/prices.csv", base) >= (int)sizeof prices) {
-        memset(p, 0, sizeof *p);
-        return tb_err(err, errlen, "pricing folder name too long: '%s'", base);
-    }
-    if (tb_pricing_load_files(p, chips, inst, prices, err, errlen) != 0)
+    char chips[4096], inst[4096], prices[4096], regions[4096];
+    bool own_prices = dir != NULL, chips_shipped, inst_shipped, regions_shipped;
+
+    memset(p, 0, sizeof *p);
+    if (dir ? snprintf(prices, sizeof prices, "%s/prices.csv", dir) >= (int)sizeof prices
+            : snprintf(prices, sizeof prices, "%s/pricing/prices.csv", tb_datadir()) >=
+                  (int)sizeof prices)
+        return tb_err(err, errlen, "pricing folder name too long: '%s'", dir ? dir : "");
+    if (dir && !tb_file_exists(prices))
+        return tb_err(err, errlen, "%s: no such file (a --prices folder holds prices.csv)", prices);
+    if (table_path(chips, sizeof chips, dir, "chips.csv", &chips_shipped) != 0 ||
+        table_path(inst, sizeof inst, dir, "instances.csv", &inst_shipped) != 0 ||
+        table_path(regions, sizeof regions, dir, "regions.csv", &regions_shipped) != 0)
+        return tb_err(err, errlen, "pricing folder name too long: '%s'", dir ? dir : "");
+    if (tb_pricing_load_files(p, chips, inst, prices, regions, err, errlen) != 0)
         return -1;
-    if (!dir) { /* the shipped tables: named as the README and the sources name them */
+    /* the shipped tables: named as the README and the sources name them */
+    if (inst_shipped)
         snprintf(p->instances_name, sizeof p->instances_name, "pricing/instances.csv");
+    if (regions_shipped)
+        snprintf(p->regions_name, sizeof p->regions_name, "pricing/regions.csv");
+    if (!own_prices)
         snprintf(p->prices_name, sizeof p->prices_name, "pricing/prices.csv");
-    }
+    (void)chips_shipped;
     return 0;
 }
 
@@ -314,6 +381,8 @@ void tb_pricing_release(struct tb_pricing *p)
     tb_csv_release(&p->chips_csv);
     tb_csv_release(&p->instances_csv);
     tb_csv_release(&p->prices_csv);
+    tb_csv_release(&p->regions_csv);
+    free(p->regions);
     free(p->chips);
     free(p->instances);
     free(p->prices);
@@ -349,6 +418,15 @@ static bool usable(const struct tb_price *x)
     return !strcmp(x->status, "listed") || !strcmp(x->status, "none");
 }
 
+/* Whether some row of prices.csv is for region. */
+static bool region_priced(const struct tb_pricing *p, const char *region)
+{
+    for (size_t i = 0; i < p->nprices; i++)
+        if (!strcmp(p->prices[i].region, region))
+            return true;
+    return false;
+}
+
 int tb_pricing_best(const struct tb_pricing *p, const char *instance, const char *region,
                     const char *purchase, const struct tb_price **out, char *why, size_t whylen)
 {
@@ -370,6 +448,15 @@ int tb_pricing_best(const struct tb_pricing *p, const char *instance, const char
     *out = best;
     if (best && !strcmp(best->status, "listed"))
         return 0;
+    if (best && !region_priced(p, region)) { /* a row for every region says none */
+        const struct tb_region *r = tb_pricing_region(p, region);
+        tb_err(why, whylen,
+               "no price in %s%s%s%s: %s has no row for that region; for every region "
+               "(%s line %ld): %s",
+               region, r ? " (" : "", r ? r->name : "", r ? ")" : "", p->prices_name,
+               p->prices_name, best->line, best->notes);
+        return 1;
+    }
     if (best) {
         tb_err(why, whylen, "no public %s price for '%s' in '%s' (%s line %ld, as of %s): %s",
                purchase, instance, region, p->prices_name, best->line,
@@ -377,8 +464,15 @@ int tb_pricing_best(const struct tb_pricing *p, const char *instance, const char
         return 1;
     }
     /* nothing for that pair: say what the table does have for the instance */
-    used = (size_t)snprintf(why, whylen, "no %s price for '%s' in '%s' in %s", purchase, instance,
-                            region, p->prices_name);
+    if (!region_priced(p, region)) {
+        const struct tb_region *r = tb_pricing_region(p, region);
+        used =
+            (size_t)snprintf(why, whylen, "no price in %s%s%s%s: %s has no row for that region",
+                             region, r ? " (" : "", r ? r->name : "", r ? ")" : "", p->prices_name);
+    } else {
+        used = (size_t)snprintf(why, whylen, "no %s price for '%s' in '%s' in %s", purchase,
+                                instance, region, p->prices_name);
+    }
     for (size_t i = 0, shown = 0; i < p->nprices && used < whylen && shown < 6; i++) {
         const struct tb_price *x = &p->prices[i];
         bool seen = false;
@@ -492,20 +586,25 @@ bool tb_pricing_known_purchase(const char *purchase)
     return false;
 }
 
+const struct tb_region *tb_pricing_region(const struct tb_pricing *p, const char *code)
+{
+    for (size_t i = 0; code && i < p->nregions; i++)
+        if (!strcmp(p->regions[i].region, code))
+            return &p->regions[i];
+    return NULL;
+}
+
 bool tb_pricing_known_region(const struct tb_pricing *p, const char *region)
 {
-    for (size_t i = 0; i < p->nprices; i++)
-        if (!strcmp(p->prices[i].region, region))
-            return true;
-    return false;
+    return tb_pricing_region(p, region) != NULL || region_priced(p, region);
 }
 
 int tb_pricing_check_choice(const struct tb_pricing *p, const char *region, const char *purchase,
                             char *err, size_t errlen)
 {
     if (region && !tb_pricing_known_region(p, region))
-        return tb_err(err, errlen, "unknown region '%s' (no row of %s names it)", region,
-                      p->prices_name);
+        return tb_err(err, errlen, "unknown region '%s' (no row of %s or %s names it)", region,
+                      p->regions_name, p->prices_name);
     if (purchase && !tb_pricing_known_purchase(purchase))
         return tb_err(err, errlen, "unknown purchase model '%s' (%s)", purchase,
                       TB_PRICING_PURCHASES);

@@ -1,7 +1,8 @@
 /*
  * harness/cost/tb_pricing.h: the catalogue and price tables in pricing/ (chips.csv,
- * instances.csv, prices.csv; columns in pricing/README.md), loaded with tb_csv_load,
- * looked up by header name and validated field by field.
+ * instances.csv, prices.csv, and regions.csv: the AWS region codes a price or a --region
+ * may name; columns in pricing/README.md), loaded with tb_csv_load, looked up by header
+ * name and validated field by field.
  *
  * Ownership: a struct tb_pricing owns the three CSV tables and the row arrays; every
  * `const char *` in a tb_chip, tb_instance or tb_price points into those tables and
@@ -76,30 +77,47 @@ struct tb_price {
     long line; /* line in prices.csv */
 };
 
+/* One AWS region (regions.csv). */
+struct tb_region {
+    const char *region;    /* code, e.g. "us-west-1" */
+    const char *name;      /* "US West (N. California)" */
+    const char *partition; /* "aws", "aws-cn", "aws-us-gov" */
+    const char *source;
+    long line;
+};
+
 struct tb_pricing {
     struct tb_csv_table chips_csv;     /* owned */
     struct tb_csv_table instances_csv; /* owned */
     struct tb_csv_table prices_csv;    /* owned */
+    struct tb_csv_table regions_csv;   /* owned */
     struct tb_chip *chips;             /* owned: nchips */
     size_t nchips;
     struct tb_instance *instances; /* owned: ninstances, in file order */
     size_t ninstances;
     struct tb_price *prices; /* owned: nprices, in file order */
     size_t nprices;
+    struct tb_region *regions; /* owned: nregions, in file order */
+    size_t nregions;
     /* the tables as reasons name them: "pricing/prices.csv" for the data folder's (no
      * machine's path in a report), else the path given */
-    char instances_name[512], prices_name[512];
+    char instances_name[512], prices_name[512], regions_name[512];
 };
 
-/* Load dir/chips.csv, dir/instances.csv and dir/prices.csv (dir NULL: the data folder's
- * pricing/, see tb_datadir). Every numeric field is checked, every instance's chip
- * must be in chips.csv and every price's instance in instances.csv. Returns 0, or -1
- * with e.g. "pricing/prices.csv: line 12: field 'usd_per_hour': not a number: 'abc'";
- * p is then empty (safe to release). */
+/* Load dir/prices.csv with dir/chips.csv, dir/instances.csv and dir/regions.csv (dir
+ * NULL: the data folder's pricing/, see tb_datadir). A folder of one's own may hold only
+ * prices.csv (what `trnbench prices import` writes): each of the other three it lacks
+ * comes from the data folder's pricing/. Every numeric field is checked, every
+ * instance's chip must be in chips.csv, every price's instance in instances.csv and its
+ * region in regions.csv ("any", "unspecified" and a Local Zone "REGION-xxx" of a listed
+ * region also pass). Returns 0, or -1 with e.g.
+ * "pricing/prices.csv: line 12: field 'usd_per_hour': not a number: 'abc'"; p is then
+ * empty (safe to release). */
 int tb_pricing_load(struct tb_pricing *p, const char *dir, char *err, size_t errlen);
-/* The same with the three paths given one by one. */
+/* The same with the four paths given one by one. */
 int tb_pricing_load_files(struct tb_pricing *p, const char *chips_csv, const char *instances_csv,
-                          const char *prices_csv, char *err, size_t errlen);
+                          const char *prices_csv, const char *regions_csv, char *err,
+                          size_t errlen);
 /* Free everything p owns and zero it. */
 void tb_pricing_release(struct tb_pricing *p);
 
@@ -114,11 +132,15 @@ size_t tb_pricing_instances(const struct tb_pricing *p, const struct tb_instance
     "on-demand, reserved-1y, reserved-3y, savings-plan-1y, savings-plan-3y, spot, capacity-block"
 /* Whether purchase is one of TB_PRICING_PURCHASES. */
 bool tb_pricing_known_purchase(const char *purchase);
-/* Whether some row of prices.csv names region. */
+/* Whether region is an AWS region of regions.csv or some row of prices.csv names it (a
+ * Local Zone such as "us-east-1-dfw"). A real region without a price row is known: its
+ * targets then have no price, with the reason. */
 bool tb_pricing_known_region(const struct tb_pricing *p, const char *region);
+/* The regions.csv row of code, or NULL. */
+const struct tb_region *tb_pricing_region(const struct tb_pricing *p, const char *code);
 /* Check a (region, purchase) choice: 0, or -1 with e.g. "unknown region 'mars-1' (no
- * row of pricing/prices.csv names it)" or "unknown purchase model 'lease' (on-demand,
- * ...)". NULL means the default and passes. */
+ * row of pricing/regions.csv or pricing/prices.csv names it)" or "unknown purchase model
+ * 'lease' (on-demand, ...)". NULL means the default and passes. */
 int tb_pricing_check_choice(const struct tb_pricing *p, const char *region, const char *purchase,
                             char *err, size_t errlen);
 

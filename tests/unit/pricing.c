@@ -145,6 +145,40 @@ int main(void)
                "every price row has a source and a date; listed > 0; none empty");
     }
 
+    /* gaps stated in the table (2026-11-24 review) */
+    rc = tb_pricing_best(&p, "p5en.48xlarge", "us-west-2", "reserved-1y", &x, why, sizeof why);
+    OK(rc == 1 && x && !strcmp(x->status, "none") && strstr(why, "no Reserved Instances"),
+       "AWS offers no RI for p5en: %s", why);
+    rc = tb_pricing_best(&p, "trn1.32xlarge", "us-east-2", "savings-plan-1y", &x, why, sizeof why);
+    OK(rc == 1 && x && strstr(why, "no public Compute Savings Plans 1y rate found"),
+       "no Savings Plans rate found, said: %s", why);
+    rc = tb_pricing_best(&p, "u-trn2x64", "us-east-2", "capacity-block", &x, why, sizeof why);
+    OK(rc == 1 && strstr(why, "Trn2 UltraServer"), "the Trn2 UltraServer: no price found: %s", why);
+    rc = tb_pricing_best(&p, "trn1.32xlarge", "ap-southeast-4", "capacity-block", &x, why,
+                         sizeof why);
+    IS_INT(1, rc, "the undated third-party mirror's 2024 rate is suspect, never used");
+
+    /* regions: a real region without price rows is known, and has no price, with why */
+    OK(tb_pricing_region(&p, "us-west-1") &&
+           !strcmp(tb_pricing_region(&p, "us-west-1")->name, "US West (N. California)"),
+       "us-west-1 is in regions.csv");
+    OK(tb_pricing_known_region(&p, "us-west-1"), "us-west-1 is a known region");
+    OK(!tb_pricing_known_region(&p, "mars-1"), "mars-1 is not");
+    OK(tb_pricing_known_region(&p, "us-east-1-dfw"), "a Local Zone a price row names is known");
+    IS_INT(0, tb_pricing_check_choice(&p, "us-west-1", "on-demand", err, sizeof err),
+           "--region us-west-1 accepted");
+    IS_INT(-1, tb_pricing_check_choice(&p, "mars-1", NULL, err, sizeof err), "--region mars-1 not");
+    OK(strstr(err, "unknown region 'mars-1' (no row of ") && strstr(err, "regions.csv or ") &&
+           strstr(err, "prices.csv names it)"),
+       "%s", err);
+    rc = tb_pricing_best(&p, "trn1.32xlarge", "us-west-1", "on-demand", &x, why, sizeof why);
+    IS_INT(1, rc, "trn1.32xlarge has no price in us-west-1");
+    OK(x == NULL && !strncmp(why, "no price in us-west-1 (US West (N. California)): ", 49),
+       "reason: %s", why);
+    IS_INT(0, tb_pricing_target_price(&p, "p5.48xlarge", "us-west-1", NULL, &c, err, sizeof err),
+           "a target in us-west-1");
+    OK(!c.have && strstr(c.why, "no price in us-west-1") != NULL, "no price, why: %s", c.why);
+
     /* host price */
     IS_INT(-1, tb_pricing_host_price(&p, "x9.huge", NULL, NULL, NAN, &c, err, sizeof err),
            "unknown --instance refused");
@@ -215,7 +249,36 @@ int main(void)
     IS_INT(-1, tb_pricing_load(&q, bad, err, sizeof err), "a chips table without its columns");
     OK(strstr(err, "missing column") != NULL, "%s", err);
     IS_INT(-1, tb_pricing_load(&q, "/nonexistent", err, sizeof err), "a missing folder");
-    OK(strstr(err, "/nonexistent/chips.csv") != NULL, "%s", err);
+    OK(strstr(err, "/nonexistent/prices.csv: no such file") != NULL, "%s", err);
+    make_tables(bad, "prices.csv",
+                "instance,region,purchase,usd_per_hour,status,as_of,as_of_text,source,notes\n"
+                "trn1.32xlarge,mars-north-1,on-demand,1,listed,2026,2026,test,\n");
+    IS_INT(-1, tb_pricing_load(&q, bad, err, sizeof err), "a price in a region that is not one");
+    OK(strstr(err, "line 2: field 'region': not a region of regions.csv") != NULL, "%s", err);
+
+    /* a folder holding only prices.csv (what `prices import` writes): the rest comes from
+     * the data folder's pricing/ */
+    {
+        char *only = test_tmp_path("pricing_only");
+        char path[4096];
+        if (tb_mkdir_p(only, err, sizeof err) != 0)
+            bail("%s", err);
+        snprintf(path, sizeof path, "%s/prices.csv", only);
+        write_file(path,
+                   "instance,region,purchase,usd_per_hour,status,as_of,as_of_text,source,notes\n"
+                   "trn1.32xlarge,eu-north-1,on-demand,12.34,listed,2026-11-01,2026-11-01,test,\n");
+        IS_INT(0, tb_pricing_load(&q, only, err, sizeof err), "a folder with prices.csv alone: %s",
+               err);
+        OK(q.ninstances == 26 && q.nregions >= 30,
+           "instances and regions from the data folder: %zu, %zu", q.ninstances, q.nregions);
+        IS_STRING("pricing/instances.csv", q.instances_name, "named as shipped");
+        OK(strstr(q.prices_name, "pricing_only/prices.csv") != NULL, "prices named by path: %s",
+           q.prices_name);
+        rc = tb_pricing_best(&q, "trn1.32xlarge", "eu-north-1", "on-demand", &x, why, sizeof why);
+        IS_DOUBLE(12.34, rc == 0 && x ? x->usd_per_hour : NAN, 1e-12, "its own price is used");
+        tb_pricing_release(&q);
+        free(only);
+    }
 
     free(dir);
     free(bad);
