@@ -986,6 +986,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     /* 1. inputs: every check before anything is written */
     if (tb_results_load(&R.res, o->results, o->nresults, err, errlen) != 0)
         goto out;
+    snprintf(R.notes, sizeof R.notes, "%s", R.res.notes); /* a predict output read, say */
     if (tb_pricing_load(&R.pricing, o->pricing_dir, err, errlen) != 0)
         goto out;
     R.have_pricing = true;
