@@ -19,6 +19,7 @@ static const struct command COMMANDS[] = {
     {"assess", tb_cmd_assess, "migration assessment: fleet, monthly cost, saving, break-even"},
     {"import", tb_cmd_import, "import vLLM, NxD Inference or LLMPerf results a team measured"},
     {"report", tb_cmd_report, "price results and write report.md, report.html and charts"},
+    {"compare", tb_cmd_compare, "one workload modeled and priced on named targets: the report"},
     {"detect", tb_cmd_detect, "what this machine is: CPU, memory, EC2 type, GPUs, Neuron"},
     {"perf", tb_cmd_perf, "the CPU engine's FLOP/s and bandwidth against sgemm and STREAM"},
     {"serve", tb_cmd_serve, "serve a model through the OpenAI API with continuous batching"},
