@@ -26,7 +26,7 @@ costs() {
 # the smallest number on standard input
 least() { sort -g | head -1; }
 
-echo "1..34"
+echo "1..36"
 
 # ---- the acceptance command ----
 out="$tmp/serve"
@@ -132,6 +132,16 @@ srv="--phase serve --seq-in 2048 --seq-out 512 --targets trn2.48xlarge,p5.48xlar
     bad "a bad results file" "report_bad_results.csv: line 6: field 'value': not a number: '6x5'" \
         --model llama-3.1-70b $srv --results "$TB_SRCDIR/tests/data/report_bad_results.csv"
 }
+
+# ---- a target the workload does not fit: said; none at all: exit 1, nothing written ----
+"$TB_BIN" compare --model llama-3.1-70b --phase serve --seq-in 2048 --seq-out 512 --batch 1 \
+    --targets inf2.xlarge,p5.48xlarge --out "$tmp/part" >/dev/null 2>"$tmp/part.err"
+check "one target that cannot hold the model: exit 0, its absence said, the other priced" \
+    sh -c "test $? -eq 0 && grep -q 'does not fit' '$tmp/part.err' && grep -q '^trnbench compare: no rows for inf2.xlarge' '$tmp/part.err' && test \"\$(cut -d, -f3 '$tmp/part/results.csv' | sort -u | tr '\n' ' ')\" = 'p5.48xlarge target '"
+"$TB_BIN" compare --model llama-3.1-70b --phase serve --seq-in 2048 --seq-out 512 --batch 1 \
+    --targets inf2.xlarge --out "$tmp/none" >/dev/null 2>"$tmp/none.err"
+check "no target can hold it: exit 1, nothing written" \
+    sh -c "test $? -eq 1 && grep -q 'nothing to report' '$tmp/none.err' && test ! -e '$tmp/none'"
 
 # ---- a rerun into the same folder replaces the report, whole ----
 cp "$out/report.md" "$tmp/before.md"
