@@ -16,7 +16,6 @@
  */
 #include "cli.h"
 #include "tb_arch.h"
-#include "tb_cost.h"
 #include "tb_darch.h"
 #include "tb_pricing.h"
 #include "tb_report.h"
@@ -292,33 +291,6 @@ static int check_targets(const struct question *q, const struct tb_pricing *pr)
     return 0;
 }
 
-/* The cost stage's checks of the --results rows (chips_used within their instances),
- * so a bad row is named in its own file, before anything is written. The report's
- * options as tb_report_write gives them to the cost stage. */
-static int check_costs(const struct question *q, const struct tb_results *given,
-                       const struct tb_pricing *pr, char *err, size_t errlen)
-{
-    struct tb_cost_opts co;
-    struct tb_costs cs;
-    char now[32];
-    int rc;
-    tb_utc_now(now, sizeof now);
-    memset(&co, 0, sizeof co);
-    co.region = q->ro.region;
-    co.purchase = q->ro.purchase;
-    co.usd_per_hour = q->ro.usd_per_hour;
-    co.baseline = q->ro.baseline ? q->ro.baseline : TB_REPORT_BASELINE;
-    co.max_price_age_days = q->ro.max_price_age_days;
-    co.ttft_limit_ms = q->ro.ttft_limit_ms;
-    co.tpot_limit_ms = q->ro.tpot_limit_ms;
-    co.train_tokens = q->ro.train_tokens;
-    co.now = now;
-    rc = tb_costs_build(&cs, given, pr, &co, err, errlen);
-    if (rc == 0)
-        tb_costs_release(&cs);
-    return rc;
-}
-
 /* The predict line of the question: "target=... model=... phase=... ...". */
 static int predict_words(const struct question *q, char *buf, size_t len)
 {
@@ -570,8 +542,19 @@ int tb_cmd_compare(int argc, char **argv)
     have_pricing = true;
     if (check_targets(&q, &pr) != 0)
         goto out;
+    /* the price choice and the baseline, then the --results rows as the report takes
+     * them, so a bad row is named in its own file */
     if (tb_report_check(&q.ro, err, sizeof err) != TB_OK) {
         fprintf(stderr, "trnbench compare: %s\n", err);
+        goto out;
+    }
+    q.ro.results = q.results;
+    q.ro.nresults = q.nresults;
+    r = q.nresults ? tb_report_check(&q.ro, err, sizeof err) : TB_OK;
+    q.ro.results = NULL;
+    q.ro.nresults = 0;
+    if (r != TB_OK) {
+        fprintf(stderr, "trnbench compare: --results: %s\n", err);
         goto out;
     }
     if (q.nresults) {
@@ -580,10 +563,6 @@ int tb_cmd_compare(int argc, char **argv)
             goto out;
         }
         have_given = true;
-        if (check_costs(&q, &given, &pr, err, sizeof err) != 0) {
-            fprintf(stderr, "trnbench compare: --results: %s\n", err);
-            goto out;
-        }
         for (const char *s = given.notes; *s;) { /* a predict output read */
             size_t k = strcspn(s, "\n");
             fprintf(stderr, "trnbench compare: note: %.*s\n", (int)k, s);

@@ -26,7 +26,7 @@ costs() {
 # the smallest number on standard input
 least() { sort -g | head -1; }
 
-echo "1..36"
+echo "1..37"
 
 # ---- the acceptance command ----
 out="$tmp/serve"
@@ -118,6 +118,11 @@ bad() { # bad DESCRIPTION EXPECTED-MESSAGE ARGS...
         sh -c "test $? -eq 2 && grep -qF -e \"\$0\" '$tmp/bad.err' && test ! -e '$tmp/bad'" "$m"
 }
 srv="--phase serve --seq-in 2048 --seq-out 512 --targets trn2.48xlarge,p5.48xlarge"
+# the imported output row claiming 99 of a p5.48xlarge's 8 GPUs: the cost stage refuses it
+perl -MText::ParseWords -ne 'if ($. == 1) { print; chomp; my @h = parse_line(",", 0, $_);
+    ($c) = grep { $h[$_] eq "chips_used" } 0 .. $#h; next }
+    next unless /,output_tokens_per_s,/; my @r = parse_line(",", 1, $_); chomp $r[-1]; $r[$c] = 99;
+    print join(",", @r), "\n"' "$tmp/imp/results.csv" >"$tmp/chips99.csv"
 # shellcheck disable=SC2086
 {
     bad "unknown model" "--model: unknown model 'llama-9-1t'" --model llama-9-1t $srv
@@ -131,6 +136,9 @@ srv="--phase serve --seq-in 2048 --seq-out 512 --targets trn2.48xlarge,p5.48xlar
     bad "an unknown purchase model" "unknown purchase model 'lease'" --model llama-3.1-70b $srv --pricing lease
     bad "a bad results file" "report_bad_results.csv: line 6: field 'value': not a number: '6x5'" \
         --model llama-3.1-70b $srv --results "$TB_SRCDIR/tests/data/report_bad_results.csv"
+    bad "a results row using more chips than its instance has" \
+        "--results: $tmp/chips99.csv: line 2: field 'chips_used': more chips than 1 x p5.48xlarge has (8): '99'" \
+        --model llama-3.1-70b $srv --results "$tmp/chips99.csv"
 }
 
 # ---- a target the workload does not fit: said; none at all: exit 1, nothing written ----
