@@ -36,5 +36,6 @@ int tb_cmd_validate(int argc, char **argv);   /* harness/cmd_predict.c */
 int tb_cmd_serve(int argc, char **argv);      /* harness/cmd_serve.c */
 int tb_cmd_import(int argc, char **argv);     /* cli/cmd_import.c */
 int tb_cmd_prices(int argc, char **argv);     /* cli/cmd_prices.c */
+int tb_cmd_compare(int argc, char **argv);    /* cli/cmd_compare.c */
 
 #endif

@@ -16,10 +16,12 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 static void predict_usage(FILE *f)
 {
-    fputs("usage: trnbench predict --scenarios FILE.csv [--pricing DIR]\n"
+    fputs("usage: trnbench predict --scenarios FILE.csv [--prices DIR] [--pricing P]\n"
+          "                        [--region R]\n"
           "\n"
           "Predict every row of a scenario table (a workload on a target: model, phase,\n"
           "precision, shape, batch, layout; format in README.md) with the analytic\n"
@@ -27,23 +29,31 @@ static void predict_usage(FILE *f)
           "predicted (in the row's unit), model_version, why (when a row could not be\n"
           "predicted), bound (what limits it) and assumptions (layout, load, efficiency\n"
           "figures) added. A row that cannot be predicted never stops the others.\n"
+          "`trnbench report FILE` reads the output: each predicted row a modeled result.\n"
           "\n"
           "  --scenarios FILE  the scenario table (RFC 4180 CSV with a header)\n"
-          "  --pricing DIR     chips.csv, instances.csv and efficiency.csv (default:\n"
-          "                    pricing/ in the data folder)\n"
+          "  --prices DIR      chips.csv, instances.csv, prices.csv and efficiency.csv\n"
+          "                    (default: pricing/ in the data folder)\n"
+          "  --pricing P       purchase model of the USD figures (usd_to_train):\n"
+          "                    on-demand (default), reserved-1y, reserved-3y,\n"
+          "                    savings-plan-1y, savings-plan-3y, spot, capacity-block\n"
+          "  --region R        region of those prices (default us-east-1)\n"
           "Exit status: 0 ok, 2 usage error or an unreadable file.\n",
           f);
 }
 
 static void validate_usage(FILE *f)
 {
-    fputs("usage: trnbench validate FILE.csv [--pricing DIR] [--median-max PCT]\n"
-          "                         [--p90-max PCT] [--coverage-min PCT] [--quiet]\n"
+    fputs("usage: trnbench validate FILE.csv [--prices DIR] [--pricing P] [--region R]\n"
+          "                         [--median-max PCT] [--p90-max PCT]\n"
+          "                         [--coverage-min PCT] [--quiet]\n"
           "\n"
           "Predict every row of a scenario table that carries a measured value and print\n"
           "each row's error, then the median and 90th-percentile absolute percentage\n"
           "error per target family (chip) and overall, and how many rows it predicted.\n"
           "\n"
+          "  --prices DIR        the catalogue and efficiency tables (predict's)\n"
+          "  --pricing P, --region R  the prices of usd_to_train rows (predict's)\n"
           "  --median-max PCT    target for the overall median error (default 15)\n"
           "  --p90-max PCT       target for the overall p90 error (default 40)\n"
           "  --coverage-min PCT  share of rows that must be predicted (default 80)\n"
@@ -55,7 +65,9 @@ static void validate_usage(FILE *f)
 /* Long options only (values past every character); "--opt value" or "--opt=value". */
 enum {
     OPT_SCENARIOS = 256,
+    OPT_PRICES,
     OPT_PRICING,
+    OPT_REGION,
     OPT_MEDIAN_MAX,
     OPT_P90_MAX,
     OPT_COVERAGE_MIN,
@@ -65,13 +77,19 @@ enum {
 static const struct option PREDICT_OPTS[] = {
     {"help", no_argument, NULL, 'h'},
     {"scenarios", required_argument, NULL, OPT_SCENARIOS},
+    {"prices", required_argument, NULL, OPT_PRICES},
     {"pricing", required_argument, NULL, OPT_PRICING},
+    {"purchase", required_argument, NULL, OPT_PRICING}, /* report's other name */
+    {"region", required_argument, NULL, OPT_REGION},
     {NULL, 0, NULL, 0},
 };
 
 static const struct option VALIDATE_OPTS[] = {
     {"help", no_argument, NULL, 'h'},
+    {"prices", required_argument, NULL, OPT_PRICES},
     {"pricing", required_argument, NULL, OPT_PRICING},
+    {"purchase", required_argument, NULL, OPT_PRICING},
+    {"region", required_argument, NULL, OPT_REGION},
     {"median-max", required_argument, NULL, OPT_MEDIAN_MAX},
     {"p90-max", required_argument, NULL, OPT_P90_MAX},
     {"coverage-min", required_argument, NULL, OPT_COVERAGE_MIN},
@@ -79,41 +97,84 @@ static const struct option VALIDATE_OPTS[] = {
     {NULL, 0, NULL, 0},
 };
 
-/* Load the catalogue and the model from dir (NULL: the data folder). */
-static int load_all(struct tb_pricing *pr, struct tb_model *m, const char *dir, const char *cmd)
+/* The tables and prices the model uses: --prices DIR, --pricing P, --region R. */
+struct model_opts {
+    const char *dir;      /* NULL: the data folder's pricing/ */
+    const char *purchase; /* NULL: on-demand */
+    const char *region;   /* NULL: us-east-1 */
+};
+
+/* Take option c (OPT_PRICES, OPT_PRICING, OPT_REGION) into o. Returns 1 when it was one
+ * of them, 0 when not, -1 when its value is refused (said: the folder that --pricing
+ * named before it meant the purchase model). */
+static int model_opt(struct model_opts *o, int c, const char *cmd)
+{
+    struct stat st;
+    switch (c) {
+    case OPT_PRICES:
+        o->dir = optarg;
+        return 1;
+    case OPT_REGION:
+        o->region = optarg;
+        return 1;
+    case OPT_PRICING:
+        if (stat(optarg, &st) == 0 && S_ISDIR(st.st_mode)) {
+            fprintf(stderr,
+                    "trnbench %s: --pricing '%s' is a folder: --pricing is the purchase model "
+                    "now (on-demand, capacity-block, ...); name the tables' folder with "
+                    "--prices '%s'\n",
+                    cmd, optarg, optarg);
+            return -1;
+        }
+        o->purchase = optarg;
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Load the catalogue and the model as o says, its prices checked. */
+static int load_all(struct tb_pricing *pr, struct tb_model *m, const struct model_opts *o,
+                    const char *cmd)
 {
     char err[1024];
-    if (tb_pricing_load(pr, dir, err, sizeof err) != 0) {
+    if (tb_pricing_load(pr, o->dir, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench %s: %s\n", cmd, err);
         return -1;
     }
-    if (tb_model_load(m, pr, dir, err, sizeof err) != 0) {
+    if (tb_pricing_check_choice(pr, o->region, o->purchase, err, sizeof err) != 0 ||
+        tb_model_load(m, pr, o->dir, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench %s: %s\n", cmd, err);
         tb_pricing_release(pr);
         return -1;
     }
+    m->region = o->region;
+    m->purchase = o->purchase;
     return 0;
 }
 
 int tb_cmd_predict(int argc, char **argv)
 {
-    const char *file = NULL, *dir = NULL;
+    const char *file = NULL;
+    struct model_opts mo = {NULL, NULL, NULL};
     struct tb_pricing pr;
     struct tb_model m;
     struct tb_scenarios s;
     char err[1024];
-    int rc = 2, state = 0, c;
+    int rc = 2, state = 0, c, taken;
 
     while ((c = tb_cli_getopt("predict", argc, argv, PREDICT_OPTS, &state)) != -1) {
+        if ((taken = model_opt(&mo, c, "predict")) != 0) {
+            if (taken < 0)
+                return 2;
+            continue;
+        }
         switch (c) {
         case 'h':
             predict_usage(stdout);
             return 0;
         case OPT_SCENARIOS:
             file = optarg;
-            break;
-        case OPT_PRICING:
-            dir = optarg;
             break;
         default: /* '?': tb_cli_getopt said what is wrong */
             predict_usage(stderr);
@@ -132,7 +193,7 @@ int tb_cmd_predict(int argc, char **argv)
         predict_usage(stderr);
         return 2;
     }
-    if (load_all(&pr, &m, dir, "predict") != 0)
+    if (load_all(&pr, &m, &mo, "predict") != 0)
         return 2;
     if (tb_scenarios_predict(&s, file, &m, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench predict: %s\n", err);
@@ -188,7 +249,8 @@ static void print_rows(const struct tb_scenarios *s)
 
 int tb_cmd_validate(int argc, char **argv)
 {
-    const char *file = NULL, *dir = NULL;
+    const char *file = NULL;
+    struct model_opts mo = {NULL, NULL, NULL};
     struct tb_validate_targets t;
     struct tb_validation v;
     bool quiet = false, ok;
@@ -196,7 +258,7 @@ int tb_cmd_validate(int argc, char **argv)
     struct tb_model m;
     struct tb_scenarios s;
     char err[1024];
-    int rc = 2, state = 0, c;
+    int rc = 2, state = 0, c, taken;
 
     tb_validate_targets_init(&t);
     while ((c = tb_cli_getopt("validate", argc, argv, VALIDATE_OPTS, &state)) != -1) {
@@ -204,15 +266,17 @@ int tb_cmd_validate(int argc, char **argv)
                          : c == OPT_P90_MAX      ? &t.p90_max
                          : c == OPT_COVERAGE_MIN ? &t.coverage_min
                                                  : NULL;
+        if ((taken = model_opt(&mo, c, "validate")) != 0) {
+            if (taken < 0)
+                return 2;
+            continue;
+        }
         switch (c) {
         case 'h':
             validate_usage(stdout);
             return 0;
         case OPT_QUIET:
             quiet = true;
-            break;
-        case OPT_PRICING:
-            dir = optarg;
             break;
         case OPT_MEDIAN_MAX:
         case OPT_P90_MAX:
@@ -242,7 +306,7 @@ int tb_cmd_validate(int argc, char **argv)
         validate_usage(stderr);
         return 2;
     }
-    if (load_all(&pr, &m, dir, "validate") != 0)
+    if (load_all(&pr, &m, &mo, "validate") != 0)
         return 2;
     if (tb_scenarios_predict(&s, file, &m, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench validate: %s\n", err);

@@ -700,24 +700,31 @@ static int predict_train(const struct tb_model *m, const struct tb_scenario *sc,
     p->train_tokens_per_s_per_chip = p->train_tokens_per_s / (double)chips;
     p->mfu = tb_flops_train(a, (double)p->batch, (double)sc->seq_in) /
              (be.step * (double)chips * d.chip_peak);
+    char priced[400] = ""; /* the price usd_to_train used, for the assumptions */
     if (sc->train_tokens > 0) {
         struct tb_price_choice pc;
         p->time_to_train_s = sc->train_tokens / p->train_tokens_per_s;
-        if (tb_pricing_target_price(m->pricing, sc->inst->instance, NULL, NULL, &pc, p->price_why,
-                                    sizeof p->price_why) != 0)
+        if (tb_pricing_target_price(m->pricing, sc->inst->instance, m->region, m->purchase, &pc,
+                                    p->price_why, sizeof p->price_why) != 0)
             ; /* the reason is in price_why */
         else if (!pc.have)
             snprintf(p->price_why, sizeof p->price_why, "%s", pc.why);
-        else
+        else {
             p->usd_to_train = p->time_to_train_s / 3600.0 * pc.usd_per_hour * (double)p->instances;
+            snprintf(priced, sizeof priced,
+                     "; usd_to_train at %.4g USD/h (%s %s, as of %.60s, %.150s line %ld)",
+                     pc.usd_per_hour, pc.region, pc.purchase, pc.as_of, m->pricing->prices_name,
+                     pc.line);
+        }
     }
     p->bound = be.bound;
     snprintf(p->assumptions, sizeof p->assumptions,
              "tp=%ld pp=%ld dp=%ld cp=%ld (%s) over %ld devices (%ld per chip), micro-batch %ld, "
              "global batch %ld, %s recomputation, ZeRO-1; gemm_eff %.2f x train_eff %.2f, dp "
-             "overlap %.2f",
+             "overlap %.2f%s",
              best.tp, best.pp, best.dp, best.cp, given ? "given" : "searched", devs, k, best.mb,
-             p->batch, best.recompute ? "full" : "no", d.gemm_eff, d.e->train_eff, d.e->dp_overlap);
+             p->batch, best.recompute ? "full" : "no", d.gemm_eff, d.e->train_eff, d.e->dp_overlap,
+             priced);
     return 0;
 }
 

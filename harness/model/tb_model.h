@@ -59,6 +59,10 @@ struct tb_model_eff {
 
 struct tb_model {
     const struct tb_pricing *pricing; /* borrowed */
+    const char *region;               /* borrowed: usd_to_train's prices are this region's
+                                         (NULL, as after tb_model_load: us-east-1) */
+    const char *purchase;             /* borrowed: and this purchase model's (NULL:
+                                         on-demand); tb_pricing_check_choice checks both */
     struct tb_csv_table csv;          /* owned */
     struct tb_model_eff *eff;         /* owned: neff rows */
     size_t neff;
@@ -104,8 +108,9 @@ struct tb_prediction {
     /* training */
     double step_time_s, train_tokens_per_s, train_tokens_per_s_per_chip, mfu;
     double time_to_train_s; /* train_tokens / train_tokens_per_s */
-    double usd_to_train;    /* time_to_train_s x the on-demand price (us-east-1) of the
-                               instances, when the price table has one; else NAN */
+    double usd_to_train;    /* time_to_train_s x the price of the instances (the model's
+                               region and purchase model; us-east-1 on-demand unless set),
+                               when the price table has one; else NAN */
     char price_why[512];    /* why usd_to_train is NAN ("" when it is not) */
     /* inference */
     double ttft_ms, tpot_ms, e2e_latency_ms;

@@ -1310,10 +1310,18 @@ int tb_report_check(const struct tb_report_opts *o, char *err, size_t errlen)
     int rc;
     memset(&R, 0, sizeof R);
     R.o = o;
+    tb_utc_now(R.now, sizeof R.now);
     if (tb_pricing_load(&R.pricing, o->pricing_dir, err, errlen) != 0)
         return TB_EINPUT;
     cost_opts(&R, &co);
     rc = tb_cost_opts_check(&R.pricing, &co, &host, err, errlen) != 0 ? TB_EINPUT : TB_OK;
+    if (rc == TB_OK && o->nresults) /* and the results' rows, as the cost stage takes them */
+        rc = tb_results_load(&R.res, o->results, o->nresults, err, errlen) != 0 ||
+                     tb_costs_build(&R.cs, &R.res, &R.pricing, &co, err, errlen) != 0
+                 ? TB_EINPUT
+                 : TB_OK;
+    tb_costs_release(&R.cs);
+    tb_results_release(&R.res);
     tb_pricing_release(&R.pricing);
     return rc;
 }
@@ -1334,6 +1342,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     /* 1. inputs: every check before anything is written */
     if (tb_results_load(&R.res, o->results, o->nresults, err, errlen) != 0)
         goto out;
+    snprintf(R.notes, sizeof R.notes, "%s", R.res.notes); /* a predict output read, say */
     if (tb_pricing_load(&R.pricing, o->pricing_dir, err, errlen) != 0)
         goto out;
     R.have_pricing = true;

@@ -94,8 +94,10 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
                     size_t errlen);
 
 /* The checks of tb_report_write that need no results file (the price tables, region,
- * purchase model, host price, baseline: tb_cost_opts_check), for `report --check`.
- * Returns TB_OK, or TB_EINPUT with the message. */
+ * purchase model, host price, baseline: tb_cost_opts_check), for `report --check`;
+ * with o->results, those files' rows too, as the cost stage takes them (chips_used
+ * within their instances), writing nothing. Returns TB_OK, or TB_EINPUT with the
+ * message. */
 int tb_report_check(const struct tb_report_opts *o, char *err, size_t errlen);
 
 #endif

@@ -358,6 +358,10 @@ int tb_results_load(struct tb_results *res, const char *const *paths, size_t npa
         if (tb_csv_load(&res->tables[i], paths[i], err, errlen) != 0)
             goto fail;
         res->ntables++;
+        if (tb_results_is_predict(&res->tables[i]) &&
+            tb_results_from_predict(&res->tables[i], res->notes, sizeof res->notes, err, errlen) !=
+                0)
+            goto fail;
         if (tb_csv_require(&res->tables[i], REQUIRED, err, errlen) != 0)
             goto fail;
         total += res->tables[i].nrows;

@@ -150,11 +150,15 @@ struct tb_results {
                                each in file order (so they never interleave) */
     size_t nrows;
     size_t nprov[TB_NPROV]; /* rows of each provenance */
+    char notes[1024];       /* what reading changed, one line each: a predict output's
+                               rows read as modeled and those skipped, and why ("" none) */
 };
 
-/* Read and check the npaths files. Every row must have a known provenance; target,
- * model, phase, metric and value filled; numbers where numbers go; a positive value
- * for a throughput (tb_result_is_rate); instances and chips_used at least 1 when given.
+/* Read and check the npaths files. A file `trnbench predict` wrote (a scenario table
+ * with predicted and model_version; tb_results_is_predict) is read as the modeled rows
+ * it stands for (tb_results_from_predict), and res->notes says so. Every row must have a known
+ * provenance; target, model, phase, metric and value filled; numbers where numbers go; a positive
+ * value for a throughput (tb_result_is_rate); instances and chips_used at least 1 when given.
  * Returns 0, or -1 with the first bad line named ("out/results.csv: line 7: field
  * 'value': not a number: 'abc'") and res left empty. Release with
  * tb_results_release. */
@@ -162,6 +166,23 @@ int tb_results_load(struct tb_results *res, const char *const *paths, size_t npa
                     size_t errlen);
 /* Free what res owns (rows point into it: they go too); res is left empty. */
 void tb_results_release(struct tb_results *res);
+
+/* ---- predict's output as results (tb_results_predict.c) ---- */
+
+/* Whether t is a table `trnbench predict` wrote: the columns predicted and
+ * model_version, and no provenance. */
+bool tb_results_is_predict(const struct tb_csv_table *t);
+/* Replace t, a predict output, by the results rows it stands for: each predicted row
+ * one row of provenance modeled, executor model, source its model_version, its shape
+ * and target as given, chips_used its chips, notes its id, bound and assumptions; run
+ * id the one a suite's predict line of the same fields gets (tb_model_run_id, plus
+ * "/chips<N>" when it names chips). The rows keep t's path and their lines. Rows with
+ * why set, or of a metric results.csv does not record for the phase (usd_to_train),
+ * are skipped; a line in notes (may be NULL) says how many, why, and how many were
+ * read. Returns 0, or -1 with a message (t unchanged): no row predicted, out of
+ * memory. */
+int tb_results_from_predict(struct tb_csv_table *t, char *notes, size_t noteslen, char *err,
+                            size_t errlen);
 
 /* A field of x by column name; "" when empty or when its file has no such column. */
 const char *tb_result_field(const struct tb_result *x, const char *name);

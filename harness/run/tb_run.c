@@ -113,9 +113,9 @@ static int check_predicts(const struct tb_suite *s, const struct tb_pricing *pr,
 
 int tb_plan_load_model(struct tb_plan *p, char *err, size_t errlen)
 {
-    if (tb_pricing_load(&p->pricing, NULL, err, errlen) != 0)
+    if (tb_pricing_load(&p->pricing, p->prices_dir, err, errlen) != 0)
         return -1;
-    if (tb_model_load(&p->model, &p->pricing, NULL, err, errlen) != 0) {
+    if (tb_model_load(&p->model, &p->pricing, p->prices_dir, err, errlen) != 0) {
         tb_pricing_release(&p->pricing);
         memset(&p->pricing, 0, sizeof p->pricing);
         return -1;
@@ -190,6 +190,27 @@ int tb_plan_load(struct tb_plan *p, const char *suite_name, const struct tb_run_
     /* an existing results file must be readable as one before anything runs */
     if (tb_results_has_run(p->results, "", err, errlen) < 0)
         return TB_EINPUT;
+    return TB_OK;
+}
+
+int tb_plan_load_modeled(struct tb_plan *p, struct tb_suite *s, const char *prices_dir,
+                         const char *out, char *err, size_t errlen)
+{
+    memset(p, 0, sizeof *p);
+    p->suite = *s;
+    memset(s, 0, sizeof *s);
+    p->out = out;
+    p->prices_dir = prices_dir;
+    p->ctx.executor = "model";
+    if (p->suite.nruns)
+        return tb_err(err, errlen, "%s: measured runs in a plan of modeled runs", p->suite.path),
+               TB_EINPUT;
+    if (tb_plan_load_model(p, err, errlen) != 0 ||
+        check_predicts(&p->suite, &p->pricing, err, errlen) != 0)
+        return TB_EINPUT;
+    if ((size_t)snprintf(p->results, sizeof p->results, "%s/results.csv", out) >= sizeof p->results)
+        return tb_err(err, errlen, "--out: folder name too long"), TB_EINPUT;
+    p->ctx.results = p->results;
     return TB_OK;
 }
 

@@ -64,6 +64,7 @@ struct tb_plan {
     struct tb_pricing pricing; /* owned when have_model */
     struct tb_model model;     /* owned when have_model */
     bool have_model;           /* pricing and model loaded */
+    const char *prices_dir;    /* borrowed: the tables' folder; NULL: the data folder's */
     char results[PATH_MAX];    /* DIR/results.csv */
     const char *out;           /* borrowed: DIR */
     struct tb_platform plat;   /* this machine */
@@ -85,6 +86,14 @@ struct tb_run_counts {
  * plan either way. */
 int tb_plan_load(struct tb_plan *p, const char *suite_name, const struct tb_run_spec *one,
                  const char *out, enum tb_run_executors which, char *err, size_t errlen);
+
+/* Load a plan of modeled runs only: suite s (its predict lines; taken over, s left
+ * empty) on the tables of prices_dir (NULL: the data folder's), its rows into
+ * out/results.csv. Nothing is detected or opened: tb_plan_execute next. Returns 0, or
+ * TB_EINPUT with a message (a run line, an unknown target or model, a bad table).
+ * Release the plan either way. */
+int tb_plan_load_modeled(struct tb_plan *p, struct tb_suite *s, const char *prices_dir,
+                         const char *out, char *err, size_t errlen);
 
 /* Detect this machine and open the GPU (for TB_RUN_ALL and TB_RUN_CUDA), saying what it
  * found on stderr. Returns 0, or TB_EFAIL with a message (TB_RUN_CUDA without a GPU). */

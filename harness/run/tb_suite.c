@@ -721,6 +721,25 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
     return 0;
 }
 
+int tb_suite_from_predict(struct tb_suite *s, const char *name, const char *words, char *err,
+                          size_t errlen)
+{
+    size_t cap = 0;
+    char *buf = tb_strdup(words), *save = buf;
+    int rc;
+
+    memset(s, 0, sizeof *s);
+    if (!buf)
+        return tb_err(err, errlen, "out of memory");
+    snprintf(s->name, sizeof s->name, "%s", name);
+    snprintf(s->path, sizeof s->path, "command line");
+    rc = parse_predict(s, &cap, &save, "command line", 0, err, errlen);
+    free(buf);
+    if (rc != 0)
+        tb_suite_release(s);
+    return rc;
+}
+
 /* Parse the words of a run line (after "run") into s->runs: one run, or one per
  * precision of a comma list ("precision=fp32,fp8"), each checked on its own. */
 static int parse_run(struct tb_suite *s, size_t *cap, char *const *words, int nwords,

@@ -182,6 +182,11 @@ void tb_serve_where(const struct tb_serve_opts *o, char *buf, size_t len);
 /* Read a suite: a path (contains '/' or ends in .suite) or a name under
  * <datadir>/suites/NAME.suite. */
 int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_t errlen);
+/* A suite of one predict line, its words as a suite's after "predict" ("target=a,b
+ * model=m phase=serve seq_in=2048 ..."), checked as tb_suite_load checks them (messages
+ * "command line: field 'batch': ..."). Returns 0, or -1 with a message (s empty). */
+int tb_suite_from_predict(struct tb_suite *s, const char *name, const char *words, char *err,
+                          size_t errlen);
 void tb_suite_release(struct tb_suite *s);
 
 #endif

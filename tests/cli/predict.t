@@ -4,6 +4,9 @@
 # prediction, exit 0), a table without a needed column, an unreadable file (exit 2),
 # and validate on the published rows kept in the repository (the accuracy targets
 # hold) and on a row made wrong on purpose (exit 1); "--opt=value" and a missing value.
+# --prices DIR is the tables' folder, --pricing P and --region R the prices of
+# usd_to_train (an old --pricing DIR is refused with exit 2); `report` reads predict's
+# output as modeled rows, the rows with a reason skipped and counted.
 
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
 tmp="$TB_BUILDDIR/tests/tmp/cli_predict"
@@ -12,7 +15,7 @@ sc="$TB_SRCDIR/tests/data/scenarios.csv"
 
 field() { csv_cell "$1" "$3" id="$2"; } # field FILE ID NAME
 
-echo "1..20"
+echo "1..31"
 "$TB_BIN" predict --scenarios "$sc" >"$tmp/out.csv" 2>"$tmp/err"
 check "predict exits 0 with bad rows in the table" test $? -eq 0
 check "the columns predicted, model_version and why are added" \
@@ -67,3 +70,48 @@ check "validate --p90-max=99 --coverage-min=50 are taken (exit 0)" \
 "$TB_BIN" validate "$TB_SRCDIR/reports/validation/published.csv" --median-max >/dev/null 2>"$tmp/noval.err"
 check "an option without its value exits 2 and says so" \
     sh -c "test $? -eq 2 && grep -q \"trnbench validate: option '--median-max' needs a value\" '$tmp/noval.err'"
+
+# --prices DIR: the same tables from a folder named on the command line
+"$TB_BIN" predict --scenarios "$sc" --prices "$TB_SRCDIR/pricing" >"$tmp/prices.csv" 2>/dev/null
+check "predict --prices DIR writes the same table as the data folder's" cmp -s "$tmp/out.csv" "$tmp/prices.csv"
+# --pricing DIR, the old meaning: refused, with the option to use, and nothing written
+"$TB_BIN" predict --scenarios "$sc" --pricing "$TB_SRCDIR/pricing" >"$tmp/olddir.out" 2>"$tmp/olddir.err"
+check "predict --pricing FOLDER exits 2, says to use --prices, writes nothing" \
+    sh -c "test $? -eq 2 && grep -q 'is a folder: --pricing is the purchase model now.*--prices' '$tmp/olddir.err' && test ! -s '$tmp/olddir.out'"
+"$TB_BIN" validate --quiet --pricing "$TB_SRCDIR/pricing" "$TB_SRCDIR/reports/validation/published.csv" >/dev/null 2>"$tmp/olddirv.err"
+check "validate --pricing FOLDER exits 2 likewise" sh -c "test $? -eq 2 && grep -q -- '--prices' '$tmp/olddirv.err'"
+"$TB_BIN" predict --scenarios "$sc" --pricing lease >/dev/null 2>"$tmp/lease.err"
+check "an unknown purchase model exits 2 and names it" \
+    sh -c "test $? -eq 2 && grep -q \"unknown purchase model 'lease'\" '$tmp/lease.err'"
+"$TB_BIN" predict --scenarios "$sc" --region mars-1 >/dev/null 2>"$tmp/mars.err"
+check "an unknown region exits 2 and names it" sh -c "test $? -eq 2 && grep -q \"unknown region 'mars-1'\" '$tmp/mars.err'"
+
+# --pricing P --region R price usd_to_train: 8 p5.48xlarge training 1e12 tokens
+printf '%s\n' 'id,target,instances,model,phase,precision,seq_in,batch,train_tokens,metric,unit' \
+    'T1,p5.48xlarge,8,llama-3.1-8b,train,bf16,8192,1024,1e12,usd_to_train,USD' \
+    'T2,p5.48xlarge,8,llama-3.1-8b,train,bf16,8192,1024,1e12,train_tokens_per_s,tokens/s' >"$tmp/train.csv"
+"$TB_BIN" predict --scenarios "$tmp/train.csv" >"$tmp/od.csv" 2>/dev/null
+"$TB_BIN" predict --scenarios "$tmp/train.csv" --pricing capacity-block --region us-east-2 >"$tmp/cb.csv" 2>/dev/null
+od=$(field "$tmp/od.csv" T1 predicted)
+cb=$(field "$tmp/cb.csv" T1 predicted)
+tps=$(field "$tmp/cb.csv" T2 predicted)
+# the price each used, from the tables: usd = tokens / (tokens/s) / 3600 x USD/h x 8
+odh=$(field "$tmp/od.csv" T1 assumptions | sed -n 's/.*usd_to_train at \([0-9.]*\) USD\/h (us-east-1 on-demand, .*/\1/p')
+cbh=$(field "$tmp/cb.csv" T1 assumptions | sed -n 's/.*usd_to_train at \([0-9.]*\) USD\/h (us-east-2 capacity-block, .*/\1/p')
+check "usd_to_train on-demand us-east-1 by default (\$$od at \$$odh/h)" \
+    perl -e 'my ($u, $h, $t) = @ARGV; exit !($h > 0 && abs($u - 1e12 / $t / 3600 * $h * 8) < 1e-4 * $u)' "$od" "$odh" "$tps"
+check "--pricing capacity-block --region us-east-2 prices it there (\$$cb at \$$cbh/h)" \
+    perl -e 'my ($u, $h, $t, $o) = @ARGV; exit !($h > 0 && $u != $o && abs($u - 1e12 / $t / 3600 * $h * 8) < 1e-4 * $u)' "$cb" "$cbh" "$tps" "$od"
+
+# report reads predict's output: each predicted row a modeled result, the others skipped
+"$TB_BIN" report "$tmp/out.csv" --out "$tmp/rep" >"$tmp/rep.out" 2>"$tmp/rep.err"
+check "report FILE of predict's output exits 0" test $? -eq 0
+check "it says how many rows it read and skipped, and why" \
+    grep -q "out.csv: a trnbench predict output: 2 rows read as modeled; 5 skipped, not predicted (why set, e.g. 'field 'model': unknown model 'llama-9-1t'" "$tmp/rep.err"
+s1=$(csv_cell "$tmp/rep/cost.csv" tokens_per_s results_line=2)
+p1=$(csv_cell "$tmp/rep/cost.csv" provenance results_line=2)
+c1=$(csv_cell "$tmp/rep/cost.csv" chips_used results_line=2)
+check "the predicted S1 row is priced as $p1, its line kept, charged $c1 of 8 GPUs" \
+    test "$s1/$p1/$c1" = "$(field "$tmp/out.csv" S1 predicted)/modeled/1"
+check "the report.md says the rows came from predict and names the model version" \
+    sh -c "grep -q 'a trnbench predict output: 2 rows read as modeled' '$tmp/rep/report.md' && grep -q 'trnbench-model 1.0' '$tmp/rep/report.html'"

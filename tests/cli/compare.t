@@ -1,0 +1,169 @@
+#!/bin/sh
+# tests/cli/compare.t: `trnbench compare` end to end. The acceptance question (Llama
+# 3.1 70B serving, 2048 in / 512 out, on trn2, p5 and p5en at capacity-block prices in
+# us-east-2): the files, every row modeled over the default suite's batch sweep, every
+# price the one asked for, the summary's cheapest and baseline costs equal to
+# cost.csv's; training and a diffusion model likewise; a measured row added with
+# --results keeps its provenance and is priced; bad input exits 2 with nothing
+# written; a rerun into the same folder replaces the report. "--opt=value" works too.
+
+. "${TB_SRCDIR:-.}/tests/cli/tap.sh"
+tmp="$TB_BUILDDIR/tests/tmp/cli_compare"
+rm -rf "$tmp" && mkdir -p "$tmp"
+acc="--model llama-3.1-70b --phase serve --seq-in 2048 --seq-out 512 --targets trn2.48xlarge,p5.48xlarge,p5en.48xlarge --pricing capacity-block --region us-east-2"
+
+# costs FILE KEY=VALUE... COLUMN: the values of COLUMN in cost.csv's rows matching
+# every KEY=VALUE, one a line (RFC 4180 quotes: Text::ParseWords)
+costs() {
+    perl -MText::ParseWords -e '
+        my $file = shift; my $col = pop; my @want = @ARGV; open my $f, "<", $file or die;
+        my @h = parse_line(",", 0, scalar <$f>); chomp $h[-1]; my %c; @c{@h} = 0 .. $#h;
+        die "no column $col\n" unless defined $c{$col};
+        ROW: while (<$f>) { chomp; my @r = parse_line(",", 0, $_);
+            for (@want) { my ($k, $v) = split /=/, $_, 2; next ROW unless $r[$c{$k}] eq $v }
+            print "$r[$c{$col}]\n" }' "$@"
+}
+# the smallest number on standard input
+least() { sort -g | head -1; }
+
+echo "1..37"
+
+# ---- the acceptance command ----
+out="$tmp/serve"
+# shellcheck disable=SC2086
+"$TB_BIN" compare $acc --out "$out" >"$tmp/serve.out" 2>"$tmp/serve.err"
+check "the acceptance command exits 0" test $? -eq 0
+check "results.csv, report.md, report.html and cost.csv are written" \
+    test -s "$out/results.csv" -a -s "$out/report.md" -a -s "$out/report.html" -a -s "$out/cost.csv"
+check "no scratch folder is left behind" sh -c "! ls -a '$out' | grep -q '^\.compare'"
+# 3 targets x 6 batches (1,4,16,64,256,max), each a modeled run
+runs=$(perl -MText::ParseWords -ne 'next if $. == 1; my @r = parse_line(",", 0, $_);
+    $id{$r[0]} = 1; $p{$r[1]} = 1; END { print scalar(keys %id), " ", join(",", sort keys %p), "\n" }' "$out/results.csv")
+check "18 runs in results.csv, every one modeled ($runs)" test "$runs" = "18 modeled"
+n=$(costs "$out/cost.csv" metric=usd_per_mtok_out target | sort | uniq -c | awk '{printf "%s:%s ", $2, $1}')
+check "cost.csv: 6 output-token costs each for p5, p5en and trn2 ($n)" \
+    test "$n" = "p5.48xlarge:6 p5en.48xlarge:6 trn2.48xlarge:6 "
+where=$(costs "$out/cost.csv" metric=usd_per_mtok_out price_region | sort -u)
+how=$(costs "$out/cost.csv" metric=usd_per_mtok_out price_purchase | sort -u)
+check "every row priced in us-east-2 at capacity-block ($where, $how)" \
+    test "$where/$how" = "us-east-2/capacity-block"
+trn2=$(costs "$out/cost.csv" target=trn2.48xlarge metric=usd_per_mtok_out usd_per_mtok | least)
+p5=$(costs "$out/cost.csv" target=p5.48xlarge metric=usd_per_mtok_out usd_per_mtok | least)
+check "trn2.48xlarge and p5.48xlarge have priced rows ($trn2, $p5 USD/Mtok)" \
+    perl -e 'exit !($ARGV[0] > 0 && $ARGV[1] > 0)' "$trn2" "$p5"
+# the summary's sentence: the cheapest target, its cost (4 significant digits) and its
+# price-performance against the baseline (2 decimals)
+row=$(grep '^- `llama-3.1-70b/serve/in2048/out512/bf16` (USD per 1M output tokens, within latency limits): cheapest' "$out/report.md")
+check "the summary compares trn2 with the p5 baseline at capacity-block us-east-2" \
+    sh -c 'grep -q "Savings against p5.48xlarge capacity-block in us-east-2, like for like" "$0" &&
+           printf "%s\n" "$1" | grep -q "cheapest .trn2.48xlarge. "' "$out/report.md" "$row"
+check "its cost is cost.csv's cheapest and its price-performance p5's over it (trn2 $trn2, p5 $p5)" \
+    perl -e 'my ($row, $t, $p) = @ARGV; $row =~ /cheapest `trn2.48xlarge` ([0-9.]+), saves [0-9]+% \(([0-9.]+)x/ or exit 1;
+             exit !(abs($1 - $t) < 5e-4 * $t && $2 eq sprintf("%.2f", $p / $t))' -- "$row" "$trn2" "$p5"
+check "and serving within latency limits is ranked from the batch sweep" \
+    grep -q '^| llama-3.1-70b/serve/in2048/out512/bf16 | p5en.48xlarge | 6 | ' "$out/report.md"
+if command -v gnuplot >/dev/null 2>&1; then
+    check "the throughput-versus-interactivity chart is drawn" test -s "$out/interactivity-1.svg"
+else
+    check "# SKIP gnuplot is not installed" true
+fi
+check "it says what it did on standard output" \
+    grep -q "^trnbench compare: llama-3.1-70b serve on trn2.48xlarge,p5.48xlarge,p5en.48xlarge: 18 modeled runs, 126 rows, 36 throughput rows priced (capacity-block, us-east-2)" "$tmp/serve.out"
+
+# ---- training and a diffusion model ----
+"$TB_BIN" compare --model=llama-3.1-8b --phase=train --seq-in=8192 --batch=1024 --instances=8 \
+    --targets trn2.48xlarge,p5.48xlarge --pricing capacity-block --region us-east-2 \
+    --out "$tmp/train" >/dev/null 2>&1
+check "train: exits 0" test $? -eq 0
+t=$(costs "$tmp/train/cost.csv" metric=usd_per_mtok_train target | sort | tr '\n' ' ')
+p=$(costs "$tmp/train/cost.csv" metric=usd_per_mtok_train price_purchase | sort -u)
+check "train: a usd_per_mtok_train row each for p5 and trn2 at capacity-block ($t)" \
+    test "$t/$p" = "p5.48xlarge trn2.48xlarge /capacity-block"
+check "train: the summary names the training workload" \
+    grep -q '^- `llama-3.1-8b/train/in8192/bf16` (USD per 1M training tokens): cheapest ' "$tmp/train/report.md"
+"$TB_BIN" compare --model flux.1-dev --phase denoise --resolution 1024 \
+    --targets trn2.48xlarge,p5.48xlarge --pricing capacity-block --region us-east-2 \
+    --out "$tmp/denoise" >/dev/null 2>&1
+check "denoise (FLUX.1-dev): exits 0" test $? -eq 0
+t=$(costs "$tmp/denoise/cost.csv" price_region=us-east-2 price_purchase=capacity-block usd_per_kimage | grep -c .)
+check "denoise: a usd_per_kimage for each target at capacity-block us-east-2 ($t)" test "$t" = 2
+check "denoise: the summary prices images" \
+    grep -q '^- `flux.1-dev/denoise/r1024/sdefault/bf16` (USD per 1000 images): cheapest ' "$tmp/denoise/report.md"
+
+# ---- --results: a measured row (vLLM bench serve, imported) joins the modeled ones ----
+"$TB_BIN" import --format vllm "$TB_SRCDIR/tests/data/import/vllm-bench-serve.json" \
+    --model llama-3.1-70b --target p5.48xlarge --out "$tmp/imp" >/dev/null 2>&1
+# shellcheck disable=SC2086
+"$TB_BIN" compare $acc --results "$tmp/imp/results.csv" \
+    --results "$TB_SRCDIR/tests/data/report_results.csv" --out "$tmp/merged" >/dev/null 2>"$tmp/merged.err"
+check "--results: exits 0" test $? -eq 0
+m=$(costs "$tmp/merged/cost.csv" provenance=measured metric=usd_per_mtok_out target)
+mp=$(costs "$tmp/merged/cost.csv" provenance=measured metric=usd_per_mtok_out price_purchase)
+check "the imported row is priced as measured on p5.48xlarge at capacity-block ($m, $mp)" \
+    test "$m/$mp" = "p5.48xlarge/capacity-block"
+src0=$(csv_cell "$tmp/imp/results.csv" source metric=output_tokens_per_s)
+src1=$(csv_cell "$tmp/merged/results.csv" source metric=output_tokens_per_s provenance=measured)
+ts0=$(csv_cell "$tmp/imp/results.csv" timestamp metric=output_tokens_per_s)
+ts1=$(csv_cell "$tmp/merged/results.csv" timestamp metric=output_tokens_per_s provenance=measured)
+check "its provenance is kept (source '$src1', timestamp $ts1)" \
+    test "$src1/$ts1" = "$src0/$ts0" -a -n "$src0"
+check "the summary counts it, the other model's rows left out and said so" \
+    sh -c "grep -q '134 result rows (8 measured, 8 of them imported, 126 modeled' '$tmp/merged/report.md' && grep -q '8 rows added (8 measured, 0 modeled, 0 published); 14 of other models left out' '$tmp/merged.err'"
+
+# ---- bad input: exit 2, a message naming what is wrong, nothing written ----
+bad() { # bad DESCRIPTION EXPECTED-MESSAGE ARGS...
+    d=$1 m=$2
+    shift 2
+    rm -rf "$tmp/bad"
+    "$TB_BIN" compare "$@" --out "$tmp/bad" >/dev/null 2>"$tmp/bad.err"
+    check "$d: exit 2, '$m', nothing written" \
+        sh -c "test $? -eq 2 && grep -qF -e \"\$0\" '$tmp/bad.err' && test ! -e '$tmp/bad'" "$m"
+}
+srv="--phase serve --seq-in 2048 --seq-out 512 --targets trn2.48xlarge,p5.48xlarge"
+# the imported output row claiming 99 of a p5.48xlarge's 8 GPUs: the cost stage refuses it
+perl -MText::ParseWords -ne 'if ($. == 1) { print; chomp; my @h = parse_line(",", 0, $_);
+    ($c) = grep { $h[$_] eq "chips_used" } 0 .. $#h; next }
+    next unless /,output_tokens_per_s,/; my @r = parse_line(",", 1, $_); chomp $r[-1]; $r[$c] = 99;
+    print join(",", @r), "\n"' "$tmp/imp/results.csv" >"$tmp/chips99.csv"
+# shellcheck disable=SC2086
+{
+    bad "unknown model" "--model: unknown model 'llama-9-1t'" --model llama-9-1t $srv
+    bad "unknown target" "--targets: unknown target 'x9.huge' (not in pricing/instances.csv)" \
+        --model llama-3.1-70b --phase serve --seq-in 2048 --seq-out 512 --targets p5.48xlarge,x9.huge
+    bad "unknown phase" "--phase: 'fly' (serve, train or denoise)" --model llama-3.1-70b --phase fly --targets p5.48xlarge
+    bad "a bad number" "--seq-in: not a positive whole number: '2k'" --model llama-3.1-70b $srv --seq-in 2k
+    bad "serving without --seq-out" "phase serve: --seq-out N is required" \
+        --model llama-3.1-70b --phase serve --seq-in 2048 --targets p5.48xlarge
+    bad "a diffusion model served" "sdxl is a diffusion model: --phase denoise" --model sdxl $srv
+    bad "an unknown purchase model" "unknown purchase model 'lease'" --model llama-3.1-70b $srv --pricing lease
+    bad "a bad results file" "report_bad_results.csv: line 6: field 'value': not a number: '6x5'" \
+        --model llama-3.1-70b $srv --results "$TB_SRCDIR/tests/data/report_bad_results.csv"
+    bad "a results row using more chips than its instance has" \
+        "--results: $tmp/chips99.csv: line 2: field 'chips_used': more chips than 1 x p5.48xlarge has (8): '99'" \
+        --model llama-3.1-70b $srv --results "$tmp/chips99.csv"
+}
+
+# ---- a target the workload does not fit: said; none at all: exit 1, nothing written ----
+"$TB_BIN" compare --model llama-3.1-70b --phase serve --seq-in 2048 --seq-out 512 --batch 1 \
+    --targets inf2.xlarge,p5.48xlarge --out "$tmp/part" >/dev/null 2>"$tmp/part.err"
+check "one target that cannot hold the model: exit 0, its absence said, the other priced" \
+    sh -c "test $? -eq 0 && grep -q 'does not fit' '$tmp/part.err' && grep -q '^trnbench compare: no rows for inf2.xlarge' '$tmp/part.err' && test \"\$(cut -d, -f3 '$tmp/part/results.csv' | sort -u | tr '\n' ' ')\" = 'p5.48xlarge target '"
+"$TB_BIN" compare --model llama-3.1-70b --phase serve --seq-in 2048 --seq-out 512 --batch 1 \
+    --targets inf2.xlarge --out "$tmp/none" >/dev/null 2>"$tmp/none.err"
+check "no target can hold it: exit 1, nothing written" \
+    sh -c "test $? -eq 1 && grep -q 'nothing to report' '$tmp/none.err' && test ! -e '$tmp/none'"
+
+# ---- a rerun into the same folder replaces the report, whole ----
+cp "$out/report.md" "$tmp/before.md"
+"$TB_BIN" compare --model llama-3.1-70b --phase serve --seq-in 2048 --seq-out 512 --batch max \
+    --targets trn2.48xlarge,p5.48xlarge --pricing capacity-block --region us-east-2 --out "$out" >/dev/null 2>&1
+check "a rerun into the same folder exits 0" test $? -eq 0
+t=$(costs "$out/cost.csv" target | sort -u | tr '\n' ' ')
+r=$(grep -c 'p5en' "$out/results.csv")
+check "results.csv and cost.csv are the new question's alone ($t; p5en rows: $r)" \
+    test "$t/$r" = "p5.48xlarge trn2.48xlarge /0"
+check "report.md is the new one: p5en gone, the batch sweep too" \
+    sh -c "! grep -q 'p5en' '$out/report.md' && grep -q 'p5en' '$tmp/before.md' && ! grep -q '| llama-3.1-70b/serve/in2048/out512/bf16 | trn2.48xlarge | 6 | ' '$out/report.md'"
+
+check "compare --help exits 0 and trnbench --help lists compare" \
+    sh -c "'$TB_BIN' compare --help | grep -q '^usage: trnbench compare' && '$TB_BIN' --help | grep -q '^  compare '"
