@@ -258,8 +258,8 @@ static const char *bound_text(const struct tb_assess_row *r, enum tb_phase phase
 }
 
 /* The workload's load and how its candidates are sized, as one paragraph. */
-static void write_load(struct tb_doc *d, const struct tb_assessment *as, size_t wi,
-                       const struct tb_assess_row *r0)
+static void write_load(struct tb_doc *d, const struct tb_assessment *as,
+                       const struct tb_assess_opts *o, size_t wi, const struct tb_assess_row *r0)
 {
     const struct tb_csv_table *t = &as->csv;
     const char *ttft =
@@ -287,10 +287,11 @@ static void write_load(struct tb_doc *d, const struct tb_assessment *as, size_t 
                  "cluster, the smallest of 1 to 64 instances that holds the model, running "
                  "cluster-hours = tokens a month / its tokens per second: paid by the hour "
                  "(cluster-hours x instances x the hourly price), or bought as reserved "
-                 "clusters for the month (clusters x 730 h x instances x the committed price) "
+                 "clusters for the month (clusters x %.0f h x instances x the committed price) "
                  "where that is cheaper for those hours; the pricing basis says which, and the "
                  "utilisation above which the commitment pays.",
-                 fmtn_(r0->need, b[0], 48, -1, false), tb_csv_field(t, wi, "seq_in"));
+                 fmtn_(r0->need, b[0], 48, -1, false), tb_csv_field(t, wi, "seq_in"),
+                 o->hours_per_month);
     else
         tb_doc_p(d, NULL,
                  "Load: %s images a month = %s images/s. Each candidate is an always-on fleet "
@@ -319,7 +320,7 @@ static void write_workload(struct tb_doc *d, const struct tb_assessment *as,
              tb_csv_field(&as->csv, wi, "current_instance"), *region ? region : "us-east-1",
              *purchase ? purchase : "on-demand", fmtn_(as->current_monthly[wi], b[1], 48, 0, true),
              as->current_why[wi]);
-    write_load(d, as, wi, n ? rows[0] : NULL);
+    write_load(d, as, o, wi, n ? rows[0] : NULL);
     tb_doc_p(d, NULL,
              "Savings compare with the current fleet priced the same way: the same purchase "
              "model and region as the candidate (where the current instance has no such price, "

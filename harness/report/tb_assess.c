@@ -778,7 +778,10 @@ static int current_cost(const struct tb_model *m, const struct workload *w,
                 o->hours_per_month, &pl) != 0)
         return -1;
     *usd = pl.usd;
-    cite(&pc, c, sizeof c);
+    /* the price without its source (the source is the candidate row's tooltip): a long
+     * address would not wrap on a phone */
+    snprintf(c, sizeof c, "$%.4g/h %s %s, %.90s", pc.usd_per_hour, pc.region, pc.purchase,
+             pc.as_of);
     if (w->phase == TB_PHASE_TRAIN)
         snprintf(why, len, "modeled: %.4g cluster-hours a month of %ld x %s, %s, at %.300s",
                  pl.cluster_hours, cur->n, w->current,

@@ -156,9 +156,11 @@ struct tb_assessment {
 };
 
 /* Read and check the file (a missing or bad field: TB_EINPUT, "file: line N: field 'x':
- * ..."; an unknown instance, region or purchase model is an input error too), then
- * assess. Returns TB_OK, TB_EINPUT on input errors, TB_EFAIL on other failures (memory,
- * an unreadable pricing/risks.csv), with the message in err. */
+ * ..."; an unknown instance, region or purchase model is an input error too, and so is
+ * an unknown column: "file: line 1: unknown column 'x' (did you mean 'y'?)"), then
+ * assess. A load whose fleet or cluster-hours pass 2^53 on a candidate is an input error
+ * naming the load's field (refused, never clamped). Returns TB_OK, TB_EINPUT on input errors,
+ * TB_EFAIL on other failures (memory, an unreadable pricing/risks.csv), with the message in err. */
 int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_model *m,
                   const struct tb_assess_opts *o, char *err, size_t errlen);
 void tb_assess_release(struct tb_assessment *as);
