@@ -33,18 +33,41 @@ static const char *fmtn_(double v, char *buf, size_t len, int prec, bool dollar)
 
 /* ---- CSV ---- */
 
+static const char *phase_name(enum tb_phase p)
+{
+    return p == TB_PHASE_TRAIN ? "train" : p == TB_PHASE_DENOISE ? "denoise" : "serve";
+}
+
 int tb_assess_write_csv(const struct tb_assessment *as, FILE *f)
 {
     static const char *const cols[] = {"workload",
+                                       "phase",
                                        "candidate",
                                        "current",
+                                       "instances_per_replica",
+                                       "replicas",
                                        "fleet_instances",
-                                       "capacity_per_instance",
+                                       "capacity_per_replica",
+                                       "capacity_unit",
                                        "need",
-                                       "unit",
+                                       "need_unit",
+                                       "requests_per_s",
+                                       "e2e_latency_s",
+                                       "in_flight",
+                                       "concurrency_per_replica",
+                                       "bound",
+                                       "cluster_hours",
+                                       "utilisation_pct",
+                                       "pricing_basis",
+                                       "purchase",
                                        "usd_per_hour",
+                                       "break_even_utilisation_pct",
+                                       "break_even_purchase",
                                        "monthly_usd",
                                        "current_monthly_usd",
+                                       "baseline_usd",
+                                       "baseline",
+                                       "like_for_like",
                                        "saving_usd",
                                        "saving_pct",
                                        "break_even_months",
@@ -55,6 +78,7 @@ int tb_assess_write_csv(const struct tb_assessment *as, FILE *f)
                                        "saving_usd_model_high",
                                        "verdict",
                                        "price",
+                                       "price_note",
                                        "layout",
                                        "why",
                                        "risks",
@@ -64,29 +88,48 @@ int tb_assess_write_csv(const struct tb_assessment *as, FILE *f)
         rc |= tb_csv_put(f, cols[i], cols[i + 1] ? ',' : '\n');
     for (size_t i = 0; i < as->nrows; i++) {
         const struct tb_assess_row *r = &as->rows[i];
-        char b[16][48];
-        const char *v[23];
+        char b[26][48];
+        const char *v[sizeof cols / sizeof cols[0]];
         int k = 0;
         v[k++] = tb_csv_field(&as->csv, r->workload, "name");
+        v[k++] = phase_name(as->phase[r->workload]);
         v[k++] = r->candidate;
         v[k++] = r->current ? "yes" : "no";
-        v[k++] = r->ok ? fmtn_((double)r->fleet, b[0], 48, 0, false) : "";
-        v[k++] = r->ok ? fmtn_(r->capacity, b[1], 48, -1, false) : "";
-        v[k++] = fmtn_(r->need, b[2], 48, -1, false);
-        v[k++] = r->unit;
-        v[k++] = r->ok ? fmtn_(r->usd_per_hour, b[3], 48, -1, false) : "";
-        v[k++] = fmtn_(r->monthly_usd, b[4], 48, 2, false);
-        v[k++] = fmtn_(as->current_monthly[r->workload], b[5], 48, 2, false);
-        v[k++] = fmtn_(r->saving_usd, b[6], 48, 2, false);
-        v[k++] = fmtn_(100 * r->saving_frac, b[7], 48, 1, false);
-        v[k++] = fmtn_(r->break_even_months, b[8], 48, 2, false);
-        v[k++] = fmtn_(r->saving_lo_price, b[9], 48, 2, false);
-        v[k++] = fmtn_(r->saving_hi_price, b[10], 48, 2, false);
-        v[k++] = fmtn_(100 * r->model_err, b[11], 48, 1, false);
-        v[k++] = fmtn_(r->saving_lo_model, b[12], 48, 2, false);
-        v[k++] = fmtn_(r->saving_hi_model, b[13], 48, 2, false);
+        v[k++] = r->instances ? fmtn_((double)r->instances, b[0], 48, 0, false) : "";
+        v[k++] = r->ok ? fmtn_(r->replicas, b[1], 48, 0, false) : "";
+        v[k++] = r->ok ? fmtn_((double)r->fleet, b[2], 48, 0, false) : "";
+        v[k++] = r->instances ? fmtn_(r->capacity, b[3], 48, -1, false) : "";
+        v[k++] = r->cap_unit;
+        v[k++] = fmtn_(r->need, b[4], 48, -1, false);
+        v[k++] = r->need_unit;
+        v[k++] = fmtn_(r->rps, b[5], 48, -1, false);
+        v[k++] = fmtn_(r->e2e_s, b[6], 48, -1, false);
+        v[k++] = fmtn_(r->in_flight, b[7], 48, -1, false);
+        v[k++] = fmtn_(r->concurrency, b[8], 48, 0, false);
+        v[k++] = r->ok ? r->bound : "";
+        v[k++] = fmtn_(r->cluster_hours, b[9], 48, 2, false);
+        v[k++] = fmtn_(100 * r->utilisation, b[10], 48, 1, false);
+        v[k++] = r->basis;
+        v[k++] = r->purchase;
+        v[k++] = r->ok ? fmtn_(r->usd_per_hour, b[11], 48, -1, false) : "";
+        v[k++] = fmtn_(100 * r->break_even_util, b[12], 48, 1, false);
+        v[k++] = r->break_even_purchase;
+        v[k++] = fmtn_(r->monthly_usd, b[13], 48, 2, false);
+        v[k++] = fmtn_(as->current_monthly[r->workload], b[14], 48, 2, false);
+        v[k++] = fmtn_(r->base_usd, b[15], 48, 2, false);
+        v[k++] = r->base_basis;
+        v[k++] = r->ok ? (r->like_for_like ? "yes" : "no") : "";
+        v[k++] = fmtn_(r->saving_usd, b[16], 48, 2, false);
+        v[k++] = fmtn_(100 * r->saving_frac, b[17], 48, 1, false);
+        v[k++] = fmtn_(r->break_even_months, b[18], 48, 2, false);
+        v[k++] = fmtn_(r->saving_lo_price, b[19], 48, 2, false);
+        v[k++] = fmtn_(r->saving_hi_price, b[20], 48, 2, false);
+        v[k++] = fmtn_(100 * r->model_err, b[21], 48, 1, false);
+        v[k++] = fmtn_(r->saving_lo_model, b[22], 48, 2, false);
+        v[k++] = fmtn_(r->saving_hi_model, b[23], 48, 2, false);
         v[k++] = r->verdict;
         v[k++] = r->price;
+        v[k++] = r->price_note;
         v[k++] = r->layout;
         v[k++] = r->why;
         v[k++] = r->risks;
@@ -165,33 +208,131 @@ static void write_risks(struct tb_doc *d, const struct tb_assessment *as,
     tb_doc_list_end(d);
 }
 
+/* The instances of a row: "3", or "6 (3 x 2)" for replicas or clusters of several. */
+static const char *instances_text(const struct tb_assess_row *r, char *buf, size_t len)
+{
+    if (r->instances > 1)
+        snprintf(buf, len, "%ld (%.0f x %ld)", r->fleet, r->replicas, r->instances);
+    else
+        snprintf(buf, len, "%ld", r->fleet);
+    return buf;
+}
+
+/* How a row is paid: its basis and, for training, where the commitment pays. */
+static const char *basis_text(const struct tb_assess_row *r, bool train, char *buf, size_t len)
+{
+    char u[48];
+    if (!train)
+        snprintf(buf, len, "%s", r->basis);
+    else if (!isnan(r->break_even_util) && r->committed)
+        snprintf(buf, len, "%s (pays above %s%% use)", r->basis,
+                 fmtn_(100 * r->break_even_util, u, sizeof u, 0, false));
+    else if (!isnan(r->break_even_util))
+        snprintf(buf, len, "%s (%s pays above %s%% use)", r->basis, r->break_even_purchase,
+                 fmtn_(100 * r->break_even_util, u, sizeof u, 0, false));
+    else if (r->committed)
+        snprintf(buf, len, "%s (no pay-by-the-hour price)", r->basis);
+    else
+        snprintf(buf, len, "%s (no reserved or savings-plan price)", r->basis);
+    return buf;
+}
+
+/* What bounds a row's fleet: Little's law or the throughput. */
+static const char *bound_text(const struct tb_assess_row *r, enum tb_phase phase, char *buf,
+                              size_t len)
+{
+    char a[48], b[48];
+    if (phase == TB_PHASE_SERVE && !strcmp(r->bound, "latency"))
+        snprintf(buf, len, "latency: %s in flight / %s per replica",
+                 fmtn_(r->in_flight, a, sizeof a, 1, false),
+                 fmtn_(r->concurrency, b, sizeof b, 0, false));
+    else if (phase == TB_PHASE_TRAIN)
+        snprintf(buf, len, "throughput: %s %s per cluster",
+                 fmtn_(r->capacity, a, sizeof a, 0, false), r->cap_unit);
+    else
+        snprintf(buf, len, "throughput: %s of %s %s per replica",
+                 fmtn_(r->need, a, sizeof a, phase == TB_PHASE_DENOISE ? 3 : 0, false),
+                 fmtn_(r->capacity, b, sizeof b, phase == TB_PHASE_DENOISE ? 3 : 0, false),
+                 r->cap_unit);
+    return buf;
+}
+
+/* The workload's load and how its candidates are sized, as one paragraph. */
+static void write_load(struct tb_doc *d, const struct tb_assessment *as,
+                       const struct tb_assess_opts *o, size_t wi, const struct tb_assess_row *r0)
+{
+    const struct tb_csv_table *t = &as->csv;
+    const char *ttft =
+        tb_csv_field(t, wi, tb_csv_col(t, "ttft_limit_ms") >= 0 ? "ttft_limit_ms" : "ttft_ms");
+    const char *tpot =
+        tb_csv_field(t, wi, tb_csv_col(t, "tpot_limit_ms") >= 0 ? "tpot_limit_ms" : "tpot_ms");
+    char b[3][48];
+    if (!r0)
+        return;
+    if (as->phase[wi] == TB_PHASE_SERVE)
+        tb_doc_p(d, NULL,
+                 "Load: %s requests/s x %s output tokens = %s tokens/s; targets: TTFT %s ms, "
+                 "TPOT %s ms. Each candidate is an always-on fleet of replicas, a replica the "
+                 "smallest layout of 1 to 64 instances that holds the model within the targets. "
+                 "Requests in flight = request rate x end-to-end latency (Little's law); "
+                 "replicas = in flight / the requests one replica holds within the targets, "
+                 "rounded up, and no fewer than its token throughput needs: the bound says "
+                 "which applied.",
+                 fmtn_(r0->rps, b[0], 48, -1, false), tb_csv_field(t, wi, "seq_out"),
+                 fmtn_(r0->need, b[1], 48, -1, false), *ttft ? ttft : "(none)",
+                 *tpot ? tpot : "(none)");
+    else if (as->phase[wi] == TB_PHASE_TRAIN)
+        tb_doc_p(d, NULL,
+                 "Load: %s training tokens a month (sequence length %s). Each candidate is a "
+                 "cluster, the smallest of 1 to 64 instances that holds the model, running "
+                 "cluster-hours = tokens a month / its tokens per second: paid by the hour "
+                 "(cluster-hours x instances x the hourly price), or bought as reserved "
+                 "clusters for the month (clusters x %.0f h x instances x the committed price) "
+                 "where that is cheaper for those hours; the pricing basis says which, and the "
+                 "utilisation above which the commitment pays.",
+                 fmtn_(r0->need, b[0], 48, -1, false), tb_csv_field(t, wi, "seq_in"),
+                 o->hours_per_month);
+    else
+        tb_doc_p(d, NULL,
+                 "Load: %s images a month = %s images/s. Each candidate is an always-on fleet "
+                 "for that throughput.",
+                 tb_csv_field(t, wi, "images_per_month"), fmtn_(r0->need, b[0], 48, -1, false));
+}
+
 /* One workload: what it is and costs now, its candidates by monthly cost, the risks. */
 static void write_workload(struct tb_doc *d, const struct tb_assessment *as,
                            const struct tb_assess_opts *o, int level, size_t wi,
                            const struct tb_assess_row **rows)
 {
     size_t n = sorted_rows(as, wi, rows);
+    enum tb_phase phase = as->phase[wi];
     const char *region = tb_csv_field(&as->csv, wi, "region");
     const char *purchase = tb_csv_field(&as->csv, wi, "current_purchase");
     char swing[64], b[10][48];
-    const char *head[] = {"Candidate",           "Fleet", "Monthly USD",         "Saving",
-                          "Break-even (months)", swing,   "Saving, model error", "Verdict"};
+    const char *head[] = {
+        "Candidate",   "Instances", "Cluster-hours a month", "Pricing basis", "Bound",
+        "Monthly USD", "Saving",    "Break-even (months)",   swing,           "Saving, model error",
+        "Verdict"};
 
     tb_doc_h(d, level, tb_csv_field(&as->csv, wi, "name"));
-    tb_doc_p(d, NULL, "%s %s on %s (%s, %s); load %s %s. Current monthly cost: %s (%s).",
+    tb_doc_p(d, NULL, "%s %s on %s (%s, %s). Current monthly cost: %s (%s).",
              tb_csv_field(&as->csv, wi, "model"), tb_csv_field(&as->csv, wi, "phase"),
              tb_csv_field(&as->csv, wi, "current_instance"), *region ? region : "us-east-1",
-             *purchase ? purchase : "on-demand",
-             fmtn_(n ? rows[0]->need : NAN, b[0], 48, -1, false), n ? rows[0]->unit : "",
-             fmtn_(as->current_monthly[wi], b[1], 48, 0, true), as->current_why[wi]);
+             *purchase ? purchase : "on-demand", fmtn_(as->current_monthly[wi], b[1], 48, 0, true),
+             as->current_why[wi]);
+    write_load(d, as, o, wi, n ? rows[0] : NULL);
+    tb_doc_p(d, NULL,
+             "Savings compare with the current fleet priced the same way: the same purchase "
+             "model and region as the candidate (where the current instance has no such price, "
+             "its on-demand price, and the verdict says not like for like).");
     snprintf(swing, sizeof swing, "Saving, prices +-%.0f%%", 100 * o->price_swing);
-    tb_doc_table(d, "tnnrrrrt", head);
+    tb_doc_table(d, "tnnttnrrrrt", head);
     for (size_t i = 0; i < n; i++) {
         const struct tb_assess_row *r = rows[i];
-        char cand[128], saving[112], price[112], model[176];
+        char cand[128], saving[112], price[112], model[176], inst[64], basis[200], bound[160];
         if (!r->ok) {
             /* the reason spans the numbers it stands in for */
-            static const int span[] = {1, 7};
+            static const int span[] = {1, 10};
             const char *cells[] = {r->candidate, r->why};
             tb_doc_row_span(d, cells, NULL, span);
             continue;
@@ -205,9 +346,17 @@ static void write_workload(struct tb_doc *d, const struct tb_assessment *as,
                  fmtn_(r->saving_lo_model, b[4], 48, 0, false),
                  fmtn_(r->saving_hi_model, b[5], 48, 0, false),
                  fmtn_(100 * r->model_err, b[6], 48, 0, false));
+        if (phase == TB_PHASE_TRAIN)
+            snprintf(b[7], 48, "%s (%s%%)", fmtn_(r->cluster_hours, b[8], 48, 1, false),
+                     fmtn_(100 * r->utilisation, b[9], 48, 0, false));
+        else
+            snprintf(b[7], 48, "always on");
         {
             const char *cells[] = {cand,
-                                   fmtn_((double)r->fleet, b[7], 48, 0, false),
+                                   instances_text(r, inst, sizeof inst),
+                                   b[7],
+                                   basis_text(r, phase == TB_PHASE_TRAIN, basis, sizeof basis),
+                                   bound_text(r, phase, bound, sizeof bound),
                                    fmtn_(r->monthly_usd, b[8], 48, 0, false),
                                    saving,
                                    fmtn_(r->break_even_months, b[9], 48, 1, false),
@@ -215,7 +364,8 @@ static void write_workload(struct tb_doc *d, const struct tb_assessment *as,
                                    model,
                                    r->verdict};
             /* the price row used, as the candidate's tooltip */
-            const char *tips[] = {r->price, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+            const char *tips[] = {r->price, NULL, NULL, NULL, NULL, NULL,
+                                  NULL,     NULL, NULL, NULL, NULL};
             tb_doc_row_tip(d, cells, tips);
         }
     }
@@ -234,9 +384,10 @@ int tb_assess_doc(const struct tb_assessment *as, const struct tb_assess_opts *o
     tb_doc_text(d, "For each workload of ");
     tb_doc_code(d, as->csv.path);
     tb_doc_text(d,
-                ", every catalogued instance type with a price is sized to carry the load within "
+                ", every catalogued instance type is sized to carry the load within "
                 "the latency targets (performance model, modeled), priced from "
-                "pricing/prices.csv, and compared with the current fleet. Thresholds: a spend "
+                "pricing/prices.csv, and compared with the current fleet priced the same way. "
+                "Thresholds: a spend "
                 "under $%.0f/month rarely repays a migration; %.0f-%.0f%% savings are the usual "
                 "claims to test. Sensitivity: prices +-%.0f%%, and the capacity within the "
                 "model's median validation error for the chip family.",

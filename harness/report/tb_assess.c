@@ -4,6 +4,7 @@
 #include "tb_assess.h"
 
 #include "tb_arch.h"
+#include "tb_cost.h"
 #include "tb_darch.h"
 #include "tb_scenario.h"
 #include "tb_util.h"
@@ -24,19 +25,242 @@ void tb_assess_opts_init(struct tb_assess_opts *o)
     o->validation = NULL;
 }
 
+/* ---- the arithmetic ---- */
+
+/* Counts past this are not exact in a double: refused, never clamped. */
+#define COUNT_MAX 9007199254740992.0 /* 2^53 */
+
+/* ceil(x), but x a rounding error above an integer counts as that integer (240 / 64 x
+ * 64 may come out a hair above 240); at least 1. */
+static double ceil_count(double x)
+{
+    double r = ceil(x);
+    if (r - 1 >= x - fabs(x) * 1e-12)
+        r -= 1;
+    return r < 1 ? 1 : r;
+}
+
+static bool finite_pos(double v)
+{
+    return v > 0 && isfinite(v);
+}
+
+int tb_assess_serve_fleet(double rps, double e2e_s, double conc, double need, double cap,
+                          struct tb_assess_fleet *out)
+{
+    memset(out, 0, sizeof *out);
+    out->bound = "latency";
+    if (!finite_pos(rps) || !finite_pos(e2e_s) || !finite_pos(conc) || !finite_pos(need) ||
+        !finite_pos(cap))
+        return -1;
+    out->in_flight = rps * e2e_s;
+    if (!(out->in_flight <= COUNT_MAX) || !(need / cap <= COUNT_MAX))
+        return -1;
+    out->by_latency = ceil_count(out->in_flight / conc);
+    out->by_throughput = ceil_count(need / cap);
+    out->replicas = fmax(out->by_latency, out->by_throughput);
+    if (out->by_throughput > out->by_latency)
+        out->bound = "throughput";
+    return out->replicas <= COUNT_MAX ? 0 : -1;
+}
+
+int tb_assess_train_cost(double tokens, double cluster_tokens_per_s, long instances,
+                         double usd_hourly, double usd_committed, double hours_per_month,
+                         struct tb_assess_train_cost *out)
+{
+    bool hourly = finite_pos(usd_hourly), committed = finite_pos(usd_committed);
+    memset(out, 0, sizeof *out);
+    out->hourly_usd = out->committed_usd = out->usd = out->break_even = NAN;
+    if (!finite_pos(tokens) || !finite_pos(cluster_tokens_per_s) || instances < 1 ||
+        !finite_pos(hours_per_month) || (!hourly && !committed))
+        return -1;
+    out->cluster_hours = tokens / cluster_tokens_per_s / 3600.0;
+    if (!(out->cluster_hours <= COUNT_MAX))
+        return -1;
+    out->clusters = ceil_count(out->cluster_hours / hours_per_month);
+    if (!(out->clusters * (double)instances <= COUNT_MAX))
+        return -1;
+    /* pay by the hour: the report's own arithmetic (tb_cost.h), so the two agree */
+    if (hourly)
+        out->hourly_usd =
+            tb_cost_train_usd(tokens, cluster_tokens_per_s, usd_hourly * (double)instances);
+    if (committed)
+        out->committed_usd = out->clusters * hours_per_month * (double)instances * usd_committed;
+    if (hourly && committed)
+        out->break_even = usd_committed / usd_hourly;
+    out->committed = committed && !(out->hourly_usd <= out->committed_usd);
+    out->usd = out->committed ? out->committed_usd : out->hourly_usd;
+    return isfinite(out->usd) ? 0 : -1;
+}
+
+/* ---- column names ---- */
+
+/* Optimal string alignment distance (edits, adjacent swaps counting one); SIZE_MAX for
+ * words too long to compare. */
+static size_t distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), k = strlen(b), d[65][65];
+    if (n > 64 || k > 64)
+        return SIZE_MAX;
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= k; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= k; j++) {
+            size_t c = a[i - 1] != b[j - 1], v = d[i - 1][j - 1] + c;
+            if (d[i - 1][j] + 1 < v)
+                v = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < v)
+                v = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < v)
+                v = d[i - 2][j - 2] + 1;
+            d[i][j] = v;
+        }
+    return d[n][k];
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The '_'-separated words of s sorted and joined again into buf ("" when too long). */
+static void sorted_words(const char *s, char *buf, size_t len)
+{
+    char tmp[128], *words[64], *save = NULL;
+    size_t n = 0, used = 0;
+    buf[0] = '\0';
+    if (strlen(s) >= sizeof tmp)
+        return;
+    snprintf(tmp, sizeof tmp, "%s", s);
+    for (char *w = strtok_r(tmp, "_", &save); w && n < 64; w = strtok_r(NULL, "_", &save))
+        words[n++] = w;
+    qsort(words, n, sizeof *words, cmp_str);
+    for (size_t i = 0; i < n && used < len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%s", i ? "_" : "", words[i]);
+}
+
+const char *tb_assess_closest(const char *word, const char *const *known)
+{
+    const char *best = NULL;
+    size_t best_d = SIZE_MAX;
+    char sw[128], sk[128];
+    sorted_words(word, sw, sizeof sw);
+    for (size_t i = 0; known[i]; i++) {
+        size_t d = distance(word, known[i]), n = strlen(word), k = strlen(known[i]);
+        size_t limit = (n < k ? n : k) / 3;
+        sorted_words(known[i], sk, sizeof sk);
+        if (sw[0] && sk[0] && distance(sw, sk) < d)
+            d = distance(sw, sk);
+        if (d <= (limit > 2 ? limit : 2) && d < best_d) {
+            best = known[i];
+            best_d = d;
+        }
+    }
+    return best;
+}
+
 /* ---- the file ---- */
 
-enum wphase { W_SERVE, W_TRAIN, W_DENOISE };
+/* The columns of an assessment file; two have older names, still taken. */
+static const char *const COLUMNS[] = {"name",
+                                      "model",
+                                      "phase",
+                                      "precision",
+                                      "requests_per_s",
+                                      "tokens_per_month",
+                                      "images_per_month",
+                                      "seq_in",
+                                      "seq_out",
+                                      "steps",
+                                      "resolution",
+                                      "ttft_limit_ms",
+                                      "tpot_limit_ms",
+                                      "current_instance",
+                                      "current_purchase",
+                                      "region",
+                                      "engineer_weeks",
+                                      "usd_per_engineer_week",
+                                      "current_usd_per_month",
+                                      "notes",
+                                      NULL};
+static const char *const OLD_NAMES[][2] = {{"ttft_ms", "ttft_limit_ms"},
+                                           {"tpot_ms", "tpot_limit_ms"}};
+#define NOLD (sizeof OLD_NAMES / sizeof OLD_NAMES[0])
+
+/* The column of t that holds `name`: name itself, or its older name where only that is
+ * in the header. */
+static const char *column(const struct tb_csv_table *t, const char *name)
+{
+    for (size_t i = 0; i < NOLD; i++)
+        if (!strcmp(name, OLD_NAMES[i][1]) && tb_csv_col(t, name) < 0 &&
+            tb_csv_col(t, OLD_NAMES[i][0]) >= 0)
+            return OLD_NAMES[i][0];
+    return name;
+}
+
+/* Every column of the header known, once: a misspelt optional column would otherwise
+ * be ignored without a word (a latency target dropped, a spend not taken). */
+static int check_columns(const struct tb_csv_table *t, char *err, size_t errlen)
+{
+    const char *known[sizeof COLUMNS / sizeof COLUMNS[0] + NOLD];
+    size_t nk = 0;
+    for (size_t i = 0; COLUMNS[i]; i++)
+        known[nk++] = COLUMNS[i];
+    for (size_t i = 0; i < NOLD; i++)
+        known[nk++] = OLD_NAMES[i][0];
+    known[nk] = NULL;
+    for (size_t c = 0; c < t->ncols; c++) {
+        const char *h = t->header[c], *near;
+        bool ok = false;
+        for (size_t i = 0; i < nk && !ok; i++)
+            ok = !strcmp(h, known[i]);
+        for (size_t j = 0; j < c; j++)
+            if (!strcmp(h, t->header[j]))
+                return tb_err(err, errlen, "%s: line 1: column '%s' given twice", t->path, h);
+        for (size_t i = 0; i < NOLD; i++)
+            if (!strcmp(h, OLD_NAMES[i][0]) && tb_csv_col(t, OLD_NAMES[i][1]) >= 0)
+                return tb_err(err, errlen,
+                              "%s: line 1: columns '%s' and '%s' both given ('%s' is the older "
+                              "name of '%s')",
+                              t->path, OLD_NAMES[i][0], OLD_NAMES[i][1], OLD_NAMES[i][0],
+                              OLD_NAMES[i][1]);
+        if (ok)
+            continue;
+        near = tb_assess_closest(h, known);
+        for (size_t i = 0; near && i < NOLD; i++)
+            if (!strcmp(near, OLD_NAMES[i][0]))
+                near = OLD_NAMES[i][1];
+        if (near)
+            return tb_err(err, errlen, "%s: line 1: unknown column '%s' (did you mean '%s'?)",
+                          t->path, h, near);
+        {
+            char list[1024];
+            size_t used = 0;
+            for (size_t i = 0; COLUMNS[i] && used < sizeof list; i++)
+                used += (size_t)snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "",
+                                         COLUMNS[i]);
+            return tb_err(err, errlen, "%s: line 1: unknown column '%s' (the columns: %s)", t->path,
+                          h, list);
+        }
+    }
+    return TB_OK;
+}
 
 /* One workload, checked. */
 struct workload {
     const char *name, *model, *precision, *current, *purchase, *region;
-    enum wphase phase;
-    double need; /* tokens/s (serve: output; train: training) or images/s */
+    enum tb_phase phase;    /* TB_PHASE_SERVE, _TRAIN or _DENOISE */
+    const char *load_field; /* the column the load came from, for messages */
+    double rps;             /* serve: requests per second */
+    double need;            /* serve: output tokens/s; train: tokens a month; denoise: images/s */
     long seq_in, seq_out, steps, resolution;
     double ttft_ms, tpot_ms;
     double migration_usd;
     double current_usd_month; /* given, or NAN */
+    long line;
     struct tb_arch arch;
     struct tb_darch darch;
 };
@@ -48,7 +272,7 @@ static int bad(const struct tb_csv_table *t, size_t r, const char *field, const 
     return TB_EINPUT;
 }
 
-/* An optional positive number; "" gives def. */
+/* An optional number from 0 to 1e18; "" gives def. */
 static int num(const struct tb_csv_table *t, size_t r, const char *field, double def, double *out,
                char *err, size_t errlen)
 {
@@ -59,7 +283,7 @@ static int num(const struct tb_csv_table *t, size_t r, const char *field, double
         return TB_OK;
     }
     if (tb_parse_double(v, 0, 1e18, out) != 0) {
-        snprintf(what, sizeof what, "not a non-negative number: '%.100s'", v);
+        snprintf(what, sizeof what, "not a number from 0 to 1e18: '%.100s'", v);
         return bad(t, r, field, what, err, errlen);
     }
     return TB_OK;
@@ -70,10 +294,11 @@ static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb
                          size_t errlen)
 {
     const char *phase = tb_csv_field(t, r, "phase");
-    double v, rps, tpm, ipm, weeks, per_week;
+    double v, tpm, ipm, weeks, per_week;
     char e[512];
 
     memset(w, 0, sizeof *w);
+    w->line = t->lines[r];
     w->name = tb_csv_field(t, r, "name");
     w->model = tb_csv_field(t, r, "model");
     w->current = tb_csv_field(t, r, "current_instance");
@@ -84,15 +309,15 @@ static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb
     if (!*w->name)
         return bad(t, r, "name", "empty", err, errlen);
     if (!strcmp(phase, "serve"))
-        w->phase = W_SERVE;
+        w->phase = TB_PHASE_SERVE;
     else if (!strcmp(phase, "train"))
-        w->phase = W_TRAIN;
+        w->phase = TB_PHASE_TRAIN;
     else if (!strcmp(phase, "denoise"))
-        w->phase = W_DENOISE;
+        w->phase = TB_PHASE_DENOISE;
     else
         return bad(t, r, "phase", "not serve, train or denoise", err, errlen);
-    if (w->phase == W_DENOISE ? tb_darch_find(&w->darch, w->model, e, sizeof e)
-                              : tb_arch_find(&w->arch, w->model, e, sizeof e))
+    if (w->phase == TB_PHASE_DENOISE ? tb_darch_find(&w->darch, w->model, e, sizeof e)
+                                     : tb_arch_find(&w->arch, w->model, e, sizeof e))
         return bad(t, r, "model", e, err, errlen);
     if (!tb_pricing_instance(m->pricing, w->current))
         return bad(t, r, "current_instance", "unknown instance type (not in instances.csv)", err,
@@ -115,9 +340,9 @@ static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb
     if (num(t, r, "resolution", 0, &v, err, errlen))
         return TB_EINPUT;
     w->resolution = (long)v;
-    if (num(t, r, "ttft_ms", 0, &w->ttft_ms, err, errlen) ||
-        num(t, r, "tpot_ms", 0, &w->tpot_ms, err, errlen) ||
-        num(t, r, "requests_per_s", 0, &rps, err, errlen) ||
+    if (num(t, r, column(t, "ttft_limit_ms"), 0, &w->ttft_ms, err, errlen) ||
+        num(t, r, column(t, "tpot_limit_ms"), 0, &w->tpot_ms, err, errlen) ||
+        num(t, r, "requests_per_s", 0, &w->rps, err, errlen) ||
         num(t, r, "tokens_per_month", 0, &tpm, err, errlen) ||
         num(t, r, "images_per_month", 0, &ipm, err, errlen) ||
         num(t, r, "engineer_weeks", 0, &weeks, err, errlen) ||
@@ -126,31 +351,37 @@ static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb
         return TB_EINPUT;
     w->migration_usd = weeks * per_week;
     switch (w->phase) {
-    case W_SERVE:
+    case TB_PHASE_SERVE:
         if (w->seq_in <= 0)
             return bad(t, r, "seq_in", "missing: prompt tokens per request", err, errlen);
         if (w->seq_out <= 0)
             return bad(t, r, "seq_out", "missing: output tokens per request", err, errlen);
-        if (rps > 0)
-            w->need = rps * (double)w->seq_out;
-        else if (tpm > 0)
+        if (w->rps > 0) {
+            w->load_field = "requests_per_s";
+            w->need = w->rps * (double)w->seq_out;
+        } else if (tpm > 0) {
+            w->load_field = "tokens_per_month";
             w->need = tpm / (o->hours_per_month * 3600.0);
-        else
+            w->rps = w->need / (double)w->seq_out;
+        } else {
             return bad(t, r, "requests_per_s",
                        "missing: the load (requests_per_s or "
                        "tokens_per_month)",
                        err, errlen);
+        }
         break;
-    case W_TRAIN:
+    case TB_PHASE_TRAIN:
         if (w->seq_in <= 1)
             return bad(t, r, "seq_in", "missing: the training sequence length", err, errlen);
         if (!(tpm > 0))
             return bad(t, r, "tokens_per_month", "missing: training tokens per month", err, errlen);
-        w->need = tpm / (o->hours_per_month * 3600.0);
+        w->load_field = "tokens_per_month";
+        w->need = tpm;
         break;
-    case W_DENOISE:
+    default:
         if (!(ipm > 0))
             return bad(t, r, "images_per_month", "missing: images per month", err, errlen);
+        w->load_field = "images_per_month";
         w->need = ipm / (o->hours_per_month * 3600.0);
         break;
     }
@@ -183,70 +414,326 @@ static int family_errors(const struct tb_model *m, const char *path, struct tb_v
 
 /* ---- sizing one workload on one instance type ---- */
 
-/* The load one instance carries, or NAN with why. For training, the smallest cluster of
- * 1, 2, 4, ... 64 instances that holds the model, per instance. */
-static double capacity(const struct tb_model *m, const struct workload *w,
-                       const struct tb_instance *inst, char *layout, size_t llen, char *why,
-                       size_t wlen)
+#define MAX_INSTANCES 64 /* the largest replica or cluster searched */
+
+/* What one replica (serve, denoise) or cluster (train) of n instances carries. */
+struct sizing {
+    long n;
+    double cap;   /* output tokens/s, training tokens/s or images/s */
+    double conc;  /* serve: requests one replica holds within the targets */
+    double e2e_s; /* serve: their end-to-end latency */
+};
+
+/* The smallest layout of 1, 2, 4, ... MAX_INSTANCES instances that holds the model
+ * (within the latency targets when serving): true with *sz and the model's assumptions
+ * in layout, or false with why. */
+static bool size_layout(const struct tb_model *m, const struct workload *w,
+                        const struct tb_instance *inst, struct sizing *sz, char *layout,
+                        size_t llen, char *why, size_t wlen)
 {
     struct tb_scenario sc;
     struct tb_prediction p;
-    char e[512];
+    char e[512], first[256] = "";
 
     memset(&sc, 0, sizeof sc);
+    memset(sz, 0, sizeof *sz);
     sc.inst = inst;
     sc.precision = w->precision;
-    sc.instances = 1;
-    if (w->phase == W_SERVE) {
+    sc.phase = w->phase;
+    if (w->phase == TB_PHASE_SERVE) {
         sc.arch = &w->arch;
-        sc.phase = TB_PHASE_SERVE;
         sc.seq_in = w->seq_in;
         sc.seq_out = w->seq_out;
         sc.batch_max = true;
         sc.ttft_limit_ms = w->ttft_ms;
         sc.tpot_limit_ms = w->tpot_ms;
-    } else if (w->phase == W_DENOISE) {
+    } else if (w->phase == TB_PHASE_DENOISE) {
         sc.darch = &w->darch;
-        sc.phase = TB_PHASE_DENOISE;
         sc.batch_max = true;
         sc.steps = w->steps;
         sc.resolution = w->resolution;
     } else {
         sc.arch = &w->arch;
-        sc.phase = TB_PHASE_TRAIN;
         sc.seq_in = w->seq_in;
     }
-    for (long n = 1; n <= 64; n *= 2) {
+    for (long n = 1; n <= MAX_INSTANCES; n *= 2) {
         sc.instances = n;
         if (tb_model_predict(m, &sc, &p, e, sizeof e) != 0) {
             snprintf(why, wlen, "%.500s", e);
-            return NAN;
+            return false;
         }
-        if (p.fits) {
-            if (n > 1)
-                snprintf(layout, llen, "a cluster of %ld instances: %.460s", n, p.assumptions);
-            else
-                snprintf(layout, llen, "%s", p.assumptions);
-            if (w->phase == W_SERVE)
-                return p.output_tokens_per_s;
-            if (w->phase == W_DENOISE)
-                return p.images_per_s;
-            return p.train_tokens_per_s / (double)n;
+        if (!p.fits) {
+            if (n == 1)
+                snprintf(first, sizeof first, "%.250s", p.why);
+            continue;
         }
-        if (w->phase != W_TRAIN)
-            break;
+        sz->n = n;
+        if (n > 1)
+            snprintf(layout, llen, "a %s of %ld instances: %.460s",
+                     w->phase == TB_PHASE_TRAIN ? "cluster" : "replica", n, p.assumptions);
+        else
+            snprintf(layout, llen, "%s", p.assumptions);
+        if (w->phase == TB_PHASE_SERVE) {
+            sz->cap = p.output_tokens_per_s;
+            /* p.batch is per data-parallel replica inside the layout */
+            sz->conc = (double)p.batch * (double)(p.dp > 0 ? p.dp : 1);
+            sz->e2e_s = p.e2e_latency_ms / 1e3;
+        } else {
+            sz->cap = w->phase == TB_PHASE_DENOISE ? p.images_per_s : p.train_tokens_per_s;
+        }
+        if (!finite_pos(sz->cap) ||
+            (w->phase == TB_PHASE_SERVE && (!finite_pos(sz->conc) || !finite_pos(sz->e2e_s)))) {
+            snprintf(why, wlen, "no capacity predicted on %ld instance%s", n, n > 1 ? "s" : "");
+            return false;
+        }
+        return true;
     }
-    snprintf(why, wlen, "%s", p.why);
-    return NAN;
+    snprintf(why, wlen,
+             "cannot hold the model%s on 1 to %d instances (on 1: %.200s; on %d: %.200s)",
+             w->phase == TB_PHASE_SERVE ? " within the targets" : "", MAX_INSTANCES, first,
+             MAX_INSTANCES, p.why);
+    return false;
 }
 
-static void monthly(const struct workload *w, double cap, double usd_h, double hours, long *fleet,
-                    double *usd)
+/* ---- pricing a sizing ---- */
+
+static bool is_commitment(const char *purchase)
 {
-    *fleet = (long)ceil(w->need / cap - 1e-9);
-    if (*fleet < 1)
-        *fleet = 1;
-    *usd = (double)*fleet * usd_h * hours;
+    return !strncmp(purchase, "reserved", 8) || !strncmp(purchase, "savings-plan", 12);
+}
+
+static const char *const COMMITMENTS[] = {"reserved-1y", "reserved-3y", "savings-plan-1y",
+                                          "savings-plan-3y", NULL};
+
+/* A sizing priced: what is bought and what it costs a month. */
+struct plan {
+    double replicas;      /* replicas, or clusters at once */
+    double in_flight;     /* serve: requests in flight (Little's law); else NAN */
+    const char *bound;    /* "latency" or "throughput" */
+    double cluster_hours; /* train; else NAN */
+    bool committed;       /* train: the commitment won */
+    double break_even;    /* train: usd_c / usd_h; NAN without both */
+    double usd;
+};
+
+/* sz with f times its capacity (the model's error), priced at usd_h an instance-hour
+ * paid by the hour and, for training, usd_c on a commitment (NAN: none; serving and
+ * images are always on at whichever is given). Returns 0, or -1 when a count passes
+ * 2^53. */
+static int plan_at(const struct workload *w, const struct sizing *sz, double f, double usd_h,
+                   double usd_c, double hours, struct plan *pl)
+{
+    double usd = finite_pos(usd_h) ? usd_h : usd_c;
+    memset(pl, 0, sizeof *pl);
+    pl->in_flight = pl->cluster_hours = pl->break_even = NAN;
+    pl->bound = "throughput";
+    if (w->phase == TB_PHASE_TRAIN) {
+        struct tb_assess_train_cost tc;
+        if (tb_assess_train_cost(w->need, sz->cap * f, sz->n, usd_h, usd_c, hours, &tc) != 0)
+            return -1;
+        pl->replicas = tc.clusters;
+        pl->cluster_hours = tc.cluster_hours;
+        pl->committed = tc.committed;
+        pl->break_even = tc.break_even;
+        pl->usd = tc.usd;
+        return 0;
+    }
+    if (w->phase == TB_PHASE_SERVE) {
+        struct tb_assess_fleet fl;
+        if (tb_assess_serve_fleet(w->rps, sz->e2e_s, sz->conc * f, w->need, sz->cap * f, &fl) != 0)
+            return -1;
+        pl->replicas = fl.replicas;
+        pl->in_flight = fl.in_flight;
+        pl->bound = fl.bound;
+    } else {
+        if (!finite_pos(sz->cap * f) || !(w->need / (sz->cap * f) <= COUNT_MAX))
+            return -1;
+        pl->replicas = ceil_count(w->need / (sz->cap * f));
+    }
+    if (!(pl->replicas * (double)sz->n <= COUNT_MAX))
+        return -1;
+    pl->usd = pl->replicas * (double)sz->n * usd * hours;
+    return 0;
+}
+
+/* The load too large to count on a candidate: an input error naming the load's field. */
+static int too_large(const struct tb_csv_table *t, size_t r, const struct workload *w,
+                     const char *cand, const struct sizing *sz, char *err, size_t errlen)
+{
+    char what[400];
+    if (w->phase == TB_PHASE_SERVE)
+        snprintf(what, sizeof what,
+                 "%.6g requests/s x %.3g s end to end = %.3g requests in flight on %s (%.6g per "
+                 "replica): past 2^53, more than can be counted; refused, not clamped",
+                 w->rps, sz->e2e_s, w->rps * sz->e2e_s, cand, sz->conc);
+    else if (w->phase == TB_PHASE_TRAIN)
+        snprintf(what, sizeof what,
+                 "%.6g tokens at %.6g tokens/s = %.3g cluster-hours of %ld x %s: past 2^53, more "
+                 "than can be counted; refused, not clamped",
+                 w->need, sz->cap, w->need / sz->cap / 3600, sz->n, cand);
+    else
+        snprintf(what, sizeof what,
+                 "%.6g images/s at %.6g per replica of %s: past 2^53 replicas; refused, not "
+                 "clamped",
+                 w->need, sz->cap, cand);
+    return bad(t, r, w->load_field, what, err, errlen);
+}
+
+/* The price of an instance type under a purchase model in a region (check pc->have). */
+static void price_of(const struct tb_model *m, const char *inst, const char *region,
+                     const char *purchase, struct tb_price_choice *pc)
+{
+    char e[512];
+    if (tb_pricing_target_price(m->pricing, inst, region, purchase, pc, e, sizeof e) != 0) {
+        pc->have = false;
+        snprintf(pc->why, sizeof pc->why, "%.500s", e);
+    }
+}
+
+/* A candidate's prices: `hp`, by the hour, under the workload's purchase model (serving
+ * and images: whatever it is; training: on-demand when the workload buys a commitment),
+ * and for training `cp`, the cheapest commitment: the workload's own when it buys one,
+ * else any of COMMITMENTS priced in the region. The prices it lacks, said in note. */
+static void candidate_prices(const struct tb_model *m, const struct workload *w, const char *inst,
+                             struct tb_price_choice *hp, struct tb_price_choice *cp, char *note,
+                             size_t nlen)
+{
+    bool commit = is_commitment(w->purchase);
+    size_t used = 0;
+    memset(cp, 0, sizeof *cp);
+    note[0] = '\0';
+    if (w->phase != TB_PHASE_TRAIN) {
+        price_of(m, inst, w->region, w->purchase, hp);
+        if (!hp->have)
+            snprintf(note, nlen, "%s", hp->why);
+        return;
+    }
+    price_of(m, inst, w->region, commit ? "on-demand" : w->purchase, hp);
+    if (!hp->have)
+        used += (size_t)snprintf(note, nlen, "%s", hp->why);
+    if (commit) {
+        price_of(m, inst, w->region, w->purchase, cp);
+    } else {
+        for (size_t i = 0; COMMITMENTS[i]; i++) {
+            struct tb_price_choice x;
+            price_of(m, inst, w->region, COMMITMENTS[i], &x);
+            if (x.have && (!cp->have || x.usd_per_hour < cp->usd_per_hour))
+                *cp = x;
+        }
+    }
+    if (!cp->have && used < nlen) {
+        if (commit)
+            snprintf(note + used, nlen - used, "%s%s", used ? "; " : "", cp->why);
+        else
+            snprintf(note + used, nlen - used,
+                     "%sno reserved-1y, reserved-3y, savings-plan-1y or savings-plan-3y price for "
+                     "'%s' in '%s'",
+                     used ? "; " : "", inst, w->region);
+    }
+}
+
+static void cite(const struct tb_price_choice *pc, char *buf, size_t len)
+{
+    snprintf(buf, len, "$%.4g/h %s %s, %.90s, %.300s", pc->usd_per_hour, pc->region, pc->purchase,
+             pc->as_of, pc->source);
+}
+
+/* Price a sized row at its prices (candidate_prices): the cheaper (training), what is
+ * bought, the model's error as capacity +-err. Returns TB_OK, or TB_EINPUT (a count past
+ * 2^53). */
+static int price_row(const struct tb_csv_table *t, size_t r, const struct workload *w,
+                     const struct tb_assess_opts *o, const struct sizing *sz,
+                     const struct tb_price_choice *hp_, const struct tb_price_choice *cp_,
+                     struct tb_assess_row *row, char *err, size_t errlen)
+{
+    const struct tb_price_choice hp = *hp_, cp = *cp_;
+    struct plan pl, lo, hi;
+    double uh, uc;
+
+    if (!hp.have && !cp.have) {
+        snprintf(row->why, sizeof row->why, "no price: %.500s", row->price_note);
+        row->price_note[0] = '\0';
+        return TB_OK;
+    }
+    uh = hp.have ? hp.usd_per_hour : NAN;
+    uc = cp.have ? cp.usd_per_hour : NAN;
+    if (plan_at(w, sz, 1, uh, uc, o->hours_per_month, &pl) != 0)
+        return too_large(t, r, w, row->candidate, sz, err, errlen);
+    {
+        const struct tb_price_choice *used = pl.committed || !hp.have ? &cp : &hp;
+        double f_lo = 1 - fmin(row->model_err, 0.9), f_hi = 1 + row->model_err;
+        row->usd_per_hour = used->usd_per_hour;
+        snprintf(row->purchase, sizeof row->purchase, "%s", used->purchase);
+        cite(used, row->price, sizeof row->price);
+        /* the model's error: the same purchase, capacity lower and higher */
+        uh = used == &hp ? hp.usd_per_hour : NAN;
+        uc = used == &cp ? cp.usd_per_hour : NAN;
+        if (plan_at(w, sz, f_lo, uh, uc, o->hours_per_month, &lo) != 0 ||
+            plan_at(w, sz, f_hi, uh, uc, o->hours_per_month, &hi) != 0)
+            return too_large(t, r, w, row->candidate, sz, err, errlen);
+    }
+    row->replicas = pl.replicas;
+    row->fleet = (long)(pl.replicas * (double)sz->n);
+    row->in_flight = pl.in_flight;
+    row->bound = pl.bound;
+    row->cluster_hours = pl.cluster_hours;
+    row->utilisation = pl.cluster_hours / (pl.replicas * o->hours_per_month);
+    row->break_even_util = pl.break_even;
+    row->committed = w->phase == TB_PHASE_TRAIN && (pl.committed || !hp.have);
+    if (!isnan(pl.break_even))
+        snprintf(row->break_even_purchase, sizeof row->break_even_purchase, "%s", cp.purchase);
+    if (w->phase != TB_PHASE_TRAIN)
+        snprintf(row->basis, sizeof row->basis, "%s, always on", row->purchase);
+    else if (row->committed)
+        snprintf(row->basis, sizeof row->basis, "%s, %.0f cluster%s always on", row->purchase,
+                 pl.replicas, pl.replicas > 1 ? "s" : "");
+    else
+        snprintf(row->basis, sizeof row->basis, "%s hours", row->purchase);
+    row->monthly_usd = pl.usd;
+    /* converted to savings once the baseline is known */
+    row->saving_lo_model = lo.usd;
+    row->saving_hi_model = hi.usd;
+    row->ok = true;
+    return TB_OK;
+}
+
+/* The baseline of a row, like for like: the current fleet (sized cur) under the row's
+ * purchase model in the region, paid the same way (by the hour or committed); where
+ * the current instance has no such price, its on-demand price there, said so (as the
+ * report's cost stage does, tb_cost.h). Returns 0, or -1 when a count passes 2^53. */
+static int baseline(const struct tb_model *m, const struct workload *w,
+                    const struct tb_assess_opts *o, const struct sizing *cur,
+                    struct tb_assess_row *row)
+{
+    struct tb_price_choice pc;
+    struct plan pl;
+    bool committed = row->committed;
+
+    row->base_usd = NAN;
+    row->like_for_like = false;
+    price_of(m, w->current, w->region, row->purchase, &pc);
+    if (pc.have) {
+        row->like_for_like = true;
+        snprintf(row->base_basis, sizeof row->base_basis, "%s %s in %s", w->current, row->purchase,
+                 w->region);
+    } else if (strcmp(row->purchase, "on-demand") != 0) {
+        price_of(m, w->current, w->region, "on-demand", &pc);
+        committed = false;
+        if (pc.have)
+            snprintf(row->base_basis, sizeof row->base_basis,
+                     "%s on-demand in %s (it has no %s price there: not like for like)", w->current,
+                     w->region, row->purchase);
+    }
+    if (!pc.have) {
+        snprintf(row->base_basis, sizeof row->base_basis, "unknown: %s has no %s price in %s",
+                 w->current, row->purchase, w->region);
+        return 0;
+    }
+    if (plan_at(w, cur, 1, committed ? NAN : pc.usd_per_hour, committed ? pc.usd_per_hour : NAN,
+                o->hours_per_month, &pl) != 0)
+        return -1;
+    row->base_usd = pl.usd;
+    return 0;
 }
 
 bool tb_assess_risk_applies(const char *risk_family, const char *family)
@@ -268,11 +755,113 @@ static void risks_of(const struct tb_csv_table *rk, const char *family, char *bu
     }
 }
 
+/* What the workload costs now, modeled: the current fleet (sized cur) under the
+ * workload's own purchase model and region, paid as that model is (by the hour, or
+ * clusters bought for the month). Returns 0 with *usd (NAN, and why, without such a
+ * price), or -1 when a count passes 2^53. */
+static int current_cost(const struct tb_model *m, const struct workload *w,
+                        const struct tb_assess_opts *o, const struct sizing *cur, double *usd,
+                        char *why, size_t len)
+{
+    struct tb_price_choice pc;
+    struct plan pl;
+    char c[600];
+    bool commit = is_commitment(w->purchase);
+
+    *usd = NAN;
+    price_of(m, w->current, w->region, w->purchase, &pc);
+    if (!pc.have) {
+        snprintf(why, len, "unknown: %.400s", pc.why);
+        return 0;
+    }
+    if (plan_at(w, cur, 1, commit ? NAN : pc.usd_per_hour, commit ? pc.usd_per_hour : NAN,
+                o->hours_per_month, &pl) != 0)
+        return -1;
+    *usd = pl.usd;
+    /* the price without its source (the source is the candidate row's tooltip): a long
+     * address would not wrap on a phone */
+    snprintf(c, sizeof c, "$%.4g/h %s %s, %.90s", pc.usd_per_hour, pc.region, pc.purchase,
+             pc.as_of);
+    if (w->phase == TB_PHASE_TRAIN)
+        snprintf(why, len, "modeled: %.4g cluster-hours a month of %ld x %s, %s, at %.300s",
+                 pl.cluster_hours, cur->n, w->current,
+                 commit ? "clusters bought for the month" : "paid by the hour", c);
+    else
+        snprintf(why, len, "modeled: %.0f x %s, always on, at %.300s", pl.replicas * (double)cur->n,
+                 w->current, c);
+    return 0;
+}
+
+/* The verdict of a priced row against its baseline and the thresholds. */
+static void verdict(struct tb_assess_row *row, double cur, const struct tb_assess_opts *o)
+{
+    size_t n;
+    if (row->current && !(fabs(row->monthly_usd - cur) > 0.005))
+        n = (size_t)snprintf(row->verdict, sizeof row->verdict, "the current fleet");
+    else if (row->current)
+        n = (size_t)snprintf(row->verdict, sizeof row->verdict,
+                             "the current fleet, bought as %s: %.0f%% %s than now", row->basis,
+                             100 * fabs(cur - row->monthly_usd) / cur,
+                             row->monthly_usd < cur ? "less" : "more");
+    else if (cur < o->min_monthly_usd)
+        n = (size_t)snprintf(row->verdict, sizeof row->verdict,
+                             "spend of $%.0f/month is under the $%.0f threshold: migration rarely "
+                             "pays",
+                             cur, o->min_monthly_usd);
+    else if (row->saving_frac <= 0)
+        n = (size_t)snprintf(row->verdict, sizeof row->verdict,
+                             "costs more than the current fleet");
+    else if (row->saving_frac < o->claim_low)
+        n = (size_t)snprintf(row->verdict, sizeof row->verdict,
+                             "saves %.0f%%, under the %.0f-%.0f%% usually claimed%s",
+                             100 * row->saving_frac, 100 * o->claim_low, 100 * o->claim_high,
+                             row->saving_lo_model < 0 ? "; within the model's error of no saving"
+                                                      : "");
+    else if (row->saving_frac <= o->claim_high)
+        n = (size_t)snprintf(row->verdict, sizeof row->verdict,
+                             "saves %.0f%%, within the %.0f-%.0f%% usually claimed: worth a "
+                             "pilot%s",
+                             100 * row->saving_frac, 100 * o->claim_low, 100 * o->claim_high,
+                             row->break_even_months > 12 ? " (break-even over a year)" : "");
+    else
+        n = (size_t)snprintf(row->verdict, sizeof row->verdict,
+                             "saves %.0f%%, above the usual claims: measure before believing it",
+                             100 * row->saving_frac);
+    if (!row->like_for_like && n < sizeof row->verdict)
+        snprintf(row->verdict + n, sizeof row->verdict - n, "; against %.300s", row->base_basis);
+}
+
+/* Savings, break-even, sensitivity and verdict of a workload's rows [first, last). */
+static void compare(struct tb_assessment *as, size_t first, size_t last, const struct workload *wk,
+                    const struct tb_assess_opts *o)
+{
+    double cur = as->current_monthly[as->rows[first].workload];
+    for (size_t i = first; i < last; i++) {
+        struct tb_assess_row *row = &as->rows[i];
+        double base = row->base_usd;
+        if (!row->ok || isnan(base)) {
+            row->saving_lo_model = row->saving_hi_model = NAN;
+            continue;
+        }
+        row->saving_usd = base - row->monthly_usd;
+        row->saving_frac = row->saving_usd / base;
+        row->break_even_months =
+            row->saving_usd > 0 ? wk->migration_usd / row->saving_usd : INFINITY;
+        row->saving_lo_price = base - row->monthly_usd * (1 + o->price_swing);
+        row->saving_hi_price = base - row->monthly_usd * (1 - o->price_swing);
+        /* capacity lower: more cost, the lower saving */
+        row->saving_lo_model = base - row->saving_lo_model;
+        row->saving_hi_model = base - row->saving_hi_model;
+        verdict(row, isnan(cur) ? base : cur, o);
+    }
+}
+
 int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_model *m,
                   const struct tb_assess_opts *o, char *err, size_t errlen)
 {
     static const char *const need[] = {"name", "model", "phase", "current_instance", NULL};
     struct workload *w = NULL;
+    struct sizing *sz = NULL;
     struct tb_validation v;
     size_t cap_rows, ninst;
     const struct tb_instance *insts;
@@ -283,7 +872,8 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
     memset(&v, 0, sizeof v);
     if (tb_csv_load(&as->csv, path, err, errlen) != 0)
         return TB_EINPUT;
-    if (tb_csv_require(&as->csv, need, err, errlen) != 0) {
+    if (tb_csv_require(&as->csv, need, err, errlen) != 0 ||
+        check_columns(&as->csv, err, errlen) != 0) {
         rc = TB_EINPUT;
         goto out;
     }
@@ -295,10 +885,12 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
     w = calloc(as->csv.nrows, sizeof *w);
     as->current_monthly = tb_alloc_array(as->csv.nrows, sizeof *as->current_monthly);
     as->current_why = calloc(as->csv.nrows, sizeof *as->current_why);
+    as->phase = tb_alloc_array(as->csv.nrows, sizeof *as->phase);
     ninst = tb_pricing_instances(m->pricing, &insts);
     cap_rows = as->csv.nrows * (ninst + 1);
     as->rows = calloc(cap_rows, sizeof *as->rows);
-    if (!w || !as->current_monthly || !as->current_why || !as->rows) {
+    sz = tb_alloc_array(ninst + 1, sizeof *sz);
+    if (!w || !as->current_monthly || !as->current_why || !as->phase || !as->rows || !sz) {
         tb_err(err, errlen, "out of memory");
         goto out;
     }
@@ -309,6 +901,7 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
             rc = x;
             goto out;
         }
+        as->phase[r] = w[r].phase;
     }
     snprintf(rpath, sizeof rpath, "%s/pricing/risks.csv", tb_datadir());
     if (tb_file_exists(rpath)) {
@@ -322,28 +915,42 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
     for (size_t wi = 0; wi < as->csv.nrows; wi++) {
         const struct workload *wk = &w[wi];
         size_t first = as->nrows;
+        const struct sizing *cur_sz = NULL;
+        const char *cur_why = "not in the catalogue's instances";
         double cur = wk->current_usd_month;
         for (size_t i = 0; i < ninst; i++) {
             const struct tb_instance *in = &insts[i];
             const struct tb_chip *chip = tb_pricing_chip(m->pricing, in->chip);
             const struct tb_model_eff *e = tb_model_eff_of(m, in->chip);
-            struct tb_assess_row *row;
-            struct tb_price_choice pc;
-            char e2[512];
-            double cap;
-            bool is_current = !strcmp(in->instance, wk->current);
-            if (strcmp(in->kind, "instance") || !chip || !e)
-                continue;
-            row = &as->rows[as->nrows++];
+            struct tb_assess_row *row = &as->rows[as->nrows];
+            struct sizing *s = &sz[as->nrows - first];
+            struct tb_price_choice hp, cp;
+            as->nrows++;
             row->workload = wi;
             row->candidate = in->instance;
-            row->current = is_current;
-            row->unit = wk->phase == W_DENOISE ? "images/s" : "tokens/s";
+            row->current = !strcmp(in->instance, wk->current);
+            row->cap_unit = wk->phase == TB_PHASE_DENOISE ? "images/s" : "tokens/s";
             row->need = wk->need;
-            row->monthly_usd = row->saving_usd = row->saving_frac = NAN;
+            row->need_unit = wk->phase == TB_PHASE_DENOISE ? "images/s"
+                             : wk->phase == TB_PHASE_TRAIN ? "tokens/month"
+                                                           : "tokens/s";
+            row->rps = wk->phase == TB_PHASE_SERVE ? wk->rps : NAN;
+            row->e2e_s = row->in_flight = row->concurrency = NAN;
+            row->cluster_hours = row->utilisation = row->break_even_util = NAN;
+            row->replicas = NAN;
+            row->bound = "";
+            row->monthly_usd = row->saving_usd = row->saving_frac = row->base_usd = NAN;
             row->saving_lo_price = row->saving_hi_price = NAN;
             row->saving_lo_model = row->saving_hi_model = NAN;
             row->break_even_months = NAN;
+            row->model_err = NAN;
+            if (!chip || !e) {
+                snprintf(row->why, sizeof row->why,
+                         "no efficiency figures for chip '%s' (pricing/efficiency.csv): the "
+                         "model cannot size it",
+                         in->chip);
+                continue;
+            }
             {
                 const struct tb_validate_group *g = tb_validate_family(&v, chip->name);
                 /* no validated rows for the family: assume 25% */
@@ -351,98 +958,67 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
             }
             row->family = e->family;
             risks_of(as->have_risks ? &as->risks : NULL, e->family, row->risks, sizeof row->risks);
-            if (wk->phase == W_TRAIN && strstr(chip->name, "Inferentia")) {
+            if (wk->phase == TB_PHASE_TRAIN && strstr(chip->name, "Inferentia")) {
                 snprintf(row->why, sizeof row->why, "an inference chip: not a training target");
                 continue;
             }
-            if (tb_pricing_target_price(m->pricing, in->instance, wk->region, wk->purchase, &pc, e2,
-                                        sizeof e2) != 0 ||
-                !pc.have) {
-                snprintf(row->why, sizeof row->why, "no price: %.480s", pc.have ? e2 : pc.why);
+            /* the prices it lacks are said whether or not it holds the model */
+            candidate_prices(m, wk, in->instance, &hp, &cp, row->price_note,
+                             sizeof row->price_note);
+            if (row->current)
+                cur_why = row->why;
+            if (!size_layout(m, wk, in, s, row->layout, sizeof row->layout, row->why,
+                             sizeof row->why))
                 continue;
+            if (row->current)
+                cur_sz = s;
+            row->instances = s->n;
+            row->capacity = s->cap;
+            if (wk->phase == TB_PHASE_SERVE) {
+                row->concurrency = s->conc;
+                row->e2e_s = s->e2e_s;
             }
-            row->usd_per_hour = pc.usd_per_hour;
-            snprintf(row->price, sizeof row->price, "$%.4g/h %s %s, %.90s, %.300s", pc.usd_per_hour,
-                     pc.region, pc.purchase, pc.as_of, pc.source);
-            cap = capacity(m, wk, in, row->layout, sizeof row->layout, row->why, sizeof row->why);
-            if (isnan(cap) || !(cap > 0)) {
-                if (!row->why[0])
-                    snprintf(row->why, sizeof row->why, "no capacity predicted");
-                continue;
-            }
-            row->capacity = cap;
-            monthly(wk, cap, pc.usd_per_hour, o->hours_per_month, &row->fleet, &row->monthly_usd);
-            row->ok = true;
-            if (is_current && isnan(cur)) {
-                cur = row->monthly_usd;
-                snprintf(as->current_why[wi], sizeof as->current_why[wi],
-                         "modeled: %ld x %s at %.160s", row->fleet, in->instance, row->price);
-            }
-            {
-                long f2;
-                double u2;
-                monthly(wk, cap * (1 + row->model_err), pc.usd_per_hour, o->hours_per_month, &f2,
-                        &u2);
-                row->saving_hi_model = u2; /* converted to savings below */
-                monthly(wk, cap * (1 - fmin(row->model_err, 0.9)), pc.usd_per_hour,
-                        o->hours_per_month, &f2, &u2);
-                row->saving_lo_model = u2;
-            }
+            rc = price_row(&as->csv, wi, wk, o, s, &hp, &cp, row, err, errlen);
+            if (rc != TB_OK)
+                goto out;
+            rc = TB_EFAIL;
         }
-        if (!isnan(wk->current_usd_month))
+        /* what the workload costs now */
+        if (!isnan(cur)) {
             snprintf(as->current_why[wi], sizeof as->current_why[wi], "given in the file");
-        else if (isnan(cur))
+        } else if (!cur_sz) {
             snprintf(as->current_why[wi], sizeof as->current_why[wi],
-                     "unknown: %s could not be sized or priced (%s, %s)", wk->current, wk->region,
-                     wk->purchase);
+                     "unknown: %s could not be sized (%.400s)", wk->current, cur_why);
+        } else if (current_cost(m, wk, o, cur_sz, &cur, as->current_why[wi],
+                                sizeof as->current_why[wi]) != 0) {
+            rc = too_large(&as->csv, wi, wk, wk->current, cur_sz, err, errlen);
+            goto out;
+        }
         as->current_monthly[wi] = cur;
-        /* savings, break-even, sensitivity, verdict */
+        /* each row's baseline, like for like */
         for (size_t i = first; i < as->nrows; i++) {
             struct tb_assess_row *row = &as->rows[i];
-            if (!row->ok || isnan(cur)) {
-                row->saving_lo_model = row->saving_hi_model = NAN;
+            if (!row->ok)
                 continue;
+            if (!isnan(wk->current_usd_month)) {
+                row->base_usd = wk->current_usd_month;
+                row->like_for_like = true;
+                snprintf(row->base_basis, sizeof row->base_basis, "the spend given in the file");
+            } else if (!cur_sz) {
+                row->base_usd = NAN;
+                snprintf(row->base_basis, sizeof row->base_basis, "%s", as->current_why[wi]);
+            } else if (baseline(m, wk, o, cur_sz, row) != 0) {
+                rc = too_large(&as->csv, wi, wk, wk->current, cur_sz, err, errlen);
+                goto out;
             }
-            row->saving_usd = cur - row->monthly_usd;
-            row->saving_frac = row->saving_usd / cur;
-            row->break_even_months =
-                row->saving_usd > 0 ? wk->migration_usd / row->saving_usd : INFINITY;
-            row->saving_lo_price = cur - row->monthly_usd * (1 + o->price_swing);
-            row->saving_hi_price = cur - row->monthly_usd * (1 - o->price_swing);
-            {
-                double lo = cur - row->saving_lo_model, hi = cur - row->saving_hi_model;
-                row->saving_lo_model = lo;
-                row->saving_hi_model = hi;
-            }
-            if (row->current)
-                snprintf(row->verdict, sizeof row->verdict, "the current fleet");
-            else if (cur < o->min_monthly_usd)
-                snprintf(row->verdict, sizeof row->verdict,
-                         "spend of $%.0f/month is under the $%.0f threshold: migration rarely "
-                         "pays",
-                         cur, o->min_monthly_usd);
-            else if (row->saving_frac <= 0)
-                snprintf(row->verdict, sizeof row->verdict, "costs more than the current fleet");
-            else if (row->saving_frac < o->claim_low)
-                snprintf(row->verdict, sizeof row->verdict,
-                         "saves %.0f%%, under the %.0f-%.0f%% usually claimed%s",
-                         100 * row->saving_frac, 100 * o->claim_low, 100 * o->claim_high,
-                         row->saving_lo_model < 0 ? "; within the model's error of no saving" : "");
-            else if (row->saving_frac <= o->claim_high)
-                snprintf(row->verdict, sizeof row->verdict,
-                         "saves %.0f%%, within the %.0f-%.0f%% usually claimed: worth a pilot%s",
-                         100 * row->saving_frac, 100 * o->claim_low, 100 * o->claim_high,
-                         row->break_even_months > 12 ? " (break-even over a year)" : "");
-            else
-                snprintf(row->verdict, sizeof row->verdict,
-                         "saves %.0f%%, above the usual claims: measure before believing it",
-                         100 * row->saving_frac);
         }
+        compare(as, first, as->nrows, wk, o);
     }
     rc = TB_OK;
 out:
     tb_validate_release(&v);
     free(w);
+    free(sz);
     if (rc != TB_OK)
         tb_assess_release(as);
     return rc;
@@ -453,6 +1029,7 @@ void tb_assess_release(struct tb_assessment *as)
     free(as->rows);
     free(as->current_monthly);
     free(as->current_why);
+    free(as->phase);
     if (as->have_risks)
         tb_csv_release(&as->risks);
     tb_csv_release(&as->csv);

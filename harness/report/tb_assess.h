@@ -1,13 +1,23 @@
 /*
- * harness/report/tb_assess.h: the migration assessment. A team describes its workloads in an
- * assessment file (CSV, format in reports/examples/README.md): model, phase, load,
+ * harness/report/tb_assess.h: the migration assessment. A team describes its workloads in
+ * an assessment file (CSV, format in reports/examples/README.md): model, phase, load,
  * latency targets, the instance type it runs on now and how it buys it, and what moving
- * would cost in engineering time. For every workload and every candidate instance type
- * with a price, the assessment sizes the fleet that carries the load within the
- * targets (performance model, tb_model.h), prices it (tb_pricing.h), and compares it
- * with the current fleet: monthly cost, saving, break-even on the engineering cost, the
- * saving's sensitivity to prices (+-20%) and to the model's validation error for the
- * chip family, and the risks to check before moving (pricing/risks.csv).
+ * would cost in engineering time. For every workload and every candidate instance type,
+ * the assessment sizes what carries the load (performance model, tb_model.h) at the
+ * smallest layout that holds the model (1, 2, 4, ... 64 instances, never fewer):
+ *   - serving: an always-on fleet of replicas from Little's law (requests in flight =
+ *     request rate x end-to-end latency, over the requests one replica holds within
+ *     the TTFT/TPOT targets), and at least the token throughput, saying which bound;
+ *   - training: cluster-hours (tokens a month / the cluster's tokens/s), paid by the
+ *     hour or, when cheaper for those hours, as reserved clusters for the month;
+ *   - image generation: an always-on fleet for the images per second;
+ * prices it (tb_pricing.h), and compares it with the current fleet priced like for
+ * like (the same purchase model and region as the candidate; where the current
+ * instance has no such price, its on-demand price, said so): monthly cost, saving,
+ * break-even on the engineering cost, the saving's sensitivity to prices (+-20%) and
+ * to the model's validation error for the chip family, and the risks to check before
+ * moving (pricing/risks.csv). A candidate without a price for the purchase model in
+ * the region, or that cannot hold the model, is listed with the reason.
  *
  * tb_assess.c computes; harness/report/assess_doc.c writes the results as
  * CSV and, through tb_doc, as Markdown and HTML.
@@ -38,6 +48,51 @@ struct tb_assess_opts {
 
 void tb_assess_opts_init(struct tb_assess_opts *o);
 
+/* ---- the arithmetic, pure and tested on its own ---- */
+
+/* A serving fleet from the load through Little's law: requests in flight = rps x
+ * e2e_s (the end-to-end latency at the load one replica holds); replicas = ceil(in
+ * flight / conc), conc being the requests one replica (one instance, or the instances
+ * of one layout) holds within the latency targets; and at least ceil(need / cap) for
+ * the token throughput (need and cap in the same unit). bound says which applied:
+ * "latency" (Little's law; also on a tie) or "throughput". Returns 0, or -1 when a
+ * figure is not positive and finite or a count passes 2^53 (refused, never clamped). */
+struct tb_assess_fleet {
+    double in_flight;     /* rps x e2e_s */
+    double by_latency;    /* ceil(in_flight / conc) */
+    double by_throughput; /* ceil(need / cap) */
+    double replicas;      /* the larger, at least 1 */
+    const char *bound;    /* static: "latency" or "throughput" */
+};
+int tb_assess_serve_fleet(double rps, double e2e_s, double conc, double need, double cap,
+                          struct tb_assess_fleet *out);
+
+/* Training as cluster-hours: tokens a month / the cluster's tokens/s = cluster-hours;
+ * on pay-per-hour prices (on-demand, spot, capacity-block) cost = cluster-hours x
+ * instances x usd_hourly; on a commitment (reserved, savings plan) the clusters are
+ * bought for the whole month: ceil(cluster-hours / hours_per_month) clusters x
+ * hours_per_month x instances x usd_committed. The cheaper wins (NAN prices are not
+ * offered; the hourly on a tie). break_even is usd_committed / usd_hourly: the share of
+ * the month above which the commitment is cheaper (NAN without both prices). Returns 0,
+ * or -1 when neither price is given, a figure is not positive and finite, or a count
+ * passes 2^53. */
+struct tb_assess_train_cost {
+    double cluster_hours; /* per month */
+    double clusters;      /* clusters at once: ceil(cluster_hours / hours_per_month), >= 1 */
+    double hourly_usd;    /* cluster_hours x instances x usd_hourly; NAN without a price */
+    double committed_usd; /* clusters x hours x instances x usd_committed; NAN without one */
+    double usd;           /* the cheaper */
+    bool committed;       /* the commitment won */
+    double break_even;    /* usd_committed / usd_hourly, a fraction of the month */
+};
+int tb_assess_train_cost(double tokens, double cluster_tokens_per_s, long instances,
+                         double usd_hourly, double usd_committed, double hours_per_month,
+                         struct tb_assess_train_cost *out);
+
+/* The known column closest to an unknown one (edit distance, also with its '_'-separated
+ * words sorted: "ttft_ms_limt" is close to "ttft_limit_ms"), or NULL when none is close. */
+const char *tb_assess_closest(const char *word, const char *const *known);
+
 /* One workload against one candidate. */
 struct tb_assess_row {
     size_t workload;       /* index into the file's rows */
@@ -45,21 +100,46 @@ struct tb_assess_row {
     bool current;          /* the workload's current instance type */
     bool ok;               /* sized and priced; else why */
     char why[512];
-    long fleet;          /* instances */
-    double capacity;     /* load one instance carries (tokens/s, images/s) */
-    double need;         /* the load (same unit) */
-    const char *unit;    /* "tokens/s" or "images/s" */
-    double usd_per_hour; /* one instance */
-    char price[600];     /* price row used: region, purchase, date, source */
+    /* sizing: a replica (serve, denoise) or a cluster (train) of `instances` instances,
+     * the smallest layout of 1, 2, 4, ... 64 that holds the model */
+    long instances;        /* per replica or cluster */
+    double replicas;       /* replicas (serve, denoise) or clusters at once (train) */
+    long fleet;            /* instances bought or rented at once: replicas x instances */
+    double capacity;       /* what one replica or cluster carries (cap_unit) */
+    const char *cap_unit;  /* "tokens/s" or "images/s" */
+    double need;           /* the load: tokens/s (serve), images/s (denoise), tokens a
+                              month (train) */
+    const char *need_unit; /* "tokens/s", "images/s", "tokens/month" */
+    /* serving: Little's law */
+    double rps, e2e_s, in_flight, concurrency; /* concurrency: per replica */
+    const char *bound;                         /* "latency", "throughput" (static) */
+    /* training: cluster-hours */
+    double cluster_hours;         /* a month */
+    double utilisation;           /* cluster_hours / (clusters x hours a month) */
+    double break_even_util;       /* the commitment pays above this utilisation */
+    char break_even_purchase[32]; /* the commitment it is for, or "" */
+    /* pricing */
+    char purchase[32];    /* purchase model used */
+    char basis[96];       /* "on-demand hours", "reserved-3y, 1 cluster always on",
+                             "on-demand, always on" */
+    bool committed;       /* train: bought as clusters for the whole month */
+    double usd_per_hour;  /* one instance */
+    char price[600];      /* price row used: region, purchase, date, source */
+    char price_note[600]; /* prices missing for this candidate, said ("" when none) */
     double monthly_usd;
-    double saving_usd; /* current - this (NAN without a current cost) */
+    /* the comparison, like for like */
+    double base_usd;      /* the current fleet under this row's purchase model and region,
+                             or the spend given in the file; NAN when unknown */
+    char base_basis[256]; /* "p5.48xlarge reserved-3y in us-east-1", or the fallback said */
+    bool like_for_like;
+    double saving_usd; /* base_usd - monthly_usd (NAN without a baseline) */
     double saving_frac;
     double break_even_months; /* engineering cost / monthly saving; INFINITY when none */
     double saving_lo_price, saving_hi_price; /* candidate price +-swing */
     double model_err;                        /* the family's median validation error (fraction) */
     double saving_lo_model, saving_hi_model; /* capacity +-model_err */
-    char layout[512];                        /* the model's assumptions for one instance */
-    char verdict[256];
+    char layout[512];                        /* the model's assumptions for one replica/cluster */
+    char verdict[400];
     const char *family; /* the candidate's chip family (borrowed from the model) */
     char risks[2048];   /* "topic: text; ..." for the candidate's family */
 };
@@ -71,13 +151,16 @@ struct tb_assessment {
     double *current_monthly;   /* owned: per workload, NAN when unknown */
     struct tb_csv_table risks; /* owned: pricing/risks.csv (empty when absent) */
     bool have_risks;
-    char (*current_why)[256]; /* owned: per workload */
+    char (*current_why)[512]; /* owned: per workload */
+    enum tb_phase *phase;     /* owned: per workload: TB_PHASE_SERVE, _TRAIN or _DENOISE */
 };
 
 /* Read and check the file (a missing or bad field: TB_EINPUT, "file: line N: field 'x':
- * ..."; an unknown instance, region or purchase model is an input error too), then
- * assess. Returns TB_OK, TB_EINPUT on input errors, TB_EFAIL on other failures (memory,
- * an unreadable pricing/risks.csv), with the message in err. */
+ * ..."; an unknown instance, region or purchase model is an input error too, and so is
+ * an unknown column: "file: line 1: unknown column 'x' (did you mean 'y'?)"), then
+ * assess. A load whose fleet or cluster-hours pass 2^53 on a candidate is an input error
+ * naming the load's field (refused, never clamped). Returns TB_OK, TB_EINPUT on input errors,
+ * TB_EFAIL on other failures (memory, an unreadable pricing/risks.csv), with the message in err. */
 int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_model *m,
                   const struct tb_assess_opts *o, char *err, size_t errlen);
 void tb_assess_release(struct tb_assessment *as);

@@ -1,9 +1,12 @@
 #!/bin/sh
 # tests/cli/assess.t: `trnbench assess` end to end on the example files: the three
-# outputs, the current fleet's cost recomputed from its own columns, a candidate's
-# saving and break-even, the thresholds (a spend under $10k, an inference chip not
-# offered for training), the HTML saying what the Markdown says, "--opt=value", and
-# bad input (exit 2, file, line and field, nothing written).
+# outputs, the current fleet's cost recomputed from its own columns, Little's law from
+# the serving columns, a candidate's saving and break-even, the thresholds (a spend under
+# $10k, an inference chip not offered for training), training as cluster-hours (ten times
+# the tokens, ten times the cost; the same figure as `trnbench report` computes for the
+# same run), a purchase model a candidate has no price for, the HTML saying what the
+# Markdown says, "--opt=value", and bad input (exit 2, file, line and field, nothing
+# written: a misspelt column, a request rate too large to count).
 
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
 tmp="$TB_BUILDDIR/tests/tmp/cli_assess"
@@ -12,7 +15,7 @@ ex="$TB_SRCDIR/reports/examples"
 
 cell() { csv_cell "$1" "$4" workload="$2" candidate="$3"; } # cell FILE WORKLOAD CANDIDATE NAME
 
-echo "1..20"
+echo "1..36"
 "$TB_BIN" assess "$ex/assess-chat.csv" --out "$tmp/chat" >/dev/null 2>"$tmp/chat.err"
 check "assess on the chat example exits 0" test $? -eq 0
 check "assessment.csv, .md and .html" \
@@ -32,7 +35,16 @@ check "a candidate's saving is current - its cost ($cur - $m = $s)" \
 check "break-even = 12 weeks x \$6000 / saving ($b months)" \
     perl -e 'exit !($ARGV[1] > 0 ? abs(72000 / $ARGV[1] - $ARGV[0]) < 0.01 : $ARGV[0] eq "never")' "$b" "$s"
 check "trn2 is listed without a price, and says why" \
-    grep -q '^chat assistant,trn2.48xlarge,.*no price: no on-demand price' "$csv"
+    grep -q '^chat assistant,serve,trn2.48xlarge,.*no price: no on-demand price' "$csv"
+rps=$(cell "$csv" "chat assistant" p5.48xlarge requests_per_s)
+e2e=$(cell "$csv" "chat assistant" p5.48xlarge e2e_latency_s)
+inf=$(cell "$csv" "chat assistant" p5.48xlarge in_flight)
+conc=$(cell "$csv" "chat assistant" p5.48xlarge concurrency_per_replica)
+bound=$(cell "$csv" "chat assistant" p5.48xlarge bound)
+check "Little's law: in flight = $rps requests/s x $e2e s = $inf" \
+    perl -e 'exit !($ARGV[0] == 12 && abs($ARGV[0] * $ARGV[1] - $ARGV[2]) < 1e-3 * $ARGV[2])' "$rps" "$e2e" "$inf"
+check "the fleet is ceil(in flight / $conc a replica) = $fleet, the bound '$bound'" \
+    perl -e 'use POSIX; exit !($ARGV[3] eq "latency" && POSIX::ceil($ARGV[0] / $ARGV[1]) == $ARGV[2])' "$inf" "$conc" "$fleet" "$bound"
 # the page carries its stylesheet and its table-sorting script inline and loads nothing
 check "the HTML is self-contained (inline style and script, no external resource)" \
     sh -c 'grep -q "<style>" "$1" && grep -q "<script>" "$1" && ! grep -Eq "<link|src=|href=|@import|url\(" "$1"' \
@@ -57,11 +69,59 @@ check "the HTML says what the Markdown says (${n:-0} paragraphs, items and cells
 
 "$TB_BIN" assess "$ex/assess-mixed.csv" --out "$tmp/mixed" >/dev/null 2>&1
 check "under the spend threshold the verdict says so" \
-    grep -q '^small internal tool,inf2.xlarge,.*under the \$10000 threshold' "$tmp/mixed/assessment.csv"
+    grep -q '^small internal tool,serve,inf2.xlarge,.*under the \$10000 threshold' "$tmp/mixed/assessment.csv"
 check "an inference chip is not offered for training" \
-    grep -q '^continued pretraining,inf2.48xlarge,.*an inference chip' "$tmp/mixed/assessment.csv"
+    grep -q '^continued pretraining,train,inf2.48xlarge,.*an inference chip' "$tmp/mixed/assessment.csv"
 n=$(same_text "$tmp/mixed/assessment.md" "$tmp/mixed/assessment.html")
 check "the mixed example's HTML says what its Markdown says too (${n:-0} pieces)" test "${n:-0}" -gt 300
+
+# training as cluster-hours: the fine-tune example at 2e9 and 2e10 tokens a month
+"$TB_BIN" assess "$ex/assess-finetune.csv" --out "$tmp/ft" >/dev/null 2>&1
+check "assess on the fine-tune example exits 0" test $? -eq 0
+ft="$tmp/ft/assessment.csv"
+a=$(csv_cell "$ft" monthly_usd workload="fine-tune 2B tokens" candidate=p5.48xlarge)
+b=$(csv_cell "$ft" monthly_usd workload="fine-tune 20B tokens" candidate=p5.48xlarge)
+check "ten times the tokens, ten times the cost on p5.48xlarge (\$$a, \$$b)" \
+    perl -e 'exit !($ARGV[0] > 0 && abs($ARGV[1] / $ARGV[0] - 10) < 1e-5)' "$a" "$b"
+n=$(csv_cell "$ft" instances_per_replica workload="fine-tune 2B tokens" candidate=p5.48xlarge)
+h=$(csv_cell "$ft" cluster_hours workload="fine-tune 2B tokens" candidate=p5.48xlarge)
+u=$(csv_cell "$ft" usd_per_hour workload="fine-tune 2B tokens" candidate=p5.48xlarge)
+check "a cluster of $n, $h cluster-hours x $n x \$$u/h = \$$a" \
+    perl -e 'exit !($ARGV[0] > 1 && abs($ARGV[1] * $ARGV[0] * $ARGV[2] - $ARGV[3]) < 0.01 * $ARGV[0] * $ARGV[2])' "$n" "$h" "$u" "$a"
+check "paid by the hour, and says so, with where reserved-3y pays" \
+    test "$(csv_cell "$ft" pricing_basis workload="fine-tune 2B tokens" candidate=p5.48xlarge)/$(csv_cell "$ft" break_even_purchase workload="fine-tune 2B tokens" candidate=p5.48xlarge)" = "on-demand hours/reserved-3y"
+gn=$(csv_cell "$ft" fleet_instances workload="fine-tune 2B tokens" candidate=g6e.xlarge)
+gi=$(csv_cell "$ft" instances_per_replica workload="fine-tune 2B tokens" candidate=g6e.xlarge)
+check "g6e.xlarge is priced for its whole cluster ($gn instances of a $gi-instance layout)" \
+    sh -c "test '$gi' -gt 1 && test '$gn' -ge '$gi'"
+check "the Markdown shows cluster-hours, the pricing basis and the break-even use" \
+    grep -q '^| p5.48xlarge (current) | 4 (1 x 4) | 16.4 (2%) | on-demand hours (reserved-3y pays above 43% use) | throughput: ' "$tmp/ft/assessment.md"
+# the report prices the same run (the model's layout of $n instances) at the same figure
+cat > "$tmp/ft.suite" <<EOF
+suite ft
+description the assessment's p5.48xlarge cluster for a 70B fine-tune
+predict target=p5.48xlarge model=llama-3.1-70b phase=train seq_in=8192 instances=$n precision=bf16
+EOF
+rm -rf "$tmp/ftrun"
+"$TB_BIN" run --suite "$tmp/ft.suite" --out "$tmp/ftrun" >/dev/null 2>&1 &&
+    "$TB_BIN" report --out "$tmp/ftrun" --train-tokens 2e9 "$tmp/ftrun/results.csv" >/dev/null 2>&1
+check "the report runs on the same modeled run" test -s "$tmp/ftrun/cost.csv"
+mtok=$(csv_cell "$tmp/ftrun/cost.csv" usd_per_mtok metric=usd_per_mtok_train)
+tusd=$(csv_cell "$tmp/ftrun/cost.csv" train_usd metric=usd_per_mtok_train)
+check "the report's usd per Mtok train x 2000 Mtok = the assessment's \$$a (\$$mtok/Mtok, train_usd \$$tusd)" \
+    perl -e 'exit !($ARGV[0] > 0 && abs($ARGV[0] * 2000 - $ARGV[2]) < 1e-4 * $ARGV[2] && abs($ARGV[1] - $ARGV[2]) < 0.01)' "$mtok" "$tusd" "$a"
+
+# a purchase model and region: every candidate without the price says so
+sed '2s/,on-demand,us-east-1,/,capacity-block,us-east-2,/' "$ex/assess-chat.csv" >"$tmp/cb.csv"
+"$TB_BIN" assess "$tmp/cb.csv" --out "$tmp/cb" >/dev/null 2>&1
+check "capacity blocks in us-east-2: g6e.48xlarge says it has no such price" \
+    grep -q "^chat assistant,serve,g6e.48xlarge,.*no price: no capacity-block price for 'g6e.48xlarge' in 'us-east-2'" "$tmp/cb/assessment.csv"
+w=$(cell "$tmp/cb/assessment.csv" "chat assistant" g6e.xlarge why)
+pn=$(cell "$tmp/cb/assessment.csv" "chat assistant" g6e.xlarge price_note)
+check "g6e.xlarge, which cannot hold the model, says so and that it has no such price" \
+    perl -e 'exit !($ARGV[0] =~ /^cannot hold the model/ && $ARGV[1] =~ /^no capacity-block price for .g6e.xlarge. in .us-east-2./)' "$w" "$pn"
+check "and a priced candidate is compared with p5.48xlarge at capacity blocks there" \
+    test "$(cell "$tmp/cb/assessment.csv" "chat assistant" trn2.48xlarge baseline)" = "p5.48xlarge capacity-block in us-east-2"
 
 # options take "--opt=value" as well as "--opt value", before or after the file
 "$TB_BIN" assess --out="$tmp/eq" --min-monthly-usd=10000 "$ex/assess-chat.csv" >/dev/null 2>&1
@@ -88,3 +148,15 @@ sed '2s/,12,2048,/,,2048,/' "$ex/assess-chat.csv" >"$tmp/bad3.csv"
 "$TB_BIN" assess "$tmp/bad3.csv" --out "$tmp/bad" >/dev/null 2>"$tmp/bad.err"
 check "a workload without its load exits 2 naming the field" \
     sh -c "test $? -eq 2 && grep -q \"bad3.csv: line 2: field 'requests_per_s': missing\" '$tmp/bad.err'"
+sed '1s/ttft_limit_ms/ttft_ms_limt/' "$ex/assess-chat.csv" >"$tmp/bad4.csv"
+"$TB_BIN" assess "$tmp/bad4.csv" --out "$tmp/bad" >/dev/null 2>"$tmp/bad.err"
+check "a misspelt column exits 2, naming line 1, the column and the closest known" \
+    sh -c "test $? -eq 2 && grep -qF \"bad4.csv: line 1: unknown column 'ttft_ms_limt' (did you mean 'ttft_limit_ms'?)\" '$tmp/bad.err' && test ! -e '$tmp/bad'"
+sed '2s/,12,2048,/,1e18,2048,/' "$ex/assess-chat.csv" >"$tmp/bad5.csv"
+"$TB_BIN" assess "$tmp/bad5.csv" --out "$tmp/bad" >/dev/null 2>"$tmp/bad.err"
+check "1e18 requests/s exits 2: too many to count, refused, not clamped" \
+    sh -c "test $? -eq 2 && grep -q \"bad5.csv: line 2: field 'requests_per_s': 1e+18 requests/s x .* refused, not clamped\" '$tmp/bad.err' && test ! -e '$tmp/bad'"
+sed '1s/ttft_limit_ms,tpot_limit_ms/ttft_ms,tpot_ms/' "$ex/assess-chat.csv" >"$tmp/old.csv"
+"$TB_BIN" assess "$tmp/old.csv" --out "$tmp/old" >/dev/null 2>&1
+check "the older column names ttft_ms, tpot_ms are still taken: the same assessment" \
+    sh -c "test $? -eq 0 && cmp -s '$tmp/old/assessment.csv' '$tmp/chat/assessment.csv'"

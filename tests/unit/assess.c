@@ -1,9 +1,15 @@
-/* tests/unit/assess.c: the migration assessment (tb_assess.h) on a workload file written
- * here: the figures of the current fleet, the model error taken from tb_validate, the
- * Markdown and HTML written through tb_doc (escaping, the unpriced rows, the page), the
- * input errors; and the tb_doc pieces the assessment added (tb_doc.h). */
+/* tests/unit/assess.c: the migration assessment (tb_assess.h): its arithmetic on stated
+ * figures (Little's law, cluster-hours, reserved against hourly, counts past 2^53, the
+ * closest column name), then workload files written here: the figures of the current
+ * fleet, serving fleets from Little's law against the performance model's own figures,
+ * training as cluster-hours that scale with the tokens and agree with the report's
+ * arithmetic (tb_cost.h), the baseline priced like for like, the model error taken from
+ * tb_validate, the Markdown and HTML written through tb_doc (escaping, the unpriced rows,
+ * the page), the input errors (a misspelt column, a load too large to count); and the
+ * tb_doc pieces the assessment added (tb_doc.h). */
 #include "tb_assess.h"
 
+#include "tb_cost.h"
 #include "tb_doc.h"
 #include "tb_model.h"
 #include "tb_pricing.h"
@@ -142,6 +148,61 @@ static void test_doc_pieces(void)
     tb_sb_release(&d.html);
 }
 
+/* The arithmetic on stated figures. */
+static void test_arithmetic(void)
+{
+    struct tb_assess_fleet fl;
+    struct tb_assess_train_cost a, b, c;
+    static const char *const known[] = {"ttft_limit_ms", "tpot_limit_ms", "requests_per_s",
+                                        "region",        "ttft_ms",       NULL};
+
+    /* Little's law: 12 requests/s x 20 s = 240 in flight; 64 a replica: 3.75, so 4 */
+    IS_INT(0, tb_assess_serve_fleet(12, 20, 64, 6144, 2000, &fl), "a serving fleet");
+    IS_DOUBLE(240, fl.in_flight, 1e-9, "in flight = 12 requests/s x 20 s");
+    IS_DOUBLE(4, fl.by_latency, 0, "ceil(240 / 64) = 4 replicas by latency");
+    IS_DOUBLE(4, fl.by_throughput, 0, "ceil(6144 / 2000) = 4 by throughput");
+    IS_STRING("latency", fl.bound, "a tie is Little's law's");
+    IS_INT(0, tb_assess_serve_fleet(12, 10, 64, 6144, 2000, &fl), "half the latency");
+    IS_DOUBLE(2, fl.by_latency, 0, "120 in flight: 2 replicas by latency");
+    IS_DOUBLE(4, fl.replicas, 0, "but 4 for the throughput");
+    IS_STRING("throughput", fl.bound, "and the bound says so");
+    IS_INT(0, tb_assess_serve_fleet(16, 16, 64, 1, 1e9, &fl), "256 in flight");
+    IS_DOUBLE(4, fl.replicas, 0, "256 / 64 is 4 replicas, not 5 (no rounding up of exact counts)");
+    IS_INT(0, tb_assess_serve_fleet(0.1, 2, 64, 1, 1e9, &fl), "a trickle");
+    IS_DOUBLE(1, fl.replicas, 0, "still one replica");
+    IS_INT(-1, tb_assess_serve_fleet(1e18, 20, 64, 5e20, 2000, &fl),
+           "1e18 requests/s: past 2^53 in flight, refused");
+    IS_INT(-1, tb_assess_serve_fleet(12, NAN, 64, 6144, 2000, &fl), "a NAN latency refused");
+    IS_INT(-1, tb_assess_serve_fleet(12, 20, 0, 6144, 2000, &fl), "no concurrency refused");
+
+    /* training: 2e9 and 2e10 tokens at 33910.8 tokens/s on 4 x $55.04/h */
+    IS_INT(0, tb_assess_train_cost(2e9, 33910.8, 4, 55.04, 23.777, 730, &a), "2e9 tokens");
+    IS_INT(0, tb_assess_train_cost(2e10, 33910.8, 4, 55.04, 23.777, 730, &b), "2e10 tokens");
+    IS_DOUBLE(2e9 / 33910.8 / 3600, a.cluster_hours, 1e-9, "cluster-hours = tokens / tokens/s");
+    IS_DOUBLE(a.cluster_hours * 4 * 55.04, a.usd, 1e-6, "cost = cluster-hours x 4 x $55.04");
+    IS_DOUBLE(tb_cost_train_usd(2e9, 33910.8, 4 * 55.04), a.usd, 0,
+              "which is the report's arithmetic (tb_cost_train_usd)");
+    IS_INT(0, a.committed, "16 cluster-hours: paid by the hour");
+    IS_DOUBLE(10, b.usd / a.usd, 1e-9, "ten times the tokens, ten times the cost");
+    IS_DOUBLE(23.777 / 55.04, a.break_even, 1e-12, "reserved pays above 43%% of the month");
+    IS_INT(0, tb_assess_train_cost(2e11, 33910.8, 4, 55.04, 23.777, 730, &c), "2e11 tokens");
+    IS_DOUBLE(3, c.clusters, 0, "1638 cluster-hours: 3 clusters at once");
+    IS_INT(1, c.committed, "reserved clusters win at 75%% use");
+    IS_DOUBLE(3 * 730 * 4 * 23.777, c.usd, 1e-6, "3 clusters x 730 h x 4 x $23.777");
+    IS_INT(0, tb_assess_train_cost(2e9, 33910.8, 4, NAN, 23.777, 730, &a), "no hourly price");
+    IS_INT(1, a.committed, "the commitment then");
+    OK(isnan(a.break_even), "and no break-even to say");
+    IS_INT(-1, tb_assess_train_cost(2e9, 33910.8, 4, NAN, NAN, 730, &a), "no price at all");
+    IS_INT(-1, tb_assess_train_cost(1e18, 1e-3, 4, 55.04, NAN, 730, &a),
+           "cluster-hours past 2^53 refused");
+
+    IS_STRING("ttft_limit_ms", tb_assess_closest("ttft_ms_limt", known),
+              "'ttft_ms_limt' is closest to ttft_limit_ms (its words sorted)");
+    IS_STRING("requests_per_s", tb_assess_closest("requests_per_sec", known), "a suffix");
+    IS_STRING("region", tb_assess_closest("Region", known), "a capital");
+    OK(!tb_assess_closest("owner", known), "nothing close to 'owner'");
+}
+
 int main(void)
 {
     char *src = test_src_path(".");
@@ -150,6 +211,10 @@ int main(void)
     char *good = test_tmp_path("assess_good.csv");
     char *badphase = test_tmp_path("assess_badphase.csv");
     char *missing = test_tmp_path("assess_missing.csv");
+    char *finetune = test_src_path("reports/examples/assess-finetune.csv");
+    char *pretrain = test_tmp_path("assess_pretrain.csv");
+    char *cblock = test_tmp_path("assess_cblock.csv");
+    char *badcol = test_tmp_path("assess_badcol.csv");
     struct tb_pricing pr;
     struct tb_model m;
     struct tb_assess_opts o;
@@ -163,6 +228,7 @@ int main(void)
     setenv("TRNBENCH_DATADIR", src, 1);
     plan_lazy();
     test_doc_pieces();
+    test_arithmetic();
 
     IS_INT(1, tb_assess_risk_applies("neuron", "neuron-v2"), "a neuron risk applies to neuron-v2");
     IS_INT(1, tb_assess_risk_applies("all", "nvidia"), "an 'all' risk applies to every family");
@@ -198,6 +264,45 @@ int main(void)
     OK(starts(as.current_why[0], "modeled: "), "its cost is modeled (%s)", as.current_why[0]);
     IS_DOUBLE(3000, as.current_monthly[1], 0, "a spend given in the file is taken as it is");
     IS_STRING("given in the file", as.current_why[1], "and said to be given");
+    {
+        /* Little's law against the model's own figures for one p5.48xlarge at the targets */
+        struct tb_arch arch;
+        struct tb_scenario sc;
+        struct tb_prediction p;
+        double conc, e2e;
+        memset(&sc, 0, sizeof sc);
+        if (tb_arch_find(&arch, "llama-3.1-70b", err, sizeof err) != 0)
+            bail("%s", err);
+        sc.arch = &arch;
+        sc.inst = tb_pricing_instance(&pr, "p5.48xlarge");
+        sc.phase = TB_PHASE_SERVE;
+        sc.precision = "bf16";
+        sc.instances = 1;
+        sc.seq_in = 2048;
+        sc.seq_out = 512;
+        sc.batch_max = true;
+        sc.ttft_limit_ms = 2000;
+        sc.tpot_limit_ms = 60;
+        if (tb_model_predict(&m, &sc, &p, err, sizeof err) != 0 || !p.fits)
+            bail("the model cannot serve the 70B on a p5.48xlarge: %s %s", err, p.why);
+        conc = (double)(p.batch * p.dp);
+        e2e = p.e2e_latency_ms / 1e3;
+        IS_INT(1, cur->instances, "one p5.48xlarge holds the 70B within the targets");
+        IS_DOUBLE(conc, cur->concurrency, 0,
+                  "a replica holds the model's load within the "
+                  "targets (%g requests)",
+                  conc);
+        IS_DOUBLE(e2e, cur->e2e_s, 1e-12, "at the model's end-to-end latency (%g s)", e2e);
+        IS_DOUBLE(12 * e2e, cur->in_flight, 1e-9, "in flight = 12 requests/s x %g s", e2e);
+        IS_DOUBLE(fmax(ceil(12 * e2e / conc), ceil(6144 / p.output_tokens_per_s)),
+                  (double)cur->fleet, 0,
+                  "fleet = max(ceil(in flight / requests a replica holds), ceil(tokens/s needed "
+                  "/ a replica's)) = %ld",
+                  cur->fleet);
+        IS_STRING(ceil(12 * e2e / conc) >= ceil(6144 / p.output_tokens_per_s) ? "latency"
+                                                                              : "throughput",
+                  cur->bound, "the bound that applied is named");
+    }
 
     /* the model error is the family's median from tb_validate, as a fraction */
     if (tb_scenarios_predict(&s, published, &m, err, sizeof err) != 0 ||
@@ -227,20 +332,32 @@ int main(void)
     md3 = render(&as, &o, MD_AT3);
     html2 = render(&as, &o, HTML_AT2);
 
-    OK(starts(csv, "workload,candidate,current,fleet_instances,capacity_per_instance,"),
+    OK(starts(csv,
+              "workload,phase,candidate,current,instances_per_replica,replicas,fleet_instances,"),
        "CSV header");
-    OK(has(csv, "\n\"chat <b>&\"\"x\"\"| y_z*\",p5.48xlarge,yes,"), "CSV quotes the odd name");
+    OK(has(csv, ",cluster_hours,utilisation_pct,pricing_basis,purchase,usd_per_hour,"
+                "break_even_utilisation_pct,") &&
+           has(csv, ",bound,") && has(csv, ",baseline_usd,baseline,like_for_like,"),
+       "CSV: cluster-hours, pricing basis, bound, the baseline");
+    OK(has(csv, "\n\"chat <b>&\"\"x\"\"| y_z*\",serve,p5.48xlarge,yes,"),
+       "CSV quotes the odd name");
 
     OK(starts(md, "# Migration assessment\n\nFor each workload of `"), "Markdown title");
     OK(has(md, "\n## chat &lt;b>&\"x\"\\| y\\_z\\*\n\n"), "Markdown escapes the name");
-    OK(has(md, "llama-3.1-70b serve on p5.48xlarge (us-east-1, on-demand); load 6144 tokens/s."),
-       "Markdown: model, region, purchase and load (12 requests/s x 512 tokens)");
-    OK(has(md, "\n| Candidate | Fleet | Monthly USD | Saving | Break-even (months) | Saving, "
-               "prices +-20% | Saving, model error | Verdict |\n|---|---:|---:|---:|---:|---:|"
-               "---:|---|\n"),
+    OK(has(md, "llama-3.1-70b serve on p5.48xlarge (us-east-1, on-demand). Current monthly "),
+       "Markdown: model, region, purchase");
+    OK(has(md, "Load: 12 requests/s x 512 output tokens = 6144 tokens/s; targets: TTFT 2000 ms, "
+               "TPOT 60 ms."),
+       "Markdown: the load and the targets");
+    OK(has(md,
+           "\n| Candidate | Instances | Cluster-hours a month | Pricing basis | Bound | Monthly "
+           "USD | Saving | Break-even (months) | Saving, prices +-20% | Saving, model error | "
+           "Verdict |\n|---|---:|---:|---|---|---:|---:|---:|---:|---:|---|\n"),
        "Markdown table heading, numbers right-aligned");
+    OK(has(md, " | always on | on-demand, always on | latency: "),
+       "serving: always on, Little's law");
     OK(has(md, "\n| p5.48xlarge (current) | "), "Markdown marks the current fleet");
-    OK(has(md, "\n| trn2.48xlarge | | | | | | | no price: "),
+    OK(has(md, "\n| trn2.48xlarge | | | | | | | | | | no price: "),
        "Markdown: an unpriced row's reason in the verdict column");
     OK(has(md, "\n- **nvidia** (") && has(md, "\n  - capacity: "),
        "Markdown: risks by chip family");
@@ -252,15 +369,15 @@ int main(void)
     OK(ends(html, "</html>\n"), "the page is closed");
     OK(has(html, "\n<h1>Migration assessment</h1>\n"), "HTML title");
     OK(has(html, "\n<h2>chat &lt;b&gt;&amp;&quot;x&quot;| y_z*</h2>\n"), "HTML escapes the name");
-    OK(has(html, "llama-3.1-70b serve on p5.48xlarge (us-east-1, on-demand); load 6144 tokens/s."),
-       "HTML: model, region, purchase and load, as the Markdown");
+    OK(has(html, "Load: 12 requests/s x 512 output tokens = 6144 tokens/s"),
+       "HTML: the load, as the Markdown");
     OK(has(html, "<th class=\"num\" style=\"white-space:normal\">Saving, model error</th>"),
        "HTML: the model error column");
     OK(has(html, " (+-") && has(html, "%)</td>"), "HTML: with the model error percentage");
     OK(has(html, "<td class=\"tip\" title=\"$") && has(html, "/h us-east-1 on-demand, ") &&
            has(html, "\">p5.48xlarge (current)</td>"),
        "HTML: the price used as the candidate's tooltip");
-    OK(has(html, "<tr><td>trn2.48xlarge</td><td colspan=\"7\">no price: "),
+    OK(has(html, "<tr><td>trn2.48xlarge</td><td colspan=\"10\">no price: "),
        "HTML: an unpriced row's reason spans the figures");
     OK(has(html, "<li><strong>nvidia</strong> ("), "HTML: risks by chip family");
 
@@ -287,7 +404,151 @@ int main(void)
     free(html2);
     tb_assess_release(&as);
 
+    /* training: the example's 70B fine-tune at 2e9 and 2e10 tokens a month */
+    IS_INT(TB_OK, tb_assess_run(&as, finetune, &m, &o, err, sizeof err), "the fine-tune example %s",
+           err);
+    {
+        const struct tb_assess_row *a = row_of(&as, 0, "p5.48xlarge");
+        const struct tb_assess_row *b = row_of(&as, 1, "p5.48xlarge");
+        const struct tb_assess_row *g = row_of(&as, 0, "g6e.xlarge");
+        struct tb_price_choice rsv;
+        struct tb_arch arch;
+        struct tb_scenario sc;
+        struct tb_prediction p, half;
+        double usd_per_mtok;
+        OK(a->ok && b->ok && g->ok, "p5.48xlarge and g6e.xlarge sized and priced");
+        IS_REL(10, b->monthly_usd / a->monthly_usd, 1e-9,
+               "ten times the tokens cost ten times as much ($%.2f, $%.2f)", a->monthly_usd,
+               b->monthly_usd);
+        IS_STRING("on-demand hours", a->basis, "paid by the hour");
+        IS_STRING("on-demand", a->purchase, "on-demand");
+        /* the smallest layout that holds the model: a->instances, and half of it does not */
+        memset(&sc, 0, sizeof sc);
+        if (tb_arch_find(&arch, "llama-3.1-70b", err, sizeof err) != 0)
+            bail("%s", err);
+        sc.arch = &arch;
+        sc.inst = tb_pricing_instance(&pr, "p5.48xlarge");
+        sc.phase = TB_PHASE_TRAIN;
+        sc.precision = "bf16";
+        sc.seq_in = 8192;
+        sc.instances = a->instances;
+        if (tb_model_predict(&m, &sc, &p, err, sizeof err) != 0)
+            bail("%s", err);
+        sc.instances = a->instances / 2;
+        if (a->instances > 1 && tb_model_predict(&m, &sc, &half, err, sizeof err) != 0)
+            bail("%s", err);
+        OK(a->instances > 1 && p.fits && !half.fits,
+           "the cluster is the smallest that holds the model: %ld p5.48xlarge, not %ld",
+           a->instances, a->instances / 2);
+        IS_INT(a->instances, a->fleet, "and the fleet is that cluster, never fewer instances");
+        IS_DOUBLE(p.train_tokens_per_s, a->capacity, 0, "the cluster's tokens/s from the model");
+        IS_REL(2e9 / p.train_tokens_per_s / 3600, a->cluster_hours, 1e-12,
+               "cluster-hours = 2e9 tokens / its tokens/s (%.2f)", a->cluster_hours);
+        IS_REL(a->cluster_hours * (double)a->instances * a->usd_per_hour, a->monthly_usd, 1e-9,
+               "cost = cluster-hours x instances x USD/h ($%.2f)", a->monthly_usd);
+        /* what the report computes for the same run: usd_per_mtok_train x tokens */
+        usd_per_mtok =
+            tb_cost_usd_per(a->usd_per_hour * (double)a->instances, p.train_tokens_per_s, 1e6);
+        IS_REL(usd_per_mtok * 2e9 / 1e6, a->monthly_usd, 1e-9,
+               "the report's usd per Mtok train x tokens agrees ($%.4f/Mtok)", usd_per_mtok);
+        IS_REL(as.current_monthly[0], a->monthly_usd, 1e-12, "and is what it costs now");
+        if (tb_pricing_target_price(&pr, "p5.48xlarge", "us-east-1", "reserved-3y", &rsv, err,
+                                    sizeof err) != 0 ||
+            !rsv.have)
+            bail("no reserved-3y price for p5.48xlarge: %s", err);
+        IS_DOUBLE(rsv.usd_per_hour / a->usd_per_hour, a->break_even_util, 1e-12,
+                  "reserved-3y pays above %.0f%% of the month", 100 * a->break_even_util);
+        IS_STRING("reserved-3y", a->break_even_purchase, "and that is the commitment named");
+        OK(g->instances >= 2 && g->fleet == g->instances * (long)g->replicas,
+           "g6e.xlarge: a cluster of %ld, never one instance", g->instances);
+        IS_REL(g->cluster_hours * (double)g->instances * g->usd_per_hour, g->monthly_usd, 1e-9,
+               "priced for all of its instances ($%.2f)", g->monthly_usd);
+    }
+    tb_assess_release(&as);
+
+    /* reserved clusters where they are cheaper; the baseline bought the same way */
+    write_text(pretrain, "name,model,phase,tokens_per_month,seq_in,current_instance\n"
+                         "pretrain,llama-3.1-8b,train,200000000000,8192,p5.48xlarge\n");
+    IS_INT(TB_OK, tb_assess_run(&as, pretrain, &m, &o, err, sizeof err), "pre-training %s", err);
+    {
+        const struct tb_assess_row *p5 = row_of(&as, 0, "p5.48xlarge");
+        const struct tb_assess_row *rp4d = row_of(&as, 0, "p4d.24xlarge");
+        const struct tb_assess_row *b200 = row_of(&as, 0, "p6-b200.48xlarge");
+        double now = tb_cost_train_usd(2e11, p5->capacity, 55.04 * (double)p5->instances);
+        OK(p5->ok && p5->utilisation > p5->break_even_util && p5->committed,
+           "p5.48xlarge at %.0f%% use, above reserved-3y's %.0f%%: reserved", 100 * p5->utilisation,
+           100 * p5->break_even_util);
+        IS_STRING("reserved-3y, 1 cluster always on", p5->basis, "the basis says so");
+        IS_REL(730 * 23.777 * (double)p5->instances, p5->monthly_usd, 1e-12,
+               "730 h x $23.777 for the month");
+        IS_REL(now, as.current_monthly[0], 1e-12, "what it costs now: on-demand hours ($%.0f)",
+               now);
+        OK(starts(p5->verdict, "the current fleet, bought as reserved-3y"),
+           "the current fleet's verdict says what the commitment saves (%s)", p5->verdict);
+        OK(rp4d->ok && rp4d->committed && !strcmp(rp4d->purchase, "reserved-3y"),
+           "p4d.24xlarge is bought reserved-3y (%s)", rp4d->basis);
+        IS_STRING("p5.48xlarge reserved-3y in us-east-1", rp4d->base_basis,
+                  "its baseline: the current fleet under reserved-3y");
+        IS_DOUBLE(p5->monthly_usd, rp4d->base_usd, 1e-6, "bought the same way, reserved");
+        OK(rp4d->like_for_like, "like for like");
+        IS_STRING("on-demand hours", b200->basis, "p6-b200 has no commitment price: by the hour");
+        IS_DOUBLE(now, b200->base_usd, 1e-6, "and is compared with the on-demand hours");
+        IS_DOUBLE(b200->base_usd - b200->monthly_usd, b200->saving_usd, 1e-9,
+                  "its saving against that baseline");
+    }
+    tb_assess_release(&as);
+
+    /* a purchase model the current instance has no price for: its on-demand price, said;
+     * a candidate without the price, said */
+    write_text(cblock,
+               "name,model,phase,requests_per_s,seq_in,seq_out,current_instance,"
+               "current_purchase,region\n"
+               "bot,llama-3.1-8b,serve,30,1024,256,g6e.48xlarge,capacity-block,us-east-2\n");
+    IS_INT(TB_OK, tb_assess_run(&as, cblock, &m, &o, err, sizeof err), "capacity blocks %s", err);
+    {
+        const struct tb_assess_row *p5 = row_of(&as, 0, "p5.48xlarge");
+        const struct tb_assess_row *g = row_of(&as, 0, "g6e.xlarge");
+        double n = p5->base_usd / (730 * 30.13118);
+        OK(isnan(as.current_monthly[0]) &&
+               starts(as.current_why[0],
+                      "unknown: no capacity-block price for 'g6e.48xlarge' in 'us-east-2'"),
+           "what it costs now is unknown, and why (%s)", as.current_why[0]);
+        OK(p5->ok && !strcmp(p5->purchase, "capacity-block"), "p5.48xlarge at a capacity block");
+        IS_STRING("g6e.48xlarge on-demand in us-east-2 (it has no capacity-block price there: not "
+                  "like for like)",
+                  p5->base_basis, "the baseline falls back to on-demand, said");
+        OK(!p5->like_for_like && has(p5->verdict, "not like for like"), "the verdict says so too");
+        OK(n >= 1 && fabs(n - round(n)) < 1e-9,
+           "the baseline is whole g6e.48xlarge at $30.13/h (%g)", n);
+        OK(!g->ok && starts(g->why, "no price: no capacity-block price for 'g6e.xlarge' in "
+                                    "'us-east-2'"),
+           "a candidate without the price says so (%s)", g->why);
+    }
+    tb_assess_release(&as);
+
     /* input errors: TB_EINPUT naming file, line and field; nothing assessed */
+    write_text(
+        badcol,
+        "name,model,phase,current_instance,ttft_ms_limt\nx,llama-3.1-8b,serve,p5.48xlarge,1\n");
+    IS_INT(TB_EINPUT, tb_assess_run(&as, badcol, &m, &o, err, sizeof err), "a misspelt column");
+    OK(has(err, "assess_badcol.csv: line 1: unknown column 'ttft_ms_limt' (did you mean "
+                "'ttft_limit_ms'?)"),
+       "names file, line 1, the column and the closest known (%s)", err);
+    write_text(badcol, "name,model,phase,current_instance,ttft_ms,ttft_limit_ms\nx,llama-3.1-8b,"
+                       "serve,p5.48xlarge,1,1\n");
+    IS_INT(TB_EINPUT, tb_assess_run(&as, badcol, &m, &o, err, sizeof err), "old and new names");
+    OK(has(err, "line 1: columns 'ttft_ms' and 'ttft_limit_ms' both given"), "said (%s)", err);
+    write_text(badcol, "name,model,phase,current_instance,region,region\nx,llama-3.1-8b,"
+                       "serve,p5.48xlarge,us-east-1,us-east-1\n");
+    IS_INT(TB_EINPUT, tb_assess_run(&as, badcol, &m, &o, err, sizeof err), "a column twice");
+    OK(has(err, "line 1: column 'region' given twice"), "said (%s)", err);
+    write_text(badcol, "name,model,phase,requests_per_s,seq_in,seq_out,current_instance\n"
+                       "x,llama-3.1-8b,serve,1e18,512,128,p5.48xlarge\n");
+    IS_INT(TB_EINPUT, tb_assess_run(&as, badcol, &m, &o, err, sizeof err), "1e18 requests/s");
+    OK(has(err, "assess_badcol.csv: line 2: field 'requests_per_s': 1e+18 requests/s x ") &&
+           has(err, "refused, not clamped"),
+       "refused, naming the field (%s)", err);
+    IS_INT(0, (long long)as.nrows, "and no rows");
     write_text(badphase, "name,model,phase,current_instance\nx,llama-3.1-8b,fly,p5.48xlarge\n");
     IS_INT(TB_EINPUT, tb_assess_run(&as, badphase, &m, &o, err, sizeof err), "a bad phase");
     OK(has(err, "assess_badphase.csv: line 2: field 'phase': not serve, train or denoise"),
@@ -305,5 +566,9 @@ int main(void)
     free(good);
     free(badphase);
     free(missing);
+    free(finetune);
+    free(pretrain);
+    free(cblock);
+    free(badcol);
     return 0;
 }
