@@ -78,6 +78,8 @@ static void write_context(struct tb_doc *d, const struct report *R)
     size_t nm = tb_report_count(R, TB_PROV_MEASURED), ni = tb_report_count(R, TB_REPORT_IMPORTED);
 
     tb_doc_h(d, 2, "Where, when, what");
+    tb_doc_fold_begin(d, "The models, the hosts, the build, the compiler and the price of the "
+                         "host");
     tb_doc_table(d, "tt", head);
 #define ROW(k, val)                                                                                \
     do {                                                                                           \
@@ -120,6 +122,7 @@ static void write_context(struct tb_doc *d, const struct report *R)
     ROW("Report written", w);
 #undef ROW
     tb_doc_table_end(d);
+    tb_doc_fold_end(d);
 }
 
 static void write_runs(struct tb_doc *d, const struct report *R)
@@ -128,6 +131,8 @@ static void write_runs(struct tb_doc *d, const struct report *R)
                                        "Shape",      "Metric", "Value", "Unit",  "Spread (min-max)",
                                        "n"};
     tb_doc_h(d, 2, "Runs");
+    tb_doc_fold_begin(d, "Every result row: its provenance, target, model, shape, metric, "
+                         "value and spread");
     tb_doc_p(d, NULL,
              "One row per metric. Measured values are the median of n timed repetitions; "
              "the spread is the fastest to the slowest of them. Rows that were not "
@@ -160,6 +165,7 @@ static void write_runs(struct tb_doc *d, const struct report *R)
         tb_doc_row(d, cells);
     }
     tb_doc_table_end(d);
+    tb_doc_fold_end(d);
 }
 
 /* Where a row's number comes from, for a tooltip: provenance, where, when, what. */
@@ -367,6 +373,7 @@ static void write_host_cpu(struct tb_doc *d, const struct report *R)
                      "not run them. They are priced at the instance they ran on, but they are "
                      "the host's throughput, not the instance's: the summary, the rankings "
                      "and the charts leave them out.");
+            tb_doc_fold_begin(d, "Which instances' accelerators sat unused, and why");
             tb_doc_list_begin(d);
         }
         tb_doc_item_begin(d);
@@ -379,8 +386,10 @@ static void write_host_cpu(struct tb_doc *d, const struct report *R)
                            "used (written by an older trnbench)");
         tb_doc_item_end(d);
     }
-    if (shown)
+    if (shown) {
         tb_doc_list_end(d);
+        tb_doc_fold_end(d);
+    }
 }
 
 /* Per serving workload and target: the cheapest configuration within the limits. */
@@ -395,6 +404,8 @@ static void write_limits(struct tb_doc *d, const struct report *R)
     if (!any)
         return;
     tb_doc_h(d, 2, "Cost under latency limits");
+    tb_doc_fold_begin(d, "Each serving target's cheapest configuration within the latency "
+                         "limits");
     tb_doc_p(
         d, NULL,
         "Every serving target's cheapest configuration with TTFT at most %g ms and TPOT at "
@@ -452,6 +463,7 @@ static void write_limits(struct tb_doc *d, const struct report *R)
         }
     }
     tb_doc_table_end(d);
+    tb_doc_fold_end(d);
 }
 
 static void write_training(struct tb_doc *d, const struct report *R)
@@ -465,6 +477,7 @@ static void write_training(struct tb_doc *d, const struct report *R)
     if (!any)
         return;
     tb_doc_h(d, 2, "Time and cost to train");
+    tb_doc_fold_begin(d, "Days and dollars to train, per training run");
     tb_doc_p(d, NULL,
              "Training on %s tokens (--train-tokens) at each training run's throughput, "
              "with what the run used (its instances, or its share of one): days = tokens / "
@@ -497,6 +510,7 @@ static void write_training(struct tb_doc *d, const struct report *R)
         tb_doc_row_tip(d, cells, tips);
     }
     tb_doc_table_end(d);
+    tb_doc_fold_end(d);
 }
 
 /* A run's configuration as the GPU executor names both sides: "cuda:CONFIG" for the
@@ -539,6 +553,8 @@ static void write_model_check(struct tb_doc *d, const struct report *R)
                 continue;
             if (!any) {
                 tb_doc_h(d, 2, "Measured GPU runs against the model");
+                tb_doc_fold_begin(d, "Each measured GPU metric beside the model's prediction "
+                                     "and its error");
                 tb_doc_p(d, NULL,
                          "Each metric of a run measured on this machine's GPU (executor cuda) "
                          "beside the performance model's prediction of the same run on one "
@@ -565,8 +581,10 @@ static void write_model_check(struct tb_doc *d, const struct report *R)
             tb_doc_row_tip(d, cells, tips);
         }
     }
-    if (any)
+    if (any) {
         tb_doc_table_end(d);
+        tb_doc_fold_end(d);
+    }
 }
 
 static void write_cost(struct tb_doc *d, const struct report *R)
@@ -576,6 +594,8 @@ static void write_cost(struct tb_doc *d, const struct report *R)
         "Throughput (run)", "Instances",  "Per chip", "Metric", "USD per unit",
         "Spread (min-max)", "Price-perf", "Price"};
     tb_doc_h(d, 2, "Cost per million tokens and per thousand images");
+    tb_doc_fold_begin(d, "Every throughput row's cost, throughput per chip, price-performance "
+                         "and price, and how they are computed");
     tb_doc_p(d, NULL,
              "usd_per_mtok = usd_per_hour / (tokens_per_s x 3600) x 10^6; usd_per_kimage = "
              "usd_per_hour / (images_per_s x 3600) x 10^3 (the unit is in the metric's name: "
@@ -596,6 +616,7 @@ static void write_cost(struct tb_doc *d, const struct report *R)
         tb_doc_p(d, "note",
                  "No throughput rows (*_tokens_per_s, images_per_s) in the results: "
                  "nothing to cost.");
+        tb_doc_fold_end(d);
         return;
     }
     tb_doc_table(d, "pttttnnncnnnt", head);
@@ -640,6 +661,7 @@ static void write_cost(struct tb_doc *d, const struct report *R)
         tb_doc_row_tip(d, cells, tips);
     }
     tb_doc_table_end(d);
+    tb_doc_fold_end(d);
 }
 
 /* The prices used: one row per footnote number, with per-instance and per-chip rates
@@ -657,6 +679,8 @@ static void write_prices(struct tb_doc *d, const struct report *R)
                                      "Flag",
                                      "Source"};
     tb_doc_h(d, 2, "Prices used");
+    tb_doc_fold_begin(d, "Each price: per instance-hour and per chip-hour, region, purchase "
+                         "model, date and source");
     tb_doc_p(d, NULL,
              "USD per instance-hour from %s unless given on the command line: the newest row "
              "for the instance, region and purchase model. Prices older than %g days "
@@ -696,13 +720,19 @@ static void write_prices(struct tb_doc *d, const struct report *R)
             tb_doc_row(d, cells);
         }
     tb_doc_table_end(d);
+    tb_doc_fold_end(d);
 }
 
 static void write_charts(struct tb_doc *d, const struct report *R)
 {
     tb_doc_h(d, 2, "Charts");
-    for (int i = 0; i < R->ncharts; i++)
+    for (int i = 0; i < R->ncharts; i++) {
+        if (*R->charts[i].fold)
+            tb_doc_fold_begin(d, R->charts[i].fold);
         doc_figure(d, &R->charts[i], i);
+        if (*R->charts[i].fold)
+            tb_doc_fold_end(d);
+    }
     if (*R->notes) {
         char line[1024];
         for (const char *s = R->notes; *s;) {
@@ -722,6 +752,7 @@ static void write_definitions(struct tb_doc *d, const struct report *R)
     const char *seen[64];
     size_t nseen = 0;
     tb_doc_h(d, 2, "Metric definitions");
+    tb_doc_fold_begin(d, "What each metric measures, and its unit");
     tb_doc_table(d, "ctt", head);
     /* the results' metrics in order of first appearance, then the cost metrics used */
     for (size_t pass = 0; pass < 2; pass++) {
@@ -744,6 +775,7 @@ static void write_definitions(struct tb_doc *d, const struct report *R)
         }
     }
     tb_doc_table_end(d);
+    tb_doc_fold_end(d);
 }
 
 static void write_provenance(struct tb_doc *d, const struct report *R)
@@ -752,6 +784,8 @@ static void write_provenance(struct tb_doc *d, const struct report *R)
     const size_t nm = tb_report_count(R, TB_PROV_MEASURED);
     const size_t ni = tb_report_count(R, TB_REPORT_IMPORTED);
     tb_doc_h(d, 2, "Provenance");
+    tb_doc_fold_begin(d, "Where the measured, imported, modeled and published rows come from, "
+                         "and the files read");
     if (nm) {
         long nmin = -1, nmax = -1, wmin = -1, wmax = -1;
         for (size_t i = 0; i < R->res.nrows; i++) {
@@ -815,15 +849,25 @@ static void write_provenance(struct tb_doc *d, const struct report *R)
                  "Results files: %s. Prices: %s (columns and sources in pricing/README.md).", a,
                  R->pricing.prices_name);
     }
+    tb_doc_fold_end(d);
 }
 
 static void write_assessment(struct tb_doc *d, const struct report *R)
 {
     if (R->assess_md) {
+        /* its heading stays in view, the rest folds */
+        const char *h = strstr(R->assess_html, "</h2>\n");
+        size_t at = h ? (size_t)(h + 6 - R->assess_html) : 0;
+        char title[160];
+        snprintf(title, sizeof title, "The assessment of %zu workload%s, one table each",
+                 R->o->assessment->csv.nrows, R->o->assessment->csv.nrows == 1 ? "" : "s");
         tb_sb_puts(&d->md, R->assess_md);
         tb_sb_puts(&d->md, "\n");
         tb_sb_puts(&d->html, "<section id=\"assessment\">\n");
-        tb_sb_puts(&d->html, R->assess_html);
+        tb_sb_putn(&d->html, R->assess_html, at);
+        tb_doc_fold_begin(d, title);
+        tb_sb_puts(&d->html, R->assess_html + at);
+        tb_doc_fold_end(d);
         tb_sb_puts(&d->html, "</section>\n");
     } else {
         tb_doc_h(d, 2, "Migration assessment");
