@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* 4 significant digits, no exponent for ordinary magnitudes; "" for NAN. */
 const char *tb_report_num(double v, char *buf, size_t len)
@@ -306,4 +307,34 @@ size_t tb_report_place_labels(struct tb_label *l, size_t n, double marker, doubl
         }
     }
     return placed;
+}
+
+/* ---- file names a reader can use ---- */
+
+/* The part of path after dir and a slash, or NULL when path is not inside dir. */
+static char *inside(char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (n == 0 || strncmp(path, dir, n) || path[n] != '/')
+        return NULL;
+    return path + n + 1;
+}
+
+void tb_report_short_paths(struct report *R)
+{
+    char cwd[4096];
+    bool have_cwd = getcwd(cwd, sizeof cwd) != NULL;
+    for (size_t i = 0; i < R->res.ntables; i++) {
+        char *p = R->res.tables[i].path, *s;
+        if (!p || p[0] != '/')
+            continue; /* relative: as given, and no machine's path */
+        s = inside(p, R->dir.outdir);
+        if (!s && have_cwd)
+            s = inside(p, cwd);
+        if (!s)
+            s = strrchr(p, '/') + 1;
+        memmove(p, s, strlen(s) + 1); /* a suffix of the path: it fits where it is */
+    }
 }

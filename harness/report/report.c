@@ -1063,6 +1063,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     if (tb_report_path_in(p, sizeof p, R.dir.tmpdir, "cost.csv") != 0 ||
         tb_costs_write_csv(&R.cs, p, err, errlen) != 0)
         goto out;
+    tb_report_short_paths(&R);
     if (build_docs(&R, &md, &html) != 0) {
         tb_err(err, errlen, "out of memory");
         goto out;

@@ -106,6 +106,12 @@ void tb_report_counters(const struct report *R, char *buf, size_t len);
 /* The models of the report for a title: their names, or how many when they would not
  * fit on the line. */
 void tb_report_models(const struct report *R, char *buf, size_t len);
+/* The results files' paths as the documents name them: no machine's path. An absolute
+ * path becomes relative to the report's folder when inside it ("results.csv"), else to
+ * the working folder when inside that, else the file's name; relative ones stay. Call
+ * once the inputs are checked and cost.csv written (its results_file keeps the path as
+ * given): the paths are shortened in place. */
+void tb_report_short_paths(struct report *R);
 /* A token count in words: "1 trillion", "300 billion", "5e+06". Returns buf. */
 const char *tb_report_tokens_text(double n, char *buf, size_t len);
 
