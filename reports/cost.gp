@@ -1,6 +1,6 @@
-# reports/cost.gp: cost per million tokens of each priced run as horizontal bars, one
-# colour and fill pattern per cost metric (usd_per_mtok_in, _out, _train), whisker from
-# the throughput spread. Arguments as for reports/throughput.gp:
+# reports/cost.gp: cost per million tokens of each priced run as horizontal bars in its
+# target's colour, one fill pattern per cost metric (usd_per_mtok_in, _out, _train),
+# whisker from the throughput spread. Arguments as for reports/throughput.gp:
 #
 # gnuplot -c reports/cost.gp DATA OUTPUT FORMAT TITLE GROUPS [HEIGHT] [SCALE] [TARGETS COLOURS]
 

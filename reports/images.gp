@@ -1,5 +1,6 @@
 # reports/images.gp: cost per thousand images of each priced diffusion run as horizontal
-# bars (one group, usd_per_kimage), whisker from the throughput spread. Arguments as for
+# bars in its target's colour (one group, usd_per_kimage), whisker from the throughput
+# spread. Arguments as for
 # reports/throughput.gp:
 #
 # gnuplot -c reports/images.gp DATA OUTPUT FORMAT TITLE GROUPS [HEIGHT] [SCALE] [TARGETS COLOURS]

@@ -1,6 +1,7 @@
 # reports/priceperf.gp: price-performance of each target against the baseline instance
-# type (its on-demand cost over the target's, per workload) as horizontal bars, one
-# colour and fill pattern per model and phase, a dashed line at 1 (the baseline). Arguments as for reports/throughput.gp.
+# type (its cost over the target's, per workload) as horizontal bars in the target's
+# colour, one fill pattern per model and phase, a dashed line at 1 (the baseline).
+# Arguments as for reports/throughput.gp.
 #
 # gnuplot -c reports/priceperf.gp DATA OUTPUT FORMAT TITLE GROUPS [HEIGHT] [SCALE] [TARGETS COLOURS]
 

@@ -1,7 +1,7 @@
-# reports/throughput.gp: throughput of each run (tokens/s) as horizontal bars, one colour
-# and one fill pattern per phase (readable in colour and in black and white), with the
-# min-max spread of the timed repetitions as an error bar and the median printed at the
-# end of each bar. Static: everything varies through the arguments.
+# reports/throughput.gp: throughput of each run (tokens/s) as horizontal bars in its
+# target's colour, one fill pattern per phase (readable in colour and in black and
+# white), with the min-max spread of the timed repetitions as an error bar and the
+# median printed at the end of each bar. Static: everything varies through the arguments.
 #
 # gnuplot -c reports/throughput.gp DATA OUTPUT FORMAT TITLE GROUPS [HEIGHT] [SCALE] [TARGETS COLOURS]
 #   DATA    tab-separated, no header: label, group, value, min, max ("NaN" when

@@ -1,6 +1,6 @@
 # reports/train.gp: the cost in USD to train on N tokens at each training run's
-# throughput and price, as horizontal bars, one colour and fill pattern per model; the
-# second label line gives the days it takes. Arguments as for reports/throughput.gp.
+# throughput and price, as horizontal bars in the target's colour, one fill pattern per
+# model; the second label line gives the days it takes. Arguments as for reports/throughput.gp.
 #
 # gnuplot -c reports/train.gp DATA OUTPUT FORMAT TITLE GROUPS [HEIGHT] [SCALE] [TARGETS COLOURS]
 
