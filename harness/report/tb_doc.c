@@ -452,7 +452,8 @@ void tb_doc_fold_end(struct tb_doc *d)
  * first column held in place (sticky; borders on the cells' right and bottom, since a
  * collapsed border would not move with a sticky cell), code wraps anywhere, charts scale
  * to the width, folds (tb_doc_fold_begin) are boxes with a summary line, and phones get
- * smaller type and padding. */
+ * smaller type and padding, and a first column of at most 9rem (it wraps anywhere) so
+ * that the columns scrolling beside it keep most of the screen. */
 static const char PAGE_CSS[] =
     ":root{--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--head:#f6f8fa;--bg:#fff}"
     "*{box-sizing:border-box}"
@@ -491,7 +492,9 @@ static const char PAGE_CSS[] =
     "details.fold[open]>summary{margin-bottom:.5rem}"
     "@media (max-width:40rem){body{padding:.5rem .6rem;font-size:15px}"
     "table{font-size:.8rem}th,td{padding:.2rem .35rem}h1{font-size:1.3rem}"
-    "h2{font-size:1.1rem}details.fold{padding:.3rem .45rem}}";
+    "h2{font-size:1.1rem}details.fold{padding:.3rem .45rem}"
+    ".scroll tr>:first-child:not([colspan]){min-width:7.5rem;max-width:9rem;"
+    "overflow-wrap:anywhere}}";
 
 /* The tables' sorting (click a heading; numbers sort as numbers) and a self-check a
  * headless browser reads back: how many charts were laid out with content (one in a
