@@ -85,21 +85,23 @@ if (exists("refline")) {
 }
 
 # position of group s in the groups list (1-based), 0 when absent; of target s likewise
-# (every bar the one colour when there is no TARGETS)
+# (every bar the one colour when there is no TARGETS; 0 for a target not listed)
 grp(s) = sum [k = 1:words(groups)] ((word(groups, k) eq s) ? k : 0)
 tgt(s) = keyed ? sum [k = 1:words(targets)] ((word(targets, k) eq s) ? k : 0) : 1
 bar(t, i) = (grp(strcol(2)) == i && tgt(strcol(7)) == t) ? $3 : NaN
+# a target's colour; grey for a bar whose target the key does not list (t = 0)
+colour(t) = t ? word(colours, t) : "#888888"
 label_of(v) = (v >= 1000) ? sprintf("%.0f", v) : sprintf("%.3g", v)
 
 # a bar: a light tint of its target's colour under its group's pattern in that colour
 plot data using (0):0:ytic(strcol(1) . "\n" . strcol(6)) with points pt -1 notitle, \
-     for [t = 1:ntargets] for [i = 1:ngroups] data \
+     for [t = 0:ntargets] for [i = 1:ngroups] data \
         using (bar(t, i)):0:(base):(bar(t, i)):($0 - 0.32):($0 + 0.32) \
-        with boxxyerror fs solid 0.3 noborder fc rgb word(colours, t) notitle, \
-     for [t = 1:ntargets] for [i = 1:ngroups] data \
+        with boxxyerror fs solid 0.3 noborder fc rgb colour(t) notitle, \
+     for [t = 0:ntargets] for [i = 1:ngroups] data \
         using (bar(t, i)):0:(base):(bar(t, i)):($0 - 0.32):($0 + 0.32) \
-        with boxxyerror fs transparent pattern pattern(i) border lc rgb word(colours, t) \
-        fc rgb word(colours, t) \
+        with boxxyerror fs transparent pattern pattern(i) border lc rgb colour(t) \
+        fc rgb colour(t) \
         lw 1.5 notitle, \
      for [t = 1:keyed * ntargets] keyentry with boxes fs solid 1.0 noborder \
         lc rgb word(colours, t) title word(targets, t), \

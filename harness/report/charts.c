@@ -104,28 +104,6 @@ static void one_word(const char *s, char *buf, size_t len)
             *p = '_';
 }
 
-/* The key of a chart's targets, in palette order: "t1 t2" and "#c1 #c2", the targets
- * being those has(ctx, target) says the chart shows. Returns how many. */
-static size_t palette_key(const struct palette *p, bool (*has)(const void *, const char *),
-                          const void *ctx, char *targets, size_t tlen, char *colours, size_t clen)
-{
-    size_t n = 0;
-    targets[0] = colours[0] = '\0';
-    for (size_t i = 0; i < p->n; i++) {
-        char w[160];
-        if (!has(ctx, p->target[i]))
-            continue;
-        one_word(p->target[i], w, sizeof w);
-        if (strlen(targets) + strlen(w) + 2 > tlen || strlen(colours) + 9 > clen)
-            break;
-        snprintf(targets + strlen(targets), tlen - strlen(targets), "%s%s", *targets ? " " : "", w);
-        snprintf(colours + strlen(colours), clen - strlen(colours), "%s%s", *colours ? " " : "",
-                 p->colour[i]);
-        n++;
-    }
-    return n;
-}
-
 /* One bar of a chart (reports/hbars.gp reads them as TSV). */
 struct bar {
     char label[160];    /* first line: model phase shape */
@@ -136,19 +114,29 @@ struct bar {
     double value, min, max;
 };
 
-/* Bars as the context of palette_key: n bars, the array they are in. */
-struct bar_set {
-    const struct bar *bars;
-    size_t n;
-};
-
-static bool bars_have(const void *ctx, const char *target)
+/* The key of a chart's bars' targets, in palette order: "t1 t2" and "#c1 #c2". Returns
+ * how many. (A target past the palette's or the key's room is drawn grey, unkeyed.) */
+static size_t palette_key(const struct palette *p, const struct bar *bars, size_t n, char *targets,
+                          size_t tlen, char *colours, size_t clen)
 {
-    const struct bar_set *b = ctx;
-    for (size_t i = 0; i < b->n; i++)
-        if (!strcmp(b->bars[i].target, target))
-            return true;
-    return false;
+    size_t keyed = 0;
+    targets[0] = colours[0] = '\0';
+    for (size_t i = 0; i < p->n; i++) {
+        char w[160];
+        bool shown = false;
+        for (size_t k = 0; k < n && !shown; k++)
+            shown = !strcmp(bars[k].target, p->target[i]);
+        if (!shown)
+            continue;
+        one_word(p->target[i], w, sizeof w);
+        if (strlen(targets) + strlen(w) + 2 > tlen || strlen(colours) + 9 > clen)
+            break;
+        snprintf(targets + strlen(targets), tlen - strlen(targets), "%s%s", *targets ? " " : "", w);
+        snprintf(colours + strlen(colours), clen - strlen(colours), "%s%s", *colours ? " " : "",
+                 p->colour[i]);
+        keyed++;
+    }
+    return keyed;
 }
 
 /* Whether the space-separated list holds word. */
@@ -244,7 +232,6 @@ static int draw(struct report *R, const struct palette *pal, const char *script,
 {
     char data[4400], groups[512] = "", height[16], targets[2048], colours[1024], word[160];
     const char *scale = "linear";
-    const struct bar_set set = {bars, n};
     double lo = INFINITY, hi = 0;
     size_t ngroups = 0, ntargets = 0, keyrows;
     FILE *f = NULL;
@@ -281,7 +268,7 @@ static int draw(struct report *R, const struct palette *pal, const char *script,
         return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
     if (lo > 0 && hi / lo > 30)
         scale = "log";
-    ntargets = palette_key(pal, bars_have, &set, targets, sizeof targets, colours, sizeof colours);
+    ntargets = palette_key(pal, bars, n, targets, sizeof targets, colours, sizeof colours);
     /* 42 pixels a bar (two lines of labels at 11 points and a gap), up to 200 bars'
      * worth, at least 4; the title above and the axis and legend (three entries a row)
      * below */
