@@ -1,15 +1,21 @@
 # reports/hbars.gp: the horizontal bar chart shared by throughput.gp and cost.gp, loaded
-# by them after they set xlabel_text, nargs and arg1..arg7 (their ARGC and ARG1..ARG7:
+# by them after they set xlabel_text, nargs and arg1..arg9 (their ARGC and ARG1..ARG9:
 # `load` does not pass arguments on). See throughput.gp for what each argument is.
 
 if (nargs < 5) {
-    print "usage: gnuplot -c SCRIPT DATA OUTPUT FORMAT TITLE GROUPS [HEIGHT] [SCALE]"
+    print "usage: gnuplot -c SCRIPT DATA OUTPUT FORMAT TITLE GROUPS [HEIGHT] [SCALE] [TARGETS COLOURS]"
     exit status 2
 }
-data   = arg1
-groups = arg5
-height = (nargs >= 6 && arg6 ne "") ? int(arg6) : 450
-scale  = (nargs >= 7 && arg7 ne "") ? arg7 : "linear"
+data    = arg1
+groups  = arg5
+height  = (nargs >= 6 && arg6 ne "") ? int(arg6) : 450
+scale   = (nargs >= 7 && arg7 ne "") ? arg7 : "linear"
+targets = (nargs >= 9) ? arg8 : ""
+colours = (nargs >= 9) ? arg9 : ""
+if (words(targets) != words(colours)) {
+    print sprintf("TARGETS has %d words, COLOURS %d: one colour per target", words(targets), words(colours))
+    exit status 2
+}
 
 if (arg3 eq "svg") {
     set terminal svg size 800,height enhanced font "Helvetica,13" background rgb "white"
@@ -24,15 +30,18 @@ if (arg3 eq "svg") {
 set output arg2
 
 set datafile separator "\t"
-# Okabe-Ito colours (distinguishable with colour-vision deficiency) plus a distinct fill
-# pattern and dash type per group, so the chart also reads in black and white.
-set linetype 1 lc rgb "#0072B2" lw 1.5 dt 1
-set linetype 2 lc rgb "#D55E00" lw 1.5 dt 2
-set linetype 3 lc rgb "#009E73" lw 1.5 dt 3
-set linetype 4 lc rgb "#CC79A7" lw 1.5 dt 4
-set linetype 5 lc rgb "#56B4E9" lw 1.5 dt 5
-set linetype 6 lc rgb "#E69F00" lw 1.5 dt 6
+# A bar's colour is its target's (TARGETS and COLOURS, one colour per target: the report
+# gives a target one colour in every chart, in colour-blind-safe families, AWS's chips
+# cool and NVIDIA's warm), its fill pattern its group's, so the chart also reads in black
+# and white. Without TARGETS (a chart drawn by hand) every bar is one blue.
 pattern(i) = word("2 4 1 5 6 7", (i - 1) % 6 + 1) + 0
+if (targets eq "") {
+    targets = "-"
+    colours = "#0072B2"
+    keyed = 0
+} else {
+    keyed = 1
+}
 
 stats data using 3 nooutput
 nrows = STATS_records
@@ -44,15 +53,16 @@ vmax  = STATS_max
 set label 1 arg4 at screen 0.5, screen 1 - 22.0 / height center font ",15" noenhanced
 set tmargin at screen 1 - 48.0 / height
 set xlabel xlabel_text . ((scale eq "log") ? ", log scale" : "") noenhanced
-set ytics nomirror noenhanced scale 0
+set ytics nomirror noenhanced scale 0 font ",11"
 set xtics nomirror
 set border 3
 set grid xtics lc rgb "#d0d0d0" dt 3
 set yrange [nrows - 0.5 : -0.5]
-# the legend under the x label, at most 3 entries a row; the bottom margin grows with
-# its rows
+# the legend under the x label, at most 3 entries a row (the targets' colours, then the
+# groups' patterns); the bottom margin grows with its rows
 ngroups = words(groups)
-keyrows = int((ngroups + 2) / 3)
+ntargets = words(targets)
+keyrows = int((ngroups + keyed * ntargets + 2) / 3)
 set key at screen 0.5, screen 8.0 / height center bottom horizontal maxcols 3 noenhanced
 set bmargin at screen (72.0 + 20.0 * keyrows) / height
 set offsets 0, 0, 0, 0
@@ -74,13 +84,28 @@ if (exists("refline")) {
     set arrow 1 from refline, graph 0 to refline, graph 1 nohead dt 2 lw 1.5 lc rgb "#333333" front
 }
 
-# position of group s in the groups list (1-based), 0 when absent
+# position of group s in the groups list (1-based), 0 when absent; of target s likewise
+# (every bar the one colour when there is no TARGETS; 0 for a target not listed)
 grp(s) = sum [k = 1:words(groups)] ((word(groups, k) eq s) ? k : 0)
+tgt(s) = keyed ? sum [k = 1:words(targets)] ((word(targets, k) eq s) ? k : 0) : 1
+bar(t, i) = (grp(strcol(2)) == i && tgt(strcol(7)) == t) ? $3 : NaN
+# a target's colour; grey for a bar whose target the key does not list (t = 0)
+colour(t) = t ? word(colours, t) : "#888888"
 label_of(v) = (v >= 1000) ? sprintf("%.0f", v) : sprintf("%.3g", v)
 
+# a bar: a light tint of its target's colour under its group's pattern in that colour
 plot data using (0):0:ytic(strcol(1) . "\n" . strcol(6)) with points pt -1 notitle, \
-     for [i = 1:words(groups)] data \
-        using (grp(strcol(2)) == i ? $3 : NaN):0:(base):($3):($0 - 0.32):($0 + 0.32) \
-        with boxxyerror lt i fs pattern pattern(i) border lt i title word(groups, i), \
+     for [t = 0:ntargets] for [i = 1:ngroups] data \
+        using (bar(t, i)):0:(base):(bar(t, i)):($0 - 0.32):($0 + 0.32) \
+        with boxxyerror fs solid 0.3 noborder fc rgb colour(t) notitle, \
+     for [t = 0:ntargets] for [i = 1:ngroups] data \
+        using (bar(t, i)):0:(base):(bar(t, i)):($0 - 0.32):($0 + 0.32) \
+        with boxxyerror fs transparent pattern pattern(i) border lc rgb colour(t) \
+        fc rgb colour(t) \
+        lw 1.5 notitle, \
+     for [t = 1:keyed * ntargets] keyentry with boxes fs solid 1.0 noborder \
+        lc rgb word(colours, t) title word(targets, t), \
+     for [i = 1:ngroups] keyentry with boxes fs pattern pattern(i) border lc rgb "#444444" \
+        fc rgb "#444444" title word(groups, i), \
      data using 3:0:4:5 with xerrorbars lc rgb "#333333" lw 1 dt solid pt -1 notitle, \
      data using ((valid(5) ? $5 : $3)):0:(label_of($3)) with labels left offset character 0.6, 0 font ",11" notitle

@@ -1,10 +1,12 @@
 # reports/images.gp: cost per thousand images of each priced diffusion run as horizontal
-# bars (one group, usd_per_kimage), whisker from the throughput spread. Arguments as for
+# bars in its target's colour (one group, usd_per_kimage), whisker from the throughput
+# spread. Arguments as for
 # reports/throughput.gp:
 #
-# gnuplot -c reports/images.gp DATA OUTPUT FORMAT TITLE GROUPS [HEIGHT] [SCALE]
+# gnuplot -c reports/images.gp DATA OUTPUT FORMAT TITLE GROUPS [HEIGHT] [SCALE] [TARGETS COLOURS]
 
 xlabel_text = "USD per thousand images (whisker: min-max)"
 nargs = ARGC
 arg1 = ARG1; arg2 = ARG2; arg3 = ARG3; arg4 = ARG4; arg5 = ARG5; arg6 = ARG6; arg7 = ARG7
+arg8 = ARG8; arg9 = ARG9
 load ARG0[1:strstrt(ARG0, "images.gp") - 1] . "hbars.gp"

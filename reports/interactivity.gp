@@ -1,29 +1,44 @@
 # reports/interactivity.gp: throughput against interactivity for one serving workload:
 # output tokens/s per chip (y) against output tokens/s per user (x), one line per target
 # through its batch sweep, each point labelled with its cost per million output tokens.
-# Each target has its own colour, dash type and point shape, so the chart reads in
-# black and white.
+# A line has its target's colour (the same in every chart of the report) and its own
+# dash type and point shape, so the chart reads in black and white. The labels are put
+# where the report placed them (no two overlap), so the frame and the axes' ranges are
+# given, not chosen here.
 #
-# gnuplot -c reports/interactivity.gp DATA OUTPUT FORMAT TITLE TARGETS
+# gnuplot -c reports/interactivity.gp DATA OUTPUT FORMAT TITLE TARGETS COLOURS HEIGHT FRAME RANGE
 #   DATA     tab-separated, no header: tokens/s per user, tokens/s per chip, cost label
-#            ("" for an unpriced target), batch; one block per target, blocks separated
-#            by two blank lines
+#            ("" for an unpriced target), batch, and where the label goes (x, y in data
+#            coordinates: its left edge and vertical centre; NaN NaN: left out); one
+#            block per line, blocks separated by two blank lines
 #   OUTPUT   the file to write
 #   FORMAT   svg or png (png needs the pngcairo terminal)
 #   TITLE    chart title (what, for which workload)
-#   TARGETS  the targets of the blocks, space-separated, in block order
+#   TARGETS  the blocks' names, space-separated, in block order (the key)
+#   COLOURS  one colour ("#RRGGBB") per block, space-separated
+#   HEIGHT   the canvas's height in pixels (its width is 800)
+#   FRAME    the plot area in pixels from the top left: "LEFT RIGHT TOP BOTTOM"
+#   RANGE    the axes as powers of ten: "X0 X1 Y0 Y1" (x from 10^X0 to 10^X1)
 
-if (ARGC < 5) {
-    print "usage: gnuplot -c interactivity.gp DATA OUTPUT FORMAT TITLE TARGETS"
+if (ARGC < 9) {
+    print "usage: gnuplot -c interactivity.gp DATA OUTPUT FORMAT TITLE TARGETS COLOURS HEIGHT FRAME RANGE"
     exit status 2
 }
 data = ARG1
 targets = ARG5
+colours = ARG6
+height = int(ARG7)
+frame = ARG8
+range = ARG9
+if (words(targets) != words(colours) || words(frame) != 4 || words(range) != 4) {
+    print "TARGETS and COLOURS: one word per line each; FRAME and RANGE: four numbers each"
+    exit status 2
+}
 if (ARG3 eq "svg") {
-    set terminal svg size 800,560 enhanced font "Helvetica,13" background rgb "white"
+    set terminal svg size 800,height enhanced font "Helvetica,13" background rgb "white"
 } else {
     if (ARG3 eq "png") {
-        set terminal pngcairo size 800,560 enhanced font "Helvetica,11" background rgb "white"
+        set terminal pngcairo size 800,height enhanced font "Helvetica,11" background rgb "white"
     } else {
         print sprintf("unknown format '%s' (svg or png)", ARG3)
         exit status 2
@@ -32,30 +47,40 @@ if (ARG3 eq "svg") {
 set output ARG2
 set datafile separator "\t"
 
-# Okabe-Ito colours, one dash type and one point shape per target
-set linetype 1 lc rgb "#0072B2" lw 2 dt 1 pt 7 ps 1.1
-set linetype 2 lc rgb "#D55E00" lw 2 dt 2 pt 5 ps 1.1
-set linetype 3 lc rgb "#009E73" lw 2 dt 3 pt 9 ps 1.3
-set linetype 4 lc rgb "#CC79A7" lw 2 dt 4 pt 13 ps 1.3
-set linetype 5 lc rgb "#56B4E9" lw 2 dt 5 pt 6 ps 1.1
-set linetype 6 lc rgb "#E69F00" lw 2 dt 6 pt 4 ps 1.1
-set linetype 7 lc rgb "#000000" lw 2 dt 7 pt 8 ps 1.3
-set linetype 8 lc rgb "#999999" lw 2 dt 8 pt 12 ps 1.3
+# one dash type and one point shape per line; the colour comes from COLOURS
+set linetype 1 lw 2 dt 1 pt 7 ps 1.1
+set linetype 2 lw 2 dt 2 pt 5 ps 1.1
+set linetype 3 lw 2 dt 3 pt 9 ps 1.3
+set linetype 4 lw 2 dt 4 pt 13 ps 1.3
+set linetype 5 lw 2 dt 5 pt 6 ps 1.1
+set linetype 6 lw 2 dt 6 pt 4 ps 1.1
+set linetype 7 lw 2 dt 7 pt 8 ps 1.3
+set linetype 8 lw 2 dt 8 pt 12 ps 1.3
 set linetype cycle 8
 
-# the title centred on the whole canvas (the legend takes the right)
-set label 1 ARG4 at screen 0.5, screen 0.965 center font ",15" noenhanced
-set tmargin at screen 0.9
+set lmargin at screen (word(frame, 1) + 0.0) / 800
+set rmargin at screen (word(frame, 2) + 0.0) / 800
+set tmargin at screen 1 - (word(frame, 3) + 0.0) / height
+set bmargin at screen 1 - (word(frame, 4) + 0.0) / height
+set xrange [10.0 ** (word(range, 1) + 0) : 10.0 ** (word(range, 2) + 0)]
+set yrange [10.0 ** (word(range, 3) + 0) : 10.0 ** (word(range, 4) + 0)]
+
+# the title centred on the whole canvas; the key under the x label, two lines a row
+set label 1 ARG4 at screen 0.5, screen 1 - 24.0 / height center font ",15" noenhanced
 set xlabel "output tokens/s per user (interactivity), log scale"
 set ylabel "output tokens/s per chip, log scale"
 set logscale xy
+set format x "%g"
+set format y "%g"
 set grid xtics ytics lc rgb "#d0d0d0" dt 3
 set border 3
 set xtics nomirror
 set ytics nomirror
-set key outside right top vertical noenhanced title "target" box lc rgb "#d0d0d0"
+set key at screen 0.5, screen 6.0 / height center bottom horizontal maxcols 2 noenhanced \
+    font ",11"
 
 ntargets = words(targets)
-plot for [i = 1:ntargets] data index (i - 1) using 1:2 with linespoints lt i title word(targets, i), \
-     for [i = 1:ntargets] data index (i - 1) using 1:2:3 with labels offset character 0.5, 0.6 \
-        left font ",9" tc lt i notitle
+plot for [i = 1:ntargets] data index (i - 1) using 1:2 with linespoints lt i \
+        lc rgb word(colours, i) title word(targets, i), \
+     for [i = 1:ntargets] data index (i - 1) using 5:6:3 with labels left \
+        font ",10" tc rgb word(colours, i) notitle

@@ -34,14 +34,110 @@ static int metric_rank(const char *m)
     return 4;
 }
 
+/* ---- one colour per target ---- */
+
+/* Colour-blind-safe colours (Okabe-Ito, then Paul Tol's) in families: AWS's chips
+ * (Trainium, Inferentia) cool, NVIDIA's warm, anything else (the host, a type the price
+ * tables do not list) black and greys. */
+static const char *const NEURON_COLOURS[] = {"#0072B2", "#56B4E9", "#009E73",
+                                             "#332288", "#44AA99", "#117733"};
+static const char *const NVIDIA_COLOURS[] = {"#D55E00", "#E69F00", "#CC79A7",
+                                             "#882255", "#CC6677", "#DDCC77"};
+static const char *const OTHER_COLOURS[] = {"#000000", "#888888", "#AA4499", "#555555"};
+#define PALETTE_MAX 64
+
+/* Every target of the report with its colour, the same in every chart: by family, then
+ * by the target's place among the report's targets of its family, sorted by name. */
+struct palette {
+    const char *target[PALETTE_MAX]; /* borrowed from the results rows, sorted */
+    const char *colour[PALETTE_MAX]; /* static */
+    size_t n;
+};
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static void palette_build(const struct report *R, struct palette *p)
+{
+    size_t used[3] = {0, 0, 0};
+    p->n = 0;
+    for (size_t i = 0; i < R->res.nrows && p->n < PALETTE_MAX; i++) {
+        const char *t = F(&R->res.rows[i], "target");
+        bool seen = !*t;
+        for (size_t k = 0; k < p->n && !seen; k++)
+            seen = !strcmp(p->target[k], t);
+        if (!seen)
+            p->target[p->n++] = t;
+    }
+    qsort(p->target, p->n, sizeof p->target[0], cmp_str);
+    for (size_t i = 0; i < p->n; i++) {
+        const struct tb_instance *in =
+            R->have_pricing ? tb_pricing_instance(&R->pricing, p->target[i]) : NULL;
+        int f = in && !strncmp(in->accelerator, "AWS", 3)      ? 0
+                : in && !strncmp(in->accelerator, "NVIDIA", 6) ? 1
+                                                               : 2;
+        const char *const *fam = f == 0 ? NEURON_COLOURS : f == 1 ? NVIDIA_COLOURS : OTHER_COLOURS;
+        size_t nfam = f == 0   ? sizeof NEURON_COLOURS / sizeof NEURON_COLOURS[0]
+                      : f == 1 ? sizeof NVIDIA_COLOURS / sizeof NVIDIA_COLOURS[0]
+                               : sizeof OTHER_COLOURS / sizeof OTHER_COLOURS[0];
+        p->colour[i] = fam[used[f]++ % nfam];
+    }
+}
+
+/* A target's colour: its palette entry's; grey for one past the palette's room. */
+static const char *palette_colour(const struct palette *p, const char *target)
+{
+    for (size_t i = 0; i < p->n; i++)
+        if (!strcmp(p->target[i], target))
+            return p->colour[i];
+    return "#888888";
+}
+
+/* A name as one word of a gnuplot word list (spaces would split it). */
+static void one_word(const char *s, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", s);
+    for (char *p = buf; *p; p++)
+        if (*p == ' ' || *p == '\t')
+            *p = '_';
+}
+
 /* One bar of a chart (reports/hbars.gp reads them as TSV). */
 struct bar {
-    char label[160];  /* first line: model phase shape */
-    char label2[160]; /* second line: target, provenance */
-    char group[200];  /* legend entry: one word */
+    char label[160];    /* first line: model phase shape */
+    char label2[160];   /* second line: target, provenance */
+    char group[200];    /* legend entry: one word */
+    const char *target; /* borrowed from its row: its colour */
     int rank;
     double value, min, max;
 };
+
+/* The key of a chart's bars' targets, in palette order: "t1 t2" and "#c1 #c2". Returns
+ * how many. (A target past the palette's or the key's room is drawn grey, unkeyed.) */
+static size_t palette_key(const struct palette *p, const struct bar *bars, size_t n, char *targets,
+                          size_t tlen, char *colours, size_t clen)
+{
+    size_t keyed = 0;
+    targets[0] = colours[0] = '\0';
+    for (size_t i = 0; i < p->n; i++) {
+        char w[160];
+        bool shown = false;
+        for (size_t k = 0; k < n && !shown; k++)
+            shown = !strcmp(bars[k].target, p->target[i]);
+        if (!shown)
+            continue;
+        one_word(p->target[i], w, sizeof w);
+        if (strlen(targets) + strlen(w) + 2 > tlen || strlen(colours) + 9 > clen)
+            break;
+        snprintf(targets + strlen(targets), tlen - strlen(targets), "%s%s", *targets ? " " : "", w);
+        snprintf(colours + strlen(colours), clen - strlen(colours), "%s%s", *colours ? " " : "",
+                 p->colour[i]);
+        keyed++;
+    }
+    return keyed;
+}
 
 /* Whether the space-separated list holds word. */
 static bool has_word(const char *list, const char *word)
@@ -128,14 +224,16 @@ static FILE *open_data(const struct report *R, const char *name, char *data, siz
     return f;
 }
 
-/* Draw horizontal bars (reports/hbars.gp through script) as chart name. */
-static int draw(struct report *R, const char *script, const char *name, const char *caption,
-                struct bar *bars, size_t n, const char *title, bool png_ok, char *err,
-                size_t errlen)
+/* Draw horizontal bars (reports/hbars.gp through script) as chart name, each in its
+ * target's colour. */
+static int draw(struct report *R, const struct palette *pal, const char *script, const char *name,
+                const char *caption, struct bar *bars, size_t n, const char *title, bool png_ok,
+                char *err, size_t errlen)
 {
-    char data[4400], groups[512] = "", height[16];
+    char data[4400], groups[512] = "", height[16], targets[2048], colours[1024], word[160];
     const char *scale = "linear";
     double lo = INFINITY, hi = 0;
+    size_t ngroups = 0, ntargets = 0, keyrows;
     FILE *f = NULL;
 
     /* stable sort by group rank, so each group's bars stay together in file order */
@@ -155,11 +253,14 @@ static int draw(struct report *R, const char *script, const char *name, const ch
         fmt_tsv(f, bars[i].min);
         fputc('\t', f);
         fmt_tsv(f, bars[i].max);
-        fprintf(f, "\t%s\n", bars[i].label2);
+        one_word(bars[i].target, word, sizeof word);
+        fprintf(f, "\t%s\t%s\n", bars[i].label2, word);
         if (!has_word(groups, bars[i].group) &&
-            strlen(groups) + strlen(bars[i].group) + 2 < sizeof groups)
+            strlen(groups) + strlen(bars[i].group) + 2 < sizeof groups) {
             snprintf(groups + strlen(groups), sizeof groups - strlen(groups), "%s%s",
                      *groups ? " " : "", bars[i].group);
+            ngroups++;
+        }
         lo = fmin(lo, bars[i].value);
         hi = fmax(hi, bars[i].value);
     }
@@ -167,11 +268,19 @@ static int draw(struct report *R, const char *script, const char *name, const ch
         return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
     if (lo > 0 && hi / lo > 30)
         scale = "log";
-    /* 450 pixels hold 8 bars; more bars get taller charts, up to 200 bars' worth */
-    snprintf(height, sizeof height, "%d", 450 + 34 * (int)(n <= 8 ? 0 : n > 200 ? 192 : n - 8));
+    ntargets = palette_key(pal, bars, n, targets, sizeof targets, colours, sizeof colours);
+    /* 42 pixels a bar (two lines of labels at 11 points and a gap), up to 200 bars'
+     * worth, at least 4; the title above and the axis and legend (three entries a row)
+     * below */
+    keyrows = (ngroups + ntargets + 2) / 3;
+    snprintf(height, sizeof height, "%d",
+             48 + 72 + 20 * (int)keyrows +
+                 42 * (int)(n < 4     ? 4
+                            : n > 200 ? 200
+                                      : n));
     {
-        const char *args[] = {title, groups, height, scale};
-        return draw_file(R, script, name, caption, data, args, 4, png_ok, err, errlen);
+        const char *args[] = {title, groups, height, scale, targets, colours};
+        return draw_file(R, script, name, caption, data, args, 6, png_ok, err, errlen);
     }
 }
 
@@ -216,23 +325,69 @@ static double model_error(const struct tb_costs *cs, const struct tb_cost *c)
     return NAN;
 }
 
+/* The interactivity chart's frame in pixels of its 800-pixel-wide canvas. The script is
+ * given it (and the axes' ranges), so that a label placed here lands where it is drawn. */
+enum {
+    IA_WIDTH = 800,
+    IA_LEFT = 78,   /* the y tick labels and the y label, left of the plot area */
+    IA_RIGHT = 780, /* the plot area's right edge */
+    IA_TOP = 48,    /* the title, above the plot area */
+    IA_PLOT = 420,  /* the plot area's height */
+    IA_BELOW = 70,  /* the x tick labels and the x label, under it; then the key */
+    IA_KEYROW = 20, /* a row of the key */
+    IA_BLOCKS = 16  /* lines (a target's model curve, its measured levels) at most */
+};
+#define IA_FONT_PX   10.0 /* the point labels' size */
+#define IA_MARKER_PX 6.0
+#define IA_PAD_PX    2.0
+
+/* One point of an interactivity chart. */
+struct ipoint {
+    double x, y;       /* tokens/s per user; per chip (or the whole machine's) */
+    char label[96];    /* its cost (and a measured level's load and model error); "" none */
+    const char *batch; /* borrowed from its row */
+    size_t block;      /* its line */
+};
+
+/* An axis on a log scale around lo..hi, as log10 of its ends: room below and above (in
+ * decades), and a decade at least, so that it has a tick to read. */
+static void log_range(double lo, double hi, double below, double above, double *d0, double *d1)
+{
+    double span;
+    *d0 = log10(lo) - below;
+    *d1 = log10(hi) + above;
+    span = *d1 - *d0;
+    if (span < 1) {
+        *d0 -= (1 - span) / 2;
+        *d1 += (1 - span) / 2;
+    }
+}
+
 /* Throughput against interactivity for one serving workload: tokens/s per chip against
  * tokens/s per user, one line per target through its batch sweep (the model's), each
  * point labelled with its cost per million output tokens; a serving run's measured
  * levels a line of their own beside their target's, each point labelled with its load
- * and the model's error there. */
-static int draw_interactivity(struct report *R, const struct tb_cost_rank *w, int k, bool png_ok,
-                              char *err, size_t errlen)
+ * and the model's error there. Lines take their target's colour; labels are placed so
+ * that none overlaps another or a point, and one with no room is left out (the caption
+ * says how many). */
+static int draw_interactivity(struct report *R, const struct palette *pal,
+                              const struct tb_cost_rank *w, int k, bool png_ok, char *err,
+                              size_t errlen)
 {
-    char data[4400], name[48], targets[1024] = "", title[400], caption[600];
-    size_t npoints = 0, nmeasured = 0;
+    char data[4400], name[48], targets[1024] = "", colours[IA_BLOCKS * 8 + 1] = "", title[400],
+                               caption[600], height[16], frame[96], range[128], word[160];
+    struct ipoint *pts = tb_alloc_array(R->cs.ncosts + 1, sizeof(*pts));
+    struct tb_label *lab = tb_alloc_array(R->cs.ncosts + 1, sizeof(*lab));
+    size_t npoints = 0, nmeasured = 0, nblocks = 0, nlabels = 0, nplaced;
+    double x0 = INFINITY, x1 = 0, y0 = INFINITY, y1 = 0, lx0, lx1, ly0, ly1;
+    int rc = -1, h;
     FILE *f;
-    snprintf(name, sizeof name, "interactivity-%d", k);
-    f = open_data(R, name, data, sizeof data, err, errlen);
-    if (!f)
-        return -1;
-    /* one data block per target and provenance (gnuplot "index") */
-    for (size_t i = 0; i < R->cs.ncosts; i++) {
+    if (!pts || !lab) {
+        rc = tb_err(err, errlen, "out of memory");
+        goto out;
+    }
+    /* the points, one block per target and provenance (gnuplot "index") */
+    for (size_t i = 0; i < R->cs.ncosts && nblocks < IA_BLOCKS; i++) {
         const char *t = F(R->cs.costs[i].row, "target");
         const enum tb_provenance prov = R->cs.costs[i].row->prov;
         const bool imported = tb_report_imported(R->cs.costs[i].row);
@@ -242,7 +397,7 @@ static int draw_interactivity(struct report *R, const struct tb_cost_rank *w, in
             continue;
         for (size_t j = i; j < R->cs.ncosts; j++) {
             const struct tb_cost *c = &R->cs.costs[j];
-            char label[96] = "";
+            struct ipoint *q = &pts[npoints + n];
             /* a machine without chips to count (the host): its whole throughput */
             double y = tb_cost_positive(c->per_chip) ? c->per_chip : c->row->value;
             if (!tb_cost_of_workload(c, w->workload, w->metric) || strcmp(F(c->row, "target"), t) ||
@@ -250,39 +405,96 @@ static int draw_interactivity(struct report *R, const struct tb_cost_rank *w, in
                 !tb_cost_positive(c->per_user) || !tb_cost_positive(y))
                 continue;
             whole |= !tb_cost_positive(c->per_chip);
+            q->label[0] = '\0';
             if (tb_cost_positive(c->usd))
-                snprintf(label, sizeof label, "$%.3g", c->usd);
+                snprintf(q->label, sizeof q->label, "$%.3g", c->usd);
             if (prov == TB_PROV_MEASURED) {
                 const char *rate = F(c->row, "request_rate");
                 double e = model_error(&R->cs, c);
-                size_t m = strlen(label);
-                snprintf(label + m, sizeof label - m, "%s%s%s", m ? " " : "", rate[0] ? "r" : "c",
-                         rate[0] ? rate : F(c->row, "batch"));
-                m = strlen(label);
+                size_t m = strlen(q->label);
+                snprintf(q->label + m, sizeof q->label - m, "%s%s%s", m ? " " : "",
+                         rate[0] ? "r" : "c", rate[0] ? rate : F(c->row, "batch"));
+                m = strlen(q->label);
                 if (!isnan(e))
-                    snprintf(label + m, sizeof label - m, " model %+.0f%%", e * 100);
+                    snprintf(q->label + m, sizeof q->label - m, " model %+.0f%%", e * 100);
             }
-            fprintf(f, "%.10g\t%.10g\t%s\t%s\n", c->per_user, y, label, F(c->row, "batch"));
+            q->x = c->per_user;
+            q->y = y;
+            q->batch = F(c->row, "batch");
+            q->block = nblocks;
+            x0 = fmin(x0, q->x);
+            x1 = fmax(x1, q->x);
+            y0 = fmin(y0, q->y);
+            y1 = fmax(y1, q->y);
             priced |= tb_cost_positive(c->usd);
             n++;
         }
         if (n) {
-            fputs("\n\n", f);
+            one_word(t, word, sizeof word);
             snprintf(targets + strlen(targets), sizeof targets - strlen(targets), "%s%s%s%s%s",
-                     *targets ? " " : "", t,
+                     *targets ? " " : "", word,
                      imported                   ? "(imported)"
                      : prov == TB_PROV_MEASURED ? "(measured)"
                                                 : "",
                      whole ? "(whole-machine)" : "", priced ? "" : "(no-price)");
+            snprintf(colours + strlen(colours), sizeof colours - strlen(colours), "%s%s",
+                     *colours ? " " : "", palette_colour(pal, t));
             npoints += n;
+            nblocks++;
             if (prov == TB_PROV_MEASURED)
                 nmeasured += n;
         }
     }
-    if (fclose(f) != 0)
-        return tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
-    if (npoints < 2)
-        return 0;
+    if (npoints < 2) {
+        rc = 0;
+        goto out;
+    }
+
+    /* where each point is on the canvas, then where its label goes */
+    /* room on the right for the labels of the last points */
+    log_range(x0, x1, 0.1, 0.3, &lx0, &lx1);
+    log_range(y0, y1, 0.15, 0.15, &ly0, &ly1);
+    for (size_t i = 0; i < npoints; i++) {
+        lab[i].ax = IA_LEFT + (log10(pts[i].x) - lx0) / (lx1 - lx0) * (IA_RIGHT - IA_LEFT);
+        lab[i].ay = IA_TOP + IA_PLOT - (log10(pts[i].y) - ly0) / (ly1 - ly0) * IA_PLOT;
+        lab[i].w = tb_report_text_width(pts[i].label, IA_FONT_PX);
+        lab[i].h = IA_FONT_PX * 1.25;
+        nlabels += *pts[i].label != '\0';
+    }
+    {
+        const struct tb_label_box area = {IA_LEFT + IA_PAD_PX, IA_TOP + IA_PAD_PX,
+                                          IA_RIGHT - IA_PAD_PX, IA_TOP + IA_PLOT - IA_PAD_PX};
+        nplaced = tb_report_place_labels(lab, npoints, IA_MARKER_PX, IA_PAD_PX, area);
+    }
+
+    snprintf(name, sizeof name, "interactivity-%d", k);
+    f = open_data(R, name, data, sizeof data, err, errlen);
+    if (!f)
+        goto out;
+    for (size_t b = 0; b < nblocks; b++) {
+        for (size_t i = 0; i < npoints; i++) {
+            if (pts[i].block != b)
+                continue;
+            fprintf(f, "%.10g\t%.10g\t%s\t%s\t", pts[i].x, pts[i].y, pts[i].label, pts[i].batch);
+            if (lab[i].placed)
+                fprintf(f, "%.10g\t%.10g\n",
+                        pow(10, lx0 + (lab[i].x - IA_LEFT) / (IA_RIGHT - IA_LEFT) * (lx1 - lx0)),
+                        pow(10, ly0 + (IA_TOP + IA_PLOT - lab[i].y) / IA_PLOT * (ly1 - ly0)));
+            else
+                fputs("NaN\tNaN\n", f);
+        }
+        fputs("\n\n", f);
+    }
+    if (fclose(f) != 0) {
+        rc = tb_err(err, errlen, "cannot write '%s': %s", data, strerror(errno));
+        goto out;
+    }
+
+    /* the key: two entries a row (a long name and its sample take half the width) */
+    h = IA_TOP + IA_PLOT + IA_BELOW + IA_KEYROW * (int)((nblocks + 1) / 2) + 8;
+    snprintf(height, sizeof height, "%d", h);
+    snprintf(frame, sizeof frame, "%d %d %d %d", IA_LEFT, IA_RIGHT, IA_TOP, IA_TOP + IA_PLOT);
+    snprintf(range, sizeof range, "%g %g %g %g", lx0, lx1, ly0, ly1);
     snprintf(title, sizeof title, "Throughput vs interactivity: %s", w->workload);
     snprintf(caption, sizeof caption,
              "Throughput per chip against output tokens/s per user, %s: one line per target "
@@ -293,22 +505,35 @@ static int draw_interactivity(struct report *R, const struct tb_cost_rank *w, in
                          "their load (cN: N requests in flight; rN: N requests/s) and the "
                          "performance model's error there (model / measured - 1, per chip)"
                        : "");
-    {
-        const char *args[] = {title, targets};
-        return draw_file(R, "interactivity", name, caption, data, args, 2, png_ok, err, errlen);
+    if (nplaced < nlabels) {
+        size_t m = strlen(caption);
+        snprintf(caption + m, sizeof caption - m,
+                 "; %zu of %zu labels left out where they would overlap another (the cost "
+                 "table has every figure)",
+                 nlabels - nplaced, nlabels);
     }
+    {
+        const char *args[] = {title, targets, colours, height, frame, range};
+        rc = draw_file(R, "interactivity", name, caption, data, args, 6, png_ok, err, errlen);
+    }
+out:
+    free(pts);
+    free(lab);
+    return rc;
 }
 
 int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
 {
     struct bar *bars = tb_alloc_array(R->res.nrows + 1, sizeof(*bars));
     char why[512], models[256], title[400], caption[400];
+    struct palette pal;
     bool png_ok;
     size_t n = 0;
     int rc = -1, r, k = 0;
 
     if (!bars)
         return tb_err(err, errlen, "out of memory");
+    palette_build(R, &pal);
     png_ok = tb_plot_has_terminal("pngcairo", why, sizeof why);
     tb_report_models(R, models, sizeof models);
 
@@ -327,6 +552,7 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
             continue;
         tb_report_run_label(x, bars[n].label, sizeof bars[n].label, bars[n].label2,
                             sizeof bars[n].label2);
+        bars[n].target = F(x, "target");
         snprintf(bars[n].group, sizeof bars[n].group, "%s", F(x, "phase"));
         bars[n].rank = phase_rank(bars[n].group);
         bars[n].value = x->value;
@@ -338,7 +564,7 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
         tb_report_note(R, "no throughput chart: no *_tokens_per_s rows in the results");
     } else {
         snprintf(title, sizeof title, "Throughput by run: %s", models);
-        r = draw(R, "throughput", "throughput",
+        r = draw(R, &pal, "throughput", "throughput",
                  "Throughput by run (tokens/s, median; whisker: min-max; serving at the "
                  "throughput-maximising batch)",
                  bars, n, title, png_ok, err, errlen);
@@ -346,6 +572,9 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
             rc = r < 0 ? -1 : 0;
             goto out;
         }
+        /* every run, one bar each: what a reader of the costs looks up, not reads */
+        snprintf(R->charts[R->ncharts - 1].fold, sizeof R->charts[0].fold,
+                 "Chart: throughput of every run (%zu bar%s)", n, n == 1 ? "" : "s");
     }
 
     /* cost per million tokens by target and workload: each target's cheapest
@@ -357,6 +586,7 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
             continue;
         tb_report_run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
                             sizeof bars[n].label2);
+        bars[n].target = F(c->row, "target");
         snprintf(bars[n].group, sizeof bars[n].group, "%s", c->metric);
         bars[n].rank = metric_rank(c->metric);
         bars[n].value = c->usd;
@@ -378,7 +608,7 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
                            R->cs.host.have ? "no host rows" : R->cs.host.why);
     } else {
         snprintf(title, sizeof title, "Cost per million tokens by target and workload: %s", models);
-        if (draw(R, "cost", "cost",
+        if (draw(R, &pal, "cost", "cost",
                  "Cost per million tokens by target and workload (USD; each target's cheapest "
                  "configuration; whisker: min-max of the repetitions)",
                  bars, n, title, png_ok, err, errlen) < 0)
@@ -397,6 +627,7 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
             continue;
         tb_report_run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
                             sizeof bars[n].label2);
+        bars[n].target = F(c->row, "target");
         workload_word(c, bars[n].group, sizeof bars[n].group);
         bars[n].rank = (int)(w - R->cs.ranks);
         bars[n].value = tb_cost_price_perf(w->base_usd, c->usd);
@@ -410,7 +641,8 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
                  "Price-performance: the baseline's cost (%s, its cheapest configuration) over "
                  "each target's cheapest, per workload; 2x = half the cost",
                  R->cs.basis);
-        if (draw(R, "priceperf", "priceperf", caption, bars, n, title, png_ok, err, errlen) < 0)
+        if (draw(R, &pal, "priceperf", "priceperf", caption, bars, n, title, png_ok, err, errlen) <
+            0)
             goto out;
     } else {
         tb_report_note(R, "no price-performance chart: no workload has a priced %s row (%s)",
@@ -430,6 +662,7 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
         days = tb_cost_train_days(R->o->train_tokens, c->row->value);
         tb_report_run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
                             sizeof bars[n].label2);
+        bars[n].target = F(c->row, "target");
         tb_cost_charged_text(c->row, c->price, used, sizeof used);
         snprintf(bars[n].label2, sizeof bars[n].label2, "%s, %.3g days on %s, %s",
                  F(c->row, "target"), days, used, tb_report_prov_label(c->row));
@@ -454,7 +687,7 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
                  "Cost in USD and time in days to train on %s tokens at each run's "
                  "throughput and price (instances, or the share of one, as in the run)",
                  tok);
-        if (draw(R, "train", "train", caption, bars, n, title, png_ok, err, errlen) < 0)
+        if (draw(R, &pal, "train", "train", caption, bars, n, title, png_ok, err, errlen) < 0)
             goto out;
     }
 
@@ -466,6 +699,7 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
             continue;
         tb_report_run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
                             sizeof bars[n].label2);
+        bars[n].target = F(c->row, "target");
         snprintf(bars[n].group, sizeof bars[n].group, "%s", c->metric);
         bars[n].rank = 0;
         bars[n].value = c->usd;
@@ -475,7 +709,7 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
     }
     if (n > 0) {
         snprintf(title, sizeof title, "Cost per thousand images by target and model");
-        if (draw(R, "images", "images",
+        if (draw(R, &pal, "images", "images",
                  "Cost per thousand images by target and model (USD; whisker: min-max)", bars, n,
                  title, png_ok, err, errlen) < 0)
             goto out;
@@ -484,7 +718,7 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
     /* throughput against interactivity, one chart per serving workload with a sweep */
     for (size_t i = 0; i < R->cs.nranks; i++)
         if (R->cs.ranks[i].serve &&
-            draw_interactivity(R, &R->cs.ranks[i], ++k, png_ok, err, errlen) < 0)
+            draw_interactivity(R, &pal, &R->cs.ranks[i], ++k, png_ok, err, errlen) < 0)
             goto out;
     if (!png_ok && R->ncharts)
         tb_report_note(R, "no PNG copies of the charts: %s", why);

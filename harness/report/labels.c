@@ -1,12 +1,14 @@
 /* harness/report/labels.c: the report stage's shared words and numbers: how a number
  * and a run are written, the notes on what is missing, the distinct values of a column
- * and the like, used by the sections (report.c) and the charts (charts.c). */
+ * and the like, used by the sections (report.c) and the charts (charts.c); and where a
+ * chart's point labels go so that no two overlap (tb_report_place_labels). */
 #include "report_impl.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 /* 4 significant digits, no exponent for ordinary magnitudes; "" for NAN. */
 const char *tb_report_num(double v, char *buf, size_t len)
@@ -224,4 +226,115 @@ const char *tb_report_tokens_text(double n, char *buf, size_t len)
     else
         snprintf(buf, len, "%.4g", n);
     return buf;
+}
+
+/* ---- where a chart's point labels go ---- */
+
+/* Advance widths of DejaVu Sans (what browsers on Debian draw "Helvetica" with, and the
+ * widest of the usual sans fonts) in em: narrow punctuation, wide letters, the rest. */
+double tb_report_text_width(const char *s, double font_px)
+{
+    double em = 0;
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if ((c & 0xC0) == 0x80)
+            continue; /* a UTF-8 continuation byte: its character is counted once */
+        if (strchr(" .,:;'!|il", c))
+            em += 0.34;
+        else if (strchr("%mwMW", c))
+            em += 0.98;
+        else if (c >= 'A' && c <= 'Z')
+            em += 0.74;
+        else
+            em += 0.65;
+    }
+    return em * font_px;
+}
+
+static bool boxes_meet(const struct tb_label_box *a, const struct tb_label_box *b)
+{
+    return a->x0 < b->x1 && b->x0 < a->x1 && a->y0 < b->y1 && b->y0 < a->y1;
+}
+
+size_t tb_report_place_labels(struct tb_label *l, size_t n, double marker, double pad,
+                              struct tb_label_box area)
+{
+    /* where a label may go, as (dx, dy) of its box's left edge and centre from the
+     * point, in units of the nearest distance that clears the marker: right and above
+     * first (a sweep's curve falls to the right), then the other sides, then farther */
+    static const double right[][2] = {{1, -1}, {1, 1}, {1, 0}, {1, -2}, {1, 2}, {2, -2}, {2, 2}};
+    static const double left[][2] = {{-1, -1}, {-1, 1},  {-1, 0}, {-1, -2},
+                                     {-1, 2},  {-2, -2}, {-2, 2}};
+    static const double mid[][2] = {{0, -1}, {0, 1}, {0, -2}, {0, 2}};
+    const size_t nr = sizeof right / sizeof right[0], nm = sizeof mid / sizeof mid[0];
+    size_t placed = 0;
+    for (size_t i = 0; i < n; i++)
+        l[i].placed = false;
+    for (size_t i = 0; i < n; i++) {
+        /* the distances that clear the marker: sideways; up or down beside it; above
+         * or below it */
+        const double gx = marker + pad, gy = l[i].h / 2 + pad / 2, gm = marker + pad + l[i].h / 2;
+        if (l[i].w <= 0)
+            continue;
+        for (size_t c = 0; c < 2 * nr + nm && !l[i].placed; c++) {
+            const double *d = c < nr ? right[c] : c < 2 * nr ? left[c - nr] : mid[c - 2 * nr];
+            struct tb_label_box b;
+            bool free_here = true;
+            /* the box's left edge: right of the point, left of it, or centred on it */
+            double x = d[0] > 0   ? l[i].ax + d[0] * gx
+                       : d[0] < 0 ? l[i].ax + d[0] * gx - l[i].w
+                                  : l[i].ax - l[i].w / 2;
+            double y = l[i].ay + d[1] * (d[0] ? gy : gm);
+            b.x0 = x - pad / 2;
+            b.x1 = x + l[i].w + pad / 2;
+            b.y0 = y - l[i].h / 2 - pad / 2;
+            b.y1 = y + l[i].h / 2 + pad / 2;
+            if (b.x0 < area.x0 || b.x1 > area.x1 || b.y0 < area.y0 || b.y1 > area.y1)
+                continue;
+            for (size_t k = 0; k < n && free_here; k++) {
+                struct tb_label_box m = {l[k].ax - marker, l[k].ay - marker, l[k].ax + marker,
+                                         l[k].ay + marker};
+                struct tb_label_box o = {l[k].x - pad / 2, l[k].y - l[k].h / 2 - pad / 2,
+                                         l[k].x + l[k].w + pad / 2, l[k].y + l[k].h / 2 + pad / 2};
+                free_here = !boxes_meet(&b, &m) && !(l[k].placed && boxes_meet(&b, &o));
+            }
+            if (free_here) {
+                l[i].x = x;
+                l[i].y = y;
+                l[i].placed = true;
+                placed++;
+            }
+        }
+    }
+    return placed;
+}
+
+/* ---- file names a reader can use ---- */
+
+/* The part of path after dir and a slash, or NULL when path is not inside dir. */
+static char *inside(char *path, const char *dir)
+{
+    size_t n = strlen(dir);
+    while (n > 1 && dir[n - 1] == '/')
+        n--;
+    if (n == 0 || strncmp(path, dir, n) || path[n] != '/')
+        return NULL;
+    return path + n + 1;
+}
+
+void tb_report_short_paths(struct report *R)
+{
+    char cwd[4096];
+    bool have_cwd = getcwd(cwd, sizeof cwd) != NULL;
+    for (size_t i = 0; i < R->res.ntables; i++) {
+        char *p = R->res.tables[i].path, *s;
+        if (!p || p[0] != '/')
+            continue; /* relative: as given, and no machine's path */
+        s = inside(p, R->dir.outdir);
+        if (!s && have_cwd)
+            s = inside(p, cwd);
+        if (!s)
+            s = strrchr(p, '/') + 1;
+        memmove(p, s, strlen(s) + 1); /* a suffix of the path: it fits where it is */
+    }
 }

@@ -81,6 +81,8 @@ static void write_context(struct tb_doc *d, const struct report *R)
     size_t nm = tb_report_count(R, TB_PROV_MEASURED), ni = tb_report_count(R, TB_REPORT_IMPORTED);
 
     tb_doc_h(d, 2, "Where, when, what");
+    tb_doc_fold_begin(d, "The models, the hosts, the build, the compiler and the price of the "
+                         "host");
     tb_doc_table(d, "tt", head);
 #define ROW(k, val)                                                                                \
     do {                                                                                           \
@@ -123,6 +125,7 @@ static void write_context(struct tb_doc *d, const struct report *R)
     ROW("Report written", w);
 #undef ROW
     tb_doc_table_end(d);
+    tb_doc_fold_end(d);
 }
 
 static void write_runs(struct tb_doc *d, const struct report *R)
@@ -131,6 +134,8 @@ static void write_runs(struct tb_doc *d, const struct report *R)
                                        "Shape",      "Metric", "Value", "Unit",  "Spread (min-max)",
                                        "n"};
     tb_doc_h(d, 2, "Runs");
+    tb_doc_fold_begin(d, "Every result row: its provenance, target, model, shape, metric, "
+                         "value and spread");
     tb_doc_p(d, NULL,
              "One row per metric. Measured values are the median of n timed repetitions; "
              "the spread is the fastest to the slowest of them. Rows that were not "
@@ -163,6 +168,7 @@ static void write_runs(struct tb_doc *d, const struct report *R)
         tb_doc_row(d, cells);
     }
     tb_doc_table_end(d);
+    tb_doc_fold_end(d);
 }
 
 /* Where a row's number comes from, for a tooltip: provenance, where, when, what. */
@@ -586,6 +592,7 @@ static void write_host_cpu(struct tb_doc *d, const struct report *R)
                      "the machine they ran on when it has a price, but they are the host's "
                      "throughput of small or shortened models, not an instance's: the summary, "
                      "the rankings and the charts leave them out.");
+            tb_doc_fold_begin(d, "The host's runs: throughput, cost, unused accelerators");
             tb_doc_table(d, "ttnnpt", head);
         }
         snprintf(where, sizeof where, "%s%s%s", t, *F(best->row, "device") ? ": " : "",
@@ -606,8 +613,10 @@ static void write_host_cpu(struct tb_doc *d, const struct report *R)
         tips[4] = prov;
         tb_doc_row_tip(d, cells, tips);
     }
-    if (shown)
+    if (shown) {
         tb_doc_table_end(d);
+        tb_doc_fold_end(d);
+    }
 }
 
 /* Per serving workload and target: the cheapest configuration within the limits. */
@@ -622,6 +631,8 @@ static void write_limits(struct tb_doc *d, const struct report *R)
     if (!any)
         return;
     tb_doc_h(d, 2, "Cost under latency limits");
+    tb_doc_fold_begin(d, "Each serving target's cheapest configuration within the latency "
+                         "limits");
     tb_doc_p(
         d, NULL,
         "Every serving target's cheapest configuration with TTFT at most %g ms and TPOT at "
@@ -679,6 +690,7 @@ static void write_limits(struct tb_doc *d, const struct report *R)
         }
     }
     tb_doc_table_end(d);
+    tb_doc_fold_end(d);
 }
 
 static void write_training(struct tb_doc *d, const struct report *R)
@@ -692,6 +704,7 @@ static void write_training(struct tb_doc *d, const struct report *R)
     if (!any)
         return;
     tb_doc_h(d, 2, "Time and cost to train");
+    tb_doc_fold_begin(d, "Days and dollars to train, per training run");
     tb_doc_p(d, NULL,
              "Training on %s tokens (--train-tokens) at each training run's throughput, "
              "with what the run used (its instances, or its share of one): days = tokens / "
@@ -724,6 +737,7 @@ static void write_training(struct tb_doc *d, const struct report *R)
         tb_doc_row_tip(d, cells, tips);
     }
     tb_doc_table_end(d);
+    tb_doc_fold_end(d);
 }
 
 /* A run's configuration as the GPU executor names both sides: "cuda:CONFIG" for the
@@ -766,6 +780,8 @@ static void write_model_check(struct tb_doc *d, const struct report *R)
                 continue;
             if (!any) {
                 tb_doc_h(d, 2, "Measured GPU runs against the model");
+                tb_doc_fold_begin(d, "Each measured GPU metric beside the model's prediction "
+                                     "and its error");
                 tb_doc_p(d, NULL,
                          "Each metric of a run measured on this machine's GPU (executor cuda) "
                          "beside the performance model's prediction of the same run on one "
@@ -792,8 +808,10 @@ static void write_model_check(struct tb_doc *d, const struct report *R)
             tb_doc_row_tip(d, cells, tips);
         }
     }
-    if (any)
+    if (any) {
         tb_doc_table_end(d);
+        tb_doc_fold_end(d);
+    }
 }
 
 static void write_cost(struct tb_doc *d, const struct report *R)
@@ -803,6 +821,8 @@ static void write_cost(struct tb_doc *d, const struct report *R)
         "Throughput (run)", "Instances",  "Per chip", "Metric", "USD per unit",
         "Spread (min-max)", "Price-perf", "Price"};
     tb_doc_h(d, 2, "Cost per million tokens and per thousand images");
+    tb_doc_fold_begin(d, "Every throughput row's cost, throughput per chip, price-performance "
+                         "and price, and how they are computed");
     tb_doc_p(d, NULL,
              "usd_per_mtok = usd_per_hour / (tokens_per_s x 3600) x 10^6; usd_per_kimage = "
              "usd_per_hour / (images_per_s x 3600) x 10^3 (the unit is in the metric's name: "
@@ -823,6 +843,7 @@ static void write_cost(struct tb_doc *d, const struct report *R)
         tb_doc_p(d, "note",
                  "No throughput rows (*_tokens_per_s, images_per_s) in the results: "
                  "nothing to cost.");
+        tb_doc_fold_end(d);
         return;
     }
     tb_doc_table(d, "pttttnnncnnnt", head);
@@ -867,6 +888,7 @@ static void write_cost(struct tb_doc *d, const struct report *R)
         tb_doc_row_tip(d, cells, tips);
     }
     tb_doc_table_end(d);
+    tb_doc_fold_end(d);
 }
 
 /* The prices used: one row per footnote number, with per-instance and per-chip rates
@@ -884,6 +906,8 @@ static void write_prices(struct tb_doc *d, const struct report *R)
                                      "Flag",
                                      "Source"};
     tb_doc_h(d, 2, "Prices used");
+    tb_doc_fold_begin(d, "Each price: per instance-hour and per chip-hour, region, purchase "
+                         "model, date and source");
     tb_doc_p(d, NULL,
              "USD per instance-hour from %s unless given on the command line: the newest row "
              "for the instance, region and purchase model. Prices older than %g days "
@@ -923,6 +947,7 @@ static void write_prices(struct tb_doc *d, const struct report *R)
             tb_doc_row(d, cells);
         }
     tb_doc_table_end(d);
+    tb_doc_fold_end(d);
 }
 
 /* The purchase-model matrix: each compared target's price under every purchase model
@@ -947,6 +972,8 @@ static void write_purchase_matrix(struct tb_doc *d, const struct report *R)
             }
         }
     tb_doc_h(d, 2, "What each purchase model costs");
+    tb_doc_fold_begin(d, "Each target's price under every purchase model, and each workload's "
+                         "cost at each");
     tb_doc_p(d, NULL,
              "Each target's price per instance-hour under every purchase model in %s, or in "
              "the nearest region that has one (named); empty where no price is listed (hover "
@@ -1013,13 +1040,19 @@ static void write_purchase_matrix(struct tb_doc *d, const struct report *R)
         }
     }
     tb_doc_table_end(d);
+    tb_doc_fold_end(d);
 }
 
 static void write_charts(struct tb_doc *d, const struct report *R)
 {
     tb_doc_h(d, 2, "Charts");
-    for (int i = 0; i < R->ncharts; i++)
+    for (int i = 0; i < R->ncharts; i++) {
+        if (*R->charts[i].fold)
+            tb_doc_fold_begin(d, R->charts[i].fold);
         doc_figure(d, &R->charts[i], i);
+        if (*R->charts[i].fold)
+            tb_doc_fold_end(d);
+    }
     if (*R->notes) {
         char line[1024];
         for (const char *s = R->notes; *s;) {
@@ -1039,6 +1072,7 @@ static void write_definitions(struct tb_doc *d, const struct report *R)
     const char *seen[64];
     size_t nseen = 0;
     tb_doc_h(d, 2, "Metric definitions");
+    tb_doc_fold_begin(d, "What each metric measures, and its unit");
     tb_doc_table(d, "ctt", head);
     /* the results' metrics in order of first appearance, then the cost metrics used */
     for (size_t pass = 0; pass < 2; pass++) {
@@ -1061,6 +1095,7 @@ static void write_definitions(struct tb_doc *d, const struct report *R)
         }
     }
     tb_doc_table_end(d);
+    tb_doc_fold_end(d);
 }
 
 static void write_provenance(struct tb_doc *d, const struct report *R)
@@ -1069,6 +1104,8 @@ static void write_provenance(struct tb_doc *d, const struct report *R)
     const size_t nm = tb_report_count(R, TB_PROV_MEASURED);
     const size_t ni = tb_report_count(R, TB_REPORT_IMPORTED);
     tb_doc_h(d, 2, "Provenance");
+    tb_doc_fold_begin(d, "Where the measured, imported, modeled and published rows come from, "
+                         "and the files read");
     if (nm) {
         long nmin = -1, nmax = -1, wmin = -1, wmax = -1;
         for (size_t i = 0; i < R->res.nrows; i++) {
@@ -1132,15 +1169,25 @@ static void write_provenance(struct tb_doc *d, const struct report *R)
                  "Results files: %s. Prices: %s (columns and sources in pricing/README.md).", a,
                  R->pricing.prices_name);
     }
+    tb_doc_fold_end(d);
 }
 
 static void write_assessment(struct tb_doc *d, const struct report *R)
 {
     if (R->assess_md) {
+        /* its heading stays in view, the rest folds */
+        const char *h = strstr(R->assess_html, "</h2>\n");
+        size_t at = h ? (size_t)(h + 6 - R->assess_html) : 0;
+        char title[160];
+        snprintf(title, sizeof title, "The assessment of %zu workload%s, one table each",
+                 R->o->assessment->csv.nrows, R->o->assessment->csv.nrows == 1 ? "" : "s");
         tb_sb_puts(&d->md, R->assess_md);
         tb_sb_puts(&d->md, "\n");
         tb_sb_puts(&d->html, "<section id=\"assessment\">\n");
-        tb_sb_puts(&d->html, R->assess_html);
+        tb_sb_putn(&d->html, R->assess_html, at);
+        tb_doc_fold_begin(d, title);
+        tb_sb_puts(&d->html, R->assess_html + at);
+        tb_doc_fold_end(d);
         tb_sb_puts(&d->html, "</section>\n");
     } else {
         tb_doc_h(d, 2, "Migration assessment");
@@ -1377,6 +1424,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     if (tb_report_path_in(p, sizeof p, R.dir.tmpdir, "cost.csv") != 0 ||
         tb_costs_write_csv(&R.cs, p, err, errlen) != 0)
         goto out;
+    tb_report_short_paths(&R);
     if (build_docs(&R, &md, &html) != 0) {
         tb_err(err, errlen, "out of memory");
         goto out;

@@ -5,7 +5,8 @@
  *   report.c   tb_report_write and the sections of report.md and report.html
  *   charts.c   the charts (gnuplot), kept as SVG for the HTML
  *   publish.c  the scratch folder, then rename: how the files reach the output folder
- *   labels.c   the words and numbers the sections and the charts share
+ *   labels.c   the words and numbers the sections and the charts share, and where a
+ *              chart's point labels go so that none overlaps another
  *   serving.c  the section on servers measured under load (the endpoint executor)
  *
  * The report reads three things it does not own the making of: the results
@@ -33,6 +34,7 @@
 struct tb_report_chart {
     char name[48];     /* file name without extension: "throughput", "interactivity-1" */
     char caption[600]; /* what it shows, for both documents */
+    char fold[160];    /* "": shown; else the HTML folds it away under this line */
     char *svg;         /* owned: the SVG text, inlined into report.html */
     bool png;          /* a PNG copy was drawn beside the SVG */
 };
@@ -111,8 +113,34 @@ void tb_report_counters(const struct report *R, char *buf, size_t len);
 /* The models of the report for a title: their names, or how many when they would not
  * fit on the line. */
 void tb_report_models(const struct report *R, char *buf, size_t len);
+/* The results files' paths as the documents name them: no machine's path. An absolute
+ * path becomes relative to the report's folder when inside it ("results.csv"), else to
+ * the working folder when inside that, else the file's name; relative ones stay. Call
+ * once the inputs are checked and cost.csv written (its results_file keeps the path as
+ * given): the paths are shortened in place. */
+void tb_report_short_paths(struct report *R);
 /* A token count in words: "1 trillion", "300 billion", "5e+06". Returns buf. */
 const char *tb_report_tokens_text(double n, char *buf, size_t len);
+
+/* Point labels of a chart that never overlap: a box in pixels, y down. */
+struct tb_label_box {
+    double x0, y0, x1, y1;
+};
+struct tb_label {
+    double ax, ay; /* in: the point it labels, pixels */
+    double w, h;   /* in: its text's size, pixels; w 0 for a point without a label */
+    bool placed;   /* out: a place was found (else the label is left out) */
+    double x, y;   /* out, when placed: its text's left edge and vertical centre */
+};
+/* The width in pixels of s in a sans font of font_px pixels, erring wide (browsers draw
+ * gnuplot's "Helvetica" with whatever sans font they have). */
+double tb_report_text_width(const char *s, double font_px);
+/* Place the labels in order, each beside its point (right, left, above or below, near
+ * first), inside area, clear of every point's marker (marker pixels each side) and of
+ * the labels placed before it, pad pixels apart; a label with no such place is left out
+ * (placed false). Returns how many were placed. */
+size_t tb_report_place_labels(struct tb_label *l, size_t n, double marker, double pad,
+                              struct tb_label_box area);
 
 /* ---- charts.c ---- */
 

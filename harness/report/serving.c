@@ -81,6 +81,7 @@ static void write_starts(struct tb_doc *d, const struct report *R)
             continue;
         if (!any) {
             tb_doc_h(d, 3, "Server starts and compile time");
+            tb_doc_fold_begin(d, "Cold and warm starts, compile time and its cost");
             tb_doc_p(d, NULL,
                      "From launch to the endpoint answering. A recipe's server (recipe=vllm) "
                      "started twice with the same compile cache, empty then filled: compile = "
@@ -106,8 +107,10 @@ static void write_starts(struct tb_doc *d, const struct report *R)
         cells[8] = isnan(h) ? "" : tb_report_num(h * x->value / 3600.0, usd_s, sizeof usd_s);
         tb_doc_row(d, cells);
     }
-    if (any)
+    if (any) {
         tb_doc_table_end(d);
+        tb_doc_fold_end(d);
+    }
 }
 
 void tb_report_write_serving(struct tb_doc *d, const struct report *R)
@@ -138,6 +141,8 @@ void tb_report_write_serving(struct tb_doc *d, const struct report *R)
             continue;
         if (!any) {
             tb_doc_h(d, 2, "Servers measured under load");
+            tb_doc_fold_begin(d, "Each load level: throughput, latency percentiles, the model's "
+                                 "error");
             tb_doc_p(d, NULL,
                      "Each load level of a serving run (trnbench run --endpoint, executor "
                      "endpoint): cN keeps N requests in flight, rR sends R requests/s (Poisson). "
@@ -195,7 +200,9 @@ void tb_report_write_serving(struct tb_doc *d, const struct report *R)
         tips[5] = tip;
         tb_doc_row_tip(d, cells, tips);
     }
-    if (any)
+    if (any) {
         tb_doc_table_end(d);
+        tb_doc_fold_end(d);
+    }
     write_starts(d, R);
 }

@@ -186,6 +186,8 @@ void tb_doc_table(struct tb_doc *d, const char *kinds, const char *const *head)
 {
     size_t n = strlen(kinds);
     d->kinds = kinds;
+    for (int i = 0; i < d->folds && i < TB_DOC_MAX_FOLDS; i++)
+        d->fold[i].tables++;
     tb_sb_puts(&d->md, "|");
     tb_sb_puts(&d->html, "<div class=\"scroll\"><table class=\"sortable\">\n<thead><tr>");
     for (size_t i = 0; i < n; i++) {
@@ -264,7 +266,7 @@ static void put_cell(struct tb_doc *d, char k, const char *v, const char *tip, i
         td_open(&d->html, tip && *tip ? "num tip" : "num", k == 'r' ? WRAP : NULL, span, tip);
         tb_sb_html(&d->html, v);
     } else if (k == 'c' && *v) {
-        td_open(&d->html, NULL, NULL, span, tip);
+        td_open(&d->html, "code", NULL, span, tip);
         tb_sb_puts(&d->html, "<code>");
         tb_sb_html(&d->html, v);
         tb_sb_puts(&d->html, "</code>");
@@ -290,6 +292,8 @@ void tb_doc_row_span(struct tb_doc *d, const char *const *cells, const char *con
                      const int *span)
 {
     size_t n = strlen(d->kinds);
+    for (int i = 0; i < d->folds && i < TB_DOC_MAX_FOLDS; i++)
+        d->fold[i].rows++;
     tb_sb_puts(&d->md, "|");
     tb_sb_puts(&d->html, "<tr>");
     for (size_t col = 0, i = 0; col < n; i++) {
@@ -397,40 +401,104 @@ void tb_doc_list_end(struct tb_doc *d)
     tb_sb_puts(&d->html, "</ul>\n");
 }
 
+/* ---- folds ---- */
+
+/* Insert s at byte pos of b (pos <= b->len). */
+static void sb_insert(struct tb_sbuf *b, size_t pos, const char *s)
+{
+    size_t n = strlen(s), tail;
+    tb_sb_putn(b, s, n); /* room for it, at the end */
+    if (b->failed)
+        return;
+    tail = b->len - n - pos;
+    memmove(b->p + pos + n, b->p + pos, tail);
+    memcpy(b->p + pos, s, n);
+}
+
+void tb_doc_fold_begin(struct tb_doc *d, const char *title)
+{
+    int i = d->folds++;
+    if (i >= TB_DOC_MAX_FOLDS)
+        return;
+    tb_sb_puts(&d->html, "<details class=\"fold\"><summary>");
+    tb_sb_html(&d->html, title);
+    d->fold[i].at = d->html.len;
+    d->fold[i].rows = d->fold[i].tables = 0;
+    tb_sb_puts(&d->html, "</summary>\n");
+}
+
+void tb_doc_fold_end(struct tb_doc *d)
+{
+    char count[96] = "";
+    int i;
+    TB_ASSERT(d->folds > 0);
+    i = --d->folds;
+    if (i >= TB_DOC_MAX_FOLDS)
+        return;
+    if (d->fold[i].tables > 1)
+        snprintf(count, sizeof count, " (%zu row%s in %zu tables)", d->fold[i].rows,
+                 d->fold[i].rows == 1 ? "" : "s", d->fold[i].tables);
+    else if (d->fold[i].tables == 1)
+        snprintf(count, sizeof count, " (%zu row%s)", d->fold[i].rows,
+                 d->fold[i].rows == 1 ? "" : "s");
+    if (*count && d->fold[i].at <= d->html.len)
+        sb_insert(&d->html, d->fold[i].at, count);
+    tb_sb_puts(&d->html, "</details>\n");
+}
+
 /* ---- the HTML page ---- */
 
-/* The report's stylesheet (the same rules as harness/tb_report.c's, byte for byte, so
- * that it can move here) and its script. */
+/* The report's stylesheet. Tables scroll sideways inside their wrapper (.scroll) with the
+ * first column held in place (sticky; borders on the cells' right and bottom, since a
+ * collapsed border would not move with a sticky cell), code wraps anywhere, charts scale
+ * to the width, folds (tb_doc_fold_begin) are boxes with a summary line, and phones get
+ * smaller type and padding, and a first column of at most 9rem (it wraps anywhere) so
+ * that the columns scrolling beside it keep most of the screen. */
 static const char PAGE_CSS[] =
-    ":root{--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--head:#f6f8fa}"
+    ":root{--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--head:#f6f8fa;--bg:#fff}"
     "*{box-sizing:border-box}"
-    "body{margin:0 auto;max-width:75rem;padding:1rem 1.25rem;color:var(--fg);background:#fff;"
+    "html{-webkit-text-size-adjust:100%;text-size-adjust:100%}"
+    "body{margin:0 auto;max-width:75rem;padding:1rem 1.25rem;color:var(--fg);background:var(--bg);"
     "font:16px/1.5 system-ui,-apple-system,'Segoe UI',Roboto,Helvetica,Arial,sans-serif}"
     "h1{font-size:1.6rem;margin:.5rem 0 1rem}"
     "h2{font-size:1.25rem;margin:2rem 0 .75rem;padding-bottom:.25rem;"
     "border-bottom:1px solid var(--line)}"
-    ".scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;margin:.5rem 0 1rem}"
-    "table{border-collapse:collapse;font-size:.9rem}"
-    "th,td{border:1px solid var(--line);padding:.3rem .55rem;text-align:left;vertical-align:top}"
+    "h1,h2,h3,p,li,summary,figcaption{overflow-wrap:break-word}"
+    ".scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;max-width:100%;margin:.5rem 0 1rem}"
+    "table{border-collapse:separate;border-spacing:0;font-size:.9rem;"
+    "border-top:1px solid var(--line);border-left:1px solid var(--line)}"
+    "th,td{border:0;border-right:1px solid var(--line);border-bottom:1px solid var(--line);"
+    "padding:.3rem .55rem;text-align:left;vertical-align:top;overflow-wrap:break-word}"
     "th{background:var(--head)}"
+    ".scroll tr>:first-child:not([colspan]){position:sticky;left:0;z-index:1;"
+    "background:var(--bg)}"
+    ".scroll thead tr>:first-child{background:var(--head)}"
     ".num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}"
     "code{font:.85em ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}"
+    "td code{overflow-wrap:anywhere}td.code{min-width:14ch}"
     ".prov{display:inline-block;padding:0 .45rem;border:1px solid;border-radius:.7rem;"
     "font-size:.8rem;white-space:nowrap}"
     ".prov-measured{color:#1a7f37}.prov-modeled{color:#9a6700;border-style:dashed}"
     ".prov-published{color:#0b5cad;border-style:dotted}"
-    "figure{margin:1rem 0}figcaption{color:var(--muted);font-size:.9rem}"
+    "figure{margin:1rem 0;max-width:100%}figcaption{color:var(--muted);font-size:.9rem}"
     "svg.chart{display:block;width:100%;max-width:800px;height:auto}"
     ".note{color:var(--muted);border-left:3px solid var(--line);padding-left:.6rem}"
     ".lead{color:var(--muted)}"
     "td.tip{text-decoration:underline dotted var(--muted);text-underline-offset:3px}"
     "th{cursor:pointer}"
-    "#assessment table{display:block;overflow-x:auto;max-width:100%}"
+    "details.fold{margin:.5rem 0 1rem;border:1px solid var(--line);border-radius:.4rem;"
+    "padding:.35rem .7rem}"
+    "details.fold>summary{cursor:pointer;color:var(--muted)}"
+    "details.fold[open]>summary{margin-bottom:.5rem}"
     "@media (max-width:40rem){body{padding:.5rem .6rem;font-size:15px}"
-    "th,td{padding:.2rem .35rem}h1{font-size:1.3rem}}";
+    "table{font-size:.8rem}th,td{padding:.2rem .35rem}h1{font-size:1.3rem}"
+    "h2{font-size:1.1rem}details.fold{padding:.3rem .45rem}"
+    ".scroll tr>:first-child:not([colspan]){min-width:7.5rem;max-width:9rem;"
+    "overflow-wrap:anywhere}}";
 
 /* The tables' sorting (click a heading; numbers sort as numbers) and a self-check a
- * headless browser reads back: how many charts were laid out with content. */
+ * headless browser reads back: how many charts were laid out with content (one in a
+ * closed fold is measured opened), and whether the page fits the window's width. */
 static const char PAGE_SCRIPT[] =
     "(function(){"
     "function key(td){if(!td)return '';var t=td.textContent.trim();"
@@ -449,7 +517,8 @@ static const char PAGE_SCRIPT[] =
     "var r=typeof x===typeof y?(x<y?-1:x>y?1:0):(typeof x==='number'?-1:1);return asc?r:-r;});"
     "for(var k=0;k<rows.length;k++)tb.appendChild(rows[k]);});})(hs[i]);}"
     "var cs=document.querySelectorAll('svg.chart'),n=0;"
-    "for(var i=0;i<cs.length;i++){var r=cs[i].getBoundingClientRect();"
+    "for(var i=0;i<cs.length;i++){var f=cs[i].closest('details'),shut=f&&!f.open;"
+    "if(shut)f.open=true;var r=cs[i].getBoundingClientRect();if(shut)f.open=false;"
     "if(r.width>100&&r.height>100&&cs[i].querySelectorAll('path,rect,polygon,polyline').length>10)"
     "n++;}"
     "document.documentElement.setAttribute('data-charts',cs.length);"
@@ -473,12 +542,15 @@ void tb_doc_page_end(struct tb_doc *d)
 }
 
 /* The SVG text as an inline element: no XML prolog, no namespace URLs (HTML does not
- * need them), ids prefixed per chart so two charts' patterns cannot collide. */
+ * need them), ids prefixed per chart so two charts' patterns cannot collide. Its first
+ * <title> (the document's) becomes title; the others (gnuplot titles each plotted series
+ * with its key entry: a target's name) stay, so the page says which series is which. */
 void tb_doc_inline_svg(struct tb_sbuf *b, const char *svg, int which, const char *title)
 {
     const char *s = strstr(svg, "<svg");
     const char *tag_end;
     char prefix[16];
+    bool titled = false;
     snprintf(prefix, sizeof prefix, "c%d-", which);
     if (!s)
         return;
@@ -504,13 +576,14 @@ void tb_doc_inline_svg(struct tb_sbuf *b, const char *svg, int which, const char
     for (const char *p = tag_end + 1; *p;) {
         static const char *const refs[] = {" id='", " id=\"", "url(#", "href='#", "href=\"#"};
         bool done = false;
-        if (!strncmp(p, "<title>", 7)) {
+        if (!titled && !strncmp(p, "<title>", 7)) {
             const char *q = strstr(p, "</title>");
             if (q) {
                 tb_sb_puts(b, "<title>");
                 tb_sb_html(b, title);
                 tb_sb_puts(b, "</title>");
                 p = q + 8;
+                titled = true;
                 continue;
             }
         }

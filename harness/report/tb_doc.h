@@ -35,6 +35,9 @@ void tb_sb_html(struct tb_sbuf *b, const char *s);
 void tb_sb_md(struct tb_sbuf *b, const char *s);
 void tb_sb_release(struct tb_sbuf *b);
 
+/* How deep folds (tb_doc_fold_begin) nest. */
+#define TB_DOC_MAX_FOLDS 4
+
 /* The two documents. Zero-initialise; the caller owns md and html. */
 struct tb_doc {
     struct tb_sbuf md;
@@ -44,6 +47,12 @@ struct tb_doc {
                             provenance */
     int list_depth;      /* lists open (tb_doc_list_begin) */
     bool item_line_open; /* a list item's Markdown line has not ended yet */
+    int folds;           /* folds open (tb_doc_fold_begin), innermost last */
+    struct {
+        size_t at;     /* where in the HTML the fold's count goes (its summary line) */
+        size_t rows;   /* table rows written inside it so far */
+        size_t tables; /* tables opened inside it so far */
+    } fold[TB_DOC_MAX_FOLDS];
 };
 
 void tb_doc_h(struct tb_doc *d, int level, const char *text);
@@ -82,6 +91,15 @@ void tb_doc_item_begin(struct tb_doc *d);
 void tb_doc_item_end(struct tb_doc *d);
 void tb_doc_list_end(struct tb_doc *d);
 
+/* A fold: in the HTML, what is written between tb_doc_fold_begin and tb_doc_fold_end is
+ * a <details> element, closed until the reader opens it, whose <summary> line is title
+ * and then how many table rows the fold holds, counted as they are written ("(243
+ * rows)", "(12 rows in 2 tables)"; nothing when it holds no table). The Markdown gets
+ * the content only: it has no folds, and the section's own heading names it. Folds nest
+ * up to TB_DOC_MAX_FOLDS deep (deeper ones are written open, without a <details>). */
+void tb_doc_fold_begin(struct tb_doc *d, const char *title);
+void tb_doc_fold_end(struct tb_doc *d);
+
 /* A self-contained HTML page around the document (no external resource: it opens
  * offline): tb_doc_page_begin writes the head (title, the report's stylesheet) and
  * opens the body, tb_doc_page_end writes the script that sorts tables and closes the
@@ -90,7 +108,8 @@ void tb_doc_page_begin(struct tb_doc *d, const char *title);
 void tb_doc_page_end(struct tb_doc *d);
 
 /* SVG text as an inline HTML element: no XML prolog or namespaces, ids prefixed with
- * "c<which>-" so two charts' patterns cannot collide, its <title> set to title. */
+ * "c<which>-" so two charts' patterns cannot collide, its first <title> (the
+ * document's) set to title; the series' own <title>s (gnuplot's key entries) stay. */
 void tb_doc_inline_svg(struct tb_sbuf *b, const char *svg, int which, const char *title);
 
 #endif
