@@ -1015,3 +1015,16 @@ void tb_costs_versus(const struct tb_costs *cs, const char *workload, const char
         tb_cost_perf_range(v->base, blo / v->base, bhi / v->base, v->usd, flo, fhi, &v->plo,
                            &v->phi);
 }
+
+bool tb_costs_limits_apply(const struct tb_costs *cs, const struct tb_cost_rank *w)
+{
+    if (!w->serve)
+        return false;
+    for (size_t i = 0; i < cs->ncosts; i++) {
+        const struct tb_cost *c = &cs->costs[i];
+        if (!c->host_cpu && !c->led && tb_cost_of_workload(c, w->workload, w->metric) &&
+            tb_costs_meets(cs, c))
+            return true;
+    }
+    return false;
+}

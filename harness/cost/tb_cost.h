@@ -284,6 +284,10 @@ struct tb_cost_versus {
 void tb_costs_versus(const struct tb_costs *cs, const char *workload, const char *metric,
                      const char *target, bool ok, struct tb_cost_versus *v);
 
+/* Whether w's comparisons hold its configurations to the latency limits: a serving
+ * workload with a configuration (not the host CPU's, priced or not) that meets them. */
+bool tb_costs_limits_apply(const struct tb_costs *cs, const struct tb_cost_rank *w);
+
 /* Whether c meets the latency limits of cs (serving rows; others always do). */
 bool tb_costs_meets(const struct tb_costs *cs, const struct tb_cost *c);
 

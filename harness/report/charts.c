@@ -525,7 +525,7 @@ out:
 int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
 {
     struct bar *bars = tb_alloc_array(R->res.nrows + 1, sizeof(*bars));
-    char why[512], models[256], title[400], caption[400];
+    char why[512], models[256], title[400], caption[600];
     struct palette pal;
     bool png_ok;
     size_t n = 0;
@@ -615,39 +615,56 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
             goto out;
     }
 
-    /* price-performance against the baseline, per workload and target */
+    /* price-performance against the baseline, per workload and target, like for like:
+     * each target at its comparison price (the chosen one, else the nearest both have,
+     * named in its label), whiskers the range of the model's error or the repetitions */
     n = 0;
-    for (size_t i = 0; i < R->cs.ncosts; i++) {
-        const struct tb_cost *c = &R->cs.costs[i];
-        const struct tb_cost_rank *w = NULL;
-        if (!tb_costs_cheapest_of_target(&R->cs, c))
-            continue;
-        w = tb_costs_rank_of(&R->cs, c);
-        if (!w || !tb_cost_positive(w->base_usd))
-            continue;
-        tb_report_run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
-                            sizeof bars[n].label2);
-        bars[n].target = F(c->row, "target");
-        workload_word(c, bars[n].group, sizeof bars[n].group);
-        bars[n].rank = (int)(w - R->cs.ranks);
-        bars[n].value = tb_cost_price_perf(w->base_usd, c->usd);
-        bars[n].min = bars[n].max = NAN;
-        n++;
+    for (size_t wi = 0; wi < R->cs.nranks; wi++) {
+        const struct tb_cost_rank *w = &R->cs.ranks[wi];
+        bool ok = tb_costs_limits_apply(&R->cs, w);
+        for (size_t i = 0; i < R->cs.ncosts; i++) {
+            const struct tb_cost *c = &R->cs.costs[i];
+            struct tb_cost_versus v;
+            size_t len;
+            if (c->host_cpu || c->led ||
+                !tb_costs_first_of_target(&R->cs, i, w->workload, w->metric))
+                continue;
+            tb_costs_versus(&R->cs, w->workload, w->metric, F(c->row, "target"), ok, &v);
+            if (!v.c || !tb_cost_positive(v.perf))
+                continue;
+            tb_report_run_label(v.c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
+                                sizeof bars[n].label2);
+            len = strlen(bars[n].label2);
+            if (!v.c->price->cmp_chosen)
+                snprintf(bars[n].label2 + len, sizeof bars[n].label2 - len, ", %s",
+                         v.c->price->cmp_basis);
+            bars[n].target = F(v.c->row, "target");
+            workload_word(v.c, bars[n].group, sizeof bars[n].group);
+            bars[n].rank = (int)wi;
+            bars[n].value = v.perf;
+            bars[n].min = tb_cost_positive(v.plo) && v.plo < v.phi ? v.plo : NAN;
+            bars[n].max = tb_cost_positive(v.plo) && v.plo < v.phi ? v.phi : NAN;
+            n++;
+        }
     }
     if (n > 0) {
-        snprintf(title, sizeof title, "Price-performance against %s %s (higher is better)",
-                 R->cs.o.baseline, R->cs.btp.c.purchase);
+        snprintf(title, sizeof title,
+                 "Price-performance against %s, like for like (higher is "
+                 "better)",
+                 R->cs.o.baseline);
         snprintf(caption, sizeof caption,
-                 "Price-performance: the baseline's cost (%s, its cheapest configuration) over "
-                 "each target's cheapest, per workload; 2x = half the cost",
+                 "Price-performance: the baseline's cost (%s, its cheapest configuration, "
+                 "within the latency limits for serving) over each target's cheapest, both "
+                 "under one purchase model in one region (the chosen prices, else the nearest "
+                 "both have, named in the label); whisker: the range from the model's error or "
+                 "the measured repetitions; 2x = half the cost",
                  R->cs.basis);
         if (draw(R, &pal, "priceperf", "priceperf", caption, bars, n, title, png_ok, err, errlen) <
             0)
             goto out;
     } else {
-        tb_report_note(R, "no price-performance chart: no workload has a priced %s row (%s)",
-                       R->cs.o.baseline,
-                       R->cs.btp.c.have ? "no modeled baseline rows" : R->cs.btp.c.why);
+        tb_report_note(R, "no price-performance chart: no workload has a %s row to compare with",
+                       R->cs.o.baseline);
     }
 
     /* training: cost (and time) to train on N tokens, one colour per model */

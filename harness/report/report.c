@@ -288,21 +288,6 @@ static bool compared_workload(const struct report *R, const struct tb_cost_rank 
     return false;
 }
 
-/* Whether w's comparisons hold its configurations to the latency limits: a serving
- * workload with a configuration (of an instance, priced or not) that meets them. */
-static bool limits_apply(const struct report *R, const struct tb_cost_rank *w)
-{
-    if (!w->serve)
-        return false;
-    for (size_t i = 0; i < R->cs.ncosts; i++) {
-        const struct tb_cost *c = &R->cs.costs[i];
-        if (!c->host_cpu && !c->led && tb_cost_of_workload(c, w->workload, w->metric) &&
-            tb_costs_meets(&R->cs, c))
-            return true;
-    }
-    return false;
-}
-
 /* One target's figures in a sentence: "trn2.48xlarge 2.33 at capacity-block in us-east-2
  * (no on-demand price in us-east-1), saves 10% against p5.48xlarge there (1.11x; 0.62x to
  * 1.80x: within the model's error)"; a measured row says so and what the model said. */
@@ -374,7 +359,7 @@ static void say_unpriced(struct tb_doc *d, const struct report *R)
 static void say_workload(struct tb_doc *d, const struct report *R, const struct tb_cost_rank *w,
                          const char **targets, size_t nt)
 {
-    bool ok = limits_apply(R, w);
+    bool ok = tb_costs_limits_apply(&R->cs, w);
     const struct tb_cost *best = ok ? w->best_ok : w->best;
     struct tb_cost_versus v, a = {0};
     const char *aws = NULL;
@@ -504,7 +489,7 @@ static void write_matrix(struct tb_doc *d, const struct report *R)
         const struct tb_cost_rank *w = &R->cs.ranks[i];
         char cell[64][64], tip[64][600];
         const char *cells[66], *tips[66] = {0};
-        bool ok = limits_apply(R, w);
+        bool ok = tb_costs_limits_apply(&R->cs, w);
         if (!compared_workload(R, w))
             continue;
         cells[0] = w->workload;
@@ -1018,7 +1003,7 @@ static void write_purchase_matrix(struct tb_doc *d, const struct report *R)
     tb_doc_table(d, kinds, head);
     for (size_t w = 0; w < R->cs.nranks; w++) {
         const struct tb_cost_rank *rk = &R->cs.ranks[w];
-        bool ok = limits_apply(R, rk);
+        bool ok = tb_costs_limits_apply(&R->cs, rk);
         if (!compared_workload(R, rk))
             continue;
         for (size_t i = 0; i < nt; i++) {
