@@ -461,6 +461,20 @@ static void write_summary(struct tb_doc *d, const struct report *R)
     say_unpriced(d, R);
 }
 
+/* A matrix's head: first, then n column names, each column a number that may wrap
+ * (kinds "c" then n "r"); head and kinds have room for n + 1 (kinds n + 2). */
+static void matrix_head(const char *first, const char *const *names, size_t n, const char **head,
+                        char *kinds)
+{
+    head[0] = first;
+    kinds[0] = 'c';
+    for (size_t i = 0; i < n; i++) {
+        head[i + 1] = names[i];
+        kinds[i + 1] = 'r';
+    }
+    kinds[n + 1] = '\0';
+}
+
 /* Savings against the baseline, one row per workload and one column per target, each
  * like for like (the target's comparison price), with the range. */
 static void write_matrix(struct tb_doc *d, const struct report *R)
@@ -470,13 +484,7 @@ static void write_matrix(struct tb_doc *d, const struct report *R)
     size_t nt = compared_targets(R, targets, 64);
     if (nt == 0)
         return;
-    head[0] = "Workload";
-    kinds[0] = 'c';
-    for (size_t i = 0; i < nt; i++) {
-        head[i + 1] = targets[i];
-        kinds[i + 1] = 'r';
-    }
-    kinds[nt + 1] = '\0';
+    matrix_head("Workload", targets, nt, head, kinds);
     tb_doc_h(d, 3, "Saving against the baseline, target by target");
     tb_doc_p(d, NULL,
              "Each cell: the saving of the target's cheapest configuration (within the latency "
@@ -967,13 +975,7 @@ static void write_purchase_matrix(struct tb_doc *d, const struct report *R)
              "says so; spot prices are dated snapshots; capacity blocks are bought ahead for "
              "fixed dates.",
              region);
-    head[0] = "Target";
-    kinds[0] = 'c';
-    for (int k = 0; k < TB_COST_NPURCHASE; k++) {
-        head[k + 1] = order[k];
-        kinds[k + 1] = 'r';
-    }
-    kinds[TB_COST_NPURCHASE + 1] = '\0';
+    matrix_head("Target", order, TB_COST_NPURCHASE, head, kinds);
     tb_doc_table(d, kinds, head);
     for (size_t i = 0; i < nt; i++) {
         char cell[TB_COST_NPURCHASE][96], tip[TB_COST_NPURCHASE][1200];

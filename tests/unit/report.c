@@ -159,6 +159,30 @@ static void decode_row(struct tb_result_row *r, const char *run_id, const char *
     r->col[TB_COL_UNIT] = "tokens/s";
 }
 
+/* Append n rows to a fresh results file res, write the report of it into out with the
+ * tables of pricing, and read its cost.csv into *t (bails out when any of it fails). */
+static void report_rows(const char *res, const struct tb_result_row *rows, size_t n,
+                        const char *out, const char *pricing, const char *what,
+                        struct tb_csv_table *t)
+{
+    struct tb_report_opts o;
+    const char *files[1] = {res};
+    char err[1024] = "", costs[4200];
+    remove(res);
+    if (tb_results_append(res, rows, n, err, sizeof err) != 0)
+        bail("%s", err);
+    clean(out);
+    tb_report_opts_init(&o);
+    o.results = files;
+    o.nresults = 1;
+    o.out_dir = out;
+    o.pricing_dir = pricing;
+    IS_INT(TB_OK, tb_report_write(&o, NULL, err, sizeof err), "%s: report %s", what, err);
+    snprintf(costs, sizeof costs, "%s/cost.csv", out);
+    if (tb_csv_load(t, costs, err, sizeof err) != 0)
+        bail("cannot read cost.csv: %s", err);
+}
+
 /* A results file of GPU rows on a p5.48xlarge that used chips_used of its 8 H100s
  * (NULL: the column empty), as the GPU executor writes them: a measured decode run at
  * 2000 tokens/s and the model's twin of it on one chip at 2200. */
@@ -279,12 +303,10 @@ static void test_gpu_share(const char *pricing)
 static void test_host_cpu(const char *pricing)
 {
     struct tb_result_row rows[3];
-    struct tb_report_opts o;
     struct tb_csv_table t;
-    char err[1024] = "", *md;
+    char *md;
     char *res = test_tmp_path("report_host.csv"), *out = test_tmp_path("report_host");
     char *costs = test_tmp_path("report_host/cost.csv");
-    const char *files[1] = {res};
     const char *why = "8 NVIDIA H100 80GB HBM3 GPUs: no NVIDIA driver (test fixture)";
     long r;
 
@@ -309,17 +331,7 @@ static void test_host_cpu(const char *pricing)
     rows[2].col[TB_COL_RUN_ID] = "llama-3.1-8b/decode/b8/in1024/out128/bf16@old";
     rows[2].col[TB_COL_DEVICE] = NULL;
     rows[2].col[TB_COL_ACCEL_UNUSED] = NULL;
-    if (tb_results_append(res, rows, 3, err, sizeof err) != 0)
-        bail("%s", err);
-    clean(out);
-    tb_report_opts_init(&o);
-    o.results = files;
-    o.nresults = 1;
-    o.out_dir = out;
-    o.pricing_dir = pricing;
-    IS_INT(TB_OK, tb_report_write(&o, NULL, err, sizeof err), "host CPU rows: report %s", err);
-    if (tb_csv_load(&t, costs, err, sizeof err) != 0)
-        bail("cannot read cost.csv: %s", err);
+    report_rows(res, rows, 3, out, pricing, "host CPU rows", &t);
     r = cost_row(&t, "decode_tokens_per_s", "p5.48xlarge");
     IS_STRING("measured", r >= 0 ? tb_csv_field(&t, (size_t)r, "provenance") : "",
               "the host CPU's row first");
@@ -365,12 +377,10 @@ static void test_host_cpu(const char *pricing)
 static void test_measured_leads(const char *pricing)
 {
     struct tb_result_row rows[3];
-    struct tb_report_opts o;
     struct tb_csv_table t;
-    char err[1024] = "", *md, want[256];
+    char *md, want[256];
     char *res = test_tmp_path("report_lead.csv"), *out = test_tmp_path("report_lead");
     char *costs = test_tmp_path("report_lead/cost.csv");
-    const char *files[1] = {res};
     long r;
 
     remove(res);
@@ -387,17 +397,7 @@ static void test_measured_leads(const char *pricing)
                "trn1.32xlarge", "model", "llama-3.1-8b", "1800");
     decode_row(&rows[2], "model:p5.48xlarge/llama-3.1-8b/decode/b8/in1024/out128/bf16", "modeled",
                "p5.48xlarge", "model", "llama-3.1-8b", "2000");
-    if (tb_results_append(res, rows, 3, err, sizeof err) != 0)
-        bail("%s", err);
-    clean(out);
-    tb_report_opts_init(&o);
-    o.results = files;
-    o.nresults = 1;
-    o.out_dir = out;
-    o.pricing_dir = pricing;
-    IS_INT(TB_OK, tb_report_write(&o, NULL, err, sizeof err), "measured leads: report %s", err);
-    if (tb_csv_load(&t, costs, err, sizeof err) != 0)
-        bail("cannot read cost.csv: %s", err);
+    report_rows(res, rows, 3, out, pricing, "measured leads", &t);
     r = cost_row(&t, "decode_tokens_per_s", "trn1.32xlarge");
     IS_STRING("measured", r >= 0 ? tb_csv_field(&t, (size_t)r, "provenance") : "",
               "the measured trn1 row");
