@@ -527,15 +527,17 @@ static void write_matrix(struct tb_doc *d, const struct report *R)
             if (v.b == v.c)
                 snprintf(cell[k], sizeof cell[k], "baseline");
             else if (tb_cost_positive(v.plo) && v.plo < v.phi)
-                snprintf(cell[k], sizeof cell[k], "%s (%.2f-%.2fx)%s%s%s",
+                /* the saving on one line, its range and marks on the next: the range's
+                 * hyphen does not break (U+2011) and the marks stay with it (U+00A0) */
+                snprintf(cell[k], sizeof cell[k], "%s (%.2f\u2011%.2fx)%s%s%s",
                          saving_text(v.perf, s1, sizeof s1), v.plo, v.phi,
-                         v.c->price->cmp_chosen ? "" : " *",
-                         v.c->row->prov == TB_PROV_MEASURED ? " m" : "",
-                         within_error(&v) ? " =" : "");
+                         v.c->price->cmp_chosen ? "" : "\u00a0*",
+                         v.c->row->prov == TB_PROV_MEASURED ? "\u00a0m" : "",
+                         within_error(&v) ? "\u00a0=" : "");
             else
                 snprintf(cell[k], sizeof cell[k], "%s%s%s", saving_text(v.perf, s1, sizeof s1),
-                         v.c->price->cmp_chosen ? "" : " *",
-                         v.c->row->prov == TB_PROV_MEASURED ? " m" : "");
+                         v.c->price->cmp_chosen ? "" : "\u00a0*",
+                         v.c->row->prov == TB_PROV_MEASURED ? "\u00a0m" : "");
             snprintf(tip[k], sizeof tip[k],
                      "%s batch %s: %s against %s at %s (%s, %s); model error band: %s", targets[k],
                      F(v.c->row, "batch"), tb_report_num(v.usd, n1, sizeof n1),
