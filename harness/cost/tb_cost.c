@@ -223,17 +223,54 @@ static size_t regions_by_distance(const struct tb_pricing *p, const char *region
     return n;
 }
 
+int tb_cost_pair_basis(const struct tb_pricing *p, const char *a, const char *b,
+                       const char *purchase, const char *region, struct tb_price_choice *pa,
+                       struct tb_price_choice *pb, char *basis, size_t blen, char *err,
+                       size_t errlen)
+{
+    const char *order[TB_COST_NPURCHASE], **regions;
+    size_t nreg;
+    bool any = false;
+    purchase = purchase ? purchase : "on-demand";
+    region = region ? region : "us-east-1";
+    pa->have = pb->have = false;
+    regions = tb_alloc_array(p->nprices + 1, sizeof *regions);
+    if (!regions)
+        return tb_err(err, errlen, "out of memory");
+    nreg = regions_by_distance(p, region, regions);
+    tb_cost_purchase_order(purchase, order);
+    for (size_t i = 0; i < TB_COST_NPURCHASE; i++)
+        for (size_t k = 0; k < nreg; k++) {
+            if (tb_pricing_target_price(p, a, regions[k], order[i], pa, err, errlen) != 0 ||
+                tb_pricing_target_price(p, b, regions[k], order[i], pb, err, errlen) != 0) {
+                free(regions);
+                return -1;
+            }
+            any |= pa->have;
+            if (pa->have && pb->have) {
+                snprintf(basis, blen, "%s in %s", order[i], regions[k]);
+                free(regions);
+                return 0;
+            }
+        }
+    free(regions);
+    pa->have = pb->have = false;
+    snprintf(basis, blen, "%s",
+             any ? (strcmp(a, b) ? "no purchase model and region where the baseline has a "
+                                   "price too"
+                                 : "no price")
+                 : "no listed price under any purchase model in any region");
+    return 0;
+}
+
 /* Where t is compared with the baseline (struct tb_cost_price, cmp): the chosen purchase
- * model and region when both have a price there, else the nearest purchase model
- * (tb_cost_purchase_order) and, within it, the nearest region where both have one. A
- * price the user gave (--usd-per-hour) is compared at the chosen basis only. */
+ * model and region when both have a price there, else the nearest where both do
+ * (tb_cost_pair_basis). A price the user gave (--usd-per-hour) is compared at the chosen
+ * basis only. */
 static int compare_basis(struct tb_costs *cs, struct tb_cost_price *t, char *err, size_t errlen)
 {
     const char *want = cs->o.purchase ? cs->o.purchase : "on-demand";
     const char *region = cs->o.region ? cs->o.region : "us-east-1";
-    const char *order[TB_COST_NPURCHASE], **regions;
-    size_t nreg;
-    bool any = false;
 
     t->cmp_have = t->cmp_chosen = false;
     if (t->c.have && cs->btp.c.have) {
@@ -249,34 +286,10 @@ static int compare_basis(struct tb_costs *cs, struct tb_cost_price *t, char *err
                            : "no price to compare");
         return 0;
     }
-    regions = tb_alloc_array(cs->pricing->nprices + 1, sizeof *regions);
-    if (!regions)
-        return tb_err(err, errlen, "out of memory");
-    nreg = regions_by_distance(cs->pricing, region, regions);
-    tb_cost_purchase_order(want, order);
-    for (size_t i = 0; i < TB_COST_NPURCHASE && !t->cmp_have; i++)
-        for (size_t k = 0; k < nreg && !t->cmp_have; k++) {
-            struct tb_price_choice a, b;
-            if (tb_pricing_target_price(cs->pricing, t->target, regions[k], order[i], &a, err,
-                                        errlen) != 0 ||
-                tb_pricing_target_price(cs->pricing, cs->o.baseline, regions[k], order[i], &b, err,
-                                        errlen) != 0) {
-                free(regions);
-                return -1;
-            }
-            any |= a.have;
-            if (!a.have || !b.have)
-                continue;
-            t->cmp = a;
-            t->bcmp = b;
-            t->cmp_have = true;
-            snprintf(t->cmp_basis, sizeof t->cmp_basis, "%s in %s", order[i], regions[k]);
-        }
-    free(regions);
-    if (!t->cmp_have)
-        snprintf(t->cmp_basis, sizeof t->cmp_basis, "%s",
-                 any ? "no purchase model and region where the baseline has a price too"
-                     : "no listed price under any purchase model in any region");
+    if (tb_cost_pair_basis(cs->pricing, t->target, cs->o.baseline, want, region, &t->cmp, &t->bcmp,
+                           t->cmp_basis, sizeof t->cmp_basis, err, errlen) != 0)
+        return -1;
+    t->cmp_have = t->cmp.have && t->bcmp.have;
     return 0;
 }
 

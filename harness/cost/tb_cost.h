@@ -93,6 +93,18 @@ double tb_cost_at(const struct tb_cost *c, double rate);
 #define TB_COST_NPURCHASE 7
 void tb_cost_purchase_order(const char *purchase, const char *out[TB_COST_NPURCHASE]);
 
+/* The purchase model and region where instance types a and b both have a price: the
+ * given ones (NULL: on-demand, us-east-1) when both have one there, else the nearest
+ * purchase model (tb_cost_purchase_order) and, within it, the nearest region
+ * (tb_cost_region_distance). Returns 0 with pa and pb their prices there and basis
+ * "capacity-block in us-east-2", or 0 with pa->have and pb->have false and the reason in
+ * basis; -1 with err (a type not in the catalogue, out of memory). With a == b: the
+ * nearest price of a. */
+int tb_cost_pair_basis(const struct tb_pricing *p, const char *a, const char *b,
+                       const char *purchase, const char *region, struct tb_price_choice *pa,
+                       struct tb_price_choice *pb, char *basis, size_t blen, char *err,
+                       size_t errlen);
+
 /* How near region b is to a (0 the same, 1 the same area as "us-east", 2 the same
  * geography as "us", 3 elsewhere): the order in which other regions' prices stand in. */
 int tb_cost_region_distance(const char *a, const char *b);

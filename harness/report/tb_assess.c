@@ -632,6 +632,57 @@ static void candidate_prices(const struct tb_model *m, const struct workload *w,
     }
 }
 
+/* Whether a candidate with prices hp and cp (candidate_prices) compares like for like
+ * under the workload's purchase model and region: it has a price there, and so has the
+ * current instance (or the file gives what the workload costs now). */
+static bool like_priced(const struct tb_model *m, const struct workload *w,
+                        const struct tb_price_choice *hp, const struct tb_price_choice *cp)
+{
+    struct tb_price_choice c;
+    if (!hp->have && !cp->have)
+        return false;
+    if (!isnan(w->current_usd_month))
+        return true;
+    price_of(m, w->current, w->region, w->purchase, &c);
+    return c.have;
+}
+
+/* A candidate that cannot be compared under the workload's purchase model and region (it
+ * or the current instance has no price there): its prices
+ * at the nearest comparable purchase model and region where the current instance has one
+ * too (tb_cost_pair_basis; with the spend given in the file, where the candidate has
+ * one), *wp the workload as priced there (its purchase and region pointing into row),
+ * row->cmp_basis and the note saying so. Leaves hp and cp without a price when there is
+ * none. Returns 0, or -1 (out of memory). */
+static int nearest_comparable(const struct tb_model *m, const struct workload *w, const char *inst,
+                              struct tb_assess_row *row, struct workload *wp,
+                              struct tb_price_choice *hp, struct tb_price_choice *cp)
+{
+    struct tb_price_choice a, b;
+    char basis[96], e[512], note[600];
+    const char *other = isnan(w->current_usd_month) ? w->current : inst;
+    if (tb_cost_pair_basis(m->pricing, inst, other, w->purchase, w->region, &a, &b, basis,
+                           sizeof basis, e, sizeof e) != 0)
+        return -1;
+    if (!a.have || !b.have)
+        return 0;
+    snprintf(row->cmp_basis, sizeof row->cmp_basis, "%s", basis);
+    snprintf(row->purchase, sizeof row->purchase, "%s", a.purchase);
+    snprintf(row->region, sizeof row->region, "%s", a.region);
+    *wp = *w;
+    wp->purchase = row->purchase;
+    wp->region = row->region;
+    candidate_prices(m, wp, inst, hp, cp, note, sizeof note);
+    if (row->price_note[0])
+        snprintf(note, sizeof note, "%.400s; ", row->price_note);
+    else
+        snprintf(note, sizeof note, "%s has no %s price in %s; ", other, w->purchase, w->region);
+    snprintf(row->price_note, sizeof row->price_note,
+             "%.380spriced at the nearest comparable, %.96s, where %.64s has a price too", note,
+             basis, strcmp(other, inst) ? other : "it");
+    return 0;
+}
+
 static void cite(const struct tb_price_choice *pc, char *buf, size_t len)
 {
     snprintf(buf, len, "$%.4g/h %s %s, %.90s, %.300s", pc->usd_per_hour, pc->region, pc->purchase,
@@ -664,6 +715,7 @@ static int price_row(const struct tb_csv_table *t, size_t r, const struct worklo
         double f_lo = 1 - fmin(row->model_err, 0.9), f_hi = 1 + row->model_err;
         row->usd_per_hour = used->usd_per_hour;
         snprintf(row->purchase, sizeof row->purchase, "%s", used->purchase);
+        snprintf(row->region, sizeof row->region, "%s", used->region);
         cite(used, row->price, sizeof row->price);
         /* the model's error: the same purchase, capacity lower and higher */
         uh = used == &hp ? hp.usd_per_hour : NAN;
@@ -711,22 +763,22 @@ static int baseline(const struct tb_model *m, const struct workload *w,
 
     row->base_usd = NAN;
     row->like_for_like = false;
-    price_of(m, w->current, w->region, row->purchase, &pc);
+    price_of(m, w->current, row->region, row->purchase, &pc);
     if (pc.have) {
         row->like_for_like = true;
         snprintf(row->base_basis, sizeof row->base_basis, "%s %s in %s", w->current, row->purchase,
-                 w->region);
+                 row->region);
     } else if (strcmp(row->purchase, "on-demand") != 0) {
-        price_of(m, w->current, w->region, "on-demand", &pc);
+        price_of(m, w->current, row->region, "on-demand", &pc);
         committed = false;
         if (pc.have)
             snprintf(row->base_basis, sizeof row->base_basis,
                      "%s on-demand in %s (it has no %s price there: not like for like)", w->current,
-                     w->region, row->purchase);
+                     row->region, row->purchase);
     }
     if (!pc.have) {
         snprintf(row->base_basis, sizeof row->base_basis, "unknown: %s has no %s price in %s",
-                 w->current, row->purchase, w->region);
+                 w->current, row->purchase, row->region);
         return 0;
     }
     if (plan_at(w, cur, 1, committed ? NAN : pc.usd_per_hour, committed ? pc.usd_per_hour : NAN,
@@ -925,6 +977,7 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
             struct tb_assess_row *row = &as->rows[as->nrows];
             struct sizing *s = &sz[as->nrows - first];
             struct tb_price_choice hp, cp;
+            struct workload wp;
             as->nrows++;
             row->workload = wi;
             row->candidate = in->instance;
@@ -962,9 +1015,17 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
                 snprintf(row->why, sizeof row->why, "an inference chip: not a training target");
                 continue;
             }
-            /* the prices it lacks are said whether or not it holds the model */
+            /* the prices it lacks are said whether or not it holds the model; with none
+             * under the workload's purchase model and region, the nearest comparable where
+             * the current instance has a price too (the report's rule, tb_cost_pair_basis),
+             * said in the note */
             candidate_prices(m, wk, in->instance, &hp, &cp, row->price_note,
                              sizeof row->price_note);
+            if (!like_priced(m, wk, &hp, &cp) &&
+                nearest_comparable(m, wk, in->instance, row, &wp, &hp, &cp) != 0) {
+                tb_err(err, errlen, "out of memory");
+                goto out;
+            }
             if (row->current)
                 cur_why = row->why;
             if (!size_layout(m, wk, in, s, row->layout, sizeof row->layout, row->why,
@@ -978,7 +1039,8 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
                 row->concurrency = s->conc;
                 row->e2e_s = s->e2e_s;
             }
-            rc = price_row(&as->csv, wi, wk, o, s, &hp, &cp, row, err, errlen);
+            rc = price_row(&as->csv, wi, row->cmp_basis[0] ? &wp : wk, o, s, &hp, &cp, row, err,
+                           errlen);
             if (rc != TB_OK)
                 goto out;
             rc = TB_EFAIL;

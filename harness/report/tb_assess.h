@@ -120,6 +120,11 @@ struct tb_assess_row {
     char break_even_purchase[32]; /* the commitment it is for, or "" */
     /* pricing */
     char purchase[32];    /* purchase model used */
+    char region[32];      /* region of the price used: the workload's, or the nearest
+                             comparable's (see cmp_basis) */
+    char cmp_basis[96];   /* "" when priced under the workload's purchase model and region;
+                             else the nearest comparable where the candidate and the current
+                             instance both have a price ("capacity-block in us-east-2") */
     char basis[96];       /* "on-demand hours", "reserved-3y, 1 cluster always on",
                              "on-demand, always on" */
     bool committed;       /* train: bought as clusters for the whole month */

@@ -34,8 +34,9 @@ check "a candidate's saving is current - its cost ($cur - $m = $s)" \
     perl -e 'exit !(abs($ARGV[0] - $ARGV[1] - $ARGV[2]) < 0.02)' "$cur" "$m" "$s"
 check "break-even = 12 weeks x \$6000 / saving ($b months)" \
     perl -e 'exit !($ARGV[1] > 0 ? abs(72000 / $ARGV[1] - $ARGV[0]) < 0.01 : $ARGV[0] eq "never")' "$b" "$s"
-check "trn2 is listed without a price, and says why" \
-    grep -q '^chat assistant,serve,trn2.48xlarge,.*no price: no on-demand price' "$csv"
+check "trn2, with no on-demand price, is priced at its nearest comparable, and says so" \
+    sh -c 'case "$0" in *"no on-demand price for '"'"'trn2.48xlarge'"'"' in '"'"'us-east-1'"'"'"*"priced at the nearest comparable, capacity-block in us-east-2, where p5.48xlarge has a price too"*) exit 0;; esac; exit 1' \
+    "$(cell "$csv" "chat assistant" trn2.48xlarge price_note)"
 rps=$(cell "$csv" "chat assistant" p5.48xlarge requests_per_s)
 e2e=$(cell "$csv" "chat assistant" p5.48xlarge e2e_latency_s)
 inf=$(cell "$csv" "chat assistant" p5.48xlarge in_flight)
@@ -114,8 +115,9 @@ check "the report's usd per Mtok train x 2000 Mtok = the assessment's \$$a (\$$m
 # a purchase model and region: every candidate without the price says so
 sed '2s/,on-demand,us-east-1,/,capacity-block,us-east-2,/' "$ex/assess-chat.csv" >"$tmp/cb.csv"
 "$TB_BIN" assess "$tmp/cb.csv" --out "$tmp/cb" >/dev/null 2>&1
-check "capacity blocks in us-east-2: g6e.48xlarge says it has no such price" \
-    grep -q "^chat assistant,serve,g6e.48xlarge,.*no price: no capacity-block price for 'g6e.48xlarge' in 'us-east-2'" "$tmp/cb/assessment.csv"
+check "capacity blocks in us-east-2: g6e.48xlarge says it has no such price, and where it is priced" \
+    sh -c 'case "$0" in "no capacity-block price for '"'"'g6e.48xlarge'"'"' in '"'"'us-east-2'"'"'"*"priced at the nearest comparable, on-demand in us-east-2, where p5.48xlarge has a price too") exit 0;; esac; exit 1' \
+    "$(cell "$tmp/cb/assessment.csv" "chat assistant" g6e.48xlarge price_note)"
 w=$(cell "$tmp/cb/assessment.csv" "chat assistant" g6e.xlarge why)
 pn=$(cell "$tmp/cb/assessment.csv" "chat assistant" g6e.xlarge price_note)
 check "g6e.xlarge, which cannot hold the model, says so and that it has no such price" \

@@ -324,7 +324,19 @@ int main(void)
     else
         OK(isinf(p4d->break_even_months), "no saving: break-even never");
     trn2 = row_of(&as, 0, "trn2.48xlarge");
-    OK(!trn2->ok && starts(trn2->why, "no price: "), "trn2.48xlarge has no on-demand price");
+    OK(trn2->ok && !strcmp(trn2->cmp_basis, "capacity-block in us-east-2") &&
+           has(trn2->price_note, "priced at the nearest comparable, capacity-block in us-east-2, "
+                                 "where p5.48xlarge has a price too"),
+       "trn2.48xlarge has no on-demand price: priced at the nearest comparable (%s)",
+       trn2->price_note);
+    IS_STRING("p5.48xlarge capacity-block in us-east-2", trn2->base_basis,
+              "and compared with the current p5 there, like for like");
+    OK(trn2->like_for_like, "said so");
+    {
+        const struct tb_assess_row *t3 = row_of(&as, 0, "trn3-ultraserver-gen1");
+        OK(t3 && !t3->ok && starts(t3->why, "no price: "),
+           "trn3, with no price anywhere, says so (%s)", t3 ? t3->why : "");
+    }
 
     csv = render(&as, &o, CSV);
     md = render(&as, &o, MD);
@@ -357,7 +369,7 @@ int main(void)
     OK(has(md, " | always on | on-demand, always on | latency: "),
        "serving: always on, Little's law");
     OK(has(md, "\n| p5.48xlarge (current) | "), "Markdown marks the current fleet");
-    OK(has(md, "\n| trn2.48xlarge | | | | | | | | | | no price: "),
+    OK(has(md, "\n| trn3-ultraserver-gen1 | | | | | | | | | | no price: "),
        "Markdown: an unpriced row's reason in the verdict column");
     OK(has(md, "\n- **nvidia** (") && has(md, "\n  - capacity: "),
        "Markdown: risks by chip family");
@@ -377,7 +389,7 @@ int main(void)
     OK(has(html, "<td class=\"tip\" title=\"$") && has(html, "/h us-east-1 on-demand, ") &&
            has(html, "\">p5.48xlarge (current)</td>"),
        "HTML: the price used as the candidate's tooltip");
-    OK(has(html, "<tr><td>trn2.48xlarge</td><td colspan=\"10\">no price: "),
+    OK(has(html, "<tr><td>trn3-ultraserver-gen1</td><td colspan=\"10\">no price: "),
        "HTML: an unpriced row's reason spans the figures");
     OK(has(html, "<li><strong>nvidia</strong> ("), "HTML: risks by chip family");
 
@@ -498,8 +510,8 @@ int main(void)
     }
     tb_assess_release(&as);
 
-    /* a purchase model the current instance has no price for: its on-demand price, said;
-     * a candidate without the price, said */
+    /* a purchase model the current instance has no price for: each candidate compared
+     * with it at the nearest purchase model and region both have, said */
     write_text(cblock,
                "name,model,phase,requests_per_s,seq_in,seq_out,current_instance,"
                "current_purchase,region\n"
@@ -513,16 +525,22 @@ int main(void)
                starts(as.current_why[0],
                       "unknown: no capacity-block price for 'g6e.48xlarge' in 'us-east-2'"),
            "what it costs now is unknown, and why (%s)", as.current_why[0]);
-        OK(p5->ok && !strcmp(p5->purchase, "capacity-block"), "p5.48xlarge at a capacity block");
-        IS_STRING("g6e.48xlarge on-demand in us-east-2 (it has no capacity-block price there: not "
-                  "like for like)",
-                  p5->base_basis, "the baseline falls back to on-demand, said");
-        OK(!p5->like_for_like && has(p5->verdict, "not like for like"), "the verdict says so too");
+        OK(p5->ok && !strcmp(p5->purchase, "on-demand") && !strcmp(p5->region, "us-east-2"),
+           "p5.48xlarge is priced where g6e.48xlarge has a price too: on-demand in us-east-2");
+        OK(has(p5->price_note, "g6e.48xlarge has no capacity-block price in us-east-2; priced at "
+                               "the nearest comparable, on-demand in us-east-2, where "
+                               "g6e.48xlarge has a price too"),
+           "and says why (%s)", p5->price_note);
+        IS_STRING("g6e.48xlarge on-demand in us-east-2", p5->base_basis,
+                  "the baseline under the same purchase model and region");
+        OK(p5->like_for_like && !has(p5->verdict, "not like for like"), "like for like");
         OK(n >= 1 && fabs(n - round(n)) < 1e-9,
            "the baseline is whole g6e.48xlarge at $30.13/h (%g)", n);
-        OK(!g->ok && starts(g->why, "no price: no capacity-block price for 'g6e.xlarge' in "
-                                    "'us-east-2'"),
-           "a candidate without the price says so (%s)", g->why);
+        OK(g->ok &&
+               starts(g->price_note, "no capacity-block price for 'g6e.xlarge' in "
+                                     "'us-east-2'") &&
+               has(g->price_note, "priced at the nearest comparable, on-demand in us-east-1"),
+           "a candidate without the price says so, and where it is priced (%s)", g->price_note);
     }
     tb_assess_release(&as);
 
