@@ -3,8 +3,8 @@
  * FILE`, the command line over the performance model (tb_model.h) and scenario tables
  * (tb_scenario.h). Both read the same table; predict writes it back with the
  * predictions, validate prints each row's error against its measured value and the
- * error per chip family that tb_validate.h computes. Argument handling and printing
- * only: the statistics live in tb_validate.c.
+ * error per chip family (and per family, phase and precision) that tb_validate.h computes. Argument
+ * handling and printing only: the statistics live in tb_validate.c.
  */
 #include "cli.h"
 #include "tb_model.h"
@@ -16,6 +16,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
 
 static void predict_usage(FILE *f)
@@ -50,7 +51,8 @@ static void validate_usage(FILE *f)
           "\n"
           "Predict every row of a scenario table that carries a measured value and print\n"
           "each row's error, then the median and 90th-percentile absolute percentage\n"
-          "error per target family (chip) and overall, and how many rows it predicted.\n"
+          "error per target family (chip) and overall, and how many rows it predicted,\n"
+          "then the same per family, phase and precision.\n"
           "\n"
           "  --prices DIR        the catalogue and efficiency tables (predict's)\n"
           "  --pricing P, --region R  the prices of usd_to_train rows (predict's)\n"
@@ -214,13 +216,38 @@ out:
 
 /* ---- validate ---- */
 
-static void print_group(const struct tb_validate_group *g, const char *name)
+/* One group's line after its name columns: rows, complete, predicted, median% and p90%. */
+static void print_counts(const struct tb_validate_group *g)
 {
     if (!isnan(g->median))
-        printf("%-20s %5zu %9zu %9zu %9.1f %9.1f\n", name, g->rows, g->complete, g->n, g->median,
-               g->p90);
+        printf(" %5zu %9zu %9zu %9.1f %9.1f\n", g->rows, g->complete, g->n, g->median, g->p90);
     else
-        printf("%-20s %5zu %9zu %9zu %9s %9s\n", name, g->rows, g->complete, g->n, "-", "-");
+        printf(" %5zu %9zu %9zu %9s %9s\n", g->rows, g->complete, g->n, "-", "-");
+}
+
+static void print_group(const struct tb_validate_group *g, const char *name)
+{
+    printf("%-20s", name);
+    print_counts(g);
+}
+
+/* The errors per (family, phase, precision): family by family in the family table's
+ * order, each family's groups in the order they first appear; an empty phase or
+ * precision prints as "-". */
+static void print_precisions(const struct tb_validation *v)
+{
+    printf("\nper family, phase and precision\n");
+    printf("%-20s %-8s %-9s %5s %9s %9s %9s %9s\n", "family", "phase", "precision", "rows",
+           "complete", "predicted", "median%", "p90%");
+    for (size_t f = 0; f < v->ngroups; f++)
+        for (size_t i = 0; i < v->nprecisions; i++) {
+            const struct tb_validate_group *g = &v->precisions[i];
+            if (strcmp(g->family, v->groups[f].family))
+                continue;
+            printf("%-20s %-8s %-9s", g->family[0] ? g->family : "(unknown target)",
+                   g->phase[0] ? g->phase : "-", g->precision[0] ? g->precision : "-");
+            print_counts(g);
+        }
 }
 
 /* Each row with a measured value: its prediction and signed error, or why there is none. */
@@ -330,6 +357,7 @@ int tb_cmd_validate(int argc, char **argv)
            "rows with a complete shape (%.0f%%): %s\n",
            t.median_max, v.all.median, t.p90_max, v.all.p90, t.coverage_min, v.coverage,
            ok ? "met" : "NOT met");
+    print_precisions(&v);
     rc = ok ? 0 : 1;
     tb_validate_release(&v);
 done:

@@ -18,29 +18,59 @@ void tb_validate_targets_init(struct tb_validate_targets *t)
     t->coverage_min = 80;
 }
 
-/* The group of (family, phase) in g[0..*n), added when new; phase NULL: the family's. */
-static struct tb_validate_group *find_group(struct tb_validate_group *g, size_t *n,
-                                            const char *family, const char *phase)
+/* The group of (family, phase, precision) in g[0..n), or NULL; NULL phase or precision:
+ * "". */
+static struct tb_validate_group *lookup(struct tb_validate_group *g, size_t n, const char *family,
+                                        const char *phase, const char *precision)
 {
     phase = phase ? phase : "";
-    for (size_t i = 0; i < *n; i++)
-        if (!strcmp(g[i].family, family) && !strcmp(g[i].phase, phase))
+    precision = precision ? precision : "";
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp(g[i].family, family) && !strcmp(g[i].phase, phase) &&
+            !strcmp(g[i].precision, precision))
             return &g[i];
+    return NULL;
+}
+
+/* The group of (family, phase, precision) in g[0..*n), added when new. */
+static struct tb_validate_group *find_group(struct tb_validate_group *g, size_t *n,
+                                            const char *family, const char *phase,
+                                            const char *precision)
+{
+    struct tb_validate_group *x = lookup(g, *n, family, phase, precision);
+    if (x)
+        return x;
     snprintf(g[*n].family, sizeof g[*n].family, "%s", family);
-    snprintf(g[*n].phase, sizeof g[*n].phase, "%s", phase);
+    snprintf(g[*n].phase, sizeof g[*n].phase, "%s", phase ? phase : "");
+    snprintf(g[*n].precision, sizeof g[*n].precision, "%s", precision ? precision : "");
     return &g[(*n)++];
 }
 
-static struct tb_validate_group *group_of(struct tb_validation *v, const char *family)
+/* A scenario row's field ("" when the table has no such column). */
+static const char *field_of(const struct tb_scenarios *s, size_t r, const char *name)
 {
-    return find_group(v->groups, &v->ngroups, family, NULL);
+    const char *f = tb_csv_field(&s->csv, r, name);
+    return f ? f : "";
 }
 
-/* A scenario row's phase ("" when the table has none). */
-static const char *phase_of(const struct tb_scenarios *s, size_t r)
+/* The groups row r of s counts in: its family's, its (family, phase)'s and its (family,
+ * phase, precision)'s. */
+static void groups_of(struct tb_validation *v, const struct tb_scenarios *s, size_t r,
+                      struct tb_validate_group *g[3])
 {
-    const char *ph = tb_csv_field(&s->csv, r, "phase");
-    return ph ? ph : "";
+    const char *family = s->res[r].family, *phase = field_of(s, r, "phase");
+    g[0] = find_group(v->groups, &v->ngroups, family, NULL, NULL);
+    g[1] = find_group(v->phases, &v->nphases, family, phase, NULL);
+    g[2] = find_group(v->precisions, &v->nprecisions, family, phase, field_of(s, r, "precision"));
+}
+
+/* Room for each of n groups' errors; fails only for memory. */
+static int alloc_errors(struct tb_validate_group *g, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!(g[i].ape = tb_alloc_array(g[i].rows + 1, sizeof *g[i].ape)))
+            return TB_EFAIL;
+    return TB_OK;
 }
 
 /* Median and p90 of g's errors; NAN when there are none or one is not finite (a value
@@ -64,57 +94,52 @@ static int summarise(struct tb_validate_group *g, char *err, size_t errlen)
 int tb_validate_compute(struct tb_validation *v, const struct tb_scenarios *s, char *err,
                         size_t errlen)
 {
+    struct tb_validate_group *lists[3];
+    size_t counts[3];
     memset(v, 0, sizeof *v);
     v->all.median = v->all.p90 = NAN;
     v->groups = calloc(s->nrows + 1, sizeof *v->groups);
     v->phases = calloc(s->nrows + 1, sizeof *v->phases);
+    v->precisions = calloc(s->nrows + 1, sizeof *v->precisions);
     v->all.ape = tb_alloc_array(s->nrows + 1, sizeof *v->all.ape);
-    if (!v->groups || !v->phases || !v->all.ape)
+    if (!v->groups || !v->phases || !v->precisions || !v->all.ape)
         goto oom;
     /* the groups and their row counts first, then each group's errors */
     for (size_t r = 0; r < s->nrows; r++) {
         const struct tb_scenario_result *x = &s->res[r];
-        struct tb_validate_group *g;
+        struct tb_validate_group *g[3];
         if (!x->has_value)
             continue;
-        g = group_of(v, x->family);
-        g->rows++;
-        g->complete += !x->incomplete;
-        g = find_group(v->phases, &v->nphases, x->family, phase_of(s, r));
-        g->rows++;
-        g->complete += !x->incomplete;
+        groups_of(v, s, r, g);
+        for (int k = 0; k < 3; k++) {
+            g[k]->rows++;
+            g[k]->complete += !x->incomplete;
+        }
         v->all.rows++;
         v->all.complete += !x->incomplete;
     }
-    for (size_t i = 0; i < v->ngroups; i++) {
-        v->groups[i].ape = tb_alloc_array(v->groups[i].rows + 1, sizeof *v->groups[i].ape);
-        if (!v->groups[i].ape)
+    lists[0] = v->groups, counts[0] = v->ngroups;
+    lists[1] = v->phases, counts[1] = v->nphases;
+    lists[2] = v->precisions, counts[2] = v->nprecisions;
+    for (int k = 0; k < 3; k++)
+        if (alloc_errors(lists[k], counts[k]) != TB_OK)
             goto oom;
-    }
-    for (size_t i = 0; i < v->nphases; i++) {
-        v->phases[i].ape = tb_alloc_array(v->phases[i].rows + 1, sizeof *v->phases[i].ape);
-        if (!v->phases[i].ape)
-            goto oom;
-    }
     for (size_t r = 0; r < s->nrows; r++) {
         const struct tb_scenario_result *x = &s->res[r];
-        struct tb_validate_group *g;
+        struct tb_validate_group *g[3];
         double ape;
         if (!x->has_value || isnan(x->predicted))
             continue;
-        g = group_of(v, x->family);
+        groups_of(v, s, r, g);
         ape = fabs(x->predicted - x->value) / x->value * 100.0;
-        g->ape[g->n++] = ape;
-        g = find_group(v->phases, &v->nphases, x->family, phase_of(s, r));
-        g->ape[g->n++] = ape;
+        for (int k = 0; k < 3; k++)
+            g[k]->ape[g[k]->n++] = ape;
         v->all.ape[v->all.n++] = ape;
     }
-    for (size_t i = 0; i < v->ngroups; i++)
-        if (summarise(&v->groups[i], err, errlen) != TB_OK)
-            goto oom;
-    for (size_t i = 0; i < v->nphases; i++)
-        if (summarise(&v->phases[i], err, errlen) != TB_OK)
-            goto oom;
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < counts[k]; i++)
+            if (summarise(&lists[k][i], err, errlen) != TB_OK)
+                goto oom;
     if (summarise(&v->all, err, errlen) != TB_OK)
         goto oom;
     v->coverage = v->all.complete ? 100.0 * (double)v->all.n / (double)v->all.complete : 0;
@@ -130,8 +155,11 @@ void tb_validate_release(struct tb_validation *v)
         free(v->groups[i].ape);
     for (size_t i = 0; v->phases && i < v->nphases; i++)
         free(v->phases[i].ape);
+    for (size_t i = 0; v->precisions && i < v->nprecisions; i++)
+        free(v->precisions[i].ape);
     free(v->groups);
     free(v->phases);
+    free(v->precisions);
     free(v->all.ape);
     memset(v, 0, sizeof *v);
 }
@@ -139,19 +167,21 @@ void tb_validate_release(struct tb_validation *v)
 const struct tb_validate_group *tb_validate_family(const struct tb_validation *v,
                                                    const char *family)
 {
-    for (size_t i = 0; i < v->ngroups; i++)
-        if (!strcmp(v->groups[i].family, family))
-            return &v->groups[i];
-    return NULL;
+    return lookup(v->groups, v->ngroups, family, NULL, NULL);
 }
 
 const struct tb_validate_group *tb_validate_family_phase(const struct tb_validation *v,
                                                          const char *family, const char *phase)
 {
-    for (size_t i = 0; i < v->nphases; i++)
-        if (!strcmp(v->phases[i].family, family) && !strcmp(v->phases[i].phase, phase))
-            return &v->phases[i];
-    return NULL;
+    return lookup(v->phases, v->nphases, family, phase, NULL);
+}
+
+const struct tb_validate_group *tb_validate_family_phase_precision(const struct tb_validation *v,
+                                                                   const char *family,
+                                                                   const char *phase,
+                                                                   const char *precision)
+{
+    return lookup(v->precisions, v->nprecisions, family, phase, precision);
 }
 
 /* Whether g has an error to use: predicted rows and a finite p90. */

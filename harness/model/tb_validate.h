@@ -1,12 +1,12 @@
 /*
  * harness/model/tb_validate.h: the performance model's error against measured values, per
- * chip family and overall. A scenario table whose rows carry a measured value
- * (reports/validation/published.csv) is predicted first (tb_scenario.h); this module
- * turns those predictions into absolute percentage errors (APE, in percent), their
- * median and 90th percentile per family and overall, the coverage (the share of rows
- * with a complete shape that the model predicted) and the pass/fail verdict against
- * targets. `trnbench validate` prints them (harness/cmd_predict.c); the migration
- * assessment (tb_assess.h) takes each family's median as the model's error there.
+ * chip family, per family and phase, per family, phase and precision, and overall. A scenario table
+ * whose rows carry a measured value (reports/validation/published.csv) is predicted first
+ * (tb_scenario.h); this module turns those predictions into absolute percentage errors (APE, in
+ * percent), their median and 90th percentile per family and overall, the coverage (the share of
+ * rows with a complete shape that the model predicted) and the pass/fail verdict against targets.
+ * `trnbench validate` prints them (harness/cmd_predict.c); the migration assessment (tb_assess.h)
+ * takes each family's median as the model's error there.
  *
  * Ownership: a struct tb_validation owns its groups and their error arrays and borrows
  * nothing from the scenarios it was computed from; tb_validate_release frees it.
@@ -22,16 +22,18 @@
 
 /* The rows of one chip family (or all of them). */
 struct tb_validate_group {
-    char family[64]; /* the targets' chip name ("Trainium1", "H100 SXM5"); "" for rows
-                        whose target is unknown, and for the overall group */
-    char phase[16];  /* the rows' phase ("serve", "train") in a per-phase group; "" in a
-                        family's group and the overall one */
-    double *ape;     /* owned: n absolute percentage errors, in row order */
-    size_t rows;     /* rows with a measured value */
-    size_t complete; /* of those, rows whose shape has what the phase needs */
-    size_t n;        /* of those, rows the model predicted */
-    double median;   /* median of ape, percent; NAN when n is 0 or an error is not finite */
-    double p90;      /* 90th percentile of ape, percent; NAN likewise */
+    char family[64];    /* the targets' chip name ("Trainium1", "H100 SXM5"); "" for rows
+                           whose target is unknown, and for the overall group */
+    char phase[16];     /* the rows' phase ("serve", "train") in a per-phase group; "" in a
+                           family's group and the overall one */
+    char precision[16]; /* the rows' precision ("bf16", "fp8") in a per-precision group; ""
+                           in the other groups (and for rows that leave it empty) */
+    double *ape;        /* owned: n absolute percentage errors, in row order */
+    size_t rows;        /* rows with a measured value */
+    size_t complete;    /* of those, rows whose shape has what the phase needs */
+    size_t n;           /* of those, rows the model predicted */
+    double median;      /* median of ape, percent; NAN when n is 0 or an error is not finite */
+    double p90;         /* 90th percentile of ape, percent; NAN likewise */
 };
 
 struct tb_validation {
@@ -39,6 +41,9 @@ struct tb_validation {
     size_t ngroups;
     struct tb_validate_group *phases; /* owned: nphases (family, phase) groups */
     size_t nphases;
+    struct tb_validate_group *precisions; /* owned: nprecisions (family, phase, precision)
+                                             groups, in the order they first appear */
+    size_t nprecisions;
     struct tb_validate_group all; /* every row with a measured value */
     double coverage;              /* percent: all.n of all.complete (0 when none is complete) */
 };
@@ -65,6 +70,13 @@ const struct tb_validate_group *tb_validate_family(const struct tb_validation *v
 /* The group of a chip family in one phase, or NULL likewise. */
 const struct tb_validate_group *tb_validate_family_phase(const struct tb_validation *v,
                                                          const char *family, const char *phase);
+
+/* The group of a chip family in one phase and precision ("" for rows without one), or
+ * NULL likewise. */
+const struct tb_validate_group *tb_validate_family_phase_precision(const struct tb_validation *v,
+                                                                   const char *family,
+                                                                   const char *phase,
+                                                                   const char *precision);
 
 /* The rows a family and phase need before their own error is trusted alone. */
 #define TB_VALIDATE_MIN_ROWS 10

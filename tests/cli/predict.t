@@ -15,7 +15,7 @@ sc="$TB_SRCDIR/tests/data/scenarios.csv"
 
 field() { csv_cell "$1" "$3" id="$2"; } # field FILE ID NAME
 
-echo "1..31"
+echo "1..35"
 "$TB_BIN" predict --scenarios "$sc" >"$tmp/out.csv" 2>"$tmp/err"
 check "predict exits 0 with bad rows in the table" test $? -eq 0
 check "the columns predicted, model_version and why are added" \
@@ -57,6 +57,18 @@ check "and prints the median and p90 per family and overall" \
 (head -1 "$TB_SRCDIR/reports/validation/published.csv"; grep '^P103,' "$TB_SRCDIR/reports/validation/published.csv" | sed 's/,27778.8885,/,2777888.85,/') >"$tmp/wrong.csv"
 "$TB_BIN" validate --quiet "$tmp/wrong.csv" >"$tmp/wrong.out" 2>&1
 check "a row 100x off fails validation (exit 1)" sh -c "test $? -eq 1 && grep -q 'NOT met' '$tmp/wrong.out'"
+
+# the breakdown per family, phase and precision follows the summary
+check "validate prints the errors per family, phase and precision" \
+    grep -q '^family  *phase  *precision  *rows  *complete  *predicted  *median%  *p90%$' "$tmp/val.out"
+check "H100 SXM5 serve fp8: its 22 published rows, all complete and predicted" \
+    grep -Eq '^H100 SXM5 +serve +fp8 +22 +22 +22 +[0-9]+\.[0-9] +[0-9]+\.[0-9]$' "$tmp/val.out"
+check "the breakdown's rows add up to the 116 published rows" \
+    test "$(sed -n '/^per family, phase and precision$/,$p' "$tmp/val.out" | awk 'NR > 2 { n += $(NF - 4) } END { print n }')" -eq 116
+# on the one-row table its only group has the family's figures: 1 1 1 and the same error
+fam=$(sed -n 's/^H200 SXM  *\(1  *1  *1  *[0-9.]*  *[0-9.]*\)$/\1/p' "$tmp/wrong.out")
+check "one row, H200 SXM serve fp8 prints the family's line ($fam)" \
+    sh -c "test -n '$fam' && grep -q '^H200 SXM  *serve  *fp8  *$fam$' '$tmp/wrong.out'"
 
 # options take "--opt=value" as well as "--opt value", before or after the file
 "$TB_BIN" predict --scenarios="$sc" >"$tmp/eq.csv" 2>/dev/null

@@ -147,9 +147,78 @@ int main(void)
         tb_csv_release(&s.csv);
         memset(&s, 0, sizeof s);
         IS_INT(TB_OK, tb_validate_compute(&v, &s, err, sizeof err), "no rows");
+        IS_INT(0, (long long)v.nprecisions, "no rows: no precision groups");
         OK(!tb_validate_error(&v, "F", "train", &pct, &few, basis, sizeof basis) && isnan(pct),
            "no rows: no band");
         tb_validate_release(&v);
+    }
+
+    /* per (family, phase, precision): K serve fp8 rows at 10%, 20% and 40% (one more
+     * incomplete and not predicted), K serve bf16 at 5%, K train fp8 at 30%, K serve with
+     * no precision at 50%; L serve fp8 at 0% and one valueless L row */
+    {
+        static const struct {
+            const char *family, *phase, *prec;
+            double value, predicted;
+            bool incomplete;
+        } rows[] = {
+            {"K", "serve", "fp8", 100, 110, false},  {"K", "serve", "fp8", 100, 80, false},
+            {"K", "serve", "bf16", 200, 210, false}, {"K", "serve", "fp8", 50, 70, false},
+            {"K", "train", "fp8", 10, 13, false},    {"K", "serve", "fp8", 100, NAN, true},
+            {"K", "serve", "", 2, 3, false},         {"L", "serve", "fp8", 7, 7, false},
+            {"L", "serve", "fp8", 0, 9, false},
+        };
+        enum { NR = sizeof rows / sizeof rows[0] };
+        struct tb_scenario_result r3[NR];
+        char text[512] = "phase,precision\n";
+        const struct tb_validate_group *g;
+        for (size_t i = 0; i < NR; i++) {
+            row(&r3[i], rows[i].family, rows[i].value, rows[i].predicted, rows[i].incomplete);
+            snprintf(text + strlen(text), sizeof text - strlen(text), "%s,%s\n", rows[i].phase,
+                     rows[i].prec);
+        }
+        memset(&s, 0, sizeof s);
+        if (tb_csv_parse(&s.csv, "precisions.csv", text, strlen(text), err, sizeof err) != 0)
+            bail("%s", err);
+        s.res = r3;
+        s.nrows = NR;
+        IS_INT(TB_OK, tb_validate_compute(&v, &s, err, sizeof err), "compute with precisions");
+        IS_INT(5, (long long)v.nprecisions,
+               "five (family, phase, precision) groups: K serve fp8, bf16 and none, K train "
+               "fp8, L serve fp8");
+        IS_STRING("K", v.precisions[0].family, "in the order they first appear: K");
+        IS_STRING("serve", v.precisions[0].phase, "serve");
+        IS_STRING("fp8", v.precisions[0].precision, "fp8");
+        IS_STRING("bf16", v.precisions[1].precision, "then K serve bf16");
+        IS_STRING("train", v.precisions[2].phase, "then K train fp8");
+        g = tb_validate_family_phase_precision(&v, "K", "serve", "fp8");
+        OK(g == &v.precisions[0], "found by family, phase and precision");
+        IS_INT(4, (long long)g->rows, "K serve fp8: 4 rows with a value");
+        IS_INT(3, (long long)g->complete, "3 complete");
+        IS_INT(3, (long long)g->n, "3 predicted");
+        IS_DOUBLE(20, g->median, 1e-12, "median of {10, 20, 40} is 20");
+        IS_DOUBLE(36, g->p90, 1e-12, "p90 = 20 + 0.8 x 20 = 36");
+        g = tb_validate_family_phase_precision(&v, "K", "serve", "bf16");
+        IS_DOUBLE(5, g ? g->median : NAN, 1e-12, "K serve bf16: |210 - 200| / 200 = 5%%");
+        g = tb_validate_family_phase_precision(&v, "K", "train", "fp8");
+        IS_DOUBLE(30, g ? g->p90 : NAN, 1e-9, "K train fp8: 30%%");
+        g = tb_validate_family_phase_precision(&v, "K", "serve", "");
+        IS_DOUBLE(50, g ? g->median : NAN, 1e-12, "K serve with no precision: its own group, 50%%");
+        g = tb_validate_family_phase_precision(&v, "L", "serve", "fp8");
+        IS_INT(1, (long long)(g ? g->rows : 0), "L serve fp8: the valueless row not counted");
+        IS_DOUBLE(0, g ? g->median : NAN, 0, "L: an exact prediction, 0%%");
+        OK(tb_validate_family_phase_precision(&v, "L", "serve", "bf16") == NULL,
+           "a precision without rows: NULL");
+        OK(tb_validate_family_phase_precision(&v, "K", "decode", "fp8") == NULL,
+           "a phase without rows: NULL");
+        g = tb_validate_family_phase(&v, "K", "serve");
+        IS_INT(6, (long long)(g ? g->rows : 0),
+               "the (family, phase) group still counts every "
+               "precision: K serve 6 rows");
+        IS_DOUBLE(20, g ? g->median : NAN, 1e-12, "K serve: median of {5, 10, 20, 40, 50} is 20");
+        tb_validate_release(&v);
+        OK(v.precisions == NULL && v.nprecisions == 0, "release empties the precision groups");
+        tb_csv_release(&s.csv);
     }
     return 0;
 }
