@@ -225,9 +225,19 @@ static void print_counts(const struct tb_validate_group *g)
         printf(" %5zu %9zu %9zu %9s %9s\n", g->rows, g->complete, g->n, "-", "-");
 }
 
-static void print_group(const struct tb_validate_group *g, const char *name)
+/* The width of the family column: 20, or the longest family name. */
+static int family_width(const struct tb_validation *v)
 {
-    printf("%-20s", name);
+    size_t w = 20;
+    for (size_t i = 0; i < v->ngroups; i++)
+        if (strlen(v->groups[i].family) > w)
+            w = strlen(v->groups[i].family);
+    return (int)w;
+}
+
+static void print_group(const struct tb_validate_group *g, const char *name, int width)
+{
+    printf("%-*s", width, name);
     print_counts(g);
 }
 
@@ -237,14 +247,15 @@ static void print_group(const struct tb_validate_group *g, const char *name)
 static void print_precisions(const struct tb_validation *v)
 {
     printf("\nper family, phase and precision\n");
-    printf("%-20s %-8s %-9s %5s %9s %9s %9s %9s\n", "family", "phase", "precision", "rows",
+    int width = family_width(v);
+    printf("%-*s %-8s %-9s %5s %9s %9s %9s %9s\n", width, "family", "phase", "precision", "rows",
            "complete", "predicted", "median%", "p90%");
     for (size_t f = 0; f < v->ngroups; f++)
         for (size_t i = 0; i < v->nprecisions; i++) {
             const struct tb_validate_group *g = &v->precisions[i];
             if (strcmp(g->family, v->groups[f].family))
                 continue;
-            printf("%-20s %-8s %-9s", g->family[0] ? g->family : "(unknown target)",
+            printf("%-*s %-8s %-9s", width, g->family[0] ? g->family : "(unknown target)",
                    g->phase[0] ? g->phase : "-", g->precision[0] ? g->precision : "-");
             print_counts(g);
         }
@@ -347,11 +358,12 @@ int tb_cmd_validate(int argc, char **argv)
     if (!quiet)
         print_rows(&s);
     printf("\n%s on %s: absolute percentage error of the predicted rows\n", TB_MODEL_VERSION, file);
-    printf("%-20s %5s %9s %9s %9s %9s\n", "family", "rows", "complete", "predicted", "median%",
-           "p90%");
+    printf("%-*s %5s %9s %9s %9s %9s\n", family_width(&v), "family", "rows", "complete",
+           "predicted", "median%", "p90%");
     for (size_t i = 0; i < v.ngroups; i++)
-        print_group(&v.groups[i], v.groups[i].family[0] ? v.groups[i].family : "(unknown target)");
-    print_group(&v.all, "overall");
+        print_group(&v.groups[i], v.groups[i].family[0] ? v.groups[i].family : "(unknown target)",
+                    family_width(&v));
+    print_group(&v.all, "overall", family_width(&v));
     ok = tb_validate_met(&v, &t);
     printf("targets: median <= %g%% (%.1f), p90 <= %g%% (%.1f), predicted >= %g%% of the "
            "rows with a complete shape (%.0f%%): %s\n",

@@ -15,7 +15,7 @@ sc="$TB_SRCDIR/tests/data/scenarios.csv"
 
 field() { csv_cell "$1" "$3" id="$2"; } # field FILE ID NAME
 
-echo "1..35"
+echo "1..37"
 "$TB_BIN" predict --scenarios "$sc" >"$tmp/out.csv" 2>"$tmp/err"
 check "predict exits 0 with bad rows in the table" test $? -eq 0
 check "the columns predicted, model_version and why are added" \
@@ -69,6 +69,16 @@ check "the breakdown's rows add up to the 116 published rows" \
 fam=$(sed -n 's/^H200 SXM  *\(1  *1  *1  *[0-9.]*  *[0-9.]*\)$/\1/p' "$tmp/wrong.out")
 check "one row, H200 SXM serve fp8 prints the family's line ($fam)" \
     sh -c "test -n '$fam' && grep -q '^H200 SXM  *serve  *fp8  *$fam$' '$tmp/wrong.out'"
+
+# unseen.csv: rows the model was never fitted to; validate reads it and predicts 16 of 28
+# (the fp4 rows are refused today), and every row names its source
+uns="$TB_SRCDIR/reports/validation/unseen.csv"
+"$TB_BIN" validate --quiet "$uns" >"$tmp/unseen.out" 2>&1
+check "validate reads unseen.csv: 28 rows, 16 predicted" grep -Eq '^overall +28 +28 +16 ' "$tmp/unseen.out"
+check "every unseen.csv row has a source" \
+    test "$(perl -e 'open my $f, "<", $ARGV[0] or die; my $h = <$f>; my $n = 0;
+        while (<$f>) { $n++ } print $n' "$uns")" -eq 28 -a \
+    -z "$(for i in $(seq 1 28); do id=$(printf 'U%03d' "$i"); test -n "$(csv_cell "$uns" source id="$id")" || echo "$id"; done)"
 
 # options take "--opt=value" as well as "--opt value", before or after the file
 "$TB_BIN" predict --scenarios="$sc" >"$tmp/eq.csv" 2>/dev/null
