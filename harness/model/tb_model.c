@@ -536,7 +536,11 @@ static int predict_serving_layout(const struct tb_model *m, const struct tb_scen
     struct tb_prediction q;
     bool have = false;
     long layouts = 0;
+    struct dev d;
 
+    /* what no layout changes (a precision the chip lacks) is said as such */
+    if (dev_init(&d, m, sc, 1, err, errlen) != 0)
+        return -1;
     for (long dp = 1; dp <= p->chips; dp *= 2) {
         if (p->chips % dp)
             break;
