@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "tb_arch.h"
 #include "tb_darch.h"
+#include "tb_model.h"
 #include "tb_pricing.h"
 #include "tb_report.h"
 #include "tb_results.h"
@@ -60,7 +61,8 @@ static void usage(FILE *f)
           "                     1,4,16,64,256,max), global batch in sequences (train;\n"
           "                     default: the model's choice), images (denoise; default\n"
           "                     max: the throughput-maximising batch)\n"
-          "  --precision P      bf16 (default), fp16, fp8, int8, fp32\n"
+          "  --precision P      bf16 (default), fp16, fp8, cfp8, mxfp8, fp4, nvfp4, mxfp4,\n"
+          "                     int8, fp32 (the chips without one are refused, with why)\n"
           "  --steps N          denoise: denoising steps (default: the model's)\n"
           "  --resolution PX    denoise: square image size (default: the model's)\n"
           "  --instances N      instances of each target (train: the cluster; default 1)\n"
@@ -204,11 +206,9 @@ static int check_shape(const struct question *q)
         fprintf(stderr, "trnbench compare: phase %s: %s\n", q->phase, bad);
         return -1;
     }
-    if (q->precision && strcmp(q->precision, "bf16") && strcmp(q->precision, "fp16") &&
-        strcmp(q->precision, "fp8") && strcmp(q->precision, "int8") &&
-        strcmp(q->precision, "fp32")) {
-        fprintf(stderr, "trnbench compare: --precision: '%s' (bf16, fp16, fp8, int8, fp32)\n",
-                q->precision);
+    if (q->precision && !tb_model_precision_known(q->precision)) {
+        fprintf(stderr, "trnbench compare: --precision: '%s' (%s)\n", q->precision,
+                TB_MODEL_PRECISIONS);
         return -1;
     }
     if (q->batch && check_batch(q->batch) != 0) {

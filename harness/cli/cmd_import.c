@@ -9,6 +9,7 @@
 #include "cli.h"
 #include "tb_arch.h"
 #include "tb_import.h"
+#include "tb_model.h"
 #include "tb_pricing.h"
 #include "tb_results.h"
 #include "tb_util.h"
@@ -47,7 +48,8 @@ static void usage(FILE *f)
           "                     it the rows' target is \"unknown\" and they are not priced\n"
           "  --chips N          chips (GPUs, Trainium chips) the server used, when fewer\n"
           "                     than the instance's: the report charges that share\n"
-          "  --precision P      fp32, bf16, fp16, fp8 or int8 (default bf16, said in notes)\n"
+          "  --precision P      fp32, bf16, fp16, fp8 (cfp8, mxfp8), fp4 (nvfp4, mxfp4) or\n"
+          "                     int8 (default bf16, said in notes)\n"
           "  --measured-by WHO  who measured (a team, a person): the rows' provenance\n"
           "  --measured-on DATE YYYY-MM-DD, when the file does not say or says it wrong\n"
           "  --batch B --seq-in T --seq-out N\n"
@@ -211,9 +213,8 @@ int tb_cmd_import(int argc, char **argv)
         if (tb_import_format_from_string(format, &f) != 0)
             return bad("--format: '%s': not vllm, nxdi, llmperf, llmperf-upstream or auto", format);
     }
-    if (o.precision && strcmp(o.precision, "fp32") && strcmp(o.precision, "bf16") &&
-        strcmp(o.precision, "fp16") && strcmp(o.precision, "fp8") && strcmp(o.precision, "int8"))
-        return bad("--precision: '%s': not fp32, bf16, fp16, fp8 or int8", o.precision);
+    if (o.precision && !tb_model_precision_known(o.precision))
+        return bad("--precision: '%s': not one of %s", o.precision, TB_MODEL_PRECISIONS);
     if (o.measured_on && !tb_import_check_date(o.measured_on))
         return bad("--measured-on: '%s': not a date YYYY-MM-DD", o.measured_on);
     if (o.measured_by && !*o.measured_by)

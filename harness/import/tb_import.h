@@ -70,7 +70,7 @@ struct tb_import_opts {
     const struct tb_arch *arch; /* borrowed: the catalogue model the file measured */
     const char *target;         /* instance type it ran on; NULL: "unknown" (not priced) */
     int chips;                  /* chips the server used; 0: all of the target's */
-    const char *precision;      /* fp32|bf16|fp16|fp8|int8; NULL: bf16, assumed and said */
+    const char *precision;      /* one of TB_MODEL_PRECISIONS; NULL: bf16, assumed and said */
     const char *measured_by;    /* who measured; NULL: not named */
     const char *measured_on;    /* YYYY-MM-DD; NULL: the file's date, if it has one */
     int batch, seq_in, seq_out; /* nxdi: the shape the model was compiled and benchmarked

@@ -27,10 +27,12 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
                   size_t errlen)
 {
     static const char *const cols[] = {
-        "chip",       "family",    "gemm_eff",   "gemm_eff_fp8", "gemm_m_half",   "gemm_n_half",
-        "mem_eff",    "kv_eff",    "link_eff",   "net_eff",      "collective_us", "layer_us",
-        "request_us", "train_eff", "tp_overlap", "conv_eff",     "dp_overlap",    "hbm_usable",
-        "max_batch",  "source",    NULL};
+        "chip",         "family",      "gemm_eff",    "gemm_eff_fp8",
+        "gemm_eff_fp4", "gemm_m_half", "gemm_n_half", "mem_eff",
+        "kv_eff",       "link_eff",    "net_eff",     "collective_us",
+        "layer_us",     "request_us",  "train_eff",   "tp_overlap",
+        "conv_eff",     "dp_overlap",  "hbm_usable",  "max_batch",
+        "source",       NULL};
     char path[PATH_MAX];
 
     memset(m, 0, sizeof *m);
@@ -83,6 +85,19 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
             num_field(&m->csv, r, "hbm_usable", 0.1, 1, &e->hbm_usable, err, errlen) ||
             num_field(&m->csv, r, "max_batch", 1, 1e6, &mb, err, errlen))
             goto fail;
+        /* fp4: empty where the chip has no fp4 peak; required where it has one */
+        if (!*tb_csv_field(&m->csv, r, "gemm_eff_fp4")) {
+            if (tb_pricing_chip(pricing, e->chip)->fp4_dense_tflops > 0) {
+                tb_err(err, errlen,
+                       "%s: line %ld: field 'gemm_eff_fp4': empty, but chips.csv gives '%s' an "
+                       "fp4 peak",
+                       path, e->line, e->chip);
+                goto fail;
+            }
+            e->gemm_eff_fp4 = NAN;
+        } else if (num_field(&m->csv, r, "gemm_eff_fp4", 0.01, 1, &e->gemm_eff_fp4, err, errlen)) {
+            goto fail;
+        }
         e->collective_s = us * 1e-6;
         e->layer_s = lus * 1e-6;
         e->request_s = rus * 1e-6;
@@ -110,24 +125,37 @@ const struct tb_model_eff *tb_model_eff_of(const struct tb_model *m, const char 
     return NULL;
 }
 
+bool tb_model_precision_known(const char *name)
+{
+    static const char *const names[] = {"bf16", "fp16",  "fp8",   "cfp8", "mxfp8",
+                                        "fp4",  "nvfp4", "mxfp4", "int8", "fp32"};
+    for (size_t i = 0; name && i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(name, names[i]))
+            return true;
+    return false;
+}
+
 /* ---- one device of a layout ---- */
 
 /* What one device (a chip, or 1/k of one) offers, with the precision's byte sizes. */
 struct dev {
     const struct tb_arch *a;
     const struct tb_model_eff *e;
-    double peak;      /* FLOP/s of the precision, per device */
-    double bf16_peak; /* FLOP/s in bf16 per device (attention runs in 16-bit) */
-    double chip_peak; /* per chip, for MFU */
-    double gemm_eff;  /* large-GEMM efficiency of the precision */
-    double hbm;       /* bytes per device */
-    double hbm_bw;    /* bytes/s per device */
-    double link_bw;   /* effective bytes/s per device on the intra-node link */
-    double net_bw;    /* effective bytes/s per device on the network (EFA) */
-    double wbytes;    /* bytes per weight */
-    double kvbytes;   /* bytes per K or V element */
-    long per_node;    /* devices per instance */
-    long k;           /* devices per chip */
+    double peak;        /* FLOP/s of the precision, per device */
+    double bf16_peak;   /* FLOP/s in bf16 per device (attention runs in 16-bit) */
+    double chip_peak;   /* per chip, for MFU */
+    double gemm_eff;    /* large-GEMM efficiency of the precision */
+    double hbm;         /* bytes per device */
+    double hbm_bw;      /* bytes/s per device */
+    double link_bw;     /* effective bytes/s per device on the intra-node link */
+    double net_bw;      /* effective bytes/s per device on the network (EFA) */
+    double wbytes;      /* bytes per weight */
+    double kvbytes;     /* bytes per K or V element */
+    double lowp_frac;   /* training: fraction of the weights' products at the precision (the
+                           rest in bf16): 1, or 0.85 for fp4 */
+    const char *format; /* the number format, for the assumptions ("NVFP4", "bf16") */
+    long per_node;      /* devices per instance */
+    long k;             /* devices per chip */
 };
 
 static int dev_init(struct dev *d, const struct tb_model *m, const struct tb_scenario *sc, long k,
@@ -147,13 +175,48 @@ static int dev_init(struct dev *d, const struct tb_model *m, const struct tb_sce
         return tb_err(err, errlen, "no efficiency figures for chip '%s' (pricing/efficiency.csv)",
                       c->chip);
     d->gemm_eff = d->e->gemm_eff;
+    d->lowp_frac = 1;
+    d->format = p;
+    /* the block-scaled formats came with the generation that added fp4 (Blackwell,
+     * Trainium3): a chip without an fp4 peak has neither */
+    if (tb_model_precision_known(p) && strstr(p, "fp4") && !(c->fp4_dense_tflops > 0))
+        return tb_err(err, errlen, "%s has no fp4 %s (chips.csv fp4_dense_tflops empty)", c->name,
+                      strcmp(d->e->family, "nvidia") ? "matrix support" : "tensor cores");
+    if (!strcmp(p, "mxfp8") && !(c->fp4_dense_tflops > 0))
+        return tb_err(err, errlen,
+                      "%s has no MX block-scaled formats (MXFP8 and MXFP4 came with Blackwell and "
+                      "Trainium3, the chips with an fp4 peak in chips.csv); say fp8",
+                      c->name);
     if (!strcmp(p, "bf16") || !strcmp(p, "fp16")) {
         tflops = c->bf16_dense_tflops;
         d->wbytes = d->kvbytes = 2;
-    } else if (!strcmp(p, "fp8")) {
+    } else if (!strcmp(p, "fp8") || !strcmp(p, "cfp8") || !strcmp(p, "mxfp8")) {
+        if (!strcmp(p, "cfp8") && strncmp(d->e->family, "neuron", 6))
+            return tb_err(err, errlen, "cfp8 is the Neuron SDK's fp8 (AWS chips); for %s say fp8",
+                          c->name);
         tflops = c->fp8_dense_tflops;
-        d->wbytes = d->kvbytes = 1; /* fp8 weights and fp8 KV cache, as the stacks run it */
+        /* fp8 weights and fp8 KV cache, as the stacks run it; MX: one 8-bit scale per 32 */
+        d->wbytes = !strcmp(p, "mxfp8") ? 1.0 + 1.0 / 32.0 : 1.0;
+        d->kvbytes = 1;
         d->gemm_eff = d->e->gemm_eff_fp8;
+        d->format = !strcmp(p, "mxfp8") ? "MXFP8" : "fp8";
+    } else if (!strcmp(p, "fp4") || !strcmp(p, "nvfp4") || !strcmp(p, "mxfp4")) {
+        bool nv = !strcmp(d->e->family, "nvidia");
+        if (!strcmp(p, "nvfp4") && !nv)
+            return tb_err(err, errlen, "NVFP4 is NVIDIA's format; %s's fp4 is MXFP4 (mxfp4 or fp4)",
+                          c->name);
+        tflops = c->fp4_dense_tflops;
+        /* fp4 (e2m1) weights with their block scales: NVFP4 one e4m3 scale per 16 values
+         * (its per-tensor fp32 scale is negligible), MXFP4 one 8-bit scale per 32; plain
+         * fp4 is the vendor's own, NVFP4 on NVIDIA, MXFP4 on Trainium3. KV cache in fp8,
+         * as TensorRT-LLM and vLLM run the fp4 checkpoints */
+        d->format = !strcmp(p, "mxfp4") || !nv ? "MXFP4" : "NVFP4";
+        d->wbytes = 0.5 + (strcmp(d->format, "NVFP4") ? 1.0 / 32.0 : 1.0 / 16.0);
+        d->kvbytes = 1;
+        d->gemm_eff = d->e->gemm_eff_fp4;
+        /* training: NVIDIA's NVFP4 recipe keeps about 15% of the linear layers (the last
+         * ones) in bf16 (arXiv 2509.25149); the rest of a step as in bf16/fp8 training */
+        d->lowp_frac = 0.85;
     } else if (!strcmp(p, "int8")) {
         tflops = c->bf16_dense_tflops; /* weight-only int8: bf16 matmuls */
         d->wbytes = 1;
@@ -162,10 +225,13 @@ static int dev_init(struct dev *d, const struct tb_model *m, const struct tb_sce
         tflops = c->fp32_tflops;
         d->wbytes = d->kvbytes = 4;
     } else {
-        return tb_err(err, errlen, "unknown precision '%s' (bf16, fp16, fp8, int8, fp32)", p);
+        return tb_err(err, errlen, "unknown precision '%s' (%s)", p, TB_MODEL_PRECISIONS);
     }
     if (!(tflops > 0))
         return tb_err(err, errlen, "%s has no %s peak in chips.csv", c->name, p);
+    if (!(d->gemm_eff > 0))
+        return tb_err(err, errlen, "no %s efficiency for chip '%s' (pricing/efficiency.csv)", p,
+                      c->chip);
     if (!(c->hbm_gib > 0) || !(c->hbm_tbps > 0))
         return tb_err(err, errlen, "%s has no HBM size or bandwidth in chips.csv", c->name);
     d->k = k;
@@ -451,11 +517,11 @@ static int predict_inference(const struct tb_model *m, const struct tb_scenario 
                                               : sp.bound;
     snprintf(p->assumptions, sizeof p->assumptions,
              "%s; tp=%ld dp=%ld over %ld devices (%ld per chip); batch %ld%s%s; gemm_eff %.2f "
-             "(half at %.0f rows), mem_eff %.2f, layer %.0f us; weights %.0f B, KV %.0f B",
+             "(half at %.0f rows), mem_eff %.2f, layer %.0f us; weights %.4g B (%s), KV %.0f B",
              sc->batch_max ? "continuous batching" : "static batch", tp, dp, p->devices, k,
              p->batch, dp > 1 ? " per replica" : "",
              sc->batch_max ? " (throughput-maximising)" : "", d.gemm_eff, d.e->gemm_m_half,
-             d.e->mem_eff, d.e->layer_s * 1e6, d.wbytes, d.kvbytes);
+             d.e->mem_eff, d.e->layer_s * 1e6, d.wbytes, d.format, d.kvbytes);
     return 0;
 }
 
@@ -470,7 +536,11 @@ static int predict_serving_layout(const struct tb_model *m, const struct tb_scen
     struct tb_prediction q;
     bool have = false;
     long layouts = 0;
+    struct dev d;
 
+    /* what no layout changes (a precision the chip lacks) is said as such */
+    if (dev_init(&d, m, sc, 1, err, errlen) != 0)
+        return -1;
     for (long dp = 1; dp <= p->chips; dp *= 2) {
         if (p->chips % dp)
             break;
@@ -557,7 +627,11 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
         double attn = (2.0 + fwd) * tb_flops_attention(a, GB, T);
         double gemm = (2.0 + fwd) * tb_flops_forward(a, GB, T) - attn;
         double elem = tb_bytes_train_elementwise(a, GB, T) * (2.0 + fwd) / 3.0;
-        tcomp = (gemm * head_pad(a, t) / ndev / (d->peak * gemm_eff(d, M, t)) +
+        /* fp4: lowp_frac of the products at fp4, the rest at bf16 (the recipe's last layers) */
+        double e16 = d->e->gemm_eff / d->gemm_eff * gemm_eff(d, M, t);
+        tcomp = (gemm * head_pad(a, t) / ndev *
+                     (d->lowp_frac / (d->peak * gemm_eff(d, M, t)) +
+                      (1.0 - d->lowp_frac) / (d->bf16_peak * e16)) +
                  attn / ndev / (d->bf16_peak * d->e->gemm_eff * M / (M + d->e->gemm_m_half)) +
                  elem / ndev / (d->hbm_bw * d->e->mem_eff)) /
                 d->e->train_eff;
@@ -625,6 +699,10 @@ static int predict_train(const struct tb_model *m, const struct tb_scenario *sc,
                       k);
     if (dev_init(&d, m, sc, k, err, errlen) != 0)
         return -1;
+    if (!strcmp(d.format, "MXFP4"))
+        return tb_err(err, errlen,
+                      "training in MXFP4 is not modeled: the published fp4 training recipe is "
+                      "NVIDIA's NVFP4 (arXiv 2509.25149); train in fp8 or bf16");
     cap = d.hbm * d.e->hbm_usable;
     p->devices = devs;
     p->devices_per_chip = k;
@@ -721,9 +799,11 @@ static int predict_train(const struct tb_model *m, const struct tb_scenario *sc,
     snprintf(p->assumptions, sizeof p->assumptions,
              "tp=%ld pp=%ld dp=%ld cp=%ld (%s) over %ld devices (%ld per chip), micro-batch %ld, "
              "global batch %ld, %s recomputation, ZeRO-1; gemm_eff %.2f x train_eff %.2f, dp "
-             "overlap %.2f%s",
+             "overlap %.2f%s%s",
              best.tp, best.pp, best.dp, best.cp, given ? "given" : "searched", devs, k, best.mb,
              p->batch, best.recompute ? "full" : "no", d.gemm_eff, d.e->train_eff, d.e->dp_overlap,
+             d.lowp_frac < 1 ? "; NVFP4 products but 15% in bf16, fp32 master weights and Adam"
+                             : "",
              priced);
     return 0;
 }

@@ -36,6 +36,8 @@ struct tb_model_eff {
     const char *family;  /* "neuron-v2", "neuron-v3", "nvidia" */
     double gemm_eff;     /* fraction of dense peak a large GEMM reaches */
     double gemm_eff_fp8; /* the same for fp8 (fp8 kernels reach less of their peak) */
+    double gemm_eff_fp4; /* the same for fp4 (NVFP4, MXFP4); NAN where the chip has no
+                            fp4 peak in chips.csv (the column is empty there) */
     double gemm_m_half;  /* tokens (rows) at which a GEMM reaches half of gemm_eff */
     double gemm_n_half;  /* columns per device (hidden / tp) at which it reaches half */
     double mem_eff;      /* fraction of HBM bandwidth streaming the weights reaches */
@@ -82,7 +84,7 @@ struct tb_scenario {
     long steps, resolution;         /* denoise: 0 = the model's default */
     const struct tb_instance *inst; /* borrowed: the target */
     enum tb_phase phase;
-    const char *precision; /* bf16, fp16, fp8, int8, fp32 */
+    const char *precision; /* one of TB_MODEL_PRECISIONS (NULL or "": bf16) */
     long instances;        /* 0: 1, or what chips needs */
     long chips;            /* 0: all chips of the instances */
     long seq_in, seq_out;  /* train: seq_in is the sequence length */
@@ -124,6 +126,17 @@ struct tb_prediction {
     char assumptions[512];  /* efficiency figures and choices, for the report */
     long layouts_evaluated; /* training search: layouts looked at */
 };
+
+/* The precisions a scenario takes, the vendors' names beside the generic ones: fp8
+ * (e4m3 with per-tensor scales) and cfp8 (the Neuron SDK's name for it, AWS chips only);
+ * mxfp8 (OCP MX: one 8-bit power-of-two scale per 32 values); fp4 (NVFP4 on NVIDIA,
+ * MXFP4 on Trainium3), nvfp4 (e2m1, one e4m3 scale per 16 values) and mxfp4 (e2m1, one
+ * 8-bit scale per 32); int8 weight-only. Which chip has which: tb_model_predict refuses
+ * the rest with the reason. */
+#define TB_MODEL_PRECISIONS "bf16, fp16, fp8, cfp8, mxfp8, fp4, nvfp4, mxfp4, int8, fp32"
+
+/* Whether name is one of TB_MODEL_PRECISIONS (exact, lower case). */
+bool tb_model_precision_known(const char *name);
 
 /* Predict sc. Returns 0 when the scenario could be evaluated (check p->fits), or -1
  * with a reason in err when it is malformed (e.g. chips more than the instances hold,

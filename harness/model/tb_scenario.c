@@ -143,6 +143,11 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
     else
         in->sc.arch = &in->arch;
     in->sc.precision = F(f, "precision");
+    if (*in->sc.precision && !tb_model_precision_known(in->sc.precision)) {
+        snprintf(res->why, sizeof res->why, "field 'precision': '%.100s' (%s)", in->sc.precision,
+                 TB_MODEL_PRECISIONS);
+        return -1;
+    }
     batch = F(f, "batch");
     if (!strcmp(batch, "max")) {
         in->sc.batch_max = true;

@@ -12,7 +12,7 @@
  *   model       canonical model name; a shortened model carries "@L<n>"
  *   layers      layers actually run
  *   phase       prefill | decode | train | serve | denoise
- *   precision   fp32 | bf16 | fp16 | fp8 | int8
+ *   precision   fp32 | bf16 | fp16 | fp8 | int8, or a vendor format (TB_MODEL_PRECISIONS)
  *   batch, seq_in, seq_out  the shape (seq_in: prompt or training length; seq_out:
  *               generated tokens; empty when not applicable)
  *   steps, resolution       diffusion: denoising steps and square image size in pixels

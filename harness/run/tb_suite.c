@@ -1,6 +1,7 @@
 /* harness/run/tb_suite.c: see tb_suite.h. */
 #include "tb_suite.h"
 
+#include "tb_model.h"
 #include "tb_server_proc.h"
 #include "tb_util.h"
 
@@ -288,14 +289,13 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
         r->seed = (uint64_t)s;
     } else if (!strcmp(key, "precision")) {
         /* bf16, fp16 and int8: what a server runs (phase serve), checked with the phase */
-        if (strcmp(v, "fp32") && strcmp(v, "fp8") && strcmp(v, "bf16") && strcmp(v, "fp16") &&
-            strcmp(v, "int8"))
+        if (!tb_model_precision_known(v))
             return tb_err(err, errlen,
                           "%s: field 'precision': '%s' (fp32: the CPU engine, and bf16 mixed "
                           "precision on the GPU; fp8: GPU inference only; a suite's run line "
                           "takes a comma list, one run each; a serving run: what the server "
-                          "runs, bf16, fp16, fp8, int8 or fp32)",
-                          where, v);
+                          "runs, %s)",
+                          where, v, TB_MODEL_PRECISIONS);
         snprintf(r->precision, sizeof r->precision, "%s", v);
         r->precision_set = true;
     } else {
@@ -635,11 +635,9 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
                               "%s: field 'phase': '%s' (train, prefill, decode, serve or denoise)",
                               where, v);
         } else if (!strcmp(key, "precision")) {
-            if (strcmp(v, "bf16") && strcmp(v, "fp16") && strcmp(v, "fp8") && strcmp(v, "int8") &&
-                strcmp(v, "fp32"))
-                return tb_err(err, errlen,
-                              "%s: field 'precision': '%s' (bf16, fp16, fp8, int8, fp32)", where,
-                              v);
+            if (!tb_model_precision_known(v))
+                return tb_err(err, errlen, "%s: field 'precision': '%s' (%s)", where, v,
+                              TB_MODEL_PRECISIONS);
         } else if (!strcmp(key, "batch")) {
             /* a comma list of sizes or "max": one modeled run each (a batch sweep) */
             char list[64], *b, *bs = NULL;

@@ -15,7 +15,7 @@ sc="$TB_SRCDIR/tests/data/scenarios.csv"
 
 field() { csv_cell "$1" "$3" id="$2"; } # field FILE ID NAME
 
-echo "1..37"
+echo "1..42"
 "$TB_BIN" predict --scenarios "$sc" >"$tmp/out.csv" 2>"$tmp/err"
 check "predict exits 0 with bad rows in the table" test $? -eq 0
 check "the columns predicted, model_version and why are added" \
@@ -70,11 +70,11 @@ fam=$(sed -n 's/^H200 SXM  *\(1  *1  *1  *[0-9.]*  *[0-9.]*\)$/\1/p' "$tmp/wrong
 check "one row, H200 SXM serve fp8 prints the family's line ($fam)" \
     sh -c "test -n '$fam' && grep -q '^H200 SXM  *serve  *fp8  *$fam$' '$tmp/wrong.out'"
 
-# unseen.csv: rows the model was never fitted to; validate reads it and predicts 16 of 28
-# (the fp4 rows are refused today), and every row names its source
+# unseen.csv: rows the model was never fitted to; validate reads it and predicts all 28
+# (the 12 B200/GB200 fp4 rows too, since fp4 is modeled), and every row names its source
 uns="$TB_SRCDIR/reports/validation/unseen.csv"
 "$TB_BIN" validate --quiet "$uns" >"$tmp/unseen.out" 2>&1
-check "validate reads unseen.csv: 28 rows, 16 predicted" grep -Eq '^overall +28 +28 +16 ' "$tmp/unseen.out"
+check "validate reads unseen.csv: 28 rows, 28 predicted" grep -Eq '^overall +28 +28 +28 ' "$tmp/unseen.out"
 check "every unseen.csv row has a source" \
     test "$(perl -e 'open my $f, "<", $ARGV[0] or die; my $h = <$f>; my $n = 0;
         while (<$f>) { $n++ } print $n' "$uns")" -eq 28 -a \
@@ -137,3 +137,26 @@ check "the predicted S1 row is priced as $p1, its line kept, charged $c1 of 8 GP
     test "$s1/$p1/$c1" = "$(field "$tmp/out.csv" S1 predicted)/modeled/1"
 check "the report.md says the rows came from predict and names the model version" \
     sh -c "grep -q 'a trnbench predict output: 2 rows read as modeled' '$tmp/rep/report.md' && grep -q 'trnbench-model 1.0' '$tmp/rep/report.html'"
+
+# fp4 (issue 18): a B200 row in fp4 predicted from the weights' bytes (NVFP4: 0.5 B and one
+# fp8 scale per 16 values), its vendor alias the same, an H100 row refused with the reason,
+# a misspelt precision named; compare --precision fp4 the same on both targets
+printf '%s\n' 'id,target,chips,model,phase,precision,seq_in,seq_out,batch,metric,unit' \
+    'F1,p6-b200.48xlarge,1,llama-3.1-70b,decode,fp4,128,128,1,tpot_ms,ms' \
+    'F2,p6-b200.48xlarge,1,llama-3.1-70b,decode,nvfp4,128,128,1,tpot_ms,ms' \
+    'F3,p5.48xlarge,1,llama-3.1-70b,decode,fp4,128,128,1,tpot_ms,ms' \
+    'F4,p6-b200.48xlarge,1,llama-3.1-70b,decode,fp5,128,128,1,tpot_ms,ms' >"$tmp/fp4.csv"
+"$TB_BIN" predict --scenarios "$tmp/fp4.csv" >"$tmp/fp4.out" 2>/dev/null
+v=$(field "$tmp/fp4.out" F1 predicted)
+# 70.55e9 matmul parameters x 0.5625 B / (8.0 TB/s x 0.80) = 6.2 ms, plus KV and 0.66 ms fixed
+check "fp4 decode of 70B on one B200 is predicted near its weights' read ($v ms)" \
+    sh -c "perl -e 'exit !(\$ARGV[0] > 6.2 && \$ARGV[0] < 7.2)' '$v' && test '$(field "$tmp/fp4.out" F1 bound)' = memory && echo '$(field "$tmp/fp4.out" F1 assumptions)' | grep -q 'weights 0.5625 B (NVFP4), KV 1 B'"
+check "nvfp4 is the same row" test "$(field "$tmp/fp4.out" F2 predicted)" = "$v"
+check "fp4 on an H100 is refused with the reason" \
+    test "$(field "$tmp/fp4.out" F3 why)" = "H100 SXM5 has no fp4 tensor cores (chips.csv fp4_dense_tflops empty)"
+check "a misspelt precision is named with the list" \
+    test "$(field "$tmp/fp4.out" F4 why)" = "field 'precision': 'fp5' (bf16, fp16, fp8, cfp8, mxfp8, fp4, nvfp4, mxfp4, int8, fp32)"
+"$TB_BIN" compare --model llama-3.1-70b --phase serve --targets p6-b200.48xlarge,p5.48xlarge \
+    --seq-in 1024 --seq-out 256 --batch 1 --precision fp4 --out "$tmp/cmpfp4" >/dev/null 2>"$tmp/cmpfp4.err"
+check "compare --precision fp4: the B200 row modeled, the H100 refused with the reason" \
+    sh -c "test $? -eq 0 && grep -q ',modeled,p6-b200.48xlarge,.*,serve,fp4,' '$tmp/cmpfp4/results.csv' && grep -q 'H100 SXM5 has no fp4 tensor cores' '$tmp/cmpfp4.err'"

@@ -68,7 +68,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43);
+    plan(43 + 21);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -253,6 +253,134 @@ int main(void)
         IS_INT(1, q.devices_per_chip, "without dp, the chip is one device");
         OK(q.s_per_image < p.s_per_image, "and a whole chip is faster per image (%.1f s)",
            q.s_per_image);
+    }
+
+    /* ---- fp4 and the vendors' fp8 formats ---- */
+    {
+        const struct tb_chip *b200 = tb_pricing_chip(&pr, "b200");
+        const struct tb_model_eff *eb = tb_model_eff_of(&model, "b200");
+        struct tb_prediction r;
+        double wfp4 = 0.5 + 1.0 / 16.0; /* NVFP4: e2m1 and one e4m3 scale per 16 values */
+        if (!b200 || !eb)
+            bail("no b200 in the catalogue");
+        /* batch-1 decode of 70B on one B200: the weights at 0.5625 B/param and the fp8 KV
+         * cache of 128 + 64 positions (the mean context) over the HBM, plus the per-layer
+         * and per-request fixed costs; the products (2 FLOP/param at batch 1) stay under */
+        s = scen(&a70, "p6-b200.48xlarge", TB_PHASE_DECODE, "fp4", 1, 128, 128, 1);
+        p = predict(&s);
+        {
+            double bw = b200->hbm_tbps * 1e12;
+            double w_s = tb_arch_params_matmul(&a70) * wfp4 / (bw * eb->mem_eff);
+            double kv_s = 192.0 * tb_bytes_kv_per_token(&a70, 1.0) / (bw * eb->kv_eff);
+            double want_ms = (w_s + kv_s + a70.layers * eb->layer_s + eb->request_s) * 1e3;
+            OK(p.fits && fabs(p.tpot_ms - want_ms) < 0.01 * want_ms,
+               "70B fp4 decode on one B200: TPOT %.3f ms = weights %.2f GB at %.4f B/param over "
+               "%.1f TB/s x %.2f, KV, fixed costs: %.3f ms",
+               p.tpot_ms, tb_arch_params_matmul(&a70) * wfp4 / 1e9, wfp4, b200->hbm_tbps,
+               eb->mem_eff, want_ms);
+            IS_STRING("memory", p.bound, "and memory-bound");
+            OK(strstr(p.assumptions, "weights 0.5625 B (NVFP4), KV 1 B") != NULL,
+               "the assumptions name the format and the bytes: %.60s",
+               strstr(p.assumptions, "weights") ? strstr(p.assumptions, "weights") : "(none)");
+        }
+        s.precision = "fp8";
+        q = predict(&s);
+        OK(q.tpot_ms / p.tpot_ms > 1.5 && q.tpot_ms / p.tpot_ms < 1.0 / wfp4,
+           "fp8 decode is %.2fx slower (weights 1 B vs 0.5625 B; fixed costs the same)",
+           q.tpot_ms / p.tpot_ms);
+        s.precision = "nvfp4";
+        r = predict(&s);
+        OK(r.tpot_ms == p.tpot_ms, "nvfp4 is fp4 on a B200 (%.3f ms)", r.tpot_ms);
+        s.precision = "mxfp4";
+        r = predict(&s);
+        {
+            double want = (tb_arch_params_matmul(&a70) * (wfp4 - (0.5 + 1.0 / 32.0))) /
+                          (b200->hbm_tbps * 1e12 * eb->mem_eff) * 1e3;
+            OK(fabs((p.tpot_ms - r.tpot_ms) - want) < 0.01 * want,
+               "mxfp4 (one 8-bit scale per 32) saves the scales' bytes: %.3f ms less, %.3f by "
+               "hand",
+               p.tpot_ms - r.tpot_ms, want);
+        }
+        /* prefill 8 x 2048 on one B200: compute-bound, fp4 faster than fp8 by the peaks'
+         * ratio times the efficiencies' */
+        s = scen(&a70, "p6-b200.48xlarge", TB_PHASE_PREFILL, "fp8", 1, 2048, 1, 8);
+        q = predict(&s);
+        s.precision = "fp4";
+        p = predict(&s);
+        {
+            double want = b200->fp4_dense_tflops / b200->fp8_dense_tflops * eb->gemm_eff_fp4 /
+                          eb->gemm_eff_fp8;
+            OK(p.fits && fabs(q.ttft_ms / p.ttft_ms - want) < 0.05 * want,
+               "fp4 prefill %.1f ms vs fp8 %.1f ms: %.2fx, peak x efficiency ratio %.2f", p.ttft_ms,
+               q.ttft_ms, q.ttft_ms / p.ttft_ms, want);
+            IS_STRING("compute", p.bound, "fp4 prefill of 16k tokens is compute-bound");
+        }
+        /* no fp4 peak: refused with the reason, no crash */
+        s = scen(&a70, "p5.48xlarge", TB_PHASE_DECODE, "fp4", 1, 128, 128, 1);
+        err[0] = 0;
+        OK(tb_model_predict(&model, &s, &r, err, sizeof err) == -1 &&
+               !strcmp(err, "H100 SXM5 has no fp4 tensor cores (chips.csv fp4_dense_tflops empty)"),
+           "fp4 on an H100 is refused: %s", err);
+        s.precision = "mxfp8";
+        err[0] = 0;
+        OK(tb_model_predict(&model, &s, &r, err, sizeof err) == -1 && strstr(err, "H100 SXM5") &&
+               strstr(err, "MX block-scaled"),
+           "mxfp8 on an H100 too: %.80s", err);
+        s.precision = "cfp8";
+        err[0] = 0;
+        OK(tb_model_predict(&model, &s, &r, err, sizeof err) == -1 && strstr(err, "Neuron"),
+           "cfp8 is the Neuron SDK's name: refused on an H100 (%.60s)", err);
+        s.precision = "fp6";
+        err[0] = 0;
+        OK(tb_model_predict(&model, &s, &r, err, sizeof err) == -1 &&
+               strstr(err, "unknown precision 'fp6'"),
+           "an unknown precision is refused: %.60s", err);
+        OK(tb_model_precision_known("nvfp4") && tb_model_precision_known("cfp8") &&
+               !tb_model_precision_known("FP4") && !tb_model_precision_known(""),
+           "tb_model_precision_known: exact names only");
+        s = scen(&a70, "trn2.48xlarge", TB_PHASE_DECODE, "fp8", 16, 128, 128, 1);
+        p = predict(&s);
+        s.precision = "cfp8";
+        q = predict(&s);
+        OK(p.fits && q.tpot_ms == p.tpot_ms, "cfp8 is fp8 on Trainium2 (%.2f ms)", q.tpot_ms);
+        s.precision = "mxfp4";
+        err[0] = 0;
+        OK(tb_model_predict(&model, &s, &r, err, sizeof err) == -1 && strstr(err, "Trainium2"),
+           "Trainium2 has no fp4: %.70s", err);
+        /* Trainium3: fp4 is MXFP4, at the MXFP8 rate (chips.csv) */
+        s = scen(&a70, "trn3-ultraserver-gen1", TB_PHASE_DECODE, "fp4", 4, 128, 128, 1);
+        p = predict(&s);
+        s.precision = "mxfp4";
+        q = predict(&s);
+        OK(p.fits && q.tpot_ms == p.tpot_ms && strstr(p.assumptions, "(MXFP4)"),
+           "fp4 is mxfp4 on Trainium3 (%.2f ms)", p.tpot_ms);
+        s.precision = "nvfp4";
+        err[0] = 0;
+        OK(tb_model_predict(&model, &s, &r, err, sizeof err) == -1 && strstr(err, "NVIDIA's"),
+           "nvfp4 on Trainium3 is refused: %.70s", err);
+        s.precision = "mxfp8";
+        q = predict(&s);
+        OK(q.fits && q.tpot_ms > p.tpot_ms, "mxfp8 there reads more bytes: %.2f ms > %.2f ms",
+           q.tpot_ms, p.tpot_ms);
+        /* training: NVFP4 products with 15% of them in bf16, the same layout as fp8 */
+        s = scen(&a70, "p6-b200.48xlarge", TB_PHASE_TRAIN, "fp8", 8, 8192, 0, 64);
+        s.tp = 8;
+        s.pp = 1;
+        s.dp = 1;
+        q = predict(&s);
+        s.precision = "fp4";
+        p = predict(&s);
+        OK(p.fits && q.fits && p.step_time_s < q.step_time_s &&
+               q.step_time_s / p.step_time_s < 1.0 / (0.85 / 2.0 + 0.15 * 2.0),
+           "fp4 training step %.2f s vs fp8 %.2f s: faster, by less than the products' bound "
+           "(%.2fx)",
+           p.step_time_s, q.step_time_s, 1.0 / (0.85 / 2.0 + 0.15 * 2.0));
+        IS_DOUBLE(p.mem_per_device_gib, q.mem_per_device_gib, 1e-9,
+                  "and the same memory (fp32 master weights and Adam, bf16 weights)");
+        s = scen(&a70, "trn3-ultraserver-gen1", TB_PHASE_TRAIN, "fp4", 64, 8192, 0, 64);
+        err[0] = 0;
+        OK(tb_model_predict(&model, &s, &r, err, sizeof err) == -1 && strstr(err, "MXFP4"),
+           "MXFP4 training is refused: %.70s", err);
     }
 
     tb_model_release(&model);
