@@ -57,6 +57,10 @@ struct tb_model_eff {
     long max_batch;      /* largest decode batch the serving stacks run */
     const char *source;  /* how the figures were chosen */
     long line;
+
+    /* fixed cost per layer of a prompt's forward (prefill_layer_us): kernels launched one
+     * by one, not replayed from a captured graph as a decode step's are */
+    double prefill_layer_s;
 };
 
 struct tb_model {
