@@ -77,6 +77,8 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
             num_field(&m->csv, r, "collective_us", 0, 1e5, &us, err, errlen) ||
             num_field(&m->csv, r, "layer_us", 0, 1e5, &lus, err, errlen) ||
             num_field(&m->csv, r, "prefill_layer_us", 0, 1e5, &plus, err, errlen) ||
+            num_field(&m->csv, r, "prefill_min_tokens", 0, 1e6, &e->prefill_min_tokens, err,
+                      errlen) ||
             num_field(&m->csv, r, "request_us", 0, 1e5, &rus, err, errlen) ||
             num_field(&m->csv, r, "train_eff", 0.01, 1, &e->train_eff, err, errlen) ||
             num_field(&m->csv, r, "dp_overlap", 0, 1, &e->dp_overlap, err, errlen) ||
@@ -310,7 +312,12 @@ static struct step prefill_step(const struct dev *d, double B, double T, long tp
 {
     const struct tb_arch *a = d->a;
     struct step s;
-    double M = B * T;
+    double M;
+    /* a compiled stack (Neuron) runs the prompt through a graph of a fixed length, the
+     * smallest bucket that holds it: a shorter prompt is padded to the smallest bucket
+     * (prefill_min_tokens; 0 where the kernels take the prompt's own length) */
+    T = fmax(T, d->e->prefill_min_tokens);
+    M = B * T;
     s.tcomp = tb_flops_prefill(a, B, T) * head_pad(a, tp) / (double)tp /
               (d->peak * gemm_eff(d, fmin(M, 16384), tp));
     s.tmem = (tb_arch_params_matmul(a) * head_pad(a, tp) * d->wbytes / (double)tp +

@@ -68,7 +68,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43 + 25);
+    plan(43 + 27);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -145,6 +145,17 @@ int main(void)
         IS_REL(tb_model_eff_of(&model, "trainium1")->layer_s,
                tb_model_eff_of(&model, "trainium1")->prefill_layer_s, 1e-12,
                "Trainium1's prefill floor per layer is its decode floor (one compiled graph)");
+        /* and pads a prompt to its smallest context-encoding bucket: 16 tokens cost what
+         * 128 do; 256 cost more */
+        s = scen(&a70, "trn1.32xlarge", TB_PHASE_PREFILL, "bf16", 16, 16, 1, 1);
+        p = predict(&s);
+        s.seq_in = 128;
+        q = predict(&s);
+        IS_REL(q.ttft_ms, p.ttft_ms, 1e-12,
+               "70B on Trainium1: a 16-token prompt runs the 128-token bucket (%.1f ms)",
+               p.ttft_ms);
+        s.seq_in = 256;
+        OK(predict(&s).ttft_ms > 1.2 * q.ttft_ms, "and a 256-token prompt takes longer");
     }
 
     /* ---- precision: fp8 serves more than bf16 ---- */
