@@ -27,12 +27,11 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
                   size_t errlen)
 {
     static const char *const cols[] = {
-        "chip",         "family",      "gemm_eff",    "gemm_eff_fp8",
-        "gemm_eff_fp4", "gemm_m_half", "gemm_n_half", "mem_eff",
-        "kv_eff",       "link_eff",    "net_eff",     "collective_us",
-        "layer_us",     "request_us",  "train_eff",   "tp_overlap",
-        "conv_eff",     "dp_overlap",  "hbm_usable",  "max_batch",
-        "source",       NULL};
+        "chip",        "family",           "gemm_eff",   "gemm_eff_fp8", "gemm_eff_fp4",
+        "gemm_m_half", "gemm_n_half",      "mem_eff",    "kv_eff",       "link_eff",
+        "net_eff",     "collective_us",    "layer_us",   "request_us",   "train_eff",
+        "tp_overlap",  "conv_eff",         "dp_overlap", "hbm_usable",   "max_batch",
+        "source",      "prefill_layer_us", NULL};
     char path[PATH_MAX];
 
     memset(m, 0, sizeof *m);
@@ -52,7 +51,7 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
     }
     for (size_t r = 0; r < m->csv.nrows; r++) {
         struct tb_model_eff *e = &m->eff[m->neff];
-        double us, lus, rus, mb;
+        double us, lus, plus, rus, mb;
         memset(e, 0, sizeof *e);
         e->chip = tb_csv_field(&m->csv, r, "chip");
         e->family = tb_csv_field(&m->csv, r, "family");
@@ -77,6 +76,9 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
             num_field(&m->csv, r, "net_eff", 0.01, 1, &e->net_eff, err, errlen) ||
             num_field(&m->csv, r, "collective_us", 0, 1e5, &us, err, errlen) ||
             num_field(&m->csv, r, "layer_us", 0, 1e5, &lus, err, errlen) ||
+            num_field(&m->csv, r, "prefill_layer_us", 0, 1e5, &plus, err, errlen) ||
+            num_field(&m->csv, r, "prefill_min_tokens", 0, 1e6, &e->prefill_min_tokens, err,
+                      errlen) ||
             num_field(&m->csv, r, "request_us", 0, 1e5, &rus, err, errlen) ||
             num_field(&m->csv, r, "train_eff", 0.01, 1, &e->train_eff, err, errlen) ||
             num_field(&m->csv, r, "dp_overlap", 0, 1, &e->dp_overlap, err, errlen) ||
@@ -100,6 +102,7 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
         }
         e->collective_s = us * 1e-6;
         e->layer_s = lus * 1e-6;
+        e->prefill_layer_s = plus * 1e-6;
         e->request_s = rus * 1e-6;
         e->max_batch = (long)mb;
         m->neff++;
@@ -309,14 +312,24 @@ static struct step prefill_step(const struct dev *d, double B, double T, long tp
 {
     const struct tb_arch *a = d->a;
     struct step s;
-    double M = B * T;
+    double M;
+    /* a compiled stack (Neuron) runs the prompt through a graph of a fixed length, the
+     * smallest bucket that holds it: a shorter prompt is padded to the smallest bucket
+     * (prefill_min_tokens; 0 where the kernels take the prompt's own length) */
+    T = fmax(T, d->e->prefill_min_tokens);
+    M = B * T;
     s.tcomp = tb_flops_prefill(a, B, T) * head_pad(a, tp) / (double)tp /
               (d->peak * gemm_eff(d, fmin(M, 16384), tp));
     s.tmem = (tb_arch_params_matmul(a) * head_pad(a, tp) * d->wbytes / (double)tp +
               kv_per_device(d, tp, M)) /
              (d->hbm_bw * d->e->mem_eff);
     s.tcomm = a->layers * 2.0 * allreduce_s(d, M * a->hidden * 2.0, tp, tp);
-    s.tover = a->layers * d->e->layer_s;
+    /* the prefill's fixed cost per layer (prefill_layer_us): the kernels of a prompt's
+     * forward that the FLOP and byte counts leave out (norms, rotary, quantisation,
+     * residual adds, the attention plugin's set-up), each launched and synchronised on
+     * its own because a prefill's shapes vary and are not captured in a graph; it does
+     * not shrink with the prompt, so it is what a short prompt's TTFT is made of */
+    s.tover = a->layers * d->e->prefill_layer_s;
     s.t = fmax(s.tcomp, s.tmem) + s.tcomm + s.tover;
     return s;
 }
@@ -517,11 +530,13 @@ static int predict_inference(const struct tb_model *m, const struct tb_scenario 
                                               : sp.bound;
     snprintf(p->assumptions, sizeof p->assumptions,
              "%s; tp=%ld dp=%ld over %ld devices (%ld per chip); batch %ld%s%s; gemm_eff %.2f "
-             "(half at %.0f rows), mem_eff %.2f, layer %.0f us; weights %.4g B (%s), KV %.0f B",
+             "(half at %.0f rows), mem_eff %.2f, layer %.0f us (prefill %.0f); weights %.4g B "
+             "(%s), KV %.0f B",
              sc->batch_max ? "continuous batching" : "static batch", tp, dp, p->devices, k,
              p->batch, dp > 1 ? " per replica" : "",
              sc->batch_max ? " (throughput-maximising)" : "", d.gemm_eff, d.e->gemm_m_half,
-             d.e->mem_eff, d.e->layer_s * 1e6, d.wbytes, d.format, d.kvbytes);
+             d.e->mem_eff, d.e->layer_s * 1e6, d.e->prefill_layer_s * 1e6, d.wbytes, d.format,
+             d.kvbytes);
     return 0;
 }
 

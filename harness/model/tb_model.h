@@ -57,6 +57,13 @@ struct tb_model_eff {
     long max_batch;      /* largest decode batch the serving stacks run */
     const char *source;  /* how the figures were chosen */
     long line;
+
+    /* fixed cost per layer of a prompt's forward (prefill_layer_us): kernels launched one
+     * by one, not replayed from a captured graph as a decode step's are */
+    double prefill_layer_s;
+    /* the shortest prompt a prefill runs (prefill_min_tokens): a shorter one is padded to
+     * it (the Neuron stacks' smallest context-encoding bucket); 0: no padding */
+    double prefill_min_tokens;
 };
 
 struct tb_model {
