@@ -6,6 +6,7 @@
 #include "tb_stats.h"
 #include "tb_util.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -147,6 +148,30 @@ int tb_validate_compute(struct tb_validation *v, const struct tb_scenarios *s, c
 oom:
     tb_validate_release(v);
     return tb_err(err, errlen, "out of memory");
+}
+
+int tb_validate_file(struct tb_validation *v, const char *path, const struct tb_model *m, char *err,
+                     size_t errlen)
+{
+    struct tb_scenarios s;
+    char def[PATH_MAX];
+    const char *name = path; /* as messages name it: no machine's path for the default */
+    int rc;
+    memset(v, 0, sizeof *v);
+    if (!path) {
+        snprintf(def, sizeof def, "%s/reports/validation/published.csv", tb_datadir());
+        path = def;
+        name = "reports/validation/published.csv";
+    }
+    if (!tb_file_exists(path)) {
+        tb_err(err, errlen, "%s not found", name);
+        return TB_EINPUT;
+    }
+    if (tb_scenarios_predict(&s, path, m, err, errlen) != 0)
+        return TB_EINPUT;
+    rc = tb_validate_compute(v, &s, err, errlen);
+    tb_scenarios_release(&s);
+    return rc;
 }
 
 void tb_validate_release(struct tb_validation *v)

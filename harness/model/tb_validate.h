@@ -64,6 +64,13 @@ int tb_validate_compute(struct tb_validation *v, const struct tb_scenarios *s, c
                         size_t errlen);
 void tb_validate_release(struct tb_validation *v);
 
+/* The errors of the validation file path (NULL: the data folder's
+ * reports/validation/published.csv) predicted with m. Returns TB_OK; TB_EINPUT with the
+ * reason when the file is missing or cannot be read as a scenario table; TB_EFAIL for
+ * memory. v is empty unless TB_OK. */
+int tb_validate_file(struct tb_validation *v, const char *path, const struct tb_model *m, char *err,
+                     size_t errlen);
+
 /* The group of a chip family, or NULL when no row with a measured value has it. */
 const struct tb_validate_group *tb_validate_family(const struct tb_validation *v,
                                                    const char *family);

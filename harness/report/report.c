@@ -1295,29 +1295,17 @@ void tb_report_opts_init(struct tb_report_opts *o)
  * either the modeled figures carry no range, said in a note. */
 static void load_validation(struct report *R)
 {
-    struct tb_scenarios s;
-    char path[PATH_MAX], e[1024];
-    snprintf(path, sizeof path, "%s/reports/validation/published.csv", tb_datadir());
-    if (!tb_file_exists(path)) {
-        tb_report_note(R, "no model error ranges: reports/validation/published.csv not found");
-        return;
-    }
+    char e[1024];
     if (tb_model_load(&R->model, &R->pricing, R->o->pricing_dir, e, sizeof e) != 0) {
         tb_report_note(R, "no model error ranges: %s", e);
         return;
     }
-    if (tb_scenarios_predict(&s, path, &R->model, e, sizeof e) != 0) {
+    if (tb_validate_file(&R->val, NULL, &R->model, e, sizeof e) != TB_OK) {
         tb_report_note(R, "no model error ranges: %s", e);
         tb_model_release(&R->model);
         return;
     }
-    if (tb_validate_compute(&R->val, &s, e, sizeof e) != 0) {
-        tb_report_note(R, "no model error ranges: %s", e);
-        tb_model_release(&R->model);
-    } else {
-        R->have_val = true;
-    }
-    tb_scenarios_release(&s);
+    R->have_val = true;
 }
 
 /* The cost stage's options: the report's, its baseline resolved. */

@@ -390,26 +390,17 @@ static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb
 
 /* ---- the model's error per chip family, from the validation file ---- */
 
-/* The validation errors of path (NULL: the data folder's published.csv) into *v. A
- * missing or unreadable file leaves v empty: every family then gets the default error.
- * Fails (TB_EFAIL) only for memory. */
+/* The validation errors of path (tb_validate_file). A missing or unreadable file leaves
+ * v empty: every family then gets the default error. Fails (TB_EFAIL) only for memory. */
 static int family_errors(const struct tb_model *m, const char *path, struct tb_validation *v,
                          char *err, size_t errlen)
 {
-    struct tb_scenarios s;
-    char e[512], def[PATH_MAX];
-    int rc;
-
-    memset(v, 0, sizeof *v);
-    if (!path) {
-        snprintf(def, sizeof def, "%s/reports/validation/published.csv", tb_datadir());
-        path = def;
-    }
-    if (!tb_file_exists(path) || tb_scenarios_predict(&s, path, m, e, sizeof e) != 0)
+    char e[512];
+    int rc = tb_validate_file(v, path, m, e, sizeof e);
+    if (rc != TB_EFAIL)
         return TB_OK;
-    rc = tb_validate_compute(v, &s, err, errlen);
-    tb_scenarios_release(&s);
-    return rc;
+    tb_err(err, errlen, "%s", e);
+    return TB_EFAIL;
 }
 
 /* ---- sizing one workload on one instance type ---- */

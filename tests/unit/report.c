@@ -427,26 +427,17 @@ static void test_title_count(const char *pricing)
     static const char *const models[] = {"llama-3.2-1b", "llama-3.2-3b", "llama-3.1-8b",
                                          "llama-2-7b",   "llama-2-13b",  "llama-3.1-70b"};
     struct tb_result_row rows[6];
-    struct tb_report_opts o;
-    char err[1024] = "", ids[6][128], *md;
+    struct tb_csv_table t;
+    char ids[6][128], *md;
     char *res = test_tmp_path("report_title.csv"), *out = test_tmp_path("report_title");
-    const char *files[1] = {res};
 
-    remove(res);
     for (int i = 0; i < 6; i++) {
         snprintf(ids[i], sizeof ids[i], "model:p5.48xlarge/%s/decode/b8/in1024/out128/bf16",
                  models[i]);
         decode_row(&rows[i], ids[i], "modeled", "p5.48xlarge", "model", models[i], "1000");
     }
-    if (tb_results_append(res, rows, 6, err, sizeof err) != 0)
-        bail("%s", err);
-    clean(out);
-    tb_report_opts_init(&o);
-    o.results = files;
-    o.nresults = 1;
-    o.out_dir = out;
-    o.pricing_dir = pricing;
-    IS_INT(TB_OK, tb_report_write(&o, NULL, err, sizeof err), "six models: report %s", err);
+    report_rows(res, rows, 6, out, pricing, "six models", &t);
+    tb_csv_release(&t);
     md = slurp(out, "report.md", NULL);
     OK(md && !strncmp(md, "# trnbench report: 6 models\n", 28), "the title counts 6 models");
     free(md);
