@@ -1,0 +1,59 @@
+/*
+ * harness/model/tb_model_impl.h: what the performance model's parts share (private to
+ * harness/model/). tb_model.c loads the efficiency table, describes one device of a
+ * layout and routes a scenario to its phase: tb_model_serve.c (prefill, decode,
+ * serving regimes and their layouts), tb_model_train.c (training and its layout
+ * search), tb_model_denoise.c (diffusion).
+ */
+#ifndef TB_MODEL_IMPL_H
+#define TB_MODEL_IMPL_H
+
+#include "tb_model.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* What one device (a chip, or 1/k of one) offers, with the precision's byte sizes. */
+struct dev {
+    const struct tb_arch *a;
+    const struct tb_model_eff *e;
+    double peak;        /* FLOP/s of the precision, per device */
+    double bf16_peak;   /* FLOP/s in bf16 per device (attention runs in 16-bit) */
+    double chip_peak;   /* per chip, for MFU */
+    double gemm_eff;    /* large-GEMM efficiency of the precision */
+    double hbm;         /* bytes per device */
+    double hbm_bw;      /* bytes/s per device */
+    double link_bw;     /* effective bytes/s per device on the intra-node link */
+    double net_bw;      /* effective bytes/s per device on the network (EFA) */
+    double wbytes;      /* bytes per weight */
+    double kvbytes;     /* bytes per K or V element */
+    double lowp_frac;   /* training: fraction of the weights' products at the precision (the
+                           rest in bf16): 1, or 0.85 for fp4 */
+    const char *format; /* the number format, for the assumptions ("NVFP4", "bf16") */
+    long per_node;      /* devices per instance */
+    long k;             /* devices per chip */
+};
+
+/* Fill *d for scenario sc with k devices per chip: the precision's peaks, bytes and
+ * efficiency, the chip's memory and links. 0, or -1 with a reason (a precision the
+ * chip lacks). */
+int tb_model_dev_init(struct dev *d, const struct tb_model *m, const struct tb_scenario *sc, long k,
+                      char *err, size_t errlen);
+/* Efficiency of the layer GEMMs with M rows when tp narrows each to hidden/tp columns. */
+double tb_model_gemm_eff(const struct dev *d, double M, long tp);
+/* Factor on the matrix-product parameters when tp does not divide the heads. */
+double tb_model_head_pad(const struct tb_arch *a, long tp);
+/* Ring all-reduce of S bytes over g devices spread over `span` devices of the layout. */
+double tb_model_allreduce_s(const struct dev *d, double S, long g, long span);
+
+/* The phases: each fills *p (set up by tb_model_predict: chips, instances, NANs). */
+int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenario *sc,
+                               struct tb_prediction *p, char *err, size_t errlen);
+int tb_model_predict_serving_layout(const struct tb_model *m, const struct tb_scenario *sc,
+                                    struct tb_prediction *p, char *err, size_t errlen);
+int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *sc,
+                           struct tb_prediction *p, char *err, size_t errlen);
+int tb_model_predict_denoise(const struct tb_model *m, const struct tb_scenario *sc,
+                             struct tb_prediction *p, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,306 @@
+/* harness/model/tb_model_serve.c: prefill, decode and serving (tb_model_impl.h). */
+#include "tb_model_impl.h"
+
+#include "tb_flops.h"
+#include "tb_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- inference ---- */
+
+struct step {
+    double t, tcomp, tmem, tcomm, tover;
+};
+
+static const char *bound_of(const struct step *s)
+{
+    double m = fmax(fmax(s->tcomp, s->tmem), fmax(s->tcomm, s->tover));
+    return m == s->tcomp   ? "compute"
+           : m == s->tmem  ? "memory"
+           : m == s->tcomm ? "communication"
+                           : "overhead";
+}
+
+static double kv_per_device(const struct dev *d, long tp, double tokens)
+{
+    long shards = tp < d->a->kv_heads ? tp : d->a->kv_heads;
+    return tokens * tb_bytes_kv_per_token(d->a, d->kvbytes) / (double)shards;
+}
+
+/* Prefill of B prompts of T tokens with tensor parallelism tp. */
+static struct step prefill_step(const struct dev *d, double B, double T, long tp)
+{
+    const struct tb_arch *a = d->a;
+    struct step s;
+    double M;
+    /* a compiled stack (Neuron) runs the prompt through a graph of a fixed length, the
+     * smallest bucket that holds it: a shorter prompt is padded to the smallest bucket
+     * (prefill_min_tokens; 0 where the kernels take the prompt's own length) */
+    T = fmax(T, d->e->prefill_min_tokens);
+    M = B * T;
+    s.tcomp = tb_flops_prefill(a, B, T) * tb_model_head_pad(a, tp) / (double)tp /
+              (d->peak * tb_model_gemm_eff(d, fmin(M, 16384), tp));
+    s.tmem = (tb_arch_params_matmul(a) * tb_model_head_pad(a, tp) * d->wbytes / (double)tp +
+              kv_per_device(d, tp, M)) /
+             (d->hbm_bw * d->e->mem_eff);
+    s.tcomm = a->layers * 2.0 * tb_model_allreduce_s(d, M * a->hidden * 2.0, tp, tp);
+    /* the prefill's fixed cost per layer (prefill_layer_us): the kernels of a prompt's
+     * forward that the FLOP and byte counts leave out (norms, rotary, quantisation,
+     * residual adds, the attention plugin's set-up), each launched and synchronised on
+     * its own because a prefill's shapes vary and are not captured in a graph; it does
+     * not shrink with the prompt, so it is what a short prompt's TTFT is made of */
+    s.tover = a->layers * d->e->prefill_layer_s;
+    s.t = fmax(s.tcomp, s.tmem) + s.tcomm + s.tover;
+    return s;
+}
+
+/* One decode step of B sequences, each attending to ctx positions. */
+static struct step decode_step(const struct dev *d, double B, double ctx, long tp)
+{
+    const struct tb_arch *a = d->a;
+    struct step s;
+    s.tcomp = tb_flops_decode_step(a, B, ctx - 1) * tb_model_head_pad(a, tp) / (double)tp /
+              (d->peak * tb_model_gemm_eff(d, B, tp));
+    s.tmem = tb_arch_params_matmul(a) * tb_model_head_pad(a, tp) * d->wbytes / (double)tp /
+                 (d->hbm_bw * d->e->mem_eff) +
+             kv_per_device(d, tp, B * ctx) / (d->hbm_bw * d->e->kv_eff);
+    s.tcomm = a->layers * 2.0 * tb_model_allreduce_s(d, B * a->hidden * 2.0, tp, tp);
+    /* per step: the layers' fixed costs and the host's work per request (sampling,
+     * scheduling, detokenising) */
+    s.tover = a->layers * d->e->layer_s + B * d->e->request_s;
+    s.t = fmax(s.tcomp, s.tmem) + s.tcomm + s.tover;
+    return s;
+}
+
+/* Bytes per device to serve B sequences of up to ctx tokens. */
+static double serve_mem(const struct dev *d, double B, double ctx, double chunk, long tp)
+{
+    const struct tb_arch *a = d->a;
+    double weights =
+        (tb_arch_params_matmul(a) + tb_arch_params_embedding(a)) * d->wbytes / (double)tp;
+    double kv = kv_per_device(d, tp, B * ctx);
+    /* working set of the largest forward chunk: activations and the logits */
+    double work = chunk * (4.0 * a->hidden + 2.0 * a->ffn) * 2.0 / (double)tp +
+                  fmin(B, chunk) * a->vocab * 4.0 / (double)tp;
+    return weights + kv + work;
+}
+
+struct serve_point {
+    double ttft, tpot, e2e, out_tps, total_tps;
+    const char *bound;         /* of the whole request: what dominates its time */
+    const char *bound_prefill; /* of the prefill alone */
+    const char *bound_decode;  /* of a decode step alone */
+};
+
+/* Static batch of B requests: prefill all, then seq_out - 1 decode steps. */
+static struct serve_point serve_static(const struct dev *d, double B, double Tin, double Tout,
+                                       long tp)
+{
+    struct serve_point p;
+    struct step pf = prefill_step(d, B, Tin, tp);
+    /* the decode steps run at positions Tin .. Tin+Tout-2: their mean context */
+    struct step dc = decode_step(d, B, Tin + Tout / 2.0, tp);
+    p.ttft = pf.t;
+    p.tpot = dc.t;
+    p.e2e = pf.t + (Tout - 1) * dc.t;
+    p.out_tps = B * Tout / p.e2e;
+    p.total_tps = B * (Tin + Tout) / p.e2e;
+    p.bound_prefill = bound_of(&pf);
+    p.bound_decode = bound_of(&dc);
+    p.bound = pf.t > (Tout - 1) * dc.t ? p.bound_prefill : p.bound_decode;
+    return p;
+}
+
+/* Continuous batching at B requests in flight: each cycle of Tout decode steps also
+ * prefills the B prompts that replace the finished ones, in chunks beside the decodes
+ * (compute at the chunk's efficiency). */
+static struct serve_point serve_continuous(const struct dev *d, double B, double Tin, double Tout,
+                                           long tp)
+{
+    const struct tb_arch *a = d->a;
+    struct serve_point p;
+    struct step dc = decode_step(d, B, Tin + Tout / 2.0, tp);
+    double chunk = fmin(B * Tin, 8192);
+    double pf = tb_flops_prefill(a, B, Tin) * tb_model_head_pad(a, tp) / (double)tp /
+                    (d->peak * tb_model_gemm_eff(d, chunk, tp)) +
+                a->layers * 2.0 * tb_model_allreduce_s(d, B * Tin * a->hidden * 2.0, tp, tp);
+    double cycle = Tout * dc.t + pf;
+    p.ttft = prefill_step(d, 1, Tin, tp).t + dc.t;
+    p.tpot = cycle / Tout;
+    p.e2e = p.ttft + (Tout - 1) * p.tpot;
+    p.out_tps = B * Tout / cycle;
+    p.total_tps = B * (Tin + Tout) / cycle;
+    p.bound_decode = bound_of(&dc);
+    p.bound_prefill = "compute";
+    p.bound = Tout * dc.t > pf ? p.bound_decode : p.bound_prefill;
+    return p;
+}
+
+int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenario *sc,
+                               struct tb_prediction *p, char *err, size_t errlen)
+{
+    struct dev d;
+    long chips = p->chips, k, tp, dp;
+    double Tin = (double)sc->seq_in, Tout = (double)(sc->seq_out > 0 ? sc->seq_out : 1);
+    double cap, ctx = Tin + Tout;
+    struct serve_point sp;
+
+    (void)m;
+    if (sc->seq_in <= 0)
+        return tb_err(err, errlen, "seq_in missing: the prompt length is needed");
+    if (sc->pp > 1)
+        return tb_err(err, errlen, "pipeline-parallel inference is not modeled (pp=%ld)", sc->pp);
+    if (sc->tp > 0) {
+        long devs = sc->tp * (sc->dp > 0 ? sc->dp : 1);
+        if (devs % chips)
+            return tb_err(err, errlen, "tp x dp = %ld does not divide over %ld chips", devs, chips);
+        k = devs / chips;
+        tp = sc->tp;
+        dp = sc->dp > 0 ? sc->dp : 1;
+    } else {
+        k = 1;
+        dp = sc->dp > 0 ? sc->dp : 1;
+        if (chips % dp)
+            return tb_err(err, errlen, "dp=%ld does not divide %ld chips", dp, chips);
+        tp = chips / dp;
+    }
+    if (k != 1 && k != 2 && k != 4 && k != 8)
+        return tb_err(err, errlen, "tp x dp over %ld chips gives %ld devices per chip", chips, k);
+    if (tb_model_dev_init(&d, m, sc, k, err, errlen) != 0)
+        return -1;
+    p->devices = chips * k;
+    p->devices_per_chip = k;
+    p->tp = tp;
+    p->pp = 1;
+    p->dp = dp;
+    p->hbm_per_device_gib = d.hbm / 1073741824.0;
+    cap = d.hbm * d.e->hbm_usable;
+
+    if (sc->batch_max) {
+        double best = -1, bestB = 0, Bmem, B, lo = 1, hi = (double)d.e->max_batch;
+        struct serve_point bp = {0};
+        if (serve_mem(&d, 1, ctx, fmin(Tin, 8192), tp) > cap) {
+            p->fits = false;
+            snprintf(p->why, sizeof p->why,
+                     "does not fit: weights and one request need %.1f GiB per device, %.1f GiB "
+                     "usable (tp=%ld)",
+                     serve_mem(&d, 1, ctx, fmin(Tin, 8192), tp) / 1073741824.0, cap / 1073741824.0,
+                     tp);
+            return 0;
+        }
+        /* the largest load that fits: lo fits, hi + 1 does not */
+        while (lo < hi) {
+            double mid = ceil((lo + hi) / 2);
+            if (serve_mem(&d, mid, ctx, fmin(mid * Tin, 8192), tp) <= cap)
+                lo = mid;
+            else
+                hi = mid - 1;
+        }
+        Bmem = lo;
+        /* the throughput-maximising load within memory and the latency limits: loads
+         * 1, 2, 3, ... growing by a quarter, and the largest */
+        for (B = 1;; B = fmin(Bmem, fmax(B + 1, floor(B * 1.25)))) {
+            struct serve_point s = serve_continuous(&d, B, Tin, Tout, tp);
+            bool ok = !(sc->ttft_limit_ms > 0 && s.ttft * 1e3 > sc->ttft_limit_ms) &&
+                      !(sc->tpot_limit_ms > 0 && s.tpot * 1e3 > sc->tpot_limit_ms);
+            if (ok && s.out_tps > best) {
+                best = s.out_tps;
+                bestB = B;
+                bp = s;
+            }
+            if (B >= Bmem)
+                break;
+        }
+        if (best < 0) {
+            p->fits = false;
+            snprintf(p->why, sizeof p->why,
+                     "no load meets the latency limits (TTFT %g ms, TPOT %g ms)", sc->ttft_limit_ms,
+                     sc->tpot_limit_ms);
+            return 0;
+        }
+        sp = bp;
+        p->batch = (long)bestB;
+        p->mem_per_device_gib =
+            serve_mem(&d, bestB, ctx, fmin(bestB * Tin, 8192), tp) / 1073741824.0;
+    } else {
+        double B = (double)(sc->batch > 0 ? sc->batch : 1);
+        double need = serve_mem(&d, B, ctx, fmin(B * Tin, 8192), tp);
+        p->batch = (long)B;
+        p->mem_per_device_gib = need / 1073741824.0;
+        if (need > cap) {
+            p->fits = false;
+            snprintf(p->why, sizeof p->why,
+                     "does not fit: %.1f GiB per device needed (weights, KV cache of %.0f x %.0f "
+                     "tokens, work space), %.1f usable (tp=%ld)",
+                     need / 1073741824.0, B, ctx, cap / 1073741824.0, tp);
+            return 0;
+        }
+        sp = serve_static(&d, B, Tin, Tout, tp);
+    }
+    p->fits = true;
+    p->ttft_ms = sp.ttft * 1e3;
+    p->tpot_ms = sp.tpot * 1e3;
+    p->e2e_latency_ms = sp.e2e * 1e3;
+    p->output_tokens_per_s = sp.out_tps * (double)dp;
+    p->total_tokens_per_s = sp.total_tps * (double)dp;
+    p->output_tokens_per_s_per_chip = p->output_tokens_per_s / (double)chips;
+    p->tokens_per_s_per_user = 1.0 / sp.tpot;
+    p->bound = sc->phase == TB_PHASE_PREFILL  ? sp.bound_prefill
+               : sc->phase == TB_PHASE_DECODE ? sp.bound_decode
+                                              : sp.bound;
+    snprintf(p->assumptions, sizeof p->assumptions,
+             "%s; tp=%ld dp=%ld over %ld devices (%ld per chip); batch %ld%s%s; gemm_eff %.2f "
+             "(half at %.0f rows), mem_eff %.2f, layer %.0f us (prefill %.0f); weights %.4g B "
+             "(%s), KV %.0f B",
+             sc->batch_max ? "continuous batching" : "static batch", tp, dp, p->devices, k,
+             p->batch, dp > 1 ? " per replica" : "",
+             sc->batch_max ? " (throughput-maximising)" : "", d.gemm_eff, d.e->gemm_m_half,
+             d.e->mem_eff, d.e->layer_s * 1e6, d.e->prefill_layer_s * 1e6, d.wbytes, d.format,
+             d.kvbytes);
+    return 0;
+}
+
+/* Serving at the throughput-maximising load with no layout given: replicas (dp) of
+ * tensor-parallel groups (tp = chips / dp), every power-of-two split, the most output
+ * tokens per second wins (fewer replicas on a tie: lower latency). */
+int tb_model_predict_serving_layout(const struct tb_model *m, const struct tb_scenario *sc,
+                                    struct tb_prediction *p, char *err, size_t errlen)
+{
+    struct tb_scenario s = *sc;
+    const struct tb_prediction init = *p; /* as tb_model_predict set it up */
+    struct tb_prediction q;
+    bool have = false;
+    long layouts = 0;
+    struct dev d;
+
+    /* what no layout changes (a precision the chip lacks) is said as such */
+    if (tb_model_dev_init(&d, m, sc, 1, err, errlen) != 0)
+        return -1;
+    for (long dp = 1; dp <= p->chips; dp *= 2) {
+        if (p->chips % dp)
+            break;
+        s.dp = dp;
+        s.tp = p->chips / dp;
+        s.chips = p->chips;
+        s.instances = p->instances;
+        q = init;
+        if (tb_model_predict_inference(m, &s, &q, err, errlen) != 0)
+            continue; /* e.g. a tp that does not divide the heads */
+        layouts++;
+        if (q.fits && (!have || q.output_tokens_per_s > p->output_tokens_per_s * 1.001)) {
+            *p = q;
+            have = true;
+        } else if (!have && !p->why[0]) {
+            snprintf(p->why, sizeof p->why, "%s", q.why);
+        }
+    }
+    p->layouts_evaluated = layouts;
+    if (!have) {
+        p->fits = false;
+        if (!p->why[0])
+            return tb_err(err, errlen, "no serving layout of %ld chips is possible", p->chips);
+    }
+    return 0;
+}
