@@ -140,6 +140,14 @@ static const struct tb_metric METRICS[] = {
      NULL, IMAGE},
     {"s_per_image", "s", "seconds from prompt to decoded image for one image at the batch", L, NULL,
      NULL, IMAGE},
+    {"ms_per_step", "ms",
+     "one denoising step at the batch: the denoiser's pass (both halves with classifier-free "
+     "guidance), without the text encoders and the VAE decode",
+     L, NULL, NULL, 0},
+    {"weight_load_s", "s",
+     "time to read the model's weights from storage into device memory before the first request "
+     "or step",
+     L, NULL, NULL, 0},
     {"gflop_per_s", "GFLOP/s",
      "model FLOPs per second the run achieved; FLOPs counted from the workload's shapes "
      "(tb_flops.h: 2 per multiply-add of every matrix product, causal attention counted once, "

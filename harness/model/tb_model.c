@@ -278,7 +278,8 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
     p->ttft_ms = p->tpot_ms = p->e2e_latency_ms = NAN;
     p->output_tokens_per_s = p->output_tokens_per_s_per_chip = p->total_tokens_per_s = NAN;
     p->tokens_per_s_per_user = NAN;
-    p->s_per_image = p->images_per_s = p->images_per_s_per_chip = NAN;
+    p->s_per_image = p->images_per_s = p->images_per_s_per_chip = p->ms_per_step = NAN;
+    p->weight_load_s = p->compile_s = NAN;
     p->mem_per_device_gib = p->hbm_per_device_gib = NAN;
     p->bound = "";
     if (!sc->inst || (sc->phase == TB_PHASE_DENOISE ? !sc->darch : !sc->arch))
@@ -294,6 +295,25 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
     if (p->chips > p->instances * per_inst)
         return tb_err(err, errlen, "%ld chips do not fit in %ld x %s (%ld chips each)", p->chips,
                       p->instances, sc->inst->instance, per_inst);
+    {
+        int regimes = (sc->batch > 0 || sc->batch_max) + (sc->concurrency > 0) +
+                      (sc->request_rate > 0) + (sc->scenario && *sc->scenario);
+        if (regimes > 1)
+            return tb_err(err, errlen,
+                          "batch, concurrency, request_rate and scenario are different serving "
+                          "regimes: give one");
+        if (regimes &&
+            (sc->concurrency > 0 || sc->request_rate > 0 || (sc->scenario && *sc->scenario)) &&
+            (sc->phase == TB_PHASE_TRAIN || sc->phase == TB_PHASE_DENOISE))
+            return tb_err(err, errlen,
+                          "concurrency, request_rate and scenario are serving regimes (phase "
+                          "serve, prefill or decode)");
+        if (sc->concurrency > 0 || sc->request_rate > 0 || (sc->scenario && *sc->scenario) ||
+            (sc->dataset && *sc->dataset))
+            return tb_err(err, errlen,
+                          "not modeled yet: concurrency, request_rate, scenario "
+                          "and dataset (issue 18)");
+    }
     if (sc->phase == TB_PHASE_TRAIN)
         return tb_model_predict_train(m, sc, p, err, errlen);
     if (sc->phase == TB_PHASE_DENOISE)
@@ -323,6 +343,9 @@ static const struct {
     {"s_per_image", offsetof(struct tb_prediction, s_per_image)},
     {"images_per_s", offsetof(struct tb_prediction, images_per_s)},
     {"images_per_s_per_chip", offsetof(struct tb_prediction, images_per_s_per_chip)},
+    {"ms_per_step", offsetof(struct tb_prediction, ms_per_step)},
+    {"weight_load_s", offsetof(struct tb_prediction, weight_load_s)},
+    {"compile_s", offsetof(struct tb_prediction, compile_s)},
 };
 
 bool tb_prediction_has_metric(const char *metric)

@@ -103,6 +103,14 @@ struct tb_scenario {
                                             devices, the rest is context parallelism */
     double ttft_limit_ms, tpot_limit_ms; /* 0: none (batch_max only) */
     double train_tokens;                 /* time and cost to train this many tokens; 0: none */
+    /* serving regimes (README "The performance model"; at most one of batch, concurrency,
+     * request_rate and scenario) */
+    long concurrency;     /* closed loop: N requests in flight, continuous batching, each
+                             replaced as it finishes (steady state); 0: none */
+    double request_rate;  /* open loop: requests per second arriving (Poisson); 0: none */
+    const char *scenario; /* MLPerf: "offline", "server", "interactive"; NULL or "": none */
+    const char *dataset;  /* a named distribution of prompt and output lengths in place of
+                             seq_in and seq_out; NULL or "": the fixed lengths */
 };
 
 /* What the model predicts; fields that do not apply are NAN. */
@@ -127,6 +135,10 @@ struct tb_prediction {
     double tokens_per_s_per_user;
     /* diffusion */
     double s_per_image, images_per_s, images_per_s_per_chip;
+    double ms_per_step; /* one denoising step (the denoiser's passes of one step) */
+    /* start-up, any phase: reading the weights from storage into device memory, and
+     * compiling the graphs (Neuron, torch.compile, TensorRT engines) */
+    double weight_load_s, compile_s;
     long steps, resolution; /* denoise: the steps and image size used */
     /* what bounds it: "compute", "memory", "communication", "overhead" */
     const char *bound;

@@ -165,10 +165,30 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
         int_field(f, "dp", &in->sc.dp, res->why, sizeof res->why) ||
         dbl_field(f, "ttft_limit_ms", &in->sc.ttft_limit_ms, res->why, sizeof res->why) ||
         dbl_field(f, "tpot_limit_ms", &in->sc.tpot_limit_ms, res->why, sizeof res->why) ||
-        dbl_field(f, "train_tokens", &in->sc.train_tokens, res->why, sizeof res->why))
+        dbl_field(f, "train_tokens", &in->sc.train_tokens, res->why, sizeof res->why) ||
+        int_field(f, "concurrency", &in->sc.concurrency, res->why, sizeof res->why) ||
+        dbl_field(f, "request_rate", &in->sc.request_rate, res->why, sizeof res->why))
         return -1;
+    /* a million requests a second is beyond any fleet a scenario describes */
+    if (in->sc.request_rate > 1e6) {
+        snprintf(res->why, sizeof res->why,
+                 "field 'request_rate': %g requests/s is beyond any modeled fleet (at most 1e6)",
+                 in->sc.request_rate);
+        return -1;
+    }
+    in->sc.scenario = F(f, "scenario");
+    if (*in->sc.scenario && strcmp(in->sc.scenario, "offline") &&
+        strcmp(in->sc.scenario, "server") && strcmp(in->sc.scenario, "interactive")) {
+        snprintf(res->why, sizeof res->why,
+                 "field 'scenario': '%.100s' (offline, server or interactive: MLPerf's)",
+                 in->sc.scenario);
+        return -1;
+    }
+    in->sc.dataset = F(f, "dataset");
     if (in->sc.phase == TB_PHASE_DENOISE)
         return 0; /* steps and resolution default to the model's */
+    if (*in->sc.dataset)
+        return 0; /* the dataset gives the lengths */
     if (in->sc.seq_in <= 0) {
         res->incomplete = true;
         snprintf(res->why, sizeof res->why, "seq_in missing: the %s length is needed",
