@@ -314,8 +314,9 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
                           "serve, prefill or decode)");
         if (sc->dataset && *sc->dataset && sc->phase == TB_PHASE_TRAIN)
             return tb_err(err, errlen, "dataset is a serving workload (phase serve or denoise)");
-        /* a dataset that is unknown or lacks lengths is said as such, not per layout */
-        if (sc->dataset && *sc->dataset && tb_model_dataset_status(m, sc->dataset, err, errlen))
+        /* a dataset unknown or without lengths, a model MLPerf gives no limits: said as
+         * such, not once per layout */
+        if (tb_model_regime_check(m, sc, err, errlen) != 0)
             return -1;
     }
     if (sc->phase == TB_PHASE_TRAIN)

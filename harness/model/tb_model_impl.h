@@ -67,6 +67,10 @@ bool tb_model_regime_wanted(const struct tb_scenario *sc);
 int tb_model_regime(const struct tb_model *m, const struct tb_scenario *sc,
                     const struct tb_regime_costs *c, const char *layout, struct tb_prediction *p,
                     char *err, size_t errlen);
+/* What no layout changes: the dataset is known and has its lengths, MLPerf has limits
+ * for the model at the scenario. 0, or -1 with the reason. */
+int tb_model_regime_check(const struct tb_model *m, const struct tb_scenario *sc, char *err,
+                          size_t errlen);
 /* A diffusion dataset's steps and resolution, where *steps and *res are 0. */
 int tb_model_dataset_diffusion(const struct tb_model *m, const char *name, long *steps, long *res,
                                char *err, size_t errlen);

@@ -418,6 +418,19 @@ static int mlperf_limits(const struct tb_model *m, const char *model, const char
 
 /* ---- the model's use ---- */
 
+int tb_model_regime_check(const struct tb_model *m, const struct tb_scenario *sc, char *err,
+                          size_t errlen)
+{
+    const char *scen = sc->scenario && *sc->scenario ? sc->scenario : "";
+    double a, b, c;
+    const char *bench;
+    if (sc->dataset && *sc->dataset && tb_model_dataset_status(m, sc->dataset, err, errlen))
+        return -1;
+    if (sc->arch && (!strcmp(scen, "server") || !strcmp(scen, "interactive")))
+        return mlperf_limits(m, sc->arch->name, scen, &a, &b, &c, &bench, err, errlen);
+    return 0;
+}
+
 bool tb_model_regime_wanted(const struct tb_scenario *sc)
 {
     return sc->concurrency > 0 || sc->request_rate > 0 || (sc->scenario && *sc->scenario) ||
