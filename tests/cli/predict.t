@@ -15,7 +15,7 @@ sc="$TB_SRCDIR/tests/data/scenarios.csv"
 
 field() { csv_cell "$1" "$3" id="$2"; } # field FILE ID NAME
 
-echo "1..42"
+echo "1..50"
 "$TB_BIN" predict --scenarios "$sc" >"$tmp/out.csv" 2>"$tmp/err"
 check "predict exits 0 with bad rows in the table" test $? -eq 0
 check "the columns predicted, model_version and why are added" \
@@ -160,3 +160,35 @@ check "a misspelt precision is named with the list" \
     --seq-in 1024 --seq-out 256 --batch 1 --precision fp4 --out "$tmp/cmpfp4" >/dev/null 2>"$tmp/cmpfp4.err"
 check "compare --precision fp4: the B200 row modeled, the H100 refused with the reason" \
     sh -c "test $? -eq 0 && grep -q ',modeled,p6-b200.48xlarge,.*,serve,fp4,' '$tmp/cmpfp4/results.csv' && grep -q 'H100 SXM5 has no fp4 tensor cores' '$tmp/cmpfp4.err'"
+
+# serving regimes: concurrency, request_rate, MLPerf scenarios and datasets in a table
+cat >"$tmp/regimes.csv" <<'CSV'
+id,target,chips,model,phase,precision,seq_in,seq_out,tp,dp,metric,concurrency,request_rate,scenario,dataset
+R1,p5.48xlarge,2,llama-3.3-70b,serve,fp8,5000,500,2,1,tpot_ms,1,,,
+R2,p5.48xlarge,2,llama-3.3-70b,serve,fp8,5000,500,2,1,tpot_ms,50,,,
+R3,p5.48xlarge,2,llama-3.3-70b,serve,fp8,5000,500,2,1,ttft_ms,,100,,
+R4,p5.48xlarge,1,llama-3.1-8b,serve,fp8,1000,300,,,output_tokens_per_s,,,server,
+R5,p5en.48xlarge,8,llama-2-70b,serve,fp8,,,,,output_tokens_per_s,,,offline,openorca
+R6,p5en.48xlarge,8,llama-2-70b,serve,fp8,,,,,output_tokens_per_s,,,offline,nope
+R7,p5.48xlarge,2,llama-3.3-70b,serve,fp8,5000,500,2,1,tpot_ms,50,1,,
+CSV
+"$TB_BIN" predict --scenarios "$tmp/regimes.csv" >"$tmp/regimes.out" 2>"$tmp/regimes.err"
+check "a table of serving regimes: exit 0" test $? -eq 0
+a=$(field "$tmp/regimes.out" R1 predicted)
+b=$(field "$tmp/regimes.out" R2 predicted)
+check "TPOT at concurrency 50 ($b ms) is well above one request's ($a ms)" \
+    perl -e 'exit !($ARGV[1] > 2 * $ARGV[0])' "$a" "$b"
+check "and the assumptions name the regime, the load and the queue" \
+    sh -c 'echo "$0" | grep -q "concurrency 50 (closed loop).*in flight.*queue"' "$(field "$tmp/regimes.out" R2 assumptions)"
+w=$(field "$tmp/regimes.out" R3 why)
+check "a rate beyond saturation is refused with the most it takes ($w)" \
+    sh -c 'test -z "$1" && echo "$0" | grep -q "^saturated: at most [0-9.]* requests/s"' "$w" "$(field "$tmp/regimes.out" R3 predicted)"
+check "MLPerf server is predicted with its limits named" \
+    sh -c 'test -n "$1" && echo "$0" | grep -q "MLPerf server (llama3_1-8b: p99 TTFT <= 2000 ms, TPOT <= 100 ms"' \
+    "$(field "$tmp/regimes.out" R4 assumptions)" "$(field "$tmp/regimes.out" R4 predicted)"
+check "a dataset without its prompt lengths says so" \
+    sh -c 'echo "$0" | grep -q "^field .dataset.: dataset .openorca. has no usable lengths"' "$(field "$tmp/regimes.out" R5 why)"
+check "an unknown dataset is named" \
+    sh -c 'echo "$0" | grep -q "unknown dataset .nope."' "$(field "$tmp/regimes.out" R6 why)"
+check "two regimes in one row are refused" \
+    sh -c 'echo "$0" | grep -q "different serving regimes: give one"' "$(field "$tmp/regimes.out" R7 why)"
