@@ -107,6 +107,8 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
         e->max_batch = (long)mb;
         m->neff++;
     }
+    if (tb_model_datasets_load(m, NULL, err, errlen) != 0)
+        goto fail;
     return 0;
 fail:
     tb_model_release(m);
@@ -117,6 +119,8 @@ void tb_model_release(struct tb_model *m)
 {
     free(m->eff);
     tb_csv_release(&m->csv);
+    tb_csv_release(&m->datasets);
+    tb_csv_release(&m->limits);
     memset(m, 0, sizeof *m);
 }
 
@@ -308,17 +312,26 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
             return tb_err(err, errlen,
                           "concurrency, request_rate and scenario are serving regimes (phase "
                           "serve, prefill or decode)");
-        if (sc->concurrency > 0 || sc->request_rate > 0 || (sc->scenario && *sc->scenario) ||
-            (sc->dataset && *sc->dataset))
-            return tb_err(err, errlen,
-                          "not modeled yet: concurrency, request_rate, scenario "
-                          "and dataset (issue 18)");
+        if (sc->dataset && *sc->dataset && sc->phase == TB_PHASE_TRAIN)
+            return tb_err(err, errlen, "dataset is a serving workload (phase serve or denoise)");
+        /* a dataset unknown or without lengths, a model MLPerf gives no limits: said as
+         * such, not once per layout */
+        if (tb_model_regime_check(m, sc, err, errlen) != 0)
+            return -1;
     }
     if (sc->phase == TB_PHASE_TRAIN)
         return tb_model_predict_train(m, sc, p, err, errlen);
+    if (sc->phase == TB_PHASE_DENOISE && sc->dataset && *sc->dataset) {
+        /* a diffusion dataset fixes the steps and the image size (coco-2014: MLPerf's) */
+        struct tb_scenario s = *sc;
+        if (tb_model_dataset_diffusion(m, sc->dataset, &s.steps, &s.resolution, err, errlen) != 0)
+            return -1;
+        s.dataset = NULL;
+        return tb_model_predict_denoise(m, &s, p, err, errlen);
+    }
     if (sc->phase == TB_PHASE_DENOISE)
         return tb_model_predict_denoise(m, sc, p, err, errlen);
-    if (sc->batch_max && sc->tp <= 0 && sc->dp <= 0)
+    if ((sc->batch_max || (sc->scenario && *sc->scenario)) && sc->tp <= 0 && sc->dp <= 0)
         return tb_model_predict_serving_layout(m, sc, p, err, errlen);
     return tb_model_predict_inference(m, sc, p, err, errlen);
 }

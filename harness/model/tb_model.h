@@ -75,6 +75,8 @@ struct tb_model {
     struct tb_csv_table csv;          /* owned */
     struct tb_model_eff *eff;         /* owned: neff rows */
     size_t neff;
+    struct tb_csv_table datasets; /* owned: workloads/datasets.csv (empty if absent) */
+    struct tb_csv_table limits;   /* owned: workloads/mlperf_limits.csv (likewise) */
 };
 
 /* Load dir/efficiency.csv (dir NULL: the data folder's pricing/) for the chips of
@@ -168,6 +170,14 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
 double tb_prediction_metric(const struct tb_prediction *p, const char *metric);
 /* Whether a prediction has the metric at all (its unit: tb_vocab.h). */
 bool tb_prediction_has_metric(const char *metric);
+
+/* Load datasets.csv and mlperf_limits.csv from dir (NULL: the data folder's
+ * workloads/) in place of those tb_model_load read; a file that is absent leaves its table
+ * empty. Every field checked ("file: line N: field 'x': ..."). 0 or -1 with a message. */
+int tb_model_datasets_load(struct tb_model *m, const char *dir, char *err, size_t errlen);
+/* Whether dataset name can be predicted at: 0 yes, 1 it lacks lengths (status none: why
+ * gives the file, line and the notes' reason), -1 unknown (why lists the known names). */
+int tb_model_dataset_status(const struct tb_model *m, const char *name, char *why, size_t whylen);
 
 /* Efficiency row of a chip, or NULL. */
 const struct tb_model_eff *tb_model_eff_of(const struct tb_model *m, const char *chip);

@@ -9,6 +9,7 @@
 #define TB_MODEL_IMPL_H
 
 #include "tb_model.h"
+#include "tb_regime.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -55,5 +56,23 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
                            struct tb_prediction *p, char *err, size_t errlen);
 int tb_model_predict_denoise(const struct tb_model *m, const struct tb_scenario *sc,
                              struct tb_prediction *p, char *err, size_t errlen);
+
+/* ---- serving regimes (tb_model_regime.c) ---- */
+
+/* Whether sc asks for a serving regime (concurrency, request_rate, scenario or dataset). */
+bool tb_model_regime_wanted(const struct tb_scenario *sc);
+/* Predict sc's regime over one replica's step costs c (p set up by the phase with the
+ * layout: chips, dp); layout names it for the assumptions. 0 (check p->fits: a
+ * saturated rate is p->fits false with the reason), or -1 with a reason. */
+int tb_model_regime(const struct tb_model *m, const struct tb_scenario *sc,
+                    const struct tb_regime_costs *c, const char *layout, struct tb_prediction *p,
+                    char *err, size_t errlen);
+/* What no layout changes: the dataset is known and has its lengths, MLPerf has limits
+ * for the model at the scenario. 0, or -1 with the reason. */
+int tb_model_regime_check(const struct tb_model *m, const struct tb_scenario *sc, char *err,
+                          size_t errlen);
+/* A diffusion dataset's steps and resolution, where *steps and *res are 0. */
+int tb_model_dataset_diffusion(const struct tb_model *m, const char *name, long *steps, long *res,
+                               char *err, size_t errlen);
 
 #endif

@@ -138,6 +138,48 @@ static struct serve_point serve_continuous(const struct dev *d, double B, double
     return p;
 }
 
+/* The most sequences of ctx tokens (prompts of Tin) that fit in cap bytes per device
+ * beside the weights, up to the stack's max_batch; 0 when not one fits. */
+static double fit_load(const struct dev *d, double Tin, double ctx, long tp, double cap)
+{
+    double lo = 1, hi = (double)d->e->max_batch;
+    if (serve_mem(d, 1, ctx, fmin(Tin, 8192), tp) > cap)
+        return 0;
+    while (lo < hi) { /* lo fits, hi + 1 does not */
+        double mid = ceil((lo + hi) / 2);
+        if (serve_mem(d, mid, ctx, fmin(mid * Tin, 8192), tp) <= cap)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    return lo;
+}
+
+/* The step costs of one replica, for the serving regimes (tb_regime.h). */
+struct replica {
+    const struct dev *d;
+    long tp;
+    double cap; /* usable bytes per device */
+};
+
+static double replica_prefill(const void *ctx, double B, double T)
+{
+    const struct replica *r = ctx;
+    return prefill_step(r->d, B, T, r->tp).t;
+}
+
+static double replica_decode(const void *ctx, double B, double len)
+{
+    const struct replica *r = ctx;
+    return decode_step(r->d, B, len, r->tp).t;
+}
+
+static double replica_capacity(const void *ctx, double tin, double len)
+{
+    const struct replica *r = ctx;
+    return fit_load(r->d, tin, len, r->tp, r->cap);
+}
+
 int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenario *sc,
                                struct tb_prediction *p, char *err, size_t errlen)
 {
@@ -148,7 +190,7 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
     struct serve_point sp;
 
     (void)m;
-    if (sc->seq_in <= 0)
+    if (sc->seq_in <= 0 && !(sc->dataset && *sc->dataset))
         return tb_err(err, errlen, "seq_in missing: the prompt length is needed");
     if (sc->pp > 1)
         return tb_err(err, errlen, "pipeline-parallel inference is not modeled (pp=%ld)", sc->pp);
@@ -178,10 +220,21 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
     p->hbm_per_device_gib = d.hbm / 1073741824.0;
     cap = d.hbm * d.e->hbm_usable;
 
+    if (tb_model_regime_wanted(sc)) {
+        const struct replica rep = {&d, tp, cap};
+        const struct tb_regime_costs c = {&rep, replica_prefill, replica_decode, replica_capacity,
+                                          8192};
+        char layout[160];
+        snprintf(layout, sizeof layout,
+                 "tp=%ld dp=%ld over %ld devices (%ld per chip); gemm_eff %.2f, mem_eff %.2f, "
+                 "%s weights",
+                 tp, dp, p->devices, k, d.gemm_eff, d.e->mem_eff, d.format);
+        return tb_model_regime(m, sc, &c, layout, p, err, errlen);
+    }
     if (sc->batch_max) {
-        double best = -1, bestB = 0, Bmem, B, lo = 1, hi = (double)d.e->max_batch;
+        double best = -1, bestB = 0, Bmem = fit_load(&d, Tin, ctx, tp, cap), B;
         struct serve_point bp = {0};
-        if (serve_mem(&d, 1, ctx, fmin(Tin, 8192), tp) > cap) {
+        if (Bmem < 1) {
             p->fits = false;
             snprintf(p->why, sizeof p->why,
                      "does not fit: weights and one request need %.1f GiB per device, %.1f GiB "
@@ -190,15 +243,6 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
                      tp);
             return 0;
         }
-        /* the largest load that fits: lo fits, hi + 1 does not */
-        while (lo < hi) {
-            double mid = ceil((lo + hi) / 2);
-            if (serve_mem(&d, mid, ctx, fmin(mid * Tin, 8192), tp) <= cap)
-                lo = mid;
-            else
-                hi = mid - 1;
-        }
-        Bmem = lo;
         /* the throughput-maximising load within memory and the latency limits: loads
          * 1, 2, 3, ... growing by a quarter, and the largest */
         for (B = 1;; B = fmin(Bmem, fmax(B + 1, floor(B * 1.25)))) {

@@ -185,10 +185,17 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
         return -1;
     }
     in->sc.dataset = F(f, "dataset");
-    if (in->sc.phase == TB_PHASE_DENOISE)
-        return 0; /* steps and resolution default to the model's */
-    if (*in->sc.dataset)
-        return 0; /* the dataset gives the lengths */
+    if (in->sc.phase == TB_PHASE_DENOISE && !*in->sc.dataset)
+        return 0;          /* steps and resolution default to the model's */
+    if (*in->sc.dataset) { /* the dataset gives the lengths, when it has them */
+        int st = tb_model_dataset_status(m, in->sc.dataset, e, sizeof e);
+        if (st != 0) {
+            res->incomplete = st > 0; /* a set without its lengths: a shape lacking */
+            snprintf(res->why, sizeof res->why, "field 'dataset': %.490s", e);
+            return -1;
+        }
+        return 0;
+    }
     if (in->sc.seq_in <= 0) {
         res->incomplete = true;
         snprintf(res->why, sizeof res->why, "seq_in missing: the %s length is needed",

@@ -16,6 +16,7 @@
 #include "tests/tap/basic.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,7 +69,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43 + 27);
+    plan(43 + 27 + 23);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -431,6 +432,174 @@ int main(void)
         err[0] = 0;
         OK(tb_model_predict(&model, &s, &r, err, sizeof err) == -1 && strstr(err, "MXFP4"),
            "MXFP4 training is refused: %.70s", err);
+    }
+
+    /* ---- serving regimes (tb_model_regime.c): NIM's case, 70B fp8 on two H100s ---- */
+    {
+        struct tb_arch a33 = load_arch("llama-3.3-70b");
+        struct tb_prediction st, c1, c8, c50, c400, r1, hi, r;
+        struct tb_darch sdxl;
+        FILE *f;
+        char *tmp = test_tmp_path("regime-data");
+        char path[4096];
+
+        s = scen(&a33, "p5.48xlarge", TB_PHASE_SERVE, "fp8", 2, 5000, 500, 1);
+        s.tp = 2;
+        s.dp = 1;
+        st = predict(&s);
+        s.batch = 0;
+        s.concurrency = 1;
+        c1 = predict(&s);
+        IS_DOUBLE(st.ttft_ms, c1.ttft_ms, 1e-9, "concurrency 1: TTFT %.1f ms, the static batch 1's",
+                  c1.ttft_ms);
+        IS_DOUBLE(st.tpot_ms, c1.tpot_ms, 1e-9, "and its TPOT %.2f ms", c1.tpot_ms);
+        s.concurrency = 8;
+        c8 = predict(&s);
+        s.concurrency = 50;
+        c50 = predict(&s);
+        s.concurrency = 400;
+        c400 = predict(&s);
+        OK(c1.output_tokens_per_s < c8.output_tokens_per_s &&
+               c8.output_tokens_per_s < c50.output_tokens_per_s &&
+               c50.output_tokens_per_s < c400.output_tokens_per_s,
+           "throughput rises with concurrency: %.0f < %.0f < %.0f < %.0f tokens/s",
+           c1.output_tokens_per_s, c8.output_tokens_per_s, c50.output_tokens_per_s,
+           c400.output_tokens_per_s);
+        OK(c400.batch < 400 && strstr(c400.assumptions, "wait for KV memory"),
+           "beyond the KV capacity (%ld run) the rest queue, and it says so", c400.batch);
+        s.concurrency = c400.batch;
+        p = predict(&s);
+        IS_REL(p.output_tokens_per_s, c400.output_tokens_per_s, 1e-6,
+               "and the throughput saturates there (%.0f tokens/s)", p.output_tokens_per_s);
+        OK(c400.ttft_ms > p.ttft_ms * 10, "the queue shows in TTFT: %.0f ms vs %.0f ms",
+           c400.ttft_ms, p.ttft_ms);
+        OK(c50.ttft_ms > 1.5 * c1.ttft_ms && c50.tpot_ms > 2 * c1.tpot_ms,
+           "at 50 in flight TTFT %.0f ms (alone %.0f) and TPOT %.1f ms (alone %.1f) grow",
+           c50.ttft_ms, c1.ttft_ms, c50.tpot_ms, c1.tpot_ms);
+        IS_REL(50.0, c50.output_tokens_per_s / 500.0 * c50.e2e_latency_ms / 1e3, 1e-6,
+               "Little's law: rate x e2e = the 50 in flight");
+        IS_REL(c50.e2e_latency_ms, c50.ttft_ms + 499 * c50.tpot_ms, 1e-9,
+               "e2e = TTFT + (Tout - 1) TPOT");
+        /* open loop */
+        s.concurrency = 0;
+        s.request_rate = 0.01;
+        r1 = predict(&s);
+        IS_REL(0.01 * 500, r1.output_tokens_per_s, 1e-9, "open loop: throughput = rate x Tout");
+        IS_REL(c1.ttft_ms, r1.ttft_ms, 0.02, "a light rate's TTFT %.1f ms is one request's",
+               r1.ttft_ms);
+        s.request_rate = 1.0;
+        p = predict(&s);
+        OK(p.ttft_ms > r1.ttft_ms && p.tpot_ms > r1.tpot_ms, "1 req/s queues: TTFT %.0f ms",
+           p.ttft_ms);
+        IS_REL(p.batch, 1.0 * p.e2e_latency_ms / 1e3, 0.5 / p.batch + 1e-9,
+               "Little's law: %ld in flight = rate x e2e", p.batch);
+        s.request_rate = 100;
+        hi = predict(&s);
+        OK(!hi.fits && strstr(hi.why, "saturated: at most") && strstr(hi.why, "requests/s"),
+           "100 req/s is refused: %.80s", hi.why);
+        /* MLPerf scenarios: the server's load meets the limits, offline beats it */
+        s = scen(&a8, "p5.48xlarge", TB_PHASE_SERVE, "fp8", 1, 1000, 300, 0);
+        s.tp = 1;
+        s.dp = 1;
+        s.scenario = "server";
+        p = predict(&s);
+        s.scenario = "interactive";
+        q = predict(&s);
+        s.scenario = "offline";
+        hi = predict(&s);
+        OK(p.fits && p.tpot_ms <= 100 && q.fits && q.tpot_ms <= 30 && q.ttft_ms <= 500,
+           "8B server TPOT %.1f ms <= 100, interactive TPOT %.1f <= 30, TTFT %.0f <= 500",
+           p.tpot_ms, q.tpot_ms, q.ttft_ms);
+        OK(q.output_tokens_per_s < p.output_tokens_per_s &&
+               p.output_tokens_per_s <= hi.output_tokens_per_s * 1.000001,
+           "interactive %.0f < server %.0f <= offline %.0f tokens/s", q.output_tokens_per_s,
+           p.output_tokens_per_s, hi.output_tokens_per_s);
+        s = scen(&a70, "p5.48xlarge", TB_PHASE_SERVE, "fp8", 8, 1000, 300, 0);
+        s.scenario = "server";
+        err[0] = 0;
+        OK(tb_model_predict(&model, &s, &r, err, sizeof err) == -1 &&
+               strstr(err, "no server limits for model 'llama-3.1-70b'"),
+           "llama-3.1-70b has no MLPerf limits: %.90s", err);
+        /* datasets */
+        s = scen(&a8, "p5.48xlarge", TB_PHASE_SERVE, "fp8", 1, 0, 0, 0);
+        s.concurrency = 4;
+        s.dataset = "sharegpt-nope";
+        err[0] = 0;
+        OK(tb_model_predict(&model, &s, &r, err, sizeof err) == -1 &&
+               strstr(err, "unknown dataset 'sharegpt-nope'") && strstr(err, "openorca"),
+           "an unknown dataset is named with the known ones: %.90s", err);
+        s.dataset = "openorca";
+        err[0] = 0;
+        OK(tb_model_predict(&model, &s, &r, err, sizeof err) == -1 &&
+               strstr(err, "no usable lengths") && strstr(err, "line 2"),
+           "openorca lacks its prompt lengths and says where: %.90s", err);
+        s.phase = TB_PHASE_TRAIN;
+        s.concurrency = 0;
+        s.dataset = "coco-2014";
+        err[0] = 0;
+        OK(tb_model_predict(&model, &s, &r, err, sizeof err) == -1 && strstr(err, "serving"),
+           "a dataset for training is refused: %.70s", err);
+        if (tb_darch_find(&sdxl, "sdxl", err, sizeof err) != 0)
+            bail("%s", err);
+        memset(&s, 0, sizeof s);
+        s.darch = &sdxl;
+        s.inst = tb_pricing_instance(&pr, "p5.48xlarge");
+        s.phase = TB_PHASE_DENOISE;
+        s.chips = 1;
+        s.dataset = "coco-2014";
+        p = predict(&s);
+        OK(p.fits && p.steps == 20 && p.resolution == 1024,
+           "coco-2014 gives SDXL MLPerf's 20 steps at 1024 (%ld, %ld)", p.steps, p.resolution);
+        /* a dataset with percentiles: its prompts at the 10th, 50th, 90th percentile */
+        if (tb_mkdir_p(tmp, err, sizeof err) != 0)
+            bail("%s", err);
+        snprintf(path, sizeof path, "%s/datasets.csv", tmp);
+        f = fopen(path, "w");
+        if (!f)
+            bail("write %s", path);
+        fputs("name,kind,benchmark,samples,in_mean,in_p10,in_p50,in_p90,in_p99,in_max,out_mean,"
+              "out_p10,out_p50,out_p90,out_p99,out_max,steps,resolution,status,source,date,notes\n"
+              "q3,llm,,,900,200,800,2000,,,300,300,300,300,,,,,ok,test data of our own,,\n"
+              "bad,llm,,,,,,,,,100,,,,,,,,ok,test data of our own,,\n",
+              f);
+        fclose(f);
+        err[0] = 0;
+        OK(tb_model_datasets_load(&model, tmp, err, sizeof err) == -1 && strstr(err, "line 3") &&
+               strstr(err, "field 'status'") && strstr(err, "in_mean"),
+           "status ok without in_mean is refused with file, line, field: %.90s", err);
+        f = fopen(path, "w");
+        if (!f)
+            bail("write %s", path);
+        fputs("name,kind,benchmark,samples,in_mean,in_p10,in_p50,in_p90,in_p99,in_max,out_mean,"
+              "out_p10,out_p50,out_p90,out_p99,out_max,steps,resolution,status,source,date,notes\n"
+              "q3,llm,,,900,200,800,2000,,,300,300,300,300,,,,,ok,test data of our own,,\n",
+              f);
+        fclose(f);
+        if (tb_model_datasets_load(&model, tmp, err, sizeof err) != 0)
+            bail("%s", err);
+        s = scen(&a8, "p5.48xlarge", TB_PHASE_SERVE, "fp8", 1, 0, 0, 0);
+        s.concurrency = 1;
+        s.dataset = "q3";
+        p = predict(&s);
+        {
+            double want = 0;
+            static const double tin[] = {200, 800, 2000}, w[] = {0.2, 0.6, 0.2};
+            s.dataset = NULL;
+            s.concurrency = 0;
+            s.batch = 1;
+            s.seq_out = 300;
+            for (int i = 0; i < 3; i++) {
+                s.seq_in = (long)tin[i];
+                want += w[i] * predict(&s).ttft_ms;
+            }
+            IS_REL(want, p.ttft_ms, 1e-9,
+                   "a dataset's TTFT is the mean over its representative prompts (%.1f ms), not "
+                   "the mean prompt's",
+                   p.ttft_ms);
+        }
+        if (tb_model_datasets_load(&model, NULL, err, sizeof err) != 0)
+            bail("%s", err);
+        free(tmp);
     }
 
     tb_model_release(&model);

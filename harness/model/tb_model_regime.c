@@ -1,0 +1,519 @@
+/* harness/model/tb_model_regime.c: serving regimes (tb_regime.h), the datasets of
+ * workloads/datasets.csv and MLPerf's latency limits (workloads/mlperf_limits.csv), and
+ * the model's use of them (tb_model_impl.h). */
+#include "tb_model_impl.h"
+#include "tb_regime.h"
+
+#include "tb_util.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- the solver ---- */
+
+/* What one load costs, per request (tb_regime.h's symbols). */
+struct rin {
+    const struct tb_regime_costs *c;
+    const struct tb_regime_lengths *L;
+    double p, pb, p99, tin, tout, ctx, nchunks, cap;
+};
+
+struct rpoint {
+    double X, f, rho, nd, d, tpot, pe, rq, wait, ttft, e2e, inflight;
+};
+
+static double decode_at(const struct rin *r, double nd)
+{
+    return r->c->decode_s(r->c->ctx, fmax(1.0, nd), r->ctx);
+}
+
+/* The state at throughput X with an arrival seeing the share f of the load: 0, or -1
+ * when no stable state exists (prefill or decode cannot keep up). */
+static int at_load(const struct rin *r, double X, double f, struct rpoint *s)
+{
+    double lo = 0, hi = 1, den;
+    memset(s, 0, sizeof *s);
+    s->X = X;
+    s->f = f;
+    s->rho = X * r->pb;
+    den = 1.0 - f * s->rho;
+    if (den <= 1e-9)
+        return -1;
+    /* the decode batch: nd = X (Tout - 1) d(nd) / den, d growing with nd; h(0) > 0 */
+    while (X * (r->tout - 1) * decode_at(r, hi) / den > hi) {
+        hi *= 2;
+        if (hi > 1e9)
+            return -1;
+    }
+    for (int i = 0; i < 80; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (X * (r->tout - 1) * decode_at(r, mid) / den > mid)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    s->nd = 0.5 * (lo + hi);
+    s->d = decode_at(r, s->nd);
+    s->tpot = s->d / den;
+    s->pe = r->p + fmin(1.0, f * s->nd) * r->nchunks * s->d;
+    s->rq = f * X * (s->pe - r->p + r->pb);
+    if (s->rq >= 1.0 - 1e-9)
+        return -1;
+    s->wait = s->rq * s->pe / (2.0 * (1.0 - s->rq));
+    s->ttft = s->wait + s->pe;
+    s->e2e = s->ttft + (r->tout - 1) * s->tpot;
+    s->inflight = X * s->e2e;
+    return 0;
+}
+
+/* TTFT at percentile q: the wait's tail taken exponential with the M/D/1 mean,
+ * P(W > t) = rq exp(-t rq / W) (exact for M/M/1), and the prefill of the long prompt. */
+static double ttft_pct(const struct rin *r, const struct rpoint *s, double q)
+{
+    double tail = 1.0 - q / 100.0, w = 0;
+    if (q <= 0)
+        return s->ttft;
+    if (s->rq > tail && s->wait > 0)
+        w = s->wait / s->rq * log(s->rq / tail);
+    return w + s->pe - r->p + r->p99;
+}
+
+/* Closed loop of N in flight (N <= capacity): X with X e2e(X) = N. */
+static int closed_loop(const struct rin *r, double N, struct rpoint *s)
+{
+    double f = (N - 1.0) / N, lo = 0, hi;
+    struct rpoint t;
+    if (at_load(r, 0, f, &t) != 0)
+        return -1;
+    hi = N / t.e2e; /* e2e grows with the load: X <= N / e2e(0) */
+    for (int i = 0; i < 80; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (at_load(r, mid, f, &t) == 0 && t.inflight < N)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return at_load(r, lo, f, s);
+}
+
+/* Whether an open-loop rate X has a stable state within the capacity. */
+static bool open_ok(const struct rin *r, double X, struct rpoint *s)
+{
+    return at_load(r, X, 1.0, s) == 0 && s->nd + X * s->ttft <= r->cap;
+}
+
+/* The largest open-loop rate within the capacity (bisection; ok(0) holds). */
+static double open_max(const struct rin *r)
+{
+    struct rpoint s, z;
+    double lo = 0, hi;
+    if (at_load(r, 0, 1.0, &z) != 0)
+        return 0;
+    hi = (isinf(r->cap) ? 1e9 : r->cap) / z.e2e + 1.0 / r->pb;
+    for (int i = 0; i < 80; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (open_ok(r, mid, &s))
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int tb_regime_solve(const struct tb_regime_costs *c, const struct tb_regime_lengths *L,
+                    const struct tb_regime_load *load, struct tb_regime_result *o, char *why,
+                    size_t whylen)
+{
+    struct rin r = {c, L, 0, 0, 0, 0, 0, 0, 0, INFINITY};
+    struct rpoint s;
+    double chunk = c->chunk_tokens > 0 ? c->chunk_tokens : 8192, wctx = 0;
+
+    memset(o, 0, sizeof *o);
+    for (int i = 0; i < L->n; i++) {
+        /* prompts waiting together share a chunk: per prompt, the chunk's cost over the
+         * prompts it holds (the prefill's busy time); a prompt's own TTFT is its prefill
+         * alone */
+        double kb = fmax(1, floor(chunk / L->tin[i]));
+        r.p += L->w[i] * c->prefill_s(c->ctx, 1, L->tin[i]);
+        r.pb += L->w[i] * c->prefill_s(c->ctx, kb, L->tin[i]) / kb;
+        r.tin += L->w[i] * L->tin[i];
+        r.tout += L->w[i] * L->tout[i];
+        /* a step reads every running sequence's context: weighted by the time a request
+         * spends decoding (its output length), at the middle of its output */
+        wctx += L->w[i] * L->tout[i] * (L->tin[i] + L->tout[i] / 2.0);
+    }
+    r.ctx = wctx / r.tout;
+    r.p99 = L->tin_p99 > 0 ? c->prefill_s(c->ctx, 1, L->tin_p99) : r.p;
+    r.nchunks = ceil(r.tin / chunk);
+    if (c->capacity)
+        r.cap = floor(c->capacity(c->ctx, r.tin, r.tin + r.tout / 2.0));
+    o->capacity = r.cap;
+    o->tin_mean = r.tin;
+    o->tout_mean = r.tout;
+    o->ctx_mean = r.ctx;
+    if (r.cap < 1)
+        return tb_err(why, whylen, "does not fit: not one request's KV cache beside the weights");
+
+    if (load->concurrency > 0 || load->max_throughput) {
+        double N = load->max_throughput ? r.cap : load->concurrency;
+        double run = fmin(N, r.cap);
+        if (isinf(run))
+            return tb_err(why, whylen, "the throughput-maximising load needs a capacity");
+        if (closed_loop(&r, run, &s) != 0)
+            return tb_err(why, whylen, "no steady state at %g requests in flight", run);
+        o->running = run;
+        o->inflight = N;
+        if (N > run) { /* the rest wait for memory: Little's law on the whole loop */
+            o->queued = true;
+            s.ttft += N / s.X - s.e2e;
+            s.wait += N / s.X - s.e2e;
+            s.e2e = N / s.X;
+        }
+    } else if (load->rate > 0) {
+        if (!open_ok(&r, load->rate, &s))
+            return tb_err(why, whylen,
+                          "saturated: at most %.4g requests/s (%.4g offered) before the prefills, "
+                          "the decode steps or the KV cache (%.0f sequences) cannot keep up",
+                          open_max(&r), load->rate, r.cap);
+        o->running = o->inflight = s.inflight;
+    } else {
+        /* the largest rate meeting the limits: TTFT at its percentile, TPOT at its mean
+         * (a request's TPOT averages its hundreds of steps, so it varies little between
+         * requests); both grow with the rate */
+        double lo = 0, hi = open_max(&r);
+        struct rpoint z;
+        if (open_ok(&r, 0, &z) && (ttft_pct(&r, &z, load->ttft_percentile) > load->ttft_limit_s ||
+                                   z.tpot > load->tpot_limit_s))
+            return tb_err(why, whylen,
+                          "no load meets the limits (TTFT %.0f ms, TPOT %.0f ms): one request "
+                          "alone takes TTFT %.0f ms, TPOT %.1f ms",
+                          load->ttft_limit_s * 1e3, load->tpot_limit_s * 1e3,
+                          ttft_pct(&r, &z, load->ttft_percentile) * 1e3, z.tpot * 1e3);
+        for (int i = 0; i < 80; i++) {
+            double mid = 0.5 * (lo + hi);
+            if (open_ok(&r, mid, &s) &&
+                ttft_pct(&r, &s, load->ttft_percentile) <= load->ttft_limit_s &&
+                s.tpot <= load->tpot_limit_s)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        if (!open_ok(&r, lo, &s))
+            return tb_err(why, whylen, "no stable load meets the limits");
+        o->running = o->inflight = s.inflight;
+    }
+    o->ttft_s = s.ttft;
+    o->ttft_pct_s = ttft_pct(&r, &s, load->ttft_percentile);
+    o->tpot_s = s.tpot;
+    o->e2e_s = s.e2e;
+    o->rate = s.X;
+    o->decoding = s.nd;
+    o->prefill_busy = s.rho;
+    o->wait_s = s.wait;
+    return 0;
+}
+
+/* ---- datasets and limits (workloads/) ---- */
+
+static const char *const DS_NUM[] = {
+    "samples", "in_mean", "in_p10",  "in_p50",  "in_p90",  "in_p99", "in_max",     "out_mean",
+    "out_p10", "out_p50", "out_p90", "out_p99", "out_max", "steps",  "resolution", NULL};
+
+/* A numeric field: "" is NAN. */
+static double ds_num(const struct tb_csv_table *t, size_t r, const char *name)
+{
+    double v;
+    const char *s = tb_csv_field(t, r, name);
+    return *s && tb_parse_double(s, 0, 1e9, &v) == 0 ? v : NAN;
+}
+
+static int load_table(struct tb_csv_table *t, const char *dir, const char *file,
+                      const char *const *cols, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, file) >= sizeof path)
+        return tb_err(err, errlen, "path too long");
+    memset(t, 0, sizeof *t);
+    if (access(path, F_OK) != 0)
+        return 0; /* no such table: lookups say so */
+    if (tb_csv_load(t, path, err, errlen) != 0)
+        return -1;
+    return tb_csv_require(t, cols, err, errlen);
+}
+
+int tb_model_datasets_load(struct tb_model *m, const char *dir, char *err, size_t errlen)
+{
+    static const char *const dcols[] = {
+        "name",   "kind",       "benchmark", "samples", "in_mean", "in_p10",  "in_p50",  "in_p90",
+        "in_p99", "in_max",     "out_mean",  "out_p10", "out_p50", "out_p90", "out_p99", "out_max",
+        "steps",  "resolution", "status",    "source",  "date",    "notes",   NULL};
+    static const char *const lcols[] = {"benchmark",  "model",  "scenario", "ttft_ms", "tpot_ms",
+                                        "percentile", "source", "date",     NULL};
+    const char *d = dir ? dir : NULL;
+    char def[PATH_MAX];
+    if (!d) {
+        if ((size_t)snprintf(def, sizeof def, "%s/workloads", tb_datadir()) >= sizeof def)
+            return tb_err(err, errlen, "path too long");
+        d = def;
+    }
+    tb_csv_release(&m->datasets);
+    tb_csv_release(&m->limits);
+    if (load_table(&m->datasets, d, "datasets.csv", dcols, err, errlen) != 0 ||
+        load_table(&m->limits, d, "mlperf_limits.csv", lcols, err, errlen) != 0)
+        return -1;
+    for (size_t r = 0; r < m->datasets.nrows; r++) {
+        const struct tb_csv_table *t = &m->datasets;
+        const char *kind = tb_csv_field(t, r, "kind"), *st = tb_csv_field(t, r, "status");
+        for (int i = 0; DS_NUM[i]; i++) {
+            const char *v = tb_csv_field(t, r, DS_NUM[i]);
+            double x;
+            if (*v && tb_parse_double(v, 0, 1e9, &x) != 0)
+                return tb_err(err, errlen,
+                              "%s: line %ld: field '%s': not a non-negative number: '%s'", t->path,
+                              t->lines[r], DS_NUM[i], v);
+        }
+        if (!*tb_csv_field(t, r, "name") || !*tb_csv_field(t, r, "source"))
+            return tb_err(err, errlen, "%s: line %ld: field '%s': empty", t->path, t->lines[r],
+                          *tb_csv_field(t, r, "name") ? "source" : "name");
+        if (strcmp(kind, "llm") && strcmp(kind, "diffusion"))
+            return tb_err(err, errlen, "%s: line %ld: field 'kind': '%s' (llm or diffusion)",
+                          t->path, t->lines[r], kind);
+        if (strcmp(st, "ok") && strcmp(st, "none"))
+            return tb_err(err, errlen, "%s: line %ld: field 'status': '%s' (ok or none)", t->path,
+                          t->lines[r], st);
+        if (!strcmp(st, "ok") &&
+            (!strcmp(kind, "llm")
+                 ? isnan(ds_num(t, r, "in_mean")) || isnan(ds_num(t, r, "out_mean"))
+                 : isnan(ds_num(t, r, "steps")) || isnan(ds_num(t, r, "resolution"))))
+            return tb_err(err, errlen,
+                          "%s: line %ld: field 'status': ok needs %s (else none, with the reason "
+                          "in notes)",
+                          t->path, t->lines[r],
+                          !strcmp(kind, "llm") ? "in_mean and out_mean" : "steps and resolution");
+    }
+    for (size_t r = 0; r < m->limits.nrows; r++) {
+        const struct tb_csv_table *t = &m->limits;
+        static const char *const num[] = {"ttft_ms", "tpot_ms", "percentile", NULL};
+        for (int i = 0; num[i]; i++) {
+            double x;
+            if (tb_parse_double(tb_csv_field(t, r, num[i]), 0, 1e9, &x) != 0)
+                return tb_err(err, errlen, "%s: line %ld: field '%s': not a number: '%s'", t->path,
+                              t->lines[r], num[i], tb_csv_field(t, r, num[i]));
+        }
+    }
+    return 0;
+}
+
+static long ds_row(const struct tb_model *m, const char *name)
+{
+    for (size_t r = 0; r < m->datasets.nrows; r++)
+        if (!strcmp(tb_csv_field(&m->datasets, r, "name"), name))
+            return (long)r;
+    return -1;
+}
+
+int tb_model_dataset_status(const struct tb_model *m, const char *name, char *why, size_t whylen)
+{
+    long r = ds_row(m, name);
+    const struct tb_csv_table *t = &m->datasets;
+    if (r < 0) {
+        char known[256] = "";
+        size_t k = 0;
+        for (size_t i = 0; i < t->nrows && k < sizeof known - 64; i++)
+            k += (size_t)snprintf(known + k, sizeof known - k, "%s%s", i ? ", " : "",
+                                  tb_csv_field(t, i, "name"));
+        tb_err(why, whylen, "unknown dataset '%.64s' (workloads/datasets.csv: %s)", name,
+               t->nrows ? known : "no table");
+        return -1;
+    }
+    if (!strcmp(tb_csv_field(t, (size_t)r, "status"), "none")) {
+        tb_err(why, whylen, "dataset '%.64s' has no usable lengths (%s: line %ld): %.300s", name,
+               t->path, t->lines[r], tb_csv_field(t, (size_t)r, "notes"));
+        return 1;
+    }
+    return 0;
+}
+
+int tb_model_dataset_diffusion(const struct tb_model *m, const char *name, long *steps, long *res,
+                               char *err, size_t errlen)
+{
+    long r;
+    if (tb_model_dataset_status(m, name, err, errlen) != 0)
+        return -1;
+    r = ds_row(m, name);
+    if (strcmp(tb_csv_field(&m->datasets, (size_t)r, "kind"), "diffusion"))
+        return tb_err(err, errlen, "dataset '%s' is a set of prompts for an LLM, not images", name);
+    if (*steps <= 0)
+        *steps = (long)ds_num(&m->datasets, (size_t)r, "steps");
+    if (*res <= 0)
+        *res = (long)ds_num(&m->datasets, (size_t)r, "resolution");
+    return 0;
+}
+
+/* The representative lengths of a dataset: its 10th, 50th and 90th percentiles standing
+ * for the bottom fifth, the middle three fifths and the top fifth (weights 0.2, 0.6,
+ * 0.2), each output paired with the prompt of the same rank; the mean alone where the
+ * percentiles are not given. The p99 prompt (else the largest) is the one MLPerf's p99
+ * TTFT meets. */
+static int dataset_lengths(const struct tb_model *m, const char *name, struct tb_regime_lengths *L,
+                           char *err, size_t errlen)
+{
+    static const char *const qi[] = {"in_p10", "in_p50", "in_p90"}, *const qo[] = {"out_p10",
+                                                                                   "out_p50",
+                                                                                   "out_p90"};
+    static const double qw[] = {0.2, 0.6, 0.2};
+    const struct tb_csv_table *t = &m->datasets;
+    long r;
+    bool pct = true;
+    if (tb_model_dataset_status(m, name, err, errlen) != 0)
+        return -1;
+    r = ds_row(m, name);
+    if (strcmp(tb_csv_field(t, (size_t)r, "kind"), "llm"))
+        return tb_err(err, errlen, "dataset '%s' is a set of image prompts (phase denoise)", name);
+    memset(L, 0, sizeof *L);
+    for (int i = 0; i < 3; i++)
+        pct = pct && !isnan(ds_num(t, (size_t)r, qi[i])) && !isnan(ds_num(t, (size_t)r, qo[i]));
+    if (pct) {
+        L->n = 3;
+        for (int i = 0; i < 3; i++) {
+            L->tin[i] = fmax(1, ds_num(t, (size_t)r, qi[i]));
+            L->tout[i] = fmax(1, ds_num(t, (size_t)r, qo[i]));
+            L->w[i] = qw[i];
+        }
+    } else {
+        L->n = 1;
+        L->tin[0] = fmax(1, ds_num(t, (size_t)r, "in_mean"));
+        L->tout[0] = fmax(1, ds_num(t, (size_t)r, "out_mean"));
+        L->w[0] = 1;
+    }
+    L->tin_p99 = ds_num(t, (size_t)r, "in_p99");
+    if (isnan(L->tin_p99))
+        L->tin_p99 = isnan(ds_num(t, (size_t)r, "in_max")) ? 0 : ds_num(t, (size_t)r, "in_max");
+    return 0;
+}
+
+/* MLPerf's limits for the model at scenario (server, interactive). */
+static int mlperf_limits(const struct tb_model *m, const char *model, const char *scenario,
+                         double *ttft_ms, double *tpot_ms, double *pct, const char **bench,
+                         char *err, size_t errlen)
+{
+    const struct tb_csv_table *t = &m->limits;
+    for (size_t r = 0; r < t->nrows; r++)
+        if (!strcmp(tb_csv_field(t, r, "model"), model) &&
+            !strcmp(tb_csv_field(t, r, "scenario"), scenario)) {
+            tb_parse_double(tb_csv_field(t, r, "ttft_ms"), 0, 1e9, ttft_ms);
+            tb_parse_double(tb_csv_field(t, r, "tpot_ms"), 0, 1e9, tpot_ms);
+            tb_parse_double(tb_csv_field(t, r, "percentile"), 0, 100, pct);
+            *bench = tb_csv_field(t, r, "benchmark");
+            return 0;
+        }
+    return tb_err(err, errlen,
+                  "scenario '%s': MLPerf has no %s limits for model '%s' "
+                  "(workloads/mlperf_limits.csv)",
+                  scenario, scenario, model);
+}
+
+/* ---- the model's use ---- */
+
+int tb_model_regime_check(const struct tb_model *m, const struct tb_scenario *sc, char *err,
+                          size_t errlen)
+{
+    const char *scen = sc->scenario && *sc->scenario ? sc->scenario : "";
+    double a, b, c;
+    const char *bench;
+    if (sc->dataset && *sc->dataset && tb_model_dataset_status(m, sc->dataset, err, errlen))
+        return -1;
+    if (sc->arch && (!strcmp(scen, "server") || !strcmp(scen, "interactive")))
+        return mlperf_limits(m, sc->arch->name, scen, &a, &b, &c, &bench, err, errlen);
+    return 0;
+}
+
+bool tb_model_regime_wanted(const struct tb_scenario *sc)
+{
+    return sc->concurrency > 0 || sc->request_rate > 0 || (sc->scenario && *sc->scenario) ||
+           (sc->dataset && *sc->dataset);
+}
+
+int tb_model_regime(const struct tb_model *m, const struct tb_scenario *sc,
+                    const struct tb_regime_costs *c, const char *layout, struct tb_prediction *p,
+                    char *err, size_t errlen)
+{
+    struct tb_regime_lengths L = {0};
+    struct tb_regime_load load = {0};
+    struct tb_regime_result o;
+    const char *scen = sc->scenario && *sc->scenario ? sc->scenario : "";
+    const char *bench = "", *ds = sc->dataset && *sc->dataset ? sc->dataset : "";
+    double dp = (double)(p->dp > 0 ? p->dp : 1), ttft_ms = 0, tpot_ms = 0, pct = 0;
+    char what[160], pctname[16] = "mean";
+
+    if (*ds) {
+        if (dataset_lengths(m, ds, &L, err, errlen) != 0)
+            return -1;
+    } else {
+        if (sc->seq_in <= 0)
+            return tb_err(err, errlen, "seq_in missing: the prompt length is needed");
+        L.n = 1;
+        L.tin[0] = L.tin_p99 = (double)sc->seq_in;
+        L.tout[0] = (double)(sc->seq_out > 0 ? sc->seq_out : 1);
+        L.w[0] = 1;
+    }
+    if (sc->batch > 0)
+        return tb_err(err, errlen,
+                      "a dataset with a static batch: give concurrency, request_rate or scenario "
+                      "(a static batch has one length)");
+    if (sc->concurrency > 0) {
+        load.concurrency = (double)sc->concurrency / dp;
+        snprintf(what, sizeof what, "concurrency %ld (closed loop)", sc->concurrency);
+    } else if (sc->request_rate > 0) {
+        load.rate = sc->request_rate / dp;
+        snprintf(what, sizeof what, "request_rate %g/s (open loop, Poisson)", sc->request_rate);
+    } else if (!strcmp(scen, "server") || !strcmp(scen, "interactive")) {
+        if (mlperf_limits(m, sc->arch->name, scen, &ttft_ms, &tpot_ms, &pct, &bench, err, errlen) !=
+            0)
+            return -1;
+        load.ttft_limit_s = ttft_ms * 1e-3;
+        load.tpot_limit_s = tpot_ms * 1e-3;
+        load.ttft_percentile = pct;
+        snprintf(what, sizeof what,
+                 "MLPerf %s (%s: p%.0f TTFT <= %.0f ms, TPOT <= %.0f ms; Poisson)", scen, bench,
+                 pct, ttft_ms, tpot_ms);
+    } else if (!strcmp(scen, "offline") || sc->batch_max) {
+        load.max_throughput = true;
+        snprintf(what, sizeof what, "%s",
+                 *scen ? "MLPerf offline (throughput-maximising)" : "throughput-maximising");
+    } else {
+        load.concurrency = 1; /* a dataset alone: one request at a time */
+        snprintf(what, sizeof what, "one request at a time");
+    }
+    if (tb_regime_solve(c, &L, &load, &o, p->why, sizeof p->why) != 0) {
+        p->fits = false;
+        return 0;
+    }
+    p->fits = true;
+    if (pct > 0)
+        snprintf(pctname, sizeof pctname, "p%.0f", pct);
+    p->batch = lround(o.running);
+    p->ttft_ms = o.ttft_s * 1e3;
+    p->tpot_ms = o.tpot_s * 1e3;
+    p->e2e_latency_ms = o.e2e_s * 1e3;
+    p->output_tokens_per_s = o.rate * o.tout_mean * dp;
+    p->total_tokens_per_s = o.rate * (o.tin_mean + o.tout_mean) * dp;
+    p->output_tokens_per_s_per_chip = p->output_tokens_per_s / (double)p->chips;
+    p->tokens_per_s_per_user = 1.0 / o.tpot_s;
+    snprintf(p->assumptions, sizeof p->assumptions,
+             "%s%s%s: %.4g req/s, %.1f in flight%s (%.1f decoding), prefill busy %.0f%%, "
+             "queue %.0f ms (M/D/1)%s; %s TTFT %.0f ms; lengths %.0f/%.0f; %s",
+             what, *ds ? " over " : "", ds, o.rate * dp, o.inflight * dp,
+             dp > 1 ? " over the replicas" : "", o.decoding * dp, o.prefill_busy * 100,
+             o.wait_s * 1e3, o.queued ? ", the rest wait for KV memory" : "", pctname,
+             o.ttft_pct_s * 1e3, o.tin_mean, o.tout_mean, layout);
+    if (!isinf(o.capacity)) {
+        size_t n = strlen(p->assumptions);
+        snprintf(p->assumptions + n, sizeof p->assumptions - n,
+                 "; KV cache and max batch hold %.0f per replica", o.capacity);
+    }
+    return 0;
+}

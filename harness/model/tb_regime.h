@@ -1,0 +1,83 @@
+/*
+ * harness/model/tb_regime.h: serving regimes over per-step costs. A server that batches
+ * continuously (each step decodes one token of every running sequence and may carry a
+ * chunk of a new prompt) is described by three functions: the time to prefill B prompts
+ * of T tokens, the time of one decode step of B sequences at context len, and how many
+ * sequences fit at once. The regimes below turn them into the steady state at a load:
+ * a closed loop of N requests in flight, an open loop of Poisson arrivals at a rate, or
+ * the largest rate that meets latency limits. The performance model feeds them its
+ * roofline step costs (tb_model_serve.c); a measurement can feed measured ones.
+ *
+ * The equations (README "Serving regimes"), per replica, at throughput X requests/s:
+ *   p      prefill of one prompt alone, prefill_s(1, Tin) (averaged over the lengths)
+ *   f      share of the load an arrival sees: (N-1)/N closed loop (it does not queue
+ *          behind itself), 1 open loop (Poisson arrivals see time averages)
+ *   rho    = X p, the fraction of time prefills take
+ *   d      = decode_s(max(1, Nd), ctx), Nd the sequences decoding (fixed point below)
+ *   TPOT   = d / (1 - f rho): decode steps stretched by the others' prefill chunks
+ *   Nd     = X (Tout - 1) TPOT (Little's law on the decode phase)
+ *   pe     = p + min(1, f Nd) ceil(Tin / chunk) d: a prompt rides on decode steps
+ *   W      = f X pe . pe / (2 (1 - f X pe)): M/D/1 wait for the prefill slot
+ *   TTFT   = W + pe;  e2e = TTFT + (Tout - 1) TPOT;  in flight = X e2e (Little)
+ * Closed loop: X solves X e2e(X) = N; beyond the capacity C the server runs C and the
+ * other N - C wait (their wait is added to TTFT). Open loop: X = rate, refused as
+ * saturated when it has no stable state within the capacity.
+ */
+#ifndef TB_REGIME_H
+#define TB_REGIME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Per-step costs of one replica (seconds), as functions of the load. */
+struct tb_regime_costs {
+    const void *ctx;                                             /* passed to each */
+    double (*prefill_s)(const void *ctx, double B, double T);    /* B prompts of T tokens */
+    double (*decode_s)(const void *ctx, double B, double len);   /* one step, context len */
+    double (*capacity)(const void *ctx, double tin, double len); /* sequences that fit at
+                                                                   mean context len (0: none;
+                                                                   NULL: no limit) */
+    double chunk_tokens; /* prefill tokens one step carries (0: 8192) */
+};
+
+/* The lengths the requests have: n representative (prompt, output) points with weights
+ * summing to 1, and the prompt whose prefill MLPerf's p99 TTFT meets. */
+#define TB_REGIME_MAXREP 3
+struct tb_regime_lengths {
+    int n;
+    double tin[TB_REGIME_MAXREP], tout[TB_REGIME_MAXREP], w[TB_REGIME_MAXREP];
+    double tin_p99;
+};
+
+/* Which load. Exactly one of concurrency, rate and the limits is set. */
+struct tb_regime_load {
+    double concurrency;     /* closed loop: requests in flight (per replica) */
+    double rate;            /* open loop: requests/s (per replica) */
+    double ttft_limit_s;    /* with tpot_limit_s: the largest rate meeting both */
+    double tpot_limit_s;    /* (TTFT at its p99, TPOT at its mean: tb_regime_solve) */
+    double ttft_percentile; /* of the TTFT limit (MLPerf: 99); 0: the mean */
+    bool max_throughput;    /* closed loop at the capacity (MLPerf Offline) */
+};
+
+/* The steady state, per replica. */
+struct tb_regime_result {
+    double ttft_s, ttft_pct_s, tpot_s, e2e_s; /* ttft_pct_s: at the load's percentile */
+    double rate;                              /* requests/s completed */
+    double inflight;                          /* requests in the server, queue included */
+    double running;                           /* requests the server runs (<= capacity) */
+    double decoding;                          /* of them in the decode phase */
+    double prefill_busy;                      /* rho */
+    double wait_s;                            /* queueing before the prefill, mean */
+    double capacity;                          /* sequences that fit (INFINITY: no limit) */
+    double tin_mean, tout_mean, ctx_mean;
+    bool queued; /* the closed loop exceeds the capacity: requests wait for memory */
+};
+
+/* Solve the load. Returns 0, or -1 with the reason in why: saturated (an open-loop rate
+ * beyond the most the server sustains: "saturated: at most X requests/s ..."), no load
+ * meets the limits, or nothing fits. */
+int tb_regime_solve(const struct tb_regime_costs *c, const struct tb_regime_lengths *len,
+                    const struct tb_regime_load *load, struct tb_regime_result *out, char *why,
+                    size_t whylen);
+
+#endif
