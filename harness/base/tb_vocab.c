@@ -143,7 +143,7 @@ static const struct tb_metric METRICS[] = {
     {"ms_per_step", "ms",
      "one denoising step at the batch: the denoiser's pass (both halves with classifier-free "
      "guidance), without the text encoders and the VAE decode",
-     L, NULL, NULL, 0},
+     L, NULL, NULL, IMAGE},
     {"weight_load_s", "s",
      "time to read the model's weights from storage into device memory before the first request "
      "or step",

@@ -68,7 +68,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43 + 27);
+    plan(43 + 27 + 7);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -268,6 +268,39 @@ int main(void)
         q = predict(&s);
         OK(p.s_per_image / q.s_per_image > 1.8 && p.s_per_image / q.s_per_image <= 2.0,
            "half the steps, about half the time (%.2f s)", q.s_per_image);
+        /* a step costs ms_per_step whatever the steps; an image is steps x ms_per_step plus
+         * the encoders and the VAE decode, the same at any step count and at least their
+         * FLOPs at the 16-bit rate */
+        IS_REL(p.ms_per_step, q.ms_per_step, 1e-12, "ms_per_step %.2f ms at 50 and 25 steps",
+               p.ms_per_step);
+        IS_REL(p.s_per_image - 50 * p.ms_per_step / 1e3, q.s_per_image - 25 * q.ms_per_step / 1e3,
+               1e-9, "s_per_image - steps x ms_per_step: the encoders and VAE, %.3f s",
+               q.s_per_image - 25 * q.ms_per_step / 1e3);
+        OK(q.s_per_image - 25 * q.ms_per_step / 1e3 >
+               (tb_dflops_encoders(&sdxl, 1) + tb_dflops_vae_decode(&sdxl, 1, 1024)) /
+                   (h100->bf16_dense_tflops * 1e12),
+           "and no less than their FLOPs at the bf16 peak");
+        {
+            /* the step: both CFG halves (2 images) of products at the bf16 peak x
+             * gemm_eff x the narrow-width terms, attention and convolutions too, plus the
+             * unfused activations (2 bytes) over HBM at mem_eff */
+            const struct tb_model_eff *e = tb_model_eff_of(&model, "h100-sxm");
+            struct tb_dwork w;
+            double M = 2.0 * 128 * 128, pk = h100->bf16_dense_tflops * 1e12, em, want;
+            tb_dwork_denoiser(&sdxl, 2, 1024, &w);
+            em = e->gemm_eff * M / (M + e->gemm_m_half);
+            want = (w.total - w.attn - w.conv + e->gemm_n_half * w.gemm_per_width) / (pk * em) +
+                   (w.conv + e->gemm_n_half * w.conv_per_width) / (pk * em * e->conv_eff) +
+                   (w.attn + e->gemm_n_half * w.attn_per_width) / (pk * em) +
+                   w.act_elems * 2 / (h100->hbm_tbps * 1e12 * e->mem_eff);
+            want = (want + (4.0 * 3 * 3 + 30) * e->layer_s) * 1e3;
+            IS_REL(want, q.ms_per_step, 1e-9, "SDXL step on one H100: %.2f ms as counted", want);
+        }
+        s.steps = 0;
+        q = predict(&s);
+        IS_INT(50, q.steps, "an empty steps is the model file's default_steps (50 for SDXL)");
+        OK(strstr(q.assumptions, "50 steps (steps not given: the model's default_steps"),
+           "and the assumptions say so: %.80s", q.assumptions);
         s.steps = 50;
         s.batch = 0;
         s.batch_max = true;
