@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- efficiency table ---- */
 
@@ -107,6 +108,31 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
         e->max_batch = (long)mb;
         m->neff++;
     }
+    /* the start-up tables: optional, each must have its columns when present */
+    {
+        static const char *const scols[] = {"instance", "path",   "read_mb_per_s", "status",
+                                            "as_of",    "source", "notes",         NULL};
+        static const char *const ccols[] = {"chip",  "model", "phases", "compile_s", "status",
+                                            "stack", "as_of", "source", "notes",     NULL};
+        struct {
+            const char *name;
+            struct tb_csv_table *t;
+            const char *const *cols;
+        } st[] = {{"storage.csv", &m->storage, scols}, {"compile.csv", &m->compile, ccols}};
+        for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+            char sp[PATH_MAX];
+            if ((size_t)snprintf(sp, sizeof sp, "%.*s/%s", (int)(strrchr(path, '/') - path), path,
+                                 st[i].name) >= sizeof sp) {
+                tb_err(err, errlen, "path too long");
+                goto fail;
+            }
+            if (access(sp, F_OK) != 0)
+                continue;
+            if (tb_csv_load(st[i].t, sp, err, errlen) != 0 ||
+                tb_csv_require(st[i].t, st[i].cols, err, errlen) != 0)
+                goto fail;
+        }
+    }
     return 0;
 fail:
     tb_model_release(m);
@@ -117,6 +143,8 @@ void tb_model_release(struct tb_model *m)
 {
     free(m->eff);
     tb_csv_release(&m->csv);
+    tb_csv_release(&m->storage);
+    tb_csv_release(&m->compile);
     memset(m, 0, sizeof *m);
 }
 
@@ -314,13 +342,16 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
                           "not modeled yet: concurrency, request_rate, scenario "
                           "and dataset (issue 18)");
     }
-    if (sc->phase == TB_PHASE_TRAIN)
-        return tb_model_predict_train(m, sc, p, err, errlen);
-    if (sc->phase == TB_PHASE_DENOISE)
-        return tb_model_predict_denoise(m, sc, p, err, errlen);
-    if (sc->batch_max && sc->tp <= 0 && sc->dp <= 0)
-        return tb_model_predict_serving_layout(m, sc, p, err, errlen);
-    return tb_model_predict_inference(m, sc, p, err, errlen);
+    {
+        int rc = sc->phase == TB_PHASE_TRAIN     ? tb_model_predict_train(m, sc, p, err, errlen)
+                 : sc->phase == TB_PHASE_DENOISE ? tb_model_predict_denoise(m, sc, p, err, errlen)
+                 : sc->batch_max && sc->tp <= 0 && sc->dp <= 0
+                     ? tb_model_predict_serving_layout(m, sc, p, err, errlen)
+                     : tb_model_predict_inference(m, sc, p, err, errlen);
+        if (rc == 0 && p->fits)
+            tb_model_startup(m, sc, p);
+        return rc;
+    }
 }
 
 static const struct {

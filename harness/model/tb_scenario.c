@@ -229,6 +229,10 @@ void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *nam
     res->predicted = tb_prediction_metric(&res->p, metric);
     if (isnan(res->predicted) && !strcmp(metric, "usd_to_train") && res->p.price_why[0])
         snprintf(res->why, sizeof res->why, "%s", res->p.price_why);
+    else if (isnan(res->predicted) && !strcmp(metric, "weight_load_s") && res->p.weight_load_why[0])
+        snprintf(res->why, sizeof res->why, "%s", res->p.weight_load_why);
+    else if (isnan(res->predicted) && !strcmp(metric, "compile_s") && res->p.compile_why[0])
+        snprintf(res->why, sizeof res->why, "%s", res->p.compile_why);
     else if (isnan(res->predicted) &&
              (!strcmp(metric, "usd_to_train") || !strcmp(metric, "time_to_train_s")))
         snprintf(res->why, sizeof res->why, "train_tokens missing: the tokens to train on");

@@ -68,7 +68,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43 + 27 + 7);
+    plan(43 + 27 + 6 + 6);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -336,6 +336,54 @@ int main(void)
         IS_INT(1, q.devices_per_chip, "without dp, the chip is one device");
         OK(q.s_per_image < p.s_per_image, "and a whole chip is faster per image (%.1f s)",
            q.s_per_image);
+    }
+
+    /* ---- start-up: weight load and compile time, any phase ---- */
+    {
+        struct tb_darch sdxl;
+        if (tb_darch_find(&sdxl, "sdxl", err, sizeof err) != 0)
+            bail("%s", err);
+        /* one H100 of a p5.48xlarge: SDXL's UNet, both text encoders and the VAE decoder in
+         * bf16 over the instance's EBS maximum, 10,000 MB/s (pricing/storage.csv) */
+        memset(&s, 0, sizeof s);
+        s.darch = &sdxl;
+        s.inst = tb_pricing_instance(&pr, "p5.48xlarge");
+        s.phase = TB_PHASE_DENOISE;
+        s.chips = 1;
+        s.batch = 1;
+        s.steps = 20;
+        p = predict(&s);
+        IS_REL((tb_darch_params_denoiser(&sdxl) + tb_darch_params_encoders(&sdxl) +
+                tb_darch_params_vae_decoder(&sdxl)) *
+                   2 / 10000e6,
+               p.weight_load_s, 1e-12, "SDXL weights over p5's EBS: %.3f s", p.weight_load_s);
+        /* 70B fp8 over 8 H100 at tp=8: each shard once, 1 byte per parameter */
+        s = scen(&a70, "p5.48xlarge", TB_PHASE_SERVE, "fp8", 8, 128, 128, 8);
+        s.tp = 8;
+        p = predict(&s);
+        IS_REL(tb_arch_params_total(&a70) / 10000e6, p.weight_load_s, 1e-12,
+               "70B fp8 over p5's EBS: %.2f s", p.weight_load_s);
+        OK(isnan(p.compile_s) && strstr(p.compile_why, "no published compile time"),
+           "no published TensorRT-LLM build time: compile_s refused (%.60s)", p.compile_why);
+        /* 4 replicas of 8B at tp=2 over 8 GPUs: each replica reads its own copy */
+        s = scen(&a8, "p5.48xlarge", TB_PHASE_SERVE, "bf16", 8, 128, 128, 8);
+        s.tp = 2;
+        s.dp = 4;
+        q = predict(&s);
+        IS_REL(tb_arch_params_total(&a8) * 2 * 4 / 10000e6, q.weight_load_s, 1e-12,
+               "4 replicas read 4 copies: %.2f s", q.weight_load_s);
+        s = scen(&a70, "trn2.48xlarge", TB_PHASE_SERVE, "bf16", 16, 128, 128, 1);
+        p = predict(&s);
+        OK(p.fits && isnan(p.weight_load_s) && strstr(p.weight_load_why, "trn2.48xlarge"),
+           "no published EBS figure for trn2.48xlarge: refused (%.70s)", p.weight_load_why);
+        {
+            struct tb_arch l2 = load_arch("llama-2-70b");
+            s = scen(&l2, "inf2.48xlarge", TB_PHASE_SERVE, "bf16", 12, 128, 128, 1);
+            s.tp = 24;
+            p = predict(&s);
+            IS_DOUBLE(4200, p.compile_s, 0,
+                      "llama-2-70b on Inferentia2: the published 70 minutes of compilation");
+        }
     }
 
     /* ---- fp4 and the vendors' fp8 formats ---- */
