@@ -28,6 +28,7 @@ int tb_phase_from_string(const char *s, enum tb_phase *out)
 #define INFER                                                                                      \
     (TB_PHASE_BIT(TB_PHASE_PREFILL) | TB_PHASE_BIT(TB_PHASE_DECODE) | TB_PHASE_BIT(TB_PHASE_SERVE))
 #define IMAGE TB_PHASE_BIT(TB_PHASE_DENOISE)
+#define ANY   ((1u << TB_NPHASES) - 1)
 
 /* Within each phase, the modeled metrics keep the order runs have always recorded
  * them in (results.csv's row order). */
@@ -54,8 +55,10 @@ static const struct tb_metric METRICS[] = {
      "time the warm-up steps of a training run took beyond steady steps (each warm-up step's time "
      "less the median timed step): graph tracing and compilation where there is a compiler "
      "(torch-xla on Neuron compiles each new graph with neuronx-cc; a persistent cache shortens a "
-     "later run), first-call allocation and kernel selection in eager mode (no compilation)",
-     L, NULL, NULL, 0},
+     "later run), first-call allocation and kernel selection in eager mode (no compilation); "
+     "predicted for any phase: a published compile time of the model on the chip (neuronx-cc, "
+     "a TensorRT engine build, torch.compile; pricing/compile.csv), none where none is published",
+     L, NULL, NULL, ANY},
     {"ttft_ms", "ms",
      "time to first token: wall time of the prefill of the whole batch of prompts (an engine run); "
      "from sending a request to its first streamed output chunk (a serving run, per request)",
@@ -143,11 +146,13 @@ static const struct tb_metric METRICS[] = {
     {"ms_per_step", "ms",
      "one denoising step at the batch: the denoiser's pass (both halves with classifier-free "
      "guidance), without the text encoders and the VAE decode",
-     L, NULL, NULL, 0},
+     L, NULL, NULL, IMAGE},
     {"weight_load_s", "s",
      "time to read the model's weights from storage into device memory before the first request "
-     "or step",
-     L, NULL, NULL, 0},
+     "or step; predicted: the weights each instance's devices hold (replicas their own copy) over "
+     "the instance's published storage read bandwidth (EBS maximum throughput, "
+     "pricing/storage.csv), storage -> host -> device",
+     L, NULL, NULL, ANY},
     {"gflop_per_s", "GFLOP/s",
      "model FLOPs per second the run achieved; FLOPs counted from the workload's shapes "
      "(tb_flops.h: 2 per multiply-add of every matrix product, causal attention counted once, "

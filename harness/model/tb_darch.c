@@ -504,6 +504,7 @@ struct unet_flops {
     double hw; /* latent pixels at level 0 */
     double B;
     double total, attn, conv;
+    struct tb_dwork w; /* the widths and unfused activations (tb_dwork_denoiser) */
 };
 
 static void unet_flops_visit(void *vctx, enum unet_piece k, double ci, double co, int depth,
@@ -512,14 +513,22 @@ static void unet_flops_visit(void *vctx, enum unet_piece k, double ci, double co
     struct unet_flops *u = vctx;
     const double N = u->hw / pow(4.0, level), S = u->a->text_tokens, ctx = u->a->context_dim;
     const double B = u->B;
+    struct tb_dwork *w = &u->w;
+    double f;
     switch (k) {
     case UP_CONV3:
-        u->total += B * 2 * ci * co * 9 * N;
-        u->conv += B * 2 * ci * co * 9 * N;
+        f = B * 2 * ci * co * 9 * N;
+        u->total += f;
+        u->conv += f;
+        w->conv_per_width += f / co;
+        w->act_elems += depth < 0 ? B * N * 2 * ci : 0; /* GroupNorm and SiLU before conv_out */
         break;
     case UP_RESNET:
-        u->total += B * 2 * N * (ci * co * 9 + co * co * 9 + (ci != co ? ci * co : 0));
-        u->conv += B * 2 * N * (ci * co * 9 + co * co * 9 + (ci != co ? ci * co : 0));
+        f = B * 2 * N * (ci * co * 9 + co * co * 9 + (ci != co ? ci * co : 0));
+        u->total += f;
+        u->conv += f;
+        w->conv_per_width += f / co;
+        w->act_elems += B * N * (2 * ci + 2 * co + co); /* two GroupNorm+SiLU, the residual */
         break;
     case UP_TRANSFORMER: {
         double c = co;
@@ -527,15 +536,27 @@ static void unet_flops_visit(void *vctx, enum unet_piece k, double ci, double co
         double attn = 4 * N * N * c + 4 * N * S * c;
         u->total += B * (4 * N * c * c + depth * (lin_per_block + attn));
         u->attn += B * depth * attn;
+        /* per block: q k v out and cross q, out (width c), cross k v (c, on S tokens),
+         * GEGLU in (8c), out (c); projections in and out (c) */
+        w->gemm_per_width += B * (4 * N * c + depth * (22 * N * c + 4 * S * ctx));
+        w->attn_per_width += B * depth * attn / u->a->head_dim;
+        /* GroupNorm in, the projection's residual; per block three LayerNorms, three
+         * residuals, GEGLU's gate */
+        w->act_elems += B * N * c * (3 + 21.0 * depth);
         break;
     }
     case UP_DOWN: /* stride 2: output at a quarter of the pixels */
-        u->total += B * 2 * ci * co * 9 * N / 4;
-        u->conv += B * 2 * ci * co * 9 * N / 4;
+        f = B * 2 * ci * co * 9 * N / 4;
+        u->total += f;
+        u->conv += f;
+        w->conv_per_width += f / co;
         break;
     case UP_UP: /* the conv after upsampling runs at the next level's size */
-        u->total += B * 2 * ci * co * 9 * N * 4;
-        u->conv += B * 2 * ci * co * 9 * N * 4;
+        f = B * 2 * ci * co * 9 * N * 4;
+        u->total += f;
+        u->conv += f;
+        w->conv_per_width += f / co;
+        w->act_elems += B * 5 * N * ci; /* nearest 2x upsampling: read 1, write 4 */
         break;
     }
 }
@@ -568,7 +589,11 @@ void tb_dflops_denoiser_parts(const struct tb_darch *a, double B, int resolution
 {
     double h = (double)resolution / a->vae_scale;
     if (a->kind == TB_DARCH_UNET) {
-        struct unet_flops u = {a, h * h, B, 0, 0, 0};
+        struct unet_flops u;
+        memset(&u, 0, sizeof u);
+        u.a = a;
+        u.hw = h * h;
+        u.B = B;
         unet_walk(a, unet_flops_visit, &u);
         *total = u.total;
         *attn = u.attn;
@@ -577,6 +602,47 @@ void tb_dflops_denoiser_parts(const struct tb_darch *a, double B, int resolution
     }
     dit_flops(a, B, resolution, total, attn);
     *conv = 0;
+}
+
+/* The DiTs' widths and unfused activations (tb_dwork), block by block as dit_flops counts
+ * the FLOPs: a joint block per stream q k v fused (3D), out (D), MLP in (rD) and out (D);
+ * two LayerNorm-modulations, two gated residuals and the q/k norm with rotary (10 D per
+ * token). A single block: one product in (3D + rD), one out (D); one modulation, the q/k
+ * norm, one gated residual (7 D per token). */
+static void dit_work(const struct tb_darch *a, double B, int resolution, struct tb_dwork *w)
+{
+    const double h = (double)resolution / a->vae_scale, p = a->patch;
+    const double N = (h / p) * (h / p), S = a->text_tokens, D = a->hidden;
+    const double T = N + S, Cl = a->latent_channels, r = a->mlp_ratio;
+    double g = (2 * N * Cl * p * p * D + 2 * S * a->context_dim * D) / D, act = 0;
+
+    g += a->dit_depth * (6 + 2 * r) * T * D + a->single_depth * (4 + 2 * r) * T * D;
+    act += a->dit_depth * 10 * T * D + a->single_depth * 7 * T * D;
+    g += 2 * N * D * p * p * Cl / (p * p * Cl);
+    w->gemm_per_width = B * g;
+    w->attn_per_width = w->attn / a->head_dim;
+    w->act_elems = B * act;
+}
+
+void tb_dwork_denoiser(const struct tb_darch *a, double B, int resolution, struct tb_dwork *w)
+{
+    double h = (double)resolution / a->vae_scale;
+    memset(w, 0, sizeof *w);
+    if (a->kind == TB_DARCH_UNET) {
+        struct unet_flops u;
+        memset(&u, 0, sizeof u);
+        u.a = a;
+        u.hw = h * h;
+        u.B = B;
+        unet_walk(a, unet_flops_visit, &u);
+        *w = u.w;
+        w->total = u.total;
+        w->attn = u.attn;
+        w->conv = u.conv;
+        return;
+    }
+    dit_flops(a, B, resolution, &w->total, &w->attn);
+    dit_work(a, B, resolution, w);
 }
 
 double tb_dflops_denoiser(const struct tb_darch *a, double B, int resolution)
@@ -641,6 +707,50 @@ double tb_dflops_vae_decode(const struct tb_darch *a, double B, int resolution)
         }
     }
     return B * (f + 2 * c * 3 * 9 * N);
+}
+
+void tb_dwork_vae_decode(const struct tb_darch *a, double B, int resolution, struct tb_dwork *w)
+{
+    const double h = (double)resolution / a->vae_scale;
+    double N = h * h, c = a->vae_ch[0], Cl = a->latent_channels;
+
+    memset(w, 0, sizeof *w);
+    w->total = tb_dflops_vae_decode(a, B, resolution) / B;
+    /* conv_in; the mid block: two ResNets around a single-head attention (head dim c:
+     * GroupNorm, q k v out, the residual) */
+    w->conv = 2 * Cl * c * 9 * N + 2 * 2 * (2 * c * c * 9 * N);
+    w->conv_per_width = w->conv / c;
+    w->act_elems = 2 * 5 * N * c + 3 * N * c;
+    w->gemm_per_width = 2 * N * 4 * c * c / c;
+    w->attn = 4 * N * N * c;
+    w->attn_per_width = w->attn / c;
+    for (int i = 0; i < a->vae_levels; i++) {
+        double co = a->vae_ch[i];
+        for (int j = 0; j < a->vae_layers + 1; j++) {
+            double f = 2 * N * (c * co * 9 + co * co * 9 + (c != co ? c * co : 0));
+            w->conv += f;
+            w->conv_per_width += f / co;
+            w->act_elems += N * (2 * c + 3 * co);
+            c = co;
+        }
+        if (i < a->vae_levels - 1) {
+            w->act_elems += 5 * N * c; /* nearest upsampling to 4N */
+            N *= 4;
+            w->conv += 2 * c * c * 9 * N;
+            w->conv_per_width += 2 * c * c * 9 * N / c;
+        }
+    }
+    /* GroupNorm and SiLU, then conv_out to 3 channels */
+    w->act_elems += 2 * N * c;
+    w->conv += 2 * c * 3 * 9 * N;
+    w->conv_per_width += 2 * c * 3 * 9 * N / 3;
+    w->total *= B;
+    w->attn *= B;
+    w->conv *= B;
+    w->conv_per_width *= B;
+    w->gemm_per_width *= B;
+    w->attn_per_width *= B;
+    w->act_elems *= B;
 }
 
 double tb_dflops_image(const struct tb_darch *a, double B, int resolution, int steps)

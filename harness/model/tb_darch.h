@@ -145,6 +145,27 @@ void tb_dflops_denoiser_parts(const struct tb_darch *a, double B, int resolution
 double tb_dflops_denoiser_attention(const struct tb_darch *a, double B, int resolution);
 /* The part of it that is convolutions (the UNet's; 0 for the DiTs). */
 double tb_dflops_denoiser_conv(const struct tb_darch *a, double B, int resolution);
+/* What the performance model times apart in one denoiser pass of B images (and in one VAE
+ * decode): the FLOPs of each kind, each kind's FLOPs divided by the narrow dimension of its
+ * products (the output width of a linear layer or convolution, the head dim of attention),
+ * and the activations the kernels a stack does not fuse into a matrix product's epilogue
+ * stream through memory. Those kernels, counted as elements read plus written: every
+ * GroupNorm and LayerNorm with its activation or modulation (a reduction over the channels,
+ * so a kernel of its own: read and write the tensor, 2 per element), the residual or gated
+ * add a product's epilogue reads (1), GEGLU's gate (read 8c, write 4c: 12 per token of
+ * width c), the nearest upsampling (read 1, write 4), FLUX's and MMDiT's RMS q/k norm with
+ * the rotary embedding (read and write q and k: 4 per token of width D). GELU and SiLU
+ * after a product, the timestep and bias adds and the flash attention's own reads are in
+ * their kernels. */
+struct tb_dwork {
+    double total, attn, conv; /* FLOPs: everything, the attention (QK^T, AV), convolutions */
+    double gemm_per_width;    /* sum of linear-layer FLOPs / output width of each */
+    double conv_per_width;    /* sum of convolution FLOPs / output channels of each */
+    double attn_per_width;    /* attention FLOPs / head dim */
+    double act_elems;         /* activation elements read and written by unfused kernels */
+};
+void tb_dwork_denoiser(const struct tb_darch *a, double B, int resolution, struct tb_dwork *w);
+void tb_dwork_vae_decode(const struct tb_darch *a, double B, int resolution, struct tb_dwork *w);
 /* Bytes one denoiser pass must read at least: every weight once, wbytes each. */
 double tb_dbytes_denoiser(const struct tb_darch *a, double wbytes);
 /* Denoiser passes per image: steps x (2 with CFG, else 1). */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- efficiency table ---- */
 
@@ -109,6 +110,31 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
     }
     if (tb_model_datasets_load(m, NULL, err, errlen) != 0)
         goto fail;
+    /* the start-up tables: optional, each must have its columns when present */
+    {
+        static const char *const scols[] = {"instance", "path",   "read_mb_per_s", "status",
+                                            "as_of",    "source", "notes",         NULL};
+        static const char *const ccols[] = {"chip",  "model", "phases", "compile_s", "status",
+                                            "stack", "as_of", "source", "notes",     NULL};
+        struct {
+            const char *name;
+            struct tb_csv_table *t;
+            const char *const *cols;
+        } st[] = {{"storage.csv", &m->storage, scols}, {"compile.csv", &m->compile, ccols}};
+        for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
+            char sp[PATH_MAX];
+            if ((size_t)snprintf(sp, sizeof sp, "%.*s/%s", (int)(strrchr(path, '/') - path), path,
+                                 st[i].name) >= sizeof sp) {
+                tb_err(err, errlen, "path too long");
+                goto fail;
+            }
+            if (access(sp, F_OK) != 0)
+                continue;
+            if (tb_csv_load(st[i].t, sp, err, errlen) != 0 ||
+                tb_csv_require(st[i].t, st[i].cols, err, errlen) != 0)
+                goto fail;
+        }
+    }
     return 0;
 fail:
     tb_model_release(m);
@@ -121,6 +147,8 @@ void tb_model_release(struct tb_model *m)
     tb_csv_release(&m->csv);
     tb_csv_release(&m->datasets);
     tb_csv_release(&m->limits);
+    tb_csv_release(&m->storage);
+    tb_csv_release(&m->compile);
     memset(m, 0, sizeof *m);
 }
 
@@ -319,21 +347,30 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
         if (tb_model_regime_check(m, sc, err, errlen) != 0)
             return -1;
     }
-    if (sc->phase == TB_PHASE_TRAIN)
-        return tb_model_predict_train(m, sc, p, err, errlen);
-    if (sc->phase == TB_PHASE_DENOISE && sc->dataset && *sc->dataset) {
-        /* a diffusion dataset fixes the steps and the image size (coco-2014: MLPerf's) */
-        struct tb_scenario s = *sc;
-        if (tb_model_dataset_diffusion(m, sc->dataset, &s.steps, &s.resolution, err, errlen) != 0)
-            return -1;
-        s.dataset = NULL;
-        return tb_model_predict_denoise(m, &s, p, err, errlen);
+    {
+        int rc;
+        if (sc->phase == TB_PHASE_TRAIN) {
+            rc = tb_model_predict_train(m, sc, p, err, errlen);
+        } else if (sc->phase == TB_PHASE_DENOISE && sc->dataset && *sc->dataset) {
+            /* a diffusion dataset fixes the steps and the image size (coco-2014: MLPerf's) */
+            struct tb_scenario s = *sc;
+            if (tb_model_dataset_diffusion(m, sc->dataset, &s.steps, &s.resolution, err, errlen) !=
+                0)
+                return -1;
+            s.dataset = NULL;
+            rc = tb_model_predict_denoise(m, &s, p, err, errlen);
+        } else if (sc->phase == TB_PHASE_DENOISE) {
+            rc = tb_model_predict_denoise(m, sc, p, err, errlen);
+        } else if ((sc->batch_max || (sc->scenario && *sc->scenario)) && sc->tp <= 0 &&
+                   sc->dp <= 0) {
+            rc = tb_model_predict_serving_layout(m, sc, p, err, errlen);
+        } else {
+            rc = tb_model_predict_inference(m, sc, p, err, errlen);
+        }
+        if (rc == 0 && p->fits)
+            tb_model_startup(m, sc, p);
+        return rc;
     }
-    if (sc->phase == TB_PHASE_DENOISE)
-        return tb_model_predict_denoise(m, sc, p, err, errlen);
-    if ((sc->batch_max || (sc->scenario && *sc->scenario)) && sc->tp <= 0 && sc->dp <= 0)
-        return tb_model_predict_serving_layout(m, sc, p, err, errlen);
-    return tb_model_predict_inference(m, sc, p, err, errlen);
 }
 
 static const struct {

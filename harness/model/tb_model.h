@@ -77,6 +77,10 @@ struct tb_model {
     size_t neff;
     struct tb_csv_table datasets; /* owned: workloads/datasets.csv (empty if absent) */
     struct tb_csv_table limits;   /* owned: workloads/mlperf_limits.csv (likewise) */
+    /* start-up figures (tb_model_startup.c), each optional (an empty table when the
+     * prices folder has no such file): storage.csv, the storage-to-host read bandwidth
+     * per instance type; compile.csv, published compile times per chip, model and phase */
+    struct tb_csv_table storage, compile; /* owned */
 };
 
 /* Load dir/efficiency.csv (dir NULL: the data folder's pricing/) for the chips of
@@ -141,7 +145,8 @@ struct tb_prediction {
     /* start-up, any phase: reading the weights from storage into device memory, and
      * compiling the graphs (Neuron, torch.compile, TensorRT engines) */
     double weight_load_s, compile_s;
-    long steps, resolution; /* denoise: the steps and image size used */
+    char weight_load_why[256], compile_why[256]; /* why each is NAN ("" when it is not) */
+    long steps, resolution;                      /* denoise: the steps and image size used */
     /* what bounds it: "compute", "memory", "communication", "overhead" */
     const char *bound;
     char assumptions[512];  /* efficiency figures and choices, for the report */

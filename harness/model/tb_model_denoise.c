@@ -10,12 +10,45 @@
 
 /* ---- diffusion ---- */
 
-/* One image batch of b on one device: the text encoders, steps x the denoiser (both
- * CFG halves in one batch), the VAE decode. Matrix products (convolutions included) at the
- * precision's peak and the shape's efficiency, attention in 16-bit, the weights read once per pass
- * at least, a fixed cost per block. Returns seconds; *bound says what dominates the passes. */
+/* The parts of one image batch's time (denoise_time). */
+struct dtime {
+    double pass; /* one denoising step: the denoiser's pass over both CFG halves */
+    double enc;  /* the text encoders, once per prompt */
+    double vae;  /* the VAE decode */
+    double act;  /* of pass: the unfused kernels' activation traffic */
+};
+
+/* Seconds of work w at the rates of d on one device, the products split over g devices
+ * (tensor parallel; the activations too): each kind at the precision's peak (attention in
+ * 16-bit) times gemm_eff's large-M efficiency, the convolutions times conv_eff, and each
+ * product's narrow dimension n costing (n + gemm_n_half) / n, the same term as a layer
+ * GEMM narrowed by tensor parallelism (tb_model_gemm_eff): the output width of a linear
+ * layer or convolution (320 channels at SDXL's first level, 128 in the VAE's last), the
+ * head dim of attention (QK^T and AV are products of inner or outer width head_dim: 64 in
+ * SDXL, 128 in FLUX). M, the rows, is the tokens of the batch. */
+static double work_s(const struct dev *d, const struct tb_dwork *w, double M, double peak,
+                     double eff, long g, double *comp)
+{
+    const double h = d->e->gemm_n_half, gg = (double)g;
+    const double em = eff * M / (M + d->e->gemm_m_half);
+    const double em16 = d->e->gemm_eff * M / (M + d->e->gemm_m_half);
+    const double gemm = w->total - w->attn - w->conv;
+    /* activations in 16-bit between the kernels, fp32 in an fp32 run */
+    const double abytes = d->wbytes > 2 ? d->wbytes : 2;
+    double t = (gemm + h * gg * w->gemm_per_width) / (peak * em) +
+               (w->conv + h * gg * w->conv_per_width) / (peak * em * d->e->conv_eff) +
+               (w->attn + h * w->attn_per_width) / (d->bf16_peak * em16);
+    *comp = t / gg;
+    return w->act_elems * abytes / (d->hbm_bw * d->e->mem_eff) / gg;
+}
+
+/* One image batch of b on one device group of g: the text encoders, steps x the denoiser
+ * (both CFG halves in one batch), the VAE decode (work_s). Per pass, the products and the
+ * weight reads overlap (the larger counts), the unfused kernels' activation traffic runs
+ * between them and adds, as do the collectives and a fixed cost per block. Returns the
+ * image batch's seconds; *t its parts; *bound what dominates the passes. */
 static double denoise_time(const struct dev *d, const struct tb_darch *a, double b, int res,
-                           int steps, bool split, long g, const char **bound)
+                           int steps, bool split, long g, struct dtime *t, const char **bound)
 {
     const double h = (double)res / a->vae_scale;
     const double tokens = a->kind == TB_DARCH_UNET ? h * h : (h / a->patch) * (h / a->patch);
@@ -23,36 +56,38 @@ static double denoise_time(const struct dev *d, const struct tb_darch *a, double
      * batched together with CFG); split: the two halves run on two devices side by side,
      * as the Neuron SDXL pipeline splits them over the NeuronCores of a chip */
     const double cfgb = a->cfg ? 2.0 * b : b;
-    double total, attn, convf, gemm;
-    const double M = cfgb * tokens;
-    tb_dflops_denoiser_parts(a, cfgb, res, &total, &attn, &convf); /* one walk of the net */
-    gemm = total - attn - convf;
     /* the denoiser's work below is for cfgb images; split, each device does half */
     const double share = split ? 0.5 : 1.0;
-    const double eff = d->gemm_eff * M / (M + d->e->gemm_m_half);
-    const double eff16 = d->e->gemm_eff * M / (M + d->e->gemm_m_half);
     const double blocks = a->kind == TB_DARCH_UNET
                               ? 4.0 * a->nlevels * (a->layers_per_block + 1) + 30.0
                               : (double)a->dit_depth + a->single_depth;
-    double tcomp = share * (gemm / (d->peak * eff) + convf / (d->peak * eff * d->e->conv_eff) +
-                            attn / (d->bf16_peak * eff16));
-    double tmem = tb_dbytes_denoiser(a, d->wbytes) / (d->hbm_bw * d->e->mem_eff);
+    struct tb_dwork w, vw;
+    double tcomp, tact, tvc;
+    tb_dwork_denoiser(a, cfgb, res, &w); /* one walk of the net */
+    tact = share * work_s(d, &w, cfgb * tokens, d->peak, d->gemm_eff, g, &tcomp);
+    tcomp *= share;
+    double tmem = tb_dbytes_denoiser(a, d->wbytes) / (d->hbm_bw * d->e->mem_eff) / (double)g;
     /* tensor parallel over g devices: each does 1/g of the work and reads 1/g of the
      * weights; two all-reduces per block of the activations */
     double width = a->kind == TB_DARCH_UNET ? a->ch[a->nlevels - 1] : a->hidden;
     double tokens_act = a->kind == TB_DARCH_UNET ? tokens / 16.0 : tokens + a->text_tokens;
     double tcomm =
         g > 1 ? blocks * 2.0 * tb_model_allreduce_s(d, cfgb * tokens_act * width * 2.0, g, g) : 0;
-    double tpass;
-    tcomp /= (double)g;
-    tmem /= (double)g;
-    tpass = fmax(tcomp, tmem) + tcomm + blocks * d->e->layer_s;
-    /* encoders and VAE: large products at the 16-bit rate */
-    double tenc = tb_dflops_encoders(a, b) / (d->bf16_peak * d->e->gemm_eff);
-    double tvae =
-        tb_dflops_vae_decode(a, b, res) / (d->bf16_peak * d->e->gemm_eff * d->e->conv_eff);
+    /* a GPU runs the unfused kernels between the products; a NeuronCore runs them on its
+     * Vector and Scalar engines beside the Tensor engine, so they overlap */
+    if (!strncmp(d->e->family, "neuron", 6))
+        t->pass = fmax(fmax(tcomp, tmem), tact) + tcomm + blocks * d->e->layer_s;
+    else
+        t->pass = fmax(tcomp, tmem) + tact + tcomm + blocks * d->e->layer_s;
+    t->act = tact;
+    /* encoders: large products at the 16-bit rate; the VAE decode on one device, in
+     * 16-bit, at (8h)^2 pixels */
+    t->enc = tb_dflops_encoders(a, b) / (d->bf16_peak * d->e->gemm_eff);
+    tb_dwork_vae_decode(a, b, res, &vw);
+    t->vae = work_s(d, &vw, b * 64.0 * h * h, d->bf16_peak, d->e->gemm_eff, 1, &tvc);
+    t->vae += tvc;
     *bound = tcomp >= tmem ? "compute" : "memory";
-    return (double)steps * tpass + tenc + tvae;
+    return (double)steps * t->pass + t->enc + t->vae;
 }
 
 /* Bytes per device for a batch of b images: the denoiser's weights (plus the text
@@ -86,6 +121,7 @@ int tb_model_predict_denoise(const struct tb_model *m, const struct tb_scenario 
     double cap, b = 1, t = 0;
     bool split = false;
     const char *bound = "compute";
+    struct dtime parts = {0, 0, 0, 0};
 
     if (res % (a->vae_scale * (a->kind == TB_DARCH_UNET ? 1 << (a->nlevels - 1) : a->patch)))
         return tb_err(err, errlen, "resolution %d does not divide into %s's latent grid", res,
@@ -142,11 +178,13 @@ int tb_model_predict_denoise(const struct tb_model *m, const struct tb_scenario 
         double best = 0;
         for (double bb = 1; bb <= 16 && denoise_mem(&d, a, bb, res, g) <= cap; bb *= 2) {
             const char *bd;
-            double tt = denoise_time(&d, a, bb, res, steps, false, g, &bd);
+            struct dtime pt;
+            double tt = denoise_time(&d, a, bb, res, steps, false, g, &pt, &bd);
             if (bb / tt > best * 1.02) {
                 best = bb / tt;
                 b = bb;
                 t = tt;
+                parts = pt;
                 bound = bd;
             }
         }
@@ -163,24 +201,32 @@ int tb_model_predict_denoise(const struct tb_model *m, const struct tb_scenario 
                      b, denoise_mem(&d, a, b, res, g) / 1073741824.0, cap / 1073741824.0);
             return 0;
         }
-        t = denoise_time(&d, a, split ? 1 : b, res, steps, split, g, &bound);
+        t = denoise_time(&d, a, split ? 1 : b, res, steps, split, g, &parts, &bound);
         p->images_per_s = imgs / t;
     }
     p->fits = true;
     p->batch = sc->batch_max ? (long)(b * groups) : (long)imgs;
     p->mem_per_device_gib = denoise_mem(&d, a, split ? 1 : b, res, g) / 1073741824.0;
     p->s_per_image = t;
+    p->ms_per_step = parts.pass * 1e3;
     p->images_per_s_per_chip = p->images_per_s / (double)chips;
     p->bound = bound;
     snprintf(p->assumptions, sizeof p->assumptions,
-             "%d steps%s at %dx%d; %.0f image%s per group of %ld device%s (tensor parallel), %ld "
-             "group%s over %ld devices (%ld per chip); gemm_eff %.2f (half at %.0f rows), "
-             "conv_eff %.2f, attention 16-bit; text encoders and VAE decode included",
+             "%d steps%s%s at %dx%d, %.1f ms a step; %.0f image%s per group of %ld device%s "
+             "(tensor parallel), %ld group%s over %ld devices (%ld per chip); gemm_eff %.2f (half "
+             "at %.0f rows, %.0f columns or head dim), conv_eff %.2f, attention 16-bit; unfused "
+             "norms and gates %s; text encoders and VAE decode included",
              steps,
+             sc->steps > 0 ? ""
+                           : " (steps not given: the model's default_steps, the "
+                             "diffusers pipeline default)",
              !a->cfg ? ""
              : split ? " with classifier-free guidance, the two halves on two groups side by side"
                      : " with classifier-free guidance (both halves batched)",
-             res, res, split ? 1.0 : b, (split ? 1.0 : b) == 1 ? "" : "s", g, g == 1 ? "" : "s",
-             groups, groups == 1 ? "" : "s", devs, k, d.gemm_eff, d.e->gemm_m_half, d.e->conv_eff);
+             res, res, p->ms_per_step, split ? 1.0 : b, (split ? 1.0 : b) == 1 ? "" : "s", g,
+             g == 1 ? "" : "s", groups, groups == 1 ? "" : "s", devs, k, d.gemm_eff,
+             d.e->gemm_m_half, d.e->gemm_n_half, d.e->conv_eff,
+             !strncmp(d.e->family, "neuron", 6) ? "overlapped (Vector and Scalar engines)"
+                                                : "added to each pass");
     return 0;
 }

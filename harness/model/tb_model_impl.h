@@ -75,4 +75,12 @@ int tb_model_regime_check(const struct tb_model *m, const struct tb_scenario *sc
 int tb_model_dataset_diffusion(const struct tb_model *m, const char *name, long *steps, long *res,
                                char *err, size_t errlen);
 
+/* Start-up, after any phase's prediction (p filled and fitting): weight_load_s, the
+ * weights each instance's devices hold read from storage at the instance's published
+ * read bandwidth (pricing/storage.csv), and compile_s, a published compile time for the
+ * chip, model and phase (pricing/compile.csv). Either is NAN with its reason in
+ * p->weight_load_why or p->compile_why where no figure is published. */
+void tb_model_startup(const struct tb_model *m, const struct tb_scenario *sc,
+                      struct tb_prediction *p);
+
 #endif

@@ -119,12 +119,16 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
                  metric, want);
         return -1;
     }
-    if ((in->sc.phase == TB_PHASE_DENOISE) != (strstr(metric, "image") != NULL)) {
+    /* the start-up metrics (weight_load_s, compile_s) belong to every phase */
+    const struct tb_metric *vm = tb_metric_find(metric);
+    const bool any = vm && vm->modeled == (1u << TB_NPHASES) - 1;
+    if (!any && (in->sc.phase == TB_PHASE_DENOISE) !=
+                    (strstr(metric, "image") != NULL || !strcmp(metric, "ms_per_step"))) {
         snprintf(res->why, sizeof res->why, "metric '%s' does not belong to phase '%s'", metric,
                  phase);
         return -1;
     }
-    if (in->sc.phase != TB_PHASE_DENOISE &&
+    if (!any && in->sc.phase != TB_PHASE_DENOISE &&
         (in->sc.phase == TB_PHASE_TRAIN) !=
             (!strncmp(metric, "train_", 6) || !strcmp(metric, "mfu") ||
              !strcmp(metric, "step_time_s") || !strcmp(metric, "time_to_train_s") ||
@@ -232,6 +236,10 @@ void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *nam
     res->predicted = tb_prediction_metric(&res->p, metric);
     if (isnan(res->predicted) && !strcmp(metric, "usd_to_train") && res->p.price_why[0])
         snprintf(res->why, sizeof res->why, "%s", res->p.price_why);
+    else if (isnan(res->predicted) && !strcmp(metric, "weight_load_s") && res->p.weight_load_why[0])
+        snprintf(res->why, sizeof res->why, "%s", res->p.weight_load_why);
+    else if (isnan(res->predicted) && !strcmp(metric, "compile_s") && res->p.compile_why[0])
+        snprintf(res->why, sizeof res->why, "%s", res->p.compile_why);
     else if (isnan(res->predicted) &&
              (!strcmp(metric, "usd_to_train") || !strcmp(metric, "time_to_train_s")))
         snprintf(res->why, sizeof res->why, "train_tokens missing: the tokens to train on");

@@ -67,8 +67,10 @@ if command -v gnuplot >/dev/null 2>&1; then
 else
     check "# SKIP gnuplot is not installed" true
 fi
+# 132 rows: each run's seven serving metrics, and weight_load_s for the six p5.48xlarge
+# runs (the one target with a published EBS figure in pricing/storage.csv)
 check "it says what it did on standard output" \
-    grep -q "^trnbench compare: llama-3.1-70b serve on trn2.48xlarge,p5.48xlarge,p5en.48xlarge: 18 modeled runs, 126 rows, 36 throughput rows priced (capacity-block, us-east-2)" "$tmp/serve.out"
+    grep -q "^trnbench compare: llama-3.1-70b serve on trn2.48xlarge,p5.48xlarge,p5en.48xlarge: 18 modeled runs, 132 rows, 36 throughput rows priced (capacity-block, us-east-2)" "$tmp/serve.out"
 
 # ---- training and a diffusion model ----
 "$TB_BIN" compare --model=llama-3.1-8b --phase=train --seq-in=8192 --batch=1024 --instances=8 \
@@ -108,7 +110,7 @@ ts1=$(csv_cell "$tmp/merged/results.csv" timestamp metric=output_tokens_per_s pr
 check "its provenance is kept (source '$src1', timestamp $ts1)" \
     test "$src1/$ts1" = "$src0/$ts0" -a -n "$src0"
 check "the summary counts it, the other model's rows left out and said so" \
-    sh -c "grep -q '134 result rows (8 measured, 8 of them imported, 126 modeled' '$tmp/merged/report.md' && grep -q '8 rows added (8 measured, 0 modeled, 0 published); 14 of other models left out' '$tmp/merged.err'"
+    sh -c "grep -q '140 result rows (8 measured, 8 of them imported, 132 modeled' '$tmp/merged/report.md' && grep -q '8 rows added (8 measured, 0 modeled, 0 published); 14 of other models left out' '$tmp/merged.err'"
 
 # ---- bad input: exit 2, a message naming what is wrong, nothing written ----
 bad() { # bad DESCRIPTION EXPECTED-MESSAGE ARGS...

@@ -48,7 +48,7 @@ int main(void)
     struct tb_darch sdxl = load("sdxl"), sd3 = load("sd3.5-large"), flux = load("flux.1-dev");
     struct tb_darch tiny = load("sdxl-tiny");
 
-    plan(24);
+    plan(24 + 6);
     /* ---- parameters ---- */
     IS_DOUBLE(2567463684.0, tb_darch_params_denoiser(&sdxl), 0.5,
               "SDXL UNet: 2,567,463,684 parameters as published");
@@ -94,6 +94,27 @@ int main(void)
         OK(f > 4e12 && f < 1e13, "SDXL UNet pass at 1024 px: %.2f TFLOP", f / 1e12);
         OK(conv > 0.2 * f && conv < 0.7 * f, "convolutions %.0f%% of it", 100 * conv / f);
         IS_DOUBLE(0, tb_dflops_denoiser_conv(&flux, 1, 1024), 0, "a DiT has no convolutions");
+    }
+    {
+        /* the work split the performance model times (tb_dwork): the same FLOPs as the
+         * counts, FLUX's widths and unfused activations by hand (4096 + 512 tokens of
+         * 3072: 19 joint blocks of 10 D, 38 single blocks of 7 D per token) */
+        struct tb_dwork w;
+        double T = 4096 + 512, D = 3072;
+        tb_dwork_denoiser(&flux, 2, 1024, &w);
+        IS_REL(tb_dflops_denoiser(&flux, 2, 1024), w.total, 1e-12, "FLUX work: its FLOPs");
+        IS_REL(2 * (19 * 10 + 38 * 7) * T * D, w.act_elems, 1e-12,
+               "FLUX: %.2f G activation elements through unfused kernels per pass of 2",
+               w.act_elems / 1e9);
+        IS_REL(tb_dflops_denoiser_attention(&flux, 2, 1024) / 128, w.attn_per_width, 1e-12,
+               "attention over head dim 128");
+        tb_dwork_denoiser(&sdxl, 1, 1024, &w);
+        IS_REL(tb_dflops_denoiser_conv(&sdxl, 1, 1024), w.conv, 1e-12,
+               "SDXL work: its convolutions");
+        OK(w.conv_per_width > w.conv / 1280 && w.conv_per_width < w.conv / 320,
+           "convolutions between 320 and 1280 channels wide");
+        tb_dwork_vae_decode(&sdxl, 1, 1024, &w);
+        IS_REL(tb_dflops_vae_decode(&sdxl, 1, 1024), w.total, 1e-12, "VAE work: its FLOPs");
     }
     OK(tb_darch_params_denoiser(&tiny) > 1000, "sdxl-tiny loads and counts");
 

@@ -69,7 +69,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43 + 27 + 23);
+    plan(43 + 27 + 23 + 6 + 6);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -269,6 +269,39 @@ int main(void)
         q = predict(&s);
         OK(p.s_per_image / q.s_per_image > 1.8 && p.s_per_image / q.s_per_image <= 2.0,
            "half the steps, about half the time (%.2f s)", q.s_per_image);
+        /* a step costs ms_per_step whatever the steps; an image is steps x ms_per_step plus
+         * the encoders and the VAE decode, the same at any step count and at least their
+         * FLOPs at the 16-bit rate */
+        IS_REL(p.ms_per_step, q.ms_per_step, 1e-12, "ms_per_step %.2f ms at 50 and 25 steps",
+               p.ms_per_step);
+        IS_REL(p.s_per_image - 50 * p.ms_per_step / 1e3, q.s_per_image - 25 * q.ms_per_step / 1e3,
+               1e-9, "s_per_image - steps x ms_per_step: the encoders and VAE, %.3f s",
+               q.s_per_image - 25 * q.ms_per_step / 1e3);
+        OK(q.s_per_image - 25 * q.ms_per_step / 1e3 >
+               (tb_dflops_encoders(&sdxl, 1) + tb_dflops_vae_decode(&sdxl, 1, 1024)) /
+                   (h100->bf16_dense_tflops * 1e12),
+           "and no less than their FLOPs at the bf16 peak");
+        {
+            /* the step: both CFG halves (2 images) of products at the bf16 peak x
+             * gemm_eff x the narrow-width terms, attention and convolutions too, plus the
+             * unfused activations (2 bytes) over HBM at mem_eff */
+            const struct tb_model_eff *e = tb_model_eff_of(&model, "h100-sxm");
+            struct tb_dwork w;
+            double M = 2.0 * 128 * 128, pk = h100->bf16_dense_tflops * 1e12, em, want;
+            tb_dwork_denoiser(&sdxl, 2, 1024, &w);
+            em = e->gemm_eff * M / (M + e->gemm_m_half);
+            want = (w.total - w.attn - w.conv + e->gemm_n_half * w.gemm_per_width) / (pk * em) +
+                   (w.conv + e->gemm_n_half * w.conv_per_width) / (pk * em * e->conv_eff) +
+                   (w.attn + e->gemm_n_half * w.attn_per_width) / (pk * em) +
+                   w.act_elems * 2 / (h100->hbm_tbps * 1e12 * e->mem_eff);
+            want = (want + (4.0 * 3 * 3 + 30) * e->layer_s) * 1e3;
+            IS_REL(want, q.ms_per_step, 1e-9, "SDXL step on one H100: %.2f ms as counted", want);
+        }
+        s.steps = 0;
+        q = predict(&s);
+        IS_INT(50, q.steps, "an empty steps is the model file's default_steps (50 for SDXL)");
+        OK(strstr(q.assumptions, "50 steps (steps not given: the model's default_steps"),
+           "and the assumptions say so: %.80s", q.assumptions);
         s.steps = 50;
         s.batch = 0;
         s.batch_max = true;
@@ -304,6 +337,54 @@ int main(void)
         IS_INT(1, q.devices_per_chip, "without dp, the chip is one device");
         OK(q.s_per_image < p.s_per_image, "and a whole chip is faster per image (%.1f s)",
            q.s_per_image);
+    }
+
+    /* ---- start-up: weight load and compile time, any phase ---- */
+    {
+        struct tb_darch sdxl;
+        if (tb_darch_find(&sdxl, "sdxl", err, sizeof err) != 0)
+            bail("%s", err);
+        /* one H100 of a p5.48xlarge: SDXL's UNet, both text encoders and the VAE decoder in
+         * bf16 over the instance's EBS maximum, 10,000 MB/s (pricing/storage.csv) */
+        memset(&s, 0, sizeof s);
+        s.darch = &sdxl;
+        s.inst = tb_pricing_instance(&pr, "p5.48xlarge");
+        s.phase = TB_PHASE_DENOISE;
+        s.chips = 1;
+        s.batch = 1;
+        s.steps = 20;
+        p = predict(&s);
+        IS_REL((tb_darch_params_denoiser(&sdxl) + tb_darch_params_encoders(&sdxl) +
+                tb_darch_params_vae_decoder(&sdxl)) *
+                   2 / 10000e6,
+               p.weight_load_s, 1e-12, "SDXL weights over p5's EBS: %.3f s", p.weight_load_s);
+        /* 70B fp8 over 8 H100 at tp=8: each shard once, 1 byte per parameter */
+        s = scen(&a70, "p5.48xlarge", TB_PHASE_SERVE, "fp8", 8, 128, 128, 8);
+        s.tp = 8;
+        p = predict(&s);
+        IS_REL(tb_arch_params_total(&a70) / 10000e6, p.weight_load_s, 1e-12,
+               "70B fp8 over p5's EBS: %.2f s", p.weight_load_s);
+        OK(isnan(p.compile_s) && strstr(p.compile_why, "no published compile time"),
+           "no published TensorRT-LLM build time: compile_s refused (%.60s)", p.compile_why);
+        /* 4 replicas of 8B at tp=2 over 8 GPUs: each replica reads its own copy */
+        s = scen(&a8, "p5.48xlarge", TB_PHASE_SERVE, "bf16", 8, 128, 128, 8);
+        s.tp = 2;
+        s.dp = 4;
+        q = predict(&s);
+        IS_REL(tb_arch_params_total(&a8) * 2 * 4 / 10000e6, q.weight_load_s, 1e-12,
+               "4 replicas read 4 copies: %.2f s", q.weight_load_s);
+        s = scen(&a70, "trn2.48xlarge", TB_PHASE_SERVE, "bf16", 16, 128, 128, 1);
+        p = predict(&s);
+        OK(p.fits && isnan(p.weight_load_s) && strstr(p.weight_load_why, "trn2.48xlarge"),
+           "no published EBS figure for trn2.48xlarge: refused (%.70s)", p.weight_load_why);
+        {
+            struct tb_arch l2 = load_arch("llama-2-70b");
+            s = scen(&l2, "inf2.48xlarge", TB_PHASE_SERVE, "bf16", 12, 128, 128, 1);
+            s.tp = 24;
+            p = predict(&s);
+            IS_DOUBLE(4200, p.compile_s, 0,
+                      "llama-2-70b on Inferentia2: the published 70 minutes of compilation");
+        }
     }
 
     /* ---- fp4 and the vendors' fp8 formats ---- */
