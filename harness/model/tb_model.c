@@ -341,7 +341,10 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
         return tb_model_predict_train(m, sc, p, err, errlen);
     if (sc->phase == TB_PHASE_DENOISE)
         return tb_model_predict_denoise(m, sc, p, err, errlen);
-    if (sc->batch_max && sc->tp <= 0 && sc->dp <= 0)
+    /* serving with no layout given: replicas of tensor-parallel groups, searched; a
+     * prefill or decode phase at a static batch measures its latency over the chips
+     * given (tp = chips) */
+    if (sc->tp <= 0 && sc->dp <= 0 && (sc->batch_max || sc->phase == TB_PHASE_SERVE))
         return tb_model_predict_serving_layout(m, sc, p, err, errlen);
     return tb_model_predict_inference(m, sc, p, err, errlen);
 }
