@@ -28,11 +28,11 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
                   size_t errlen)
 {
     static const char *const cols[] = {
-        "chip",        "family",           "gemm_eff",   "gemm_eff_fp8", "gemm_eff_fp4",
-        "gemm_m_half", "gemm_n_half",      "mem_eff",    "kv_eff",       "link_eff",
-        "net_eff",     "collective_us",    "layer_us",   "request_us",   "train_eff",
-        "tp_overlap",  "conv_eff",         "dp_overlap", "hbm_usable",   "max_batch",
-        "source",      "prefill_layer_us", NULL};
+        "chip",        "family",           "gemm_eff",          "gemm_eff_fp8", "gemm_eff_fp4",
+        "gemm_m_half", "gemm_n_half",      "mem_eff",           "kv_eff",       "link_eff",
+        "net_eff",     "collective_us",    "layer_us",          "request_us",   "train_eff",
+        "tp_overlap",  "conv_eff",         "dp_overlap",        "hbm_usable",   "max_batch",
+        "source",      "prefill_layer_us", "collective_hop_us", "fabric",       NULL};
     char path[PATH_MAX];
 
     memset(m, 0, sizeof *m);
@@ -52,7 +52,8 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
     }
     for (size_t r = 0; r < m->csv.nrows; r++) {
         struct tb_model_eff *e = &m->eff[m->neff];
-        double us, lus, plus, rus, mb;
+        double us, lus, plus, rus, mb, hus;
+        const char *fabric;
         memset(e, 0, sizeof *e);
         e->chip = tb_csv_field(&m->csv, r, "chip");
         e->family = tb_csv_field(&m->csv, r, "family");
@@ -86,8 +87,17 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
             num_field(&m->csv, r, "tp_overlap", 0, 1, &e->tp_overlap, err, errlen) ||
             num_field(&m->csv, r, "conv_eff", 0.01, 1, &e->conv_eff, err, errlen) ||
             num_field(&m->csv, r, "hbm_usable", 0.1, 1, &e->hbm_usable, err, errlen) ||
-            num_field(&m->csv, r, "max_batch", 1, 1e6, &mb, err, errlen))
+            num_field(&m->csv, r, "max_batch", 1, 1e6, &mb, err, errlen) ||
+            num_field(&m->csv, r, "collective_hop_us", 0, 1e4, &hus, err, errlen))
             goto fail;
+        fabric = tb_csv_field(&m->csv, r, "fabric");
+        if (strcmp(fabric, "ring") && strcmp(fabric, "switch")) {
+            tb_err(err, errlen, "%s: line %ld: field 'fabric': '%s' is not ring or switch", path,
+                   e->line, fabric);
+            goto fail;
+        }
+        e->fabric_switch = !strcmp(fabric, "switch");
+        e->collective_hop_s = hus * 1e-6;
         /* fp4: empty where the chip has no fp4 peak; required where it has one */
         if (!*tb_csv_field(&m->csv, r, "gemm_eff_fp4")) {
             if (tb_pricing_chip(pricing, e->chip)->fp4_dense_tflops > 0) {
@@ -286,14 +296,27 @@ double tb_model_head_pad(const struct tb_arch *a, long tp)
     return 1.0 + attn * (padded / a->heads - 1.0) / tb_arch_params_matmul(a);
 }
 
+/* Latency of one collective over c chips: the fixed cost of starting and
+ * synchronising it (collective_us, also within one chip's cores) plus one hop's
+ * latency per step the algorithm takes across chips; a ring over point-to-point links
+ * passes 2(c-1) steps (reduce-scatter, all-gather), a switched fabric where every chip
+ * is one traversal from every other halves and doubles in 2 ceil(log2 c). */
+double tb_model_collective_latency_s(const struct tb_model_eff *e, long c)
+{
+    double steps = c <= 1 ? 0 : e->fabric_switch ? 2.0 * ceil(log2((double)c)) : 2.0 * (c - 1);
+    return e->collective_s + e->collective_hop_s * steps;
+}
+
 /* Ring all-reduce of S bytes over g devices spread over `span` devices of the
  * layout (g members at stride): intra-node when the span fits in one instance. */
 double tb_model_allreduce_s(const struct dev *d, double S, long g, long span)
 {
     double bw = span <= d->per_node ? d->link_bw : d->net_bw;
+    long c = (g + d->k - 1) / d->k; /* chips the group spans */
     if (g <= 1)
         return 0;
-    return d->e->collective_s * (span <= d->per_node ? 1 : 4) +
+    return tb_model_collective_latency_s(d->e, c < d->per_node / d->k ? c : d->per_node / d->k) *
+               (span <= d->per_node ? 1 : 4) +
            2.0 * (double)(g - 1) / (double)g * S / bw;
 }
 
@@ -361,8 +384,12 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
             rc = tb_model_predict_denoise(m, &s, p, err, errlen);
         } else if (sc->phase == TB_PHASE_DENOISE) {
             rc = tb_model_predict_denoise(m, sc, p, err, errlen);
-        } else if ((sc->batch_max || (sc->scenario && *sc->scenario)) && sc->tp <= 0 &&
-                   sc->dp <= 0) {
+        } else if (sc->tp <= 0 && sc->dp <= 0 &&
+                   (sc->batch_max || (sc->scenario && *sc->scenario) ||
+                    sc->phase == TB_PHASE_SERVE)) {
+            /* serving with no layout given: replicas of tensor-parallel groups, searched; a
+             * prefill or decode phase at a static batch measures its latency over the chips
+             * given (tp = chips) */
             rc = tb_model_predict_serving_layout(m, sc, p, err, errlen);
         } else {
             rc = tb_model_predict_inference(m, sc, p, err, errlen);

@@ -64,6 +64,13 @@ struct tb_model_eff {
     /* the shortest prompt a prefill runs (prefill_min_tokens): a shorter one is padded to
      * it (the Neuron stacks' smallest context-encoding bucket); 0: no padding */
     double prefill_min_tokens;
+    /* a collective's latency beyond collective_s, per step across chips
+     * (collective_hop_us), and the steps a group of c chips takes (fabric): "ring",
+     * 2(c-1) (point-to-point links, Trainium1/2's torus), or "switch", 2 ceil(log2 c)
+     * (every chip one switch away: recursive halving and doubling; NVSwitch, Trainium3's
+     * NeuronSwitch) */
+    double collective_hop_s;
+    bool fabric_switch;
 };
 
 struct tb_model {

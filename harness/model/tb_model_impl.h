@@ -44,6 +44,9 @@ int tb_model_dev_init(struct dev *d, const struct tb_model *m, const struct tb_s
 double tb_model_gemm_eff(const struct dev *d, double M, long tp);
 /* Factor on the matrix-product parameters when tp does not divide the heads. */
 double tb_model_head_pad(const struct tb_arch *a, long tp);
+/* Latency of one collective over c chips (collective_us plus collective_hop_us per step
+ * of the fabric's algorithm). */
+double tb_model_collective_latency_s(const struct tb_model_eff *e, long c);
 /* Ring all-reduce of S bytes over g devices spread over `span` devices of the layout. */
 double tb_model_allreduce_s(const struct dev *d, double S, long g, long span);
 

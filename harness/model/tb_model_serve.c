@@ -306,9 +306,22 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
     return 0;
 }
 
-/* Serving at the throughput-maximising load with no layout given: replicas (dp) of
- * tensor-parallel groups (tp = chips / dp), every power-of-two split, the most output
- * tokens per second wins (fewer replicas on a tie: lower latency). */
+/* Whether a layout's tensor-parallel group size is looked at for `chips` chips: every
+ * divisor (no chip idle) and every power of two (the group sizes the stacks build;
+ * the chips left over idle). */
+static bool serving_tp_candidate(long tp, long chips)
+{
+    return chips % tp == 0 || (tp & (tp - 1)) == 0;
+}
+
+/* Serving (phase serve, or any phase at the throughput-maximising load) with no layout
+ * given (neither tp nor dp): replicas (dp) of tensor-parallel
+ * groups of tp chips, dp = chips / tp rounded down (chips left over idle), for every tp
+ * serving_tp_candidate takes. The load is per replica: the throughput-maximising one
+ * (batch max) or the static batch given, so every target serves at the same load per
+ * model copy. The layout with the most output tokens per second of the target wins
+ * (its chips, idle ones included); on a tie (within 0.1%) the larger group, the lower
+ * latency. Latency limits (ttft_limit_ms, tpot_limit_ms) rule layouts out. */
 int tb_model_predict_serving_layout(const struct tb_model *m, const struct tb_scenario *sc,
                                     struct tb_prediction *p, char *err, size_t errlen)
 {
@@ -322,21 +335,41 @@ int tb_model_predict_serving_layout(const struct tb_model *m, const struct tb_sc
     /* what no layout changes (a precision the chip lacks) is said as such */
     if (tb_model_dev_init(&d, m, sc, 1, err, errlen) != 0)
         return -1;
-    for (long dp = 1; dp <= p->chips; dp *= 2) {
-        if (p->chips % dp)
-            break;
+    for (long tp = init.chips; tp >= 1; tp--) {
+        long dp = init.chips / tp, idle = init.chips - tp * dp;
+        if (!serving_tp_candidate(tp, init.chips))
+            continue;
         s.dp = dp;
-        s.tp = p->chips / dp;
-        s.chips = p->chips;
-        s.instances = p->instances;
+        s.tp = tp;
+        s.chips = tp * dp;
+        s.instances = init.instances;
         q = init;
+        q.chips = tp * dp;
         if (tb_model_predict_inference(m, &s, &q, err, errlen) != 0)
-            continue; /* e.g. a tp that does not divide the heads */
+            continue; /* e.g. a group the layout cannot place */
         layouts++;
+        q.chips = init.chips;
+        q.output_tokens_per_s_per_chip = q.output_tokens_per_s / (double)init.chips;
+        if (q.fits && !sc->batch_max &&
+            ((sc->ttft_limit_ms > 0 && q.ttft_ms > sc->ttft_limit_ms) ||
+             (sc->tpot_limit_ms > 0 && q.tpot_ms > sc->tpot_limit_ms))) {
+            q.fits = false;
+            snprintf(q.why, sizeof q.why,
+                     "no layout meets the latency limits (TTFT %g ms, TPOT %g ms) at batch %ld",
+                     sc->ttft_limit_ms, sc->tpot_limit_ms, q.batch);
+        }
         if (q.fits && (!have || q.output_tokens_per_s > p->output_tokens_per_s * 1.001)) {
+            if (idle > 0) {
+                size_t n = strlen(q.assumptions);
+                snprintf(q.assumptions + n, sizeof q.assumptions - n, "; %ld of %ld chips idle",
+                         idle, init.chips);
+            }
             *p = q;
             have = true;
-        } else if (!have && !p->why[0]) {
+        } else if (!have && (!p->why[0] || (strstr(q.why, "latency limits") &&
+                                            !strstr(p->why, "latency limits")))) {
+            /* the first reason, or a layout that fits but is too slow: said over one
+             * that does not fit */
             snprintf(p->why, sizeof p->why, "%s", q.why);
         }
     }

@@ -69,7 +69,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43 + 27 + 23 + 6 + 6);
+    plan(43 + 27 + 23 + 6 + 6 + 12);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -88,11 +88,12 @@ int main(void)
         OK(p.tpot_ms < 1.6 * floor_ms, "and within 1.6x of it (batch 1 is memory-bound)");
         IS_STRING("memory", p.bound, "batch-1 decode is memory-bound");
     }
-    /* more chips: faster tokens */
+    /* more chips in the tensor-parallel group: faster tokens */
     s.chips = 8;
+    s.tp = 8;
     q = predict(&s);
     OK(q.tpot_ms < p.tpot_ms, "tp=8 TPOT %.2f ms below tp=1 %.2f ms", q.tpot_ms, p.tpot_ms);
-    IS_INT(8, q.tp, "tp defaults to the chips of the run");
+    IS_INT(8, q.tp, "the given tp is used");
 
     /* ---- prefill: a long prompt is compute-bound, above its FLOPs at peak ---- */
     s = scen(&a70, "p5.48xlarge", TB_PHASE_PREFILL, "bf16", 8, 8192, 1, 1);
@@ -201,6 +202,69 @@ int main(void)
     OK(p.fits && p.tpot_ms > 0, "70B decodes on trn1.32xlarge (%.1f ms)", p.tpot_ms);
     s.tp = 24;
     OK(tb_model_predict(&model, &s, &p, err, sizeof err) == -1, "tp=24 over 16 chips is refused");
+
+    /* ---- Neuron floors and Trainium3 (issue 18 item 8): at a comparable layout (tp=16
+     * over 16 chips, batch 1) Trainium3 decodes 70B faster than Trainium2: its HBM is
+     * faster and its NeuronSwitch collectives take 2 log2(16) = 8 steps, not a ring's 30 */
+    s = scen(&a70, "trn2.48xlarge", TB_PHASE_DECODE, "bf16", 16, 2048, 512, 1);
+    s.tp = 16;
+    p = predict(&s);
+    s = scen(&a70, "trn3-ultraserver-gen1", TB_PHASE_DECODE, "bf16", 16, 2048, 512, 1);
+    s.tp = 16;
+    q = predict(&s);
+    OK(p.fits && q.fits && q.tpot_ms < 0.9 * p.tpot_ms,
+       "70B batch 1, tp=16: Trainium3 TPOT %.2f ms below Trainium2's %.2f ms", q.tpot_ms,
+       p.tpot_ms);
+    {
+        const struct tb_model_eff *e2 = tb_model_eff_of(&model, "trainium2");
+        const struct tb_model_eff *e3 = tb_model_eff_of(&model, "trainium3");
+        /* the step's fixed part: layers x (layer floor + two collectives' latency) */
+        double ring = e2->collective_s + e2->collective_hop_s * 30;
+        double sw = e3->collective_s + e3->collective_hop_s * 8;
+        OK(!e2->fabric_switch && e3->fabric_switch, "Trainium2 rings, Trainium3 switches");
+        OK(ring > 1.9 * sw,
+           "a collective over 16 chips: %.1f us on the ring, %.1f on the switch (%.2f ms of "
+           "the step's fixed part over 80 layers)",
+           ring * 1e6, sw * 1e6, a70.layers * 2 * (ring - sw) * 1e3);
+        OK(fabs(ring - 30e-6) < 0.5e-6, "a 16-chip ring collective stays at 30 us (%.1f)",
+           ring * 1e6);
+    }
+    /* the scale-up link chosen for Trainium3: the architecture page's per-chip links
+     * (256 + 320 + 128 GB/s), not the chip page's 2.56 TB/s (reports/validation/README.md
+     * shows the predictions at both) */
+    IS_DOUBLE(5632.0, tb_pricing_chip(&pr, "trainium3")->interconnect_gbps, 0,
+              "Trainium3 link: 704 GB/s per chip (5632 Gbit/s)");
+
+    /* ---- a static batch with no layout: replicas when they serve more per chip ---- */
+    s = scen(&a8, "trn2.48xlarge", TB_PHASE_SERVE, "bf16", 0, 2048, 512, 1);
+    p = predict(&s);
+    s.tp = 16;
+    s.dp = 1;
+    q = predict(&s);
+    OK(p.fits && p.tp == 1 && p.dp == 16,
+       "8B batch 1 on trn2.48xlarge: 16 replicas of one chip (tp=%ld dp=%ld)", p.tp, p.dp);
+    OK(p.output_tokens_per_s_per_chip > 4 * q.output_tokens_per_s_per_chip,
+       "serving %.1f tokens/s per chip, above 4x one tp=16 group's %.1f",
+       p.output_tokens_per_s_per_chip, q.output_tokens_per_s_per_chip);
+    IS_REL(16.0 / (p.e2e_latency_ms / 1e3) * 512 / 16, p.output_tokens_per_s_per_chip, 1e-9,
+           "per chip: 16 replicas x 512 tokens per request time / 16 chips");
+    /* the same layout choice puts Trainium3 above Trainium2 per chip (the default suite) */
+    s = scen(&a70, "trn2.48xlarge", TB_PHASE_SERVE, "bf16", 0, 2048, 512, 1);
+    p = predict(&s);
+    s = scen(&a70, "trn3-ultraserver-gen1", TB_PHASE_SERVE, "bf16", 0, 2048, 512, 1);
+    q = predict(&s);
+    OK(q.output_tokens_per_s_per_chip > p.output_tokens_per_s_per_chip && q.tp == p.tp,
+       "70B batch 1: Trainium3 %.2f tokens/s per chip above Trainium2's %.2f (both tp=%ld)",
+       q.output_tokens_per_s_per_chip, p.output_tokens_per_s_per_chip, q.tp);
+    /* any chip count: the 144-chip UltraServer, groups that divide it or leave chips idle */
+    s = scen(&a70, "trn3-ultraserver-gen2", TB_PHASE_SERVE, "bf16", 0, 2048, 512, 64);
+    p = predict(&s);
+    OK(p.fits && p.tp * p.dp <= 144 && p.tp * p.dp > 144 - p.tp,
+       "70B batch 64 on 144 Trainium3: tp=%ld x dp=%ld", p.tp, p.dp);
+    IS_INT(18, p.layouts_evaluated, "over 18 layouts (15 divisors of 144, and 32, 64, 128)");
+    s.tpot_limit_ms = 1;
+    p = predict(&s);
+    OK(!p.fits && strstr(p.why, "latency limits"), "an impossible TPOT limit: %s", p.why);
 
     /* ---- training: a given layout is honoured, none is searched ---- */
     s = scen(&a70, "p5.48xlarge", TB_PHASE_TRAIN, "bf16", 64, 8192, 0, 256);
