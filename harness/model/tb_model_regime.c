@@ -355,9 +355,9 @@ int tb_model_dataset_diffusion(const struct tb_model *m, const char *name, long 
 
 /* The representative lengths of a dataset: its 10th, 50th and 90th percentiles standing
  * for the bottom fifth, the middle three fifths and the top fifth (weights 0.2, 0.6,
- * 0.2), each output paired with the prompt of the same rank; the mean alone where the
- * percentiles are not given. The p99 prompt (else the largest) is the one MLPerf's p99
- * TTFT meets. */
+ * 0.2), each output paired with the prompt of the same rank (or the mean output where
+ * only the prompts' percentiles are given); the mean alone where no percentiles are. The p99 prompt
+ * (else the largest) is the one MLPerf's p99 TTFT meets. */
 static int dataset_lengths(const struct tb_model *m, const char *name, struct tb_regime_lengths *L,
                            char *err, size_t errlen)
 {
@@ -367,20 +367,25 @@ static int dataset_lengths(const struct tb_model *m, const char *name, struct tb
     static const double qw[] = {0.2, 0.6, 0.2};
     const struct tb_csv_table *t = &m->datasets;
     long r;
-    bool pct = true;
+    bool pct = true, opct = true;
     if (tb_model_dataset_status(m, name, err, errlen) != 0)
         return -1;
     r = ds_row(m, name);
     if (strcmp(tb_csv_field(t, (size_t)r, "kind"), "llm"))
         return tb_err(err, errlen, "dataset '%s' is a set of image prompts (phase denoise)", name);
     memset(L, 0, sizeof *L);
-    for (int i = 0; i < 3; i++)
-        pct = pct && !isnan(ds_num(t, (size_t)r, qi[i])) && !isnan(ds_num(t, (size_t)r, qo[i]));
+    for (int i = 0; i < 3; i++) {
+        pct = pct && !isnan(ds_num(t, (size_t)r, qi[i]));
+        opct = opct && !isnan(ds_num(t, (size_t)r, qo[i]));
+    }
     if (pct) {
+        /* the prompts' percentiles; each paired with the output of the same rank, or with
+         * the mean output where the set states no output percentiles (MLPerf's sets: what
+         * the model generates is known by its mean only) */
         L->n = 3;
         for (int i = 0; i < 3; i++) {
             L->tin[i] = fmax(1, ds_num(t, (size_t)r, qi[i]));
-            L->tout[i] = fmax(1, ds_num(t, (size_t)r, qo[i]));
+            L->tout[i] = fmax(1, ds_num(t, (size_t)r, opct ? qo[i] : "out_mean"));
             L->w[i] = qw[i];
         }
     } else {

@@ -69,7 +69,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43 + 27 + 23 + 6 + 6 + 12);
+    plan(43 + 27 + 23 + 6 + 6 + 12 + 2);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -675,9 +675,11 @@ int main(void)
            "an unknown dataset is named with the known ones: %.90s", err);
         s.dataset = "openorca";
         err[0] = 0;
-        OK(tb_model_predict(&model, &s, &r, err, sizeof err) == -1 &&
-               strstr(err, "no usable lengths") && strstr(err, "line 2"),
-           "openorca lacks its prompt lengths and says where: %.90s", err);
+        OK(tb_model_predict(&model, &s, &r, err, sizeof err) == 0 && r.fits &&
+               strstr(r.assumptions, "lengths 212/294"),
+           "openorca is predicted at its prompts' percentiles, each with the 294-token output "
+           "(%.60s)",
+           strstr(r.assumptions, "lengths") ? strstr(r.assumptions, "lengths") : r.assumptions);
         s.phase = TB_PHASE_TRAIN;
         s.concurrency = 0;
         s.dataset = "coco-2014";
@@ -717,11 +719,39 @@ int main(void)
             bail("write %s", path);
         fputs("name,kind,benchmark,samples,in_mean,in_p10,in_p50,in_p90,in_p99,in_max,out_mean,"
               "out_p10,out_p50,out_p90,out_p99,out_max,steps,resolution,status,source,date,notes\n"
-              "q3,llm,,,900,200,800,2000,,,300,300,300,300,,,,,ok,test data of our own,,\n",
+              "q3,llm,,,900,200,800,2000,,,300,300,300,300,,,,,ok,test data of our own,,\n"
+              "nolen,llm,,,,,,,,,300,,,,,,,,none,test data of our own,,prompts unknown\n"
+              "q3m,llm,,,900,200,800,2000,,,250,,,,,,,,ok,test data of our own,,\n",
               f);
         fclose(f);
         if (tb_model_datasets_load(&model, tmp, err, sizeof err) != 0)
             bail("%s", err);
+        s = scen(&a8, "p5.48xlarge", TB_PHASE_SERVE, "fp8", 1, 0, 0, 0);
+        s.concurrency = 1;
+        s.dataset = "nolen";
+        err[0] = 0;
+        OK(tb_model_predict(&model, &s, &r, err, sizeof err) == -1 &&
+               strstr(err, "no usable lengths") && strstr(err, "line 3") &&
+               strstr(err, "prompts unknown"),
+           "a set without its prompt lengths says so, where and why: %.90s", err);
+        s.dataset = "q3m";
+        p = predict(&s);
+        {
+            double want = 0;
+            static const double tin[] = {200, 800, 2000}, w[] = {0.2, 0.6, 0.2};
+            s.dataset = NULL;
+            s.concurrency = 0;
+            s.batch = 1;
+            s.seq_out = 250;
+            for (int i = 0; i < 3; i++) {
+                s.seq_in = (long)tin[i];
+                want += w[i] * predict(&s).e2e_latency_ms;
+            }
+            IS_REL(
+                want, p.e2e_latency_ms, 1e-9,
+                "prompt percentiles without output ones pair each prompt with out_mean (%.1f ms)",
+                p.e2e_latency_ms);
+        }
         s = scen(&a8, "p5.48xlarge", TB_PHASE_SERVE, "fp8", 1, 0, 0, 0);
         s.concurrency = 1;
         s.dataset = "q3";
