@@ -264,7 +264,7 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
                 long c = cps[j];
                 /* the sequence splits into 2 cp chunks, a device taking one from each end
                  * (causal load balancing) */
-                if ((devs / tp) % c || (c > 1 && sc->seq_in % (2 * c)))
+                if ((devs / tp) % c || (!given && c > 1 && sc->seq_in % (2 * c)))
                     continue;
                 if (given || sc->pp > 0) {
                     pps[0] = sc->pp;
@@ -279,12 +279,12 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
                     dp = devs / (tp * pp * c);
                     if (sc->dp > 0 && dp != sc->dp)
                         continue;
-                    if (sc->batch > 0 && dp > sc->batch)
+                    if (!given && sc->batch > 0 && dp > sc->batch)
                         continue; /* a replica without a sequence */
                     for (long mb = 1; mb <= 8; mb *= 2) {
                         GB = sc->batch > 0 ? (double)sc->batch : (double)(dp * mb * 4 * pp);
-                        if ((double)(dp * mb) > GB)
-                            break;
+                        if ((double)(dp * mb) > GB && !(given && mb == 1))
+                            break; /* a given layout runs, its idle replicas counted */
                         for (long v = 1; v <= 8 && v * pp <= a->layers; v++) {
                             double nmb = ceil(GB / (double)(dp * mb));
                             if (v > 1 && (pp == 1 || nmb < (double)pp))

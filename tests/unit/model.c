@@ -69,7 +69,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43 + 27 + 21);
+    plan(43 + 27 + 22);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -320,6 +320,18 @@ int main(void)
     p = predict(&s);
     OK(p.fits && p.pp == 9 && p.cp == 2 && p.virtual_stages == 7,
        "tp 8 pp 9 dp 4 over 576 H100: cp 2, v %ld (126 layers = 9 x 7 x 2)", p.virtual_stages);
+
+    /* a given layout with more replicas than sequences still runs, the idle ones counted:
+     * 8 replicas, 4 sequences take as long as 8 */
+    s = scen(&a8, "p5.48xlarge", TB_PHASE_TRAIN, "bf16", 8, 8192, 0, 4);
+    s.tp = s.pp = 1;
+    s.dp = 8;
+    p = predict(&s);
+    s.batch = 8;
+    q = predict(&s);
+    OK(p.fits && p.dp == 8 && p.batch == 4 && p.step_time_s >= q.step_time_s * 0.99,
+       "dp 8 over 4 sequences: %.3f s, as long as 8 sequences (%.3f s)", p.step_time_s,
+       q.step_time_s);
 
     /* MLPerf's time to train: the tokens over the throughput plus the evaluations, every
      * 12288 sequences 1024 sequences forward (llama31_8b) */
