@@ -329,7 +329,7 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
 
     memset(p, 0, sizeof *p);
     p->step_time_s = p->train_tokens_per_s = p->train_tokens_per_s_per_chip = p->mfu = NAN;
-    p->time_to_train_s = p->usd_to_train = NAN;
+    p->time_to_train_s = p->usd_to_train = p->eval_s = p->bubble = NAN;
     p->ttft_ms = p->tpot_ms = p->e2e_latency_ms = NAN;
     p->output_tokens_per_s = p->output_tokens_per_s_per_chip = p->total_tokens_per_s = NAN;
     p->tokens_per_s_per_user = NAN;

@@ -134,10 +134,17 @@ struct tb_prediction {
     long tp, pp, dp, cp, micro_batch, batch; /* the layout and load used (cp: context
                                                 parallel, sequences split over cp devices) */
     bool recompute;                          /* training: full activation recomputation */
+    const char *recompute_kind;              /* training: "no", "selective" or "full" */
+    long virtual_stages;                     /* training: interleaved stages per device (1:
+                                                plain 1F1B) */
+    double bubble;                           /* training: the pipeline bubble, a fraction of
+                                                the step's compute */
     double mem_per_device_gib, hbm_per_device_gib;
     /* training */
     double step_time_s, train_tokens_per_s, train_tokens_per_s_per_chip, mfu;
-    double time_to_train_s; /* train_tokens / train_tokens_per_s */
+    double time_to_train_s; /* train_tokens / train_tokens_per_s + eval_s */
+    double eval_s;          /* the evaluations time_to_train_s includes (MLPerf's
+                               convention for its Llama benchmarks; 0 for other models) */
     double usd_to_train;    /* time_to_train_s x the price of the instances (the model's
                                region and purchase model; us-east-1 on-demand unless set),
                                when the price table has one; else NAN */

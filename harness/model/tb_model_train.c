@@ -10,49 +10,90 @@
 
 /* ---- training ---- */
 
+/* Activation recomputation: none, selective (the activations of the cheap element-wise
+ * operations dropped and recomputed in the backward pass), full (each layer's forward
+ * repeated from its input). */
+static const char *const RC_NAME[RC_KINDS] = {"no", "selective", "full"};
+
 struct layout {
     long tp, pp, dp, cp, mb;
-    bool recompute;
+    long v; /* virtual stages per device: interleaved 1F1B (Megatron), 1: plain 1F1B */
+    int rc; /* RC_NONE, RC_SELECTIVE, RC_FULL */
 };
 
 struct train_eval {
     bool fits;
-    double step, mem;
+    double step, mem, bubble;
     const char *bound;
 };
 
 /* Activation bytes one layer keeps per token for the backward pass (bf16, flash
- * attention, sequence parallel over tp): inputs of the norms, QKV, attention output,
- * O projection, MLP input, gate, up and SwiGLU output. */
-static double act_bytes_per_token_layer(const struct tb_arch *a)
+ * attention, sequence parallel over tp): inputs of the two norms, their outputs (the
+ * QKV and MLP inputs), Q, K and V, the attention output (the O projection's input),
+ * gate, up and the SwiGLU output. Korthikanti et al. 2022 ('Reducing Activation
+ * Recomputation in Large Transformer Models', arXiv 2205.05198) keep 34 h + 5 a s
+ * bytes per token (GPT, with dropout); flash attention already drops their 5 a s
+ * term (the softmax and its dropout) and recomputes it in its backward, which is
+ * their selective recomputation. What selective recomputation drops beyond that here
+ * is what is as cheap to redo: the norms' outputs and the SwiGLU output, recomputed
+ * from the inputs kept (torchtitan's and Megatron-Core's selective policies keep the
+ * matrix products' outputs and redo the element-wise operations). */
+static double act_bytes_per_token_layer(const struct tb_arch *a, int rc)
 {
     double kv = (double)a->kv_heads * a->head_dim;
+    if (rc == RC_SELECTIVE)
+        return 2.0 * (4.0 * a->hidden + 2.0 * kv + 2.0 * a->ffn);
     return 2.0 * (6.0 * a->hidden + 2.0 * kv + 3.0 * a->ffn);
+}
+
+/* Bytes selective recomputation moves again per token and layer: the two RMSNorms
+ * (read and write the hidden state each) and the SwiGLU (read gate and up, write). */
+static double selective_bytes_per_token_layer(const struct tb_arch *a)
+{
+    return 2.0 * (4.0 * a->hidden + 3.0 * a->ffn);
+}
+
+double tb_model_train_act_bytes(const struct tb_arch *a, int rc, double M, long tp, double layers,
+                                double inflight)
+{
+    if (rc == RC_FULL) /* each layer's input, and one layer's working set at a time */
+        return M * a->hidden * 2.0 / (double)tp * layers * inflight +
+               M * act_bytes_per_token_layer(a, RC_NONE) / (double)tp;
+    return M * act_bytes_per_token_layer(a, rc) / (double)tp * layers * inflight;
 }
 
 static struct train_eval train_step(const struct dev *d, const struct tb_scenario *sc, double GB,
                                     const struct layout *l, double cap)
 {
     const struct tb_arch *a = d->a;
-    struct train_eval r = {false, 0, 0, "compute"};
+    struct train_eval r = {false, 0, 0, 0, "compute"};
     const double T = (double)sc->seq_in, P = tb_arch_params_total(a);
     const double L = a->layers, C = a->hidden;
-    const long t = l->tp, pp = l->pp, dp = l->dp, cp = l->cp;
-    const double m = GB / ((double)dp * l->mb);      /* micro-batches per pipeline */
+    const long t = l->tp, pp = l->pp, dp = l->dp, cp = l->cp, v = l->v;
+    /* micro-batches per pipeline: the replicas split the batch, the busiest one sets
+     * the step when dp does not divide it */
+    const double m = ceil(GB / ((double)dp * l->mb));
     const double M = (double)l->mb * T / (double)cp; /* tokens per micro-batch and device */
-    const double Lst = ceil(L / (double)pp);         /* layers per stage */
-    double shard = P / (double)(t * pp);
+    /* layers per device: v virtual stages of ceil(L / (pp v)) layers; the stages hold
+     * whole layers, so the busiest device carries up to a layer more per stage */
+    const double Lst = (double)v * ceil(L / (double)(pp * v));
+    /* how much more than an even share the busiest device does: its replica's
+     * micro-batches, its stage's layers */
+    const double imbalance = m * (double)(dp * l->mb) / GB * Lst * (double)pp / L;
+    /* micro-batches whose activations a device holds: 1F1B keeps up to pp in flight,
+     * the interleaved schedule (1 + (pp - 1) / (pp v)) times as many (Narayanan et al.
+     * 2021, 'Efficient Large-Scale Language Model Training on GPU Clusters') */
+    const double inflight =
+        fmin(m, (double)pp) * (v > 1 ? 1.0 + (double)(pp - 1) / (double)(pp * v) : 1.0);
+    double shard = P / (double)(t * pp) * Lst * (double)pp / L;
     double mem, act, tcomp, ttp, tcp, tpipe, tp2p, tdp, topt, nar;
 
     /* memory per device: bf16 weights, fp32 gradients, fp32 master + Adam moments
-     * sharded over dp (ZeRO-1), activations of the micro-batches in flight (1F1B keeps
-     * up to pp), logits of one micro-batch */
-    mem = shard * (2.0 + 4.0) + shard * 12.0 / (double)dp;
-    if (l->recompute)
-        act = M * C * 2.0 / (double)t * Lst * (double)pp +
-              M * act_bytes_per_token_layer(a) / (double)t;
-    else
-        act = M * act_bytes_per_token_layer(a) / (double)t * Lst * (double)pp;
+     * sharded over the data- and context-parallel devices (ZeRO-1, Megatron's
+     * distributed optimizer), activations of the micro-batches in flight, logits of
+     * one micro-batch */
+    mem = shard * (2.0 + 4.0) + shard * 12.0 / (double)(dp * cp);
+    act = tb_model_train_act_bytes(a, l->rc, M, t, Lst, inflight);
     mem += act + M * a->vocab * 6.0 / (double)t;
     r.mem = mem;
     if (mem > cap)
@@ -60,13 +101,17 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
     r.fits = true;
 
     /* compute: the weights' products at the precision's peak, attention in 16-bit at
-     * the bf16 peak, element-wise work at memory speed; recomputation repeats the
-     * forward. All of it spread over every device, at train_eff of the kernels' speed */
+     * the bf16 peak, element-wise work at memory speed; full recomputation repeats the
+     * forward, selective the norms and the SwiGLU. All of it spread over every device,
+     * at the precision's training efficiency of the kernels' speed, times the busiest
+     * device's excess */
     {
-        double fwd = l->recompute ? 2.0 : 1.0, ndev = (double)(t * pp * dp * cp);
+        double fwd = l->rc == RC_FULL ? 2.0 : 1.0, ndev = (double)(t * pp * dp * cp);
         double attn = (2.0 + fwd) * tb_flops_attention(a, GB, T);
         double gemm = (2.0 + fwd) * tb_flops_forward(a, GB, T) - attn;
         double elem = tb_bytes_train_elementwise(a, GB, T) * (2.0 + fwd) / 3.0;
+        if (l->rc == RC_SELECTIVE)
+            elem += selective_bytes_per_token_layer(a) * L * GB * T;
         /* fp4: lowp_frac of the products at fp4, the rest at bf16 (the recipe's last layers) */
         double e16 = d->e->gemm_eff / d->gemm_eff * tb_model_gemm_eff(d, M, t);
         tcomp = (gemm * tb_model_head_pad(a, t) / ndev *
@@ -74,34 +119,71 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
                       (1.0 - d->lowp_frac) / (d->bf16_peak * e16)) +
                  attn / ndev / (d->bf16_peak * d->e->gemm_eff * M / (M + d->e->gemm_m_half)) +
                  elem / ndev / (d->hbm_bw * d->e->mem_eff)) /
-                d->e->train_eff;
+                d->e->train_eff * imbalance;
     }
     /* tensor parallel: 2 all-reduces forward and 2 backward per layer and micro-batch
      * (2 more when the forward is recomputed), on the critical path but for the part
      * the stacks overlap with compute */
-    nar = l->recompute ? 6.0 : 4.0;
+    nar = l->rc == RC_FULL ? 6.0 : 4.0;
     ttp = m * Lst * nar * tb_model_allreduce_s(d, M * C * 2.0, t, t) * (1.0 - d->e->tp_overlap);
-    /* context parallel: each layer gathers the other devices' K and V forward and
-     * reduces their gradients backward (half an all-reduce each way) */
-    tcp = cp > 1
-              ? m * Lst * 2.0 *
-                    tb_model_allreduce_s(d, M * 2.0 * a->kv_heads * a->head_dim * 2.0, cp, t * cp) /
-                    2.0
-              : 0;
-    tpipe = (tcomp + ttp + tcp) * (m + (double)pp - 1.0) / m;
-    tp2p = pp > 1 ? (m + (double)pp - 1.0) * 2.0 *
-                        (d->e->collective_s +
-                         M * C * 2.0 / (t * pp <= d->per_node ? d->link_bw : d->net_bw))
-                  : 0;
-    /* data parallel, ZeRO-1: reduce-scatter bf16 gradients, all-gather bf16 weights */
-    tdp = dp > 1 ? tb_model_allreduce_s(d, shard * 2.0, dp, t * pp * cp * dp) *
-                       (1.0 - d->e->dp_overlap)
+    /* context parallel: each layer gathers the other cp - 1 devices' chunks of K and V
+     * forward (an all-gather, the second half of an all-reduce of all cp chunks) and
+     * reduce-scatters their gradients backward; overlapped with the attention as much
+     * as the tensor-parallel traffic is with the products (ring attention) */
+    tcp = cp > 1 ? m * Lst *
+                       tb_model_allreduce_s(d, M * 2.0 * a->kv_heads * a->head_dim * 2.0 * cp, cp,
+                                            t * cp) *
+                       (1.0 - d->e->tp_overlap)
                  : 0;
+    /* the pipeline bubble: pp - 1 micro-batch slots of a stage, shrunk v times by the
+     * interleaved schedule (a device's v stages are v times shorter) */
+    r.bubble = ((double)pp - 1.0) / (double)v / m;
+    tpipe = (tcomp + ttp + tcp) * (1.0 + r.bubble);
+    /* point-to-point: each micro-batch's activations cross every stage boundary forward
+     * and its gradients backward, each of the tp devices sending its 1/tp (Megatron's
+     * scatter/gather of the pipeline's messages, Narayanan et al. 2021 section 4.1);
+     * interleaving has v times as many boundaries */
+    tp2p = pp > 1 ? (m * (double)v + (double)pp - 1.0) * 2.0 *
+                        (d->e->collective_s +
+                         M * C * 2.0 / (double)t / (t * pp <= d->per_node ? d->link_bw : d->net_bw))
+                  : 0;
+    /* data parallel, ZeRO-1: reduce-scatter bf16 gradients, all-gather bf16 weights,
+     * over the data- and context-parallel devices (both hold a replica's gradients) */
+    tdp = dp * cp > 1 ? tb_model_allreduce_s(d, shard * 2.0, dp * cp, t * pp * cp * dp) *
+                            (1.0 - d->e->dp_overlap)
+                      : 0;
     /* optimizer: reads gradients and fp32 state of its shard, writes state and weights */
-    topt = (shard * 4.0 + shard / (double)dp * 24.0 + shard * 2.0) / (d->hbm_bw * d->e->mem_eff);
+    topt = (shard * 4.0 + shard / (double)(dp * cp) * 24.0 + shard * 2.0) /
+           (d->hbm_bw * d->e->mem_eff);
     r.step = tpipe + tp2p + tdp + topt;
     r.bound = (ttp + tcp + tdp + tp2p) > tcomp ? "communication" : "compute";
     return r;
+}
+
+/* The divisors of n, ascending, up to max and at most cap of them: the count. */
+static int divisors(long n, long max, long *out, int cap)
+{
+    int k = 0;
+    for (long x = 1; x <= n && x <= max && k < cap; x++)
+        if (n % x == 0)
+            out[k++] = x;
+    return k;
+}
+
+/* MLPerf Training's evaluation: every `every` sequences, `seqs` sequences of the
+ * validation set (the reference READMEs of mlcommons/training, section 5 'Quality':
+ * small_llm_pretraining/nemo (llama31_8b) and large_language_model_pretraining/nemo
+ * (llama31_405b)). Other models: none. */
+static void mlperf_eval(const struct tb_arch *a, double *every, double *seqs)
+{
+    *every = *seqs = 0;
+    if (!strcmp(a->name, "llama-3.1-8b")) {
+        *every = 12288;
+        *seqs = 1024;
+    } else if (!strcmp(a->name, "llama-3.1-405b")) {
+        *every = 46080;
+        *seqs = 5760;
+    }
 }
 
 int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *sc,
@@ -111,7 +193,7 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
     const struct tb_model_eff *e;
     struct dev d;
     struct layout best = {0}, l;
-    struct train_eval be = {false, 0, 0, NULL};
+    struct train_eval be = {false, 0, 0, 0, NULL};
     long chips = p->chips, k, devs, cp = 1;
     double GB, cap, tokens;
     bool given = sc->tp > 0 && sc->pp > 0 && sc->dp > 0;
@@ -152,53 +234,86 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
     p->devices_per_chip = k;
     p->hbm_per_device_gib = d.hbm / 1073741824.0;
 
-    for (long tp = 1; tp <= (given ? sc->tp : d.per_node); tp *= 2) {
-        if (given)
-            tp = sc->tp;
-        else if (sc->tp > 0 && tp != sc->tp)
-            continue;
-        if (!given && a->heads % tp)
-            continue;
-        for (long pp = 1; pp <= (given ? sc->pp : 64); pp *= 2) {
-            long dp;
-            if (given)
-                pp = sc->pp;
-            else if (sc->pp > 0 && pp != sc->pp)
+    /* The search: tp over the divisors of an instance's devices (up to 64 and the
+     * heads; a tp that does not divide the heads pads them), cp over the divisors of
+     * the rest that leave at least 2048 tokens per device (1 when the sequence is
+     * shorter), pp over the divisors of what remains (any count: a stage holds
+     * ceil(layers / pp) layers), dp the rest, any integer; then the interleaving v,
+     * the micro-batch and the recomputation. A given tp, pp or dp is kept; a given
+     * tp x pp x dp fixes cp too. */
+    {
+        long tps[64], cps[64], pps[256];
+        int ntp, ncp, npp;
+        if (given || sc->tp > 0) {
+            tps[0] = sc->tp;
+            ntp = 1;
+        } else {
+            ntp = divisors(d.per_node, a->heads < 64 ? a->heads : 64, tps, 64);
+        }
+        for (int i = 0; i < ntp; i++) {
+            long tp = tps[i];
+            if (devs % tp)
                 continue;
-            if (pp > a->layers || devs % (tp * pp * cp))
-                continue;
-            dp = devs / (tp * pp * cp);
-            if (sc->dp > 0 && dp != sc->dp)
-                continue;
-            for (long mb = 1; mb <= 8; mb *= 2) {
-                GB = sc->batch > 0 ? (double)sc->batch : (double)(dp * mb * 4 * pp);
-                if (fmod(GB, (double)(dp * mb)) != 0)
+            if (given) {
+                cps[0] = cp;
+                ncp = 1;
+            } else {
+                ncp = divisors(devs / tp, sc->seq_in >= 4096 ? sc->seq_in / 2048 : 1, cps, 64);
+            }
+            for (int j = 0; j < ncp; j++) {
+                long c = cps[j];
+                /* the sequence splits into 2 cp chunks, a device taking one from each end
+                 * (causal load balancing) */
+                if ((devs / tp) % c || (!given && c > 1 && sc->seq_in % (2 * c)))
                     continue;
-                for (int rc = 0; rc < 2; rc++) {
-                    struct train_eval ev;
-                    l = (struct layout){tp, pp, dp, cp, mb, rc == 1};
-                    ev = train_step(&d, sc, GB, &l, cap);
-                    p->layouts_evaluated++;
-                    if (!ev.fits) {
-                        if (!first_why[0])
-                            snprintf(first_why, sizeof first_why,
-                                     "tp=%ld pp=%ld dp=%ld mb=%ld needs %.1f GiB per device", tp,
-                                     pp, dp, mb, ev.mem / 1073741824.0);
+                if (given || sc->pp > 0) {
+                    pps[0] = sc->pp;
+                    npp = 1;
+                } else {
+                    npp = divisors(devs / (tp * c), a->layers, pps, 256);
+                }
+                for (int k2 = 0; k2 < npp; k2++) {
+                    long pp = pps[k2], dp;
+                    if (pp > a->layers || devs % (tp * pp * c))
                         continue;
-                    }
-                    /* throughput per sequence: compare step time per sequence */
-                    if (!be.fits || ev.step / GB < be.step / (double)p->batch) {
-                        be = ev;
-                        best = l;
-                        p->batch = (long)GB;
+                    dp = devs / (tp * pp * c);
+                    if (sc->dp > 0 && dp != sc->dp)
+                        continue;
+                    if (!given && sc->batch > 0 && dp > sc->batch)
+                        continue; /* a replica without a sequence */
+                    for (long mb = 1; mb <= 8; mb *= 2) {
+                        GB = sc->batch > 0 ? (double)sc->batch : (double)(dp * mb * 4 * pp);
+                        if ((double)(dp * mb) > GB && !(given && mb == 1))
+                            break; /* a given layout runs, its idle replicas counted */
+                        for (long v = 1; v <= 8 && v * pp <= a->layers; v++) {
+                            double nmb = ceil(GB / (double)(dp * mb));
+                            if (v > 1 && (pp == 1 || nmb < (double)pp))
+                                break;
+                            for (int rc = 0; rc < RC_KINDS; rc++) {
+                                struct train_eval ev;
+                                l = (struct layout){tp, pp, dp, c, mb, v, rc};
+                                ev = train_step(&d, sc, GB, &l, cap);
+                                p->layouts_evaluated++;
+                                if (!ev.fits) {
+                                    if (!first_why[0])
+                                        snprintf(first_why, sizeof first_why,
+                                                 "tp=%ld pp=%ld dp=%ld cp=%ld mb=%ld needs %.1f "
+                                                 "GiB per device",
+                                                 tp, pp, dp, c, mb, ev.mem / 1073741824.0);
+                                    continue;
+                                }
+                                /* throughput per sequence: compare step time per sequence */
+                                if (!be.fits || ev.step / GB < be.step / (double)p->batch) {
+                                    be = ev;
+                                    best = l;
+                                    p->batch = (long)GB;
+                                }
+                            }
+                        }
                     }
                 }
             }
-            if (given)
-                break;
         }
-        if (given)
-            break;
     }
     if (!be.fits) {
         p->fits = false;
@@ -214,7 +329,10 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
     p->dp = best.dp;
     p->cp = best.cp;
     p->micro_batch = best.mb;
-    p->recompute = best.recompute;
+    p->recompute = best.rc == RC_FULL;
+    p->recompute_kind = RC_NAME[best.rc];
+    p->virtual_stages = best.v;
+    p->bubble = be.bubble;
     p->mem_per_device_gib = be.mem / 1073741824.0;
     p->step_time_s = be.step;
     tokens = (double)p->batch * (double)sc->seq_in;
@@ -222,10 +340,24 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
     p->train_tokens_per_s_per_chip = p->train_tokens_per_s / (double)chips;
     p->mfu = tb_flops_train(a, (double)p->batch, (double)sc->seq_in) /
              (be.step * (double)chips * d.chip_peak);
-    char priced[400] = ""; /* the price usd_to_train used, for the assumptions */
+    char priced[400] = "", evals[300] = ""; /* usd_to_train's price; the evaluations */
     if (sc->train_tokens > 0) {
         struct tb_price_choice pc;
-        p->time_to_train_s = sc->train_tokens / p->train_tokens_per_s;
+        double every, seqs, n;
+        /* MLPerf Training's time to train: the tokens to the target over the throughput,
+         * plus the evaluations on the way, each a forward pass over the validation
+         * sequences (a third of a training step's work per token, at the step's speed) */
+        mlperf_eval(a, &every, &seqs);
+        n = every > 0 ? floor(sc->train_tokens / (double)sc->seq_in / every) : 0;
+        p->eval_s = n * seqs * (double)sc->seq_in / p->train_tokens_per_s / 3.0;
+        p->time_to_train_s = sc->train_tokens / p->train_tokens_per_s + p->eval_s;
+        if (every > 0)
+            snprintf(evals, sizeof evals,
+                     "; time_to_train adds %.0f evaluations (MLPerf: every %.0f sequences, %.0f "
+                     "sequences each, forward only) = %.4g s",
+                     n, every, seqs, p->eval_s);
+        else
+            snprintf(evals, sizeof evals, "; time_to_train without evaluations");
         if (tb_pricing_target_price(m->pricing, sc->inst->instance, m->region, m->purchase, &pc,
                                     p->price_why, sizeof p->price_why) != 0)
             ; /* the reason is in price_why */
@@ -240,14 +372,14 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
         }
     }
     p->bound = be.bound;
-    snprintf(p->assumptions, sizeof p->assumptions,
-             "tp=%ld pp=%ld dp=%ld cp=%ld (%s) over %ld devices (%ld per chip), micro-batch %ld, "
-             "global batch %ld, %s recomputation, ZeRO-1; gemm_eff %.2f x train_eff %.2f, dp "
-             "overlap %.2f%s%s",
-             best.tp, best.pp, best.dp, best.cp, given ? "given" : "searched", devs, k, best.mb,
-             p->batch, best.recompute ? "full" : "no", d.gemm_eff, d.e->train_eff, d.e->dp_overlap,
-             d.lowp_frac < 1 ? "; NVFP4 products but 15% in bf16, fp32 master weights and Adam"
-                             : "",
-             priced);
+    snprintf(
+        p->assumptions, sizeof p->assumptions,
+        "tp=%ld pp=%ld dp=%ld cp=%ld (%s) v=%ld over %ld devices (%ld per chip), "
+        "micro-batch %ld, global batch %ld, bubble %.1f%%, %s recomputation, ZeRO-1; "
+        "gemm_eff %.2f x train_eff %.2f, dp overlap %.2f%s%s%s",
+        best.tp, best.pp, best.dp, best.cp, given ? "given" : "searched", best.v, devs, k, best.mb,
+        p->batch, 100.0 * be.bubble, RC_NAME[best.rc], d.gemm_eff, d.e->train_eff, d.e->dp_overlap,
+        d.lowp_frac < 1 ? "; NVFP4 products but 15% in bf16, fp32 master weights and Adam" : "",
+        evals, priced);
     return 0;
 }

@@ -15,7 +15,7 @@ sc="$TB_SRCDIR/tests/data/scenarios.csv"
 
 field() { csv_cell "$1" "$3" id="$2"; } # field FILE ID NAME
 
-echo "1..51"
+echo "1..53"
 "$TB_BIN" predict --scenarios "$sc" >"$tmp/out.csv" 2>"$tmp/err"
 check "predict exits 0 with bad rows in the table" test $? -eq 0
 check "the columns predicted, model_version and why are added" \
@@ -71,8 +71,8 @@ check "validate prints the errors per family, phase and precision" \
     grep -q '^family  *phase  *precision  *rows  *complete  *predicted  *median%  *p90%$' "$tmp/val.out"
 check "H100 SXM5 serve fp8: its 44 published rows, all complete and predicted" \
     grep -Eq '^H100 SXM5 +serve +fp8 +44 +44 +44 +[0-9]+\.[0-9] +[0-9]+\.[0-9]$' "$tmp/val.out"
-check "the breakdown's rows add up to the 223 published rows" \
-    test "$(sed -n '/^per family, phase and precision$/,$p' "$tmp/val.out" | awk 'NR > 2 { n += $(NF - 4) } END { print n }')" -eq 223
+check "the breakdown's rows add up to the 237 published rows" \
+    test "$(sed -n '/^per family, phase and precision$/,$p' "$tmp/val.out" | awk 'NR > 2 { n += $(NF - 4) } END { print n }')" -eq 237
 # on the one-row table its only group has the family's figures: 1 1 1 and the same error
 fam=$(sed -n 's/^H200 SXM  *\(1  *1  *1  *[0-9.]*  *[0-9.]*\)$/\1/p' "$tmp/wrong.out")
 check "one row, H200 SXM serve fp8 prints the family's line ($fam)" \
@@ -116,22 +116,31 @@ check "an unknown purchase model exits 2 and names it" \
 "$TB_BIN" predict --scenarios "$sc" --region mars-1 >/dev/null 2>"$tmp/mars.err"
 check "an unknown region exits 2 and names it" sh -c "test $? -eq 2 && grep -q \"unknown region 'mars-1'\" '$tmp/mars.err'"
 
-# --pricing P --region R price usd_to_train: 8 p5.48xlarge training 1e12 tokens
+# --pricing P --region R price usd_to_train: 8 p5.48xlarge training 1e12 tokens; the time
+# to train is MLPerf's: the tokens over the throughput plus llama31_8b's evaluations (every
+# 12288 sequences, 1024 sequences forward: a third of a training step's work per token)
 printf '%s\n' 'id,target,instances,model,phase,precision,seq_in,batch,train_tokens,metric,unit' \
     'T1,p5.48xlarge,8,llama-3.1-8b,train,bf16,8192,1024,1e12,usd_to_train,USD' \
-    'T2,p5.48xlarge,8,llama-3.1-8b,train,bf16,8192,1024,1e12,train_tokens_per_s,tokens/s' >"$tmp/train.csv"
+    'T2,p5.48xlarge,8,llama-3.1-8b,train,bf16,8192,1024,1e12,train_tokens_per_s,tokens/s' \
+    'T3,p5.48xlarge,8,llama-3.1-8b,train,bf16,8192,1024,1e12,time_to_train_s,s' >"$tmp/train.csv"
 "$TB_BIN" predict --scenarios "$tmp/train.csv" >"$tmp/od.csv" 2>/dev/null
 "$TB_BIN" predict --scenarios "$tmp/train.csv" --pricing capacity-block --region us-east-2 >"$tmp/cb.csv" 2>/dev/null
 od=$(field "$tmp/od.csv" T1 predicted)
 cb=$(field "$tmp/cb.csv" T1 predicted)
 tps=$(field "$tmp/cb.csv" T2 predicted)
-# the price each used, from the tables: usd = tokens / (tokens/s) / 3600 x USD/h x 8
+ttt=$(field "$tmp/cb.csv" T3 predicted)
+check "time_to_train_s = 1e12 tokens / $tps tokens/s + 9934 evaluations of 1024 x 8192 tokens at 3x ($ttt s)" \
+    perl -e 'my ($s, $t) = @ARGV; my $x = 1e12 / $t + 9934 * 1024 * 8192 / $t / 3; exit !(abs($s - $x) < 2e-5 * $x)' "$ttt" "$tps"
+field "$tmp/cb.csv" T3 assumptions >"$tmp/t3.txt"
+check "and the assumptions say so" \
+    grep -q 'time_to_train adds 9934 evaluations (MLPerf: every 12288 sequences, 1024 sequences each, forward only)' "$tmp/t3.txt"
+# the price each used, from the tables: usd = time to train / 3600 x USD/h x 8
 odh=$(field "$tmp/od.csv" T1 assumptions | sed -n 's/.*usd_to_train at \([0-9.]*\) USD\/h (us-east-1 on-demand, .*/\1/p')
 cbh=$(field "$tmp/cb.csv" T1 assumptions | sed -n 's/.*usd_to_train at \([0-9.]*\) USD\/h (us-east-2 capacity-block, .*/\1/p')
 check "usd_to_train on-demand us-east-1 by default (\$$od at \$$odh/h)" \
-    perl -e 'my ($u, $h, $t) = @ARGV; exit !($h > 0 && abs($u - 1e12 / $t / 3600 * $h * 8) < 1e-4 * $u)' "$od" "$odh" "$tps"
+    perl -e 'my ($u, $h, $t) = @ARGV; exit !($h > 0 && abs($u - $t / 3600 * $h * 8) < 1e-4 * $u)' "$od" "$odh" "$ttt"
 check "--pricing capacity-block --region us-east-2 prices it there (\$$cb at \$$cbh/h)" \
-    perl -e 'my ($u, $h, $t, $o) = @ARGV; exit !($h > 0 && $u != $o && abs($u - 1e12 / $t / 3600 * $h * 8) < 1e-4 * $u)' "$cb" "$cbh" "$tps" "$od"
+    perl -e 'my ($u, $h, $t, $o) = @ARGV; exit !($h > 0 && $u != $o && abs($u - $t / 3600 * $h * 8) < 1e-4 * $u)' "$cb" "$cbh" "$ttt" "$od"
 
 # report reads predict's output: each predicted row a modeled result, the others skipped
 "$TB_BIN" report "$tmp/out.csv" --out "$tmp/rep" >"$tmp/rep.out" 2>"$tmp/rep.err"

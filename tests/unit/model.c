@@ -10,6 +10,7 @@
 #include "tb_darch.h"
 #include "tb_flops.h"
 #include "tb_model.h"
+#include "tb_model_impl.h"
 #include "tb_pricing.h"
 #include "tb_util.h"
 
@@ -69,7 +70,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43 + 27 + 23 + 6 + 6 + 12 + 2);
+    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -306,6 +307,108 @@ int main(void)
     p = predict(&s);
     OK(!p.fits && strstr(p.why, "does not fit"), "405B training on one chip does not fit: %.80s",
        p.why);
+
+    /* ---- training layouts at scale ---- */
+    /* Llama 3 405B's pre-training layout (arXiv 2407.21783 Table 4: 8192 H100, tp 8, pp
+     * 16, dp 64, 2048 sequences of 8192): interleaving shrinks the bubble v times, the
+     * activations that do not fit without recomputation fit with selective */
+    s = scen(&a405, "p5.48xlarge", TB_PHASE_TRAIN, "bf16", 8192, 8192, 0, 2048);
+    s.tp = 8;
+    s.pp = 16;
+    s.dp = 64;
+    p = predict(&s);
+    OK(p.fits && p.tp == 8 && p.pp == 16 && p.dp == 64 && p.cp == 1,
+       "405B on 8192 H100: the given layout is kept");
+    OK(p.virtual_stages > 1, "with interleaved stages (v=%ld)", p.virtual_stages);
+    IS_REL(p.bubble, 15.0 / (32.0 * (double)p.virtual_stages), 1e-12,
+           "its bubble is (pp - 1) / (v x 32 micro-batches): %.3f", p.bubble);
+    OK(!strcmp(p.recompute_kind, "selective") && !p.recompute,
+       "selective recomputation, not full (%s)", p.recompute_kind);
+    OK(fabs(p.mfu / 0.43 - 1) < 0.15, "MFU %.3f within 15%% of the paper's 0.43", p.mfu);
+    {
+        /* one stage of that layout: 8 layers, 16 micro-batches of 8192 tokens in flight */
+        double none = tb_model_train_act_bytes(&a405, RC_NONE, 8192, 8, 8, 16);
+        double sel = tb_model_train_act_bytes(&a405, RC_SELECTIVE, 8192, 8, 8, 16);
+        double full = tb_model_train_act_bytes(&a405, RC_FULL, 8192, 8, 8, 16);
+        OK(full < sel && sel < none, "activations: full %.1f < selective %.1f < none %.1f GiB",
+           full / 1073741824.0, sel / 1073741824.0, none / 1073741824.0);
+        IS_REL(none, 8192.0 * 2 * (6 * 16384 + 2 * 1024 + 3 * 53248) / 8 * 8 * 16, 1e-12,
+               "none: 2 (6 h + 2 kv + 3 ffn) bytes per token and layer, over tp");
+        /* interleaved: (1 + (pp - 1) / (pp v)) times the micro-batches in flight */
+        double held = tb_model_train_act_bytes(&a405, RC_SELECTIVE, 8192, 8, 8,
+                                               16 * (1 + 15.0 / (16.0 * p.virtual_stages)));
+        IS_REL(p.mem_per_device_gib * 1073741824.0 - held,
+               405.0e9 / 128 * 128 / 126 * (6 + 12.0 / 64) + 1024 * 128256 * 6.0, 0.01,
+               "the device holds its weights' state, selective activations and logits");
+    }
+    s.tp = s.pp = s.dp = 0;
+    q = predict(&s);
+    OK(q.fits && q.step_time_s <= p.step_time_s, "the searched layout is no slower");
+    OK(fabs(q.mfu / 0.43 - 1) < 0.2,
+       "searched: MFU %.3f within 20%% of 0.43 (tp %ld pp %ld cp %ld)", q.mfu, q.tp, q.pp, q.cp);
+    OK(q.layouts_evaluated > 1000 && q.layouts_evaluated < 20000,
+       "the search stays bounded: %ld layouts", q.layouts_evaluated);
+    /* the long-context stage: 131072 tokens, 128 sequences on 16384 H100: context
+     * parallelism wins (the paper ran cp 16) */
+    s = scen(&a405, "p5.48xlarge", TB_PHASE_TRAIN, "bf16", 16384, 131072, 0, 128);
+    p = predict(&s);
+    OK(p.fits && p.cp >= 8, "131072-token sequences are split: cp %ld (tp %ld pp %ld dp %ld)", p.cp,
+       p.tp, p.pp, p.dp);
+    s.seq_in = 8192;
+    s.batch = 2048;
+    q = predict(&s);
+    OK(q.fits && q.cp < p.cp, "8192-token ones less (cp %ld)", q.cp);
+
+    /* chip counts that are no power of two: an NVL72, a 144-chip Trainium3 UltraServer,
+     * 3 and 12 p5 instances */
+    s = scen(&a70, "u-p6e-gb200x72", TB_PHASE_TRAIN, "bf16", 72, 8192, 0, 1024);
+    p = predict(&s);
+    OK(p.fits && p.tp * p.pp * p.dp * p.cp == 72, "70B on 72 GB200: %ld x %ld x %ld x cp %ld", p.tp,
+       p.pp, p.dp, p.cp);
+    s = scen(&a70, "trn3-ultraserver-gen2", TB_PHASE_TRAIN, "bf16", 144, 8192, 0, 1024);
+    p = predict(&s);
+    OK(p.fits && p.tp * p.pp * p.dp * p.cp == 576,
+       "70B on 144 Trainium3 (576 cores): %ld x %ld x %ld x cp %ld", p.tp, p.pp, p.dp, p.cp);
+    s = scen(&a70, "p5.48xlarge", TB_PHASE_TRAIN, "bf16", 24, 8192, 0, 96);
+    p = predict(&s);
+    OK(p.fits && p.tp * p.pp * p.dp * p.cp == 24, "70B on 24 H100: %ld x %ld x %ld x cp %ld", p.tp,
+       p.pp, p.dp, p.cp);
+    s = scen(&a8, "p5.48xlarge", TB_PHASE_TRAIN, "bf16", 96, 8192, 0, 1000);
+    p = predict(&s);
+    OK(p.fits && p.tp * p.pp * p.dp * p.cp == 96 && p.batch == 1000,
+       "8B on 96 H100 with 1000 sequences (dp %ld need not divide them)", p.dp);
+    /* a given layout with 9 stages (NeMo's 405B recipe: tp 8 pp 9, cp 2 over 576) */
+    s = scen(&a405, "p5.48xlarge", TB_PHASE_TRAIN, "bf16", 576, 8192, 0, 252);
+    s.tp = 8;
+    s.pp = 9;
+    s.dp = 4;
+    p = predict(&s);
+    OK(p.fits && p.pp == 9 && p.cp == 2 && p.virtual_stages == 7,
+       "tp 8 pp 9 dp 4 over 576 H100: cp 2, v %ld (126 layers = 9 x 7 x 2)", p.virtual_stages);
+
+    /* a given layout with more replicas than sequences still runs, the idle ones counted:
+     * 8 replicas, 4 sequences take as long as 8 */
+    s = scen(&a8, "p5.48xlarge", TB_PHASE_TRAIN, "bf16", 8, 8192, 0, 4);
+    s.tp = s.pp = 1;
+    s.dp = 8;
+    p = predict(&s);
+    s.batch = 8;
+    q = predict(&s);
+    OK(p.fits && p.dp == 8 && p.batch == 4 && p.step_time_s >= q.step_time_s * 0.99,
+       "dp 8 over 4 sequences: %.3f s, as long as 8 sequences (%.3f s)", p.step_time_s,
+       q.step_time_s);
+
+    /* MLPerf's time to train: the tokens over the throughput plus the evaluations, every
+     * 12288 sequences 1024 sequences forward (llama31_8b) */
+    s = scen(&a8, "p5.48xlarge", TB_PHASE_TRAIN, "bf16", 64, 8192, 0, 1024);
+    s.train_tokens = 12288.0 * 8192 * 10;
+    p = predict(&s);
+    IS_REL(p.eval_s, 10 * 1024.0 * 8192 / p.train_tokens_per_s / 3, 1e-12,
+           "10 evaluations of 1024 sequences at a third of a training step's time per token");
+    IS_REL(p.time_to_train_s, s.train_tokens / p.train_tokens_per_s + p.eval_s, 1e-12,
+           "time to train = tokens / throughput + evaluations");
+    OK(strstr(p.assumptions, "10 evaluations (MLPerf: every 12288 sequences"),
+       "the assumptions say so: %.60s", strstr(p.assumptions, "time_to_train"));
 
     /* ---- diffusion ---- */
     {
