@@ -71,6 +71,11 @@ struct tb_model_eff {
      * NeuronSwitch) */
     double collective_hop_s;
     bool fabric_switch;
+    /* the fraction of a decode step's attention (reading the KV cache) that overlaps the
+     * weights' matrix products (attn_overlap): 1, one roofline over the whole step (a
+     * compiled graph); 0, the attention kernels and the GEMMs one after another, each at
+     * its own roofline (a GPU's launched kernels) */
+    double attn_overlap;
 };
 
 struct tb_model {
