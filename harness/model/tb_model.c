@@ -27,13 +27,33 @@ static int num_field(const struct tb_csv_table *t, size_t r, const char *name, d
 int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const char *dir, char *err,
                   size_t errlen)
 {
-    static const char *const cols[] = {
-        "chip",        "family",           "gemm_eff",          "gemm_eff_fp8", "gemm_eff_fp4",
-        "gemm_m_half", "gemm_n_half",      "mem_eff",           "kv_eff",       "link_eff",
-        "net_eff",     "collective_us",    "layer_us",          "request_us",   "train_eff",
-        "tp_overlap",  "conv_eff",         "dp_overlap",        "hbm_usable",   "max_batch",
-        "source",      "prefill_layer_us", "collective_hop_us", "fabric",       "attn_overlap",
-        NULL};
+    static const char *const cols[] = {"chip",
+                                       "family",
+                                       "gemm_eff",
+                                       "gemm_eff_fp8",
+                                       "gemm_eff_fp4",
+                                       "gemm_m_half",
+                                       "gemm_n_half",
+                                       "mem_eff",
+                                       "kv_eff",
+                                       "link_eff",
+                                       "net_eff",
+                                       "collective_us",
+                                       "layer_us",
+                                       "request_us",
+                                       "train_eff",
+                                       "tp_overlap",
+                                       "conv_eff",
+                                       "dp_overlap",
+                                       "hbm_usable",
+                                       "max_batch",
+                                       "source",
+                                       "prefill_layer_us",
+                                       "collective_hop_us",
+                                       "fabric",
+                                       "attn_overlap",
+                                       "head_bytes",
+                                       NULL};
     char path[PATH_MAX];
 
     memset(m, 0, sizeof *m);
@@ -90,7 +110,8 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
             num_field(&m->csv, r, "hbm_usable", 0.1, 1, &e->hbm_usable, err, errlen) ||
             num_field(&m->csv, r, "max_batch", 1, 1e6, &mb, err, errlen) ||
             num_field(&m->csv, r, "collective_hop_us", 0, 1e4, &hus, err, errlen) ||
-            num_field(&m->csv, r, "attn_overlap", 0, 1, &e->attn_overlap, err, errlen))
+            num_field(&m->csv, r, "attn_overlap", 0, 1, &e->attn_overlap, err, errlen) ||
+            num_field(&m->csv, r, "head_bytes", 0, 4, &e->head_bytes, err, errlen))
             goto fail;
         fabric = tb_csv_field(&m->csv, r, "fabric");
         if (strcmp(fabric, "ring") && strcmp(fabric, "switch")) {

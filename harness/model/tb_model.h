@@ -76,6 +76,10 @@ struct tb_model_eff {
      * compiled graph); 0, the attention kernels and the GEMMs one after another, each at
      * its own roofline (a GPU's launched kernels) */
     double attn_overlap;
+    /* bytes per weight of the embedding and the LM head in a narrower (fp8, fp4)
+     * checkpoint (head_bytes): 2 where the stack leaves them 16-bit, 0 where they take
+     * the layers' format */
+    double head_bytes;
 };
 
 struct tb_model {

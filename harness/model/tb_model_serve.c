@@ -42,6 +42,24 @@ static double prefill_compute_s(const struct dev *d, double B, double T, double 
            (double)tp / eff;
 }
 
+/* Bytes per weight of the embedding and the LM head: 16-bit where the stack keeps them
+ * out of a narrower checkpoint's quantisation (head_bytes; NVIDIA's Model Optimizer
+ * leaves "*lm_head*" and the embedding lookup unquantised), else the layers' format. */
+static double head_wbytes(const struct dev *d)
+{
+    return d->e->head_bytes > d->wbytes ? d->e->head_bytes : d->wbytes;
+}
+
+/* Bytes of the weights one step's matrix products stream per device: the layers' at the
+ * format (heads padded to tp), the LM head at head_wbytes. */
+static double stream_wbytes(const struct dev *d, long tp)
+{
+    const struct tb_arch *a = d->a;
+    return (tb_arch_params_matmul(a) * tb_model_head_pad(a, tp) * d->wbytes +
+            tb_arch_params_embedding(a) * (head_wbytes(d) - d->wbytes)) /
+           (double)tp;
+}
+
 /* Prefill of B prompts of T tokens with tensor parallelism tp. */
 static struct step prefill_step(const struct dev *d, double B, double T, long tp)
 {
@@ -54,9 +72,7 @@ static struct step prefill_step(const struct dev *d, double B, double T, long tp
     T = fmax(T, d->e->prefill_min_tokens);
     M = B * T;
     s.tcomp = prefill_compute_s(d, B, T, fmin(M, 16384), tp);
-    s.tmem = (tb_arch_params_matmul(a) * tb_model_head_pad(a, tp) * d->wbytes / (double)tp +
-              kv_per_device(d, tp, M)) /
-             (d->hbm_bw * d->e->mem_eff);
+    s.tmem = (stream_wbytes(d, tp) + kv_per_device(d, tp, M)) / (d->hbm_bw * d->e->mem_eff);
     s.tcomm = a->layers * 2.0 * tb_model_allreduce_s(d, M * a->hidden * 2.0, tp, tp);
     /* the prefill's fixed cost per layer (prefill_layer_us): the kernels of a prompt's
      * forward that the FLOP and byte counts leave out (norms, rotary, quantisation,
@@ -77,10 +93,13 @@ static struct step decode_step(const struct dev *d, double B, double ctx, long t
     double attn = tb_flops_decode_step(a, B, ctx - 1) - tb_flops_decode_step(a, B, -1);
     double tw, tkv, ta, ov = d->e->attn_overlap;
     /* the weights' products at the precision's peak, the attention's at the cache's */
-    s.tcomp = ((tb_flops_decode_step(a, B, ctx - 1) - attn) / d->peak + attn / d->attn_peak) *
+    /* the weights' products at the precision's peak (a 16-bit LM head at bf16's), the
+     * attention's at the cache's */
+    double head = head_wbytes(d) > d->wbytes ? 2.0 * B * tb_arch_params_embedding(a) : 0;
+    s.tcomp = ((tb_flops_decode_step(a, B, ctx - 1) - attn - head) / d->peak + head / d->bf16_peak +
+               attn / d->attn_peak) *
               tb_model_head_pad(a, tp) / (double)tp / eff;
-    tw = tb_arch_params_matmul(a) * tb_model_head_pad(a, tp) * d->wbytes / (double)tp /
-         (d->hbm_bw * d->e->mem_eff);
+    tw = stream_wbytes(d, tp) / (d->hbm_bw * d->e->mem_eff);
     tkv = kv_per_device(d, tp, B * ctx) / (d->hbm_bw * d->e->kv_eff);
     s.tmem = tw + tkv;
     s.tcomm = a->layers * 2.0 * tb_model_allreduce_s(d, B * a->hidden * 2.0, tp, tp);
@@ -101,8 +120,9 @@ static struct step decode_step(const struct dev *d, double B, double ctx, long t
 static double serve_mem(const struct dev *d, double B, double ctx, double chunk, long tp)
 {
     const struct tb_arch *a = d->a;
-    double weights =
-        (tb_arch_params_matmul(a) + tb_arch_params_embedding(a)) * d->wbytes / (double)tp;
+    double weights = (tb_arch_params_matmul(a) * d->wbytes +
+                      tb_arch_params_embedding(a) * (2.0 * head_wbytes(d) - d->wbytes)) /
+                     (double)tp;
     double kv = kv_per_device(d, tp, B * ctx);
     /* working set of the largest forward chunk: activations and the logits */
     double work = chunk * (4.0 * a->hidden + 2.0 * a->ffn) * 2.0 / (double)tp +
