@@ -27,12 +27,33 @@ static int num_field(const struct tb_csv_table *t, size_t r, const char *name, d
 int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const char *dir, char *err,
                   size_t errlen)
 {
-    static const char *const cols[] = {
-        "chip",        "family",           "gemm_eff",          "gemm_eff_fp8", "gemm_eff_fp4",
-        "gemm_m_half", "gemm_n_half",      "mem_eff",           "kv_eff",       "link_eff",
-        "net_eff",     "collective_us",    "layer_us",          "request_us",   "train_eff",
-        "tp_overlap",  "conv_eff",         "dp_overlap",        "hbm_usable",   "max_batch",
-        "source",      "prefill_layer_us", "collective_hop_us", "fabric",       NULL};
+    static const char *const cols[] = {"chip",
+                                       "family",
+                                       "gemm_eff",
+                                       "gemm_eff_fp8",
+                                       "gemm_eff_fp4",
+                                       "gemm_m_half",
+                                       "gemm_n_half",
+                                       "mem_eff",
+                                       "kv_eff",
+                                       "link_eff",
+                                       "net_eff",
+                                       "collective_us",
+                                       "layer_us",
+                                       "request_us",
+                                       "train_eff",
+                                       "tp_overlap",
+                                       "conv_eff",
+                                       "dp_overlap",
+                                       "hbm_usable",
+                                       "max_batch",
+                                       "source",
+                                       "prefill_layer_us",
+                                       "collective_hop_us",
+                                       "fabric",
+                                       "attn_overlap",
+                                       "head_bytes",
+                                       NULL};
     char path[PATH_MAX];
 
     memset(m, 0, sizeof *m);
@@ -88,7 +109,9 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
             num_field(&m->csv, r, "conv_eff", 0.01, 1, &e->conv_eff, err, errlen) ||
             num_field(&m->csv, r, "hbm_usable", 0.1, 1, &e->hbm_usable, err, errlen) ||
             num_field(&m->csv, r, "max_batch", 1, 1e6, &mb, err, errlen) ||
-            num_field(&m->csv, r, "collective_hop_us", 0, 1e4, &hus, err, errlen))
+            num_field(&m->csv, r, "collective_hop_us", 0, 1e4, &hus, err, errlen) ||
+            num_field(&m->csv, r, "attn_overlap", 0, 1, &e->attn_overlap, err, errlen) ||
+            num_field(&m->csv, r, "head_bytes", 0, 4, &e->head_bytes, err, errlen))
             goto fail;
         fabric = tb_csv_field(&m->csv, r, "fabric");
         if (strcmp(fabric, "ring") && strcmp(fabric, "switch")) {
@@ -262,6 +285,15 @@ int tb_model_dev_init(struct dev *d, const struct tb_model *m, const struct tb_s
     d->chip_peak = tflops * 1e12;
     d->peak = d->chip_peak / (double)k;
     d->bf16_peak = (c->bf16_dense_tflops > 0 ? c->bf16_dense_tflops : tflops) * 1e12 / (double)k;
+    /* serving's attention runs at the KV cache's format, not the weights': an fp4
+     * checkpoint's attention is fp8 (TensorRT-LLM's fp8 FMHA over an fp8 cache), an
+     * fp8 one's fp8, a 16-bit one's bf16 */
+    d->attn_peak = d->kvbytes == 1 && c->fp8_dense_tflops > 0
+                       ? c->fp8_dense_tflops * 1e12 / (double)k
+                   : d->kvbytes == 1 ? d->chip_peak / (double)k
+                                     : d->bf16_peak;
+    if (d->attn_peak > d->peak)
+        d->attn_peak = d->peak; /* never faster than the precision's own products */
     /* chips.csv states GB for NVIDIA and GiB for AWS; the difference (7%) is inside
      * hbm_usable's margin, so both are read as GiB-like capacity in bytes */
     d->hbm = c->hbm_gib * 1073741824.0 / (double)k;

@@ -71,6 +71,15 @@ struct tb_model_eff {
      * NeuronSwitch) */
     double collective_hop_s;
     bool fabric_switch;
+    /* the fraction of a decode step's attention (reading the KV cache) that overlaps the
+     * weights' matrix products (attn_overlap): 1, one roofline over the whole step (a
+     * compiled graph); 0, the attention kernels and the GEMMs one after another, each at
+     * its own roofline (a GPU's launched kernels) */
+    double attn_overlap;
+    /* bytes per weight of the embedding and the LM head in a narrower (fp8, fp4)
+     * checkpoint (head_bytes): 2 where the stack leaves them 16-bit, 0 where they take
+     * the layers' format */
+    double head_bytes;
 };
 
 struct tb_model {

@@ -20,6 +20,9 @@ struct dev {
     const struct tb_model_eff *e;
     double peak;        /* FLOP/s of the precision, per device */
     double bf16_peak;   /* FLOP/s in bf16 per device (attention runs in 16-bit) */
+    double attn_peak;   /* FLOP/s per device of serving's attention products (QK^T, AV):
+                           the KV cache's format, fp8 for an 8-bit cache (fp8 and fp4
+                           checkpoints), else bf16 */
     double chip_peak;   /* per chip, for MFU */
     double gemm_eff;    /* large-GEMM efficiency of the precision */
     double hbm;         /* bytes per device */

@@ -29,6 +29,37 @@ static double kv_per_device(const struct dev *d, long tp, double tokens)
     return tokens * tb_bytes_kv_per_token(d->a, d->kvbytes) / (double)shards;
 }
 
+/* Compute time of the prefill of B prompts of T tokens (chunks of M rows at a time)
+ * over tp devices: the weights' products at the precision's peak, the attention's
+ * (QK^T, AV) at the KV cache format's (attn_peak). */
+static double prefill_compute_s(const struct dev *d, double B, double T, double M, long tp)
+{
+    const struct tb_arch *a = d->a;
+    double attn = tb_flops_attention(a, B, T);
+    double eff = tb_model_gemm_eff(d, M, tp);
+    return ((tb_flops_prefill(a, B, T) - attn) * tb_model_head_pad(a, tp) / d->peak +
+            attn * tb_model_head_pad(a, tp) / d->attn_peak) /
+           (double)tp / eff;
+}
+
+/* Bytes per weight of the embedding and the LM head: 16-bit where the stack keeps them
+ * out of a narrower checkpoint's quantisation (head_bytes; NVIDIA's Model Optimizer
+ * leaves "*lm_head*" and the embedding lookup unquantised), else the layers' format. */
+static double head_wbytes(const struct dev *d)
+{
+    return d->e->head_bytes > d->wbytes ? d->e->head_bytes : d->wbytes;
+}
+
+/* Bytes of the weights one step's matrix products stream per device: the layers' at the
+ * format (heads padded to tp), the LM head at head_wbytes. */
+static double stream_wbytes(const struct dev *d, long tp)
+{
+    const struct tb_arch *a = d->a;
+    return (tb_arch_params_matmul(a) * tb_model_head_pad(a, tp) * d->wbytes +
+            tb_arch_params_embedding(a) * (head_wbytes(d) - d->wbytes)) /
+           (double)tp;
+}
+
 /* Prefill of B prompts of T tokens with tensor parallelism tp. */
 static struct step prefill_step(const struct dev *d, double B, double T, long tp)
 {
@@ -40,11 +71,8 @@ static struct step prefill_step(const struct dev *d, double B, double T, long tp
      * (prefill_min_tokens; 0 where the kernels take the prompt's own length) */
     T = fmax(T, d->e->prefill_min_tokens);
     M = B * T;
-    s.tcomp = tb_flops_prefill(a, B, T) * tb_model_head_pad(a, tp) / (double)tp /
-              (d->peak * tb_model_gemm_eff(d, fmin(M, 16384), tp));
-    s.tmem = (tb_arch_params_matmul(a) * tb_model_head_pad(a, tp) * d->wbytes / (double)tp +
-              kv_per_device(d, tp, M)) /
-             (d->hbm_bw * d->e->mem_eff);
+    s.tcomp = prefill_compute_s(d, B, T, fmin(M, 16384), tp);
+    s.tmem = (stream_wbytes(d, tp) + kv_per_device(d, tp, M)) / (d->hbm_bw * d->e->mem_eff);
     s.tcomm = a->layers * 2.0 * tb_model_allreduce_s(d, M * a->hidden * 2.0, tp, tp);
     /* the prefill's fixed cost per layer (prefill_layer_us): the kernels of a prompt's
      * forward that the FLOP and byte counts leave out (norms, rotary, quantisation,
@@ -61,16 +89,30 @@ static struct step decode_step(const struct dev *d, double B, double ctx, long t
 {
     const struct tb_arch *a = d->a;
     struct step s;
-    s.tcomp = tb_flops_decode_step(a, B, ctx - 1) * tb_model_head_pad(a, tp) / (double)tp /
-              (d->peak * tb_model_gemm_eff(d, B, tp));
-    s.tmem = tb_arch_params_matmul(a) * tb_model_head_pad(a, tp) * d->wbytes / (double)tp /
-                 (d->hbm_bw * d->e->mem_eff) +
-             kv_per_device(d, tp, B * ctx) / (d->hbm_bw * d->e->kv_eff);
+    double eff = tb_model_gemm_eff(d, B, tp);
+    double attn = tb_flops_decode_step(a, B, ctx - 1) - tb_flops_decode_step(a, B, -1);
+    double tw, tkv, ta, ov = d->e->attn_overlap;
+    /* the weights' products at the precision's peak, the attention's at the cache's */
+    /* the weights' products at the precision's peak (a 16-bit LM head at bf16's), the
+     * attention's at the cache's */
+    double head = head_wbytes(d) > d->wbytes ? 2.0 * B * tb_arch_params_embedding(a) : 0;
+    s.tcomp = ((tb_flops_decode_step(a, B, ctx - 1) - attn - head) / d->peak + head / d->bf16_peak +
+               attn / d->attn_peak) *
+              tb_model_head_pad(a, tp) / (double)tp / eff;
+    tw = stream_wbytes(d, tp) / (d->hbm_bw * d->e->mem_eff);
+    tkv = kv_per_device(d, tp, B * ctx) / (d->hbm_bw * d->e->kv_eff);
+    s.tmem = tw + tkv;
     s.tcomm = a->layers * 2.0 * tb_model_allreduce_s(d, B * a->hidden * 2.0, tp, tp);
     /* per step: the layers' fixed costs and the host's work per request (sampling,
      * scheduling, detokenising) */
     s.tover = a->layers * d->e->layer_s + B * d->e->request_s;
-    s.t = fmax(s.tcomp, s.tmem) + s.tcomm + s.tover;
+    /* the attention (reading the KV cache) and the weights' products: one roofline over
+     * the step where they overlap (attn_overlap 1: a compiled graph), each kernel its
+     * own where they run one after another (0: a GPU's attention kernel between the QKV
+     * and output projections); ta is the attention's share of the compute */
+    ta = attn * tb_model_head_pad(a, tp) / (double)tp / (d->attn_peak * eff);
+    s.t = ov * fmax(s.tcomp, s.tmem) + (1.0 - ov) * (fmax(s.tcomp - ta, tw) + fmax(ta, tkv)) +
+          s.tcomm + s.tover;
     return s;
 }
 
@@ -78,8 +120,9 @@ static struct step decode_step(const struct dev *d, double B, double ctx, long t
 static double serve_mem(const struct dev *d, double B, double ctx, double chunk, long tp)
 {
     const struct tb_arch *a = d->a;
-    double weights =
-        (tb_arch_params_matmul(a) + tb_arch_params_embedding(a)) * d->wbytes / (double)tp;
+    double weights = (tb_arch_params_matmul(a) * d->wbytes +
+                      tb_arch_params_embedding(a) * (2.0 * head_wbytes(d) - d->wbytes)) /
+                     (double)tp;
     double kv = kv_per_device(d, tp, B * ctx);
     /* working set of the largest forward chunk: activations and the logits */
     double work = chunk * (4.0 * a->hidden + 2.0 * a->ffn) * 2.0 / (double)tp +
@@ -123,8 +166,7 @@ static struct serve_point serve_continuous(const struct dev *d, double B, double
     struct serve_point p;
     struct step dc = decode_step(d, B, Tin + Tout / 2.0, tp);
     double chunk = fmin(B * Tin, 8192);
-    double pf = tb_flops_prefill(a, B, Tin) * tb_model_head_pad(a, tp) / (double)tp /
-                    (d->peak * tb_model_gemm_eff(d, chunk, tp)) +
+    double pf = prefill_compute_s(d, B, Tin, chunk, tp) +
                 a->layers * 2.0 * tb_model_allreduce_s(d, B * Tin * a->hidden * 2.0, tp, tp);
     double cycle = Tout * dc.t + pf;
     p.ttft = prefill_step(d, 1, Tin, tp).t + dc.t;

@@ -70,7 +70,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4);
+    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -598,7 +598,10 @@ int main(void)
         p = predict(&s);
         {
             double bw = b200->hbm_tbps * 1e12;
-            double w_s = tb_arch_params_matmul(&a70) * wfp4 / (bw * eb->mem_eff);
+            /* the LM head stays 16-bit (head_bytes) */
+            double head = tb_arch_params_embedding(&a70);
+            double w_s = ((tb_arch_params_matmul(&a70) - head) * wfp4 + head * eb->head_bytes) /
+                         (bw * eb->mem_eff);
             double kv_s = 192.0 * tb_bytes_kv_per_token(&a70, 1.0) / (bw * eb->kv_eff);
             double want_ms = (w_s + kv_s + a70.layers * eb->layer_s + eb->request_s) * 1e3;
             OK(p.fits && fabs(p.tpot_ms - want_ms) < 0.01 * want_ms,
@@ -622,7 +625,8 @@ int main(void)
         s.precision = "mxfp4";
         r = predict(&s);
         {
-            double want = (tb_arch_params_matmul(&a70) * (wfp4 - (0.5 + 1.0 / 32.0))) /
+            double want = ((tb_arch_params_matmul(&a70) - tb_arch_params_embedding(&a70)) *
+                           (wfp4 - (0.5 + 1.0 / 32.0))) /
                           (b200->hbm_tbps * 1e12 * eb->mem_eff) * 1e3;
             OK(fabs((p.tpot_ms - r.tpot_ms) - want) < 0.01 * want,
                "mxfp4 (one 8-bit scale per 32) saves the scales' bytes: %.3f ms less, %.3f by "
@@ -907,6 +911,82 @@ int main(void)
         if (tb_model_datasets_load(&model, NULL, err, sizeof err) != 0)
             bail("%s", err);
         free(tmp);
+    }
+
+    /* ---- GPU serving step costs (issue 18 item 4): attention and the weights' products
+     * one after another, attention at the cache's format, a 16-bit LM head ---- */
+    {
+        const struct tb_chip *hc = tb_pricing_chip(&pr, "h100-sxm");
+        const struct tb_chip *bc = tb_pricing_chip(&pr, "b200");
+        const struct tb_model_eff *eh = tb_model_eff_of(&model, "h100-sxm");
+        const struct tb_model_eff *eb = tb_model_eff_of(&model, "b200");
+        const struct tb_model_eff *e1 = tb_model_eff_of(&model, "trainium1");
+        if (!hc || !bc || !eh || !eb || !e1)
+            bail("no h100-sxm, b200 or trainium1 in the catalogue");
+        OK(eh->attn_overlap == 0 && eb->attn_overlap == 0 && e1->attn_overlap == 1,
+           "GPU attention is its own kernel (attn_overlap 0), Neuron's graph overlaps it (1)");
+        OK(eh->head_bytes == 2 && e1->head_bytes == 0,
+           "the LM head stays 16-bit on NVIDIA (head_bytes 2), the layers' format on Neuron");
+        /* 8B fp8 decode at batch 384 on one H100, contexts 1024 + 128 (mean 1088): the
+         * GEMMs at their roofline, then the attention at its own, then the fixed costs */
+        s = scen(&a8, "p5.48xlarge", TB_PHASE_DECODE, "fp8", 1, 1024, 128, 384);
+        s.tp = 1;
+        p = predict(&s);
+        {
+            double B = 384, ctx = 1024 + 64, V = tb_arch_params_embedding(&a8);
+            double bw = hc->hbm_tbps * 1e12, p8 = hc->fp8_dense_tflops * 1e12;
+            double p16 = hc->bf16_dense_tflops * 1e12, N = (double)a8.hidden;
+            double eff = eh->gemm_eff_fp8 * B / (B + eh->gemm_m_half) * N / (N + eh->gemm_n_half);
+            double all = tb_flops_decode_step(&a8, B, ctx - 1);
+            double attn = all - tb_flops_decode_step(&a8, B, -1), head = 2.0 * B * V;
+            double cg = ((all - attn - head) / p8 + head / p16) / eff, ca = attn / (p8 * eff);
+            double w = ((tb_arch_params_matmul(&a8) - V) * 1.0 + V * 2.0) / (bw * eh->mem_eff);
+            double kv = B * ctx * tb_bytes_kv_per_token(&a8, 1.0) / (bw * eh->kv_eff);
+            double fixed = a8.layers * eh->layer_s + B * eh->request_s;
+            double want = (fmax(cg, w) + fmax(ca, kv) + fixed) * 1e3;
+            double overlapped = (fmax(cg + ca, w + kv) + fixed) * 1e3;
+            IS_REL(want, p.tpot_ms, 1e-6,
+                   "8B fp8 decode at batch 384 on an H100: GEMMs %.2f ms (compute), then "
+                   "attention %.2f ms (KV read): TPOT %.2f ms",
+                   fmax(cg, w) * 1e3, fmax(ca, kv) * 1e3, p.tpot_ms);
+            OK(p.fits && p.tpot_ms > 1.08 * overlapped,
+               "which one roofline over the step would hide: %.2f ms (%.2f ms)", overlapped,
+               p.tpot_ms);
+        }
+        /* 70B fp4 prefill of 32k tokens on one B200: the weights' products at the fp4 peak,
+         * QK^T and AV at fp8's (the cache's format), both at the 16k-row efficiency */
+        s = scen(&a70, "p6-b200.48xlarge", TB_PHASE_PREFILL, "fp4", 1, 32768, 1, 1);
+        s.tp = 1;
+        p = predict(&s);
+        {
+            double attn = tb_flops_attention(&a70, 1, 32768);
+            double dense = tb_flops_prefill(&a70, 1, 32768) - attn;
+            double eff = eb->gemm_eff_fp4 * 16384.0 / (16384.0 + eb->gemm_m_half) *
+                         (double)a70.hidden / ((double)a70.hidden + eb->gemm_n_half);
+            double want =
+                ((dense / (bc->fp4_dense_tflops * 1e12) + attn / (bc->fp8_dense_tflops * 1e12)) /
+                     eff +
+                 a70.layers * eb->prefill_layer_s) *
+                1e3;
+            IS_REL(want, p.ttft_ms, 1e-6,
+                   "70B fp4 prefill of 32k tokens on a B200: attention (%.0f%% of the FLOPs) at "
+                   "the fp8 peak: TTFT %.0f ms",
+                   100.0 * attn / (attn + dense), p.ttft_ms);
+        }
+        /* 70B fp8 on one 80 GB H100: the weights with a 16-bit embedding and LM head */
+        s = scen(&a70, "p5.48xlarge", TB_PHASE_DECODE, "fp8", 1, 128, 128, 1);
+        s.tp = 1;
+        p = predict(&s);
+        {
+            double V = tb_arch_params_embedding(&a70);
+            double w = (tb_arch_params_matmul(&a70) - V) * 1.0 + 2.0 * V * 2.0;
+            double kv = 256.0 * tb_bytes_kv_per_token(&a70, 1.0);
+            double work = 128.0 * (4.0 * a70.hidden + 2.0 * a70.ffn) * 2.0 + 1.0 * a70.vocab * 4.0;
+            IS_REL((w + kv + work) / 1073741824.0, p.mem_per_device_gib, 1e-9,
+                   "70B fp8 on one H100 holds %.2f GiB: the layers at 1 B, the embedding and LM "
+                   "head (%.2f GiB) at 2 B",
+                   p.mem_per_device_gib, 4.0 * V / 1073741824.0);
+        }
     }
 
     tb_model_release(&model);
