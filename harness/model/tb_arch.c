@@ -253,6 +253,13 @@ double tb_arch_params_matmul(const struct tb_arch *a)
            (double)a->vocab * a->hidden;
 }
 
+double tb_arch_params_lora(const struct tb_arch *a, long r)
+{
+    double q = (double)a->heads * a->head_dim, kv = (double)a->kv_heads * a->head_dim;
+    double qkv = (double)a->hidden + q + 2.0 * kv, o = q + (double)a->hidden;
+    return (double)r * (qkv + o) * a->layers;
+}
+
 static int cmp_str(const void *x, const void *y)
 {
     return strcmp(*(char *const *)x, *(char *const *)y);

@@ -60,6 +60,12 @@ double tb_arch_params_total(const struct tb_arch *a);
 /* Parameters that take part in matrix products per token: every layer's weight
  * matrices plus the LM head (tied or not); embeddings lookups and norms excluded. */
 double tb_arch_params_matmul(const struct tb_arch *a);
+/* Parameters of LoRA adapters of rank r (Hu et al. 2021, arXiv 2106.09685) on the
+ * attention's projections, as MLPerf's llama2_70b_lora trains them (NeMo's
+ * target_modules linear_qkv and linear_proj): per layer, A (r x in) and B (out x r) on
+ * the fused QKV projection (in C, out (NH + 2 NKV) HD) and on the output projection (in
+ * NH HD, out C), r (in + out) each. */
+double tb_arch_params_lora(const struct tb_arch *a, long r);
 
 /* List the catalogue: calls fn(path, ctx) for every *.model under
  * <datadir>/workloads, in sorted order. Returns the number found or -1. */

@@ -72,6 +72,12 @@ double tb_flops_train(const struct tb_arch *a, double B, double T)
     return 3.0 * tb_flops_forward(a, B, T);
 }
 
+double tb_flops_train_lora(const struct tb_arch *a, double B, double T, long r)
+{
+    return 2.0 * tb_flops_forward(a, B, T) + tb_flops_attention(a, B, T) +
+           6.0 * tb_arch_params_lora(a, r) * B * T;
+}
+
 double tb_bytes_kv_per_token(const struct tb_arch *a, double bytes_per_kv)
 {
     return 2.0 * a->layers * a->kv_heads * a->head_dim * bytes_per_kv;

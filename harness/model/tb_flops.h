@@ -9,8 +9,10 @@
  * t+1 keys, so no work is counted for the masked half). Norms, RoPE, softmax, SwiGLU
  * and the optimizer are not counted (they are O(C) per token, under 1% at real sizes).
  * Training counts forward + backward = 3x the forward FLOPs (backward computes the
- * gradients of both inputs and weights of every product). Activation recomputation is
- * not model FLOPs.
+ * gradients of both inputs and weights of every product). LoRA fine-tuning counts what
+ * its step must compute: the forward, the input gradients of every product (the frozen
+ * weights get none of their own) and the adapters' products (tb_flops_train_lora).
+ * Activation recomputation is not model FLOPs.
  */
 #ifndef TB_FLOPS_H
 #define TB_FLOPS_H
@@ -43,6 +45,14 @@ double tb_bytes_train_elementwise(const struct tb_arch *a, double B, double T);
 
 /* Training step on B sequences of T tokens: 3 x tb_flops_forward. */
 double tb_flops_train(const struct tb_arch *a, double B, double T);
+
+/* LoRA fine-tuning step on B sequences of T tokens with adapters of rank r
+ * (tb_arch_params_lora): the forward (tb_flops_forward), the backward's activation
+ * gradients only for the frozen products (one more forward's worth of their FLOPs: no
+ * weight gradients), attention's backward as in training (twice its forward: it has no
+ * weights), and the adapters' own products forward and backward (6 per adapter
+ * parameter and token). = 2 x forward + attention + 6 x adapter parameters x tokens. */
+double tb_flops_train_lora(const struct tb_arch *a, double B, double T, long r);
 
 /* Bytes one decode step must read from memory at minimum: every matrix-product weight
  * once (bytes_per_param each) plus the K and V cache of B sequences at pos + 1

@@ -395,6 +395,8 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
             return tb_err(err, errlen,
                           "concurrency, request_rate and scenario are serving regimes (phase "
                           "serve, prefill or decode)");
+        if (sc->lora_rank != 0 && sc->phase != TB_PHASE_TRAIN)
+            return tb_err(err, errlen, "lora_rank: LoRA fine-tuning is training (phase train)");
         if (sc->dataset && *sc->dataset && sc->phase == TB_PHASE_TRAIN)
             return tb_err(err, errlen, "dataset is a serving workload (phase serve or denoise)");
         /* a dataset unknown or without lengths, a model MLPerf gives no limits: said as

@@ -125,6 +125,9 @@ struct tb_scenario {
                                             devices, the rest is context parallelism */
     double ttft_limit_ms, tpot_limit_ms; /* 0: none (batch_max only) */
     double train_tokens;                 /* time and cost to train this many tokens; 0: none */
+    long lora_rank; /* train: LoRA fine-tuning, adapters of this rank on the attention's
+                       projections over frozen weights (tb_arch_params_lora); 0: full
+                       training */
     /* serving regimes (README "The performance model"; at most one of batch, concurrency,
      * request_rate and scenario) */
     long concurrency;     /* closed loop: N requests in flight, continuous batching, each

@@ -58,9 +58,10 @@ double tb_model_allreduce_s(const struct dev *d, double S, long g, long span);
 enum { RC_NONE, RC_SELECTIVE, RC_FULL, RC_KINDS };
 /* Activation bytes a device keeps for the backward pass: M tokens per micro-batch, tp
  * tensor-parallel devices (sequence parallel), `layers` layers on the device, `inflight`
- * micro-batches in flight, recomputation rc. */
-double tb_model_train_act_bytes(const struct tb_arch *a, int rc, double M, long tp, double layers,
-                                double inflight);
+ * micro-batches in flight, recomputation rc; lora: LoRA fine-tuning (frozen weights keep
+ * no inputs for weight gradients). */
+double tb_model_train_act_bytes(const struct tb_arch *a, int rc, bool lora, double M, long tp,
+                                double layers, double inflight);
 
 /* The phases: each fills *p (set up by tb_model_predict: chips, instances, NANs). */
 int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenario *sc,

@@ -38,28 +38,49 @@ struct train_eval {
  * is what is as cheap to redo: the norms' outputs and the SwiGLU output, recomputed
  * from the inputs kept (torchtitan's and Megatron-Core's selective policies keep the
  * matrix products' outputs and redo the element-wise operations). */
-static double act_bytes_per_token_layer(const struct tb_arch *a, int rc)
+/* LoRA (frozen weights): a product's input is kept only for its weight gradient, so
+ * the frozen MLP's inputs (the second norm's output, the SwiGLU output) are not kept;
+ * the attention's projections keep theirs for their adapters (the first norm's output;
+ * the attention output, kept anyway). Selective recomputation then has only the first
+ * norm's output to drop, which leaves what it leaves in full training. */
+static double act_bytes_per_token_layer(const struct tb_arch *a, int rc, bool lora)
 {
     double kv = (double)a->kv_heads * a->head_dim;
     if (rc == RC_SELECTIVE)
         return 2.0 * (4.0 * a->hidden + 2.0 * kv + 2.0 * a->ffn);
+    if (lora)
+        return 2.0 * (5.0 * a->hidden + 2.0 * kv + 2.0 * a->ffn);
     return 2.0 * (6.0 * a->hidden + 2.0 * kv + 3.0 * a->ffn);
 }
 
 /* Bytes selective recomputation moves again per token and layer: the two RMSNorms
- * (read and write the hidden state each) and the SwiGLU (read gate and up, write). */
-static double selective_bytes_per_token_layer(const struct tb_arch *a)
+ * (read and write the hidden state each) and the SwiGLU (read gate and up, write); with
+ * LoRA the first norm only. */
+static double selective_bytes_per_token_layer(const struct tb_arch *a, bool lora)
 {
+    if (lora)
+        return 2.0 * 2.0 * a->hidden;
     return 2.0 * (4.0 * a->hidden + 3.0 * a->ffn);
 }
 
-double tb_model_train_act_bytes(const struct tb_arch *a, int rc, double M, long tp, double layers,
-                                double inflight)
+double tb_model_train_act_bytes(const struct tb_arch *a, int rc, bool lora, double M, long tp,
+                                double layers, double inflight)
 {
     if (rc == RC_FULL) /* each layer's input, and one layer's working set at a time */
         return M * a->hidden * 2.0 / (double)tp * layers * inflight +
-               M * act_bytes_per_token_layer(a, RC_NONE) / (double)tp;
-    return M * act_bytes_per_token_layer(a, rc) / (double)tp * layers * inflight;
+               M * act_bytes_per_token_layer(a, RC_NONE, lora) / (double)tp;
+    return M * act_bytes_per_token_layer(a, rc, lora) / (double)tp * layers * inflight;
+}
+
+/* Bytes the LoRA adapters' products move per token and layer, forward and backward:
+ * each reads its projection's input and adds to its output (16-bit), the rank-r middle
+ * negligible; the backward about twice the forward, as for the element-wise work. A
+ * rank-16 product is bound by these bytes, not by its FLOPs. */
+static double lora_bytes_per_token_layer(const struct tb_arch *a)
+{
+    double q = (double)a->heads * a->head_dim, kv = (double)a->kv_heads * a->head_dim;
+    double fwd = 2.0 * ((double)a->hidden + (q + 2.0 * kv) + q + (double)a->hidden);
+    return 3.0 * fwd;
 }
 
 static struct train_eval train_step(const struct dev *d, const struct tb_scenario *sc, double GB,
@@ -86,14 +107,24 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
     const double inflight =
         fmin(m, (double)pp) * (v > 1 ? 1.0 + (double)(pp - 1) / (double)(pp * v) : 1.0);
     double shard = P / (double)(t * pp) * Lst * (double)pp / L;
+    /* LoRA: the adapters are what trains (their gradients, optimizer state and traffic);
+     * the frozen weights only take part in the products */
+    const bool lora = sc->lora_rank > 0;
+    const double Pl = lora ? tb_arch_params_lora(a, sc->lora_rank) : 0;
+    const double train_shard = lora ? Pl / (double)(t * pp) * Lst * (double)pp / L : shard;
     double mem, act, tcomp, ttp, tcp, tpipe, tp2p, tdp, topt, nar;
 
     /* memory per device: bf16 weights, fp32 gradients, fp32 master + Adam moments
      * sharded over the data- and context-parallel devices (ZeRO-1, Megatron's
      * distributed optimizer), activations of the micro-batches in flight, logits of
-     * one micro-batch */
-    mem = shard * (2.0 + 4.0) + shard * 12.0 / (double)(dp * cp);
-    act = tb_model_train_act_bytes(a, l->rc, M, t, Lst, inflight);
+     * one micro-batch. LoRA: the frozen weights at the precision's bytes, the adapters'
+     * state as full training's */
+    if (lora)
+        mem = shard * (d->lowp_frac * d->wbytes + (1.0 - d->lowp_frac) * 2.0) +
+              train_shard * (2.0 + 4.0) + train_shard * 12.0 / (double)(dp * cp);
+    else
+        mem = shard * (2.0 + 4.0) + shard * 12.0 / (double)(dp * cp);
+    act = tb_model_train_act_bytes(a, l->rc, lora, M, t, Lst, inflight);
     mem += act + M * a->vocab * 6.0 / (double)t;
     r.mem = mem;
     if (mem > cap)
@@ -104,14 +135,21 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
      * the bf16 peak, element-wise work at memory speed; full recomputation repeats the
      * forward, selective the norms and the SwiGLU. All of it spread over every device,
      * at the precision's training efficiency of the kernels' speed, times the busiest
-     * device's excess */
+     * device's excess. LoRA: the frozen products' backward computes their input
+     * gradients only (one forward's worth, not two); attention's backward is as in
+     * training; the adapters' products (forward 2, backward 4 FLOPs per parameter and
+     * token, recomputed with the forward) run in bf16, bound by the bytes they move */
     {
         double fwd = l->rc == RC_FULL ? 2.0 : 1.0, ndev = (double)(t * pp * dp * cp);
-        double attn = (2.0 + fwd) * tb_flops_attention(a, GB, T);
-        double gemm = (2.0 + fwd) * tb_flops_forward(a, GB, T) - attn;
+        double attn1 = tb_flops_attention(a, GB, T), attn = (2.0 + fwd) * attn1;
+        double gemm = ((lora ? 1.0 : 2.0) + fwd) * (tb_flops_forward(a, GB, T) - attn1);
         double elem = tb_bytes_train_elementwise(a, GB, T) * (2.0 + fwd) / 3.0;
         if (l->rc == RC_SELECTIVE)
-            elem += selective_bytes_per_token_layer(a) * L * GB * T;
+            elem += selective_bytes_per_token_layer(a, lora) * L * GB * T;
+        if (lora) {
+            attn += (4.0 + 2.0 * fwd) * Pl * GB * T;
+            elem += lora_bytes_per_token_layer(a) * (2.0 + fwd) / 3.0 * L * GB * T;
+        }
         /* fp4: lowp_frac of the products at fp4, the rest at bf16 (the recipe's last layers) */
         double e16 = d->e->gemm_eff / d->gemm_eff * tb_model_gemm_eff(d, M, t);
         tcomp = (gemm * tb_model_head_pad(a, t) / ndev *
@@ -148,12 +186,13 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
                          M * C * 2.0 / (double)t / (t * pp <= d->per_node ? d->link_bw : d->net_bw))
                   : 0;
     /* data parallel, ZeRO-1: reduce-scatter bf16 gradients, all-gather bf16 weights,
-     * over the data- and context-parallel devices (both hold a replica's gradients) */
-    tdp = dp * cp > 1 ? tb_model_allreduce_s(d, shard * 2.0, dp * cp, t * pp * cp * dp) *
+     * over the data- and context-parallel devices (both hold a replica's gradients);
+     * LoRA: the adapters' only */
+    tdp = dp * cp > 1 ? tb_model_allreduce_s(d, train_shard * 2.0, dp * cp, t * pp * cp * dp) *
                             (1.0 - d->e->dp_overlap)
                       : 0;
     /* optimizer: reads gradients and fp32 state of its shard, writes state and weights */
-    topt = (shard * 4.0 + shard / (double)(dp * cp) * 24.0 + shard * 2.0) /
+    topt = (train_shard * 4.0 + train_shard / (double)(dp * cp) * 24.0 + train_shard * 2.0) /
            (d->hbm_bw * d->e->mem_eff);
     r.step = tpipe + tp2p + tdp + topt;
     r.bound = (ttp + tcp + tdp + tp2p) > tcomp ? "communication" : "compute";
@@ -171,18 +210,27 @@ static int divisors(long n, long max, long *out, int cap)
 }
 
 /* MLPerf Training's evaluation: every `every` sequences, `seqs` sequences of the
- * validation set (the reference READMEs of mlcommons/training, section 5 'Quality':
- * small_llm_pretraining/nemo (llama31_8b) and large_language_model_pretraining/nemo
- * (llama31_405b)). Other models: none. */
-static void mlperf_eval(const struct tb_arch *a, double *every, double *seqs)
+ * validation set, none in the first `skip` intervals (the reference READMEs of
+ * mlcommons/training, section 5 'Quality': small_llm_pretraining/nemo (llama31_8b) and
+ * large_language_model_pretraining/nemo (llama31_405b)). LoRA fine-tuning of Llama 2
+ * 70B (llama2_70b_lora; NVIDIA's implementation README in
+ * mlcommons/training_results_v5.1, section 5 'Evaluation'): every 384 sequences, as
+ * ceil(384 / batch) steps, skipping the first floor(0.125 batch + 2) evaluations, over
+ * the 173 sequences of the validation subset. Other models: none. */
+static void mlperf_eval(const struct tb_arch *a, bool lora, double GB, double *every, double *seqs,
+                        double *skip)
 {
-    *every = *seqs = 0;
-    if (!strcmp(a->name, "llama-3.1-8b")) {
+    *every = *seqs = *skip = 0;
+    if (!lora && !strcmp(a->name, "llama-3.1-8b")) {
         *every = 12288;
         *seqs = 1024;
-    } else if (!strcmp(a->name, "llama-3.1-405b")) {
+    } else if (!lora && !strcmp(a->name, "llama-3.1-405b")) {
         *every = 46080;
         *seqs = 5760;
+    } else if (lora && !strcmp(a->name, "llama-2-70b")) {
+        *every = ceil(384.0 / GB) * GB;
+        *seqs = 173;
+        *skip = floor(0.125 * GB + 2.0);
     }
 }
 
@@ -201,6 +249,9 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
 
     if (sc->seq_in < 2)
         return tb_err(err, errlen, "seq_in missing: the training sequence length is needed");
+    if (sc->lora_rank < 0 || sc->lora_rank > a->hidden || sc->lora_rank > a->heads * a->head_dim)
+        return tb_err(err, errlen, "lora_rank %ld: from 1 to %s's attention width", sc->lora_rank,
+                      a->name);
     e = tb_model_eff_of(m, sc->inst->chip);
     if (given) {
         devs = sc->tp * sc->pp * sc->dp;
@@ -229,6 +280,12 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
         return tb_err(err, errlen,
                       "training in MXFP4 is not modeled: the published fp4 training recipe is "
                       "NVIDIA's NVFP4 (arXiv 2509.25149); train in fp8 or bf16");
+    /* LoRA over a quantized checkpoint: every decoder layer's frozen weights quantized in
+     * place, none kept in bf16 (MLPerf's llama2_70b_lora, NVIDIA's custom_callbacks.py
+     * _pre_quantize_model: each te.Linear of every layer replaced by its NVFP4 copy,
+     * first_last_layers_bf16 off), so all the products run at the precision */
+    if (sc->lora_rank > 0)
+        d.lowp_frac = 1;
     cap = d.hbm * d.e->hbm_usable;
     p->devices = devs;
     p->devices_per_chip = k;
@@ -338,24 +395,32 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
     tokens = (double)p->batch * (double)sc->seq_in;
     p->train_tokens_per_s = tokens / be.step;
     p->train_tokens_per_s_per_chip = p->train_tokens_per_s / (double)chips;
-    p->mfu = tb_flops_train(a, (double)p->batch, (double)sc->seq_in) /
-             (be.step * (double)chips * d.chip_peak);
+    /* model FLOPs: training's 3 x forward; LoRA's forward, input gradients and
+     * adapters (tb_flops.h) */
+    double flops = sc->lora_rank > 0
+                       ? tb_flops_train_lora(a, (double)p->batch, (double)sc->seq_in, sc->lora_rank)
+                       : tb_flops_train(a, (double)p->batch, (double)sc->seq_in);
+    p->mfu = flops / (be.step * (double)chips * d.chip_peak);
     char priced[400] = "", evals[300] = ""; /* usd_to_train's price; the evaluations */
     if (sc->train_tokens > 0) {
         struct tb_price_choice pc;
-        double every, seqs, n;
+        double every, seqs, skip, n, fwd;
         /* MLPerf Training's time to train: the tokens to the target over the throughput,
          * plus the evaluations on the way, each a forward pass over the validation
-         * sequences (a third of a training step's work per token, at the step's speed) */
-        mlperf_eval(a, &every, &seqs);
-        n = every > 0 ? floor(sc->train_tokens / (double)sc->seq_in / every) : 0;
-        p->eval_s = n * seqs * (double)sc->seq_in / p->train_tokens_per_s / 3.0;
+         * sequences at the step's speed: the forward's share of the step's model FLOPs
+         * per token (a third in training, about half in LoRA), the busiest replica's
+         * share of the sequences (each replica takes ceil(seqs / dp) of them) */
+        mlperf_eval(a, sc->lora_rank > 0, (double)p->batch, &every, &seqs, &skip);
+        n = every > 0 ? fmax(0.0, floor(sc->train_tokens / (double)sc->seq_in / every) - skip) : 0;
+        fwd = tb_flops_forward(a, (double)p->batch, (double)sc->seq_in) / flops;
+        p->eval_s = n * ceil(seqs / (double)best.dp) * (double)best.dp * (double)sc->seq_in /
+                    p->train_tokens_per_s * fwd;
         p->time_to_train_s = sc->train_tokens / p->train_tokens_per_s + p->eval_s;
         if (every > 0)
             snprintf(evals, sizeof evals,
-                     "; time_to_train adds %.0f evaluations (MLPerf: every %.0f sequences, %.0f "
-                     "sequences each, forward only) = %.4g s",
-                     n, every, seqs, p->eval_s);
+                     "; time_to_train adds %.0f evaluations (MLPerf: every %.0f sequences%s, "
+                     "%.0f sequences each, forward only) = %.4g s",
+                     n, every, skip > 0 ? " after the first skipped" : "", seqs, p->eval_s);
         else
             snprintf(evals, sizeof evals, "; time_to_train without evaluations");
         if (tb_pricing_target_price(m->pricing, sc->inst->instance, m->region, m->purchase, &pc,
@@ -372,14 +437,19 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
         }
     }
     p->bound = be.bound;
+    char lora[160] = "";
+    if (sc->lora_rank > 0)
+        snprintf(lora, sizeof lora,
+                 "; LoRA rank %ld on QKV and O (%.4g M trained), frozen %s weights", sc->lora_rank,
+                 tb_arch_params_lora(a, sc->lora_rank) / 1e6, d.format);
     snprintf(
         p->assumptions, sizeof p->assumptions,
         "tp=%ld pp=%ld dp=%ld cp=%ld (%s) v=%ld over %ld devices (%ld per chip), "
         "micro-batch %ld, global batch %ld, bubble %.1f%%, %s recomputation, ZeRO-1; "
-        "gemm_eff %.2f x train_eff %.2f, dp overlap %.2f%s%s%s",
+        "gemm_eff %.2f x train_eff %.2f, dp overlap %.2f%s%s%s%s",
         best.tp, best.pp, best.dp, best.cp, given ? "given" : "searched", best.v, devs, k, best.mb,
         p->batch, 100.0 * be.bubble, RC_NAME[best.rc], d.gemm_eff, d.e->train_eff, d.e->dp_overlap,
         d.lowp_frac < 1 ? "; NVFP4 products but 15% in bf16, fp32 master weights and Adam" : "",
-        evals, priced);
+        lora, evals, priced);
     return 0;
 }

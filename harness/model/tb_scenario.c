@@ -171,8 +171,29 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
         dbl_field(f, "tpot_limit_ms", &in->sc.tpot_limit_ms, res->why, sizeof res->why) ||
         dbl_field(f, "train_tokens", &in->sc.train_tokens, res->why, sizeof res->why) ||
         int_field(f, "concurrency", &in->sc.concurrency, res->why, sizeof res->why) ||
-        dbl_field(f, "request_rate", &in->sc.request_rate, res->why, sizeof res->why))
+        dbl_field(f, "request_rate", &in->sc.request_rate, res->why, sizeof res->why) ||
+        int_field(f, "lora_rank", &in->sc.lora_rank, res->why, sizeof res->why))
         return -1;
+    if (in->sc.lora_rank > 0) {
+        /* adapters train, so a training phase; low rank: no wider than the projections
+         * they sit beside (the attention's C in and NH HD out) */
+        long most = in->arch.hidden < in->arch.heads * in->arch.head_dim
+                        ? in->arch.hidden
+                        : in->arch.heads * in->arch.head_dim;
+        if (in->sc.phase != TB_PHASE_TRAIN) {
+            snprintf(res->why, sizeof res->why,
+                     "field 'lora_rank': LoRA fine-tuning is training (phase train), not '%s'",
+                     phase);
+            return -1;
+        }
+        if (in->sc.lora_rank > most) {
+            snprintf(res->why, sizeof res->why,
+                     "field 'lora_rank': %ld is above %s's attention width %ld (a low rank, "
+                     "MLPerf's is 16)",
+                     in->sc.lora_rank, in->arch.name, most);
+            return -1;
+        }
+    }
     /* a million requests a second is beyond any fleet a scenario describes */
     if (in->sc.request_rate > 1e6) {
         snprintf(res->why, sizeof res->why,

@@ -12,6 +12,7 @@
 #include "tb_model.h"
 #include "tb_model_impl.h"
 #include "tb_pricing.h"
+#include "tb_scenario.h"
 #include "tb_util.h"
 
 #include "tests/tap/basic.h"
@@ -51,6 +52,20 @@ static struct tb_scenario scen(const struct tb_arch *a, const char *target, enum
     return s;
 }
 
+/* A scenario row as name=value pairs, for tb_scenario_predict_one. */
+struct kv_row {
+    const char *const *kv; /* name, value, ..., NULL */
+};
+
+static const char *kv_get(const void *ctx, const char *name)
+{
+    const struct kv_row *r = ctx;
+    for (int i = 0; r->kv[i]; i += 2)
+        if (!strcmp(r->kv[i], name))
+            return r->kv[i + 1];
+    return NULL;
+}
+
 static struct tb_prediction predict(const struct tb_scenario *s)
 {
     struct tb_prediction p;
@@ -70,7 +85,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6);
+    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -327,15 +342,15 @@ int main(void)
     OK(fabs(p.mfu / 0.43 - 1) < 0.15, "MFU %.3f within 15%% of the paper's 0.43", p.mfu);
     {
         /* one stage of that layout: 8 layers, 16 micro-batches of 8192 tokens in flight */
-        double none = tb_model_train_act_bytes(&a405, RC_NONE, 8192, 8, 8, 16);
-        double sel = tb_model_train_act_bytes(&a405, RC_SELECTIVE, 8192, 8, 8, 16);
-        double full = tb_model_train_act_bytes(&a405, RC_FULL, 8192, 8, 8, 16);
+        double none = tb_model_train_act_bytes(&a405, RC_NONE, false, 8192, 8, 8, 16);
+        double sel = tb_model_train_act_bytes(&a405, RC_SELECTIVE, false, 8192, 8, 8, 16);
+        double full = tb_model_train_act_bytes(&a405, RC_FULL, false, 8192, 8, 8, 16);
         OK(full < sel && sel < none, "activations: full %.1f < selective %.1f < none %.1f GiB",
            full / 1073741824.0, sel / 1073741824.0, none / 1073741824.0);
         IS_REL(none, 8192.0 * 2 * (6 * 16384 + 2 * 1024 + 3 * 53248) / 8 * 8 * 16, 1e-12,
                "none: 2 (6 h + 2 kv + 3 ffn) bytes per token and layer, over tp");
         /* interleaved: (1 + (pp - 1) / (pp v)) times the micro-batches in flight */
-        double held = tb_model_train_act_bytes(&a405, RC_SELECTIVE, 8192, 8, 8,
+        double held = tb_model_train_act_bytes(&a405, RC_SELECTIVE, false, 8192, 8, 8,
                                                16 * (1 + 15.0 / (16.0 * p.virtual_stages)));
         IS_REL(p.mem_per_device_gib * 1073741824.0 - held,
                405.0e9 / 128 * 128 / 126 * (6 + 12.0 / 64) + 1024 * 128256 * 6.0, 0.01,
@@ -409,6 +424,88 @@ int main(void)
            "time to train = tokens / throughput + evaluations");
     OK(strstr(p.assumptions, "10 evaluations (MLPerf: every 12288 sequences"),
        "the assumptions say so: %.60s", strstr(p.assumptions, "time_to_train"));
+
+    /* ---- LoRA fine-tuning (MLPerf's llama2_70b_lora: rank 16 on the fused QKV and the
+     * output projection, 8192-token sequences) ---- */
+    {
+        struct tb_arch l2 = load_arch("llama-2-70b");
+        struct tb_scenario_result res;
+        /* by hand: 80 layers x 16 x ((8192 in + (64 + 2 x 8) x 128 out) + (8192 + 8192)) */
+        IS_DOUBLE(80.0 * 16 * ((8192 + 10240) + (8192 + 8192)), tb_arch_params_lora(&l2, 16), 0,
+                  "rank-16 adapters on Llama 2 70B: 44,564,480 parameters");
+        IS_DOUBLE(2 * tb_flops_forward(&l2, 8, 8192) + tb_flops_attention(&l2, 8, 8192) +
+                      6 * 44564480.0 * 8 * 8192,
+                  tb_flops_train_lora(&l2, 8, 8192, 16), 1,
+                  "LoRA model FLOPs: 2 x forward + attention + 6 per adapter parameter and token");
+        /* MLPerf's 8-B200 layout (tp 1, dp 8): full fine-tuning does not fit, LoRA does */
+        s = scen(&l2, "p6-b200.48xlarge", TB_PHASE_TRAIN, "fp8", 8, 8192, 0, 8);
+        s.tp = s.pp = 1;
+        s.dp = 8;
+        p = predict(&s);
+        s.lora_rank = 16;
+        q = predict(&s);
+        OK(!p.fits && strstr(p.why, "does not fit"),
+           "70B full fine-tuning on 8 B200 at dp 8: %.60s", p.why);
+        OK(q.fits && q.mem_per_device_gib < q.hbm_per_device_gib,
+           "LoRA fits: %.1f GiB of %.1f per device", q.mem_per_device_gib, q.hbm_per_device_gib);
+        OK(q.mem_per_device_gib * 1073741824.0 > tb_arch_params_total(&l2) * 1.0,
+           "it holds the frozen weights at fp8's byte");
+        /* the same layout where both fit (8B on 8 B200): LoRA's step is between 2/3 and 1x
+         * of full training's (the frozen products' backward half the work, attention's
+         * backward as before, no gradient all-reduce) */
+        s = scen(&a8, "p6-b200.48xlarge", TB_PHASE_TRAIN, "bf16", 8, 8192, 0, 8);
+        s.tp = s.pp = 1;
+        s.dp = 8;
+        p = predict(&s);
+        s.lora_rank = 16;
+        q = predict(&s);
+        OK(p.fits && q.fits && !strcmp(p.recompute_kind, q.recompute_kind) &&
+               q.micro_batch == p.micro_batch,
+           "8B on 8 B200: both fit, same recomputation (%s) and micro-batch", q.recompute_kind);
+        OK(q.step_time_s > p.step_time_s * 2.0 / 3.0 && q.step_time_s < p.step_time_s,
+           "LoRA step %.3f s between 2/3 and 1x of full training's %.3f s", q.step_time_s,
+           p.step_time_s);
+        OK(fabs(q.mfu - tb_flops_train_lora(&a8, 8, 8192, 16) /
+                            (q.step_time_s * 8 * tb_pricing_chip(&pr, "b200")->bf16_dense_tflops *
+                             1e12)) < 1e-9,
+           "its MFU counts LoRA's model FLOPs (%.3f)", q.mfu);
+        /* MLPerf LoRA's evaluations: every 384 sequences after the first floor(0.125 x 8 +
+         * 2) = 3, 173 sequences (22 per replica of 8) forward */
+        s = scen(&l2, "p6-b200.48xlarge", TB_PHASE_TRAIN, "fp4", 8, 8192, 0, 8);
+        s.tp = s.pp = 1;
+        s.dp = 8;
+        s.lora_rank = 16;
+        s.train_tokens = 3072.0 * 8192;
+        p = predict(&s);
+        IS_REL(p.eval_s,
+               5 * 176.0 * 8192 / p.train_tokens_per_s * tb_flops_forward(&l2, 8, 8192) /
+                   tb_flops_train_lora(&l2, 8, 8192, 16),
+               1e-12, "5 evaluations of 22 x 8 sequences at the forward's share of the step");
+        /* bad values are refused, the field named */
+        {
+            static const char *const bad[][2] = {
+                {"train", "abc"}, {"train", "0"}, {"train", "8193"}, {"serve", "16"}};
+            static const char *const want[] = {"not a positive integer", "not a positive integer",
+                                               "above llama-2-70b's attention width 8192",
+                                               "LoRA fine-tuning is training"};
+            for (int i = 0; i < 4; i++) {
+                const char *kvs[] = {
+                    "target",    "p6-b200.48xlarge",
+                    "model",     "llama-2-70b",
+                    "phase",     bad[i][0],
+                    "metric",    !strcmp(bad[i][0], "train") ? "step_time_s" : "tpot_ms",
+                    "seq_in",    "8192",
+                    "seq_out",   "128",
+                    "lora_rank", bad[i][1],
+                    NULL};
+                struct kv_row row = {kvs};
+                tb_scenario_predict_one(kv_get, &row, &model, &res);
+                OK(isnan(res.predicted) && strstr(res.why, "field 'lora_rank'") &&
+                       strstr(res.why, want[i]),
+                   "lora_rank '%s' (%s) refused: %.90s", bad[i][1], bad[i][0], res.why);
+            }
+        }
+    }
 
     /* ---- diffusion ---- */
     {
