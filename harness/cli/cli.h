@@ -23,19 +23,20 @@ int tb_cli_getopt(const char *cmd, int argc, char **argv, const struct option *o
 /* The long name of the option whose val is val ("ttft-ms"), for messages; "?" if none. */
 const char *tb_cli_opt_name(const struct option *opts, int val);
 
-int tb_cmd_run(int argc, char **argv);        /* harness/cmd_run.c */
-int tb_cmd_report(int argc, char **argv);     /* harness/cmd_report.c */
-int tb_cmd_detect(int argc, char **argv);     /* harness/cmd_detect.c */
-int tb_cmd_perf(int argc, char **argv);       /* harness/cmd_perf.c */
-int tb_cmd_perf_model(int argc, char **argv); /* harness/cmd_perf_model.c (perf --predictor) */
-int tb_cmd_perf_gpu(int argc, char **argv);   /* harness/cmd_perf_gpu.c (perf --gpu) */
-int tb_cmd_perf_serve(int argc, char **argv); /* cli/cmd_perf_serve.c (perf --serve) */
-int tb_cmd_predict(int argc, char **argv);    /* harness/cmd_predict.c */
-int tb_cmd_assess(int argc, char **argv);     /* harness/cmd_assess.c */
-int tb_cmd_validate(int argc, char **argv);   /* harness/cmd_predict.c */
-int tb_cmd_serve(int argc, char **argv);      /* harness/cmd_serve.c */
-int tb_cmd_import(int argc, char **argv);     /* cli/cmd_import.c */
-int tb_cmd_prices(int argc, char **argv);     /* cli/cmd_prices.c */
-int tb_cmd_compare(int argc, char **argv);    /* cli/cmd_compare.c */
+int tb_cmd_run(int argc, char **argv);         /* harness/cmd_run.c */
+int tb_cmd_report(int argc, char **argv);      /* harness/cmd_report.c */
+int tb_cmd_detect(int argc, char **argv);      /* harness/cmd_detect.c */
+int tb_cmd_perf(int argc, char **argv);        /* harness/cmd_perf.c */
+int tb_cmd_perf_model(int argc, char **argv);  /* harness/cmd_perf_model.c (perf --predictor) */
+int tb_cmd_perf_gpu(int argc, char **argv);    /* harness/cmd_perf_gpu.c (perf --gpu) */
+int tb_cmd_perf_serve(int argc, char **argv);  /* cli/cmd_perf_serve.c (perf --serve) */
+int tb_cmd_perf_regime(int argc, char **argv); /* cli/cmd_perf_regime.c (perf --regime) */
+int tb_cmd_predict(int argc, char **argv);     /* harness/cmd_predict.c */
+int tb_cmd_assess(int argc, char **argv);      /* harness/cmd_assess.c */
+int tb_cmd_validate(int argc, char **argv);    /* harness/cmd_predict.c */
+int tb_cmd_serve(int argc, char **argv);       /* harness/cmd_serve.c */
+int tb_cmd_import(int argc, char **argv);      /* cli/cmd_import.c */
+int tb_cmd_prices(int argc, char **argv);      /* cli/cmd_prices.c */
+int tb_cmd_compare(int argc, char **argv);     /* cli/cmd_compare.c */
 
 #endif

@@ -264,6 +264,8 @@ int tb_cmd_perf(int argc, char **argv)
             return tb_cmd_perf_gpu(argc, argv);
         if (!strcmp(argv[i], "--serve"))
             return tb_cmd_perf_serve(argc, argv);
+        if (!strcmp(argv[i], "--regime"))
+            return tb_cmd_perf_regime(argc, argv);
     }
     memset(lines, 0, sizeof lines);
     memset(&m, 0, sizeof m);

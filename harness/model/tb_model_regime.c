@@ -14,15 +14,22 @@
 
 /* ---- the solver ---- */
 
-/* What one load costs, per request (tb_regime.h's symbols). */
+#define NBIN 64 /* prompts' quantile bins for the tails */
+
+/* What one load costs, per request (tb_regime.h's symbols), averaged over the lengths
+ * (index i) and, for the tails, over NBIN equal shares of the prompts (index j). */
 struct rin {
     const struct tb_regime_costs *c;
     const struct tb_regime_lengths *L;
-    double p, pb, p99, tin, tout, ctx, nchunks, cap;
+    double p, pb, tin, tout, ctx, cap;
+    double pi[TB_REGIME_MAXREP], pbi[TB_REGIME_MAXREP], k[TB_REGIME_MAXREP], nch[TB_REGIME_MAXREP];
+    double nchm, kmean, pb2;                          /* E[nchunks], E[K - 1] share, E[pb^2] */
+    int nb;                                           /* bins (1..NBIN) */
+    double bw[NBIN], bp[NBIN], bnch[NBIN], bpb[NBIN]; /* weight, p, nchunks, pb per bin */
 };
 
 struct rpoint {
-    double X, f, rho, nd, d, tpot, pe, rq, wait, ttft, e2e, inflight;
+    double X, f, rho, nd, d, tpot, rq, wait, resid, own, ttft, e2e, inflight, theta;
 };
 
 static double decode_at(const struct rin *r, double nd)
@@ -34,7 +41,7 @@ static double decode_at(const struct rin *r, double nd)
  * when no stable state exists (prefill or decode cannot keep up). */
 static int at_load(const struct rin *r, double X, double f, struct rpoint *s)
 {
-    double lo = 0, hi = 1, den;
+    double lo = 0, hi = 1, den, es = 0, es2 = 0, busy;
     memset(s, 0, sizeof *s);
     s->X = X;
     s->f = f;
@@ -58,27 +65,104 @@ static int at_load(const struct rin *r, double X, double f, struct rpoint *s)
     s->nd = 0.5 * (lo + hi);
     s->d = decode_at(r, s->nd);
     s->tpot = s->d / den;
-    s->pe = r->p + fmin(1.0, f * s->nd) * r->nchunks * s->d;
-    s->rq = f * X * (s->pe - r->p + r->pb);
+    /* admission: a prompt holds its share sigma of the iterations that carry it; an
+     * iteration with decodes in it lasts d beside the prefill, one alone does not */
+    busy = fmin(1.0, f * s->nd);
+    for (int i = 0; i < r->L->n; i++) {
+        double sg = r->pbi[i] + busy * r->nch[i] * s->d / r->k[i];
+        es += r->L->w[i] * sg;
+        es2 += r->L->w[i] * sg * sg;
+    }
+    s->rq = f * X * es;
     if (s->rq >= 1.0 - 1e-9)
         return -1;
-    s->wait = s->rq * s->pe / (2.0 * (1.0 - s->rq));
-    s->ttft = s->wait + s->pe;
+    s->wait = f * X * es2 / (2.0 * (1.0 - s->rq));
+    s->resid = busy * (1.0 - s->rq) * s->tpot / 2.0;
+    s->own = r->p + busy * r->nchm * s->d + fmin(r->kmean, f * X * s->tpot) * r->pb;
+    s->ttft = s->wait + s->resid + s->own;
     s->e2e = s->ttft + (r->tout - 1) * s->tpot;
     s->inflight = X * s->e2e;
+    /* the wait's decay rate: f X (E[exp(theta sigma)] - 1) = theta, the root > 0 */
+    if (s->rq > 0) {
+        double tl = 0, th = 1.0 / es;
+        for (;;) {
+            double g = 0;
+            for (int i = 0; i < r->L->n; i++)
+                g += r->L->w[i] * exp(th * (r->pbi[i] + busy * r->nch[i] * s->d / r->k[i]));
+            if (f * X * (g - 1) > th || th > 1e12)
+                break;
+            tl = th;
+            th *= 2;
+        }
+        for (int it = 0; it < 80; it++) {
+            double m = 0.5 * (tl + th), g = 0;
+            for (int i = 0; i < r->L->n; i++)
+                g += r->L->w[i] * exp(m * (r->pbi[i] + busy * r->nch[i] * s->d / r->k[i]));
+            if (f * X * (g - 1) < m)
+                tl = m;
+            else
+                th = m;
+        }
+        s->theta = 0.5 * (tl + th);
+    }
     return 0;
 }
 
-/* TTFT at percentile q: the wait's tail taken exponential with the M/D/1 mean,
- * P(W > t) = rq exp(-t rq / W) (exact for M/M/1), and the prefill of the long prompt. */
+/* P(TTFT > t): the queue's tail rq exp(-theta x) over each share of the prompts' own
+ * prefill (the wait and the prompt are independent: the percentile of the sum, not the
+ * sum of the percentiles). */
+static double ttft_tail(const struct rin *r, const struct rpoint *s, double t)
+{
+    double busy = fmin(1.0, s->f * s->nd), P = 0;
+    double other = s->resid + fmin(r->kmean, s->f * s->X * s->tpot) * r->pb;
+    for (int j = 0; j < r->nb; j++) {
+        double x = t - other - r->bp[j] - busy * r->bnch[j] * s->d;
+        P += r->bw[j] * (x < 0 ? 1.0 : s->rq > 0 && s->theta > 0 ? s->rq * exp(-s->theta * x) : 0);
+    }
+    return P;
+}
+
+/* The value of a decreasing tail at share 1 - q/100 (bisection over [lo, hi]). */
+static double pct_of(double (*tail)(const struct rin *, const struct rpoint *, double),
+                     const struct rin *r, const struct rpoint *s, double q, double lo, double hi)
+{
+    double want = 1.0 - q / 100.0;
+    while (tail(r, s, hi) > want && hi < 1e9)
+        hi *= 2;
+    for (int i = 0; i < 80; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (tail(r, s, mid) > want)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return hi;
+}
+
 static double ttft_pct(const struct rin *r, const struct rpoint *s, double q)
 {
-    double tail = 1.0 - q / 100.0, w = 0;
-    if (q <= 0)
-        return s->ttft;
-    if (s->rq > tail && s->wait > 0)
-        w = s->wait / s->rq * log(s->rq / tail);
-    return w + s->pe - r->p + r->p99;
+    return q <= 0 ? s->ttft : pct_of(ttft_tail, r, s, q, 0, 2 * s->ttft + 1e-3);
+}
+
+/* P(TPOT > t) of one request: the mean of its Tout - 1 iterations, each the decode d
+ * and the prefills admitted with it; the prefill work over the request's decode, D =
+ * (Tout - 1) S, is compound Poisson (rate f X, sizes pb): mean f X pb D, variance
+ * f X E[pb^2] D; taken normal, per output length (short outputs vary most). */
+static double tpot_tail(const struct rin *r, const struct rpoint *s, double t)
+{
+    double P = 0;
+    for (int i = 0; i < r->L->n; i++) {
+        double n = fmax(1.0, r->L->tout[i] - 1);
+        double sd = sqrt(s->f * s->X * r->pb2 * n * s->tpot) / n;
+        P += r->L->w[i] *
+             (sd > 0 ? 0.5 * erfc((t - s->tpot) / (sd * sqrt(2.0))) : (t < s->tpot ? 1.0 : 0.0));
+    }
+    return P;
+}
+
+static double tpot_pct(const struct rin *r, const struct rpoint *s, double q)
+{
+    return q <= 0 ? s->tpot : pct_of(tpot_tail, r, s, q, s->tpot, 2 * s->tpot);
 }
 
 /* Closed loop of N in flight (N <= capacity): X with X e2e(X) = N. */
@@ -123,31 +207,86 @@ static double open_max(const struct rin *r)
     return lo;
 }
 
-int tb_regime_solve(const struct tb_regime_costs *c, const struct tb_regime_lengths *L,
-                    const struct tb_regime_load *load, struct tb_regime_result *o, char *why,
-                    size_t whylen)
+/* The prompt at cumulative share u of the quantiles given (linear between them; the
+ * lowest below the first). */
+static double quantile_at(const struct tb_regime_lengths *L, double u)
 {
-    struct rin r = {c, L, 0, 0, 0, 0, 0, 0, 0, INFINITY};
-    struct rpoint s;
-    double chunk = c->chunk_tokens > 0 ? c->chunk_tokens : 8192, wctx = 0;
+    if (u <= L->q[0])
+        return L->qtin[0];
+    for (int i = 1; i < L->nq; i++)
+        if (u <= L->q[i])
+            return L->qtin[i - 1] +
+                   (L->qtin[i] - L->qtin[i - 1]) * (u - L->q[i - 1]) / (L->q[i] - L->q[i - 1]);
+    return L->qtin[L->nq - 1];
+}
 
-    memset(o, 0, sizeof *o);
+/* Per-length costs: the prefill alone and shared, prompts per iteration, chunks; the
+ * bins of the prompts' distribution for the tails. */
+static void rin_setup(struct rin *r, const struct tb_regime_costs *c,
+                      const struct tb_regime_lengths *L)
+{
+    double chunk = c->chunk_tokens > 0 ? c->chunk_tokens : 8192, wctx = 0, ppb = 0;
     for (int i = 0; i < L->n; i++) {
-        /* prompts waiting together share a chunk: per prompt, the chunk's cost over the
-         * prompts it holds (the prefill's busy time); a prompt's own TTFT is its prefill
-         * alone */
-        double kb = fmax(1, floor(chunk / L->tin[i]));
-        r.p += L->w[i] * c->prefill_s(c->ctx, 1, L->tin[i]);
-        r.pb += L->w[i] * c->prefill_s(c->ctx, kb, L->tin[i]) / kb;
-        r.tin += L->w[i] * L->tin[i];
-        r.tout += L->w[i] * L->tout[i];
+        /* prompts waiting together share an iteration's budget: per prompt, the
+         * iteration's prefill over the prompts it holds (the prefills' busy time); a
+         * prompt's own TTFT has its prefill alone */
+        double K = fmax(1, floor(chunk / L->tin[i]));
+        if (c->max_prompts > 0)
+            K = fmin(K, fmax(1, c->max_prompts));
+        r->k[i] = K;
+        r->nch[i] = ceil(L->tin[i] / chunk);
+        r->pi[i] = c->prefill_s(c->ctx, 1, L->tin[i]);
+        r->pbi[i] = c->prefill_s(c->ctx, K, L->tin[i]) / K;
+        r->p += L->w[i] * r->pi[i];
+        r->pb += L->w[i] * r->pbi[i];
+        r->pb2 += L->w[i] * r->pbi[i] * r->pbi[i];
+        r->nchm += L->w[i] * r->nch[i];
+        r->kmean += L->w[i] * (K - 1);
+        r->tin += L->w[i] * L->tin[i];
+        r->tout += L->w[i] * L->tout[i];
         /* a step reads every running sequence's context: weighted by the time a request
          * spends decoding (its output length), at the middle of its output */
         wctx += L->w[i] * L->tout[i] * (L->tin[i] + L->tout[i] / 2.0);
     }
-    r.ctx = wctx / r.tout;
-    r.p99 = L->tin_p99 > 0 ? c->prefill_s(c->ctx, 1, L->tin_p99) : r.p;
-    r.nchunks = ceil(r.tin / chunk);
+    r->ctx = wctx / r->tout;
+    ppb = r->p > 0 ? r->pb / r->p : 1;
+    if (L->nq > 0) {
+        r->nb = NBIN;
+        for (int j = 0; j < NBIN; j++) {
+            double t = fmax(1, quantile_at(L, (j + 0.5) / NBIN));
+            r->bw[j] = 1.0 / NBIN;
+            r->bp[j] = c->prefill_s(c->ctx, 1, t);
+            r->bnch[j] = ceil(t / chunk);
+            r->bpb[j] = r->bp[j] * ppb;
+        }
+    } else {
+        r->nb = L->n;
+        for (int i = 0; i < L->n; i++) {
+            r->bw[i] = L->w[i];
+            r->bp[i] = r->pi[i];
+            r->bnch[i] = r->nch[i];
+            r->bpb[i] = r->pbi[i];
+        }
+    }
+    /* the prefill work's second moment from the fullest description of the prompts */
+    r->pb2 = 0;
+    for (int j = 0; j < r->nb; j++)
+        r->pb2 += r->bw[j] * r->bpb[j] * r->bpb[j];
+}
+
+int tb_regime_solve(const struct tb_regime_costs *c, const struct tb_regime_lengths *L,
+                    const struct tb_regime_load *load, struct tb_regime_result *o, char *why,
+                    size_t whylen)
+{
+    struct rin r;
+    struct rpoint s;
+
+    memset(o, 0, sizeof *o);
+    memset(&r, 0, sizeof r);
+    r.c = c;
+    r.L = L;
+    r.cap = INFINITY;
+    rin_setup(&r, c, L);
     if (c->capacity)
         r.cap = floor(c->capacity(c->ctx, r.tin, r.tin + r.tout / 2.0));
     o->capacity = r.cap;
@@ -180,23 +319,21 @@ int tb_regime_solve(const struct tb_regime_costs *c, const struct tb_regime_leng
                           open_max(&r), load->rate, r.cap);
         o->running = o->inflight = s.inflight;
     } else {
-        /* the largest rate meeting the limits: TTFT at its percentile, TPOT at its mean
-         * (a request's TPOT averages its hundreds of steps, so it varies little between
-         * requests); both grow with the rate */
-        double lo = 0, hi = open_max(&r);
+        /* the largest rate meeting the limits, TTFT and TPOT each at its percentile;
+         * both grow with the rate */
+        double lo = 0, hi = open_max(&r), qf = load->ttft_percentile, qp = load->tpot_percentile;
         struct rpoint z;
-        if (open_ok(&r, 0, &z) && (ttft_pct(&r, &z, load->ttft_percentile) > load->ttft_limit_s ||
-                                   z.tpot > load->tpot_limit_s))
+        if (open_ok(&r, 0, &z) && (ttft_pct(&r, &z, qf) > load->ttft_limit_s ||
+                                   tpot_pct(&r, &z, qp) > load->tpot_limit_s))
             return tb_err(why, whylen,
                           "no load meets the limits (TTFT %.0f ms, TPOT %.0f ms): one request "
                           "alone takes TTFT %.0f ms, TPOT %.1f ms",
                           load->ttft_limit_s * 1e3, load->tpot_limit_s * 1e3,
-                          ttft_pct(&r, &z, load->ttft_percentile) * 1e3, z.tpot * 1e3);
+                          ttft_pct(&r, &z, qf) * 1e3, z.tpot * 1e3);
         for (int i = 0; i < 80; i++) {
             double mid = 0.5 * (lo + hi);
-            if (open_ok(&r, mid, &s) &&
-                ttft_pct(&r, &s, load->ttft_percentile) <= load->ttft_limit_s &&
-                s.tpot <= load->tpot_limit_s)
+            if (open_ok(&r, mid, &s) && ttft_pct(&r, &s, qf) <= load->ttft_limit_s &&
+                tpot_pct(&r, &s, qp) <= load->tpot_limit_s)
                 lo = mid;
             else
                 hi = mid;
@@ -208,11 +345,12 @@ int tb_regime_solve(const struct tb_regime_costs *c, const struct tb_regime_leng
     o->ttft_s = s.ttft;
     o->ttft_pct_s = ttft_pct(&r, &s, load->ttft_percentile);
     o->tpot_s = s.tpot;
+    o->tpot_pct_s = tpot_pct(&r, &s, load->tpot_percentile);
     o->e2e_s = s.e2e;
     o->rate = s.X;
     o->decoding = s.nd;
     o->prefill_busy = s.rho;
-    o->wait_s = s.wait;
+    o->wait_s = s.wait + s.resid;
     return 0;
 }
 
@@ -397,6 +535,16 @@ static int dataset_lengths(const struct tb_model *m, const char *name, struct tb
     L->tin_p99 = ds_num(t, (size_t)r, "in_p99");
     if (isnan(L->tin_p99))
         L->tin_p99 = isnan(ds_num(t, (size_t)r, "in_max")) ? 0 : ds_num(t, (size_t)r, "in_max");
+    if (pct) {
+        /* the prompts' distribution for the tails: the percentiles the set states */
+        static const char *const qn[] = {"in_p10", "in_p50", "in_p90", "in_p99", "in_max"};
+        static const double qv[] = {0.10, 0.50, 0.90, 0.99, 1.0};
+        for (int i = 0; i < 5; i++)
+            if (!isnan(ds_num(t, (size_t)r, qn[i]))) {
+                L->q[L->nq] = qv[i];
+                L->qtin[L->nq++] = fmax(1, ds_num(t, (size_t)r, qn[i]));
+            }
+    }
     return 0;
 }
 
@@ -482,6 +630,7 @@ int tb_model_regime(const struct tb_model *m, const struct tb_scenario *sc,
         load.ttft_limit_s = ttft_ms * 1e-3;
         load.tpot_limit_s = tpot_ms * 1e-3;
         load.ttft_percentile = pct;
+        load.tpot_percentile = pct;
         snprintf(what, sizeof what,
                  "MLPerf %s (%s: p%.0f TTFT <= %.0f ms, TPOT <= %.0f ms; Poisson)", scen, bench,
                  pct, ttft_ms, tpot_ms);
@@ -510,11 +659,12 @@ int tb_model_regime(const struct tb_model *m, const struct tb_scenario *sc,
     p->tokens_per_s_per_user = 1.0 / o.tpot_s;
     snprintf(p->assumptions, sizeof p->assumptions,
              "%s%s%s: %.4g req/s, %.1f in flight%s (%.1f decoding), prefill busy %.0f%%, "
-             "queue %.0f ms (M/D/1)%s; %s TTFT %.0f ms; lengths %.0f/%.0f; %s",
+             "wait for admission %.0f ms (M/G/1 and the iteration in flight)%s; %s TTFT %.0f "
+             "ms, %s TPOT %.1f ms; lengths %.0f/%.0f; %s",
              what, *ds ? " over " : "", ds, o.rate * dp, o.inflight * dp,
              dp > 1 ? " over the replicas" : "", o.decoding * dp, o.prefill_busy * 100,
              o.wait_s * 1e3, o.queued ? ", the rest wait for KV memory" : "", pctname,
-             o.ttft_pct_s * 1e3, o.tin_mean, o.tout_mean, layout);
+             o.ttft_pct_s * 1e3, pctname, o.tpot_pct_s * 1e3, o.tin_mean, o.tout_mean, layout);
     if (!isinf(o.capacity)) {
         size_t n = strlen(p->assumptions);
         snprintf(p->assumptions + n, sizeof p->assumptions - n,

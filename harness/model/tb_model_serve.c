@@ -264,8 +264,8 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
 
     if (tb_model_regime_wanted(sc)) {
         const struct replica rep = {&d, tp, cap};
-        const struct tb_regime_costs c = {&rep, replica_prefill, replica_decode, replica_capacity,
-                                          8192};
+        const struct tb_regime_costs c = {
+            &rep, replica_prefill, replica_decode, replica_capacity, 8192, 0};
         char layout[160];
         snprintf(layout, sizeof layout,
                  "tp=%ld dp=%ld over %ld devices (%ld per chip); gemm_eff %.2f, mem_eff %.2f, "

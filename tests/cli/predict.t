@@ -196,7 +196,7 @@ b=$(field "$tmp/regimes.out" R2 predicted)
 check "TPOT at concurrency 50 ($b ms) is well above one request's ($a ms)" \
     perl -e 'exit !($ARGV[1] > 2 * $ARGV[0])' "$a" "$b"
 check "and the assumptions name the regime, the load and the queue" \
-    sh -c 'echo "$0" | grep -q "concurrency 50 (closed loop).*in flight.*queue"' "$(field "$tmp/regimes.out" R2 assumptions)"
+    sh -c 'echo "$0" | grep -q "concurrency 50 (closed loop).*in flight.*wait for admission .* ms (M/G/1"' "$(field "$tmp/regimes.out" R2 assumptions)"
 w=$(field "$tmp/regimes.out" R3 why)
 check "a rate beyond saturation is refused with the most it takes ($w)" \
     sh -c 'test -z "$1" && echo "$0" | grep -q "^saturated: at most [0-9.]* requests/s"' "$w" "$(field "$tmp/regimes.out" R3 predicted)"

@@ -13,6 +13,7 @@
 #include "tb_model_impl.h"
 #include "tb_pricing.h"
 #include "tb_scenario.h"
+#include "tb_regime.h"
 #include "tb_util.h"
 
 #include "tests/tap/basic.h"
@@ -75,6 +76,21 @@ static struct tb_prediction predict(const struct tb_scenario *s)
     return p;
 }
 
+/* Synthetic step costs for the regime solver: 10 us per prompt token, a decode step of
+ * 10 ms + 0.1 ms per sequence. */
+static double syn_prefill(const void *ctx, double B, double T)
+{
+    (void)ctx;
+    return B * T * 1e-5;
+}
+
+static double syn_decode(const void *ctx, double B, double len)
+{
+    (void)ctx;
+    (void)len;
+    return 0.01 + 1e-4 * B;
+}
+
 int main(void)
 {
     struct tb_arch a8 = load_arch("llama-3.1-8b"), a70 = load_arch("llama-3.1-70b");
@@ -85,7 +101,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13);
+    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -1084,6 +1100,83 @@ int main(void)
                    "head (%.2f GiB) at 2 B",
                    p.mem_per_device_gib, 4.0 * V / 1073741824.0);
         }
+    }
+    /* ---- the regime solver itself (tb_regime.h) on synthetic costs ---- */
+    {
+        struct tb_regime_costs c = {NULL, syn_prefill, syn_decode, NULL, 8192, 0};
+        struct tb_regime_lengths L = {0};
+        struct tb_regime_load ld = {0};
+        struct tb_regime_result o, o1, lo;
+        double d, S, K = 40, sg, rq, want;
+        char why[256];
+        int rc;
+        L.n = 1;
+        L.tin[0] = L.tin_p99 = 200;
+        L.tout[0] = 300;
+        L.w[0] = 1;
+        ld.rate = 10;
+        ld.ttft_percentile = ld.tpot_percentile = 99;
+        why[0] = 0;
+        OK(tb_regime_solve(&c, &L, &ld, &o, why, sizeof why) == 0, "10 req/s solves (%s)", why);
+        /* TTFT = M/G/1 wait on the admission share + the iteration in flight + its own
+         * iteration with the others admitted beside it (K = 8192 / 200 = 40 a step) */
+        d = syn_decode(NULL, o.decoding, 0);
+        S = d / (1 - 10 * 2e-3);
+        sg = 2e-3 + d / K;
+        rq = 10 * sg;
+        want = 10 * sg * sg / (2 * (1 - rq)) + (1 - rq) * S / 2 + 2e-3 + d +
+               fmin(K - 1, 10 * S) * 2e-3;
+        IS_REL(S, o.tpot_s, 1e-9, "TPOT %.2f ms = d / (1 - X pb)", o.tpot_s * 1e3);
+        IS_REL(want, o.ttft_s, 1e-9, "TTFT %.2f ms = Wq + (1 - rq) S / 2 + p + d + others' prefill",
+               o.ttft_s * 1e3);
+        OK(o.ttft_s < 2 * o.tpot_s,
+           "prompts admitted first: TTFT %.1f ms under two iterations (%.1f ms each)",
+           o.ttft_s * 1e3, o.tpot_s * 1e3);
+        OK(o.ttft_pct_s > o.ttft_s && o.tpot_pct_s > o.tpot_s && o.tpot_pct_s < 1.2 * o.tpot_s,
+           "p99 TTFT %.1f > mean %.1f ms; p99 TPOT %.2f > mean %.2f ms, by little over 299 "
+           "iterations",
+           o.ttft_pct_s * 1e3, o.ttft_s * 1e3, o.tpot_pct_s * 1e3, o.tpot_s * 1e3);
+        /* 60 short requests a second: one prompt per iteration (trnbench serve) queues */
+        L.tout[0] = 30;
+        ld.rate = 60;
+        c.max_prompts = 1;
+        tb_regime_solve(&c, &L, &ld, &o1, why, sizeof why);
+        c.max_prompts = 0;
+        rc = tb_regime_solve(&c, &L, &ld, &lo, why, sizeof why);
+        OK(rc == 0 && o1.ttft_s > 2 * lo.ttft_s,
+           "at 60 req/s one prompt per iteration queues: TTFT %.1f ms vs %.1f ms admitting all",
+           o1.ttft_s * 1e3, lo.ttft_s * 1e3);
+        L.tout[0] = 300;
+        ld.rate = 1e-6;
+        tb_regime_solve(&c, &L, &ld, &lo, why, sizeof why);
+        IS_REL(2e-3, lo.ttft_pct_s, 1e-3, "a lone request's p99 TTFT is its prefill (%.3f ms)",
+               lo.ttft_pct_s * 1e3);
+        /* MLPerf-style limits: the binding one is met exactly, the other within */
+        ld.rate = 0;
+        ld.ttft_limit_s = 2.0;
+        ld.tpot_limit_s = 0.05;
+        rc = tb_regime_solve(&c, &L, &ld, &o, why, sizeof why);
+        OK(rc == 0 && fabs(o.tpot_pct_s - 0.05) < 1e-4 && o.ttft_pct_s <= 2.0 && o.tpot_s < 0.05,
+           "limits 2000/50 ms at p99: p99 TPOT %.2f ms binds, mean %.2f, p99 TTFT %.0f ms",
+           o.tpot_pct_s * 1e3, o.tpot_s * 1e3, o.ttft_pct_s * 1e3);
+        /* the prompts' tail: the p99 of wait + prompt, not the sum of their p99s */
+        L.nq = 5;
+        {
+            static const double qs[] = {0.1, 0.5, 0.9, 0.99, 1.0}, qt[] = {50, 150, 400, 900, 1000};
+            for (int i = 0; i < 5; i++) {
+                L.q[i] = qs[i];
+                L.qtin[i] = qt[i];
+            }
+        }
+        ld = (struct tb_regime_load){0};
+        ld.rate = 10;
+        ld.ttft_percentile = 99;
+        rc = tb_regime_solve(&c, &L, &ld, &o, why, sizeof why);
+        OK(rc == 0 && o.ttft_pct_s > syn_prefill(NULL, 1, 900) + o.ttft_s - 2e-3 - o.wait_s &&
+               o.ttft_pct_s < syn_prefill(NULL, 1, 1000) + o.ttft_s + 5 * o.wait_s,
+           "with the prompts' quantiles p99 TTFT %.1f ms (mean %.1f): the p99 prompt's own "
+           "prefill and the queue's tail, not the sum of their p99s",
+           o.ttft_pct_s * 1e3, o.ttft_s * 1e3);
     }
 
     tb_model_release(&model);

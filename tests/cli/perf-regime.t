@@ -1,0 +1,35 @@
+#!/bin/sh
+# tests/cli/perf-regime.t: `trnbench perf --regime`, the serving regimes against the real
+# `trnbench serve --engine cpu` on the loopback: step costs from calibration bursts, the
+# regime solver's TTFT/TPOT/throughput at concurrency 1 and 8, the load client's
+# measurement of the same. Only robust facts are asserted (a loaded 2-core machine moves
+# every figure): both TTFT columns rise from 1 to 8 in flight, and each TTFT prediction is
+# within a generous factor (20) of the measurement. Refused options exit 2. Needs TB_BIN,
+# TB_SRCDIR and TB_BUILDDIR (make check sets them).
+
+. "${TB_SRCDIR:-.}/tests/cli/tap.sh"
+tmp="$TB_BUILDDIR/tests/tmp/cli_perf_regime"
+rm -rf "$tmp" && mkdir -p "$tmp"
+
+echo "1..8"
+
+"$TB_BIN" perf --regime --concurrency 4,2 >/dev/null 2>"$tmp/opt.err"
+check "--concurrency 4,2 (not increasing) refused with exit 2" test $? -eq 2
+check "the message names --concurrency" grep -q -- "--concurrency" "$tmp/opt.err"
+
+TMPDIR="$tmp" "$TB_BIN" perf --regime --model llama-small --seq-in 64 --seq-out 32 \
+    --concurrency 1,8 --requests 24 >"$tmp/out" 2>"$tmp/err"
+check "perf --regime ran against trnbench serve (exit 0)" test $? -eq 0
+check "the step costs come from bursts against the server" \
+    grep -q "^step costs from bursts against it (medians): prefill [0-9.]* ms" "$tmp/out"
+# rows: N  TTFT pred meas err%  TPOT pred meas err%  tok/s pred meas err%
+row() { awk -v n="$1" '$1 == n && NF == 10' "$tmp/out"; }
+check "a row for concurrency 1 and one for 8" test -n "$(row 1)" -a -n "$(row 8)"
+check "predicted TTFT rises from 1 to 8 in flight" \
+    awk -v a="$(row 1 | awk '{print $2}')" -v b="$(row 8 | awk '{print $2}')" 'BEGIN { exit !(b > a) }'
+check "measured TTFT rises from 1 to 8 in flight" \
+    awk -v a="$(row 1 | awk '{print $3}')" -v b="$(row 8 | awk '{print $3}')" 'BEGIN { exit !(b > a) }'
+# TTFT only: a decode step of well under a millisecond is moved 10-70x by a busy machine
+# between the calibration bursts and the levels (make check runs tests side by side)
+check "every TTFT prediction within a factor of 20 of its measurement" \
+    awk '$1 ~ /^[0-9]+$/ && NF == 10 { if (!($2 > 0 && $3 > 0 && $2 / $3 < 20 && $3 / $2 < 20)) bad = 1 } END { exit bad }' "$tmp/out"
