@@ -101,7 +101,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9);
+    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9 + 4);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -1099,6 +1099,51 @@ int main(void)
                    "70B fp8 on one H100 holds %.2f GiB: the layers at 1 B, the embedding and LM "
                    "head (%.2f GiB) at 2 B",
                    p.mem_per_device_gib, 4.0 * V / 1073741824.0);
+        }
+    }
+    /* ---- Blackwell's GEMM figures (pricing/README.md 'efficiency.csv'): fp4 0.45 of
+     * the dense NVFP4 peak, the median of three published large NVFP4 GEMMs on a B200
+     * (3.4-4.2 PFLOPS of 9); fp8 0.61 (2.5-2.9 PFLOPS of 4.5 measured); the stack's
+     * batch and memory defaults. Literal values, so a changed figure fails here. ---- */
+    {
+        static const char *const bw[] = {"b200", "b200-gb200", "b300"};
+        const struct tb_chip *gc = tb_pricing_chip(&pr, "b200-gb200");
+        const struct tb_model_eff *eh = tb_model_eff_of(&model, "h100-sxm");
+        int same = 1;
+        for (size_t i = 0; i < sizeof bw / sizeof bw[0]; i++) {
+            const struct tb_model_eff *e = tb_model_eff_of(&model, bw[i]);
+            same = same && e && e->gemm_eff == 0.8 && e->gemm_eff_fp8 == 0.61 &&
+                   e->gemm_eff_fp4 == 0.45 && e->gemm_m_half == 80 && e->gemm_n_half == 128 &&
+                   e->max_batch == 2048 && e->hbm_usable == 0.90;
+        }
+        OK(same, "B200, GB200, B300: gemm_eff 0.8, fp8 0.61, fp4 0.45, m_half 80, n_half 128, "
+                 "max_batch 2048, hbm_usable 0.90");
+        OK(eh && eh->gemm_eff_fp8 == 0.61 && isnan(eh->gemm_eff_fp4),
+           "H100 keeps fp8 0.61 and has no fp4 figure");
+        if (!gc)
+            bail("no b200-gb200 in the catalogue");
+        /* 8B fp4 prefill of 8192 tokens on one GB200 (10 PF fp4, 5 PF fp8 dense):
+         * compute-bound, 8192 rows at 0.45 x 8192/(8192+80) x 4096/(4096+128), attention
+         * at the fp8 peak, plus 32 layers x 175 us */
+        s = scen(&a8, "p6e-gb200.36xlarge", TB_PHASE_PREFILL, "fp4", 1, 8192, 1, 1);
+        s.tp = 1;
+        p = predict(&s);
+        {
+            double attn = tb_flops_attention(&a8, 1, 8192);
+            double dense = tb_flops_prefill(&a8, 1, 8192) - attn;
+            double eff = 0.45 * 8192.0 / (8192.0 + 80.0) * 4096.0 / (4096.0 + 128.0);
+            double want =
+                ((dense / (gc->fp4_dense_tflops * 1e12) + attn / (gc->fp8_dense_tflops * 1e12)) /
+                     eff +
+                 32 * 175e-6) *
+                1e3;
+            OK(gc->fp4_dense_tflops == 10000 && gc->fp8_dense_tflops == 5000,
+               "GB200's dense peaks: fp4 %.0f, fp8 %.0f TFLOPS", gc->fp4_dense_tflops,
+               gc->fp8_dense_tflops);
+            IS_REL(want, p.ttft_ms, 1e-6,
+                   "8B fp4 prefill of 8k tokens on one GB200 by hand: %.2f ms (GEMMs at %.2f of "
+                   "the fp4 peak)",
+                   p.ttft_ms, eff);
         }
     }
     /* ---- the regime solver itself (tb_regime.h) on synthetic costs ---- */
