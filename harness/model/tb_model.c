@@ -53,6 +53,8 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
                                        "fabric",
                                        "attn_overlap",
                                        "head_bytes",
+                                       "step_us",
+                                       "request_overlap",
                                        NULL};
     char path[PATH_MAX];
 
@@ -73,7 +75,7 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
     }
     for (size_t r = 0; r < m->csv.nrows; r++) {
         struct tb_model_eff *e = &m->eff[m->neff];
-        double us, lus, plus, rus, mb, hus;
+        double us, lus, plus, rus, mb, hus, sus;
         const char *fabric;
         memset(e, 0, sizeof *e);
         e->chip = tb_csv_field(&m->csv, r, "chip");
@@ -111,7 +113,9 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
             num_field(&m->csv, r, "max_batch", 1, 1e6, &mb, err, errlen) ||
             num_field(&m->csv, r, "collective_hop_us", 0, 1e4, &hus, err, errlen) ||
             num_field(&m->csv, r, "attn_overlap", 0, 1, &e->attn_overlap, err, errlen) ||
-            num_field(&m->csv, r, "head_bytes", 0, 4, &e->head_bytes, err, errlen))
+            num_field(&m->csv, r, "head_bytes", 0, 4, &e->head_bytes, err, errlen) ||
+            num_field(&m->csv, r, "step_us", 0, 1e5, &sus, err, errlen) ||
+            num_field(&m->csv, r, "request_overlap", 0, 1, &e->request_overlap, err, errlen))
             goto fail;
         fabric = tb_csv_field(&m->csv, r, "fabric");
         if (strcmp(fabric, "ring") && strcmp(fabric, "switch")) {
@@ -138,6 +142,7 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
         e->layer_s = lus * 1e-6;
         e->prefill_layer_s = plus * 1e-6;
         e->request_s = rus * 1e-6;
+        e->step_s = sus * 1e-6;
         e->max_batch = (long)mb;
         m->neff++;
     }

@@ -80,6 +80,15 @@ struct tb_model_eff {
      * checkpoint (head_bytes): 2 where the stack leaves them 16-bit, 0 where they take
      * the layers' format */
     double head_bytes;
+    /* fixed cost of one forward step, independent of its layers and its batch
+     * (step_us): the captured graph's launch, the sampler's kernels over the vocabulary,
+     * the sampled tokens' copy to the host and the synchronisation on it */
+    double step_s;
+    /* the fraction of the host's work per request (request_us) that runs while the device
+     * computes the step (request_overlap): 1, an overlap scheduler prepares step n+1 and
+     * processes step n-1's tokens while step n runs, so only host work beyond the device's
+     * step costs time; 0, the host's work and the device's step one after another */
+    double request_overlap;
 };
 
 struct tb_model {

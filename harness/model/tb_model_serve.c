@@ -79,7 +79,7 @@ static struct step prefill_step(const struct dev *d, double B, double T, long tp
      * residual adds, the attention plugin's set-up), each launched and synchronised on
      * its own because a prefill's shapes vary and are not captured in a graph; it does
      * not shrink with the prompt, so it is what a short prompt's TTFT is made of */
-    s.tover = a->layers * d->e->prefill_layer_s;
+    s.tover = a->layers * d->e->prefill_layer_s + d->e->step_s; /* and the step's (step_us) */
     s.t = fmax(s.tcomp, s.tmem) + s.tcomm + s.tover;
     return s;
 }
@@ -91,8 +91,7 @@ static struct step decode_step(const struct dev *d, double B, double ctx, long t
     struct step s;
     double eff = tb_model_gemm_eff(d, B, tp);
     double attn = tb_flops_decode_step(a, B, ctx - 1) - tb_flops_decode_step(a, B, -1);
-    double tw, tkv, ta, ov = d->e->attn_overlap;
-    /* the weights' products at the precision's peak, the attention's at the cache's */
+    double tw, tkv, ta, dev, host, hidden, ov = d->e->attn_overlap;
     /* the weights' products at the precision's peak (a 16-bit LM head at bf16's), the
      * attention's at the cache's */
     double head = head_wbytes(d) > d->wbytes ? 2.0 * B * tb_arch_params_embedding(a) : 0;
@@ -103,16 +102,23 @@ static struct step decode_step(const struct dev *d, double B, double ctx, long t
     tkv = kv_per_device(d, tp, B * ctx) / (d->hbm_bw * d->e->kv_eff);
     s.tmem = tw + tkv;
     s.tcomm = a->layers * 2.0 * tb_model_allreduce_s(d, B * a->hidden * 2.0, tp, tp);
-    /* per step: the layers' fixed costs and the host's work per request (sampling,
-     * scheduling, detokenising) */
-    s.tover = a->layers * d->e->layer_s + B * d->e->request_s;
     /* the attention (reading the KV cache) and the weights' products: one roofline over
      * the step where they overlap (attn_overlap 1: a compiled graph), each kernel its
      * own where they run one after another (0: a GPU's attention kernel between the QKV
      * and output projections); ta is the attention's share of the compute */
     ta = attn * tb_model_head_pad(a, tp) / (double)tp / (d->attn_peak * eff);
-    s.t = ov * fmax(s.tcomp, s.tmem) + (1.0 - ov) * (fmax(s.tcomp - ta, tw) + fmax(ta, tkv)) +
-          s.tcomm + s.tover;
+    /* the device's step: the products and the attention, the all-reduces, the layers'
+     * fixed costs (layer_us) and the step's own (step_us: the graph's launch, the
+     * sampler, the tokens' copy back) */
+    dev = ov * fmax(s.tcomp, s.tmem) + (1.0 - ov) * (fmax(s.tcomp - ta, tw) + fmax(ta, tkv)) +
+          s.tcomm + a->layers * d->e->layer_s + d->e->step_s;
+    /* the host's work per request (scheduling, stop checks, detokenising): the part an
+     * overlap scheduler runs beside the device's step (request_overlap) costs only what
+     * exceeds that step */
+    host = B * d->e->request_s;
+    hidden = d->e->request_overlap * fmin(host, dev);
+    s.tover = a->layers * d->e->layer_s + d->e->step_s + host - hidden;
+    s.t = dev + host - hidden;
     return s;
 }
 

@@ -101,7 +101,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9 + 4);
+    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9 + 4 + 11);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -153,14 +153,15 @@ int main(void)
         double comp_s = tb_flops_prefill(&a8, 1, 16) / (h100->bf16_dense_tflops * 1e12 * eff);
         double mem_s = (tb_arch_params_matmul(&a8) * 2.0 + 16.0 * tb_bytes_kv_per_token(&a8, 2)) /
                        (h100->hbm_tbps * 1e12 * eh->mem_eff);
-        double fixed_s = a8.layers * eh->prefill_layer_s;
+        double fixed_s = a8.layers * eh->prefill_layer_s + eh->step_s;
         double want_ms = (fmax(comp_s, mem_s) + fixed_s) * 1e3;
         s = scen(&a8, "p5.48xlarge", TB_PHASE_PREFILL, "bf16", 1, 16, 1, 1);
         p = predict(&s);
         IS_REL(want_ms, p.ttft_ms, 1e-9,
-               "8B, 16-token prompt on one H100: TTFT %.3f ms = %d layers x %.0f us fixed + "
-               "max(compute %.3f, memory %.3f) ms",
-               p.ttft_ms, (int)a8.layers, eh->prefill_layer_s * 1e6, comp_s * 1e3, mem_s * 1e3);
+               "8B, 16-token prompt on one H100: TTFT %.3f ms = %d layers x %.0f us + %.0f us "
+               "fixed + max(compute %.3f, memory %.3f) ms",
+               p.ttft_ms, (int)a8.layers, eh->prefill_layer_s * 1e6, eh->step_s * 1e6, comp_s * 1e3,
+               mem_s * 1e3);
         OK(eh->prefill_layer_s > eh->layer_s,
            "a GPU prompt's forward costs more per layer (%.0f us) than a decode step's graph "
            "replay (%.0f us)",
@@ -716,7 +717,8 @@ int main(void)
             double w_s = ((tb_arch_params_matmul(&a70) - head) * wfp4 + head * eb->head_bytes) /
                          (bw * eb->mem_eff);
             double kv_s = 192.0 * tb_bytes_kv_per_token(&a70, 1.0) / (bw * eb->kv_eff);
-            double want_ms = (w_s + kv_s + a70.layers * eb->layer_s + eb->request_s) * 1e3;
+            double want_ms =
+                (w_s + kv_s + a70.layers * eb->layer_s + eb->step_s + eb->request_s) * 1e3;
             OK(p.fits && fabs(p.tpot_ms - want_ms) < 0.01 * want_ms,
                "70B fp4 decode on one B200: TPOT %.3f ms = weights %.2f GB at %.4f B/param over "
                "%.1f TB/s x %.2f, KV, fixed costs: %.3f ms",
@@ -1055,7 +1057,7 @@ int main(void)
             double cg = ((all - attn - head) / p8 + head / p16) / eff, ca = attn / (p8 * eff);
             double w = ((tb_arch_params_matmul(&a8) - V) * 1.0 + V * 2.0) / (bw * eh->mem_eff);
             double kv = B * ctx * tb_bytes_kv_per_token(&a8, 1.0) / (bw * eh->kv_eff);
-            double fixed = a8.layers * eh->layer_s + B * eh->request_s;
+            double fixed = a8.layers * eh->layer_s + eh->step_s + B * eh->request_s;
             double want = (fmax(cg, w) + fmax(ca, kv) + fixed) * 1e3;
             double overlapped = (fmax(cg + ca, w + kv) + fixed) * 1e3;
             IS_REL(want, p.tpot_ms, 1e-6,
@@ -1079,7 +1081,7 @@ int main(void)
             double want =
                 ((dense / (bc->fp4_dense_tflops * 1e12) + attn / (bc->fp8_dense_tflops * 1e12)) /
                      eff +
-                 a70.layers * eb->prefill_layer_s) *
+                 a70.layers * eb->prefill_layer_s + eb->step_s) *
                 1e3;
             IS_REL(want, p.ttft_ms, 1e-6,
                    "70B fp4 prefill of 32k tokens on a B200: attention (%.0f%% of the FLOPs) at "
@@ -1124,7 +1126,7 @@ int main(void)
             bail("no b200-gb200 in the catalogue");
         /* 8B fp4 prefill of 8192 tokens on one GB200 (10 PF fp4, 5 PF fp8 dense):
          * compute-bound, 8192 rows at 0.45 x 8192/(8192+80) x 4096/(4096+128), attention
-         * at the fp8 peak, plus 32 layers x 175 us */
+         * at the fp8 peak, plus 32 layers x 175 us and the step's floor (step_us 200) */
         s = scen(&a8, "p6e-gb200.36xlarge", TB_PHASE_PREFILL, "fp4", 1, 8192, 1, 1);
         s.tp = 1;
         p = predict(&s);
@@ -1135,7 +1137,7 @@ int main(void)
             double want =
                 ((dense / (gc->fp4_dense_tflops * 1e12) + attn / (gc->fp8_dense_tflops * 1e12)) /
                      eff +
-                 32 * 175e-6) *
+                 32 * 175e-6 + 200e-6) *
                 1e3;
             OK(gc->fp4_dense_tflops == 10000 && gc->fp8_dense_tflops == 5000,
                "GB200's dense peaks: fp4 %.0f, fp8 %.0f TFLOPS", gc->fp4_dense_tflops,
@@ -1222,6 +1224,76 @@ int main(void)
            "with the prompts' quantiles p99 TTFT %.1f ms (mean %.1f): the p99 prompt's own "
            "prefill and the queue's tail, not the sum of their p99s",
            o.ttft_pct_s * 1e3, o.ttft_s * 1e3);
+    }
+
+    /* ---- GPU per-step costs: a fixed floor per step (step_us), a fixed cost per layer
+     * (layer_us), host work per request (request_us), hidden behind the device's step
+     * as far as an overlap scheduler runs it beside (request_overlap) ---- */
+    {
+        const struct tb_chip *hc = tb_pricing_chip(&pr, "h100-sxm");
+        struct tb_model_eff *eh = (struct tb_model_eff *)tb_model_eff_of(&model, "h100-sxm");
+        const struct tb_model_eff *e1 = tb_model_eff_of(&model, "trainium1");
+        const struct tb_model_eff *e2 = tb_model_eff_of(&model, "trainium2");
+        const struct tb_model_eff *ei = tb_model_eff_of(&model, "inferentia2");
+        double dev_ms, saved_rs, saved_ro;
+        if (!hc || !eh || !e1 || !e2 || !ei)
+            bail("no h100-sxm or Neuron chip in the catalogue");
+        IS_REL(200e-6, eh->step_s, 1e-12, "nvidia: a step's fixed floor is 200 us");
+        IS_REL(25e-6, eh->layer_s, 1e-12, "nvidia: a layer's fixed cost in a graph is 25 us");
+        IS_REL(10e-6, eh->request_s, 1e-12, "nvidia: the host's work per request is 10 us");
+        OK(eh->request_overlap == 0,
+           "nvidia: the host's work is not overlapped (the C++ executor's default)");
+        OK(e1->step_s == 0 && e2->step_s == 0 && ei->step_s == 0 && e1->request_overlap == 0 &&
+               e2->request_overlap == 0 && ei->request_overlap == 0,
+           "Neuron: no step floor and no overlap (its rows unchanged)");
+        /* batch-1 decode of 8B fp8 on one H100 (1000 + 1000 tokens, mean context 1500):
+         * the weights and the KV cache over the HBM, plus 32 x 25 + 200 + 10 us */
+        s = scen(&a8, "p5.48xlarge", TB_PHASE_DECODE, "fp8", 1, 1000, 1000, 1);
+        s.tp = 1;
+        p = predict(&s);
+        {
+            double bw = hc->hbm_tbps * 1e12, V = tb_arch_params_embedding(&a8);
+            double w = ((tb_arch_params_matmul(&a8) - V) * 1.0 + V * 2.0) / (bw * eh->mem_eff);
+            double kv = 1500.0 * tb_bytes_kv_per_token(&a8, 1.0) / (bw * eh->kv_eff);
+            /* the attention's products at one row's GEMM efficiency: longer than its KV read */
+            double N = (double)a8.hidden;
+            double eff = eh->gemm_eff_fp8 / (1.0 + eh->gemm_m_half) * N / (N + eh->gemm_n_half);
+            double ta = (tb_flops_decode_step(&a8, 1, 1499) - tb_flops_decode_step(&a8, 1, -1)) /
+                        (hc->fp8_dense_tflops * 1e12 * eff);
+            double fixed = 32 * 25e-6 + 200e-6 + 10e-6;
+            IS_REL((w + fmax(ta, kv) + fixed) * 1e3, p.tpot_ms, 1e-6,
+                   "8B fp8 batch-1 decode on an H100: TPOT %.3f ms = weights %.3f ms, attention "
+                   "%.3f ms and 1.01 ms of fixed costs",
+                   p.tpot_ms, w * 1e3, fmax(ta, kv) * 1e3);
+        }
+        /* the overlap scheduler, on this H100's figures: at batch 384 the host's 3.84 ms
+         * hide behind the device's step; at 100 us per request (38.4 ms) the host's work
+         * is the step */
+        s = scen(&a8, "p5.48xlarge", TB_PHASE_DECODE, "fp8", 1, 1024, 128, 384);
+        s.tp = 1;
+        p = predict(&s);
+        dev_ms = p.tpot_ms - 384 * eh->request_s * 1e3;
+        saved_rs = eh->request_s;
+        saved_ro = eh->request_overlap;
+        eh->request_overlap = 1;
+        q = predict(&s);
+        IS_REL(dev_ms, q.tpot_ms, 1e-9,
+               "overlapped: batch-384 TPOT %.2f ms, the device's step alone (%.2f ms serial)",
+               q.tpot_ms, p.tpot_ms);
+        eh->request_s = 100e-6;
+        q = predict(&s);
+        IS_REL(38.4, q.tpot_ms, 1e-9,
+               "overlapped host work longer than the device's step (%.2f ms) is the step: %.2f ms",
+               dev_ms, q.tpot_ms);
+        IS_STRING("overhead", q.bound, "and the step is bound by the overhead");
+        eh->request_overlap = 0.5;
+        q = predict(&s);
+        IS_REL(dev_ms + 38.4 - 0.5 * dev_ms, q.tpot_ms, 1e-9,
+               "half overlapped: %.2f ms hidden of the host's 38.4 ms", 0.5 * dev_ms);
+        eh->request_s = saved_rs;
+        eh->request_overlap = saved_ro;
+        q = predict(&s);
+        IS_REL(p.tpot_ms, q.tpot_ms, 1e-12, "the table's figures restored");
     }
 
     tb_model_release(&model);
