@@ -56,8 +56,8 @@ static void validate_usage(FILE *f)
           "\n"
           "  --prices DIR        the catalogue and efficiency tables (predict's)\n"
           "  --pricing P, --region R  the prices of usd_to_train rows (predict's)\n"
-          "  --median-max PCT    target for the overall median error (default 15)\n"
-          "  --p90-max PCT       target for the overall p90 error (default 40)\n"
+          "  --median-max PCT    target for the overall median error (default 10)\n"
+          "  --p90-max PCT       target for the overall p90 error (default 25)\n"
           "  --coverage-min PCT  share of rows that must be predicted (default 80)\n"
           "  --quiet             the summary only\n"
           "Exit status: 0 the targets are met, 1 they are not, 2 usage or input error.\n",

@@ -50,8 +50,8 @@ struct tb_validation {
 
 /* Pass/fail targets, in percent. */
 struct tb_validate_targets {
-    double median_max;   /* the overall median error at most this (default 15) */
-    double p90_max;      /* the overall p90 error at most this (default 40) */
+    double median_max;   /* the overall median error at most this (default 10) */
+    double p90_max;      /* the overall p90 error at most this (default 25) */
     double coverage_min; /* the coverage at least this (default 80) */
 };
 

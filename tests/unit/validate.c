@@ -78,8 +78,8 @@ int main(void)
     IS_DOUBLE(60, v.coverage, 1e-12, "coverage 3 of 5 complete rows = 60%%");
 
     tb_validate_targets_init(&t);
-    IS_DOUBLE(15, t.median_max, 0, "default median target 15%%");
-    IS_DOUBLE(40, t.p90_max, 0, "default p90 target 40%%");
+    IS_DOUBLE(10, t.median_max, 0, "default median target 10%%");
+    IS_DOUBLE(25, t.p90_max, 0, "default p90 target 25%%");
     IS_DOUBLE(80, t.coverage_min, 0, "default coverage target 80%%");
     OK(!tb_validate_met(&v, &t), "60%% coverage misses the 80%% target");
     t.coverage_min = 60;
