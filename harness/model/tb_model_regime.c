@@ -22,19 +22,31 @@ struct rin {
     const struct tb_regime_costs *c;
     const struct tb_regime_lengths *L;
     double p, pb, tin, tout, ctx, cap;
-    double pi[TB_REGIME_MAXREP], pbi[TB_REGIME_MAXREP], k[TB_REGIME_MAXREP], nch[TB_REGIME_MAXREP];
-    double nchm, kmean, pb2;                          /* E[nchunks], E[K - 1] share, E[pb^2] */
+    double pi[TB_REGIME_MAXREP], pbi[TB_REGIME_MAXREP];
+    double pb2, chunk;                                /* E[pb^2]; the token budget */
     int nb;                                           /* bins (1..NBIN) */
-    double bw[NBIN], bp[NBIN], bnch[NBIN], bpb[NBIN]; /* weight, p, nchunks, pb per bin */
+    double bw[NBIN], bp[NBIN], btin[NBIN], bpb[NBIN]; /* weight, p, prompt, pb per bin */
 };
 
 struct rpoint {
     double X, f, rho, nd, d, tpot, rq, wait, resid, own, ttft, e2e, inflight, theta;
+    double avail;                /* prefill tokens an iteration has beside the decodes */
+    double nchm, kmean;          /* E[chunks], E[K - 1] at this load */
+    double sg[TB_REGIME_MAXREP]; /* a prompt's share of the admission iterations */
 };
 
 static double decode_at(const struct rin *r, double nd)
 {
     return r->c->decode_s(r->c->ctx, fmax(1.0, nd), r->ctx);
+}
+
+/* Prompts of tin tokens one iteration admits, and the iterations one prompt spans, with
+ * avail of the budget left beside the decodes (each decoding sequence takes one token of
+ * it: TensorRT-LLM's max_num_tokens and vLLM's max_num_batched_tokens count both). */
+static double admit_k(const struct rin *r, double avail, double tin)
+{
+    double K = fmax(1, floor(avail / tin));
+    return r->c->max_prompts > 0 ? fmin(K, fmax(1, r->c->max_prompts)) : K;
 }
 
 /* The state at throughput X with an arrival seeing the share f of the load: 0, or -1
@@ -66,10 +78,18 @@ static int at_load(const struct rin *r, double X, double f, struct rpoint *s)
     s->d = decode_at(r, s->nd);
     s->tpot = s->d / den;
     /* admission: a prompt holds its share sigma of the iterations that carry it; an
-     * iteration with decodes in it lasts d beside the prefill, one alone does not */
+     * iteration with decodes in it lasts d beside the prefill, one alone does not; the
+     * decodes take their tokens of the budget first */
     busy = fmin(1.0, f * s->nd);
+    s->avail = r->chunk - s->nd;
+    if (s->avail < 1)
+        return -1;
     for (int i = 0; i < r->L->n; i++) {
-        double sg = r->pbi[i] + busy * r->nch[i] * s->d / r->k[i];
+        double K = admit_k(r, s->avail, r->L->tin[i]), nch = ceil(r->L->tin[i] / s->avail);
+        double sg = r->pbi[i] + busy * nch * s->d / K;
+        s->sg[i] = sg;
+        s->nchm += r->L->w[i] * nch;
+        s->kmean += r->L->w[i] * (K - 1);
         es += r->L->w[i] * sg;
         es2 += r->L->w[i] * sg * sg;
     }
@@ -78,7 +98,7 @@ static int at_load(const struct rin *r, double X, double f, struct rpoint *s)
         return -1;
     s->wait = f * X * es2 / (2.0 * (1.0 - s->rq));
     s->resid = busy * (1.0 - s->rq) * s->tpot / 2.0;
-    s->own = r->p + busy * r->nchm * s->d + fmin(r->kmean, f * X * s->tpot) * r->pb;
+    s->own = r->p + busy * s->nchm * s->d + fmin(s->kmean, f * X * s->tpot) * r->pb;
     s->ttft = s->wait + s->resid + s->own;
     s->e2e = s->ttft + (r->tout - 1) * s->tpot;
     s->inflight = X * s->e2e;
@@ -88,7 +108,7 @@ static int at_load(const struct rin *r, double X, double f, struct rpoint *s)
         for (;;) {
             double g = 0;
             for (int i = 0; i < r->L->n; i++)
-                g += r->L->w[i] * exp(th * (r->pbi[i] + busy * r->nch[i] * s->d / r->k[i]));
+                g += r->L->w[i] * exp(th * s->sg[i]);
             if (f * X * (g - 1) > th || th > 1e12)
                 break;
             tl = th;
@@ -97,7 +117,7 @@ static int at_load(const struct rin *r, double X, double f, struct rpoint *s)
         for (int it = 0; it < 80; it++) {
             double m = 0.5 * (tl + th), g = 0;
             for (int i = 0; i < r->L->n; i++)
-                g += r->L->w[i] * exp(m * (r->pbi[i] + busy * r->nch[i] * s->d / r->k[i]));
+                g += r->L->w[i] * exp(m * s->sg[i]);
             if (f * X * (g - 1) < m)
                 tl = m;
             else
@@ -114,9 +134,9 @@ static int at_load(const struct rin *r, double X, double f, struct rpoint *s)
 static double ttft_tail(const struct rin *r, const struct rpoint *s, double t)
 {
     double busy = fmin(1.0, s->f * s->nd), P = 0;
-    double other = s->resid + fmin(r->kmean, s->f * s->X * s->tpot) * r->pb;
+    double other = s->resid + fmin(s->kmean, s->f * s->X * s->tpot) * r->pb;
     for (int j = 0; j < r->nb; j++) {
-        double x = t - other - r->bp[j] - busy * r->bnch[j] * s->d;
+        double x = t - other - r->bp[j] - busy * ceil(r->btin[j] / s->avail) * s->d;
         P += r->bw[j] * (x < 0 ? 1.0 : s->rq > 0 && s->theta > 0 ? s->rq * exp(-s->theta * x) : 0);
     }
     return P;
@@ -226,22 +246,18 @@ static void rin_setup(struct rin *r, const struct tb_regime_costs *c,
                       const struct tb_regime_lengths *L)
 {
     double chunk = c->chunk_tokens > 0 ? c->chunk_tokens : 8192, wctx = 0, ppb = 0;
+    r->chunk = chunk;
     for (int i = 0; i < L->n; i++) {
         /* prompts waiting together share an iteration's budget: per prompt, the
-         * iteration's prefill over the prompts it holds (the prefills' busy time); a
+         * iteration's prefill over the prompts it holds (the prefills' busy time, with
+         * the whole budget: the decodes' share of it is taken per load, at_load); a
          * prompt's own TTFT has its prefill alone */
-        double K = fmax(1, floor(chunk / L->tin[i]));
-        if (c->max_prompts > 0)
-            K = fmin(K, fmax(1, c->max_prompts));
-        r->k[i] = K;
-        r->nch[i] = ceil(L->tin[i] / chunk);
+        double K = admit_k(r, chunk, L->tin[i]);
         r->pi[i] = c->prefill_s(c->ctx, 1, L->tin[i]);
         r->pbi[i] = c->prefill_s(c->ctx, K, L->tin[i]) / K;
         r->p += L->w[i] * r->pi[i];
         r->pb += L->w[i] * r->pbi[i];
         r->pb2 += L->w[i] * r->pbi[i] * r->pbi[i];
-        r->nchm += L->w[i] * r->nch[i];
-        r->kmean += L->w[i] * (K - 1);
         r->tin += L->w[i] * L->tin[i];
         r->tout += L->w[i] * L->tout[i];
         /* a step reads every running sequence's context: weighted by the time a request
@@ -256,7 +272,7 @@ static void rin_setup(struct rin *r, const struct tb_regime_costs *c,
             double t = fmax(1, quantile_at(L, (j + 0.5) / NBIN));
             r->bw[j] = 1.0 / NBIN;
             r->bp[j] = c->prefill_s(c->ctx, 1, t);
-            r->bnch[j] = ceil(t / chunk);
+            r->btin[j] = t;
             r->bpb[j] = r->bp[j] * ppb;
         }
     } else {
@@ -264,7 +280,7 @@ static void rin_setup(struct rin *r, const struct tb_regime_costs *c,
         for (int i = 0; i < L->n; i++) {
             r->bw[i] = L->w[i];
             r->bp[i] = r->pi[i];
-            r->bnch[i] = r->nch[i];
+            r->btin[i] = L->tin[i];
             r->bpb[i] = r->pbi[i];
         }
     }
@@ -289,6 +305,8 @@ int tb_regime_solve(const struct tb_regime_costs *c, const struct tb_regime_leng
     rin_setup(&r, c, L);
     if (c->capacity)
         r.cap = floor(c->capacity(c->ctx, r.tin, r.tin + r.tout / 2.0));
+    /* the decodes take a token of the budget each: at most budget - 1 run at once */
+    r.cap = fmin(r.cap, r.chunk - 1);
     o->capacity = r.cap;
     o->tin_mean = r.tin;
     o->tout_mean = r.tout;
@@ -601,6 +619,7 @@ int tb_model_regime(const struct tb_model *m, const struct tb_scenario *sc,
     const char *bench = "", *ds = sc->dataset && *sc->dataset ? sc->dataset : "";
     double dp = (double)(p->dp > 0 ? p->dp : 1), ttft_ms = 0, tpot_ms = 0, pct = 0;
     char what[160], pctname[16] = "mean";
+    struct tb_regime_costs cc = *c;
 
     if (*ds) {
         if (dataset_lengths(m, ds, &L, err, errlen) != 0)
@@ -642,7 +661,25 @@ int tb_model_regime(const struct tb_model *m, const struct tb_scenario *sc,
         load.concurrency = 1; /* a dataset alone: one request at a time */
         snprintf(what, sizeof what, "one request at a time");
     }
-    if (tb_regime_solve(c, &L, &load, &o, p->why, sizeof p->why) != 0) {
+    if (load.tpot_limit_s > 0) {
+        /* MLPerf's token budget: the largest (at most the stack's default) whose
+         * iteration of prompt tokens alone takes no longer than the TPOT limit, so one
+         * iteration carrying a full budget of prompts cannot break the limit by itself;
+         * at least the p99 prompt, which one iteration then admits whole. NVIDIA's
+         * MLPerf v5.1 configs (README "Serving regimes") size max_num_tokens so */
+        double hi0 = cc.chunk_tokens > 0 ? cc.chunk_tokens : 8192, lo = 1, hi = hi0;
+        if (c->prefill_s(c->ctx, 1, hi) > load.tpot_limit_s) {
+            for (int i = 0; i < 60; i++) {
+                double mid = 0.5 * (lo + hi);
+                if (c->prefill_s(c->ctx, 1, mid) <= load.tpot_limit_s)
+                    lo = mid;
+                else
+                    hi = mid;
+            }
+            cc.chunk_tokens = floor(fmin(hi0, fmax(lo, L.tin_p99)));
+        }
+    }
+    if (tb_regime_solve(&cc, &L, &load, &o, p->why, sizeof p->why) != 0) {
         p->fits = false;
         return 0;
     }
@@ -660,11 +697,13 @@ int tb_model_regime(const struct tb_model *m, const struct tb_scenario *sc,
     snprintf(p->assumptions, sizeof p->assumptions,
              "%s%s%s: %.4g req/s, %.1f in flight%s (%.1f decoding), prefill busy %.0f%%, "
              "wait for admission %.0f ms (M/G/1 and the iteration in flight)%s; %s TTFT %.0f "
-             "ms, %s TPOT %.1f ms; lengths %.0f/%.0f; %s",
+             "ms, %s TPOT %.1f ms; lengths %.0f/%.0f; token budget %.0f per iteration "
+             "(decodes included); %s",
              what, *ds ? " over " : "", ds, o.rate * dp, o.inflight * dp,
              dp > 1 ? " over the replicas" : "", o.decoding * dp, o.prefill_busy * 100,
              o.wait_s * 1e3, o.queued ? ", the rest wait for KV memory" : "", pctname,
-             o.ttft_pct_s * 1e3, pctname, o.tpot_pct_s * 1e3, o.tin_mean, o.tout_mean, layout);
+             o.ttft_pct_s * 1e3, pctname, o.tpot_pct_s * 1e3, o.tin_mean, o.tout_mean,
+             cc.chunk_tokens > 0 ? cc.chunk_tokens : 8192, layout);
     if (!isinf(o.capacity)) {
         size_t n = strlen(p->assumptions);
         snprintf(p->assumptions + n, sizeof p->assumptions - n,

@@ -101,7 +101,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9 + 4 + 11);
+    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9 + 4 + 11 + 7);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -1224,6 +1224,82 @@ int main(void)
            "with the prompts' quantiles p99 TTFT %.1f ms (mean %.1f): the p99 prompt's own "
            "prefill and the queue's tail, not the sum of their p99s",
            o.ttft_pct_s * 1e3, o.ttft_s * 1e3);
+    }
+
+    /* ---- the token budget: decodes take their tokens of it first (TensorRT-LLM's
+     * max_num_tokens, vLLM's max_num_batched_tokens); MLPerf's server and interactive
+     * budgets fit the TPOT limit (README "Serving regimes") ---- */
+    {
+        struct tb_regime_costs c = {NULL, syn_prefill, syn_decode, NULL, 1000, 0};
+        struct tb_regime_lengths L = {0};
+        struct tb_regime_load ld = {0};
+        struct tb_regime_result o;
+        struct tb_arch l2 = load_arch("llama-2-70b");
+        struct tb_prediction r;
+        double d, S, K, sg, rq, want, B;
+        char why[256] = "";
+        const char *bp;
+        int rc;
+        L.n = 1;
+        L.tin[0] = L.tin_p99 = 200;
+        L.tout[0] = 300;
+        L.w[0] = 1;
+        ld.rate = 10;
+        rc = tb_regime_solve(&c, &L, &ld, &o, why, sizeof why);
+        /* about 44 decoding leave 956 of 1000 tokens: 4 prompts of 200 an iteration */
+        d = syn_decode(NULL, o.decoding, 0);
+        S = d / (1 - 10 * 2e-3);
+        K = floor((1000 - o.decoding) / 200);
+        sg = 2e-3 + d / K;
+        rq = 10 * sg;
+        want = 10 * sg * sg / (2 * (1 - rq)) + (1 - rq) * S / 2 + 2e-3 + d +
+               fmin(K - 1, 10 * S) * 2e-3;
+        OK(rc == 0 && K == 4 && o.decoding > 40 && o.decoding < 48,
+           "budget 1000: %.1f decoding leave room for %.0f prompts of 200", o.decoding, K);
+        IS_REL(want, o.ttft_s, 1e-9, "TTFT %.2f ms: the M/G/1 admission at K = 4, not 1000/200",
+               o.ttft_s * 1e3);
+        /* 20 req/s: about 165 decoding, beyond a budget of 100 tokens; fine with 8192 */
+        ld.rate = 20;
+        c.chunk_tokens = 100;
+        rc = tb_regime_solve(&c, &L, &ld, &o, why, sizeof why);
+        OK(rc == -1 && strstr(why, "saturated: at most"),
+           "20 req/s with a 100-token budget is saturated: %.60s", why);
+        c.chunk_tokens = 8192;
+        rc = tb_regime_solve(&c, &L, &ld, &o, why, sizeof why);
+        OK(rc == 0 && o.decoding > 150, "and solves with 8192 (%.0f decoding)", o.decoding);
+        /* no capacity: the budget bounds the batch (one token per decoding sequence) */
+        ld = (struct tb_regime_load){0};
+        ld.max_throughput = true;
+        c.chunk_tokens = 1000;
+        rc = tb_regime_solve(&c, &L, &ld, &o, why, sizeof why);
+        OK(rc == 0 && o.capacity == 999 && o.running == 999,
+           "the throughput-maximising load runs budget - 1 = %.0f sequences", o.running);
+        /* MLPerf interactive, 70B fp4 on 8 B200: a 791-token prefill alone exceeds 40 ms,
+         * so the budget is the p99 prompt (NVIDIA's v5.1 config: 768) */
+        s = scen(&l2, "p6-b200.48xlarge", TB_PHASE_SERVE, "fp4", 8, 0, 0, 0);
+        s.scenario = "interactive";
+        s.dataset = "openorca";
+        p = predict(&s);
+        OK(p.fits && strstr(p.assumptions, "token budget 791 per iteration"),
+           "70B interactive on B200: %.60s",
+           strstr(p.assumptions, "token budget") ? strstr(p.assumptions, "token budget")
+                                                 : p.assumptions);
+        /* MLPerf server, 70B fp8 on 8 H200: the largest budget whose prefill takes at most
+         * 200 ms (NVIDIA-code v5.1 config: 1536) */
+        s = scen(&l2, "p5en.48xlarge", TB_PHASE_SERVE, "fp8", 8, 0, 0, 0);
+        s.scenario = "server";
+        s.dataset = "openorca";
+        p = predict(&s);
+        bp = strstr(p.assumptions, "token budget ");
+        B = bp ? atof(bp + 13) : 0;
+        s = scen(&l2, "p5en.48xlarge", TB_PHASE_SERVE, "fp8", 1, (long)B, 1, 1);
+        s.tp = 1;
+        q = predict(&s);
+        s.seq_in = (long)B + 2;
+        r = predict(&s);
+        OK(B > 1400 && B < 1600 && q.ttft_ms <= 200 && r.ttft_ms > 200,
+           "70B server on H200: budget %.0f, its prefill %.1f ms <= 200, 2 more %.1f ms", B,
+           q.ttft_ms, r.ttft_ms);
     }
 
     /* ---- GPU per-step costs: a fixed floor per step (step_us), a fixed cost per layer
