@@ -15,7 +15,8 @@
  * The equations (README "Serving regimes"), per replica, at throughput X requests/s,
  * an arrival seeing the share f of the load ((N-1)/N closed loop, 1 open loop):
  *   p, pb  prefill of one prompt alone; per prompt when K prompts share an iteration
- *          (K = budget / Tin, at most max_prompts, at least 1)
+ *          (K = (budget - Nd) / Tin, at most max_prompts, at least 1: each decoding
+ *          sequence takes one token of the budget; at most budget - 1 decode at once)
  *   d      = decode_s(max(1, Nd), ctx), Nd the sequences decoding (fixed point below)
  *   TPOT   = S = d / (1 - f X pb): the mean iteration, decode stretched by the prefills
  *   Nd     = X (Tout - 1) TPOT (Little's law on the decode phase)
