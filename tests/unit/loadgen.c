@@ -521,8 +521,12 @@ static void test_good(void)
         usage_ok &= q->usage_reported && q->prompt_tokens == 32 && q->http_status == 200;
         times_ok &= q->t_sent >= 0 && q->t_first > q->t_sent && q->t_end >= q->t_first &&
                     q->chunk_t[0] == q->t_first && q->chunk_t[15] <= q->t_end &&
-                    q->chunk_t[15] - q->chunk_t[0] >= 0.014 && q->lag_max_s >= 0 &&
-                    q->lag_max_s < 30 && (i == 0 || q->t_sent >= r.reqs[i - 1].t_sent);
+                    /* the server sends the last chunk 15 gaps of 1 ms after the request
+                     * came in, so it arrives at least 15 ms after it was sent; the gap
+                     * from the first chunk's arrival is no bound: on a loaded machine the
+                     * client may read the first chunk late, with the others behind it */
+                    q->chunk_t[15] - q->t_sent >= 0.015 && q->lag_max_s >= 0 && q->lag_max_s < 30 &&
+                    (i == 0 || q->t_sent >= r.reqs[i - 1].t_sent);
     }
     OK(chunks_ok, "16 content chunks and 16 output tokens in every request");
     OK(usage_ok, "usage parsed: prompt_tokens 32, usage_reported, HTTP 200");
