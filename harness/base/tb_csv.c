@@ -6,8 +6,11 @@
 
 #include <csv.h>
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 struct csv_ctx {
     struct tb_csv_table *t;
@@ -248,6 +251,20 @@ int tb_csv_require(const struct tb_csv_table *t, const char *const *names, char 
         if (tb_csv_col(t, *names) < 0)
             return tb_err(err, errlen, "%s: line 1: missing column '%s'", t->path, *names);
     return 0;
+}
+
+int tb_csv_load_optional(struct tb_csv_table *t, const char *dir, const char *file,
+                         const char *const *cols, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    memset(t, 0, sizeof *t);
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, file) >= sizeof path)
+        return tb_err(err, errlen, "%s/%s: path too long", dir, file);
+    if (access(path, F_OK) != 0)
+        return 0; /* no such table: lookups find nothing and say so */
+    if (tb_csv_load(t, path, err, errlen) != 0)
+        return -1;
+    return tb_csv_require(t, cols, err, errlen);
 }
 
 int tb_csv_put(FILE *f, const char *field, int sep)

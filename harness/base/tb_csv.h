@@ -36,6 +36,10 @@ int tb_csv_col(const struct tb_csv_table *t, const char *name);
 const char *tb_csv_get(const struct tb_csv_table *t, size_t row, int col);
 /* Cell by column name; "" when the column is absent. */
 const char *tb_csv_field(const struct tb_csv_table *t, size_t row, const char *name);
+/* An optional table: dir/file when it exists (read, then its columns required as by
+ * tb_csv_require), else an empty table and 0. Returns -1 with the message on a bad file. */
+int tb_csv_load_optional(struct tb_csv_table *t, const char *dir, const char *file,
+                         const char *const *cols, char *err, size_t errlen);
 /* Fail with "path: missing column 'x'" unless every name in the NULL-terminated list
  * is in the header. */
 int tb_csv_require(const struct tb_csv_table *t, const char *const *names, char *err,

@@ -82,6 +82,25 @@ static double median(const double *v, int n)
     return x;
 }
 
+/* A load against the server: N in flight, `requests` counted after N warm-ups; rate 0 a
+ * closed loop, INFINITY every request sent at once. */
+static struct tb_load_spec load_spec(const char *url, const char *model, int vocab, int seq_in,
+                                     int seq_out, uint64_t seed, int N, int requests, double rate)
+{
+    return (struct tb_load_spec){.base_url = url,
+                                 .served_model = model,
+                                 .api = TB_API_COMPLETIONS,
+                                 .seq_in = seq_in,
+                                 .seq_out = seq_out,
+                                 .vocab = vocab,
+                                 .seed = seed,
+                                 .concurrency = N,
+                                 .request_rate = rate,
+                                 .requests = requests,
+                                 .warmup_requests = N,
+                                 .threads = 1};
+}
+
 /* Step 1: the server's own step costs, from bursts: B requests sent at once (B = 1, 2,
  * 4, ... bmax; BURSTS bursts each, at concurrency B with every request sent at
  * once); the prefill is a lone request's TTFT, a decode step at batch B the median
@@ -95,18 +114,8 @@ static int calibrate(const char *url, const char *model, int vocab, int seq_in, 
     ms->n = 0;
     ms->seq_in = seq_in;
     for (int B = 1;; B = B * 2 > bmax ? bmax : B * 2) {
-        struct tb_load_spec sp = {.base_url = url,
-                                  .served_model = model,
-                                  .api = TB_API_COMPLETIONS,
-                                  .seq_in = seq_in,
-                                  .seq_out = seq_out,
-                                  .vocab = vocab,
-                                  .seed = 7,
-                                  .concurrency = B,
-                                  .request_rate = INFINITY,
-                                  .requests = B * BURSTS,
-                                  .warmup_requests = B,
-                                  .threads = 1};
+        struct tb_load_spec sp =
+            load_spec(url, model, vocab, seq_in, seq_out, 7, B, B * BURSTS, INFINITY);
         struct tb_load_result r;
         double *gap, *first;
         size_t ng = 0, nf = 0;
@@ -169,17 +178,7 @@ static int calibrate(const char *url, const char *model, int vocab, int seq_in, 
 static int measure(const char *url, const char *model, int vocab, int seq_in, int seq_out, int N,
                    int requests, double *ttft, double *tpot, double *tps, char *err, size_t errlen)
 {
-    struct tb_load_spec sp = {.base_url = url,
-                              .served_model = model,
-                              .api = TB_API_COMPLETIONS,
-                              .seq_in = seq_in,
-                              .seq_out = seq_out,
-                              .vocab = vocab,
-                              .seed = 42,
-                              .concurrency = N,
-                              .requests = requests,
-                              .warmup_requests = N,
-                              .threads = 1};
+    struct tb_load_spec sp = load_spec(url, model, vocab, seq_in, seq_out, 42, N, requests, 0);
     struct tb_load_result r;
     double sf = 0, sp_ = 0, out = 0;
     int nf = 0, np = 0;
@@ -256,8 +255,8 @@ int tb_cmd_perf_regime(int argc, char **argv)
     };
     const char *model = "llama-tiny";
     long seq_in = 64, seq_out = 32, requests = 0;
-    int lev[MAXLEV] = {1, 2, 4, 8}, nlev = 4, c, st = 0, port, rc = 0;
-    char exe[PATH_MAX], port_s[24], seqs_s[24], len_s[24], url[64], log[PATH_MAX + 32], how[160];
+    int lev[MAXLEV] = {1, 2, 4, 8}, nlev = 4, c, st = 0, rc = 0;
+    char url[64], how[160];
     char err[1024];
     struct tb_server_proc srv;
     struct measured ms;
@@ -303,30 +302,10 @@ int tb_cmd_perf_regime(int argc, char **argv)
     }
 
     /* 3. the server */
-    if (tb_self_exe(exe, sizeof exe, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench perf: cannot start trnbench serve: %s\n", err);
-        return 1;
-    }
-    memset(&srv, 0, sizeof srv);
-    port = tb_loopback_port(err, sizeof err);
-    if (port < 0) {
+    if (tb_server_start_self(&srv, "perf-regime", model, "cpu", NULL, lev[nlev - 1],
+                             seq_in + seq_out, 60, url, sizeof url, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench perf: %s\n", err);
         return 1;
-    }
-    snprintf(port_s, sizeof port_s, "%d", port);
-    snprintf(seqs_s, sizeof seqs_s, "%d", lev[nlev - 1]);
-    snprintf(len_s, sizeof len_s, "%ld", seq_in + seq_out);
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", port);
-    snprintf(log, sizeof log, "%s/trnbench-perf-regime-%d.log",
-             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
-    {
-        const char *args[] = {exe,      "serve", "--model",        model,  "--engine",        "cpu",
-                              "--port", port_s,  "--max-num-seqs", seqs_s, "--max-model-len", len_s,
-                              NULL};
-        if (tb_server_start(&srv, args, log, url, 60, err, sizeof err) != 0) {
-            fprintf(stderr, "trnbench perf: %s\n", err);
-            return 1;
-        }
     }
     /* 1. the server's step costs */
     memset(&ms, 0, sizeof ms);
@@ -374,9 +353,9 @@ int tb_cmd_perf_regime(int argc, char **argv)
     }
     tb_server_stop(&srv, 0, how, sizeof how);
     if (rc == 0)
-        unlink(log);
+        unlink(srv.log_path);
     else
-        fprintf(stderr, "trnbench perf: the server's log: %s\n", log);
+        fprintf(stderr, "trnbench perf: the server's log: %s\n", srv.log_path);
     printf("(ms; err%% = (predicted - measured) / measured)\n");
     return rc;
 }

@@ -260,10 +260,10 @@ int tb_cmd_perf_serve(int argc, char **argv)
         {NULL, 0, NULL, 0},
     };
     long conc = 256, reqs = 2048, seq_out = 64, threads = 0;
-    char exe[PATH_MAX], port_s[24], seqs_s[24], len_s[24], url[64], log[PATH_MAX + 32], how[160];
+    char url[64], how[160];
     char err[1024];
     struct tb_server_proc srv;
-    int c, st = 0, rc = 0, port;
+    int c, st = 0, rc = 0;
 
     while ((c = tb_cli_getopt("perf", argc, argv, OPTS, &st)) != -1) {
         long *dst = c == 'c'   ? &conc
@@ -293,33 +293,14 @@ int tb_cmd_perf_serve(int argc, char **argv)
     /* the load client against a server that answers at once: back to back (how many
      * chunks a CPU-second of the client takes), then paced like a batched engine (a token
      * to every stream each step, 25,600 chunks/s at 256 streams: the lag it adds) */
-    if (tb_self_exe(exe, sizeof exe, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench perf: cannot start the instant server: %s\n", err);
-        return 1;
-    }
     for (int paced = 0; paced < 2; paced++) {
         const char *step = paced ? "10000" : "0";
-        memset(&srv, 0, sizeof srv);
-        port = tb_loopback_port(err, sizeof err);
-        if (port < 0) {
-            fprintf(stderr, "trnbench perf: %s\n", err);
-            return 1;
-        }
-        snprintf(port_s, sizeof port_s, "%d", port);
-        snprintf(seqs_s, sizeof seqs_s, "%ld", conc);
-        snprintf(len_s, sizeof len_s, "%ld", 16 + seq_out);
-        snprintf(url, sizeof url, "http://127.0.0.1:%d/v1", port);
-        snprintf(log, sizeof log, "%s/trnbench-perf-serve-%d.log",
-                 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", (int)getpid());
-        const char *args[] = {
-            exe,  "serve",  "--model", "llama-small",    "--engine", "instant",         "--step-us",
-            step, "--port", port_s,    "--max-num-seqs", seqs_s,     "--max-model-len", len_s,
-            NULL};
         printf("load client, %s: %ld streams, %ld requests of %ld chunks against trnbench "
                "serve --engine instant --step-us %s\n",
                paced ? "paced (a step every 10 ms)" : "back to back", conc, reqs, seq_out, step);
         fflush(stdout);
-        if (tb_server_start(&srv, args, log, url, 30, err, sizeof err) != 0 ||
+        if (tb_server_start_self(&srv, "perf-serve", "llama-small", "instant", step, conc,
+                                 16 + seq_out, 30, url, sizeof url, err, sizeof err) != 0 ||
             tb_perf_client(stdout, url, "llama-small", (int)conc, (int)reqs, (int)seq_out,
                            (int)threads, err, sizeof err) != 0) {
             fprintf(stderr, "trnbench perf: %s\n", err);
@@ -327,7 +308,7 @@ int tb_cmd_perf_serve(int argc, char **argv)
         }
         tb_server_stop(&srv, 0, how, sizeof how);
         if (rc == 0)
-            unlink(log);
+            unlink(srv.log_path);
     }
     printf("  targets: >= 20000 chunks per client CPU-second (one core, back to back); p99 "
            "lag < 1 ms (paced: the lag of a saturated server is its own queue)\n\n");

@@ -178,6 +178,43 @@ static void describe_status(int status, int exec_errno, char *buf, size_t len)
     tb_proc_describe(&r, 0, buf, len);
 }
 
+int tb_server_start_self(struct tb_server_proc *p, const char *tag, const char *model,
+                         const char *engine, const char *step_us, long max_num_seqs,
+                         long max_model_len, double ready_timeout_s, char *url, size_t urllen,
+                         char *err, size_t errlen)
+{
+    char exe[PATH_MAX], port_s[24], seqs_s[24], len_s[24], log[PATH_MAX + 32], e[512];
+    const char *tmp = getenv("TMPDIR");
+    int port;
+    memset(p, 0, sizeof *p);
+    if (tb_self_exe(exe, sizeof exe, e, sizeof e) != 0)
+        return tb_err(err, errlen, "cannot start trnbench serve: %s", e);
+    port = tb_loopback_port(err, errlen);
+    if (port < 0)
+        return -1;
+    snprintf(port_s, sizeof port_s, "%d", port);
+    snprintf(seqs_s, sizeof seqs_s, "%ld", max_num_seqs);
+    snprintf(len_s, sizeof len_s, "%ld", max_model_len);
+    snprintf(url, urllen, "http://127.0.0.1:%d/v1", port);
+    snprintf(log, sizeof log, "%s/trnbench-%s-%d.log", tmp ? tmp : "/tmp", tag, (int)getpid());
+    const char *args[] = {exe,
+                          "serve",
+                          "--model",
+                          model,
+                          "--engine",
+                          engine,
+                          "--port",
+                          port_s,
+                          "--max-num-seqs",
+                          seqs_s,
+                          "--max-model-len",
+                          len_s,
+                          step_us ? "--step-us" : NULL,
+                          step_us,
+                          NULL};
+    return tb_server_start(p, args, log, url, ready_timeout_s, err, errlen);
+}
+
 int tb_server_start(struct tb_server_proc *p, const char *const *argv, const char *log_path,
                     const char *base_url, double ready_timeout_s, char *err, size_t errlen)
 {

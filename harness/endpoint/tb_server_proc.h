@@ -42,6 +42,15 @@ int tb_server_start_env(struct tb_server_proc *p, const char *const *argv, const
                         const char *log_path, const char *base_url, double ready_timeout_s,
                         char *err, size_t errlen);
 
+/* This program's own `trnbench serve --model M --engine E [--step-us S] --port P
+ * --max-num-seqs N --max-model-len L` on a free loopback port P, its log in $TMPDIR (else
+ * /tmp) as trnbench-TAG-PID.log (p->log_path): the server the perf checks measure
+ * against. url (at least 64 bytes) gets its base URL. Returns 0, or -1 with the reason. */
+int tb_server_start_self(struct tb_server_proc *p, const char *tag, const char *model,
+                         const char *engine, const char *step_us, long max_num_seqs,
+                         long max_model_len, double ready_timeout_s, char *url, size_t urllen,
+                         char *err, size_t errlen);
+
 /* A free TCP port on the loopback, the kernel's pick (closed again, for a server to
  * take: another process could take it first, which the server's start then reports).
  * Returns the port, or -1 with a message. */

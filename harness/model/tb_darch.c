@@ -584,26 +584,6 @@ static void dit_flops(const struct tb_darch *a, double B, int resolution, double
     *attn = B * at;
 }
 
-void tb_dflops_denoiser_parts(const struct tb_darch *a, double B, int resolution, double *total,
-                              double *attn, double *conv)
-{
-    double h = (double)resolution / a->vae_scale;
-    if (a->kind == TB_DARCH_UNET) {
-        struct unet_flops u;
-        memset(&u, 0, sizeof u);
-        u.a = a;
-        u.hw = h * h;
-        u.B = B;
-        unet_walk(a, unet_flops_visit, &u);
-        *total = u.total;
-        *attn = u.attn;
-        *conv = u.conv;
-        return;
-    }
-    dit_flops(a, B, resolution, total, attn);
-    *conv = 0;
-}
-
 /* The DiTs' widths and unfused activations (tb_dwork), block by block as dit_flops counts
  * the FLOPs: a joint block per stream q k v fused (3D), out (D), MLP in (rD) and out (D);
  * two LayerNorm-modulations, two gated residuals and the q/k norm with rotary (10 D per
@@ -647,23 +627,23 @@ void tb_dwork_denoiser(const struct tb_darch *a, double B, int resolution, struc
 
 double tb_dflops_denoiser(const struct tb_darch *a, double B, int resolution)
 {
-    double total, attn, conv;
-    tb_dflops_denoiser_parts(a, B, resolution, &total, &attn, &conv);
-    return total;
+    struct tb_dwork w; /* the one walk of the net, FLOPs with the widths */
+    tb_dwork_denoiser(a, B, resolution, &w);
+    return w.total;
 }
 
 double tb_dflops_denoiser_attention(const struct tb_darch *a, double B, int resolution)
 {
-    double total, attn, conv;
-    tb_dflops_denoiser_parts(a, B, resolution, &total, &attn, &conv);
-    return attn;
+    struct tb_dwork w; /* the one walk of the net, FLOPs with the widths */
+    tb_dwork_denoiser(a, B, resolution, &w);
+    return w.attn;
 }
 
 double tb_dflops_denoiser_conv(const struct tb_darch *a, double B, int resolution)
 {
-    double total, attn, conv;
-    tb_dflops_denoiser_parts(a, B, resolution, &total, &attn, &conv);
-    return conv;
+    struct tb_dwork w; /* the one walk of the net, FLOPs with the widths */
+    tb_dwork_denoiser(a, B, resolution, &w);
+    return w.conv;
 }
 
 double tb_dbytes_denoiser(const struct tb_darch *a, double wbytes)

@@ -138,9 +138,6 @@ double tb_darch_params_encoders(const struct tb_darch *a);
 
 /* FLOPs of one denoiser forward pass (one pass; CFG makes it two per step). */
 double tb_dflops_denoiser(const struct tb_darch *a, double B, int resolution);
-/* All three of one pass in one walk: the total, the attention and the convolutions. */
-void tb_dflops_denoiser_parts(const struct tb_darch *a, double B, int resolution, double *total,
-                              double *attn, double *conv);
 /* The part of it that is attention (QK^T and AV): runs in 16-bit, memory-heavy. */
 double tb_dflops_denoiser_attention(const struct tb_darch *a, double B, int resolution);
 /* The part of it that is convolutions (the UNet's; 0 for the DiTs). */

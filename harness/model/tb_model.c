@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* ---- efficiency table ---- */
 
@@ -148,30 +147,17 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
     }
     if (tb_model_datasets_load(m, NULL, err, errlen) != 0)
         goto fail;
-    /* the start-up tables: optional, each must have its columns when present */
+    /* the start-up tables beside efficiency.csv: optional, each with its columns when
+     * present */
     {
         static const char *const scols[] = {"instance", "path",   "read_mb_per_s", "status",
                                             "as_of",    "source", "notes",         NULL};
         static const char *const ccols[] = {"chip",  "model", "phases", "compile_s", "status",
                                             "stack", "as_of", "source", "notes",     NULL};
-        struct {
-            const char *name;
-            struct tb_csv_table *t;
-            const char *const *cols;
-        } st[] = {{"storage.csv", &m->storage, scols}, {"compile.csv", &m->compile, ccols}};
-        for (size_t i = 0; i < sizeof st / sizeof st[0]; i++) {
-            char sp[PATH_MAX];
-            if ((size_t)snprintf(sp, sizeof sp, "%.*s/%s", (int)(strrchr(path, '/') - path), path,
-                                 st[i].name) >= sizeof sp) {
-                tb_err(err, errlen, "path too long");
-                goto fail;
-            }
-            if (access(sp, F_OK) != 0)
-                continue;
-            if (tb_csv_load(st[i].t, sp, err, errlen) != 0 ||
-                tb_csv_require(st[i].t, st[i].cols, err, errlen) != 0)
-                goto fail;
-        }
+        *strrchr(path, '/') = 0; /* the folder of efficiency.csv */
+        if (tb_csv_load_optional(&m->storage, path, "storage.csv", scols, err, errlen) != 0 ||
+            tb_csv_load_optional(&m->compile, path, "compile.csv", ccols, err, errlen) != 0)
+            goto fail;
     }
     return 0;
 fail:

@@ -10,7 +10,6 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 /* ---- the solver ---- */
 
@@ -386,20 +385,6 @@ static double ds_num(const struct tb_csv_table *t, size_t r, const char *name)
     return *s && tb_parse_double(s, 0, 1e9, &v) == 0 ? v : NAN;
 }
 
-static int load_table(struct tb_csv_table *t, const char *dir, const char *file,
-                      const char *const *cols, char *err, size_t errlen)
-{
-    char path[PATH_MAX];
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, file) >= sizeof path)
-        return tb_err(err, errlen, "path too long");
-    memset(t, 0, sizeof *t);
-    if (access(path, F_OK) != 0)
-        return 0; /* no such table: lookups say so */
-    if (tb_csv_load(t, path, err, errlen) != 0)
-        return -1;
-    return tb_csv_require(t, cols, err, errlen);
-}
-
 int tb_model_datasets_load(struct tb_model *m, const char *dir, char *err, size_t errlen)
 {
     static const char *const dcols[] = {
@@ -417,8 +402,8 @@ int tb_model_datasets_load(struct tb_model *m, const char *dir, char *err, size_
     }
     tb_csv_release(&m->datasets);
     tb_csv_release(&m->limits);
-    if (load_table(&m->datasets, d, "datasets.csv", dcols, err, errlen) != 0 ||
-        load_table(&m->limits, d, "mlperf_limits.csv", lcols, err, errlen) != 0)
+    if (tb_csv_load_optional(&m->datasets, d, "datasets.csv", dcols, err, errlen) != 0 ||
+        tb_csv_load_optional(&m->limits, d, "mlperf_limits.csv", lcols, err, errlen) != 0)
         return -1;
     for (size_t r = 0; r < m->datasets.nrows; r++) {
         const struct tb_csv_table *t = &m->datasets;
