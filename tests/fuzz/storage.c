@@ -1,0 +1,11 @@
+/* tests/fuzz/storage.c: pricing/storage.csv (read at prediction time), then predictions that read
+ * it. */
+#include "fz_tables.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    fz_model_table("storage.csv", data, size);
+    return 0;
+}
