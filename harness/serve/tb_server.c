@@ -340,6 +340,27 @@ out:
     return status;
 }
 
+int tb_server_parse_request(const struct tb_server_opts *o, bool chat, const char *body,
+                            size_t len, int **ids, int *n, char *err, size_t errlen)
+{
+    struct tb_server s;
+    struct body b;
+    struct gen g;
+    const char *param;
+    unsigned status;
+
+    memset(&s, 0, sizeof s);
+    s.o = *o;
+    s.name = (char *)o->served_name;
+    memset(&b, 0, sizeof b);
+    b.data = (char *)body;
+    b.len = len;
+    status = parse_gen(&s, &b, chat, &g, &param, err, errlen);
+    *ids = g.ids;
+    *n = status ? 0 : g.n;
+    return (int)status;
+}
+
 /* ---- answers ---- */
 
 static void token_text(char *buf, size_t len, int id)

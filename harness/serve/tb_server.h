@@ -42,6 +42,7 @@
 #ifndef TB_SERVER_H
 #define TB_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 struct tb_batcher;
@@ -66,6 +67,14 @@ int tb_server_port(const struct tb_server *s);
 /* Stop accepting, stop the batcher (open streams end, new requests get 503), close
  * every connection, free. NULL is fine. */
 void tb_server_free(struct tb_server *s);
+
+/* A request body parsed and checked as POST /v1/completions (chat false) or
+ * /v1/chat/completions (chat true) does, without a socket (the fuzzer, tests/fuzz/
+ * server_request.c): o's vocab, max_model_len and served_name apply. Returns 0 with the
+ * prompt's *n token ids in *ids (malloc'ed: the caller frees), or the HTTP status (400,
+ * 404) with the message in err and *ids NULL. */
+int tb_server_parse_request(const struct tb_server_opts *o, bool chat, const char *body,
+                            size_t len, int **ids, int *n, char *err, size_t errlen);
 
 /* The text tokenizer above: up to cap ids of text into ids; returns how many words the
  * text has (may exceed cap). */
