@@ -10,7 +10,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct tb_arch a;
     char err[1024];
     const char *path = fz_write("x.model", data, size);
-    if (tb_arch_load(&a, path, err, sizeof err) == 0) {
+    if (fz_note(tb_arch_load(&a, path, err, sizeof err), err) == 0) {
         volatile double sink =
             tb_arch_params_total(&a) + tb_arch_params_matmul(&a) + tb_arch_params_lora(&a, 16);
         (void)sink;

@@ -10,7 +10,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct tb_darch a;
     char err[1024];
     const char *path = fz_write("x.model", data, size);
-    if (tb_darch_load(&a, path, err, sizeof err) == 0) {
+    if (fz_note(tb_darch_load(&a, path, err, sizeof err), err) == 0) {
         volatile double sink = tb_darch_params_denoiser(&a) + tb_darch_params_vae_decoder(&a) +
                                tb_darch_params_encoders(&a) +
                                tb_dflops_image(&a, 1, a.resolution, a.default_steps);

@@ -12,7 +12,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct tb_model m;
     char err[1024];
     fz_write("efficiency.csv", data, size);
-    if (tb_model_load(&m, p, fz_dir(), err, sizeof err) == 0) {
+    if (fz_note(tb_model_load(&m, p, fz_dir(), err, sizeof err), err) == 0) {
         for (size_t i = 0; i < p->nchips; i++)
             tb_model_eff_of(&m, p->chips[i].chip);
         tb_model_release(&m);

@@ -1,6 +1,6 @@
 /* tests/fuzz/import.c: a team's own measurements (tb_import_sniff, tb_import_file): the
  * first byte picks the format (vllm, nxdi, llmperf, llmperf-upstream: its value mod 4),
- * the rest is the JSON file, read for llama-3.1-8b on p5.48xlarge. */
+ * the rest is the JSON file, read for llama-3.1-8b on p5.48xlarge (NxDI's shape: batch 4, 1024 in, 256 out). */
 #include "fz.h"
 #include "tb_arch.h"
 #include "tb_import.h"
@@ -31,13 +31,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     memset(&o, 0, sizeof o);
     o.arch = &arch;
     o.target = "p5.48xlarge";
-    o.batch = 1;
+    o.batch = 4; /* the NxDI seed's shape: 4 x (1024 + 256) tokens a call */
     o.seq_in = 1024;
-    o.seq_out = 128;
+    o.seq_out = 256;
     o.now = "2026-01-01T00:00:00Z";
     memset(&im, 0, sizeof im);
-    if (tb_import_file(&im, path, (enum tb_import_format)(data[0] % TB_IMPORT_NFORMATS), &o, err,
-                       sizeof err) == 0)
+    if (fz_note(tb_import_file(&im, path, (enum tb_import_format)(data[0] % TB_IMPORT_NFORMATS), &o,
+                               err, sizeof err),
+                err) == 0)
         tb_import_release(&im);
     return 0;
 }

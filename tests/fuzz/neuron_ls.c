@@ -18,7 +18,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fz_die("malloc", "out of memory");
     if (size)
         memcpy(text, data, size);
-    if (tb_neuron_ls_parse(&n, text, size, err, sizeof err) == 0)
+    if (fz_note(tb_neuron_ls_parse(&n, text, size, err, sizeof err), err) == 0)
         tb_neuron_describe(&n, buf, sizeof buf);
     free(text);
     return 0;

@@ -16,7 +16,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fz_die("malloc", "out of memory");
     if (size)
         memcpy(text, data, size);
-    if (tb_peer_parse(&o, "peer output", text, size, err, sizeof err) == 0)
+    if (fz_note(tb_peer_parse(&o, "peer output", text, size, err, sizeof err), err) == 0)
         tb_peer_output_release(&o);
     free(text);
     return 0;

@@ -40,7 +40,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fz_remove(rel);
     }
     snprintf(root, sizeof root, "%s/root", fz_dir());
-    if (tb_platform_detect_root(&p, root, err, sizeof err) == 0) {
+    if (fz_note(tb_platform_detect_root(&p, root, err, sizeof err), err) == 0) {
         tb_platform_describe(&p, buf, sizeof buf);
         tb_platform_accelerators(&p, buf, sizeof buf);
         tb_platform_target(&p);

@@ -23,8 +23,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     path = fz_write("prices.json", data + 1, size - 1);
     memset(&im, 0, sizeof im);
-    rc = tb_price_import_file(&im, fz_pricing(), (enum tb_price_format)(data[0] % TB_PRICES_NFORMATS),
-                              path, "2026-01-01", err, sizeof err);
+    rc = tb_price_import_file(&im, fz_pricing(),
+                              (enum tb_price_format)(data[0] % TB_PRICES_NFORMATS), path,
+                              "2026-01-01", err, sizeof err);
+    fz_note(rc, err);
     if (rc == 0 && im.nrows) {
         snprintf(out, sizeof out, "%s/out", fz_dir());
         fz_remove("out/prices.csv");

@@ -10,7 +10,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct tb_results res;
     char err[1024];
     const char *path = fz_write("results.csv", data, size);
-    if (tb_results_load(&res, &path, 1, err, sizeof err) == 0) {
+    if (fz_note(tb_results_load(&res, &path, 1, err, sizeof err), err) == 0) {
         for (size_t i = 0; i < res.nrows; i++) {
             tb_result_field(&res.rows[i], "metric");
             tb_result_line(&res.rows[i]);

@@ -27,12 +27,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct tb_csv_table t;
     char err[1024], *text = fz_strndup(data, size);
 
-    if (tb_csv_parse(&t, "scenarios.csv", text, size, err, sizeof err) == 0) {
+    if (fz_note(tb_csv_parse(&t, "scenarios.csv", text, size, err, sizeof err), err) == 0) {
         for (size_t r = 0; r < t.nrows; r++) {
             struct row x = {&t, r};
             struct tb_scenario_in in;
             static struct tb_scenario_result res;
-            tb_scenario_parse(get, &x, m, &in, &res);
+            fz_note(tb_scenario_parse(get, &x, m, &in, &res), res.why);
         }
         tb_csv_release(&t);
     }

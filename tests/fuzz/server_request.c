@@ -26,7 +26,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!body)
         fz_die("malloc", "out of memory");
     memcpy(body, data + 1, size - 1);
-    if (tb_server_parse_request(&o, data[0] & 1, body, size - 1, &ids, &n, err, sizeof err) == 0)
+    if (fz_note(tb_server_parse_request(&o, data[0] & 1, body, size - 1, &ids, &n, err, sizeof err),
+                err) == 0)
         for (int i = 0; i < n; i++)
             if (ids[i] < 0 || ids[i] >= o.vocab)
                 abort(); /* a token id outside the vocabulary passed the checks */

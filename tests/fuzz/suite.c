@@ -9,7 +9,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct tb_suite s;
     char err[1024];
     const char *path = fz_write("x.suite", data, size);
-    if (tb_suite_load(&s, path, err, sizeof err) == 0)
+    if (fz_note(tb_suite_load(&s, path, err, sizeof err), err) == 0)
         tb_suite_release(&s);
     return 0;
 }

@@ -17,7 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fz_die("malloc", "out of memory");
     if (size)
         memcpy(text, data, size);
-    if (tb_train_parse(&t, "train output", text, size, err, sizeof err) == TB_TRAIN_OK) {
+    if (fz_note(tb_train_parse(&t, "train output", text, size, err, sizeof err), err) ==
+        TB_TRAIN_OK) {
         double before, after;
         tb_train_loss_fell(&t, &before, &after);
     }

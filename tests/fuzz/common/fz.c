@@ -37,6 +37,16 @@ void fz_die(const char *what, const char *why)
     abort();
 }
 
+int fz_note(int rc, const char *err)
+{
+    static int debug = -1;
+    if (debug < 0)
+        debug = getenv("FZ_DEBUG") != NULL;
+    if (debug && rc != 0)
+        fprintf(stderr, "fuzz: rc %d: %s\n", rc, err);
+    return rc;
+}
+
 const char *fz_dir(void)
 {
     if (!dir[0]) {

@@ -33,6 +33,9 @@ char *fz_strndup(const uint8_t *data, size_t size);
 #define FZ_SEP "\n@@\n"
 int fz_split(const uint8_t *data, size_t size, const uint8_t **starts, size_t *lens, int max);
 
+/* Print err on stderr when FZ_DEBUG is set (to see why a seed is refused); returns rc. */
+int fz_note(int rc, const char *err);
+
 /* Abort with a message: the harness's own setup failed (never for bad input). */
 void fz_die(const char *what, const char *why);
 

@@ -28,7 +28,8 @@ void fz_pricing_table(const char *table, const uint8_t *data, size_t size)
         snprintf(shipped[i], sizeof shipped[i], "%s/pricing/%s", tb_datadir(), names[i]);
         paths[i] = strcmp(names[i], table) ? shipped[i] : fz_write(table, data, size);
     }
-    if (tb_pricing_load_files(&p, paths[0], paths[1], paths[2], paths[3], err, sizeof err) != 0)
+    if (fz_note(tb_pricing_load_files(&p, paths[0], paths[1], paths[2], paths[3], err, sizeof err),
+                err) != 0)
         return;
     {
         const struct tb_instance *inst;
@@ -98,7 +99,7 @@ void fz_model_table(const char *table, const uint8_t *data, size_t size)
         memset(&copy.limits, 0, sizeof copy.limits);
         fz_remove(!strcmp(table, "datasets.csv") ? "mlperf_limits.csv" : "datasets.csv");
         fz_write(table, data, size);
-        if (tb_model_datasets_load(&copy, fz_dir(), err, sizeof err) == 0)
+        if (fz_note(tb_model_datasets_load(&copy, fz_dir(), err, sizeof err), err) == 0)
             for (size_t r = 0; r < copy.datasets.nrows; r++)
                 tb_model_dataset_status(&copy, tb_csv_field(&copy.datasets, r, "name"), why,
                                         sizeof why);
@@ -108,7 +109,7 @@ void fz_model_table(const char *table, const uint8_t *data, size_t size)
         bool storage = !strcmp(table, "storage.csv");
         struct tb_csv_table t, saved = storage ? m->storage : m->compile;
         char *text = fz_strndup(data, size);
-        if (tb_csv_parse(&t, table, text, size, err, sizeof err) == 0) {
+        if (fz_note(tb_csv_parse(&t, table, text, size, err, sizeof err), err) == 0) {
             if (tb_csv_require(&t, storage ? scols : ccols, err, sizeof err) == 0) {
                 *(storage ? &m->storage : &m->compile) = t;
                 predict_some(m);
