@@ -340,8 +340,8 @@ out:
     return status;
 }
 
-int tb_server_parse_request(const struct tb_server_opts *o, bool chat, const char *body,
-                            size_t len, int **ids, int *n, char *err, size_t errlen)
+int tb_server_parse_request(const struct tb_server_opts *o, bool chat, const char *body, size_t len,
+                            int **ids, int *n, char *err, size_t errlen)
 {
     struct tb_server s;
     struct body b;

@@ -73,8 +73,8 @@ void tb_server_free(struct tb_server *s);
  * server_request.c): o's vocab, max_model_len and served_name apply. Returns 0 with the
  * prompt's *n token ids in *ids (malloc'ed: the caller frees), or the HTTP status (400,
  * 404) with the message in err and *ids NULL. */
-int tb_server_parse_request(const struct tb_server_opts *o, bool chat, const char *body,
-                            size_t len, int **ids, int *n, char *err, size_t errlen);
+int tb_server_parse_request(const struct tb_server_opts *o, bool chat, const char *body, size_t len,
+                            int **ids, int *n, char *err, size_t errlen);
 
 /* The text tokenizer above: up to cap ids of text into ids; returns how many words the
  * text has (may exceed cap). */

@@ -1,6 +1,7 @@
 /* tests/fuzz/import.c: a team's own measurements (tb_import_sniff, tb_import_file): the
  * first byte picks the format (vllm, nxdi, llmperf, llmperf-upstream: its value mod 4),
- * the rest is the JSON file, read for llama-3.1-8b on p5.48xlarge (NxDI's shape: batch 4, 1024 in, 256 out). */
+ * the rest is the JSON file, read for llama-3.1-8b on p5.48xlarge (NxDI's shape: batch 4, 1024 in,
+ * 256 out). */
 #include "fz.h"
 #include "tb_arch.h"
 #include "tb_import.h"
