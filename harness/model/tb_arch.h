@@ -10,8 +10,13 @@
 #ifndef TB_ARCH_H
 #define TB_ARCH_H
 
+#include "tb_range.h"
+
 #include <stdbool.h>
 #include <stddef.h>
+
+/* The numeric keys of a Llama model file and their ranges (README "Input ranges"). */
+extern const struct tb_range TB_ARCH_RANGES[];
 
 struct tb_arch {
     char name[64];        /* canonical name, e.g. "llama-3.1-8b" */

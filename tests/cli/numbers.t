@@ -14,7 +14,7 @@ rm -rf "$tmp" && mkdir -p "$tmp"
 # has FILE TEXT: FILE holds TEXT (fixed string)
 has() { grep -qF -- "$2" "$1"; }
 
-echo "1..22"
+echo "1..26"
 
 # ---- item 1: tp x pp x dp past a long ----
 hdr='id,target,instances,chips,model,phase,precision,seq_in,seq_out,batch,tp,pp,dp,metric,value'
@@ -87,4 +87,19 @@ for v in nan inf -5 0; do
     rc=$?
     check "validate: a measured value of $v exits 2 naming file, line 3, field value (exit $rc)" \
         sh -c "test $rc -eq 2 && grep -qF \"val.csv: line 3: field 'value': expected a number in [\" '$tmp/val.err'"
+done
+
+# ---- model files: problems the engine found at run time (exit 1) refused at load ----
+for kv in "rope_theta = 1" "rope_scale_factor = 32"; do
+    grep -v "^${kv%% *} " "$TB_SRCDIR/workloads/llama/llama-tiny.model" | sed 's/^name .*/name = broken/' >"$tmp/broken.model"
+    echo "$kv" >>"$tmp/broken.model"
+    rm -rf "$tmp/mrun"
+    "$TB_BIN" run --model "$tmp/broken.model" --phase prefill --seq-in 8 --reps 1 --warmup 0 \
+        --out "$tmp/mrun" >/dev/null 2>"$tmp/mrun.err"
+    rc=$?
+    check "model file with $kv: exit 2 at load (exit $rc)" \
+        sh -c "test $rc -eq 2 && test ! -e '$tmp/mrun/results.csv'"
+    case $kv in rope_theta*) want="broken.model: line 15: field 'rope_theta': expected a number in [2, 1e12]" ;;
+        *) want="broken.model: field 'rope_original_context': rope_scale_factor 32 needs" ;; esac
+    check "model file with $kv: the file and field named" has "$tmp/mrun.err" "$want"
 done

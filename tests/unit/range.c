@@ -29,6 +29,8 @@ static const struct {
     const struct tb_range *table;
 } TABLES[] = {
     {"scenario tables and predict lines", TB_SCENARIO_RANGES},
+    {"Llama model files", TB_ARCH_RANGES},
+    {"diffusion model files", TB_DARCH_RANGES},
 };
 #define NTABLES (sizeof TABLES / sizeof TABLES[0])
 
