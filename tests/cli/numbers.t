@@ -14,7 +14,7 @@ rm -rf "$tmp" && mkdir -p "$tmp"
 # has FILE TEXT: FILE holds TEXT (fixed string)
 has() { grep -qF -- "$2" "$1"; }
 
-echo "1..26"
+echo "1..28"
 
 # ---- item 1: tp x pp x dp past a long ----
 hdr='id,target,instances,chips,model,phase,precision,seq_in,seq_out,batch,tp,pp,dp,metric,value'
@@ -45,8 +45,16 @@ sed 's/,12,2048,/,1e18,2048,/' "$TB_SRCDIR/reports/examples/assess-chat.csv" >"$
 "$TB_BIN" assess "$tmp/a18.csv" --out "$tmp/a18" >/dev/null 2>"$tmp/a18.err"
 check "assess: requests_per_s=1e18 exits 2 (exit $?)" test $? -eq 2
 check "assess: the file, line and field are named" \
-    has "$tmp/a18.err" "a18.csv: line 2: field 'requests_per_s': 1e+18 requests/s"
+    has "$tmp/a18.err" "a18.csv: line 2: field 'requests_per_s': expected a number in [0, 1e9] (requests/s), got '1e18'"
 check "assess: nothing written" test ! -e "$tmp/a18/assessment.csv"
+
+sed 's/,12,2048,512,/,12,100000000000000000,512,/' "$TB_SRCDIR/reports/examples/assess-chat.csv" >"$tmp/aseq.csv"
+"$TB_BIN" assess "$tmp/aseq.csv" --out "$tmp/aseq" >/dev/null 2>"$tmp/aseq.err"
+rc=$?
+check "assess: seq_in=1e17 tokens exits 2, no assessment (was sized: 3.8e12 GiB per device) (exit $rc)" \
+    sh -c "test $rc -eq 2 && test ! -e '$tmp/aseq/assessment.csv'"
+check "assess: the file, line, field and range are named" \
+    has "$tmp/aseq.err" "aseq.csv: line 2: field 'seq_in': expected an integer in [1, 16777216] (tokens), got '100000000000000000'"
 
 # ---- item 6: suite predict lines the model would refuse ----
 for bad in instances=1e30 batch=1e9 instances=100001 seq_in=0; do

@@ -8,6 +8,7 @@
 #include "tb_range.h"
 
 #include "tb_arch.h"
+#include "tb_assess.h"
 #include "tb_darch.h"
 #include "tb_model.h"
 #include "tb_pricing.h"
@@ -31,6 +32,7 @@ static const struct {
     {"scenario tables and predict lines", TB_SCENARIO_RANGES},
     {"Llama model files", TB_ARCH_RANGES},
     {"diffusion model files", TB_DARCH_RANGES},
+    {"assessment inputs", TB_ASSESS_RANGES},
 };
 #define NTABLES (sizeof TABLES / sizeof TABLES[0])
 
