@@ -25,7 +25,7 @@ if [ ! -f "$shim" ]; then
     echo "1..0 # SKIP no fault shim at $shim (make check builds it: make $shim)"
     exit 0
 fi
-echo 1..42
+echo 1..43
 
 # 12 runs of 3 metrics: 36 rows
 suite="$tmp/c.suite"
@@ -110,6 +110,17 @@ check "without --no-wait the run waits for the holder and then runs (exit $st)" 
 check "saying so, and when it goes on" \
     sh -c "grep -q 'is in use by another writer of its results.csv (pid unknown); waiting until it is done' '$tmp/wait.err' && grep -q \"'$d' is free: going on\" '$tmp/wait.err'"
 check "its $rows rows written" test "$(tally "$d/results.csv")" = "$rows $rows 1"
+# import appends to results.csv too: it waits for the folder the same way
+rm -f "$tmp/held.go"
+flock "$d/.results.lock" sh -c 'touch "$1"; sleep 1' sh "$tmp/held.go" &
+holder=$!
+while [ ! -e "$tmp/held.go" ]; do sleep 0.05; done
+"$TB_BIN" import --format vllm "$TB_SRCDIR/tests/data/import/vllm-bench-serve.json" \
+    --model llama-3.1-8b --target p5.48xlarge --chips 1 --out "$d" >/dev/null 2>"$tmp/import.err"
+st=$?
+wait $holder
+check "import into a folder in use waits, then appends its 8 rows beside the $rows (exit $st)" \
+    sh -c "test $st -eq 0 && grep -q 'trnbench import: .* waiting until it is done' '$tmp/import.err' && test \"\$(tail -n +2 '$d/results.csv' | wc -l)\" -eq $((rows + 8))"
 
 # two `make bench` at once: one after the other, each its own folder (small suite, no
 # assessment; the built binary, nothing rebuilt)
