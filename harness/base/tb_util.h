@@ -70,8 +70,30 @@ void *tb_alloc_array(size_t n, size_t size);
 /* strdup that returns NULL on NULL. */
 char *tb_strdup(const char *s);
 
-/* Write len bytes to path atomically: path.tmp.PID, fsync, rename. */
+/* Write len bytes to path atomically: path.tmp.PID, fsync, rename; a reader sees the old
+ * file or the new one, never a part. On failure (a full disk: "cannot write 'D/x.csv' (as
+ * 'D/x.csv.tmp.12'): No space left on device") path is left as it was and no temporary
+ * remains. SIGINT, SIGTERM, SIGHUP and SIGQUIT wait until the rename or the removal is
+ * done, so only kill -9 or a crash can leave a temporary: the next write of path (or
+ * tb_tmp_sweep) removes it. */
 int tb_write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
+/* One file of tb_write_files_atomic. */
+struct tb_file_out {
+    const char *path; /* borrowed */
+    const void *data; /* borrowed: len bytes */
+    size_t len;
+};
+/* Replace n files together: every temporary written and synced first, and only when all
+ * n are complete renamed over their files, in order. A failure to write any (a full disk)
+ * replaces none. Only a crash between the renames (microseconds, no I/O but the renames)
+ * or a failed rename (said) can leave some files replaced. Signals as above. */
+int tb_write_files_atomic(const struct tb_file_out *f, size_t n, char *err, size_t errlen);
+/* Remove the temporaries of path (path.tmp.PID beside it) that a process that no longer
+ * runs left behind (kill -9 before its rename). A PID of a running process, ours or
+ * another's, keeps its file. The removed files' names go into removed (may be NULL),
+ * quoted, comma-separated. Returns how many. (A folder shared between hosts: a PID is
+ * only checked on this one.) */
+int tb_tmp_sweep(const char *path, char *removed, size_t rlen);
 /* Read a whole file into a NUL-terminated malloc'ed buffer. */
 int tb_read_file(const char *path, char **data, size_t *len, char *err, size_t errlen);
 /* mkdir -p. */
