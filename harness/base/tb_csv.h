@@ -1,6 +1,8 @@
 /*
  * harness/base/tb_csv.h: CSV tables read with libcsv (RFC 4180) and looked up by header
  * name, with the line each row started on so errors can name file, line and field.
+ * A UTF-8 BOM at the start of the text is stripped; a NUL byte in a field is an input
+ * error naming file, line and column (tb_util.h's rule for text files).
  *
  * A table owns all its strings; tb_csv_release frees them. Every row has exactly as
  * many fields as the header (a short or long row is an input error). Empty fields are

@@ -1,0 +1,78 @@
+#!/bin/sh
+# tests/cli/escape.t: hostile text in inputs (issue 19). A NUL byte in a results CSV, a
+# model file or a suite is refused with file, line and field (exit 2), not read as a
+# shorter field; a UTF-8 byte order mark is stripped by every reader alike; a model name
+# is a catalogue name, a path only as a file ending in .model that is a regular file of
+# bounded size (model=/etc/passwd printed that file's first line, model=/dev/zero read
+# without end).
+# Needs TB_BIN, TB_SRCDIR and TB_BUILDDIR (make check sets them).
+
+. "${TB_SRCDIR:-.}/tests/cli/tap.sh"
+tmp="$TB_BUILDDIR/tests/tmp/cli_escape"
+rm -rf "$tmp" && mkdir -p "$tmp"
+fixture="$TB_SRCDIR/tests/data/report_results.csv"
+sc="$TB_SRCDIR/tests/data/scenarios.csv"
+model="$TB_SRCDIR/workloads/llama/llama-3.1-8b.model"
+
+echo "1..14"
+
+# ---- a NUL byte ----
+# a results value "1<NUL>32416" on the fixture's line 3 (a prefill_tokens_per_s row)
+perl -pe 's/,13473\.68,/,1\x0032416,/ if $. == 3' "$fixture" >"$tmp/nul.csv"
+"$TB_BIN" report --out "$tmp/nulout" --usd-per-hour 0.36 "$tmp/nul.csv" >/dev/null 2>"$tmp/nul.err"
+check "a NUL in a results value: exit 2" test $? -eq 2
+check "the message names file, line and field ($(cat "$tmp/nul.err"))" \
+    grep -q "nul.csv: line 3: field 'value': a NUL byte" "$tmp/nul.err"
+check "and nothing is written" test ! -e "$tmp/nulout"
+
+# a model file with "hidden = 40<NUL>96" on its line 5
+perl -pe 's/^(hidden\s*=\s*\d\d)/$1\x00/' "$model" >"$tmp/nul.model"
+ln=$(grep -an '^hidden' "$tmp/nul.model" | cut -d: -f1)
+head -1 "$sc" >"$tmp/sc.csv"
+sed -n 2p "$sc" | sed "s|llama-3.1-8b|$tmp/nul.model|" >>"$tmp/sc.csv"
+"$TB_BIN" predict --scenarios "$tmp/sc.csv" >"$tmp/sc.out" 2>&1
+check "a NUL in a model file: no prediction, its file, line and field named" \
+    grep -q "nul.model: line $ln: field 'hidden': a NUL byte" "$tmp/sc.out"
+
+# a suite whose run line holds "seq_in=5<NUL>12"
+printf 'suite nul\nrun model=llama-tiny phase=prefill batch=1 seq_in=5\00012 reps=1 warmup=0\n' >"$tmp/nul.suite"
+"$TB_BIN" run --suite "$tmp/nul.suite" --out "$tmp/nulrun" >/dev/null 2>"$tmp/nulsuite.err"
+check "a NUL in a suite: exit 2" test $? -eq 2
+check "its file, line and field named ($(cat "$tmp/nulsuite.err"))" \
+    grep -q "nul.suite: line 2: field 'seq_in': a NUL byte" "$tmp/nulsuite.err"
+
+# ---- a UTF-8 byte order mark: stripped by every reader ----
+bom=$(printf '\357\273\277')
+{ printf '%s' "$bom"; cat "$model"; } >"$tmp/bom.model"
+head -1 "$sc" >"$tmp/bom.csv"
+sed -n 2p "$sc" | sed "s|llama-3.1-8b|$tmp/bom.model|" >>"$tmp/bom.csv"
+"$TB_BIN" predict --scenarios "$tmp/bom.csv" >"$tmp/bom.out" 2>&1
+check "a model file with a BOM is read (predicted $(csv_cell "$tmp/bom.out" predicted id=S1))" \
+    perl -e 'exit !($ARGV[0] > 1000)' "$(csv_cell "$tmp/bom.out" predicted id=S1)"
+{ printf '%s' "$bom"; printf 'suite bom\npredict target=p5.48xlarge model=llama-3.1-8b phase=serve seq_in=128 seq_out=128 batch=1 precision=bf16\n'; } >"$tmp/bom.suite"
+"$TB_BIN" run --suite "$tmp/bom.suite" --out "$tmp/bomrun" >/dev/null 2>"$tmp/bomsuite.err"
+check "a suite with a BOM runs (exit 0)" test $? -eq 0
+{ printf '%s' "$bom"; cat "$sc"; } >"$tmp/bomsc.csv"
+"$TB_BIN" predict --scenarios "$tmp/bomsc.csv" >"$tmp/bomsc.out" 2>&1
+check "a CSV with a BOM: its first column keeps its name" \
+    test "$(csv_cell "$tmp/bomsc.out" model_version id=S1)" = "trnbench-model 1.0"
+
+# ---- model names are names ----
+head -1 "$sc" >"$tmp/names.csv"
+for m in /etc/passwd /dev/zero ../../etc/passwd; do
+    sed -n 2p "$sc" | sed "s|^S1|$m|; s|llama-3.1-8b|$m|" >>"$tmp/names.csv"
+done
+ln -s /dev/zero "$tmp/zero.model"
+sed -n 2p "$sc" | sed "s|^S1|zero|; s|llama-3.1-8b|$tmp/zero.model|" >>"$tmp/names.csv"
+{ cat "$model"; head -c 2000000 /dev/zero | tr '\0' '#'; } >"$tmp/big.model"
+sed -n 2p "$sc" | sed "s|^S1|big|; s|llama-3.1-8b|$tmp/big.model|" >>"$tmp/names.csv"
+timeout 30 "$TB_BIN" predict --scenarios "$tmp/names.csv" >"$tmp/names.out" 2>&1
+check "predict on model paths ends (exit 0, no file read without bound)" test $? -eq 0
+check "model=/etc/passwd: refused as a bad name, nothing of the file printed" \
+    sh -c "! grep -q 'root:' '$tmp/names.out' && test \"\$(grep -c \"bad model name '/etc/passwd'\" '$tmp/names.out')\" -eq 1"
+check "model=/dev/zero and ../../etc/passwd: refused as bad names" \
+    sh -c "grep -q \"bad model name '/dev/zero'\" '$tmp/names.out' && grep -q \"bad model name '../../etc/passwd'\" '$tmp/names.out'"
+check "a .model file that is not a regular file is refused" \
+    grep -q "zero.model' is not a regular file" "$tmp/names.out"
+check "a .model file over 1 MiB is refused, its size said" \
+    grep -q "big.model' holds 20[0-9]* bytes, more than such a file may (1048576)" "$tmp/names.out"
