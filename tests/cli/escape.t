@@ -14,7 +14,7 @@ fixture="$TB_SRCDIR/tests/data/report_results.csv"
 sc="$TB_SRCDIR/tests/data/scenarios.csv"
 model="$TB_SRCDIR/workloads/llama/llama-3.1-8b.model"
 
-echo "1..14"
+echo "1..15"
 
 # ---- a NUL byte ----
 # a results value "1<NUL>32416" on the fixture's line 3 (a prefill_tokens_per_s row)
@@ -76,3 +76,9 @@ check "a .model file that is not a regular file is refused" \
     grep -q "zero.model' is not a regular file" "$tmp/names.out"
 check "a .model file over 1 MiB is refused, its size said" \
     grep -q "big.model' holds 20[0-9]* bytes, more than such a file may (1048576)" "$tmp/names.out"
+
+# ---- make check O=/abs/path: the tests' folders are that path, not <repo>//abs/path ----
+abs="$(cd "$tmp" && pwd)/o"
+make -n -C "$TB_SRCDIR" O="$abs" NVCC= check >"$tmp/check.plan" 2>&1
+check "make check O=$abs hands the tests TB_BUILDDIR and TB_BIN under it" \
+    grep -q "TB_BUILDDIR=$abs TB_BIN=$abs/bin/trnbench " "$tmp/check.plan"
