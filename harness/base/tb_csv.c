@@ -291,3 +291,33 @@ int tb_csv_put(FILE *f, const char *field, int sep)
     }
     return fputc(sep, f) == EOF ? -1 : 0;
 }
+
+int tb_csv_formula_like(const char *s)
+{
+    char *end;
+    if (!s || !strchr("=+-@\t\r", s[0]) || !s[0])
+        return 0;
+    if (s[0] == '+' || s[0] == '-') {
+        /* a whole number is data, never a formula: "-1.5", "+3e5" */
+        (void)strtod(s, &end);
+        if (end != s && *end == '\0')
+            return 0;
+    }
+    return 1;
+}
+
+int tb_csv_put_text(FILE *f, const char *field, int sep)
+{
+    char *quoted;
+    int rc;
+    if (!tb_csv_formula_like(field))
+        return tb_csv_put(f, field, sep);
+    quoted = malloc(strlen(field) + 2);
+    if (!quoted)
+        return -1;
+    quoted[0] = '\'';
+    strcpy(quoted + 1, field);
+    rc = tb_csv_put(f, quoted, sep);
+    free(quoted);
+    return rc;
+}

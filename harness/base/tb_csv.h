@@ -49,5 +49,12 @@ int tb_csv_require(const struct tb_csv_table *t, const char *const *names, char 
 
 /* Write one field, quoted when needed (libcsv's csv_fwrite), then sep (',' or '\n'). */
 int tb_csv_put(FILE *f, const char *field, int sep);
+/* The same for a cell that may hold text from inputs, in a CSV meant for spreadsheets
+ * (cost.csv, assessment.csv, predict's output): text starting with = + - @, a tab or a
+ * carriage return, which a spreadsheet would run as a formula, gets a leading single
+ * quote (OWASP's CSV injection advice); a number ("-1.5", "+3e5") is written as it is. */
+int tb_csv_put_text(FILE *f, const char *field, int sep);
+/* Whether tb_csv_put_text would prefix s. */
+int tb_csv_formula_like(const char *s);
 
 #endif

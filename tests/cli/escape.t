@@ -14,7 +14,7 @@ fixture="$TB_SRCDIR/tests/data/report_results.csv"
 sc="$TB_SRCDIR/tests/data/scenarios.csv"
 model="$TB_SRCDIR/workloads/llama/llama-3.1-8b.model"
 
-echo "1..15"
+echo "1..21"
 
 # ---- a NUL byte ----
 # a results value "1<NUL>32416" on the fixture's line 3 (a prefill_tokens_per_s row)
@@ -82,3 +82,24 @@ abs="$(cd "$tmp" && pwd)/o"
 make -n -C "$TB_SRCDIR" O="$abs" NVCC= check >"$tmp/check.plan" 2>&1
 check "make check O=$abs hands the tests TB_BUILDDIR and TB_BIN under it" \
     grep -q "TB_BUILDDIR=$abs TB_BIN=$abs/bin/trnbench " "$tmp/check.plan"
+
+# ---- formula injection: text cells of the spreadsheet CSVs get a leading quote ----
+# predict's output: an id "=1+2", a note "@SUM(A1)", a note "-1.5" (a number: kept)
+head -1 "$sc" >"$tmp/f.csv"
+sed -n 2p "$sc" | sed 's/^S1,/=1+2,/; s/,a good row$/,@SUM(A1)/' >>"$tmp/f.csv"
+sed -n 2p "$sc" | sed 's/^S1,/S9,/; s/,a good row$/,-1.5/' >>"$tmp/f.csv"
+"$TB_BIN" predict --scenarios "$tmp/f.csv" >"$tmp/f.out" 2>&1
+check "predict: a text cell =1+2 gets a leading quote" test "$(sed -n 2p "$tmp/f.out" | cut -d, -f1)" = "'=1+2"
+check "predict: a text cell @SUM(A1) gets a leading quote" test "$(csv_cell "$tmp/f.out" note id="'=1+2")" = "'@SUM(A1)"
+check "predict: a number -1.5 stays -1.5" test "$(csv_cell "$tmp/f.out" note id=S9)" = "-1.5"
+# cost.csv: a results row's model "=cmd|' /C calc'!A0"
+perl -pe 's/,llama-small,/,=cmd|\x27 \/C calc\x27!A0,/ if $. == 3' "$fixture" >"$tmp/fcost.csv"
+"$TB_BIN" report --out "$tmp/fcost" --usd-per-hour 0.36 "$tmp/fcost.csv" >/dev/null 2>"$tmp/fcost.err"
+check "cost.csv: the model '=cmd...' is written with a leading quote" \
+    sh -c "grep -q \",'=cmd|' /C calc'!A0,\" '$tmp/fcost/cost.csv' && ! grep -q ',=cmd' '$tmp/fcost/cost.csv'"
+# assessment.csv: a workload named "+1+cmd"
+printf 'name,model,phase,precision,requests_per_s,seq_in,seq_out,ttft_limit_ms,tpot_limit_ms,current_instance,current_purchase,region\n+1+cmd,llama-3.1-8b,serve,bf16,30,1024,256,1000,40,p5.48xlarge,on-demand,us-east-1\n' >"$tmp/fa.csv"
+"$TB_BIN" assess --out "$tmp/fa" "$tmp/fa.csv" >/dev/null 2>"$tmp/fa.err"
+check "assess on a workload named '+1+cmd' exits 0" test $? -eq 0
+check "assessment.csv: the name +1+cmd gets a leading quote" \
+    sh -c "grep -q \"^'+1+cmd,\" '$tmp/fa/assessment.csv' && ! grep -q '^+1+cmd' '$tmp/fa/assessment.csv'"
