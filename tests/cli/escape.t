@@ -14,7 +14,7 @@ fixture="$TB_SRCDIR/tests/data/report_results.csv"
 sc="$TB_SRCDIR/tests/data/scenarios.csv"
 model="$TB_SRCDIR/workloads/llama/llama-3.1-8b.model"
 
-echo "1..21"
+echo "1..29"
 
 # ---- a NUL byte ----
 # a results value "1<NUL>32416" on the fixture's line 3 (a prefill_tokens_per_s row)
@@ -103,3 +103,24 @@ printf 'name,model,phase,precision,requests_per_s,seq_in,seq_out,ttft_limit_ms,t
 check "assess on a workload named '+1+cmd' exits 0" test $? -eq 0
 check "assessment.csv: the name +1+cmd gets a leading quote" \
     sh -c "grep -q \"^'+1+cmd,\" '$tmp/fa/assessment.csv' && ! grep -q '^+1+cmd' '$tmp/fa/assessment.csv'"
+
+# ---- report: model names gnuplot's data files cannot hold as they are ----
+# (a leading '"' or '#', a tab, a newline): the report is drawn, the chart labels carry
+# a stand-in ('"' as "'", a tab or newline as a space)
+chart_case() { # chart_case TAG CSV-FIELD LABEL-IN-SVG
+    perl -pe "s/,llama-small,/,$2,/g" "$fixture" >"$tmp/c-$1.csv"
+    "$TB_BIN" report --out "$tmp/c-$1" --usd-per-hour 0.36 "$tmp/c-$1.csv" >/dev/null 2>"$tmp/c-$1.err"
+    rc=$?
+    if ! command -v gnuplot >/dev/null 2>&1; then
+        echo "ok $((tap_n + 1)) # skip gnuplot is not installed"
+        echo "ok $((tap_n + 2)) # skip gnuplot is not installed"
+        tap_n=$((tap_n + 2))
+        return
+    fi
+    check "report on a model named $1: exit 0 ($(tail -n 1 "$tmp/c-$1.err"))" test "$rc" -eq 0
+    check "the throughput chart labels it '$3'" grep -qF ">$3 prefill b1 in128<" "$tmp/c-$1/throughput.svg"
+}
+chart_case quote '"""q"' "'q"
+chart_case hash '#h' '#h'
+chart_case tab '"t\tx"' 't x'
+chart_case newline '"n\nx"' 'n x'
