@@ -14,7 +14,7 @@ fixture="$TB_SRCDIR/tests/data/report_results.csv"
 sc="$TB_SRCDIR/tests/data/scenarios.csv"
 model="$TB_SRCDIR/workloads/llama/llama-3.1-8b.model"
 
-echo "1..29"
+echo "1..35"
 
 # ---- a NUL byte ----
 # a results value "1<NUL>32416" on the fixture's line 3 (a prefill_tokens_per_s row)
@@ -124,3 +124,21 @@ chart_case quote '"""q"' "'q"
 chart_case hash '#h' '#h'
 chart_case tab '"t\tx"' 't x'
 chart_case newline '"n\nx"' 'n x'
+
+# ---- Markdown: no raw HTML, link or image from inputs in assessment.md and report.md ----
+name='<img src=x onerror=alert(1)> [a](javascript:alert(1)) ![t](http://e/x.png) &lt;i&gt; `c` ~~s~~'
+printf 'name,model,phase,precision,requests_per_s,seq_in,seq_out,ttft_limit_ms,tpot_limit_ms,current_instance,current_purchase,region\n"%s",llama-3.1-8b,serve,bf16,30,1024,256,1000,40,p5.48xlarge,on-demand,us-east-1\n' "$name" >"$tmp/md.csv"
+"$TB_BIN" assess --out "$tmp/md" "$tmp/md.csv" >/dev/null 2>"$tmp/md.err"
+check "assess on a workload named with HTML and Markdown exits 0" test $? -eq 0
+md_safe() { # md_safe FILE: the name's markup inert in it
+    ! grep -q '<img' "$1" && ! grep -qF '[a](javascript' "$1" && ! grep -qF '![t](http' "$1" &&
+        grep -qF '&amp;lt;i&amp;gt;' "$1" && grep -qF '\`c\`' "$1" && grep -qF '\~\~s\~\~' "$1"
+}
+check "assessment.md: no tag, link or image, entities and code spans as text" md_safe "$tmp/md/assessment.md"
+check "assessment.html: the name escaped as before" \
+    grep -qF '&lt;img src=x onerror=alert(1)&gt; [a](javascript:alert(1))' "$tmp/md/assessment.html"
+"$TB_BIN" report --out "$tmp/mdr" --assess "$tmp/md.csv" --usd-per-hour 0.36 "$fixture" >/dev/null 2>"$tmp/mdr.err"
+check "report --assess on it exits 0" test $? -eq 0
+check "report.md: no tag, link or image from the assessment" md_safe "$tmp/mdr/report.md"
+check "report.md: the name still reads as its heading" \
+    grep -qF '### &lt;img src=x onerror=alert(1)&gt; \[a\](javascript:alert(1))' "$tmp/mdr/report.md"
