@@ -303,12 +303,14 @@ FILE *tb_text_open(const char *path, long max, char *err, size_t errlen)
     if (!S_ISREG(st.st_mode)) {
         tb_err(err, errlen, "'%s' is not a regular file", path);
         close(fd);
+        errno = EINVAL; /* callers that look at errno see no ENOENT */
         return NULL;
     }
     if (st.st_size > max) {
         tb_err(err, errlen, "'%s' holds %lld bytes, more than such a file may (%ld)", path,
                (long long)st.st_size, max);
         close(fd);
+        errno = EFBIG;
         return NULL;
     }
     if (fcntl(fd, F_SETFL, 0) != 0 || !(f = fdopen(fd, "r"))) {
