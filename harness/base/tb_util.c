@@ -390,12 +390,92 @@ char *tb_trim(char *s)
     return s;
 }
 
+FILE *tb_text_open(const char *path, long max, char *err, size_t errlen)
+{
+    struct stat st;
+    FILE *f;
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer before we can refuse it */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
+        tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return NULL;
+    }
+    if (fstat(fd, &st) != 0) {
+        tb_err(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        tb_err(err, errlen, "'%s' is not a regular file", path);
+        close(fd);
+        errno = EINVAL; /* callers that look at errno see no ENOENT */
+        return NULL;
+    }
+    if (st.st_size > max) {
+        tb_err(err, errlen, "'%s' holds %lld bytes, more than such a file may (%ld)", path,
+               (long long)st.st_size, max);
+        close(fd);
+        errno = EFBIG;
+        return NULL;
+    }
+    if (fcntl(fd, F_SETFL, 0) != 0 || !(f = fdopen(fd, "r"))) {
+        tb_err(err, errlen, "cannot read '%s': %s", path, strerror(errno));
+        close(fd);
+        return NULL;
+    }
+    return f;
+}
+
+size_t tb_text_strip_bom(char *buf, size_t n)
+{
+    if (n >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3)) {
+        memmove(buf, buf + 3, n - 3);
+        n -= 3;
+        buf[n] = '\0';
+    }
+    return n;
+}
+
+long tb_text_line(const char *path, long line, char *buf, size_t n, char *err, size_t errlen)
+{
+    const char *nul, *eq = NULL, *k0, *k1;
+    if (line == 1)
+        n = tb_text_strip_bom(buf, n);
+    nul = memchr(buf, '\0', n);
+    if (!nul)
+        return (long)n;
+    /* the field: the key of the last '=' before the NUL, else the line's first word */
+    for (const char *p = buf; p < nul; p++)
+        if (*p == '=')
+            eq = p;
+    if (eq) {
+        k1 = eq;
+        while (k1 > buf && isspace((unsigned char)k1[-1]))
+            k1--;
+        k0 = k1;
+        while (k0 > buf && !isspace((unsigned char)k0[-1]))
+            k0--;
+    } else {
+        k0 = buf;
+        while (k0 < nul && isspace((unsigned char)*k0))
+            k0++;
+        k1 = k0;
+        while (k1 < nul && !isspace((unsigned char)*k1) && *k1 != '=')
+            k1++;
+    }
+    return tb_err(err, errlen, "%s: line %ld: field '%.*s': a NUL byte (byte %zu of the line)",
+                  path, line, (int)(k1 - k0 > 64 ? 64 : k1 - k0), k0, (size_t)(nul - buf) + 1);
+}
+
 int tb_kv_next(FILE *f, const char *path, char **buf, size_t *cap, long *line, char **key,
                char **val, char *err, size_t errlen)
 {
-    while (getline(buf, cap, f) > 0) {
+    ssize_t n;
+    while ((n = getline(buf, cap, f)) > 0) {
         char *s, *eq, *hash;
         ++*line;
+        if (tb_text_line(path, *line, *buf, (size_t)n, err, errlen) < 0)
+            return -1;
         hash = strchr(*buf, '#');
         if (hash)
             *hash = '\0';

@@ -67,9 +67,9 @@ int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen)
     a->norm_eps = 1e-5;
     a->rope_theta = 10000.0;
     snprintf(a->path, sizeof a->path, "%s", path);
-    f = fopen(path, "r");
+    f = tb_text_open(path, TB_TEXT_FILE_MAX, err, errlen);
     if (!f)
-        return tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return -1;
     while ((kv = tb_kv_next(f, path, &buf, &cap, &line, &key, &val, err, errlen)) > 0) {
 #define INT_KEY(k, field, bit)                                                                     \
     else if (!strcmp(key, k))                                                                      \
@@ -206,14 +206,33 @@ static void find_cb(const char *path, void *p)
         snprintf(c->found, sizeof c->found, "%s", path);
 }
 
+bool tb_arch_name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n >= sizeof((struct tb_arch *)0)->name || !isalnum((unsigned char)name[0]))
+        return false;
+    for (const char *p = name; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("._+@-", *p))
+            return false;
+    return true;
+}
+
 int tb_arch_path(const char *name, char *out, size_t len, char *err, size_t errlen)
 {
     struct find_ctx c;
     size_t n = strlen(name);
-    if (strchr(name, '/') || (n > 6 && !strcmp(name + n - 6, ".model"))) {
-        snprintf(out, len, "%s", name);
+    /* the one form of a path: a file named *.model, which tb_arch_load opens only as a
+     * regular file of bounded size; anything else is a catalogue name */
+    if (n > 6 && !strcmp(name + n - 6, ".model")) {
+        if ((size_t)snprintf(out, len, "%s", name) >= len)
+            return tb_err(err, errlen, "model file name too long: '%.64s...'", name);
         return 0;
     }
+    if (!tb_arch_name_ok(name))
+        return tb_err(err, errlen,
+                      "bad model name '%s' (a catalogue name: a letter or digit, then letters, "
+                      "digits and . _ + @ -; or a file ending in .model)",
+                      name);
     memset(&c, 0, sizeof c);
     c.want = name;
     if (tb_arch_list(find_cb, &c, err, errlen) < 0)

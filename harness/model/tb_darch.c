@@ -167,9 +167,9 @@ int tb_darch_load(struct tb_darch *a, const char *path, char *err, size_t errlen
     a->groups = 32;
     a->time_proj_dim = 256;
     snprintf(a->path, sizeof a->path, "%s", path);
-    f = fopen(path, "r");
+    f = tb_text_open(path, TB_TEXT_FILE_MAX, err, errlen);
     if (!f)
-        return tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return -1;
     while ((kv = tb_kv_next(f, path, &buf, &cap, &line, &key, &val, err, errlen)) > 0) {
         const struct key *k = NULL;
         const struct tb_range *r;

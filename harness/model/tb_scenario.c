@@ -332,6 +332,8 @@ static bool added_col(const char *name)
            !strcmp(name, "bound") || !strcmp(name, "assumptions");
 }
 
+/* The input's cells go out through tb_csv_put_text: a text cell that a spreadsheet
+ * would run as a formula is neutralised, numbers stay as they are. */
 int tb_scenarios_write(const struct tb_scenarios *s, FILE *f)
 {
     const struct tb_csv_table *t = &s->csv;
@@ -339,7 +341,7 @@ int tb_scenarios_write(const struct tb_scenarios *s, FILE *f)
 
     for (size_t c = 0; c < t->ncols; c++)
         if (!added_col(t->header[c]))
-            rc |= tb_csv_put(f, t->header[c], ',');
+            rc |= tb_csv_put_text(f, t->header[c], ',');
     rc |= tb_csv_put(f, "predicted", ',');
     rc |= tb_csv_put(f, "model_version", ',');
     rc |= tb_csv_put(f, "why", ',');
@@ -350,14 +352,14 @@ int tb_scenarios_write(const struct tb_scenarios *s, FILE *f)
         char num[64] = "";
         for (size_t c = 0; c < t->ncols; c++)
             if (!added_col(t->header[c]))
-                rc |= tb_csv_put(f, tb_csv_get(t, r, (int)c), ',');
+                rc |= tb_csv_put_text(f, tb_csv_get(t, r, (int)c), ',');
         if (!isnan(x->predicted))
             snprintf(num, sizeof num, "%.6g", x->predicted);
         rc |= tb_csv_put(f, num, ',');
         rc |= tb_csv_put(f, TB_MODEL_VERSION, ',');
-        rc |= tb_csv_put(f, x->why, ',');
-        rc |= tb_csv_put(f, isnan(x->predicted) ? "" : x->p.bound, ',');
-        rc |= tb_csv_put(f, isnan(x->predicted) ? "" : x->p.assumptions, '\n');
+        rc |= tb_csv_put_text(f, x->why, ',');
+        rc |= tb_csv_put_text(f, isnan(x->predicted) ? "" : x->p.bound, ',');
+        rc |= tb_csv_put_text(f, isnan(x->predicted) ? "" : x->p.assumptions, '\n');
     }
     return rc ? -1 : 0;
 }

@@ -842,6 +842,7 @@ int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_
     FILE *f = NULL;
     char *buf = NULL;
     size_t bcap = 0;
+    ssize_t nread;
     long line = 0;
     int rc = -1;
 
@@ -852,15 +853,17 @@ int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_
                               name_or_path) >= sizeof path)
         return tb_err(err, errlen, "suite name too long");
     snprintf(s->path, sizeof s->path, "%s", path);
-    f = fopen(path, "r");
+    f = tb_text_open(path, TB_TEXT_FILE_MAX, err, errlen);
     if (!f) {
         if (errno == ENOENT && !strchr(name_or_path, '/'))
             return tb_err(err, errlen, "unknown suite '%s' (no '%s')", name_or_path, path);
-        return tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return -1;
     }
-    while (getline(&buf, &bcap, f) > 0) {
+    while ((nread = getline(&buf, &bcap, f)) > 0) {
         char where[PATH_MAX + 32], *p, *word, *save = NULL, *hash;
         line++;
+        if (tb_text_line(path, line, buf, (size_t)nread, err, errlen) < 0)
+            goto out;
         hash = strchr(buf, '#');
         if (hash)
             *hash = '\0';

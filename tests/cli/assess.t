@@ -61,7 +61,7 @@ same_text() { # same_text MD HTML: prints the pieces checked, fails naming a mis
         for (split /\n/, <$m>) {
             next if /^(#|\|---|\s*$)/;
             if (/^\|/) { push @p, grep { length } map { s/^\s+|\s+$//gr } split /(?<!\\)\|/ } else { push @p, $_ } }
-        for (@p) { s/^\s*- //; s/^> //; s/\*\*|`//g; s/\\([|\\*_])/$1/g; s/&lt;/</g;
+        for (@p) { s/^\s*- //; s/^> //; s/\*\*|`//g; s/\\([|\\*_\[\]~#+.)-])/$1/g; s/&lt;/</g; s/&gt;/>/g; s/&amp;/&/g;
                    if (index($t, $_) < 0) { print STDERR "not in the HTML: $_\n"; exit 1 } }
         print scalar(@p), "\n"' "$@"
 }

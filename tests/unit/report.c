@@ -611,7 +611,8 @@ int main(void)
        "the gap is stated as missing, with why");
     OK(md && strstr(md, "| trn1.32xlarge | 21.50 | 16 | 1.344 | us-east-1 | on-demand |"),
        "price row named, per instance-hour and per chip-hour in their own columns");
-    OK(md && strstr(md, "| [5] baseline | p5.48xlarge | 55.04 | 8 | 6.88 | us-east-1 | on-demand"),
+    OK(md && strstr(md,
+                    "| \\[5\\] baseline | p5.48xlarge | 55.04 | 8 | 6.88 | us-east-1 | on-demand"),
        "the baseline's on-demand price listed");
     OK(md && strstr(md, "unavailable: PAPI not built in"), "counters status shown");
     OK(md && strstr(md, "(throughput.svg)"), "Markdown links the SVG chart");
