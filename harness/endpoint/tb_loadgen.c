@@ -298,10 +298,10 @@ static int on_event(void *ctx, const char *data, size_t len)
     o = json_loadb(data, len, 0, &je);
     if (!o) {
         if (json_error_code(&je) == json_error_invalid_utf8)
-            snprintf(f->why, sizeof f->why, "malformed event %zu: invalid UTF-8 (%.80s)",
+            snprintf(f->why, sizeof f->why, "malformed event %zu: invalid UTF-8 (%.40s)",
                      f->sse.events, je.text);
         else
-            snprintf(f->why, sizeof f->why, "malformed event %zu: not JSON (%.80s)", f->sse.events,
+            snprintf(f->why, sizeof f->why, "malformed event %zu: not JSON (%.40s)", f->sse.events,
                      je.text);
         return 1;
     }
@@ -329,8 +329,7 @@ static int on_event(void *ctx, const char *data, size_t len)
         }
     }
     if (content && (size_t)f->chunks >= f->max_chunks) {
-        snprintf(f->why, sizeof f->why,
-                 "over %zu content chunks for %d tokens asked (an endless stream?)", f->max_chunks,
+        snprintf(f->why, sizeof f->why, "over %zu content chunks for %d tokens", f->max_chunks,
                  run->s->seq_out);
         json_decref(o);
         return 1;

@@ -23,8 +23,9 @@ A server for the load client:
       POST /v1/completions gets MODE i (then good): good, huge (a 100 MB event without a
       newline), endless (content chunks until the client leaves), utf8 (a chunk with
       invalid UTF-8 in its text), drip (a good stream at one byte a second), badjson (a
-      chunk that is not JSON), notype (a good stream without a Content-Type). It logs
-      one line per request on stderr.
+      chunk that is not JSON), notype (a good stream without a Content-Type), chatter
+      (SSE comments until the client leaves: no event, only bytes). It logs one line per
+      request on stderr.
 """
 import http.server
 import json
@@ -247,6 +248,10 @@ class Hostile(http.server.BaseHTTPRequestHandler):
                     self.send_body(mib)
             elif mode == "endless":
                 burst = self.chunk(" t1") * 4096
+                while True:
+                    self.send_body(burst)
+            elif mode == "chatter":
+                burst = (b": " + b"p" * 1000 + b"\n") * 1024
                 while True:
                     self.send_body(burst)
             elif mode == "utf8":
