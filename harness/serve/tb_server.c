@@ -379,6 +379,22 @@ out:
     return status;
 }
 
+unsigned tb_server_parse_body(const struct tb_server_opts *o, const char *body, size_t len,
+                              bool chat, int *ntokens, const char **param, char *err, size_t errlen)
+{
+    struct tb_server s; /* what parse_gen reads of a server: its options and name */
+    struct body b = {.data = (char *)body, .len = len};
+    struct gen g;
+    unsigned status;
+    memset(&s, 0, sizeof s);
+    s.o = *o;
+    s.name = (char *)o->served_name;
+    status = parse_gen(&s, &b, chat, &g, param, err, errlen);
+    *ntokens = status == 0 ? g.n : 0;
+    free(g.ids);
+    return status;
+}
+
 /* ---- answers ---- */
 
 static void token_text(char *buf, size_t len, int id)

@@ -62,6 +62,7 @@
 #ifndef TB_SERVER_H
 #define TB_SERVER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #define TB_SERVER_MAX_BODY_BYTES  ((size_t)16 << 20) /* tb_server_opts.max_body_bytes 0 */
@@ -97,6 +98,15 @@ void tb_server_free(struct tb_server *s);
 /* What the limits refused so far: connections answered 503, connections dropped at
  * the read timeout, bodies answered 413. */
 void tb_server_stats(struct tb_server *s, long *refused, long *timed_out, long *too_big);
+
+/* The request-body check the POST paths run, without a server or a socket (for tests
+ * and fuzzing): body of len bytes (need not be NUL-terminated) as a completion, or a
+ * chat completion when chat, against o's served_name, vocab and max_model_len. Returns
+ * 0 with the prompt's token count in *ntokens, or the HTTP status (400, 404) with the
+ * message in err and the offending field in *param (NULL when none). */
+unsigned tb_server_parse_body(const struct tb_server_opts *o, const char *body, size_t len,
+                              bool chat, int *ntokens, const char **param, char *err,
+                              size_t errlen);
 
 /* The text tokenizer above: up to cap ids of text into ids; returns how many words the
  * text has (may exceed cap). */
