@@ -29,7 +29,7 @@ if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 4200 ]; then
     }
 fi
 
-echo "1..40"
+echo "1..41"
 py="$TB_SRCDIR/tests/cli/hostile_peer.py"
 peer() { python3 "$py" "$@"; } # in the foreground; in the background python3 itself, for $!
 # kv KEY LINE: the value of KEY=VALUE in LINE
@@ -217,5 +217,25 @@ check "a chunk that is not JSON: request 12" has "malformed event 2: not JSON ("
 check "no Content-Type: request 14" has "HTTP 200 with Content-Type none, not text/event-stream (request 14)"
 check "the client's peak RSS under 64 MB through a 100 MB event and 64 MB of comments ($peak kB)" \
     lt "$peak" 65536
+kill "$hpid" 2>/dev/null
+hpid=
+
+# the same at concurrency 4: the first four to arrive hostile, the twelve others
+# streamed beside them, unharmed (their E2E far under the drip's request timeout)
+rm -f "$tmp/hport"
+python3 "$py" server "$tmp/hport" drip huge endless chatter >/dev/null 2>"$tmp/hostile4.log" &
+hpid=$!
+for _ in $(seq 1 50); do
+    [ -s "$tmp/hport" ] && break
+    sleep 0.1
+done
+hport=$(cat "$tmp/hport")
+"$TB_BIN" run --endpoint "http://127.0.0.1:$hport/v1" --model llama-tiny --seq-in 8 --seq-out 4 \
+    --concurrency 4 --requests 16 --warmup-requests 0 --request-timeout 5 \
+    --out "$tmp/run4" 2>"$tmp/run4.err"
+res="$tmp/run4/results.csv"
+e2e=$(row e2e_latency_ms p99)
+check "concurrency 4: 4 failed, 12 recorded, E2E p99 of these ${e2e} ms < 3000" \
+    sh -c "test '$(row failed_requests value)' = 4 && test '$(row e2e_latency_ms n)' = 12 && awk 'BEGIN { exit !($e2e < 3000) }'"
 kill "$hpid" 2>/dev/null
 hpid=
