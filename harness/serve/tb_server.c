@@ -802,15 +802,19 @@ static mhd_result handle(void *cls, struct MHD_Connection *c, const char *url, c
                               "(--max-connections); try again later",
                               s->o.max_connections);
         }
+        /* libmicrohttpd has checked it is a number (a negative one is its 400) */
         const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
-        long long claimed;
-        if (cl && sscanf(cl, "%lld", &claimed) == 1 && claimed > (long long)s->o.max_body_bytes) {
-            atomic_fetch_add(&s->too_big, 1);
-            b->too_big = true;
-            return send_error(c, 413, NULL,
-                              "the body of %lld bytes is over %zu bytes (the server's "
-                              "--max-body-bytes)",
-                              claimed, s->o.max_body_bytes);
+        if (cl) {
+            errno = 0;
+            unsigned long long claimed = strtoull(cl, NULL, 10);
+            if (errno == ERANGE || claimed > s->o.max_body_bytes) {
+                atomic_fetch_add(&s->too_big, 1);
+                b->too_big = true;
+                return send_error(c, 413, NULL,
+                                  "the body of %.24s bytes is over %zu bytes (the server's "
+                                  "--max-body-bytes)",
+                                  cl, s->o.max_body_bytes);
+            }
         }
         return MHD_YES;
     }
