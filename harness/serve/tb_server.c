@@ -41,11 +41,16 @@ typedef int mhd_result;
 struct conn {
     struct conn *prev, *next;
     MHD_socket fd;
-    int64_t since_ns; /* when it began to wait for its request (accept, or the last
-                         answer on a kept-alive connection) */
-    bool reading;     /* a request is due or arriving: the read timeout runs */
-    bool over;        /* opened beyond max_connections: every request gets 503 */
-    bool dropped;     /* the watchdog shut it down */
+    int64_t since_ns;        /* when it began to wait for its request (accept, or the last
+                                answer on a kept-alive connection) */
+    bool reading;            /* a request is due or arriving: the read timeout runs */
+    bool streaming;          /* answering with a stream: the pull timeout runs */
+    atomic_bool engine_wait; /* the stream waits for tokens: the engine's time, not
+                                the client's */
+    atomic_llong pulled_ns;  /* when libmicrohttpd last asked the stream for bytes (it
+                                asks when the client has taken the last ones) */
+    bool over;               /* opened beyond max_connections: every request gets 503 */
+    bool dropped;            /* the watchdog shut it down */
 };
 
 struct tb_server {
@@ -63,6 +68,8 @@ struct tb_server {
     bool have_watchdog;
     atomic_long refused, timed_out, too_big; /* counts, for the log at the end */
 };
+
+static struct conn *conn_of(struct MHD_Connection *c);
 
 /* One connection's request body (MHD's per-request context). */
 struct body {
@@ -417,9 +424,20 @@ struct stream {
     long created;
     char *pend; /* owned: formatted events */
     size_t len, off, cap;
-    int sent;   /* content chunks sent */
-    bool ended; /* [DONE] formatted */
+    int sent;       /* content chunks sent */
+    bool ended;     /* [DONE] formatted */
+    struct conn *k; /* borrowed: its connection (valid while MHD asks for bytes) */
 };
+
+/* The stream waits for the engine (on), or for the client (off, and from now). */
+static void stream_engine_wait(struct stream *st, bool on)
+{
+    if (!st->k)
+        return;
+    atomic_store(&st->k->engine_wait, on);
+    if (!on)
+        atomic_store(&st->k->pulled_ns, (long long)mono_ns());
+}
 
 static int pend_add(struct stream *st, const char *a, const char *b, const char *c)
 {
@@ -492,7 +510,9 @@ static int pend_more(struct stream *st)
 {
     int ids[TAKE_MAX];
     enum tb_finish fin;
+    stream_engine_wait(st, true);
     int n = tb_request_take(st->r, ids, TAKE_MAX, -1, &fin);
+    stream_engine_wait(st, false);
     for (int i = 0; i < n; i++) {
         const char *f = (i == n - 1 && fin != TB_FINISH_ABORT) ? tb_finish_to_string(fin) : NULL;
         if (pend_token(st, ids[i], f) != 0)
@@ -521,6 +541,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     struct stream *st = cls;
     (void)pos;
+    stream_engine_wait(st, false); /* the client took the bytes before */
     while (st->off == st->len) {
         st->off = st->len = 0;
         if (st->ended)
@@ -650,6 +671,12 @@ static mhd_result handle_gen(struct tb_server *s, struct MHD_Connection *c, cons
     snprintf(st->id, sizeof st->id, "%s-%ld", chat ? "chatcmpl" : "cmpl",
              atomic_fetch_add(&s->next_id, 1));
     st->created = (long)time(NULL);
+    if (st->g.stream && (st->k = conn_of(c)) != NULL) {
+        stream_engine_wait(st, false);
+        pthread_mutex_lock(&s->mu);
+        st->k->streaming = true;
+        pthread_mutex_unlock(&s->mu);
+    }
     return st->g.stream ? answer_stream(s, c, st) : answer_whole(s, c, st);
 }
 
@@ -678,6 +705,8 @@ static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
         k->fd = ci ? ci->connect_fd : MHD_INVALID_SOCKET;
         k->since_ns = mono_ns();
         k->reading = true;
+        atomic_init(&k->engine_wait, false);
+        atomic_init(&k->pulled_ns, (long long)k->since_ns);
         pthread_mutex_lock(&s->mu);
         k->over = ++s->nconns > s->o.max_connections;
         k->next = s->conns;
@@ -708,14 +737,27 @@ static void conn_set_reading(struct tb_server *s, struct conn *k, bool reading)
         return;
     pthread_mutex_lock(&s->mu);
     k->reading = reading;
+    k->streaming = false;
     k->since_ns = mono_ns();
     pthread_mutex_unlock(&s->mu);
 }
 
+/* Whether k is too slow at now: its request has not arrived whole within the limit (a
+ * byte a second never trips an idle timeout), or its stream has waited that long for
+ * the client to take bytes (time waiting for the engine does not count). */
+static bool conn_too_slow(struct conn *k, int64_t now, int64_t limit_ns)
+{
+    if (k->dropped || k->fd == MHD_INVALID_SOCKET)
+        return false;
+    if (k->reading)
+        return now - k->since_ns > limit_ns;
+    return k->streaming && !atomic_load(&k->engine_wait) &&
+           now - (int64_t)atomic_load(&k->pulled_ns) > limit_ns;
+}
+
 /* The watchdog thread: every WATCH_EVERY_NS, shuts down the sockets of the connections
- * whose request has not arrived whole within read_timeout_s (a slow client: a byte a
- * second never trips an idle timeout); their threads then see the end of the stream and
- * MHD closes them. */
+ * too slow (conn_too_slow); their threads then see the end of the stream and MHD closes
+ * them. */
 static void *watchdog_main(void *arg)
 {
     struct tb_server *s = arg;
@@ -725,8 +767,7 @@ static void *watchdog_main(void *arg)
         struct timespec until;
         int64_t now = mono_ns();
         for (struct conn *k = s->conns; k; k = k->next)
-            if (k->reading && !k->dropped && now - k->since_ns > limit_ns &&
-                k->fd != MHD_INVALID_SOCKET) {
+            if (conn_too_slow(k, now, limit_ns)) {
                 shutdown(k->fd, SHUT_RDWR);
                 k->dropped = true;
                 atomic_fetch_add(&s->timed_out, 1);

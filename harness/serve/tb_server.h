@@ -41,10 +41,12 @@
  *                    bounded by the limit per connection.
  *   read_timeout_s   a request's headers and body must arrive whole within this time
  *                    of the connection's start (or of the previous answer on a kept-
- *                    alive connection) (30 s); else a watchdog thread shuts the socket
- *                    down. It bounds slow clients (a byte a second never trips an idle
- *                    timeout) and idle kept-alive connections; the answer, streamed or
- *                    not, takes as long as the generation does.
+ *                    alive connection) (30 s), and a stream's client must take its bytes
+ *                    within this time of their being ready (time waiting for the engine
+ *                    does not count); else a watchdog thread shuts the socket down. It
+ *                    bounds slow senders (a byte a second never trips an idle timeout),
+ *                    readers that stop reading, and idle kept-alive connections; the
+ *                    generation itself takes as long as it takes.
  *   max_connections  open connections at most (1024); up to 64 more are accepted only to
  *                    be answered 503 with "Connection: close", beyond that libmicrohttpd
  *                    closes them unanswered.

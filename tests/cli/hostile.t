@@ -6,7 +6,8 @@
 # while a normal request goes through), malformed JSON, wrong types, huge numbers and
 # invalid UTF-8 (400 with the reason), a long non-ASCII model name (a valid JSON 404),
 # 2000 connections at once, answered or held (served or refused within
-# --max-connections, threads and RSS bounded, the server alive and serving after).
+# --max-connections, threads and RSS bounded, the server alive and serving after), a
+# reader that stops reading a long stream (cut off), a slow engine (not).
 # The client (`trnbench run --endpoint`): a server whose streams are a 100 MB event
 # without a newline, endless content, invalid UTF-8, a drip of a byte a second, a chunk
 # that is not JSON, no Content-Type and endless comments, between good ones: each such
@@ -29,7 +30,7 @@ if [ "$(ulimit -n)" != unlimited ] && [ "$(ulimit -n)" -lt 4200 ]; then
     }
 fi
 
-echo "1..41"
+echo "1..44"
 py="$TB_SRCDIR/tests/cli/hostile_peer.py"
 peer() { python3 "$py" "$@"; } # in the foreground; in the background python3 itself, for $!
 # kv KEY LINE: the value of KEY=VALUE in LINE
@@ -180,6 +181,42 @@ st=$?
 pid=
 check "SIGTERM: exit 0, and the limits' counts are logged" \
     sh -c "test $st -eq 0 && grep -q '^trnbench serve: limits: [0-9]* connections refused (503, --max-connections), [1-9][0-9]* dropped at --read-timeout, [1-9][0-9]* bodies over --max-body-bytes (413)$' '$tmp/serve.err'"
+
+# a client that stops reading a long stream: dropped once it has taken nothing for
+# --read-timeout (the stream is ~20 MB: more than the socket buffers hold); a stream
+# whose tokens come slower than that (the engine's time) is not
+# serve_bg OUT ARGS...: trnbench serve in the background, pid in spid, port in sport
+serve_bg() {
+    o=$1
+    shift
+    "$TB_BIN" serve --port 0 --engine instant "$@" >"$o" 2>"$o.err" &
+    spid=$!
+    sport=
+    for _ in $(seq 1 100); do
+        sport=$(sed -n 's|^trnbench serve: listening on http://127\.0\.0\.1:\([0-9]*\)/v1 .*|\1|p' "$o")
+        [ -n "$sport" ] && break
+        sleep 0.1
+    done
+}
+serve_bg "$tmp/stall.out" --model llama-3.1-8b --max-model-len 131072 --read-timeout 2
+pid=$spid
+r=$(peer stall "$sport" 100000 5)
+check "a reader stalled 5 s in a stream of 100000 tokens: cut off, under 10 MB sent ($r)" \
+    sh -c "test '$(kv eof "$r")' = 1 && test $(kv bytes "$r") -lt 10000000 && awk 'BEGIN { exit !($(kv seconds "$r") < 8) }'"
+kill -TERM "$pid"
+wait "$pid"
+pid=
+check "  counted as dropped at --read-timeout" grep -q ', 1 dropped at --read-timeout,' "$tmp/stall.out.err"
+serve_bg "$tmp/paced.out" --model llama-tiny --step-us 1500000 --read-timeout 1
+pid=$spid
+code=$(curl -sN --max-time 20 -o "$tmp/paced.sse" -w '%{http_code}' -H 'Content-Type: application/json' \
+    -d '{"prompt":[1],"max_tokens":3,"stream":true}' "http://127.0.0.1:$sport/v1/completions")
+check "a stream whose tokens come 1.5 s apart outlives --read-timeout 1: 3 tokens, [DONE]" \
+    test "$code" = 200 -a "$(grep -c '"text":" t[0-9]*"' "$tmp/paced.sse")" -eq 3 -a \
+    "$(grep -c '^data: \[DONE\]' "$tmp/paced.sse")" -eq 1
+kill -TERM "$pid"
+wait "$pid"
+pid=
 
 # ---- the client against a hostile server ----
 modes="good huge good chatter good endless good utf8 good drip good badjson good notype good"

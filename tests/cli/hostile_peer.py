@@ -17,6 +17,11 @@ Clients against `trnbench serve` (each prints one line of key=value figures):
       without an answer (and of them within the first second), or still waiting after
       WAIT_S.
 
+  stall PORT MAX_TOKENS STALL_S
+      a streamed completion of MAX_TOKENS whose reader takes 1 KB, then nothing for
+      STALL_S (a small receive buffer), then reads on: prints the bytes read, whether
+      the server ended the connection (eof=1) and when, from the start.
+
 A server for the load client:
   server PORTFILE MODE...
       an OpenAI-like streaming server on a free port (written to PORTFILE); the i-th
@@ -187,6 +192,33 @@ def cmd_flood(port, n, wait_s, hold):
             pass
 
 
+def cmd_stall(port, max_tokens, stall_s):
+    c = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    c.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    c.connect(("127.0.0.1", port))
+    body = json.dumps({"prompt": [1], "max_tokens": max_tokens, "stream": True}).encode()
+    t0 = time.monotonic()
+    c.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    c.settimeout(10)
+    n = len(c.recv(1024))
+    time.sleep(stall_s)
+    eof, t_end = 0, -1.0
+    c.settimeout(3)
+    try:
+        while True:
+            d = c.recv(1 << 16)
+            if not d:
+                eof, t_end = 1, time.monotonic() - t0
+                break
+            n += len(d)
+    except OSError as e:
+        if not isinstance(e, socket.timeout):
+            eof, t_end = 1, time.monotonic() - t0
+    print("bytes=%d eof=%d seconds=%.2f" % (n, eof, t_end))
+    c.close()
+
+
 class Hostile(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.0"  # the stream ends when the connection does
     modes = []
@@ -287,6 +319,8 @@ def main(argv):
         cmd_slowloris(int(argv[2]), int(argv[3]), float(argv[4]))
     elif cmd == "flood":
         cmd_flood(int(argv[2]), int(argv[3]), float(argv[4]), argv[5:] == ["hold"])
+    elif cmd == "stall":
+        cmd_stall(int(argv[2]), int(argv[3]), float(argv[4]))
     elif cmd == "server":
         cmd_server(argv[2], argv[3:])
     else:
