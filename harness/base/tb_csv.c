@@ -1,5 +1,6 @@
 /* harness/base/tb_csv.c: see tb_csv.h. Parses with libcsv, feeding one physical line at a
- * time so each row knows the line it started on. */
+ * time so each row knows the line it started on. A leading UTF-8 BOM is stripped and a
+ * NUL byte in a field refused (tb_util.h's rule for text files). */
 #include "tb_csv.h"
 
 #include "tb_util.h"
@@ -32,6 +33,18 @@ static void on_field(void *s, size_t len, void *data)
         return;
     if (c->ncur == 0)
         c->row_line = c->line;
+    /* a C string would end the field at the NUL: "1<NUL>32416" read as 1 */
+    if (memchr(s, '\0', len)) {
+        struct tb_csv_table *t = c->t;
+        c->failed = 1;
+        if (t->header && c->ncur < t->ncols)
+            tb_err(c->err, c->errlen, "%s: line %ld: field '%s': a NUL byte", t->path, c->line,
+                   t->header[c->ncur]);
+        else
+            tb_err(c->err, c->errlen, "%s: line %ld: field %zu: a NUL byte", t->path, c->line,
+                   c->ncur + 1);
+        return;
+    }
     if (c->ncur == c->capcur) {
         size_t n = c->capcur ? c->capcur * 2 : 16;
         char **p = realloc(c->cur, n * sizeof(*p));
@@ -140,10 +153,8 @@ static int read_table(struct tb_csv_table *t, FILE *f, const char *name, char *e
     inited = 1;
     while ((n = getline(&line, &cap, f)) > 0) {
         c.line++;
-        if (c.line == 1 && n >= 3 && !memcmp(line, "\xef\xbb\xbf", 3)) {
-            memmove(line, line + 3, (size_t)n - 2);
-            n -= 3;
-        }
+        if (c.line == 1)
+            n = (ssize_t)tb_text_strip_bom(line, (size_t)n);
         if (csv_parse(&p, line, (size_t)n, on_field, on_row, &c) != (size_t)n) {
             tb_err(err, errlen, "%s: line %ld: %s", name, c.line, csv_strerror(csv_error(&p)));
             goto out;
@@ -279,4 +290,34 @@ int tb_csv_put(FILE *f, const char *field, int sep)
         return -1;
     }
     return fputc(sep, f) == EOF ? -1 : 0;
+}
+
+int tb_csv_formula_like(const char *s)
+{
+    char *end;
+    if (!s || !strchr("=+-@\t\r", s[0]) || !s[0])
+        return 0;
+    if (s[0] == '+' || s[0] == '-') {
+        /* a whole number is data, never a formula: "-1.5", "+3e5" */
+        (void)strtod(s, &end);
+        if (end != s && *end == '\0')
+            return 0;
+    }
+    return 1;
+}
+
+int tb_csv_put_text(FILE *f, const char *field, int sep)
+{
+    char *quoted;
+    int rc;
+    if (!tb_csv_formula_like(field))
+        return tb_csv_put(f, field, sep);
+    quoted = malloc(strlen(field) + 2);
+    if (!quoted)
+        return -1;
+    quoted[0] = '\'';
+    strcpy(quoted + 1, field);
+    rc = tb_csv_put(f, quoted, sep);
+    free(quoted);
+    return rc;
 }

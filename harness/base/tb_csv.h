@@ -1,6 +1,8 @@
 /*
  * harness/base/tb_csv.h: CSV tables read with libcsv (RFC 4180) and looked up by header
  * name, with the line each row started on so errors can name file, line and field.
+ * A UTF-8 BOM at the start of the text is stripped; a NUL byte in a field is an input
+ * error naming file, line and column (tb_util.h's rule for text files).
  *
  * A table owns all its strings; tb_csv_release frees them. Every row has exactly as
  * many fields as the header (a short or long row is an input error). Empty fields are
@@ -47,5 +49,12 @@ int tb_csv_require(const struct tb_csv_table *t, const char *const *names, char 
 
 /* Write one field, quoted when needed (libcsv's csv_fwrite), then sep (',' or '\n'). */
 int tb_csv_put(FILE *f, const char *field, int sep);
+/* The same for a cell that may hold text from inputs, in a CSV meant for spreadsheets
+ * (cost.csv, assessment.csv, predict's output): text starting with = + - @, a tab or a
+ * carriage return, which a spreadsheet would run as a formula, gets a leading single
+ * quote (OWASP's CSV injection advice); a number ("-1.5", "+3e5") is written as it is. */
+int tb_csv_put_text(FILE *f, const char *field, int sep);
+/* Whether tb_csv_put_text would prefix s. */
+int tb_csv_formula_like(const char *s);
 
 #endif

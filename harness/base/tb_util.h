@@ -58,10 +58,33 @@ int tb_parse_bool(const char *s, bool *out);
 /* Strip leading and trailing white space in place; returns the first kept character. */
 char *tb_trim(char *s);
 
+/* ---- text files from users (catalogue, suite and CSV files) ----
+ * One rule for all of them: a UTF-8 byte order mark at the start of the file (what Excel
+ * and Notepad write) is stripped, and a NUL byte anywhere is refused, naming file, line
+ * and field, since C strings would silently end the field there ("1<NUL>32416" read as
+ * 1). */
+
+/* The most bytes a model or suite file may hold: far above any real one (a few KB), a
+ * bound on what a wrong path (a device, a log) makes us read. */
+#define TB_TEXT_FILE_MAX (1L << 20)
+
+/* Open path for reading as one of those files: a regular file (not a device, FIFO or
+ * folder) of at most max bytes. NULL with "cannot open 'path': ..." or "'path' is not a
+ * regular file" or "'path' holds N bytes, more than ..." in err. The caller fcloses. */
+FILE *tb_text_open(const char *path, long max, char *err, size_t errlen);
+/* Strip a UTF-8 BOM from the start of buf (n bytes, as getline read line 1): returns the
+ * new length. */
+size_t tb_text_strip_bom(char *buf, size_t n);
+/* Check line number `line` of path, n bytes in buf as getline read it: strip the BOM
+ * when it is line 1, refuse a NUL byte. Returns the new length, or -1 with
+ * "path: line N: field 'key': a NUL byte (byte B of the line)" in err; the field is the
+ * key of the "key = value" or "key=value" the NUL falls in, else the line's first word. */
+long tb_text_line(const char *path, long line, char *buf, size_t n, char *err, size_t errlen);
+
 /* The next "key = value" line of a catalogue file ('#' starts a comment, blank lines
- * skipped). buf and cap are getline's; *line counts lines. Returns 1 with *key and *val
- * trimmed and pointing into *buf, 0 at the end of the file, -1 with
- * "path: line N: expected 'key = value', got '...'" or a read error in err. */
+ * skipped; lines checked by tb_text_line). buf and cap are getline's; *line counts lines. Returns 1
+ * with *key and *val trimmed and pointing into *buf, 0 at the end of the file, -1 with "path: line
+ * N: expected 'key = value', got '...'" or a read error in err. */
 int tb_kv_next(FILE *f, const char *path, char **buf, size_t *cap, long *line, char **key,
                char **val, char *err, size_t errlen);
 
@@ -70,8 +93,30 @@ void *tb_alloc_array(size_t n, size_t size);
 /* strdup that returns NULL on NULL. */
 char *tb_strdup(const char *s);
 
-/* Write len bytes to path atomically: path.tmp.PID, fsync, rename. */
+/* Write len bytes to path atomically: path.tmp.PID, fsync, rename; a reader sees the old
+ * file or the new one, never a part. On failure (a full disk: "cannot write 'D/x.csv' (as
+ * 'D/x.csv.tmp.12'): No space left on device") path is left as it was and no temporary
+ * remains. SIGINT, SIGTERM, SIGHUP and SIGQUIT wait until the rename or the removal is
+ * done, so only kill -9 or a crash can leave a temporary: the next write of path (or
+ * tb_tmp_sweep) removes it. */
 int tb_write_file_atomic(const char *path, const void *data, size_t len, char *err, size_t errlen);
+/* One file of tb_write_files_atomic. */
+struct tb_file_out {
+    const char *path; /* borrowed */
+    const void *data; /* borrowed: len bytes */
+    size_t len;
+};
+/* Replace n files together: every temporary written and synced first, and only when all
+ * n are complete renamed over their files, in order. A failure to write any (a full disk)
+ * replaces none. Only a crash between the renames (microseconds, no I/O but the renames)
+ * or a failed rename (said) can leave some files replaced. Signals as above. */
+int tb_write_files_atomic(const struct tb_file_out *f, size_t n, char *err, size_t errlen);
+/* Remove the temporaries of path (path.tmp.PID beside it) that a process that no longer
+ * runs left behind (kill -9 before its rename). A PID of a running process, ours or
+ * another's, keeps its file. The removed files' names go into removed (may be NULL),
+ * quoted, comma-separated. Returns how many. (A folder shared between hosts: a PID is
+ * only checked on this one.) */
+int tb_tmp_sweep(const char *path, char *removed, size_t rlen);
 /* Read a whole file into a NUL-terminated malloc'ed buffer. */
 int tb_read_file(const char *path, char **data, size_t *len, char *err, size_t errlen);
 /* mkdir -p. */

@@ -1,8 +1,9 @@
 /*
  * harness/cli/cmd_assess.c: `trnbench assess FILE --out DIR`, the migration assessment
  * (tb_assess.h) written as DIR/assessment.csv, assessment.md and assessment.html. The
- * whole file is checked first; on an input error (exit 2) nothing is written. Each
- * output is written atomically.
+ * whole file is checked first; on an input error (exit 2) nothing is written. The three
+ * outputs are replaced together: a failure to write any of them (a full disk: exit 1,
+ * the file named) leaves the three that were there.
  */
 #include "cli.h"
 #include "tb_assess.h"
@@ -42,29 +43,41 @@ static void usage(FILE *f)
           f);
 }
 
-/* Render with fn into memory and replace DIR/name atomically. */
-static int emit(const char *dir, const char *name, const struct tb_assessment *as,
-                const struct tb_assess_opts *o, int kind, char *err, size_t errlen)
+/* Render the three outputs into memory, then replace DIR/assessment.csv, .md and .html
+ * together (tb_write_files_atomic): all three temporaries are written and synced before
+ * any is renamed, so a full disk or a kill while writing leaves the old three. */
+static int emit(const char *dir, const struct tb_assessment *as, const struct tb_assess_opts *o,
+                char *err, size_t errlen)
 {
-    char path[PATH_MAX], *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    int rc;
-    if (!m)
-        return tb_err(err, errlen, "out of memory");
-    rc = kind == 0   ? tb_assess_write_csv(as, m)
-         : kind == 1 ? tb_assess_write_md(as, o, m)
+    static const char *const names[3] = {"assessment.csv", "assessment.md", "assessment.html"};
+    char path[3][PATH_MAX], *buf[3] = {NULL, NULL, NULL};
+    size_t len[3] = {0, 0, 0};
+    struct tb_file_out f[3];
+    int rc = -1;
+    for (int k = 0; k < 3; k++) {
+        FILE *m = open_memstream(&buf[k], &len[k]);
+        int r;
+        if (!m) {
+            tb_err(err, errlen, "out of memory");
+            goto out;
+        }
+        r = k == 0   ? tb_assess_write_csv(as, m)
+            : k == 1 ? tb_assess_write_md(as, o, m)
                      : tb_assess_write_html(as, o, m);
-    if (fclose(m) != 0 || rc != 0) {
-        free(buf);
-        return tb_err(err, errlen, "cannot format %s", name);
+        if (fclose(m) != 0 || r != 0) {
+            tb_err(err, errlen, "cannot format %s", names[k]);
+            goto out;
+        }
+        if ((size_t)snprintf(path[k], sizeof path[k], "%s/%s", dir, names[k]) >= sizeof path[k]) {
+            tb_err(err, errlen, "path too long: '%s'", dir);
+            goto out;
+        }
+        f[k] = (struct tb_file_out){path[k], buf[k], len[k]};
     }
-    if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
-        free(buf);
-        return tb_err(err, errlen, "path too long: '%s'", dir);
-    }
-    rc = tb_write_file_atomic(path, buf, len, err, errlen);
-    free(buf);
+    rc = tb_write_files_atomic(f, 3, err, errlen);
+out:
+    for (int k = 0; k < 3; k++)
+        free(buf[k]);
     return rc;
 }
 
@@ -165,10 +178,7 @@ int tb_cmd_assess(int argc, char **argv)
         rc = r == TB_EINPUT ? 2 : 1;
         goto out;
     }
-    if (tb_mkdir_p(out, err, sizeof err) != 0 ||
-        emit(out, "assessment.csv", &as, &o, 0, err, sizeof err) != 0 ||
-        emit(out, "assessment.md", &as, &o, 1, err, sizeof err) != 0 ||
-        emit(out, "assessment.html", &as, &o, 2, err, sizeof err) != 0) {
+    if (tb_mkdir_p(out, err, sizeof err) != 0 || emit(out, &as, &o, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench assess: %s\n", err);
         rc = 1;
     } else {

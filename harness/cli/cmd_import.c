@@ -147,6 +147,7 @@ int tb_cmd_import(int argc, char **argv)
     long chips = 0, batch = 0, seq_in = 0, seq_out = 0;
     int state = 0, c, nfiles, rc = 2;
     size_t nrows = 0, total = 0, fresh_files = 0;
+    struct tb_lock lock = {0};
 
     memset(&o, 0, sizeof o);
     while ((c = tb_cli_getopt("import", argc, argv, OPTS, &state)) != -1) {
@@ -308,7 +309,10 @@ int tb_cmd_import(int argc, char **argv)
         rc = 0;
         goto out;
     }
+    /* the folder's one writer while it appends (tb_results_lock): a run writing there
+     * meanwhile loses no row to it */
     if (tb_mkdir_p(out, err, sizeof err) != 0 ||
+        tb_results_lock(&lock, out, "trnbench import", true, err, sizeof err) != 0 ||
         tb_results_append(results, rows, nrows, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench import: %s\n", err);
         rc = 1;
@@ -322,6 +326,7 @@ input_error:
     fprintf(stderr, "trnbench import: %s; nothing written\n", err);
     rc = 2;
 out:
+    tb_lock_release(&lock);
     for (int i = 0; ims && i < nfiles; i++)
         tb_import_release(&ims[i]);
     free(ims);

@@ -430,6 +430,7 @@ int tb_cmd_perf_gpu(int argc, char **argv)
     double copy_s = 0, copy_bw, mfu = -1, dec_bw = 0, t;
     bool ok = true, have_pr = false;
     int nfigs = 2, prc;
+    struct tb_lock lock = {0};
 
     memset(figs, 0, sizeof figs);
     memset(outs, 0, sizeof outs);
@@ -549,7 +550,9 @@ int tb_cmd_perf_gpu(int argc, char **argv)
         snprintf(ctx.device, sizeof ctx.device, "%s x%d", g.info.name, share.used);
         snprintf(ctx.blas, sizeof ctx.blas, "cuBLASLt (CUDA runtime %d.%d)",
                  g.info.runtime_version / 1000, g.info.runtime_version % 1000 / 10);
-        if (tb_mkdir_p(o.out, err, sizeof err) != 0) {
+        /* the folder's one writer until the peer's rows too are in (tb_results_lock) */
+        if (tb_mkdir_p(o.out, err, sizeof err) != 0 ||
+            tb_results_lock(&lock, o.out, "trnbench perf", true, err, sizeof err) != 0) {
             fprintf(stderr, "trnbench perf: %s\n", err);
             ok = false;
             goto out;
@@ -578,6 +581,7 @@ int tb_cmd_perf_gpu(int argc, char **argv)
                 }
     }
 out:
+    tb_lock_release(&lock);
     for (int i = 0; i < 4; i++)
         tb_exec_result_release(&figs[i].r);
     for (int i = 0; i < NCMP; i++)

@@ -350,9 +350,9 @@ int tb_cmd_validate(int argc, char **argv)
         fprintf(stderr, "trnbench validate: %s\n", err);
         goto out;
     }
-    if (tb_validate_compute(&v, &s, err, sizeof err) != TB_OK) {
+    if ((rc = tb_validate_compute(&v, &s, err, sizeof err)) != TB_OK) {
         fprintf(stderr, "trnbench validate: %s\n", err);
-        rc = 1;
+        rc = rc == TB_EINPUT ? 2 : 1;
         goto done;
     }
     if (!quiet)

@@ -18,6 +18,7 @@
 #include "cli.h"
 #include "tb_arch.h"
 #include "tb_darch.h"
+#include "tb_results.h"
 #include "tb_run.h"
 #include "tb_util.h"
 
@@ -64,6 +65,9 @@ static void usage(FILE *f)
           "\n"
           "  --suite NAME|FILE  suites/NAME.suite in the data folder, or a file\n"
           "  --out DIR          folder of results.csv (default: the current folder)\n"
+          "  --no-wait          when another trnbench writes DIR/results.csv, stop (exit 1)\n"
+          "                     instead of waiting for it (the default: wait, then skip\n"
+          "                     the runs it recorded)\n"
           "  --model M          catalogue name (see --list) or a .model file\n"
           "  --phase P          prefill, decode or train (Llama); denoise (diffusion: one\n"
           "                     generation of --batch images, every step, both CFG halves);\n"
@@ -239,6 +243,7 @@ int tb_cmd_run(int argc, char **argv)
         {"suite", required_argument, NULL, 's'},
         {"out", required_argument, NULL, 'o'},
         {"executor", required_argument, NULL, 'x'},
+        {"no-wait", no_argument, NULL, 'W'},
         {"model", required_argument, NULL, 1000},
         {"phase", required_argument, NULL, 1001},
         {"seq-in", required_argument, NULL, 1002},
@@ -291,7 +296,8 @@ int tb_cmd_run(int argc, char **argv)
     struct tb_run_counts n;
     const char *suite_name = NULL, *out = ".";
     char err[2048] = "";
-    bool have_one = false, list = false;
+    bool have_one = false, list = false, wait = true;
+    struct tb_lock lock = {0};
     enum tb_run_executors executor = TB_RUN_ALL;
     enum { MAX_TORCH_WORDS = 16 };
     char torch_words[MAX_TORCH_WORDS][1200];  /* --nproc-per-node ... as "key=value" */
@@ -312,6 +318,9 @@ int tb_cmd_run(int argc, char **argv)
             break;
         case 'o':
             out = optarg;
+            break;
+        case 'W':
+            wait = false;
             break;
         case 'x':
             if (!strcmp(optarg, "all"))
@@ -432,6 +441,20 @@ int tb_cmd_run(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    /* one writer of the folder at a time: a second run waits (or, --no-wait, stops)
+     * and then skips what the first recorded */
+    switch (tb_results_lock(&lock, out, "trnbench run", wait, err, sizeof err)) {
+    case 0:
+        break;
+    case 1:
+        fprintf(stderr, "trnbench run: %s (--no-wait)\n", err);
+        rc = 1;
+        goto out;
+    default:
+        fprintf(stderr, "trnbench run: %s\n", err);
+        rc = 1;
+        goto out;
+    }
     if (tb_plan_execute(&plan, &n, err, sizeof err) != TB_OK) {
         if (err[0])
             fprintf(stderr, "trnbench run: %s\n", err);
@@ -449,6 +472,7 @@ int tb_cmd_run(int argc, char **argv)
                 n.unsupported, n.unsupported == 1 ? "" : "s");
     rc = n.failed ? 1 : 0;
 out:
+    tb_lock_release(&lock);
     tb_plan_release(&plan);
     return rc;
 }

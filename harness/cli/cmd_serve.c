@@ -31,6 +31,8 @@ static void usage(FILE *f)
           "                      [--step-us US]\n"
           "                      [--max-num-seqs N] [--max-model-len N]\n"
           "                      [--kv-cache-tokens N] [--seed S]\n"
+          "                      [--max-body-bytes N] [--read-timeout S]\n"
+          "                      [--max-connections N]\n"
           "\n"
           "Serve a Llama model of the catalogue through the OpenAI API (GET /v1/models,\n"
           "POST /v1/completions and /v1/chat/completions, streamed or not; GET /health and\n"
@@ -68,6 +70,15 @@ static void usage(FILE *f)
           "  --kv-cache-tokens N     KV budget: prompt + max_tokens summed over running\n"
           "                          sequences (default max-num-seqs * max-model-len)\n"
           "  --seed S                weights are drawn from it (default 1)\n"
+          "  --max-body-bytes N      a request body at most (default 16777216): over it,\n"
+          "                          413 (at once when Content-Length says so)\n"
+          "  --read-timeout S        a request's headers and body must arrive within S\n"
+          "                          seconds of the connection's start or its previous\n"
+          "                          answer, and a stream's client take its bytes within\n"
+          "                          S seconds, else the connection is dropped (default\n"
+          "                          30; waiting for the engine does not count)\n"
+          "  --max-connections N     open connections at most (default 1024); up to 64\n"
+          "                          more are answered 503, further ones closed at once\n"
           "  -h, --help              this text\n"
           "\n"
           "SIGTERM or SIGINT stops it: no new connections, open streams end, exit 0.\n"
@@ -91,10 +102,15 @@ int tb_cmd_serve(int argc, char **argv)
         {"kv-cache-tokens", required_argument, NULL, 1008},
         {"seed", required_argument, NULL, 1009},
         {"step-us", required_argument, NULL, 1010},
+        {"max-body-bytes", required_argument, NULL, 1011},
+        {"read-timeout", required_argument, NULL, 1012},
+        {"max-connections", required_argument, NULL, 1013},
         {NULL, 0, NULL, 0},
     };
     const char *model = NULL, *served = NULL, *host = "127.0.0.1";
     long layers = 0, port = 8000, seqs = 16, max_len = 0, kv = 0, seed = 1, step_us = 0;
+    long max_body = (long)TB_SERVER_MAX_BODY_BYTES, max_conns = TB_SERVER_MAX_CONNECTIONS;
+    double read_timeout = TB_SERVER_READ_TIMEOUT_S;
     enum tb_batcher_engine engine = TB_BATCHER_CPU;
     static const char *const ENGINE_NAMES[] = {
         [TB_BATCHER_CPU] = "cpu", [TB_BATCHER_INSTANT] = "instant", [TB_BATCHER_CUDA] = "cuda"};
@@ -158,6 +174,20 @@ int tb_cmd_serve(int argc, char **argv)
             break;
         case 1010:
             num = &step_us, lo = 0, hi = 10000000;
+            break;
+        case 1011:
+            num = &max_body, lo = 1, hi = 1L << 32;
+            break;
+        case 1012:
+            if (tb_parse_double(optarg, 0.01, 86400, &read_timeout) != 0) {
+                fprintf(stderr,
+                        "trnbench serve: --read-timeout '%s': expected seconds in [0.01, 86400]\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 1013:
+            num = &max_conns, lo = 1, hi = 100000;
             break;
         default:
             return 2;
@@ -275,7 +305,10 @@ int tb_cmd_serve(int argc, char **argv)
                                 .served_name = served,
                                 .vocab = arch.vocab,
                                 .max_model_len = (int)max_len,
-                                .batcher = b};
+                                .batcher = b,
+                                .max_body_bytes = (size_t)max_body,
+                                .read_timeout_s = read_timeout,
+                                .max_connections = max_conns};
     if (tb_server_listen(&srv, &so, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench serve: %s\n", err);
         rc = strstr(err, "host '") ? 2 : 1;
@@ -292,6 +325,15 @@ int tb_cmd_serve(int argc, char **argv)
         goto out;
     }
     fprintf(stderr, "trnbench serve: %s: stopping\n", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    {
+        long refused, timed_out, too_big;
+        tb_server_stats(srv, &refused, &timed_out, &too_big);
+        if (refused || timed_out || too_big)
+            fprintf(stderr,
+                    "trnbench serve: limits: %ld connections refused (503, --max-connections), "
+                    "%ld dropped at --read-timeout, %ld bodies over --max-body-bytes (413)\n",
+                    refused, timed_out, too_big);
+    }
     rc = 0;
 out:
     tb_server_free(srv);

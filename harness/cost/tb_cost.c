@@ -989,7 +989,7 @@ int tb_costs_write_csv(const struct tb_costs *cs, const char *path, char *err, s
         v[k++] = num_text(c->twin ? 100 * (c->twin->row->value / x->value - 1) : NAN, b[38],
                           sizeof b[38]);
         for (size_t j = 0; j < k; j++)
-            bad |= tb_csv_put(f, v[j], j + 1 < k ? ',' : '\n');
+            bad |= tb_csv_put_text(f, v[j], j + 1 < k ? ',' : '\n');
     }
     if (bad || ferror(f)) {
         tb_err(err, errlen, "cannot write '%s': %s", path, strerror(errno));

@@ -12,6 +12,7 @@
 #include "tb_doc.h"
 #include "tb_sse.h"
 #include "tb_stats.h"
+#include "tb_utf8.h"
 #include "tb_util.h"
 
 #include <curl/curl.h>
@@ -22,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,6 +34,7 @@
 #define READY_TRY_S         1.0               /* one readiness try at most */
 #define READY_EVERY_S       0.2               /* between readiness tries */
 #define GET_MAX_BYTES       ((size_t)1 << 20) /* a /models or /version answer at most */
+#define FAILED_LISTED       4                 /* request numbers listed per failure reason */
 
 static uint64_t mono_ns(void)
 {
@@ -105,6 +108,8 @@ struct flight {
     size_t slot;         /* index in run->flights */
     uint64_t arrival_ns; /* when the bytes being parsed came */
     long status;         /* the HTTP status, once the body began; 0 before */
+    size_t received;     /* bytes of the body so far */
+    size_t max_chunks;   /* content chunks allowed */
     bool done;           /* "data: [DONE]" came */
     bool usage;          /* the stream sent usage.completion_tokens */
     int prompt_tokens, completion_tokens;
@@ -128,6 +133,7 @@ struct run {
     uint64_t t0_ns;               /* the level's start */
     uint64_t prompt_rng, arrival_rng;
     double req_timeout_s, deadline_s;
+    size_t max_response;     /* bytes of a response's body at most */
     int ep;                  /* owned: the epoll set of curl's sockets */
     int ep_errno;            /* an epoll_ctl failure, else 0 */
     double timer_due_s;      /* curl's timer; INFINITY: none */
@@ -288,9 +294,20 @@ static int on_event(void *ctx, const char *data, size_t len)
         f->done = true;
         return 0;
     }
-    o = json_loadb(data, len, 0, NULL);
+    json_error_t je;
+    o = json_loadb(data, len, 0, &je);
+    if (!o) {
+        if (json_error_code(&je) == json_error_invalid_utf8)
+            snprintf(f->why, sizeof f->why, "malformed event %zu: invalid UTF-8 (%.40s)",
+                     f->sse.events, je.text);
+        else
+            snprintf(f->why, sizeof f->why, "malformed event %zu: not JSON (%.40s)", f->sse.events,
+                     je.text);
+        return 1;
+    }
     if (!json_is_object(o)) {
-        snprintf(f->why, sizeof f->why, "malformed event: data is not a JSON object");
+        snprintf(f->why, sizeof f->why, "malformed event %zu: data is not a JSON object",
+                 f->sse.events);
         json_decref(o);
         return 1;
     }
@@ -310,6 +327,12 @@ static int on_event(void *ctx, const char *data, size_t len)
             content = nonempty_string(choice, "text") ||
                       json_array_size(json_object_get(choice, "token_ids")) > 0;
         }
+    }
+    if (content && (size_t)f->chunks >= f->max_chunks) {
+        snprintf(f->why, sizeof f->why, "over %zu content chunks for %d tokens", f->max_chunks,
+                 run->s->seq_out);
+        json_decref(o);
+        return 1;
     }
     if (content) {
         double t = since_s(run, f->arrival_ns);
@@ -350,9 +373,23 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
     int rc;
     if (f->status == 0) {
         long code = 0;
+        const char *type = NULL;
         curl_easy_getinfo(f->h, CURLINFO_RESPONSE_CODE, &code);
         f->status = code ? code : -1;
+        curl_easy_getinfo(f->h, CURLINFO_CONTENT_TYPE, &type);
+        if (f->status == 200 && (!type || strncasecmp(type, "text/event-stream", 17) != 0)) {
+            snprintf(f->why, sizeof f->why,
+                     "HTTP 200 with Content-Type %s%.60s%s, not text/event-stream", type ? "'" : "",
+                     type ? type : "none", type ? "'" : "");
+            return 0;
+        }
     }
+    if (n > f->run->max_response - f->received) {
+        snprintf(f->why, sizeof f->why, "a response over %zu bytes (max_response_bytes)",
+                 f->run->max_response);
+        return 0;
+    }
+    f->received += n;
     if (f->status != 200) { /* keep the start of the error's body for its message */
         size_t room = sizeof f->errbody - 1 - f->errbody_len;
         size_t k = n < room ? n : room;
@@ -366,7 +403,8 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *ud)
     if (rc == 0)
         return n;
     if (rc == -1 && !f->why[0])
-        snprintf(f->why, sizeof f->why, "malformed event: %s", f->sse.err);
+        snprintf(f->why, sizeof f->why, "malformed event %zu: %s (max_event_bytes)",
+                 f->sse.events + 1, f->sse.err);
     return 0; /* stops the transfer: CURLE_WRITE_ERROR, f->why says why */
 }
 
@@ -447,6 +485,7 @@ static void finish(struct run *run, struct flight *f, CURLcode rc)
         snprintf(why, sizeof why, "stream ended without data: [DONE]");
     else if (f->chunks == 0)
         snprintf(why, sizeof why, "no content in the stream");
+    tb_utf8_scrub(why); /* the server's words: printed, and recorded in a CSV note */
 
     if (first && !run->text && s->api == TB_API_COMPLETIONS && (code == 400 || code == 422)) {
         run->refused = true;
@@ -506,7 +545,8 @@ static int send_one(struct run *run, bool counted, char *err, size_t errlen)
     f->run = run;
     f->rec = -1;
     f->lag_max = NAN;
-    tb_sse_init(&f->sse, 0);
+    tb_sse_init(&f->sse, s->max_event_bytes);
+    f->max_chunks = 4 * (size_t)s->seq_out + 64;
     f->body = build_body(run);
     f->h = curl_easy_init();
     if (!f->body || !f->h)
@@ -737,8 +777,22 @@ static void group_failures(struct tb_load_result *r)
         first[best] = tf;
         count[best] = tc;
         if (len < sizeof r->failures)
-            len += (size_t)snprintf(r->failures + len, sizeof r->failures - len, "%s%zu x %s",
-                                    k ? "; " : "", count[k], r->reqs[first[k]].error);
+            len += (size_t)snprintf(r->failures + len, sizeof r->failures - len, "%s%zu x %s (%s",
+                                    k ? "; " : "", count[k], r->reqs[first[k]].error,
+                                    count[k] > 1 ? "requests " : "request ");
+        /* the numbers (1: the first counted request sent) of the first few */
+        for (size_t i = first[k], listed = 0; i < n && len < sizeof r->failures; i++) {
+            if (r->reqs[i].ok || strcmp(r->reqs[i].error, r->reqs[first[k]].error) != 0)
+                continue;
+            if (listed == FAILED_LISTED) {
+                len += (size_t)snprintf(r->failures + len, sizeof r->failures - len, ", ...");
+                break;
+            }
+            len += (size_t)snprintf(r->failures + len, sizeof r->failures - len, "%s%zu",
+                                    listed++ ? ", " : "", i + 1);
+        }
+        if (len < sizeof r->failures)
+            len += (size_t)snprintf(r->failures + len, sizeof r->failures - len, ")");
     }
 out:
     free(first);
@@ -810,6 +864,7 @@ static int run_level(const struct tb_load_spec *s, bool text, uint64_t t0_ns,
     run.prompt_rng = s->seed;
     run.arrival_rng = s->seed ^ 0x5eed0fa77a1a5ull;
     run.req_timeout_s = s->request_timeout_s > 0 ? s->request_timeout_s : REQUEST_TIMEOUT_S;
+    run.max_response = s->max_response_bytes ? s->max_response_bytes : TB_LOAD_MAX_RESPONSE_BYTES;
     conc = s->concurrency > 0 ? s->concurrency : (long)s->requests + s->warmup_requests;
     if (s->level_timeout_s > 0) {
         run.deadline_s = s->level_timeout_s;

@@ -24,10 +24,22 @@
  * a role alone, is not one.
  *
  * Failures (each request's reason kept; the level goes on): connection refused or
- * dropped, an HTTP status other than 200 (with the server's error message), a malformed
- * event or JSON, a stream that ends without "data: [DONE]" or without any content, the
- * per-request timeout. The level ends when its requests are done or at its own timeout
- * (requests still open then fail with "level timeout"): a bad server costs bounded time.
+ * dropped, an HTTP status other than 200 (with the server's error message), a 200 whose
+ * Content-Type is not text/event-stream, a malformed event or JSON (invalid UTF-8
+ * named as such), a stream that ends without "data: [DONE]" or without any content, the
+ * per-request timeout, and the limits below. The level ends when its requests are done
+ * or at its own timeout (requests still open then fail with "level timeout"): a bad
+ * server costs bounded time. Text from the server in a reason (its error message) is
+ * scrubbed to valid UTF-8 without control characters (tb_utf8_scrub).
+ *
+ * Limits against a hostile or broken server, per request (tb_load_spec; 0 takes the
+ * default): an SSE line or event at most max_event_bytes (1 MiB: a 100 MB event without a
+ * newline costs 1 MiB); a response at most max_response_bytes (64 MiB: an endless stream
+ * ends there, or at the request timeout, whichever comes first); at most 4 x seq_out + 64
+ * content chunks (their times are kept: the bound bounds that memory too); the
+ * request_timeout_s (120 s: a drip of a byte a second ends there). Memory per request in
+ * flight is then at most about 2 x max_event_bytes plus 8 bytes a content chunk. A
+ * failed request never stops the others: their figures are recorded as usual.
  *
  * Ownership: a tb_load_result owns its arrays; release with tb_load_result_release,
  * also after a failure. Not thread-safe (curl_global_init is called once, lazily).
@@ -39,6 +51,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+#define TB_LOAD_MAX_RESPONSE_BYTES ((size_t)64 << 20) /* tb_load_spec.max_response_bytes 0 */
 
 enum tb_api {
     TB_API_COMPLETIONS, /* /v1/completions, prompt as token ids */
@@ -58,13 +72,15 @@ struct tb_load_spec {
      * when concurrency > 0. */
     int concurrency;
     double request_rate;
-    int requests;             /* counted requests; 0: as many as duration_s allows */
-    double duration_s;        /* with requests == 0: send for this long, then drain */
-    int warmup_requests;      /* sent first (at the same load), finished, never counted */
-    double request_timeout_s; /* per request (0: 120) */
-    double level_timeout_s;   /* the whole level, warm-up included (0: derived: requests /
-                                 concurrency rounds of request_timeout_s, capped at 1 h) */
-    bool text_prompts;        /* send text even to /completions (a server that refused ids) */
+    int requests;              /* counted requests; 0: as many as duration_s allows */
+    double duration_s;         /* with requests == 0: send for this long, then drain */
+    int warmup_requests;       /* sent first (at the same load), finished, never counted */
+    double request_timeout_s;  /* per request (0: 120) */
+    size_t max_event_bytes;    /* an SSE line or event (0: TB_SSE_MAX_BYTES, 1 MiB) */
+    size_t max_response_bytes; /* a response's body (0: TB_LOAD_MAX_RESPONSE_BYTES) */
+    double level_timeout_s;    /* the whole level, warm-up included (0: derived: requests /
+                                  concurrency rounds of request_timeout_s, capped at 1 h) */
+    bool text_prompts;         /* send text even to /completions (a server that refused ids) */
     /* Client threads: the level's streams split over this many event loops, each a curl
      * multi handle and an epoll set of its own on a thread of its own (a burst of 256
      * chunks at ~15 us each is ~4 ms on one thread). 0: one per 64 streams, at most one
@@ -103,7 +119,9 @@ struct tb_load_result {
     bool text_prompts;           /* prompts went as text (asked, chat, or ids refused) */
     char prompt_note[160];       /* how prompts went: "token ids" or "text of about N tokens
                                     (the server refused id arrays: <reason>)" */
-    char failures[512];          /* reasons grouped: "3 x HTTP 500: boom; 1 x timeout" */
+    char failures[512];          /* reasons grouped, with the requests' numbers (1 is the
+                                    first counted one sent): "3 x HTTP 500: boom (requests
+                                    2, 5, 9); 1 x request timeout (2 s) (request 4)" */
     double *lags;                /* owned: [nlags] arrival minus send of every chunk that
                                     carried t_sent_ns (seconds) */
     size_t nlags;

@@ -1,6 +1,7 @@
 /* harness/model/tb_arch.c: see tb_arch.h. */
 #include "tb_arch.h"
 
+#include "tb_range.h"
 #include "tb_util.h"
 
 #include <ctype.h>
@@ -20,25 +21,34 @@
 #define REQ_FAMILY (1u << 6)
 #define REQ_ALL    0x7fu
 
-static int set_int(const char *path, long line, const char *key, const char *v, long lo, long hi,
-                   int *out, char *err, size_t errlen)
-{
-    long x;
-    if (tb_parse_long(v, lo, hi, &x) != 0)
-        return tb_err(err, errlen,
-                      "%s: line %ld: field '%s': expected an integer in [%ld, %ld], got '%s'", path,
-                      line, key, lo, hi, v);
-    *out = (int)x;
-    return 0;
-}
+/* The numeric keys of a Llama model file (README "Input ranges"). rope_theta above 1:
+ * a base of 1 rotates nothing. */
+const struct tb_range TB_ARCH_RANGES[] = {
+    {"layers", 1, 100000, true, "decoder layers"},
+    {"hidden", 1, 1048576, true, "width"},
+    {"heads", 1, 65536, true, "attention heads"},
+    {"kv_heads", 1, 65536, true, "key/value heads"},
+    {"head_dim", 1, 65536, true, "width"},
+    {"ffn", 1, 4194304, true, "width"},
+    {"vocab", 2, 16777216, true, "tokens"},
+    {"max_context", 1, 67108864, true, "tokens"},
+    {"rope_original_context", 1, 67108864, true, "tokens (with rope_scale_factor)"},
+    {"rope_theta", 2, 1e12, false, "RoPE base"},
+    {"norm_eps", 1e-12, 1, false, "RMSNorm epsilon"},
+    {"rope_scale_factor", 0, 1e6, false, "llama3 RoPE scaling (0: none)"},
+    {"rope_low_freq_factor", 0, 1e6, false, "llama3 RoPE scaling"},
+    {"rope_high_freq_factor", 0, 1e6, false, "llama3 RoPE scaling, above the low one"},
+    {"published_params", 0, 1e15, false, "parameters (0: not given)"},
+    {NULL, 0, 0, false, NULL},
+};
 
-static int set_dbl(const char *path, long line, const char *key, const char *v, double lo,
-                   double hi, double *out, char *err, size_t errlen)
+/* key's value v as TB_ARCH_RANGES says, into *out; or -1 with "path: line N: ...". */
+static int set_num(const char *path, long line, const char *key, const char *v, double *out,
+                   char *err, size_t errlen)
 {
-    if (tb_parse_double(v, lo, hi, out) != 0)
-        return tb_err(err, errlen,
-                      "%s: line %ld: field '%s': expected a number in [%g, %g], got '%s'", path,
-                      line, key, lo, hi, v);
+    char e[256];
+    if (tb_range_field(TB_ARCH_RANGES, key, v, out, e, sizeof e) != 0)
+        return tb_err(err, errlen, "%s: line %ld: %s", path, line, e);
     return 0;
 }
 
@@ -57,21 +67,23 @@ int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen)
     a->norm_eps = 1e-5;
     a->rope_theta = 10000.0;
     snprintf(a->path, sizeof a->path, "%s", path);
-    f = fopen(path, "r");
+    f = tb_text_open(path, TB_TEXT_FILE_MAX, err, errlen);
     if (!f)
-        return tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return -1;
     while ((kv = tb_kv_next(f, path, &buf, &cap, &line, &key, &val, err, errlen)) > 0) {
-#define INT_KEY(k, lo, hi, field, bit)                                                             \
+#define INT_KEY(k, field, bit)                                                                     \
     else if (!strcmp(key, k))                                                                      \
     {                                                                                              \
-        if (set_int(path, line, key, val, lo, hi, &a->field, err, errlen))                         \
+        double x_;                                                                                 \
+        if (set_num(path, line, key, val, &x_, err, errlen))                                       \
             goto out;                                                                              \
+        a->field = (int)x_;                                                                        \
         seen |= bit;                                                                               \
     }
-#define DBL_KEY(k, lo, hi, field)                                                                  \
+#define DBL_KEY(k, field)                                                                          \
     else if (!strcmp(key, k))                                                                      \
     {                                                                                              \
-        if (set_dbl(path, line, key, val, lo, hi, &a->field, err, errlen))                         \
+        if (set_num(path, line, key, val, &a->field, err, errlen))                                 \
             goto out;                                                                              \
     }
         if (!strcmp(key, "name")) {
@@ -101,21 +113,21 @@ int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen)
                 goto out;
             }
         }
-        INT_KEY("layers", 1, 100000, layers, REQ_LAYERS)
-        INT_KEY("hidden", 1, 1 << 20, hidden, REQ_HIDDEN)
-        INT_KEY("heads", 1, 1 << 16, heads, REQ_HEADS)
-        INT_KEY("kv_heads", 1, 1 << 16, kv_heads, 0)
-        INT_KEY("head_dim", 1, 1 << 16, head_dim, 0)
-        INT_KEY("ffn", 1, 1 << 22, ffn, REQ_FFN)
-        INT_KEY("vocab", 2, 1 << 24, vocab, REQ_VOCAB)
-        INT_KEY("max_context", 1, 1 << 26, max_context, 0)
-        INT_KEY("rope_original_context", 1, 1 << 26, rope_original_context, 0)
-        DBL_KEY("rope_theta", 1.0, 1e12, rope_theta)
-        DBL_KEY("norm_eps", 1e-12, 1.0, norm_eps)
-        DBL_KEY("rope_scale_factor", 0.0, 1e6, rope_scale_factor)
-        DBL_KEY("rope_low_freq_factor", 0.0, 1e6, rope_low_freq_factor)
-        DBL_KEY("rope_high_freq_factor", 0.0, 1e6, rope_high_freq_factor)
-        DBL_KEY("published_params", 0.0, 1e15, published_params)
+        INT_KEY("layers", layers, REQ_LAYERS)
+        INT_KEY("hidden", hidden, REQ_HIDDEN)
+        INT_KEY("heads", heads, REQ_HEADS)
+        INT_KEY("kv_heads", kv_heads, 0)
+        INT_KEY("head_dim", head_dim, 0)
+        INT_KEY("ffn", ffn, REQ_FFN)
+        INT_KEY("vocab", vocab, REQ_VOCAB)
+        INT_KEY("max_context", max_context, 0)
+        INT_KEY("rope_original_context", rope_original_context, 0)
+        DBL_KEY("rope_theta", rope_theta)
+        DBL_KEY("norm_eps", norm_eps)
+        DBL_KEY("rope_scale_factor", rope_scale_factor)
+        DBL_KEY("rope_low_freq_factor", rope_low_freq_factor)
+        DBL_KEY("rope_high_freq_factor", rope_high_freq_factor)
+        DBL_KEY("published_params", published_params)
         else
         {
             tb_err(err, errlen, "%s: line %ld: field '%s': unknown key", path, line, key);
@@ -155,6 +167,20 @@ int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen)
                a->head_dim);
         goto out;
     }
+    /* llama3 RoPE scaling needs its three companions (the engine refused them at run
+     * time, exit 1) */
+    if (a->rope_scale_factor > 0 && (a->rope_original_context < 1 || a->rope_low_freq_factor <= 0 ||
+                                     a->rope_high_freq_factor <= a->rope_low_freq_factor)) {
+        tb_err(err, errlen,
+               "%s: field '%s': rope_scale_factor %g needs rope_original_context, "
+               "rope_low_freq_factor above 0 and rope_high_freq_factor above it",
+               path,
+               a->rope_original_context < 1   ? "rope_original_context"
+               : a->rope_low_freq_factor <= 0 ? "rope_low_freq_factor"
+                                              : "rope_high_freq_factor",
+               a->rope_scale_factor);
+        goto out;
+    }
     if (!a->max_context)
         a->max_context = 2048;
     a->full_layers = a->layers;
@@ -180,14 +206,33 @@ static void find_cb(const char *path, void *p)
         snprintf(c->found, sizeof c->found, "%s", path);
 }
 
+bool tb_arch_name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    if (n == 0 || n >= sizeof((struct tb_arch *)0)->name || !isalnum((unsigned char)name[0]))
+        return false;
+    for (const char *p = name; *p; p++)
+        if (!isalnum((unsigned char)*p) && !strchr("._+@-", *p))
+            return false;
+    return true;
+}
+
 int tb_arch_path(const char *name, char *out, size_t len, char *err, size_t errlen)
 {
     struct find_ctx c;
     size_t n = strlen(name);
-    if (strchr(name, '/') || (n > 6 && !strcmp(name + n - 6, ".model"))) {
-        snprintf(out, len, "%s", name);
+    /* the one form of a path: a file named *.model, which tb_arch_load opens only as a
+     * regular file of bounded size; anything else is a catalogue name */
+    if (n > 6 && !strcmp(name + n - 6, ".model")) {
+        if ((size_t)snprintf(out, len, "%s", name) >= len)
+            return tb_err(err, errlen, "model file name too long: '%.64s...'", name);
         return 0;
     }
+    if (!tb_arch_name_ok(name))
+        return tb_err(err, errlen,
+                      "bad model name '%s' (a catalogue name: a letter or digit, then letters, "
+                      "digits and . _ + @ -; or a file ending in .model)",
+                      name);
     memset(&c, 0, sizeof c);
     c.want = name;
     if (tb_arch_list(find_cb, &c, err, errlen) < 0)

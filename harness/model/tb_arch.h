@@ -10,8 +10,13 @@
 #ifndef TB_ARCH_H
 #define TB_ARCH_H
 
+#include "tb_range.h"
+
 #include <stdbool.h>
 #include <stddef.h>
+
+/* The numeric keys of a Llama model file and their ranges (README "Input ranges"). */
+extern const struct tb_range TB_ARCH_RANGES[];
 
 struct tb_arch {
     char name[64];        /* canonical name, e.g. "llama-3.1-8b" */
@@ -40,12 +45,17 @@ struct tb_arch {
  * "file: line N: field 'key': ..." in err. */
 int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen);
 
-/* Find and load the model called name: a path when it contains '/' or ends in
- * ".model", else <datadir>/workloads/<any>/<name>.model. */
+/* Find and load the model called name: a path when it ends in ".model", else
+ * <datadir>/workloads/<any>/<name>.model (tb_arch_path). */
 int tb_arch_find(struct tb_arch *a, const char *name, char *err, size_t errlen);
 
-/* The catalogue file of name (a path when it contains '/' or ends in ".model", else
- * <datadir>/workloads/<any>/<name>.model, Llama or diffusion) into out. */
+/* Whether name is a catalogue name: a letter or digit, then letters, digits and
+ * . _ + @ - (no '/', no white space, shorter than struct tb_arch's name). */
+bool tb_arch_name_ok(const char *name);
+/* The catalogue file of name into out: name itself when it ends in ".model" (a file the
+ * user gave; the loaders open only a regular file of at most TB_TEXT_FILE_MAX bytes),
+ * else <datadir>/workloads/<any>/<name>.model, Llama or diffusion, for a name that
+ * tb_arch_name_ok accepts ("bad model name '/etc/passwd' ..." otherwise). */
 int tb_arch_path(const char *name, char *out, size_t len, char *err, size_t errlen);
 
 /* Keep only the first n layers (a quick run of a big model's real layer shapes). The

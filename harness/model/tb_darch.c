@@ -2,6 +2,7 @@
 #include "tb_darch.h"
 
 #include "tb_arch.h"
+#include "tb_range.h"
 #include "tb_util.h"
 
 #include <ctype.h>
@@ -19,9 +20,42 @@ enum key_type { K_INT, K_BOOL, K_DBL, K_LIST };
 struct key {
     const char *name;
     enum key_type type;
-    size_t off;  /* into struct tb_darch */
-    long lo, hi; /* integers and list entries */
-    int *count;  /* K_LIST: where the entry count goes (NULL: must match nlevels) */
+    size_t off; /* into struct tb_darch */
+    int *count; /* K_LIST: where the entry count goes (NULL: must match nlevels) */
+};
+
+/* The numeric keys of a diffusion model file (README "Input ranges"); a list's range is
+ * each entry's. */
+const struct tb_range TB_DARCH_RANGES[] = {
+    {"latent_channels", 1, 1024, true, "channels"},
+    {"vae_scale", 1, 64, true, "pixels per latent"},
+    {"resolution", 8, 16384, true, "pixels"},
+    {"default_steps", 1, 10000, true, "denoising steps"},
+    {"text_tokens", 1, 65536, true, "tokens"},
+    {"context_dim", 1, 65536, true, "width"},
+    {"pooled_dim", 0, 65536, true, "width (0: none)"},
+    {"channels", 1, 65536, true, "width of each level (a comma list)"},
+    {"transformer_depth", 0, 1000, true, "blocks at each level (a comma list)"},
+    {"layers_per_block", 1, TB_DARCH_MAX_LAYERS_PER_BLOCK, true, "ResNet layers"},
+    {"head_dim", 1, 4096, true, "width"},
+    {"groups", 1, 4096, true, "GroupNorm groups"},
+    {"time_proj_dim", 2, 65536, true, "width"},
+    {"time_embed_dim", 1, 65536, true, "width"},
+    {"add_in_dim", 0, 65536, true, "width (0: none)"},
+    {"hidden", 1, 65536, true, "width"},
+    {"heads", 1, 4096, true, "attention heads"},
+    {"depth", 1, 1000, true, "double-stream blocks"},
+    {"single_depth", 0, 1000, true, "single-stream blocks"},
+    {"mlp_ratio", 1, 64, true, "MLP width over hidden"},
+    {"patch", 1, 64, true, "latent pixels per side"},
+    {"pos_embed_max", 0, 65536, true, "positions (0: none)"},
+    {"vae_channels", 1, 65536, true, "width of each VAE level (a comma list)"},
+    {"vae_layers", 1, 100, true, "ResNet layers per VAE level"},
+    {"published_params", 0, 1e15, false, "parameters (0: not given)"},
+    {"published_vae_params", 0, 1e15, false, "parameters (0: not given)"},
+    {"encoder", 1, 16777216, true,
+     "each of an encoder's layers, hidden, heads, ffn, vocab, tokens"},
+    {NULL, 0, 0, false, NULL},
 };
 
 #define O(f) offsetof(struct tb_darch, f)
@@ -69,7 +103,7 @@ static int parse_encoder(const char *v, struct tb_dencoder *e)
     else
         return -1;
     for (int i = 0; i < 6; i++)
-        if (tb_parse_long(f[2 + i], 1, 1L << 24, &x[i]) != 0)
+        if (tb_range_field_long(TB_DARCH_RANGES, "encoder", f[2 + i], &x[i], NULL, 0) != 0)
             return -1;
     snprintf(e->name, sizeof e->name, "%s", f[0]);
     e->layers = (int)x[0];
@@ -78,7 +112,8 @@ static int parse_encoder(const char *v, struct tb_dencoder *e)
     e->ffn = (int)x[3];
     e->vocab = (int)x[4];
     e->tokens = (int)x[5];
-    if (n == 9 && tb_parse_double(f[8], 0, 1e15, &e->published_params) != 0)
+    if (n == 9 &&
+        tb_range_field(TB_DARCH_RANGES, "published_params", f[8], &e->published_params, NULL, 0))
         return -1;
     return 0;
 }
@@ -87,35 +122,35 @@ int tb_darch_load(struct tb_darch *a, const char *path, char *err, size_t errlen
 {
     int nch = 0, ndepth = 0, nvae = 0;
     const struct key keys[] = {
-        {"latent_channels", K_INT, O(latent_channels), 1, 1024, NULL},
-        {"vae_scale", K_INT, O(vae_scale), 1, 64, NULL},
-        {"resolution", K_INT, O(resolution), 8, 16384, NULL},
-        {"default_steps", K_INT, O(default_steps), 1, 10000, NULL},
-        {"cfg", K_BOOL, O(cfg), 0, 0, NULL},
-        {"text_tokens", K_INT, O(text_tokens), 1, 1 << 16, NULL},
-        {"context_dim", K_INT, O(context_dim), 1, 1 << 16, NULL},
-        {"pooled_dim", K_INT, O(pooled_dim), 0, 1 << 16, NULL},
-        {"channels", K_LIST, O(ch), 1, 1 << 16, &nch},
-        {"transformer_depth", K_LIST, O(depth), 0, 1000, &ndepth},
-        {"layers_per_block", K_INT, O(layers_per_block), 1, TB_DARCH_MAX_LAYERS_PER_BLOCK, NULL},
-        {"head_dim", K_INT, O(head_dim), 1, 4096, NULL},
-        {"groups", K_INT, O(groups), 1, 4096, NULL},
-        {"time_proj_dim", K_INT, O(time_proj_dim), 2, 1 << 16, NULL},
-        {"time_embed_dim", K_INT, O(time_embed_dim), 1, 1 << 16, NULL},
-        {"add_in_dim", K_INT, O(add_in_dim), 0, 1 << 16, NULL},
-        {"hidden", K_INT, O(hidden), 1, 1 << 16, NULL},
-        {"heads", K_INT, O(heads), 1, 4096, NULL},
-        {"depth", K_INT, O(dit_depth), 1, 1000, NULL},
-        {"single_depth", K_INT, O(single_depth), 0, 1000, NULL},
-        {"mlp_ratio", K_INT, O(mlp_ratio), 1, 64, NULL},
-        {"patch", K_INT, O(patch), 1, 64, NULL},
-        {"qk_norm", K_BOOL, O(qk_norm), 0, 0, NULL},
-        {"guidance_embed", K_BOOL, O(guidance_embed), 0, 0, NULL},
-        {"pos_embed_max", K_INT, O(pos_embed_max), 0, 1 << 16, NULL},
-        {"vae_channels", K_LIST, O(vae_ch), 1, 1 << 16, &nvae},
-        {"vae_layers", K_INT, O(vae_layers), 1, 100, NULL},
-        {"published_params", K_DBL, O(published_params), 0, 0, NULL},
-        {"published_vae_params", K_DBL, O(published_vae_params), 0, 0, NULL},
+        {"latent_channels", K_INT, O(latent_channels), NULL},
+        {"vae_scale", K_INT, O(vae_scale), NULL},
+        {"resolution", K_INT, O(resolution), NULL},
+        {"default_steps", K_INT, O(default_steps), NULL},
+        {"cfg", K_BOOL, O(cfg), NULL},
+        {"text_tokens", K_INT, O(text_tokens), NULL},
+        {"context_dim", K_INT, O(context_dim), NULL},
+        {"pooled_dim", K_INT, O(pooled_dim), NULL},
+        {"channels", K_LIST, O(ch), &nch},
+        {"transformer_depth", K_LIST, O(depth), &ndepth},
+        {"layers_per_block", K_INT, O(layers_per_block), NULL},
+        {"head_dim", K_INT, O(head_dim), NULL},
+        {"groups", K_INT, O(groups), NULL},
+        {"time_proj_dim", K_INT, O(time_proj_dim), NULL},
+        {"time_embed_dim", K_INT, O(time_embed_dim), NULL},
+        {"add_in_dim", K_INT, O(add_in_dim), NULL},
+        {"hidden", K_INT, O(hidden), NULL},
+        {"heads", K_INT, O(heads), NULL},
+        {"depth", K_INT, O(dit_depth), NULL},
+        {"single_depth", K_INT, O(single_depth), NULL},
+        {"mlp_ratio", K_INT, O(mlp_ratio), NULL},
+        {"patch", K_INT, O(patch), NULL},
+        {"qk_norm", K_BOOL, O(qk_norm), NULL},
+        {"guidance_embed", K_BOOL, O(guidance_embed), NULL},
+        {"pos_embed_max", K_INT, O(pos_embed_max), NULL},
+        {"vae_channels", K_LIST, O(vae_ch), &nvae},
+        {"vae_layers", K_INT, O(vae_layers), NULL},
+        {"published_params", K_DBL, O(published_params), NULL},
+        {"published_vae_params", K_DBL, O(published_vae_params), NULL},
     };
     FILE *f;
     char *buf = NULL;
@@ -132,11 +167,13 @@ int tb_darch_load(struct tb_darch *a, const char *path, char *err, size_t errlen
     a->groups = 32;
     a->time_proj_dim = 256;
     snprintf(a->path, sizeof a->path, "%s", path);
-    f = fopen(path, "r");
+    f = tb_text_open(path, TB_TEXT_FILE_MAX, err, errlen);
     if (!f)
-        return tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return -1;
     while ((kv = tb_kv_next(f, path, &buf, &cap, &line, &key, &val, err, errlen)) > 0) {
         const struct key *k = NULL;
+        const struct tb_range *r;
+        char e[256];
         if (!strcmp(key, "name")) {
             if (!*val || strlen(val) >= sizeof a->name || strpbrk(val, " \t,/\"")) {
                 tb_err(err, errlen, "%s: line %ld: field 'name': bad model name '%s'", path, line,
@@ -186,36 +223,41 @@ int tb_darch_load(struct tb_darch *a, const char *path, char *err, size_t errlen
             tb_err(err, errlen, "%s: line %ld: field '%s': unknown key", path, line, key);
             goto out;
         }
-        if (k->type == K_INT) {
-            long x;
-            if (tb_parse_long(val, k->lo, k->hi, &x) != 0) {
-                tb_err(err, errlen,
-                       "%s: line %ld: field '%s': expected an integer in [%ld, %ld], got '%s'",
-                       path, line, key, k->lo, k->hi, val);
-                goto out;
-            }
-            *(int *)((char *)a + k->off) = (int)x;
-        } else if (k->type == K_BOOL) {
+        if (k->type == K_BOOL) {
             if (tb_parse_bool(val, (bool *)((char *)a + k->off)) != 0) {
                 tb_err(err, errlen, "%s: line %ld: field '%s': expected true or false, got '%s'",
                        path, line, key, val);
                 goto out;
             }
+            continue;
+        }
+        r = tb_range_find(TB_DARCH_RANGES, key);
+        if (!r) { /* a key without its range: the program's error */
+            tb_assert_fail("key in TB_DARCH_RANGES", __FILE__, __LINE__);
+            goto out;
+        }
+        if (k->type == K_INT) {
+            long x;
+            if (tb_range_parse_long(r, val, &x, e, sizeof e) != 0) {
+                tb_err(err, errlen, "%s: line %ld: %s", path, line, e);
+                goto out;
+            }
+            *(int *)((char *)a + k->off) = (int)x;
         } else if (k->type == K_DBL) {
             double d;
-            if (tb_parse_double(val, 0, 1e15, &d) != 0) {
-                tb_err(err, errlen, "%s: line %ld: field '%s': expected a number, got '%s'", path,
-                       line, key, val);
+            if (tb_range_parse(r, val, &d, e, sizeof e) != 0) {
+                tb_err(err, errlen, "%s: line %ld: %s", path, line, e);
                 goto out;
             }
             memcpy((char *)a + k->off, &d, sizeof d); /* the field at offsetof: a double */
         } else {
-            int n = parse_list(val, k->lo, k->hi, (int *)((char *)a + k->off), TB_DARCH_MAX_LEVELS);
+            int n = parse_list(val, (long)r->lo, (long)r->hi, (int *)((char *)a + k->off),
+                               TB_DARCH_MAX_LEVELS);
             if (n < 1) {
                 tb_err(err, errlen,
-                       "%s: line %ld: field '%s': expected 1 to %d integers in [%ld, %ld] "
+                       "%s: line %ld: field '%s': expected 1 to %d integers in [%.0f, %.0f] "
                        "separated by commas, got '%s'",
-                       path, line, key, TB_DARCH_MAX_LEVELS, k->lo, k->hi, val);
+                       path, line, key, TB_DARCH_MAX_LEVELS, r->lo, r->hi, val);
                 goto out;
             }
             *k->count = n;

@@ -37,6 +37,8 @@
 #ifndef TB_DARCH_H
 #define TB_DARCH_H
 
+#include "tb_range.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -49,6 +51,9 @@ enum tb_darch_kind {
 #define TB_DARCH_MAX_LEVELS           4
 #define TB_DARCH_MAX_ENCODERS         3
 #define TB_DARCH_MAX_LAYERS_PER_BLOCK 8
+
+/* The numeric keys of a diffusion model file and their ranges (README "Input ranges"). */
+extern const struct tb_range TB_DARCH_RANGES[];
 
 /* A text encoder, counted for cost only: "clip" (GELU MLP, learned positions, biases,
  * LayerNorm), "clip-proj" (the same with a hidden x hidden text projection, as OpenCLIP

@@ -2,6 +2,7 @@
 #include "tb_model_impl.h"
 
 #include "tb_flops.h"
+#include "tb_range.h"
 #include "tb_util.h"
 
 #include <limits.h>
@@ -297,6 +298,17 @@ int tb_model_dev_init(struct dev *d, const struct tb_model *m, const struct tb_s
     return 0;
 }
 
+int tb_model_layout_devices(const struct tb_scenario *sc, long *out, char *err, size_t errlen)
+{
+    long tp = sc->tp > 0 ? sc->tp : 1, pp = sc->pp > 0 ? sc->pp : 1, dp = sc->dp > 0 ? sc->dp : 1;
+    long n;
+    if (tb_mul_long(tp, pp, &n) != 0 || tb_mul_long(n, dp, &n) != 0)
+        return tb_err(err, errlen, "tp x pp x dp = %ld x %ld x %ld overflows: not a layout", tp, pp,
+                      dp);
+    *out = n;
+    return 0;
+}
+
 /* Efficiency of the layer GEMMs with M rows (tokens) when tensor parallelism over tp
  * devices narrows each to hidden/tp columns: small in either dimension fills the
  * matrix units poorly (a systolic array of 128 rows, or a GPU's tiles). */
@@ -363,14 +375,20 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
     if (!sc->inst || (sc->phase == TB_PHASE_DENOISE ? !sc->darch : !sc->arch))
         return tb_err(err, errlen, "no model or target");
     per_inst = sc->inst->accel_count;
+    if (per_inst <= 0 || sc->chips < 0 || sc->instances < 0)
+        return tb_err(err, errlen, "%s: no chips to model", sc->inst->instance);
     if (sc->chips > 0) {
         p->chips = sc->chips;
-        p->instances = sc->instances > 0 ? sc->instances : (sc->chips + per_inst - 1) / per_inst;
+        p->instances =
+            sc->instances > 0 ? sc->instances : sc->chips / per_inst + (sc->chips % per_inst > 0);
     } else {
         p->instances = sc->instances > 0 ? sc->instances : 1;
-        p->chips = p->instances * per_inst;
+        if (tb_mul_long(p->instances, per_inst, &p->chips) != 0)
+            return tb_err(err, errlen, "%ld x %s overflows the chip count", p->instances,
+                          sc->inst->instance);
     }
-    if (p->chips > p->instances * per_inst)
+    if (p->chips / per_inst > p->instances ||
+        (p->chips / per_inst == p->instances && p->chips % per_inst))
         return tb_err(err, errlen, "%ld chips do not fit in %ld x %s (%ld chips each)", p->chips,
                       p->instances, sc->inst->instance, per_inst);
     {

@@ -132,7 +132,9 @@ int tb_model_predict_denoise(const struct tb_model *m, const struct tb_scenario 
      * without either, a chip is one device (a Neuron chip's cores as one group, as a
      * GPU) */
     if (sc->dp > 0 || sc->tp > 0) {
-        long n = (sc->dp > 0 ? sc->dp : 1) * (sc->tp > 0 ? sc->tp : 1);
+        long n;
+        if (tb_model_layout_devices(sc, &n, err, errlen) != 0)
+            return -1;
         if (n > chips) {
             if (n % chips)
                 return tb_err(err, errlen, "tp x dp = %ld does not divide over %ld chips", n,

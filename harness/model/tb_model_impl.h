@@ -43,6 +43,10 @@ struct dev {
  * chip lacks). */
 int tb_model_dev_init(struct dev *d, const struct tb_model *m, const struct tb_scenario *sc, long k,
                       char *err, size_t errlen);
+/* The devices a given layout spans, tp x pp x dp (each 0 taken as 1), into *out: 0, or
+ * -1 with "tp x pp x dp = ... overflows" when the product does not fit a long (a
+ * layout no model question asks; the scenario parser refuses its factors first). */
+int tb_model_layout_devices(const struct tb_scenario *sc, long *out, char *err, size_t errlen);
 /* Efficiency of the layer GEMMs with M rows when tp narrows each to hidden/tp columns. */
 double tb_model_gemm_eff(const struct dev *d, double M, long tp);
 /* Factor on the matrix-product parameters when tp does not divide the heads. */

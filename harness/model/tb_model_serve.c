@@ -243,7 +243,9 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
     if (sc->pp > 1)
         return tb_err(err, errlen, "pipeline-parallel inference is not modeled (pp=%ld)", sc->pp);
     if (sc->tp > 0) {
-        long devs = sc->tp * (sc->dp > 0 ? sc->dp : 1);
+        long devs;
+        if (tb_model_layout_devices(sc, &devs, err, errlen) != 0)
+            return -1;
         if (devs % chips)
             return tb_err(err, errlen, "tp x dp = %ld does not divide over %ld chips", devs, chips);
         k = devs / chips;

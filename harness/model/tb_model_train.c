@@ -254,7 +254,8 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
                       a->name);
     e = tb_model_eff_of(m, sc->inst->chip);
     if (given) {
-        devs = sc->tp * sc->pp * sc->dp;
+        if (tb_model_layout_devices(sc, &devs, err, errlen) != 0)
+            return -1;
         if (devs < chips && chips % devs == 0) {
             /* the rest of the chips split the sequences: context parallelism */
             cp = chips / devs;

@@ -2,6 +2,7 @@
 #include "tb_scenario.h"
 
 #include "tb_arch.h"
+#include "tb_range.h"
 #include "tb_util.h"
 
 #include <errno.h>
@@ -27,18 +28,42 @@ static const char *F(const struct fields *f, const char *name)
     return v ? v : "";
 }
 
-/* An optional non-negative integer field: "" is 0. */
+/* The numeric fields of a scenario row and of a suite's predict line (README "Input
+ * ranges"): the sizes a deployment or a training cluster takes, with room to spare, so
+ * that every product the model forms (tp x pp x dp, chips x instances, batch x seq_in)
+ * stays far from a long's overflow. */
+const struct tb_range TB_SCENARIO_RANGES[] = {
+    {"instances", 1, 100000, true, "instances"},
+    {"chips", 1, 1048576, true, "accelerator chips"},
+    {"seq_in", 1, 16777216, true, "tokens"},
+    {"seq_out", 1, 16777216, true, "tokens"},
+    {"batch", 1, 16777216, true, "sequences or requests, or max"},
+    {"tp", 1, 65536, true, "devices"},
+    {"pp", 1, 65536, true, "devices"},
+    {"dp", 1, 1048576, true, "replicas"},
+    {"steps", 1, 10000, true, "denoising steps"},
+    {"resolution", 1, 16384, true, "pixels"},
+    {"concurrency", 1, 1048576, true, "requests in flight"},
+    {"lora_rank", 1, 65536, true, "adapter rank"},
+    {"ttft_limit_ms", 0, 1e9, false, "ms"},
+    {"tpot_limit_ms", 0, 1e9, false, "ms"},
+    {"train_tokens", 0, 1e18, false, "tokens"},
+    {"request_rate", 0, 1e6, false, "requests/s"},
+    {"value", 1e-300, 1e300, false, "the measured value, in the metric's unit; above 0"},
+    {NULL, 0, 0, false, NULL},
+};
+
+/* An optional integer field: "" is 0. */
 static int int_field(const struct fields *f, const char *name, long *out, char *why, size_t whylen)
 {
     const char *v = F(f, name);
     *out = 0;
     if (!*v)
         return 0;
-    if (tb_parse_long(v, 1, 1L << 40, out) != 0)
-        return tb_err(why, whylen, "field '%s': not a positive integer: '%s'", name, v);
-    return 0;
+    return tb_range_field_long(TB_SCENARIO_RANGES, name, v, out, why, whylen);
 }
 
+/* An optional number field: "" is 0. */
 static int dbl_field(const struct fields *f, const char *name, double *out, char *why,
                      size_t whylen)
 {
@@ -46,9 +71,7 @@ static int dbl_field(const struct fields *f, const char *name, double *out, char
     *out = 0;
     if (!*v)
         return 0;
-    if (tb_parse_double(v, 0, 1e30, out) != 0)
-        return tb_err(why, whylen, "field '%s': not a non-negative number: '%s'", name, v);
-    return 0;
+    return tb_range_field(TB_SCENARIO_RANGES, name, v, out, why, whylen);
 }
 
 int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), const void *ctx,
@@ -78,10 +101,14 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
     unit = F(f, "unit");
     value = F(f, "value");
     if (*value) {
-        if (tb_parse_double(value, 1e-300, 1e300, &v) == 0) {
-            res->has_value = true;
-            res->value = v;
+        /* a measured value that is not a number above 0 (NaN, inf, negative) is an error
+         * of the row, not a row without a value */
+        if (tb_range_field(TB_SCENARIO_RANGES, "value", value, &v, res->why, sizeof res->why)) {
+            res->bad_value = true;
+            return -1;
         }
+        res->has_value = true;
+        res->value = v;
     }
     in->sc.inst = tb_pricing_instance(m->pricing, target);
     if (!in->sc.inst) {
@@ -194,13 +221,6 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
             return -1;
         }
     }
-    /* a million requests a second is beyond any fleet a scenario describes */
-    if (in->sc.request_rate > 1e6) {
-        snprintf(res->why, sizeof res->why,
-                 "field 'request_rate': %g requests/s is beyond any modeled fleet (at most 1e6)",
-                 in->sc.request_rate);
-        return -1;
-    }
     in->sc.scenario = F(f, "scenario");
     if (*in->sc.scenario && strcmp(in->sc.scenario, "offline") &&
         strcmp(in->sc.scenario, "server") && strcmp(in->sc.scenario, "interactive")) {
@@ -312,6 +332,8 @@ static bool added_col(const char *name)
            !strcmp(name, "bound") || !strcmp(name, "assumptions");
 }
 
+/* The input's cells go out through tb_csv_put_text: a text cell that a spreadsheet
+ * would run as a formula is neutralised, numbers stay as they are. */
 int tb_scenarios_write(const struct tb_scenarios *s, FILE *f)
 {
     const struct tb_csv_table *t = &s->csv;
@@ -319,7 +341,7 @@ int tb_scenarios_write(const struct tb_scenarios *s, FILE *f)
 
     for (size_t c = 0; c < t->ncols; c++)
         if (!added_col(t->header[c]))
-            rc |= tb_csv_put(f, t->header[c], ',');
+            rc |= tb_csv_put_text(f, t->header[c], ',');
     rc |= tb_csv_put(f, "predicted", ',');
     rc |= tb_csv_put(f, "model_version", ',');
     rc |= tb_csv_put(f, "why", ',');
@@ -330,14 +352,14 @@ int tb_scenarios_write(const struct tb_scenarios *s, FILE *f)
         char num[64] = "";
         for (size_t c = 0; c < t->ncols; c++)
             if (!added_col(t->header[c]))
-                rc |= tb_csv_put(f, tb_csv_get(t, r, (int)c), ',');
+                rc |= tb_csv_put_text(f, tb_csv_get(t, r, (int)c), ',');
         if (!isnan(x->predicted))
             snprintf(num, sizeof num, "%.6g", x->predicted);
         rc |= tb_csv_put(f, num, ',');
         rc |= tb_csv_put(f, TB_MODEL_VERSION, ',');
-        rc |= tb_csv_put(f, x->why, ',');
-        rc |= tb_csv_put(f, isnan(x->predicted) ? "" : x->p.bound, ',');
-        rc |= tb_csv_put(f, isnan(x->predicted) ? "" : x->p.assumptions, '\n');
+        rc |= tb_csv_put_text(f, x->why, ',');
+        rc |= tb_csv_put_text(f, isnan(x->predicted) ? "" : x->p.bound, ',');
+        rc |= tb_csv_put_text(f, isnan(x->predicted) ? "" : x->p.assumptions, '\n');
     }
     return rc ? -1 : 0;
 }

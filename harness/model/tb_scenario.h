@@ -15,6 +15,7 @@
 
 #include "tb_csv.h"
 #include "tb_model.h"
+#include "tb_range.h"
 
 #include <stdbool.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@ struct tb_scenario_result {
     char family[64];        /* chip name of the target ("Trainium1", "H100 SXM5"), or "" */
     bool incomplete;        /* the row's shape lacks what the phase needs (seq_in, seq_out) */
     bool has_value;         /* the row carries a measured value */
+    bool bad_value;         /* the row's value is not a number above 0 (why says so) */
     double value;           /* that value */
     struct tb_prediction p; /* the whole prediction (when the row got that far) */
 };
@@ -34,6 +36,10 @@ struct tb_scenarios {
     struct tb_scenario_result *res; /* owned: csv.nrows results */
     size_t nrows;
 };
+
+/* The numeric fields of a scenario row (and of a suite's predict line), their ranges:
+ * README "Input ranges". */
+extern const struct tb_range TB_SCENARIO_RANGES[];
 
 /* A scenario as parsed from its fields: the model's typed question. */
 struct tb_scenario_in {

@@ -100,6 +100,13 @@ int tb_validate_compute(struct tb_validation *v, const struct tb_scenarios *s, c
     size_t counts[3];
     memset(v, 0, sizeof *v);
     v->all.median = v->all.p90 = NAN;
+    /* a measured value that is NaN, infinite, zero or negative is a broken row, refused
+     * by name, never a row quietly left out of the error */
+    for (size_t r = 0; r < s->nrows; r++)
+        if (s->res[r].bad_value) {
+            tb_err(err, errlen, "%s: line %ld: %s", s->csv.path, s->csv.lines[r], s->res[r].why);
+            return TB_EINPUT;
+        }
     v->groups = calloc(s->nrows + 1, sizeof *v->groups);
     v->phases = calloc(s->nrows + 1, sizeof *v->phases);
     v->precisions = calloc(s->nrows + 1, sizeof *v->precisions);

@@ -59,7 +59,9 @@ void tb_validate_targets_init(struct tb_validate_targets *t);
 
 /* The errors of every row of s that has a measured value: rows without one are left
  * out; a row not predicted counts in rows (and complete) but has no error. Returns
- * TB_OK, or TB_EFAIL with "out of memory" in err (v is then empty). */
+ * TB_OK; TB_EINPUT with "path: line N: field 'value': ..." when a row's value is not a
+ * number above 0 (NaN, inf, 0, negative); TB_EFAIL with "out of memory" in err (v is
+ * then empty unless TB_OK). */
 int tb_validate_compute(struct tb_validation *v, const struct tb_scenarios *s, char *err,
                         size_t errlen);
 void tb_validate_release(struct tb_validation *v);

@@ -9,6 +9,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -164,7 +165,8 @@ static void read_cpuinfo(struct tb_platform *p, int *nproc)
                         socks = s2;
                         cap = ncap;
                     }
-                    cores[n] = pid * 1048576L + cid;
+                    /* (physical id, core id) as one key: both in [0, INT_MAX] */
+                    cores[n] = (long)(((unsigned long)pid << 32) | (unsigned long)cid);
                     socks[n] = pid;
                     n++;
                 }
@@ -182,10 +184,12 @@ static void read_cpuinfo(struct tb_platform *p, int *nproc)
         val = trim(colon + 1);
         if (strcmp(key, "model name") == 0 && !p->cpu_model[0])
             snprintf(p->cpu_model, sizeof p->cpu_model, "%s", val);
-        else if (strcmp(key, "physical id") == 0)
-            pid = strtol(val, NULL, 10);
-        else if (strcmp(key, "core id") == 0)
-            cid = strtol(val, NULL, 10);
+        /* ids are ints in the kernel; one out of [0, INT_MAX] (or not a number) leaves
+         * the topology unknown rather than overflowing the pair's key below */
+        else if (strcmp(key, "physical id") == 0 && tb_parse_long(val, 0, INT_MAX, &pid) != 0)
+            pid = cid = LONG_MIN;
+        else if (strcmp(key, "core id") == 0 && tb_parse_long(val, 0, INT_MAX, &cid) != 0)
+            pid = cid = LONG_MIN;
         else if (strcmp(key, "CPU implementer") == 0 && !impl)
             impl = (unsigned)strtoul(val, NULL, 0);
         else if (strcmp(key, "CPU part") == 0 && !part)

@@ -134,7 +134,7 @@ int tb_assess_write_csv(const struct tb_assessment *as, FILE *f)
         v[k++] = r->why;
         v[k++] = r->risks;
         for (int j = 0; j < k; j++)
-            rc |= tb_csv_put(f, v[j], j + 1 < k ? ',' : '\n');
+            rc |= tb_csv_put_text(f, v[j], j + 1 < k ? ',' : '\n');
     }
     return rc || ferror(f) ? TB_EFAIL : TB_OK;
 }

@@ -95,13 +95,38 @@ static const char *palette_colour(const struct palette *p, const char *target)
     return "#888888";
 }
 
-/* A name as one word of a gnuplot word list (spaces would split it). */
+/* ---- text into gnuplot ----
+ * Names come from inputs (a results file's model, target, batch) and may hold anything
+ * but NUL. gnuplot's data files and word lists have no escape for some of it: a line
+ * whose first field starts with '#' is a comment, '"' opens a quoted field that has no
+ * way to hold a '"', a tab splits a field, a newline a row; word() groups "quoted"
+ * words. So the charts carry a drawable stand-in, the documents the name itself: a
+ * control character becomes a space (in a word, '_'), '"' becomes "'", and a field is
+ * written in double quotes, which keeps a leading '#'. */
+
+/* A name as one word of a gnuplot word list (spaces would split it, quotes group). */
 static void one_word(const char *s, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s", s);
-    for (char *p = buf; *p; p++)
-        if (*p == ' ' || *p == '\t')
-            *p = '_';
+    size_t i = 0;
+    for (; s[i] && i + 1 < len; i++)
+        buf[i] = s[i] == ' ' || (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '_'
+                 : s[i] == '"'                                             ? '\''
+                                                                           : s[i];
+    if (len)
+        buf[i] = '\0';
+}
+
+/* A text field of a chart's data file, quoted (empty: nothing, since gnuplot misreads
+ * ""), then sep. */
+static void tsv_text(FILE *f, const char *s, int sep)
+{
+    if (*s) {
+        fputc('"', f);
+        for (; *s; s++)
+            fputc((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s == '"' ? '\'' : *s, f);
+        fputc('"', f);
+    }
+    fputc(sep, f);
 }
 
 /* One bar of a chart (reports/hbars.gp reads them as TSV). */
@@ -247,14 +272,17 @@ static int draw(struct report *R, const struct palette *pal, const char *script,
     if (!f)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        fprintf(f, "%s\t%s\t", bars[i].label, bars[i].group);
+        tsv_text(f, bars[i].label, '\t');
+        tsv_text(f, bars[i].group, '\t');
         fmt_tsv(f, bars[i].value);
         fputc('\t', f);
         fmt_tsv(f, bars[i].min);
         fputc('\t', f);
         fmt_tsv(f, bars[i].max);
         one_word(bars[i].target, word, sizeof word);
-        fprintf(f, "\t%s\t%s\n", bars[i].label2, word);
+        fputc('\t', f);
+        tsv_text(f, bars[i].label2, '\t');
+        tsv_text(f, word, '\n');
         if (!has_word(groups, bars[i].group) &&
             strlen(groups) + strlen(bars[i].group) + 2 < sizeof groups) {
             snprintf(groups + strlen(groups), sizeof groups - strlen(groups), "%s%s",
@@ -287,10 +315,9 @@ static int draw(struct report *R, const struct palette *pal, const char *script,
 /* A workload's model and phase as one word for a chart legend: "llama-3.1-8b/serve". */
 static void workload_word(const struct tb_cost *c, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s/%s", F(c->row, "model"), F(c->row, "phase"));
-    for (char *p = buf; *p; p++)
-        if (*p == ' ' || *p == '\t')
-            *p = '_';
+    char w[400];
+    snprintf(w, sizeof w, "%s/%s", F(c->row, "model"), F(c->row, "phase"));
+    one_word(w, buf, len);
 }
 
 /* Whether costs[i] opens its block of the interactivity chart: the first row of
@@ -475,7 +502,9 @@ static int draw_interactivity(struct report *R, const struct palette *pal,
         for (size_t i = 0; i < npoints; i++) {
             if (pts[i].block != b)
                 continue;
-            fprintf(f, "%.10g\t%.10g\t%s\t%s\t", pts[i].x, pts[i].y, pts[i].label, pts[i].batch);
+            fprintf(f, "%.10g\t%.10g\t", pts[i].x, pts[i].y);
+            tsv_text(f, pts[i].label, '\t');
+            tsv_text(f, pts[i].batch, '\t');
             if (lab[i].placed)
                 fprintf(f, "%.10g\t%.10g\n",
                         pow(10, lx0 + (lab[i].x - IA_LEFT) / (IA_RIGHT - IA_LEFT) * (lx1 - lx0)),

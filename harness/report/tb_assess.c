@@ -6,6 +6,7 @@
 #include "tb_arch.h"
 #include "tb_cost.h"
 #include "tb_darch.h"
+#include "tb_range.h"
 #include "tb_scenario.h"
 #include "tb_util.h"
 #include "tb_validate.h"
@@ -272,19 +273,47 @@ static int bad(const struct tb_csv_table *t, size_t r, const char *field, const 
     return TB_EINPUT;
 }
 
-/* An optional number from 0 to 1e18; "" gives def. */
+/* The numeric columns of an assessment file (README "Input ranges"): a fleet's load and
+ * shape with room to spare, every size the sizing multiplies far from overflow. */
+const struct tb_range TB_ASSESS_RANGES[] = {
+    {"requests_per_s", 0, 1e9, false, "requests/s"},
+    {"tokens_per_month", 0, 1e18, false, "tokens"},
+    {"images_per_month", 0, 1e15, false, "images"},
+    {"seq_in", 1, 16777216, true, "tokens"},
+    {"seq_out", 1, 16777216, true, "tokens"},
+    {"steps", 1, 10000, true, "denoising steps"},
+    {"resolution", 1, 16384, true, "pixels"},
+    {"ttft_limit_ms", 0, 1e9, false, "ms (older name ttft_ms)"},
+    {"tpot_limit_ms", 0, 1e9, false, "ms (older name tpot_ms)"},
+    {"engineer_weeks", 0, 1e4, false, "weeks"},
+    {"usd_per_engineer_week", 0, 1e7, false, "USD"},
+    {"current_usd_per_month", 0, 1e12, false, "USD"},
+    {NULL, 0, 0, false, NULL},
+};
+
+/* An optional number of column field (or its older name) in its range; "" gives def. */
 static int num(const struct tb_csv_table *t, size_t r, const char *field, double def, double *out,
                char *err, size_t errlen)
 {
     const char *v = tb_csv_field(t, r, field);
-    char what[160];
+    const struct tb_range *rg = tb_range_find(TB_ASSESS_RANGES, field);
+    char what[256];
+    for (size_t i = 0; !rg && i < NOLD; i++)
+        if (!strcmp(field, OLD_NAMES[i][0]))
+            rg = tb_range_find(TB_ASSESS_RANGES, OLD_NAMES[i][1]);
     if (!*v) {
         *out = def;
         return TB_OK;
     }
-    if (tb_parse_double(v, 0, 1e18, out) != 0) {
-        snprintf(what, sizeof what, "not a number from 0 to 1e18: '%.100s'", v);
-        return bad(t, r, field, what, err, errlen);
+    if (!rg) { /* a column without its range: the program's error */
+        tb_assert_fail("column in TB_ASSESS_RANGES", __FILE__, __LINE__);
+        return TB_EFAIL;
+    }
+    if (tb_range_parse(rg, v, out, what, sizeof what) != 0) {
+        tb_err(err, errlen, "%s: line %ld: %s%s%s%s", t->path, t->lines[r], what,
+               strcmp(rg->field, field) ? " (column '" : "", strcmp(rg->field, field) ? field : "",
+               strcmp(rg->field, field) ? "')" : "");
+        return TB_EINPUT;
     }
     return TB_OK;
 }

@@ -27,6 +27,7 @@
 #ifndef TB_ASSESS_H
 #define TB_ASSESS_H
 
+#include "tb_range.h"
 #include "tb_csv.h"
 #include "tb_model.h"
 #include "tb_pricing.h"
@@ -166,6 +167,9 @@ struct tb_assessment {
  * assess. A load whose fleet or cluster-hours pass 2^53 on a candidate is an input error
  * naming the load's field (refused, never clamped). Returns TB_OK, TB_EINPUT on input errors,
  * TB_EFAIL on other failures (memory, an unreadable pricing/risks.csv), with the message in err. */
+/* The numeric columns of an assessment file and their ranges (README "Input ranges"). */
+extern const struct tb_range TB_ASSESS_RANGES[];
+
 int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_model *m,
                   const struct tb_assess_opts *o, char *err, size_t errlen);
 void tb_assess_release(struct tb_assessment *as);

@@ -102,8 +102,23 @@ void tb_sb_md(struct tb_sbuf *b, const char *s)
         case '\\':
             tb_sb_puts(b, "\\\\");
             break;
+        /* no raw HTML: a tag cannot open, an entity ("&lt;") stays the text it is */
         case '<':
             tb_sb_puts(b, "&lt;");
+            break;
+        case '>':
+            tb_sb_puts(b, "&gt;");
+            break;
+        case '&':
+            tb_sb_puts(b, "&amp;");
+            break;
+        /* no link, image, code span or strike-through made of input text */
+        case '[':
+        case ']':
+        case '`':
+        case '~':
+            tb_sb_putn(b, "\\", 1);
+            tb_sb_putn(b, s, 1);
             break;
         case '*':
             tb_sb_puts(b, "\\*");
@@ -119,6 +134,21 @@ void tb_sb_md(struct tb_sbuf *b, const char *s)
             tb_sb_putn(b, s, 1);
         }
     }
+}
+
+/* s as tb_sb_md writes it, at the start of a paragraph or list item, where a leading
+ * '#', '-', '+', '=' or "1." / "1)" would make it a heading, a list or a rule. */
+static void md_block_start(struct tb_sbuf *b, const char *s)
+{
+    size_t n = strspn(s, "0123456789");
+    if (n > 0 && n < 10 && (s[n] == '.' || s[n] == ')')) {
+        tb_sb_putn(b, s, n);
+        tb_sb_puts(b, "\\");
+        s += n;
+    } else if (*s && strchr("#-+=", *s)) {
+        tb_sb_puts(b, "\\");
+    }
+    tb_sb_md(b, s);
 }
 
 /* Markdown code text: a code span cannot hold its own delimiter, and a pipe would end a
@@ -165,7 +195,7 @@ void tb_doc_p(struct tb_doc *d, const char *cls, const char *fmt, ...)
     }
     if (cls && !strcmp(cls, "note"))
         tb_sb_puts(&d->md, "> ");
-    tb_sb_md(&d->md, t.p ? t.p : "");
+    md_block_start(&d->md, t.p ? t.p : "");
     tb_sb_puts(&d->md, "\n\n");
     if (cls)
         tb_sb_printf(&d->html, "<p class=\"%s\">", cls);
@@ -319,6 +349,7 @@ void tb_doc_p_begin(struct tb_doc *d, const char *cls)
 {
     if (cls && !strcmp(cls, "note"))
         tb_sb_puts(&d->md, "> ");
+    d->md_at_start = true;
     if (cls)
         tb_sb_printf(&d->html, "<p class=\"%s\">", cls);
     else
@@ -341,14 +372,19 @@ void tb_doc_text(struct tb_doc *d, const char *fmt, ...)
     if (t.failed) {
         d->md.failed = d->html.failed = true;
     } else if (t.p) {
-        tb_sb_md(&d->md, t.p);
+        if (d->md_at_start)
+            md_block_start(&d->md, t.p);
+        else
+            tb_sb_md(&d->md, t.p);
         tb_sb_html(&d->html, t.p);
+        d->md_at_start = d->md_at_start && !*t.p;
     }
     tb_sb_release(&t);
 }
 
 void tb_doc_code(struct tb_doc *d, const char *text)
 {
+    d->md_at_start = false;
     md_code(&d->md, text);
     tb_sb_puts(&d->html, "<code>");
     tb_sb_html(&d->html, text);
@@ -357,6 +393,7 @@ void tb_doc_code(struct tb_doc *d, const char *text)
 
 void tb_doc_strong(struct tb_doc *d, const char *text)
 {
+    d->md_at_start = false;
     tb_sb_puts(&d->md, "**");
     tb_sb_md(&d->md, text);
     tb_sb_puts(&d->md, "**");
@@ -381,6 +418,7 @@ void tb_doc_item_begin(struct tb_doc *d)
         tb_sb_puts(&d->md, "  ");
     tb_sb_puts(&d->md, "- ");
     d->item_line_open = true;
+    d->md_at_start = true;
     tb_sb_puts(&d->html, "<li>");
 }
 

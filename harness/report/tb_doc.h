@@ -31,7 +31,11 @@ void tb_sb_vprintf(struct tb_sbuf *b, const char *fmt, va_list ap);
 void tb_sb_printf(struct tb_sbuf *b, const char *fmt, ...) TB_PRINTF(2, 3);
 /* s escaped for HTML text and attribute values (& < > " '). */
 void tb_sb_html(struct tb_sbuf *b, const char *s);
-/* s escaped for Markdown table cells and paragraphs. */
+/* s escaped for Markdown table cells and paragraphs: no raw HTML ('<', '>' and '&' as
+ * entities), no link, image, code span, emphasis or strike-through from the text ('[',
+ * ']', '`', '*', '_', '~', '\\' backslash-escaped), no cell break ('|'), line breaks
+ * as spaces. At the start of a paragraph or list item the writers also escape a
+ * leading '#', '-', '+', '=' or "1." that would start a heading, list or rule. */
 void tb_sb_md(struct tb_sbuf *b, const char *s);
 void tb_sb_release(struct tb_sbuf *b);
 
@@ -47,6 +51,7 @@ struct tb_doc {
                             provenance */
     int list_depth;      /* lists open (tb_doc_list_begin) */
     bool item_line_open; /* a list item's Markdown line has not ended yet */
+    bool md_at_start;    /* nothing written yet in the open paragraph or list item */
     int folds;           /* folds open (tb_doc_fold_begin), innermost last */
     struct {
         size_t at;     /* where in the HTML the fold's count goes (its summary line) */

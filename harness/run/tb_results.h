@@ -69,6 +69,7 @@
 #define TB_RESULTS_H
 
 #include "tb_csv.h"
+#include "tb_lock.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -103,6 +104,19 @@ struct tb_result_row {
  * or an interrupted run never sees half a row. Returns 0 or -1 with a message. */
 int tb_results_append(const char *path, const struct tb_result_row *rows, size_t n, char *err,
                       size_t errlen);
+
+/* Take the lock of the results folder dir (dir/.results.lock, tb_lock.h) for who
+ * ("trnbench run"). Every command that appends to dir/results.csv holds it from before
+ * it looks at what is there until its last row is appended (tb_results_append reads,
+ * adds and renames: two writers at once would lose rows, and two runs would both
+ * measure and append the same run), so a second run on one folder waits, then skips
+ * what the first recorded. When another process holds it: wait (said on stderr, who
+ * holds it), or, wait false, return 1 with err naming the folder and the holder. Once
+ * held, the temporaries of results.csv that a killed writer left are removed (said).
+ * A file system without locks: said on stderr, returns 0 unlocked. Returns 0, 1, or
+ * -1 with a message; release with tb_lock_release. */
+int tb_results_lock(struct tb_lock *l, const char *dir, const char *who, bool wait, char *err,
+                    size_t errlen);
 
 /* Whether results at path already hold a row with this run_id (0 no, 1 yes, -1 error;
  * a missing file is "no"). */

@@ -56,6 +56,7 @@ static int convert_row(const struct tb_csv_table *t, size_t r, struct conv *cv, 
 #define G(k) tb_csv_field(t, r, k)
     const char *phase = G("phase"), *metric = G("metric"), *pred = G("predicted");
     const char *seq_out = NULL, *chips = G("chips");
+    char full[1400];
     const struct tb_metric *m = tb_metric_find(metric);
     enum tb_phase ph;
     double v;
@@ -80,15 +81,16 @@ static int convert_row(const struct tb_csv_table *t, size_t r, struct conv *cv, 
     /* the id a suite's predict line of the same fields gets, so the report groups it the
      * same way; "/chips<N>" when the row names its chips, as a GPU run's modeled twin
      * does, before "/x<instances>" */
-    tb_model_run_id(cv->id, sizeof cv->id, G("target"), G("model"), phase,
+    tb_model_run_id(full, sizeof full, G("target"), G("model"), phase,
                     *G("batch") ? G("batch") : NULL, G("seq_in"), seq_out,
                     *G("steps") ? G("steps") : NULL, *G("resolution") ? G("resolution") : NULL,
                     *G("precision") ? G("precision") : NULL, NULL);
-    k = strlen(cv->id);
-    if (*chips)
-        k += (size_t)snprintf(cv->id + k, sizeof cv->id - k, "/chips%s", chips);
-    if (*G("instances") && k < sizeof cv->id) /* last: the config leaves it out */
-        snprintf(cv->id + k, sizeof cv->id - k, "/x%s", G("instances"));
+    k = strlen(full);
+    if (*chips && k < sizeof full)
+        k += (size_t)snprintf(full + k, sizeof full - k, "/chips%.64s", chips);
+    if (*G("instances") && k < sizeof full) /* last: the config leaves it out */
+        snprintf(full + k, sizeof full - k, "/x%.64s", G("instances"));
+    tb_run_id_fit(cv->id, TB_MODEL_RUN_ID_LEN, full); /* a suite's id fits as much */
     snprintf(cv->notes, sizeof cv->notes, "trnbench predict%s%s%s; %s%s%s",
              *G("id") ? ", row " : "", G("id"), *G("id") ? "" : " output",
              *G("bound") ? G("bound") : "", *G("bound") ? "-bound; " : "", G("assumptions"));

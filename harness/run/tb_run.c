@@ -88,9 +88,12 @@ static const char *spec_get(const void *ctx, const char *name)
     return main_metric(tb_predict_spec_get(p, "phase"));
 }
 
-/* Check the targets and models of the predict lines before anything runs. */
-static int check_predicts(const struct tb_suite *s, const struct tb_pricing *pr, char *err,
-                          size_t errlen)
+/* Check the predict lines before anything runs: their targets and models, then each
+ * line as the model reads it (tb_scenario_parse: ranges, precision, shape), so that a
+ * line the model would refuse stops the suite with its line named instead of recording
+ * nothing. */
+static int check_predicts(const struct tb_suite *s, const struct tb_pricing *pr,
+                          const struct tb_model *m, char *err, size_t errlen)
 {
     for (size_t i = 0; i < s->npredicts; i++) {
         const struct tb_predict_spec *p = &s->predicts[i];
@@ -107,6 +110,12 @@ static int check_predicts(const struct tb_suite *s, const struct tb_pricing *pr,
         if ((denoise ? tb_darch_find(&da, tb_predict_spec_get(p, "model"), e, sizeof e)
                      : tb_arch_find(&a, tb_predict_spec_get(p, "model"), e, sizeof e)) != 0)
             return tb_err(err, errlen, "%s: line %ld: field 'model': %s", s->path, p->line, e);
+        {
+            struct tb_scenario_in in;
+            struct tb_scenario_result why;
+            if (tb_scenario_parse(spec_get, p, m, &in, &why) != 0)
+                return tb_err(err, errlen, "%s: line %ld: %s", s->path, p->line, why.why);
+        }
     }
     return 0;
 }
@@ -181,7 +190,7 @@ int tb_plan_load(struct tb_plan *p, const char *suite_name, const struct tb_run_
     }
     if (p->suite.npredicts) {
         if ((!p->have_model && tb_plan_load_model(p, err, errlen) != 0) ||
-            check_predicts(&p->suite, &p->pricing, err, errlen) != 0)
+            check_predicts(&p->suite, &p->pricing, &p->model, err, errlen) != 0)
             return TB_EINPUT;
     }
     if ((size_t)snprintf(p->results, sizeof p->results, "%s/results.csv", out) >= sizeof p->results)
@@ -206,7 +215,7 @@ int tb_plan_load_modeled(struct tb_plan *p, struct tb_suite *s, const char *pric
         return tb_err(err, errlen, "%s: measured runs in a plan of modeled runs", p->suite.path),
                TB_EINPUT;
     if (tb_plan_load_model(p, err, errlen) != 0 ||
-        check_predicts(&p->suite, &p->pricing, err, errlen) != 0)
+        check_predicts(&p->suite, &p->pricing, &p->model, err, errlen) != 0)
         return TB_EINPUT;
     if ((size_t)snprintf(p->results, sizeof p->results, "%s/results.csv", out) >= sizeof p->results)
         return tb_err(err, errlen, "--out: folder name too long"), TB_EINPUT;

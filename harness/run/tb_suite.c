@@ -2,6 +2,8 @@
 #include "tb_suite.h"
 
 #include "tb_model.h"
+#include "tb_range.h"
+#include "tb_scenario.h"
 #include "tb_server_proc.h"
 #include "tb_util.h"
 
@@ -9,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -559,24 +562,41 @@ const char *tb_predict_spec_get(const struct tb_predict_spec *p, const char *key
     return NULL;
 }
 
+void tb_run_id_fit(char *buf, size_t len, const char *id)
+{
+    uint64_t h = 14695981039346656037ULL; /* FNV-1a, 64 bits */
+    size_t n = strlen(id);
+    if (n < len || len < 40) {
+        snprintf(buf, len, "%s", id);
+        return;
+    }
+    /* too long for buf: cut, and end with a hash of the whole id, so that two ids that
+     * differ only past the cut stay apart */
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)id[i];
+        h *= 1099511628211ULL;
+    }
+    snprintf(buf, len, "%.*s~%016llx", (int)(len - 18), id, (unsigned long long)h);
+}
+
 void tb_model_run_id(char *buf, size_t len, const char *target, const char *model,
                      const char *phase, const char *batch, const char *seq_in, const char *seq_out,
                      const char *steps, const char *resolution, const char *precision,
                      const char *instances)
 {
-    char o[80] = "", x[80] = "";
+    char o[80] = "", x[80] = "", full[1200];
     if (seq_out)
         snprintf(o, sizeof o, "/out%s", seq_out);
     if (instances)
         snprintf(x, sizeof x, "/x%s", instances);
-    if (!strcmp(phase, "denoise")) {
-        snprintf(buf, len, "model:%s/%s/denoise/b%s/r%s/s%s/%s%s", target, model,
-                 batch ? batch : "1", resolution ? resolution : "default",
+    if (!strcmp(phase, "denoise"))
+        snprintf(full, sizeof full, "model:%.200s/%.200s/denoise/b%.64s/r%.64s/s%.64s/%.64s%s",
+                 target, model, batch ? batch : "1", resolution ? resolution : "default",
                  steps ? steps : "default", precision ? precision : "bf16", x);
-        return;
-    }
-    snprintf(buf, len, "model:%s/%s/%s/b%s/in%s%s/%s%s", target, model, phase, batch ? batch : "1",
-             seq_in, o, precision ? precision : "bf16", x);
+    else
+        snprintf(full, sizeof full, "model:%.200s/%.200s/%.64s/b%.64s/in%.64s%s/%.64s%s", target,
+                 model, phase, batch ? batch : "1", seq_in, o, precision ? precision : "bf16", x);
+    tb_run_id_fit(buf, len, full);
 }
 
 void tb_predict_spec_id(const struct tb_predict_spec *p, char *buf, size_t len)
@@ -603,7 +623,7 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
     base.line = line;
     while ((word = strtok_r(NULL, " \t", save))) {
         const char *eq = strchr(word, '='), *v;
-        char key[24];
+        char key[24], num[64];
         int known = 0;
         size_t kn = eq ? (size_t)(eq - word) : 0;
         if (!eq || !kn || !eq[1])
@@ -639,25 +659,45 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
                 return tb_err(err, errlen, "%s: field 'precision': '%s' (%s)", where, v,
                               TB_MODEL_PRECISIONS);
         } else if (!strcmp(key, "batch")) {
-            /* a comma list of sizes or "max": one modeled run each (a batch sweep) */
-            char list[64], *b, *bs = NULL;
+            /* a comma list of sizes or "max": one modeled run each (a batch sweep), kept
+             * in digits as the id writes them ("08" is "8") */
+            char list[64], canon[64] = "", *b, *bs = NULL;
+            size_t used = 0;
             if (strlen(v) >= sizeof list)
                 return tb_err(err, errlen, "%s: field 'batch': too long", where);
             if (v[0] == ',' || v[strlen(v) - 1] == ',' || strstr(v, ",,"))
                 return tb_err(err, errlen, "%s: field 'batch': empty item in '%s'", where, v);
             snprintf(list, sizeof list, "%s", v);
             for (b = strtok_r(list, ",", &bs); b; b = strtok_r(NULL, ",", &bs)) {
-                double x;
-                if (strcmp(b, "max") && tb_parse_double(b, 1, 1e9, &x) != 0)
-                    return tb_err(err, errlen,
-                                  "%s: field 'batch': not a positive number or 'max': '%s'", where,
-                                  b);
+                long x = 0;
+                char e[256];
+                if (strcmp(b, "max") &&
+                    tb_range_field_long(TB_SCENARIO_RANGES, "batch", b, &x, e, sizeof e) != 0)
+                    return tb_err(err, errlen, "%s: %s", where, e);
+                if (strcmp(b, "max"))
+                    used += (size_t)snprintf(canon + used, sizeof canon - used, "%s%ld",
+                                             used ? "," : "", x);
+                else
+                    used += (size_t)snprintf(canon + used, sizeof canon - used, "%smax",
+                                             used ? "," : "");
+                if (used >= sizeof canon)
+                    return tb_err(err, errlen, "%s: field 'batch': too long", where);
             }
+            snprintf(num, sizeof num, "%s", canon);
+            v = num;
         } else {
+            /* the scenario table's ranges: a number the model would refuse is refused
+             * here, by line and field, not skipped when the suite runs; a whole number
+             * kept in digits as the id writes it ("0004096" is "4096") */
+            const struct tb_range *r = tb_range_find(TB_SCENARIO_RANGES, key);
             double x;
-            if (tb_parse_double(v, 1e-9, 1e30, &x) != 0)
-                return tb_err(err, errlen, "%s: field '%s': not a positive number: '%s'", where,
-                              key, v);
+            char e[256];
+            if (!r || tb_range_parse(r, v, &x, e, sizeof e) != 0)
+                return tb_err(err, errlen, "%s: %s", where, r ? e : "field without a range");
+            if (r->integer) {
+                snprintf(num, sizeof num, "%ld", (long)x);
+                v = num;
+            }
         }
         snprintf(base.keys[base.nfields], sizeof base.keys[0], "%s", key);
         snprintf(base.values[base.nfields], sizeof base.values[0], "%s", v);
@@ -802,6 +842,7 @@ int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_
     FILE *f = NULL;
     char *buf = NULL;
     size_t bcap = 0;
+    ssize_t nread;
     long line = 0;
     int rc = -1;
 
@@ -812,15 +853,17 @@ int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_
                               name_or_path) >= sizeof path)
         return tb_err(err, errlen, "suite name too long");
     snprintf(s->path, sizeof s->path, "%s", path);
-    f = fopen(path, "r");
+    f = tb_text_open(path, TB_TEXT_FILE_MAX, err, errlen);
     if (!f) {
         if (errno == ENOENT && !strchr(name_or_path, '/'))
             return tb_err(err, errlen, "unknown suite '%s' (no '%s')", name_or_path, path);
-        return tb_err(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+        return -1;
     }
-    while (getline(&buf, &bcap, f) > 0) {
+    while ((nread = getline(&buf, &bcap, f)) > 0) {
         char where[PATH_MAX + 32], *p, *word, *save = NULL, *hash;
         line++;
+        if (tb_text_line(path, line, buf, (size_t)nread, err, errlen) < 0)
+            goto out;
         hash = strchr(buf, '#');
         if (hash)
             *hash = '\0';

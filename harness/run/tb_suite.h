@@ -137,8 +137,16 @@ const char *tb_predict_spec_get(const struct tb_predict_spec *p, const char *key
 /* Stable id of a modeled run: model:<target>/<model>/<phase>/b<batch|max>/in<T>[/out<n>]
  * /<precision>[/x<instances>]. */
 void tb_predict_spec_id(const struct tb_predict_spec *p, char *buf, size_t len);
+/* The room a modeled run id takes (TB_MODEL_RUN_ID_LEN - 1 characters): every writer and
+ * reader of one fits it to this. */
+#define TB_MODEL_RUN_ID_LEN 256
+/* Copy id into buf (len bytes); an id that does not fit is cut and ends in '~' and 16
+ * hex digits of a hash of the whole id (FNV-1a 64), so that ids differing past the cut
+ * stay apart. */
+void tb_run_id_fit(char *buf, size_t len, const char *id);
 /* The same id from its parts (NULL: not given; seq_in required unless denoise): the one
- * place modeled run ids are built. */
+ * place modeled run ids are built. An id longer than len - 1 is fitted by
+ * tb_run_id_fit. */
 void tb_model_run_id(char *buf, size_t len, const char *target, const char *model,
                      const char *phase, const char *batch, const char *seq_in, const char *seq_out,
                      const char *steps, const char *resolution, const char *precision,

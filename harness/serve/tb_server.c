@@ -6,6 +6,7 @@
  */
 #include "tb_server.h"
 #include "tb_batcher.h"
+#include "tb_utf8.h"
 #include "tb_util.h"
 
 #include <arpa/inet.h>
@@ -13,6 +14,7 @@
 #include <jansson.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -30,16 +32,44 @@ typedef enum MHD_Result mhd_result;
 typedef int mhd_result;
 #endif
 
-#define MAX_BODY_BYTES ((size_t)16 << 20)
-#define TAKE_MAX       64 /* tokens taken from the queue per wake-up */
+#define TAKE_MAX       64                /* tokens taken from the queue per wake-up */
+#define SPARE_CONNS    64                /* connections over the limit answered 503 */
+#define THREAD_STACK   ((size_t)1 << 20) /* a connection thread's stack */
+#define WATCH_EVERY_NS 100000000         /* the watchdog looks at the connections */
+
+/* One open connection (MHD's socket context), in the server's list while open. */
+struct conn {
+    struct conn *prev, *next;
+    MHD_socket fd;
+    int64_t since_ns;        /* when it began to wait for its request (accept, or the last
+                                answer on a kept-alive connection) */
+    bool reading;            /* a request is due or arriving: the read timeout runs */
+    bool streaming;          /* answering with a stream: the pull timeout runs */
+    atomic_bool engine_wait; /* the stream waits for tokens: the engine's time, not
+                                the client's */
+    atomic_llong pulled_ns;  /* when libmicrohttpd last asked the stream for bytes (it
+                                asks when the client has taken the last ones) */
+    bool over;               /* opened beyond max_connections: every request gets 503 */
+    bool dropped;            /* the watchdog shut it down */
+};
 
 struct tb_server {
     struct MHD_Daemon *d;
-    struct tb_server_opts o;
-    char *name; /* owned copy of o.served_name */
+    struct tb_server_opts o; /* the limits resolved: no 0 left */
+    char *name;              /* owned copy of o.served_name */
     int port;
     atomic_long next_id;
+    pthread_mutex_t mu;  /* guards conns, nconns and stop */
+    pthread_cond_t wake; /* the watchdog's sleep */
+    struct conn *conns;  /* open connections, newest first */
+    long nconns;
+    bool stop;
+    pthread_t watchdog;
+    bool have_watchdog;
+    atomic_long refused, timed_out, too_big; /* counts, for the log at the end */
 };
+
+static struct conn *conn_of(struct MHD_Connection *c);
 
 /* One connection's request body (MHD's per-request context). */
 struct body {
@@ -95,6 +125,8 @@ static mhd_result send_text(struct MHD_Connection *c, unsigned status, const cha
     if (!r)
         return MHD_NO;
     MHD_add_response_header(r, "Content-Type", type);
+    if (status == 413 || status == 503) /* a body not read, a connection not wanted */
+        MHD_add_response_header(r, "Connection", "close");
     mhd_result rc = MHD_queue_response(c, status, r);
     MHD_destroy_response(r);
     return rc;
@@ -128,6 +160,7 @@ static mhd_result send_error(struct MHD_Connection *c, unsigned status, const ch
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    tb_utf8_scrub(msg); /* a request's text, cut or not, must not make the JSON invalid */
     return send_json(c, status, error_json(msg, param));
 }
 
@@ -161,10 +194,15 @@ static int get_bool(json_t *obj, const char *key, bool *out, char *err, size_t e
     return 0;
 }
 
-/* Append the tokens of text to g->ids (grown as needed). */
-static int add_text(struct gen *g, const char *text, char *err, size_t errlen, int vocab)
+/* Append the tokens of text to g->ids (grown as needed), at most max_len in all. */
+static int add_text(struct gen *g, const char *text, char *err, size_t errlen, int vocab,
+                    int max_len)
 {
     int k = tb_server_tokenize(text, vocab, NULL, 0);
+    if (k > max_len - g->n)
+        return tb_err(err, errlen,
+                      "the prompt has over %d tokens, the maximum model length (--max-model-len)",
+                      max_len);
     int *p = realloc(g->ids, ((size_t)g->n + (size_t)k + 1) * sizeof *p);
     if (!p)
         return tb_err(err, errlen, "out of memory for %d prompt tokens", g->n + k);
@@ -190,8 +228,9 @@ static unsigned parse_gen(const struct tb_server *s, const struct body *b, bool 
     *param = NULL;
     root = json_loadb(b->data ? b->data : "", b->len, 0, &je);
     if (!root) {
-        tb_err(err, errlen, "the body is not JSON: %s (line %d, column %d)", je.text, je.line,
-               je.column);
+        tb_err(err, errlen, "the body is not JSON: %s%s (line %d, column %d)",
+               json_error_code(&je) == json_error_invalid_utf8 ? "invalid UTF-8: " : "", je.text,
+               je.line, je.column);
         goto out;
     }
     if (!json_is_object(root)) {
@@ -251,11 +290,18 @@ static unsigned parse_gen(const struct tb_server *s, const struct body *b, bool 
         *param = "prompt";
         v = json_object_get(root, "prompt");
         if (json_is_string(v)) {
-            if (add_text(g, json_string_value(v), err, errlen, V))
+            if (add_text(g, json_string_value(v), err, errlen, V, s->o.max_model_len))
                 goto out;
         } else if (json_is_array(v)) {
             size_t i, n = json_array_size(v);
             json_t *x;
+            if (n > (size_t)s->o.max_model_len) {
+                tb_err(err, errlen,
+                       "the prompt has %zu tokens, over the maximum model length %d "
+                       "(--max-model-len)",
+                       n, s->o.max_model_len);
+                goto out;
+            }
             g->ids = tb_alloc_array(n + 1, sizeof *g->ids);
             if (!g->ids) {
                 tb_err(err, errlen, "out of memory for %zu prompt tokens", n);
@@ -296,7 +342,7 @@ static unsigned parse_gen(const struct tb_server *s, const struct body *b, bool 
                 goto out;
             }
             if (json_is_string(content)) {
-                if (add_text(g, json_string_value(content), err, errlen, V))
+                if (add_text(g, json_string_value(content), err, errlen, V, s->o.max_model_len))
                     goto out;
             } else if (json_is_array(content)) {
                 size_t k;
@@ -308,7 +354,7 @@ static unsigned parse_gen(const struct tb_server *s, const struct body *b, bool 
                         tb_err(err, errlen, "messages[%zu].content[%zu] has no 'text'", i, k);
                         goto out;
                     }
-                    if (add_text(g, json_string_value(t), err, errlen, V))
+                    if (add_text(g, json_string_value(t), err, errlen, V, s->o.max_model_len))
                         goto out;
                 }
             } else if (content && !json_is_null(content)) {
@@ -340,25 +386,20 @@ out:
     return status;
 }
 
-int tb_server_parse_request(const struct tb_server_opts *o, bool chat, const char *body, size_t len,
-                            int **ids, int *n, char *err, size_t errlen)
+unsigned tb_server_parse_body(const struct tb_server_opts *o, const char *body, size_t len,
+                              bool chat, int *ntokens, const char **param, char *err, size_t errlen)
 {
-    struct tb_server s;
-    struct body b;
+    struct tb_server s; /* what parse_gen reads of a server: its options and name */
+    struct body b = {.data = (char *)body, .len = len};
     struct gen g;
-    const char *param;
     unsigned status;
-
     memset(&s, 0, sizeof s);
     s.o = *o;
     s.name = (char *)o->served_name;
-    memset(&b, 0, sizeof b);
-    b.data = (char *)body;
-    b.len = len;
-    status = parse_gen(&s, &b, chat, &g, &param, err, errlen);
-    *ids = g.ids;
-    *n = status ? 0 : g.n;
-    return (int)status;
+    status = parse_gen(&s, &b, chat, &g, param, err, errlen);
+    *ntokens = status == 0 ? g.n : 0;
+    free(g.ids);
+    return status;
 }
 
 /* ---- answers ---- */
@@ -383,9 +424,20 @@ struct stream {
     long created;
     char *pend; /* owned: formatted events */
     size_t len, off, cap;
-    int sent;   /* content chunks sent */
-    bool ended; /* [DONE] formatted */
+    int sent;       /* content chunks sent */
+    bool ended;     /* [DONE] formatted */
+    struct conn *k; /* borrowed: its connection (valid while MHD asks for bytes) */
 };
+
+/* The stream waits for the engine (on), or for the client (off, and from now). */
+static void stream_engine_wait(struct stream *st, bool on)
+{
+    if (!st->k)
+        return;
+    atomic_store(&st->k->engine_wait, on);
+    if (!on)
+        atomic_store(&st->k->pulled_ns, (long long)mono_ns());
+}
 
 static int pend_add(struct stream *st, const char *a, const char *b, const char *c)
 {
@@ -458,7 +510,9 @@ static int pend_more(struct stream *st)
 {
     int ids[TAKE_MAX];
     enum tb_finish fin;
+    stream_engine_wait(st, true);
     int n = tb_request_take(st->r, ids, TAKE_MAX, -1, &fin);
+    stream_engine_wait(st, false);
     for (int i = 0; i < n; i++) {
         const char *f = (i == n - 1 && fin != TB_FINISH_ABORT) ? tb_finish_to_string(fin) : NULL;
         if (pend_token(st, ids[i], f) != 0)
@@ -487,6 +541,7 @@ static ssize_t stream_read(void *cls, uint64_t pos, char *buf, size_t max)
 {
     struct stream *st = cls;
     (void)pos;
+    stream_engine_wait(st, false); /* the client took the bytes before */
     while (st->off == st->len) {
         st->off = st->len = 0;
         if (st->ended)
@@ -616,50 +671,204 @@ static mhd_result handle_gen(struct tb_server *s, struct MHD_Connection *c, cons
     snprintf(st->id, sizeof st->id, "%s-%ld", chat ? "chatcmpl" : "cmpl",
              atomic_fetch_add(&s->next_id, 1));
     st->created = (long)time(NULL);
+    if (st->g.stream && (st->k = conn_of(c)) != NULL) {
+        stream_engine_wait(st, false);
+        pthread_mutex_lock(&s->mu);
+        st->k->streaming = true;
+        pthread_mutex_unlock(&s->mu);
+    }
     return st->g.stream ? answer_stream(s, c, st) : answer_whole(s, c, st);
 }
 
+/* ---- connections: the limits on their number and on the time a request takes ---- */
+
+static struct conn *conn_of(struct MHD_Connection *c)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(c, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    return ci ? ci->socket_context : NULL;
+}
+
+/* MHD_OPTION_NOTIFY_CONNECTION: a connection opened or closed. An opened one beyond
+ * max_connections is marked to be refused (503); every one waits for its request under
+ * the read timeout from now. */
+static void conn_notify(void *cls, struct MHD_Connection *c, void **socket_ctx,
+                        enum MHD_ConnectionNotificationCode toe)
+{
+    struct tb_server *s = cls;
+    struct conn *k = *socket_ctx;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+        if (!(k = calloc(1, sizeof *k)))
+            return; /* not watched: the handler refuses it */
+        k->fd = ci ? ci->connect_fd : MHD_INVALID_SOCKET;
+        k->since_ns = mono_ns();
+        k->reading = true;
+        atomic_init(&k->engine_wait, false);
+        atomic_init(&k->pulled_ns, (long long)k->since_ns);
+        pthread_mutex_lock(&s->mu);
+        k->over = ++s->nconns > s->o.max_connections;
+        k->next = s->conns;
+        if (s->conns)
+            s->conns->prev = k;
+        s->conns = k;
+        pthread_mutex_unlock(&s->mu);
+        *socket_ctx = k;
+    } else if (k) {
+        pthread_mutex_lock(&s->mu); /* before MHD closes the socket: the watchdog may
+                                       shut down only sockets still in the list */
+        s->nconns--;
+        if (k->prev)
+            k->prev->next = k->next;
+        else
+            s->conns = k->next;
+        if (k->next)
+            k->next->prev = k->prev;
+        pthread_mutex_unlock(&s->mu);
+        free(k);
+        *socket_ctx = NULL;
+    }
+}
+
+static void conn_set_reading(struct tb_server *s, struct conn *k, bool reading)
+{
+    if (!k)
+        return;
+    pthread_mutex_lock(&s->mu);
+    k->reading = reading;
+    k->streaming = false;
+    k->since_ns = mono_ns();
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Whether k is too slow at now: its request has not arrived whole within the limit (a
+ * byte a second never trips an idle timeout), or its stream has waited that long for
+ * the client to take bytes (time waiting for the engine does not count). */
+static bool conn_too_slow(struct conn *k, int64_t now, int64_t limit_ns)
+{
+    if (k->dropped || k->fd == MHD_INVALID_SOCKET)
+        return false;
+    if (k->reading)
+        return now - k->since_ns > limit_ns;
+    return k->streaming && !atomic_load(&k->engine_wait) &&
+           now - (int64_t)atomic_load(&k->pulled_ns) > limit_ns;
+}
+
+/* The watchdog thread: every WATCH_EVERY_NS, shuts down the sockets of the connections
+ * too slow (conn_too_slow); their threads then see the end of the stream and MHD closes
+ * them. */
+static void *watchdog_main(void *arg)
+{
+    struct tb_server *s = arg;
+    const int64_t limit_ns = (int64_t)(s->o.read_timeout_s * 1e9);
+    pthread_mutex_lock(&s->mu);
+    while (!s->stop) {
+        struct timespec until;
+        int64_t now = mono_ns();
+        for (struct conn *k = s->conns; k; k = k->next)
+            if (conn_too_slow(k, now, limit_ns)) {
+                shutdown(k->fd, SHUT_RDWR);
+                k->dropped = true;
+                atomic_fetch_add(&s->timed_out, 1);
+            }
+        clock_gettime(CLOCK_MONOTONIC, &until);
+        until.tv_nsec += WATCH_EVERY_NS;
+        if (until.tv_nsec >= 1000000000) {
+            until.tv_sec++;
+            until.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&s->wake, &s->mu, &until);
+    }
+    pthread_mutex_unlock(&s->mu);
+    return NULL;
+}
+
 /* ---- routing ---- */
+
+/* The body's first bytes (or its end, upload 0) into b under the limit. Returns MHD_YES
+ * to go on, or the answer: 413 as soon as the body is known to be over max_body_bytes. */
+static mhd_result take_body(struct tb_server *s, struct MHD_Connection *c, struct body *b,
+                            const char *upload, size_t *upload_size)
+{
+    size_t n = *upload_size;
+    if (b->len + n > s->o.max_body_bytes) {
+        atomic_fetch_add(&s->too_big, 1);
+        free(b->data);
+        b->data = NULL;
+        b->len = b->cap = 0;
+        b->too_big = true;
+        *upload_size = 0;
+        /* an answer now stops the upload; where MHD takes none mid-upload, the
+         * connection is closed instead of reading the rest */
+        return send_error(c, 413, NULL,
+                          "the body is over %zu bytes (the server's --max-body-bytes)",
+                          s->o.max_body_bytes);
+    }
+    if (b->len + n + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->len + n + 1)
+            cap *= 2;
+        char *p = realloc(b->data, cap);
+        if (!p)
+            return MHD_NO;
+        b->data = p;
+        b->cap = cap;
+    }
+    memcpy(b->data + b->len, upload, n);
+    b->len += n;
+    b->data[b->len] = '\0';
+    *upload_size = 0;
+    return MHD_YES;
+}
 
 static mhd_result handle(void *cls, struct MHD_Connection *c, const char *url, const char *method,
                          const char *version, const char *upload, size_t *upload_size, void **ctx)
 {
     struct tb_server *s = cls;
     struct body *b = *ctx;
+    struct conn *k = conn_of(c);
     bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
     (void)version;
 
-    if (!b) {
+    if (!b) { /* the headers are in */
         if (!(b = calloc(1, sizeof *b)))
             return MHD_NO;
         *ctx = b;
+        if (!k || k->over) {
+            atomic_fetch_add(&s->refused, 1);
+            b->too_big = true; /* answered: no body kept */
+            return send_error(c, 503, NULL,
+                              "the server has %ld connections open, its limit "
+                              "(--max-connections); try again later",
+                              s->o.max_connections);
+        }
+        /* libmicrohttpd has checked it is a number (a negative one is its 400) */
+        const char *cl = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Content-Length");
+        if (cl) {
+            errno = 0;
+            unsigned long long claimed = strtoull(cl, NULL, 10);
+            if (errno == ERANGE || claimed > s->o.max_body_bytes) {
+                atomic_fetch_add(&s->too_big, 1);
+                b->too_big = true;
+                return send_error(c, 413, NULL,
+                                  "the body of %.24s bytes is over %zu bytes (the server's "
+                                  "--max-body-bytes)",
+                                  cl, s->o.max_body_bytes);
+            }
+        }
         return MHD_YES;
     }
     if (*upload_size) {
-        if (!b->too_big && b->len + *upload_size > MAX_BODY_BYTES) {
-            b->too_big = true;
-            free(b->data);
-            b->data = NULL;
-            b->len = b->cap = 0;
+        if (b->too_big) { /* answered already */
+            *upload_size = 0;
+            return MHD_YES;
         }
-        if (!b->too_big) {
-            if (b->len + *upload_size + 1 > b->cap) {
-                size_t cap = b->cap ? b->cap : 4096;
-                while (cap < b->len + *upload_size + 1)
-                    cap *= 2;
-                char *p = realloc(b->data, cap);
-                if (!p)
-                    return MHD_NO;
-                b->data = p;
-                b->cap = cap;
-            }
-            memcpy(b->data + b->len, upload, *upload_size);
-            b->len += *upload_size;
-            b->data[b->len] = '\0';
-        }
-        *upload_size = 0;
-        return MHD_YES;
+        return take_body(s, c, b, upload, upload_size);
     }
+    if (b->too_big)
+        return MHD_YES;            /* answered already */
+    conn_set_reading(s, k, false); /* the request is whole: the read timeout stops */
 
     if (!strcmp(url, "/health")) {
         if (!get)
@@ -685,8 +894,6 @@ static mhd_result handle(void *cls, struct MHD_Connection *c, const char *url, c
     if (comp || chat) {
         if (!post)
             return send_error(c, 405, NULL, "%s %s: only POST", method, url);
-        if (b->too_big)
-            return send_error(c, 413, NULL, "the body is over %zu bytes", MAX_BODY_BYTES);
         return handle_gen(s, c, b, chat);
     }
     return send_error(c, 404, NULL, "no such path: '%s'", url);
@@ -695,13 +902,15 @@ static mhd_result handle(void *cls, struct MHD_Connection *c, const char *url, c
 static void request_done(void *cls, struct MHD_Connection *c, void **ctx,
                          enum MHD_RequestTerminationCode why)
 {
+    struct tb_server *s = cls;
     struct body *b = *ctx;
-    (void)cls, (void)c, (void)why;
+    (void)why;
     if (b) {
         free(b->data);
         free(b);
         *ctx = NULL;
     }
+    conn_set_reading(s, conn_of(c), true); /* the next request on it, if kept alive */
 }
 
 /* ---- lifecycle ---- */
@@ -735,16 +944,39 @@ int tb_server_listen(struct tb_server **out, const struct tb_server_opts *o, cha
         return tb_err(err, errlen, "cannot allocate the server");
     }
     s->o = *o;
+    if (!s->o.max_body_bytes)
+        s->o.max_body_bytes = TB_SERVER_MAX_BODY_BYTES;
+    if (!(s->o.read_timeout_s > 0))
+        s->o.read_timeout_s = TB_SERVER_READ_TIMEOUT_S;
+    if (s->o.max_connections <= 0)
+        s->o.max_connections = TB_SERVER_MAX_CONNECTIONS;
     atomic_init(&s->next_id, 1);
+    atomic_init(&s->refused, 0);
+    atomic_init(&s->timed_out, 0);
+    atomic_init(&s->too_big, 0);
+    pthread_mutex_init(&s->mu, NULL);
+    {
+        pthread_condattr_t ca; /* the watchdog's deadlines are CLOCK_MONOTONIC */
+        pthread_condattr_init(&ca);
+        pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+        pthread_cond_init(&s->wake, &ca);
+        pthread_condattr_destroy(&ca);
+    }
+    if (pthread_create(&s->watchdog, NULL, watchdog_main, s) != 0) {
+        tb_server_free(s);
+        return tb_err(err, errlen, "cannot start the server's watchdog thread");
+    }
+    s->have_watchdog = true;
     errno = 0;
-    s->d = MHD_start_daemon(flags, (uint16_t)o->port, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR,
-                            (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, request_done, s,
-                            MHD_OPTION_CONNECTION_LIMIT, 4096u, MHD_OPTION_LISTEN_BACKLOG_SIZE,
-                            1024u, MHD_OPTION_END);
+    s->d = MHD_start_daemon(
+        flags, (uint16_t)o->port, NULL, NULL, handle, s, MHD_OPTION_SOCK_ADDR,
+        (struct sockaddr *)&sa, MHD_OPTION_NOTIFY_COMPLETED, request_done, s,
+        MHD_OPTION_NOTIFY_CONNECTION, conn_notify, s, MHD_OPTION_CONNECTION_LIMIT,
+        (unsigned)(s->o.max_connections + SPARE_CONNS), MHD_OPTION_THREAD_STACK_SIZE, THREAD_STACK,
+        MHD_OPTION_LISTEN_BACKLOG_SIZE, 1024u, MHD_OPTION_END);
     if (!s->d) {
         int e = errno;
-        free(s->name);
-        free(s);
+        tb_server_free(s);
         return tb_err(err, errlen, "cannot listen on %s port %d%s%s", host, o->port, e ? ": " : "",
                       e ? strerror(e) : "");
     }
@@ -770,11 +1002,29 @@ void tb_server_free(struct tb_server *s)
 {
     if (!s)
         return;
-    MHD_socket fd = MHD_quiesce_daemon(s->d); /* no new connections; the socket is ours */
-    tb_batcher_stop(s->o.batcher);            /* open streams end; new requests get 503 */
-    MHD_stop_daemon(s->d);                    /* close connections, join their threads */
-    if (fd != MHD_INVALID_SOCKET)
-        close(fd);
+    if (s->d) {
+        MHD_socket fd = MHD_quiesce_daemon(s->d); /* no new connections; the socket is ours */
+        tb_batcher_stop(s->o.batcher);            /* open streams end; new requests get 503 */
+        MHD_stop_daemon(s->d);                    /* close connections, join their threads */
+        if (fd != MHD_INVALID_SOCKET)
+            close(fd);
+    }
+    if (s->have_watchdog) {
+        pthread_mutex_lock(&s->mu);
+        s->stop = true;
+        pthread_cond_signal(&s->wake);
+        pthread_mutex_unlock(&s->mu);
+        pthread_join(s->watchdog, NULL);
+    }
+    pthread_cond_destroy(&s->wake);
+    pthread_mutex_destroy(&s->mu);
     free(s->name);
     free(s);
+}
+
+void tb_server_stats(struct tb_server *s, long *refused, long *timed_out, long *too_big)
+{
+    *refused = atomic_load(&s->refused);
+    *timed_out = atomic_load(&s->timed_out);
+    *too_big = atomic_load(&s->too_big);
 }

@@ -28,14 +28,36 @@
  * token written); a non-streaming request runs to its end.
  *
  * Errors are OpenAI's {"error": {"message", "type": "invalid_request_error", "param",
- * "code": null}}: 400 bad JSON, wrong types, ids outside the vocabulary, too long,
- * max_tokens out of range; 404 unknown path or model; 405 wrong method; 413 a body over
- * 16 MiB; 503 when the server is stopping.
+ * "code": null}}: 400 bad JSON (invalid UTF-8 included), wrong types, numbers out of
+ * range, ids outside the vocabulary, a prompt over max_model_len tokens, max_tokens out
+ * of range; 404 unknown path or model; 405 wrong method; 413 a body over max_body_bytes;
+ * 503 when the server is stopping or has max_connections open.
+ *
+ * Limits against hostile or broken clients (tb_server_opts; 0 takes the default):
+ *   max_body_bytes   a request body at most (16 MiB): a Content-Length over it is
+ *                    answered 413 at once, before any of the body is read; a chunked
+ *                    body is answered (or, where MHD takes no answer mid-upload, the
+ *                    connection closed) as soon as it passes the limit: memory stays
+ *                    bounded by the limit per connection.
+ *   read_timeout_s   a request's headers and body must arrive whole within this time
+ *                    of the connection's start (or of the previous answer on a kept-
+ *                    alive connection) (30 s), and a stream's client must take its bytes
+ *                    within this time of their being ready (time waiting for the engine
+ *                    does not count); else a watchdog thread shuts the socket down. It
+ *                    bounds slow senders (a byte a second never trips an idle timeout),
+ *                    readers that stop reading, and idle kept-alive connections; the
+ *                    generation itself takes as long as it takes.
+ *   max_connections  open connections at most (1024); up to 64 more are accepted only to
+ *                    be answered 503 with "Connection: close", beyond that libmicrohttpd
+ *                    closes them unanswered.
+ *   max_model_len    the prompt (ids, or words of a text) plus max_tokens, checked
+ *                    before anything is allocated for the prompt.
+ * A refused request never reaches the batcher: other requests go on unharmed.
  *
  * Threads: libmicrohttpd's internal poll() thread accepts; every connection gets a
- * thread of its own (MHD_USE_THREAD_PER_CONNECTION), which blocks on its request's
- * tokens: simple, and hundreds of concurrent streams cost hundreds of mostly idle
- * threads.
+ * thread of its own (MHD_USE_THREAD_PER_CONNECTION, 1 MiB of stack), which blocks on its
+ * request's tokens: simple, and hundreds of concurrent streams cost hundreds of mostly
+ * idle threads; max_connections bounds them. A watchdog thread enforces read_timeout_s.
  *
  * Ownership: the server borrows the batcher (it must outlive tb_server_free).
  */
@@ -44,6 +66,10 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+#define TB_SERVER_MAX_BODY_BYTES  ((size_t)16 << 20) /* tb_server_opts.max_body_bytes 0 */
+#define TB_SERVER_READ_TIMEOUT_S  30.0               /* tb_server_opts.read_timeout_s 0 */
+#define TB_SERVER_MAX_CONNECTIONS 1024               /* tb_server_opts.max_connections 0 */
 
 struct tb_batcher;
 
@@ -54,6 +80,9 @@ struct tb_server_opts {
     int vocab;                  /* token ids in [0, vocab) */
     int max_model_len;          /* prompt + max_tokens limit */
     struct tb_batcher *batcher; /* borrowed */
+    size_t max_body_bytes;      /* 0: TB_SERVER_MAX_BODY_BYTES */
+    double read_timeout_s;      /* 0: TB_SERVER_READ_TIMEOUT_S */
+    long max_connections;       /* 0: TB_SERVER_MAX_CONNECTIONS */
 };
 
 struct tb_server;
@@ -68,13 +97,18 @@ int tb_server_port(const struct tb_server *s);
  * every connection, free. NULL is fine. */
 void tb_server_free(struct tb_server *s);
 
-/* A request body parsed and checked as POST /v1/completions (chat false) or
- * /v1/chat/completions (chat true) does, without a socket (the fuzzer, tests/fuzz/
- * server_request.c): o's vocab, max_model_len and served_name apply. Returns 0 with the
- * prompt's *n token ids in *ids (malloc'ed: the caller frees), or the HTTP status (400,
- * 404) with the message in err and *ids NULL. */
-int tb_server_parse_request(const struct tb_server_opts *o, bool chat, const char *body, size_t len,
-                            int **ids, int *n, char *err, size_t errlen);
+/* What the limits refused so far: connections answered 503, connections dropped at
+ * the read timeout, bodies answered 413. */
+void tb_server_stats(struct tb_server *s, long *refused, long *timed_out, long *too_big);
+
+/* The request-body check the POST paths run, without a server or a socket (for tests
+ * and fuzzing): body of len bytes (need not be NUL-terminated) as a completion, or a
+ * chat completion when chat, against o's served_name, vocab and max_model_len. Returns
+ * 0 with the prompt's token count in *ntokens, or the HTTP status (400, 404) with the
+ * message in err and the offending field in *param (NULL when none). */
+unsigned tb_server_parse_body(const struct tb_server_opts *o, const char *body, size_t len,
+                              bool chat, int *ntokens, const char **param, char *err,
+                              size_t errlen);
 
 /* The text tokenizer above: up to cap ids of text into ids; returns how many words the
  * text has (may exceed cap). */

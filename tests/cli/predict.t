@@ -31,7 +31,7 @@ w=$(field "$tmp/out.csv" S3 why)
 check "unknown target: the reason names it ($w)" \
     test "$w" = "unknown target 'x9.huge' (not in pricing/instances.csv)"
 w=$(field "$tmp/out.csv" S4 why)
-check "nonsense number: the field is named ($w)" test "$w" = "field 'seq_in': not a positive integer: 'abc'"
+check "nonsense number: the field is named ($w)" test "$w" = "field 'seq_in': expected an integer in [1, 16777216] (tokens), got 'abc'"
 w=$(field "$tmp/out.csv" S5 why)
 check "a model that does not fit is said so" sh -c 'echo "$0" | grep -q "does not fit"' "$w"
 v=$(field "$tmp/out.csv" S6 predicted)

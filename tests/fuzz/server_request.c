@@ -1,4 +1,4 @@
-/* tests/fuzz/server_request.c: trnbench serve's request bodies (tb_server_parse_request,
+/* tests/fuzz/server_request.c: trnbench serve's request bodies (tb_server_parse_body,
  * the parsing and checks of POST /v1/completions and /v1/chat/completions without a
  * socket): the first byte's low bit picks chat, the rest is the body, not
  * NUL-terminated. */
@@ -13,8 +13,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct tb_server_opts o;
+    const char *param;
     char err[1024], *body;
-    int *ids = NULL, n = 0;
+    int n = 0;
+    unsigned status;
 
     if (size < 1)
         return 0;
@@ -26,12 +28,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!body)
         fz_die("malloc", "out of memory");
     memcpy(body, data + 1, size - 1);
-    if (fz_note(tb_server_parse_request(&o, data[0] & 1, body, size - 1, &ids, &n, err, sizeof err),
-                err) == 0)
-        for (int i = 0; i < n; i++)
-            if (ids[i] < 0 || ids[i] >= o.vocab)
-                abort(); /* a token id outside the vocabulary passed the checks */
-    free(ids);
+    status = tb_server_parse_body(&o, body, size - 1, data[0] & 1, &n, &param, err, sizeof err);
+    fz_note((int)status, err);
+    if (status == 0 && (n < 1 || n > o.max_model_len))
+        abort(); /* a prompt the checks should have refused passed them */
     free(body);
     return 0;
 }

@@ -97,6 +97,28 @@ def catalogue():
     refused(good + "tied_embeddings = maybe\n", "field 'tied_embeddings': expected true or false",
             "a bad flag")
     refused(good + "oops\n", "line 8: expected 'key = value'", "a line without '='")
+    # trnbench's rules for text files (issue 19): a BOM stripped, a NUL refused, a name
+    # a name, a .model path a regular file
+    with tempfile.NamedTemporaryFile("wb", suffix=".model", delete=False) as f:
+        f.write(b"\xef\xbb\xbf" + good.encode())
+    try:
+        ok(pl.load_model(f.name)["name"] == "m", "a file with a UTF-8 BOM is read")
+    except pl.ModelError as e:
+        ok(False, f"a file with a UTF-8 BOM is read: {e}")
+    finally:
+        os.unlink(f.name)
+    refused(good.replace("hidden = 64", "hidden = 6\0" + "4"), "line 4: field 'hidden': a NUL byte",
+            "a NUL byte")
+    zero = os.path.join(tempfile.mkdtemp(), "zero.model")
+    os.symlink("/dev/zero", zero)
+    for name, want in (("/etc/passwd", "bad model name '/etc/passwd'"),
+                       (zero, "zero.model' is not a regular file"),
+                       ("../x", "bad model name '../x'")):
+        try:
+            pl.find_model(name)
+            ok(False, f"model {name} refused")
+        except pl.ModelError as e:
+            ok(want in str(e), f"model {name} refused: {e}")
     try:
         pl.find_model("llama-9")
         ok(False, "an unknown model name refused")

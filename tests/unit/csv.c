@@ -201,6 +201,65 @@ int main(void)
                "a first-version file reads (%s)", err);
         free(v1);
     }
+    /* hostile text (issue 19): a NUL byte is refused naming its column, a BOM stripped */
+    {
+        const char text[] = "id,value\nS1,1\00032416\n";
+        IS_INT(-1, tb_csv_parse(&t, "r.csv", text, sizeof text - 1, err, sizeof err),
+               "a NUL byte in a field refused, not read as '1'");
+        IS_STRING("r.csv: line 2: field 'value': a NUL byte", err, "named by line and column");
+        IS_INT(-1, tb_csv_parse(&t, "r.csv", "i\000d,v\n", 7, err, sizeof err),
+               "a NUL in the header refused");
+        IS_STRING("r.csv: line 1: field 1: a NUL byte", err, "named by position");
+        IS_INT(0, tb_csv_parse(&t, "r.csv", "\xef\xbb\xbfid,v\nx,1\n", 12, err, sizeof err),
+               "a BOM read");
+        IS_STRING("x", tb_csv_field(&t, 0, "id"), "and stripped from the first column's name");
+        tb_csv_release(&t);
+    }
+    {
+        char line1[] = "\xef\xbb\xbfname = x\n", kv[] = "hidden = 40\00096\n",
+             suite[] = "run model=m seq_in=5\00012 reps=1\n", word[] = "suite a\000b\n";
+        IS_INT(9, tb_text_line("m.model", 1, line1, sizeof line1 - 1, err, sizeof err),
+               "a BOM on line 1 stripped");
+        IS_STRING("name = x\n", line1, "the line without it");
+        IS_INT(-1, tb_text_line("m.model", 4, kv, sizeof kv - 1, err, sizeof err),
+               "a NUL in a key = value line refused");
+        IS_STRING("m.model: line 4: field 'hidden': a NUL byte (byte 12 of the line)", err,
+                  "the key named");
+        IS_INT(-1, tb_text_line("s.suite", 2, suite, sizeof suite - 1, err, sizeof err),
+               "a NUL in a suite's key=value word refused");
+        OK(strstr(err, "s.suite: line 2: field 'seq_in'") != NULL, "its key named: %s", err);
+        IS_INT(-1, tb_text_line("s.suite", 1, word, sizeof word - 1, err, sizeof err),
+               "a NUL after a directive refused");
+        OK(strstr(err, "field 'suite'") != NULL, "the directive named: %s", err);
+    }
+    {
+        /* formula injection (OWASP): text cells neutralised, numbers kept */
+        static const char *const cases[][2] = {
+            {"=HYPERLINK(\"http://x\")", "\"'=HYPERLINK(\"\"http://x\"\")\","},
+            {"+cmd", "'+cmd,"},
+            {"-2+3", "'-2+3,"},
+            {"@SUM(A1)", "'@SUM(A1),"},
+            {"\tx", "'\tx,"},
+            {"\rx", "\"'\rx\","},
+            {"-", "'-,"},
+            {"-1.5", "-1.5,"},
+            {"+3e5", "+3e5,"},
+            {"-12.5%", "'-12.5%,"},
+            {"llama-3.1-8b", "llama-3.1-8b,"},
+            {"", ","},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            char *buf = NULL;
+            size_t len = 0;
+            FILE *m = open_memstream(&buf, &len);
+            int rc = m ? tb_csv_put_text(m, cases[i][0], ',') : -1;
+            if (m)
+                fclose(m);
+            OK(rc == 0 && buf && !strcmp(buf, cases[i][1]), "put_text '%s' -> '%s' (want '%s')",
+               cases[i][0], buf ? buf : "", cases[i][1]);
+            free(buf);
+        }
+    }
     free(p);
     free(r);
     return 0;

@@ -672,7 +672,8 @@ static void test_level_timeout(void)
     p.request_timeout_s = 30;
     p.level_timeout_s = 0.4;
     IS_INT(0, tb_load_run(&p, &r, err, sizeof err), "level timeout: ran (%s)", err);
-    IS_STRING("2 x level timeout", r.failures, "level timeout: the 2 in flight failed");
+    IS_STRING("2 x level timeout (requests 1, 2)", r.failures,
+              "level timeout: the 2 in flight failed");
     IS_INT(2, (long long)r.nreqs, "level timeout: the 2 never sent are not counted");
     OK(secs_since(t0) < 1.0, "level timeout: over in %.2f s", secs_since(t0));
     OK(r.reqs[0].chunks > 10, "level timeout: chunks came until then (%d)", r.reqs[0].chunks);
@@ -738,7 +739,8 @@ static void test_refused(void)
     tb_load_result_release(&r);
     p.warmup_requests = 0;
     IS_INT(0, tb_load_run(&p, &r, err, sizeof err), "without warm-up: the level runs");
-    IS_STRING("4 x connection refused", r.failures, "without warm-up: every request failed");
+    IS_STRING("4 x connection refused (requests 1, 2, 3, 4)", r.failures,
+              "without warm-up: every request failed");
     tb_load_result_release(&r);
     t0 = tb_timer_now_ns();
     IS_INT(-1, tb_endpoint_wait_ready(url, 0.5, err, sizeof err), "wait_ready: nothing listens");
@@ -886,11 +888,13 @@ int main(int argc, char **argv)
     plan_lazy();
     test_spec();
     test_good();
-    test_bad(DROP, "dropped", "4 x connection dropped", true, 5, 2);
-    test_bad(BAD_JSON, "bad JSON", "4 x malformed event: data is not a JSON object", true, 5, 2);
-    test_bad(HTTP_500, "HTTP 500", "4 x HTTP 500: boom", true, 5, 2);
-    test_bad(ENDLESS, "endless stream", "4 x request timeout (0.3 s)", true, 0.3, 1.5);
-    test_bad(SILENT, "silent server", "4 x request timeout (0.3 s)", true, 0.3, 1.5);
+    test_bad(DROP, "dropped", "4 x connection dropped (requests 1, 2, 3, 4)", true, 5, 2);
+    test_bad(BAD_JSON, "bad JSON", "4 x malformed event 2: not JSON (", false, 5, 2);
+    test_bad(HTTP_500, "HTTP 500", "4 x HTTP 500: boom (requests 1, 2, 3, 4)", true, 5, 2);
+    test_bad(ENDLESS, "endless stream", "4 x request timeout (0.3 s) (requests 1, 2, 3, 4)", true,
+             0.3, 1.5);
+    test_bad(SILENT, "silent server", "4 x request timeout (0.3 s) (requests 1, 2, 3, 4)", true,
+             0.3, 1.5);
     test_level_timeout();
     test_refuse_ids();
     test_short();

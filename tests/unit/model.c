@@ -502,9 +502,9 @@ int main(void)
         {
             static const char *const bad[][2] = {
                 {"train", "abc"}, {"train", "0"}, {"train", "8193"}, {"serve", "16"}};
-            static const char *const want[] = {"not a positive integer", "not a positive integer",
-                                               "above llama-2-70b's attention width 8192",
-                                               "LoRA fine-tuning is training"};
+            static const char *const want[] = {
+                "expected an integer in [1, 65536]", "expected an integer in [1, 65536]",
+                "above llama-2-70b's attention width 8192", "LoRA fine-tuning is training"};
             for (int i = 0; i < 4; i++) {
                 const char *kvs[] = {
                     "target",    "p6-b200.48xlarge",

@@ -155,6 +155,23 @@ static void graviton(void)
     free(root);
 }
 
+/* physical ids of 2^63-1 and 2^44 (issue 19): the reader once keyed a core as
+ * id * 2^20 + core id, a signed overflow, and 2^44's key wrapped onto socket 0's */
+static void huge_ids(void)
+{
+    struct tb_platform p;
+    char err[512];
+    char *root = test_src_path("tests/data/platform_hugeid");
+
+    if (tb_platform_detect_root(&p, root, err, sizeof err) != 0)
+        bail("%s", err);
+    IS_INT(4, p.cores_logical, "huge ids: 4 processors");
+    IS_INT(0, p.cores_physical, "huge ids: physical cores unknown, not a wrapped count");
+    IS_INT(0, p.sockets, "huge ids: sockets unknown");
+    IS_STRING("Test CPU with absurd ids", p.cpu_model, "huge ids: the CPU still named");
+    free(root);
+}
+
 static void built_trees(void)
 {
     struct tb_platform p;
@@ -248,6 +265,7 @@ int main(void)
     trn1();
     p5();
     graviton();
+    huge_ids();
     built_trees();
     refusals();
     simulated();

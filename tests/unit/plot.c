@@ -179,6 +179,35 @@ static void test_folds(void)
     }
 }
 
+/* Markdown from inputs (issue 19): no raw HTML, link or image, and no heading or list
+ * made by a paragraph's or item's first characters; the HTML escaped as ever */
+static void test_md_escape(void)
+{
+    struct tb_doc d;
+    memset(&d, 0, sizeof d);
+    tb_doc_p(&d, NULL, "%s", "# not a heading <b>&amp; [x](javascript:y) `c` ~s~");
+    tb_doc_p(&d, NULL, "%s", "1. not a list");
+    tb_doc_list_begin(&d);
+    tb_doc_item_begin(&d);
+    tb_doc_text(&d, "%s", "- not a nested list");
+    tb_doc_item_end(&d);
+    tb_doc_list_end(&d);
+    tb_doc_p_begin(&d, NULL);
+    tb_doc_text(&d, "%s", "+ ");
+    tb_doc_text(&d, "%s", "# mid-paragraph stays");
+    tb_doc_p_end(&d);
+    IS_STRING("\\# not a heading &lt;b&gt;&amp;amp; \\[x\\](javascript:y) \\`c\\` \\~s\\~\n\n"
+              "1\\. not a list\n\n"
+              "- \\- not a nested list\n\n"
+              "\\+ # mid-paragraph stays\n\n",
+              d.md.p, "Markdown: markup from text is inert");
+    OK(strstr(d.html.p, "<p># not a heading &lt;b&gt;&amp;amp; [x](javascript:y) `c` ~s~</p>") !=
+           NULL,
+       "HTML: the same text, escaped for HTML only");
+    tb_sb_release(&d.md);
+    tb_sb_release(&d.html);
+}
+
 int main(void)
 {
     char err[1024] = "", why[512] = "";
@@ -198,6 +227,7 @@ int main(void)
     plan_lazy();
     test_labels();
     test_folds();
+    test_md_escape();
     if (!tb_plot_has_terminal("svg", why, sizeof why)) {
         skip("the charts: gnuplot with the svg terminal is needed: %s", why);
         goto done;

@@ -131,8 +131,11 @@ int main(void)
                  "run 'x/prefill/b1/in8/fp8' repeats line 1", "repeated precision");
     expect_error("predict target=p5.48xlarge model=m phase=serve seq_in=8 batch=1,,4\n",
                  "field 'batch': empty item", "empty batch item");
-    expect_error("predict target=p5.48xlarge model=m phase=serve seq_in=8 batch=1,x\n",
-                 "field 'batch': not a positive number or 'max': 'x'", "bad batch item");
+    expect_error(
+        "predict target=p5.48xlarge model=m phase=serve seq_in=8 batch=1,x\n",
+        "field 'batch': expected an integer in [1, 16777216] (sequences or requests, or max), "
+        "got 'x'",
+        "bad batch item");
     expect_error("predict target=p5.48xlarge model=m phase=serve seq_in=8 batch=4,4\n",
                  "repeats line 1", "repeated batch");
     expect_error("run model=x phase=prefill seq_in=8 reps=0\n", "line 1: field 'reps'",

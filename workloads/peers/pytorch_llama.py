@@ -41,6 +41,8 @@ import glob
 import math
 import os
 import platform
+import re
+import stat
 import statistics
 import sys
 import time
@@ -80,6 +82,11 @@ INT_KEYS = {"layers": (1, 100000), "hidden": (1, 1 << 20), "heads": (1, 1 << 16)
 FLOAT_KEYS = {"rope_theta": (1.0, 1e12), "norm_eps": (1e-12, 1.0),
               "rope_scale_factor": (0.0, 1e6), "rope_low_freq_factor": (0.0, 1e6),
               "rope_high_freq_factor": (0.0, 1e6), "published_params": (0.0, 1e15)}
+# trnbench's rules for catalogue files (harness/base/tb_util.h, tb_arch.h): a name is a
+# catalogue name, a path only a file ending in .model, a regular file of at most 1 MiB;
+# a UTF-8 BOM is stripped and a NUL byte refused
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+@-]{0,62}\Z")
+MODEL_FILE_MAX = 1 << 20
 REQUIRED = ("layers", "hidden", "heads", "ffn", "vocab", "name", "family")
 
 
@@ -91,11 +98,22 @@ def load_model(path):
            "rope_original_context": 0, "published_params": 0.0, "source": "", "path": path}
     seen, line = set(), 0
     try:
-        f = open(path, encoding="utf-8")
+        f = open(path, encoding="utf-8-sig")
+        st = os.fstat(f.fileno())
     except OSError as e:
         raise ModelError(f"cannot open '{path}': {e.strerror}") from None
     with f:
+        if not stat.S_ISREG(st.st_mode):
+            raise ModelError(f"'{path}' is not a regular file")
+        if st.st_size > MODEL_FILE_MAX:
+            raise ModelError(f"'{path}' holds {st.st_size} bytes, more than such a file may "
+                             f"({MODEL_FILE_MAX})")
         for line, raw in enumerate(f, 1):
+            if "\0" in raw:
+                head = raw.split("\0", 1)[0]
+                field = (head.rsplit("=", 1)[0].split() or [""])[-1] if "=" in head \
+                    else (head.split() or [""])[0]
+                raise ModelError(f"{path}: line {line}: field '{field}': a NUL byte")
             text = raw.split("#", 1)[0].strip()
             if not text:
                 continue
@@ -162,9 +180,12 @@ def datadir():
 
 
 def find_model(name):
-    """A path (with '/' or ending in .model) or a catalogue name under <datadir>/workloads."""
-    if "/" in name or name.endswith(".model"):
+    """A file ending in .model or a catalogue name under <datadir>/workloads."""
+    if name.endswith(".model"):
         return load_model(name)
+    if not NAME_RE.match(name):
+        raise ModelError(f"bad model name '{name}' (a catalogue name: a letter or digit, then "
+                         f"letters, digits and . _ + @ -; or a file ending in .model)")
     found = sorted(glob.glob(os.path.join(datadir(), "workloads", "*", name + ".model")))
     if not found:
         raise ModelError(f"unknown model '{name}' (no {name}.model under "
