@@ -6,7 +6,7 @@
 # a well-formed dictionary when it has one. Needs TB_SRCDIR and TB_BUILDDIR (make check
 # sets them).
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
-echo 1..7
+echo 1..8
 
 tmp="$TB_BUILDDIR/tests/tmp/fuzz.t"
 rm -rf "$tmp" && mkdir -p "$tmp"
@@ -41,3 +41,7 @@ dicts() { # libFuzzer's format: comments, blank lines, "..." with \\, \" and \xA
     done
 }
 check "the dictionaries are well formed" dicts
+# a seed corpus holds the project's named files, never libFuzzer's own finds (40 hex
+# digits: a run given only tests/fuzz/corpus/NAME writes there; make fuzz never does)
+check "no libFuzzer-named inputs in the seed corpora" \
+    eval "! ls '$TB_SRCDIR'/tests/fuzz/corpus/*/ | grep -qE '^[0-9a-f]{40}\$'"
