@@ -2,6 +2,7 @@
  * structs hold parsed numbers and pointers into them. */
 #include "tb_pricing.h"
 
+#include "tb_range.h"
 #include "tb_util.h"
 
 #include <ctype.h>
@@ -43,13 +44,43 @@ static int need_text(const struct rowctx *c, const char *name, const char **out)
     return 0;
 }
 
-/* A number in [lo, hi]; empty gives NAN when allowed. */
-static int num(const struct rowctx *c, const char *name, double lo, double hi, bool allow_empty,
-               double *out)
+/* The numeric fields of the three tables: their ranges as data (README.md, "Input
+ * ranges"). The bounds hold today's largest figures with room for a decade of growth
+ * (a chip of 1e6 TFLOPS, an instance of 65536 chips) and refuse the absurd. */
+const struct tb_range TB_CHIPS_RANGES[] = {
+    {"year", 1990, 2100, true, "year of release"},
+    {"bf16_dense_tflops", 0, 1e6, false, "TFLOPS"},
+    {"fp8_dense_tflops", 0, 1e6, false, "TFLOPS"},
+    {"fp32_tflops", 0, 1e6, false, "TFLOPS"},
+    {"tf32_tflops", 0, 1e6, false, "TFLOPS"},
+    {"fp4_dense_tflops", 0, 1e6, false, "TFLOPS"},
+    {"hbm_gib", 0, 1e5, false, "GiB"},
+    {"hbm_tbps", 0, 1000, false, "TB/s"},
+    {"sram_mib", 0, 1e6, false, "MiB"},
+    {"cores", 1, 1000000, true, "cores per chip"},
+    {"interconnect_gbps", 0, 1e6, false, "GB/s per chip"},
+    {"tdp_w", 0, 1e5, false, "W"},
+    {NULL, 0, 0, false, NULL},
+};
+const struct tb_range TB_INSTANCES_RANGES[] = {
+    {"accel_count", 1, 65536, true, "accelerator chips"},
+    {"vcpu", 1, 1000000, true, "vCPUs"},
+    {"mem_gib", 0, 1e7, false, "GiB"},
+    {"accel_mem_gib", 0, 1e7, false, "GiB"},
+    {"network_gbps", 0, 1e6, false, "Gbit/s"},
+    {NULL, 0, 0, false, NULL},
+};
+const struct tb_range TB_PRICES_RANGES[] = {
+    {"usd_per_hour", 0, 1e6, false, "USD per instance-hour"},
+    {NULL, 0, 0, false, NULL},
+};
+
+/* The field name of table parsed through its range; empty gives NAN when allowed. */
+static int num(const struct rowctx *c, const struct tb_range *table, const char *name,
+               bool allow_empty, double *out)
 {
     const char *s = fld(c, name);
-    char *end;
-    double v;
+    char why[256];
     if (!*s) {
         if (!allow_empty)
             return tb_err(c->err, c->errlen, "%s: line %ld: field '%s': empty", c->t->path,
@@ -57,29 +88,19 @@ static int num(const struct rowctx *c, const char *name, double lo, double hi, b
         *out = NAN;
         return 0;
     }
-    errno = 0;
-    v = strtod(s, &end);
-    if (end == s || *end || errno == ERANGE || !isfinite(v) || isspace((unsigned char)*s))
-        return bad(c, name, "not a number");
-    if (v < lo || v > hi)
-        return bad(c, name, "out of range");
-    *out = v;
+    if (tb_range_field(table, name, s, out, why, sizeof why) != 0)
+        return tb_err(c->err, c->errlen, "%s: line %ld: %s", c->t->path, c->t->lines[c->row], why);
     return 0;
 }
 
-/* A whole number in [lo, hi]; empty gives 0 when allowed. */
-static int whole(const struct rowctx *c, const char *name, long lo, long hi, bool allow_empty,
-                 long *out)
+/* A whole number of table's field name; empty gives 0 when allowed. */
+static int whole(const struct rowctx *c, const struct tb_range *table, const char *name,
+                 bool allow_empty, long *out)
 {
-    const char *s = fld(c, name);
-    if (!*s && allow_empty) {
-        *out = 0;
-        return 0;
-    }
-    if (tb_parse_long(s, LONG_MIN, LONG_MAX, out) != 0)
-        return bad(c, name, "not a whole number");
-    if (*out < lo || *out > hi)
-        return bad(c, name, "out of range");
+    double v = 0;
+    if (num(c, table, name, allow_empty, &v) != 0)
+        return -1;
+    *out = isnan(v) ? 0 : (long)v;
     return 0;
 }
 
@@ -168,7 +189,6 @@ static int load_chips(struct tb_pricing *p, char *err, size_t errlen)
     for (size_t r = 0; r < t->nrows; r++) {
         struct rowctx c = {t, r, err, errlen};
         struct tb_chip *x = &p->chips[r];
-        const double big = 1e9;
         memset(x, 0, sizeof *x);
         x->line = t->lines[r];
         x->name = fld(&c, "name");
@@ -176,19 +196,19 @@ static int load_chips(struct tb_pricing *p, char *err, size_t errlen)
         x->core_type = fld(&c, "core_type");
         x->source = fld(&c, "source");
         x->notes = fld(&c, "notes");
-        if (need_text(&c, "chip", &x->chip) || whole(&c, "year", 1900, 3000, true, &x->year) ||
-            num(&c, "bf16_dense_tflops", 0, big, true, &x->bf16_dense_tflops) ||
-            num(&c, "fp8_dense_tflops", 0, big, true, &x->fp8_dense_tflops) ||
-            num(&c, "fp32_tflops", 0, big, true, &x->fp32_tflops) ||
-            num(&c, "tf32_tflops", 0, big, true, &x->tf32_tflops) ||
-            num(&c, "fp4_dense_tflops", 0, big, true, &x->fp4_dense_tflops) ||
-            num(&c, "hbm_gib", 0, big, true, &x->hbm_gib) ||
-            num(&c, "hbm_tbps", 0, big, true, &x->hbm_tbps) ||
-            num(&c, "sram_mib", 0, big, true, &x->sram_mib) ||
-            whole(&c, "cores", 1, 1000000, true, &x->cores) ||
-            num(&c, "interconnect_gbps", 0, big, true, &x->interconnect_gbps) ||
-            num(&c, "tdp_w", 0, big, true, &x->tdp_w) || iso_date(&c, "as_of", &x->as_of) ||
-            need_text(&c, "source", &x->source))
+        if (need_text(&c, "chip", &x->chip) || whole(&c, TB_CHIPS_RANGES, "year", true, &x->year) ||
+            num(&c, TB_CHIPS_RANGES, "bf16_dense_tflops", true, &x->bf16_dense_tflops) ||
+            num(&c, TB_CHIPS_RANGES, "fp8_dense_tflops", true, &x->fp8_dense_tflops) ||
+            num(&c, TB_CHIPS_RANGES, "fp32_tflops", true, &x->fp32_tflops) ||
+            num(&c, TB_CHIPS_RANGES, "tf32_tflops", true, &x->tf32_tflops) ||
+            num(&c, TB_CHIPS_RANGES, "fp4_dense_tflops", true, &x->fp4_dense_tflops) ||
+            num(&c, TB_CHIPS_RANGES, "hbm_gib", true, &x->hbm_gib) ||
+            num(&c, TB_CHIPS_RANGES, "hbm_tbps", true, &x->hbm_tbps) ||
+            num(&c, TB_CHIPS_RANGES, "sram_mib", true, &x->sram_mib) ||
+            whole(&c, TB_CHIPS_RANGES, "cores", true, &x->cores) ||
+            num(&c, TB_CHIPS_RANGES, "interconnect_gbps", true, &x->interconnect_gbps) ||
+            num(&c, TB_CHIPS_RANGES, "tdp_w", true, &x->tdp_w) ||
+            iso_date(&c, "as_of", &x->as_of) || need_text(&c, "source", &x->source))
             return -1;
         for (size_t k = 0; k < r; k++)
             if (!strcmp(p->chips[k].chip, x->chip))
@@ -209,18 +229,17 @@ static int load_instances(struct tb_pricing *p, char *err, size_t errlen)
     for (size_t r = 0; r < t->nrows; r++) {
         struct rowctx c = {t, r, err, errlen};
         struct tb_instance *x = &p->instances[r];
-        const double big = 1e9;
         memset(x, 0, sizeof *x);
         x->line = t->lines[r];
         x->accelerator = fld(&c, "accelerator");
         x->notes = fld(&c, "notes");
         if (need_text(&c, "instance", &x->instance) || one_of(&c, "kind", KINDS, &x->kind) ||
             need_text(&c, "chip", &x->chip) ||
-            whole(&c, "accel_count", 1, 1000000, false, &x->accel_count) ||
-            whole(&c, "vcpu", 1, 10000000, true, &x->vcpu) ||
-            num(&c, "mem_gib", 0, big, true, &x->mem_gib) ||
-            num(&c, "accel_mem_gib", 0, big, true, &x->accel_mem_gib) ||
-            num(&c, "network_gbps", 0, big, true, &x->network_gbps) ||
+            whole(&c, TB_INSTANCES_RANGES, "accel_count", false, &x->accel_count) ||
+            whole(&c, TB_INSTANCES_RANGES, "vcpu", true, &x->vcpu) ||
+            num(&c, TB_INSTANCES_RANGES, "mem_gib", true, &x->mem_gib) ||
+            num(&c, TB_INSTANCES_RANGES, "accel_mem_gib", true, &x->accel_mem_gib) ||
+            num(&c, TB_INSTANCES_RANGES, "network_gbps", true, &x->network_gbps) ||
             iso_date(&c, "as_of", &x->as_of) || need_text(&c, "source", &x->source))
             return -1;
         if (!tb_pricing_chip(p, x->chip))
@@ -298,7 +317,7 @@ static int load_prices(struct tb_pricing *p, char *err, size_t errlen)
         none = !strcmp(x->status, "none");
         if (none && *fld(&c, "usd_per_hour"))
             return bad(&c, "usd_per_hour", "status 'none' needs an empty price");
-        if (!none && num(&c, "usd_per_hour", 0, 1e6, false, &x->usd_per_hour) != 0)
+        if (!none && num(&c, TB_PRICES_RANGES, "usd_per_hour", false, &x->usd_per_hour) != 0)
             return -1;
         if (none)
             x->usd_per_hour = NAN;

@@ -17,6 +17,7 @@
 #define TB_PRICING_H
 
 #include "tb_csv.h"
+#include "tb_range.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -113,6 +114,12 @@ struct tb_pricing {
  * region also pass). Returns 0, or -1 with e.g.
  * "pricing/prices.csv: line 12: field 'usd_per_hour': not a number: 'abc'"; p is then
  * empty (safe to release). */
+/* The numeric fields of chips.csv, instances.csv and prices.csv and their ranges
+ * (README.md, "Input ranges"). */
+extern const struct tb_range TB_CHIPS_RANGES[];
+extern const struct tb_range TB_INSTANCES_RANGES[];
+extern const struct tb_range TB_PRICES_RANGES[];
+
 int tb_pricing_load(struct tb_pricing *p, const char *dir, char *err, size_t errlen);
 /* The same with the four paths given one by one. */
 int tb_pricing_load_files(struct tb_pricing *p, const char *chips_csv, const char *instances_csv,

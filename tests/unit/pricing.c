@@ -215,8 +215,9 @@ int main(void)
                 "trn1.32xlarge,us-east-1,on-demand,21.5,listed,2026-09-01,2026-09-01,test,\n"
                 "trn1.32xlarge,us-east-2,on-demand,abc,listed,2026-09-01,2026-09-01,test,\n");
     IS_INT(-1, tb_pricing_load(&q, bad, err, sizeof err), "a price that is not a number");
-    OK(strstr(err, "prices.csv: line 3: field 'usd_per_hour': not a number: 'abc'") != NULL, "%s",
-       err);
+    OK(strstr(err, "prices.csv: line 3: field 'usd_per_hour': expected a number in [0, 1000000] "
+                   "(USD per instance-hour), got 'abc'") != NULL,
+       "%s", err);
     make_tables(bad, "prices.csv",
                 "instance,region,purchase,usd_per_hour,status,as_of,as_of_text,source,notes\n"
                 "trn1.32xlarge,us-east-1,on-demand,,listed,2026-09-01,2026-09-01,test,\n");
@@ -242,8 +243,16 @@ int main(void)
                 "gbps,as_of,source,notes\n"
                 "trn1.32xlarge,instance,Trainium,trainium1,sixteen,128,512,512,800,,test,\n");
     IS_INT(-1, tb_pricing_load(&q, bad, err, sizeof err), "a chip count that is not a number");
-    OK(strstr(err, "instances.csv: line 2: field 'accel_count': not a whole number: 'sixteen'") !=
-           NULL,
+    OK(strstr(err, "instances.csv: line 2: field 'accel_count': expected an integer in [1, 65536] "
+                   "(accelerator chips), got 'sixteen'") != NULL,
+       "%s", err);
+    make_tables(bad, "instances.csv",
+                "instance,kind,accelerator,chip,accel_count,vcpu,mem_gib,accel_mem_gib,network_"
+                "gbps,as_of,source,notes\n"
+                "trn1.32xlarge,instance,Trainium,trainium1,16,128,512,512,5e6,,test,\n");
+    IS_INT(-1, tb_pricing_load(&q, bad, err, sizeof err), "an absurd network speed");
+    OK(strstr(err, "instances.csv: line 2: field 'network_gbps': expected a number in [0, 1000000] "
+                   "(Gbit/s), got '5e6'") != NULL,
        "%s", err);
     make_tables(bad, "chips.csv", "chip,name\ntrainium1,Trainium1\n");
     IS_INT(-1, tb_pricing_load(&q, bad, err, sizeof err), "a chips table without its columns");
