@@ -37,24 +37,67 @@ void tb_run_spec_init(struct tb_run_spec *r)
     r->torch.timeout_s = 3600;
 }
 
-static int int_field(const char *where, const char *key, const char *v, long lo, long hi, int *out,
-                     char *err, size_t errlen)
+/* The numbers of a suite's run and serve lines: their ranges as data (README.md, "Input
+ * ranges"; a list's range is each entry's). A suite's predict lines take the scenario
+ * tables' (TB_SCENARIO_RANGES). */
+const struct tb_range TB_SUITE_RUN_RANGES[] = {
+    {"layers", 1, 100000, true, "layers kept"},
+    {"batch", 1, 65536, true, "sequences"},
+    {"seq_in", 1, 16777216, true, "tokens (also `seq`)"},
+    {"seq_out", 1, 16777216, true, "tokens"},
+    {"steps", 1, 10000, true, "denoising steps"},
+    {"resolution", 8, 16384, true, "pixels"},
+    {"reps", 1, 100000, true, "timed repetitions"},
+    {"warmup", 0, 100000, true, "untimed repetitions"},
+    {"concurrency", 1, 65536, true, "requests in flight (a list)"},
+    {"request_rate", 1e-3, 1e6, false, "requests/s (a list; `inf` too)"},
+    {"max_concurrency", 1, 65536, true, "requests in flight"},
+    {"requests", 1, 10000000, true, "requests per level"},
+    {"duration", 1e-3, 86400, false, "s per level"},
+    {"warmup_requests", 0, 1000000, true, "requests"},
+    {"request_timeout", 1e-3, 86400, false, "s"},
+    {"ttft_ms", 1e-3, 1e9, false, "ms (a limit)"},
+    {"tpot_ms", 1e-3, 1e9, false, "ms (a limit)"},
+    {"chips", 1, 65536, true, "accelerator chips"},
+    {"server_timeout", 1e-3, 86400, false, "s"},
+    {"client_threads", 1, 1024, true, "threads"},
+    {"max_num_seqs", 1, 4096, true, "sequences"},
+    {"tp", 1, 1024, true, "devices"},
+    {"max_model_len", 2, 16777216, true, "tokens"},
+    {"prefill_buckets", 1, 16777216, true, "tokens (a rising list of at most 16)"},
+    {"decode_buckets", 1, 4096, true, "sequences (a rising list of at most 16)"},
+    {"nproc_per_node", 1, 4096, true, "processes"},
+    {"train_timeout", 1e-3, 604800, false, "s"},
+    {NULL, 0, 0, false, NULL},
+};
+
+/* v as key's number of TB_SUITE_RUN_RANGES (key must be there; "seq" is seq_in's). */
+static int range_field(const char *where, const char *key, const char *v, double *out, char *err,
+                       size_t errlen)
 {
-    long x;
-    if (tb_parse_long(v, lo, hi, &x) != 0)
-        return tb_err(err, errlen, "%s: field '%s': expected an integer in [%ld, %ld], got '%s'",
-                      where, key, lo, hi, v);
+    const struct tb_range *r =
+        tb_range_find(TB_SUITE_RUN_RANGES, !strcmp(key, "seq") ? "seq_in" : key);
+    char why[256];
+    TB_ASSERT(r != NULL);
+    if (tb_range_parse(r, v, out, why, sizeof why) != 0)
+        return tb_err(err, errlen, "%s: %s", where, why);
+    return 0;
+}
+
+static int int_field(const char *where, const char *key, const char *v, int *out, char *err,
+                     size_t errlen)
+{
+    double x;
+    if (range_field(where, key, v, &x, err, errlen) != 0)
+        return -1;
     *out = (int)x;
     return 0;
 }
 
-static int num_field(const char *where, const char *key, const char *v, double lo, double hi,
-                     double *out, char *err, size_t errlen)
+static int num_field(const char *where, const char *key, const char *v, double *out, char *err,
+                     size_t errlen)
 {
-    if (tb_parse_double(v, lo, hi, out) != 0)
-        return tb_err(err, errlen, "%s: field '%s': expected a number in [%g, %g], got '%s'", where,
-                      key, lo, hi, v);
-    return 0;
+    return range_field(where, key, v, out, err, errlen);
 }
 
 static int text_field(const char *where, const char *key, const char *v, char *dst, size_t len,
@@ -84,9 +127,9 @@ static int level_list(const char *where, const char *key, const char *v, bool ra
         if (rate) {
             if (!strcmp(item, "inf"))
                 o->request_rate[n] = INFINITY;
-            else if (num_field(where, key, item, 1e-3, 1e6, &o->request_rate[n], err, errlen))
+            else if (num_field(where, key, item, &o->request_rate[n], err, errlen))
                 return -1;
-        } else if (int_field(where, key, item, 1, 65536, &o->concurrency[n], err, errlen)) {
+        } else if (int_field(where, key, item, &o->concurrency[n], err, errlen)) {
             return -1;
         }
     }
@@ -94,8 +137,8 @@ static int level_list(const char *where, const char *key, const char *v, bool ra
     return 0;
 }
 
-/* A comma list of at most 16 counts in [1, hi]: a recipe's buckets. */
-static int count_list(const char *where, const char *key, const char *v, int hi, int *out, int *n,
+/* A comma list of at most 16 rising counts, each in key's range: a recipe's buckets. */
+static int count_list(const char *where, const char *key, const char *v, int *out, int *n,
                       char *err, size_t errlen)
 {
     char list[256], *item, *save = NULL;
@@ -108,7 +151,7 @@ static int count_list(const char *where, const char *key, const char *v, int hi,
     for (item = strtok_r(list, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
         if (*n == 16)
             return tb_err(err, errlen, "%s: field '%s': more than 16 values", where, key);
-        if (int_field(where, key, item, 1, hi, &out[*n], err, errlen))
+        if (int_field(where, key, item, &out[*n], err, errlen))
             return -1;
         if (*n && out[*n] <= out[*n - 1])
             return tb_err(err, errlen, "%s: field '%s': values must increase, got '%s'", where, key,
@@ -142,27 +185,27 @@ static int serve_field(struct tb_serve_opts *o, const char *key, const char *v, 
     if (!strcmp(key, "request_rate"))
         return level_list(where, key, v, true, o, err, errlen);
     if (!strcmp(key, "max_concurrency"))
-        return int_field(where, key, v, 1, 65536, &o->max_concurrency, err, errlen);
+        return int_field(where, key, v, &o->max_concurrency, err, errlen);
     if (!strcmp(key, "requests"))
-        return int_field(where, key, v, 1, 10000000, &o->requests, err, errlen);
+        return int_field(where, key, v, &o->requests, err, errlen);
     if (!strcmp(key, "duration"))
-        return num_field(where, key, v, 1e-3, 86400, &o->duration_s, err, errlen);
+        return num_field(where, key, v, &o->duration_s, err, errlen);
     if (!strcmp(key, "warmup_requests"))
-        return int_field(where, key, v, 0, 1000000, &o->warmup_requests, err, errlen);
+        return int_field(where, key, v, &o->warmup_requests, err, errlen);
     if (!strcmp(key, "request_timeout"))
-        return num_field(where, key, v, 1e-3, 86400, &o->request_timeout_s, err, errlen);
+        return num_field(where, key, v, &o->request_timeout_s, err, errlen);
     if (!strcmp(key, "ttft_ms"))
-        return num_field(where, key, v, 1e-3, 1e9, &o->ttft_limit_ms, err, errlen);
+        return num_field(where, key, v, &o->ttft_limit_ms, err, errlen);
     if (!strcmp(key, "tpot_ms"))
-        return num_field(where, key, v, 1e-3, 1e9, &o->tpot_limit_ms, err, errlen);
+        return num_field(where, key, v, &o->tpot_limit_ms, err, errlen);
     if (!strcmp(key, "chips"))
-        return int_field(where, key, v, 1, 65536, &o->chips, err, errlen);
+        return int_field(where, key, v, &o->chips, err, errlen);
     if (!strcmp(key, "server_cmd"))
         return text_field(where, key, v, o->server_cmd, sizeof o->server_cmd, err, errlen);
     if (!strcmp(key, "server_label"))
         return text_field(where, key, v, o->server_label, sizeof o->server_label, err, errlen);
     if (!strcmp(key, "server_timeout"))
-        return num_field(where, key, v, 1e-3, 86400, &o->server_timeout_s, err, errlen);
+        return num_field(where, key, v, &o->server_timeout_s, err, errlen);
     if (!strcmp(key, "server_start")) {
         if (strcmp(v, "cold") && strcmp(v, "cold,warm"))
             return tb_err(err, errlen,
@@ -173,11 +216,11 @@ static int serve_field(struct tb_serve_opts *o, const char *key, const char *v, 
         return 0;
     }
     if (!strcmp(key, "client_threads"))
-        return int_field(where, key, v, 1, 1024, &o->client_threads, err, errlen);
+        return int_field(where, key, v, &o->client_threads, err, errlen);
     if (!strcmp(key, "target"))
         return text_field(where, key, v, o->target, sizeof o->target, err, errlen);
     if (!strcmp(key, "max_num_seqs"))
-        return int_field(where, key, v, 1, 4096, &o->max_num_seqs, err, errlen);
+        return int_field(where, key, v, &o->max_num_seqs, err, errlen);
     if (!strcmp(key, "engine")) {
         if (strcmp(v, "cpu") && strcmp(v, "cuda"))
             return tb_err(err, errlen, "%s: field 'engine': '%s' (cpu or cuda)", where, v);
@@ -190,13 +233,13 @@ static int serve_field(struct tb_serve_opts *o, const char *key, const char *v, 
         return text_field(where, key, v, o->recipe, sizeof o->recipe, err, errlen);
     }
     if (!strcmp(key, "tp"))
-        return int_field(where, key, v, 1, 1024, &o->tp, err, errlen);
+        return int_field(where, key, v, &o->tp, err, errlen);
     if (!strcmp(key, "max_model_len"))
-        return int_field(where, key, v, 2, 1 << 24, &o->max_model_len, err, errlen);
+        return int_field(where, key, v, &o->max_model_len, err, errlen);
     if (!strcmp(key, "prefill_buckets"))
-        return count_list(where, key, v, 1 << 24, o->prefill_buckets, &o->nprefill, err, errlen);
+        return count_list(where, key, v, o->prefill_buckets, &o->nprefill, err, errlen);
     if (!strcmp(key, "decode_buckets"))
-        return count_list(where, key, v, 4096, o->decode_buckets, &o->ndecode, err, errlen);
+        return count_list(where, key, v, o->decode_buckets, &o->ndecode, err, errlen);
     return 1;
 }
 
@@ -216,7 +259,7 @@ static int torch_field(struct tb_torch_opts *o, const char *key, const char *v, 
         return 0;
     }
     if (!strcmp(key, "nproc_per_node"))
-        rc = int_field(where, key, v, 1, 4096, &o->nproc_per_node, err, errlen);
+        rc = int_field(where, key, v, &o->nproc_per_node, err, errlen);
     else if (!strcmp(key, "torch_device")) {
         if (strcmp(v, "auto") && strcmp(v, "cpu") && strcmp(v, "cuda") && strcmp(v, "xla"))
             return tb_err(err, errlen,
@@ -230,7 +273,7 @@ static int torch_field(struct tb_torch_opts *o, const char *key, const char *v, 
     else if (!strcmp(key, "train_script"))
         rc = text_field(where, key, v, o->script, sizeof o->script, err, errlen);
     else if (!strcmp(key, "train_timeout"))
-        rc = num_field(where, key, v, 1e-3, 7 * 86400, &o->timeout_s, err, errlen);
+        rc = num_field(where, key, v, &o->timeout_s, err, errlen);
     else
         return 1;
     o->set = true;
@@ -269,21 +312,21 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
                 "%s: field 'phase': unknown phase '%s' (prefill, decode, train, denoise, serve)",
                 where, v);
     } else if (!strcmp(key, "layers")) {
-        return int_field(where, key, v, 1, 100000, &r->layers, err, errlen);
+        return int_field(where, key, v, &r->layers, err, errlen);
     } else if (!strcmp(key, "batch")) {
-        return int_field(where, key, v, 1, 65536, &r->batch, err, errlen);
+        return int_field(where, key, v, &r->batch, err, errlen);
     } else if (!strcmp(key, "seq_in") || !strcmp(key, "seq")) {
-        return int_field(where, key, v, 1, 1 << 24, &r->seq_in, err, errlen);
+        return int_field(where, key, v, &r->seq_in, err, errlen);
     } else if (!strcmp(key, "seq_out")) {
-        return int_field(where, key, v, 1, 1 << 24, &r->seq_out, err, errlen);
+        return int_field(where, key, v, &r->seq_out, err, errlen);
     } else if (!strcmp(key, "steps")) {
-        return int_field(where, key, v, 1, 10000, &r->steps, err, errlen);
+        return int_field(where, key, v, &r->steps, err, errlen);
     } else if (!strcmp(key, "resolution")) {
-        return int_field(where, key, v, 8, 16384, &r->resolution, err, errlen);
+        return int_field(where, key, v, &r->resolution, err, errlen);
     } else if (!strcmp(key, "reps")) {
-        return int_field(where, key, v, 1, 100000, &r->reps, err, errlen);
+        return int_field(where, key, v, &r->reps, err, errlen);
     } else if (!strcmp(key, "warmup")) {
-        return int_field(where, key, v, 0, 100000, &r->warmup, err, errlen);
+        return int_field(where, key, v, &r->warmup, err, errlen);
     } else if (!strcmp(key, "seed")) {
         long s;
         if (tb_parse_long(v, 0, LONG_MAX, &s) != 0)

@@ -15,6 +15,7 @@
 #ifndef TB_SUITE_H
 #define TB_SUITE_H
 
+#include "tb_range.h"
 #include "tb_vocab.h"
 
 #include <stdbool.h>
@@ -189,6 +190,10 @@ void tb_serve_where(const struct tb_serve_opts *o, char *buf, size_t len);
 
 /* Read a suite: a path (contains '/' or ends in .suite) or a name under
  * <datadir>/suites/NAME.suite. */
+/* The numbers of a suite's run and serve lines and their ranges (README.md, "Input
+ * ranges"). */
+extern const struct tb_range TB_SUITE_RUN_RANGES[];
+
 int tb_suite_load(struct tb_suite *s, const char *name_or_path, char *err, size_t errlen);
 /* A suite of one predict line, its words as a suite's after "predict" ("target=a,b
  * model=m phase=serve seq_in=2048 ..."), checked as tb_suite_load checks them (messages

@@ -33,6 +33,7 @@ static const struct {
     {"Llama model files", TB_ARCH_RANGES},
     {"diffusion model files", TB_DARCH_RANGES},
     {"assessment inputs", TB_ASSESS_RANGES},
+    {"suite run and serve lines", TB_SUITE_RUN_RANGES},
     {"pricing/chips.csv", TB_CHIPS_RANGES},
     {"pricing/instances.csv", TB_INSTANCES_RANGES},
     {"pricing/prices.csv", TB_PRICES_RANGES},

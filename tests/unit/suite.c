@@ -140,6 +140,14 @@ int main(void)
                  "repeats line 1", "repeated batch");
     expect_error("run model=x phase=prefill seq_in=8 reps=0\n", "line 1: field 'reps'",
                  "zero reps");
+    expect_error("run model=x phase=serve endpoint=self concurrency=1,70000\n",
+                 "line 1: field 'concurrency': expected an integer in [1, 65536] (requests in "
+                 "flight (a list)), got '70000'",
+                 "a concurrency out of its range, from the run lines' table");
+    expect_error("run model=x phase=prefill seq=1e9\n",
+                 "line 1: field 'seq_in': expected an integer in [1, 16777216] (tokens (also "
+                 "`seq`)), got '1e9'",
+                 "seq, seq_in's other name, through seq_in's range");
     expect_error("run model=x phase=infer seq_in=8\n", "field 'phase': unknown phase 'infer'",
                  "bad phase");
     expect_error("suite x\n\nrun model=x phase=prefill\n", "line 3: field 'seq_in': missing",
