@@ -117,11 +117,29 @@ CONF
 slurmctld -f "$conf" -i >"$dir/log/slurmctld.out" 2>&1 </dev/null
 slurmd -f "$conf" -N localhost >"$dir/log/slurmd.out" 2>&1 </dev/null
 
+# running: the daemon its pid file names, started from this folder's slurm.conf (not
+# another cluster answering on the same port)
+running() {
+    pid=$(cat "$dir/$1.pid" 2>/dev/null)
+    case $pid in '' | *[!0-9]*) return 1 ;; esac
+    tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -q "^$1 -f $conf "
+}
+
 wait_s=${TB_SLURM_WAIT:-60}
 i=0
+state=""
 while [ $i -lt $((wait_s * 2)) ]; do
+    if [ $i -ge 10 ] && { ! running slurmctld || ! running slurmd; }; then
+        state="a daemon exited"
+        break
+    fi
     state=$(sinfo -h -N -n localhost -o '%T' 2>/dev/null)
     case $state in idle*)
+        running slurmctld && running slurmd || {
+            sleep 0.5
+            i=$((i + 1))
+            continue
+        }
         echo "SLURM_CONF=$conf"
         exit 0
         ;;
