@@ -238,31 +238,13 @@ done:
 int tb_run_slurm_rank_lock(struct tb_lock *l, const char *out, long rank, bool wait, char *err,
                            size_t errlen)
 {
-    char path[PATH_MAX], file[PATH_MAX], removed[1024];
-    int r;
-    if ((size_t)snprintf(path, sizeof path, "%s/ranks/.results.%ld.lock", out, rank) >=
-            sizeof path ||
+    char lock[PATH_MAX], file[PATH_MAX];
+    if ((size_t)snprintf(lock, sizeof lock, "%s/ranks/.results.%ld.lock", out, rank) >=
+            sizeof lock ||
         tb_slurm_rank_results(out, rank, file, sizeof file) != 0)
         return tb_err(err, errlen, "--out: folder name too long");
-    r = tb_lock_try(l, path, WHO " --slurm-rank", err, errlen);
-    if (r == 1 && !wait) {
-        tb_err(err, errlen, "'%s' is in use by another task (%s); not waiting", file,
-               l->holder[0] ? l->holder : "pid unknown");
-        tb_lock_release(l);
-        return 1;
-    }
-    if (r == 1) {
-        fprintf(stderr, WHO ": '%s' is in use by another task (%s); waiting\n", file,
-                l->holder[0] ? l->holder : "pid unknown");
-        if (tb_lock_wait(l, WHO " --slurm-rank", err, errlen) != 0)
-            return -1;
-    } else if (r < 0) {
-        return -1;
-    }
-    if (tb_tmp_sweep(file, removed, sizeof removed) > 0)
-        fprintf(stderr, WHO ": removed %s, left by a task that was killed before its rename\n",
-                removed);
-    return 0;
+    return tb_results_lock_file(l, lock, file, file, "it (another task of this rank)",
+                                WHO " --slurm-rank", wait, err, errlen);
 }
 
 int tb_run_slurm_done(const char *out, const struct tb_slurm_task *t, const struct tb_run_counts *n,

@@ -125,6 +125,12 @@ int tb_results_append(const char *path, const struct tb_result_row *rows, size_t
 int tb_results_lock(struct tb_lock *l, const char *dir, const char *who, bool wait, char *err,
                     size_t errlen);
 
+/* The same for one results file (a Slurm task's rank file, tb_slurm.h): the lock file
+ * lock, the temporaries of results swept; messages name name ("'name' is in use by
+ * another writer of <of> (...)"). */
+int tb_results_lock_file(struct tb_lock *l, const char *lock, const char *results, const char *name,
+                         const char *of, const char *who, bool wait, char *err, size_t errlen);
+
 /* Whether results at path already hold a row with this run_id (0 no, 1 yes, -1 error;
  * a missing file is "no"). */
 int tb_results_has_run(const char *path, const char *run_id, char *err, size_t errlen);
