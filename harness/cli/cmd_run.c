@@ -16,6 +16,7 @@
  * validation) records nothing and makes the exit status 1; the others still run.
  */
 #include "cli.h"
+#include "cmd_run_slurm.h"
 #include "tb_arch.h"
 #include "tb_darch.h"
 #include "tb_results.h"
@@ -49,6 +50,8 @@ static void usage(FILE *f)
           "       trnbench run --recipe vllm --model M --seq-in T --seq-out N [--tp N]\n"
           "                    [--max-num-seqs N] [--max-model-len N] [--prefill-buckets L]\n"
           "                    [--decode-buckets L] [--server-start cold,warm] [load options]\n"
+          "       trnbench run --slurm --nodes N [--ntasks-per-node K] [--partition P]\n"
+          "                    [--time T] [--account A] [--no-submit] --suite S --out DIR\n"
           "       trnbench run --list\n"
           "\n"
           "Run Llama and diffusion workloads on this machine's CPU (fp32, matrix products\n"
@@ -158,6 +161,20 @@ static void usage(FILE *f)
           "requests_per_s, goodput_requests_per_s, failed_requests (reasons in notes),\n"
           "mismatched_requests, achieved_concurrency or achieved_request_rate,\n"
           "server_start_s. A level with failed requests makes the exit status 1.\n"
+          "\n"
+          "A suite as a Slurm job (--slurm): DIR/trnbench.sbatch is written and submitted\n"
+          "with sbatch (the job id printed, and added to DIR/slurm_job); in the job each task\n"
+          "runs its share of the suite (run i goes to task i mod tasks) into\n"
+          "DIR/ranks/results.<rank>.csv, and once srun has returned one DIR/results.csv is\n"
+          "assembled, each row with nodes, ranks, rank, node and slurm_job. DIR must be on a\n"
+          "file system every node sees. Inside an allocation (salloc) --slurm runs srun and\n"
+          "the assembly at once. Submitted again, the job resumes.\n"
+          "  --nodes N          nodes of the job (1-100000)\n"
+          "  --ntasks-per-node K  tasks on each (1-4096; default 1)\n"
+          "  --partition P      partition(s): letters, digits, '.', '_', '-'; ',' between\n"
+          "  --time T           limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED\n"
+          "  --account A        account to charge (characters as --partition)\n"
+          "  --no-submit        write the script only\n"
           "\n"
           "  --list             the model catalogue with parameter counts\n"
           "  -h, --help         this text\n"
@@ -289,6 +306,16 @@ int tb_cmd_run(int argc, char **argv)
         {"python", required_argument, NULL, 1202},
         {"train-script", required_argument, NULL, 1203},
         {"train-timeout", required_argument, NULL, 1204},
+        /* a suite as a Slurm job (cmd_run_slurm.c) */
+        {"slurm", no_argument, NULL, 1300},
+        {"nodes", required_argument, NULL, 1301},
+        {"ntasks-per-node", required_argument, NULL, 1302},
+        {"partition", required_argument, NULL, 1303},
+        {"time", required_argument, NULL, 1304},
+        {"account", required_argument, NULL, 1305},
+        {"no-submit", no_argument, NULL, 1306},
+        {"slurm-rank", no_argument, NULL, 1307},
+        {"slurm-assemble", no_argument, NULL, 1308},
         {NULL, 0, NULL, 0},
     };
     struct tb_plan plan;
@@ -303,6 +330,8 @@ int tb_cmd_run(int argc, char **argv)
     char torch_words[MAX_TORCH_WORDS][1200];  /* --nproc-per-node ... as "key=value" */
     const char *torch_names[MAX_TORCH_WORDS]; /* their options' names */
     int rc, c, st = 0, ntorch = 0;
+    struct tb_run_slurm slurm = {.submit = true, .job = {.nodes = 1, .ntasks_per_node = 1}};
+    struct tb_slurm_task task;
 
     tb_run_spec_init(&one);
     while ((c = tb_cli_getopt("run", argc, argv, OPTS, &st)) != -1) {
@@ -322,7 +351,48 @@ int tb_cmd_run(int argc, char **argv)
         case 'W':
             wait = false;
             break;
+        case 1300:
+            slurm.on = true;
+            break;
+        case 1301:
+        case 1302: {
+            long v, hi = c == 1301 ? TB_SLURM_MAX_NODES : TB_SLURM_MAX_TASKS_PER_NODE;
+            if (tb_parse_long(optarg, 1, hi, &v) != 0) {
+                fprintf(stderr,
+                        "trnbench run: option '--%s': '%s' is not a whole number from 1 "
+                        "to %ld\n",
+                        tb_cli_opt_name(OPTS, c), optarg, hi);
+                return 2;
+            }
+            if (c == 1301) {
+                slurm.job.nodes = v;
+                slurm.have_nodes = true;
+            } else {
+                slurm.job.ntasks_per_node = v;
+                slurm.have_tasks = true;
+            }
+            break;
+        }
+        case 1303:
+            slurm.job.partition = optarg;
+            break;
+        case 1304:
+            slurm.job.time = optarg;
+            break;
+        case 1305:
+            slurm.job.account = optarg;
+            break;
+        case 1306:
+            slurm.submit = false;
+            break;
+        case 1307:
+            slurm.rank = true;
+            break;
+        case 1308:
+            slurm.assemble = true;
+            break;
         case 'x':
+            slurm.executor = optarg;
             if (!strcmp(optarg, "all"))
                 executor = TB_RUN_ALL;
             else if (!strcmp(optarg, "cpu"))
@@ -380,6 +450,31 @@ int tb_cmd_run(int argc, char **argv)
     }
     if (list)
         return list_models();
+    if ((slurm.have_nodes || slurm.have_tasks || slurm.job.partition || slurm.job.time ||
+         slurm.job.account || !slurm.submit) &&
+        !slurm.on) {
+        fprintf(stderr, "trnbench run: --nodes, --ntasks-per-node, --partition, --time, "
+                        "--account and --no-submit are options of --slurm\n");
+        return 2;
+    }
+    if (slurm.on + slurm.rank + slurm.assemble > 1) {
+        fprintf(stderr, "trnbench run: --slurm, --slurm-rank and --slurm-assemble go alone\n");
+        return 2;
+    }
+    if (slurm.assemble)
+        return tb_run_slurm_assemble(out, wait);
+    if (slurm.on) {
+        if (have_one || ntorch) {
+            fprintf(stderr, "trnbench run: --slurm runs a suite (--suite) with its own lines' "
+                            "options\n");
+            return 2;
+        }
+        return tb_run_slurm_submit(&slurm, suite_name, out);
+    }
+    if (slurm.rank && tb_slurm_task_from_env(&task, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench run: --slurm-rank: %s\n", err);
+        return 2;
+    }
     if (!suite_name == !have_one) {
         fprintf(stderr, "trnbench run: give either --suite or a workload (--model, --phase, "
                         "--seq-in)\n");
@@ -428,6 +523,17 @@ int tb_cmd_run(int argc, char **argv)
             goto out;
         }
     }
+    if (slurm.rank) {
+        /* this task's share, into its own file */
+        rc = tb_plan_slurm(&plan, &task, err, sizeof err);
+        if (rc != TB_OK) {
+            fprintf(stderr, "trnbench run: %s\n", err);
+            rc = rc == TB_EINPUT ? 2 : 1;
+            goto out;
+        }
+        fprintf(stderr, "trnbench run: Slurm job %s, task %ld of %ld on %s (node %ld of %ld)\n",
+                task.job, task.rank, task.ranks, task.node, task.nodeid, task.nodes);
+    }
     rc = tb_plan_open(&plan, err, sizeof err);
     if (rc != TB_OK) {
         fprintf(stderr, "trnbench run: %s\n", err);
@@ -443,7 +549,8 @@ int tb_cmd_run(int argc, char **argv)
     }
     /* one writer of the folder at a time: a second run waits (or, --no-wait, stops)
      * and then skips what the first recorded */
-    switch (tb_results_lock(&lock, out, "trnbench run", wait, err, sizeof err)) {
+    switch (slurm.rank ? tb_run_slurm_rank_lock(&lock, out, task.rank, wait, err, sizeof err)
+                       : tb_results_lock(&lock, out, "trnbench run", wait, err, sizeof err)) {
     case 0:
         break;
     case 1:
@@ -471,6 +578,10 @@ int tb_cmd_run(int argc, char **argv)
                 "device for PyTorch; reasons above)\n",
                 n.unsupported, n.unsupported == 1 ? "" : "s");
     rc = n.failed ? 1 : 0;
+    if (slurm.rank && tb_run_slurm_done(out, &task, &n, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench run: %s\n", err);
+        rc = 1;
+    }
 out:
     tb_lock_release(&lock);
     tb_plan_release(&plan);

@@ -4,6 +4,7 @@
 #include "tb_flops.h"
 #include "tb_loadgen.h"
 #include "tb_results.h"
+#include "tb_slurm.h"
 #include "tb_stats.h"
 #include "tb_util.h"
 #include "tb_vocab.h"
@@ -122,6 +123,13 @@ static void measured_row(struct tb_result_row *row, const struct tb_record_ctx *
     row->col[TB_COL_CHIPS_USED] = c->chips_used;
     row->col[TB_COL_DEVICE] = c->device[0] ? c->device : NULL;
     row->col[TB_COL_ACCEL_UNUSED] = c->accel_unused[0] ? c->accel_unused : NULL;
+    if (c->slurm) {
+        row->col[TB_COL_NODES] = c->slurm->s_nodes;
+        row->col[TB_COL_RANKS] = c->slurm->s_ranks;
+        row->col[TB_COL_RANK] = c->slurm->s_rank;
+        row->col[TB_COL_NODE] = c->slurm->node;
+        row->col[TB_COL_SLURM_JOB] = c->slurm->job;
+    }
 }
 
 static void fill_common(struct tb_result_row *row, const struct tb_record_ctx *c,

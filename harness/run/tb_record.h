@@ -31,6 +31,8 @@
 #define TB_RECORD_MAX_EXTRA                                                                        \
     5 /* one-value rows beside the metrics: energy (2), MFU, device memory */
 
+struct tb_slurm_task; /* tb_slurm.h */
+
 /* Facts every row of one executor's runs share. */
 struct tb_record_ctx {
     const char *results;     /* borrowed: DIR/results.csv */
@@ -49,6 +51,8 @@ struct tb_record_ctx {
     const char *source;      /* borrowed: NULL for "trnbench" */
     const char *chips_used;  /* borrowed: results' chips_used ("1" on a GPU); NULL: the whole
                                 target */
+    const struct tb_slurm_task *slurm; /* borrowed: the Slurm task measuring (the rows' nodes,
+                                          ranks, rank, node, slurm_job); NULL outside Slurm */
 };
 
 /* A one-value row (energy, MFU): value in unit over n repetitions. */

@@ -14,13 +14,14 @@
 #include <string.h>
 
 const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS] = {
-    "run_id",   "provenance",  "target",       "instances",  "host",     "executor",
-    "model",    "layers",      "phase",        "precision",  "batch",    "seq_in",
-    "seq_out",  "steps",       "resolution",   "metric",     "value",    "unit",
-    "n",        "warmup",      "min",          "max",        "mean",     "stddev",
-    "flops",    "timestamp",   "commit",       "compiler",   "cflags",   "blas",
-    "counters", "source",      "notes",        "chips_used", "workload", "config",
-    "device",   "concurrency", "request_rate", "p90",        "p99",      "accelerators_unused",
+    "run_id",   "provenance",  "target",       "instances",  "host",      "executor",
+    "model",    "layers",      "phase",        "precision",  "batch",     "seq_in",
+    "seq_out",  "steps",       "resolution",   "metric",     "value",     "unit",
+    "n",        "warmup",      "min",          "max",        "mean",      "stddev",
+    "flops",    "timestamp",   "commit",       "compiler",   "cflags",    "blas",
+    "counters", "source",      "notes",        "chips_used", "workload",  "config",
+    "device",   "concurrency", "request_rate", "p90",        "p99",       "accelerators_unused",
+    "nodes",    "ranks",       "rank",         "node",       "slurm_job",
 };
 
 /* A results file as read: its table, and where each of TB_RESULTS_COLUMNS lies in it
@@ -34,10 +35,10 @@ struct existing {
  * some of them was written by an older version. */
 static bool added_later(const char *name)
 {
-    static const char *const later[] = {"instances",  "steps",       "resolution",
-                                        "chips_used", "workload",    "config",
-                                        "device",     "concurrency", "request_rate",
-                                        "p90",        "p99",         "accelerators_unused"};
+    static const char *const later[] = {
+        "instances", "steps",       "resolution",   "chips_used", "workload", "config",
+        "device",    "concurrency", "request_rate", "p90",        "p99",      "accelerators_unused",
+        "nodes",     "ranks",       "rank",         "node",       "slurm_job"};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (!strcmp(name, later[i]))
             return true;
@@ -162,38 +163,43 @@ out:
     return rc;
 }
 
-int tb_results_lock(struct tb_lock *l, const char *dir, const char *who, bool wait, char *err,
-                    size_t errlen)
+int tb_results_lock_file(struct tb_lock *l, const char *lock, const char *results, const char *name,
+                         const char *of, const char *who, bool wait, char *err, size_t errlen)
 {
-    char path[PATH_MAX], removed[1024];
-    int r;
-    if ((size_t)snprintf(path, sizeof path, "%s/.results.lock", dir) >= sizeof path)
-        return tb_err(err, errlen, "path too long: '%s'", dir);
-    r = tb_lock_try(l, path, who, err, errlen);
+    char removed[1024];
+    int r = tb_lock_try(l, lock, who, err, errlen);
     if (r < 0)
         return -1;
     if (r == 1 && !wait) {
-        tb_err(err, errlen, "'%s' is in use by another writer of its results.csv (%s); not waiting",
-               dir, l->holder[0] ? l->holder : "pid unknown");
+        tb_err(err, errlen, "'%s' is in use by another writer of %s (%s); not waiting", name, of,
+               l->holder[0] ? l->holder : "pid unknown");
         tb_lock_release(l);
         return 1;
     }
     if (r == 1) {
         fprintf(stderr,
-                "%s: '%s' is in use by another writer of its results.csv (%s); waiting "
-                "until it is done\n",
-                who, dir, l->holder[0] ? l->holder : "pid unknown");
+                "%s: '%s' is in use by another writer of %s (%s); waiting until it is done\n", who,
+                name, of, l->holder[0] ? l->holder : "pid unknown");
         if (tb_lock_wait(l, who, err, errlen) != 0)
             return -1;
-        fprintf(stderr, "%s: '%s' is free: going on\n", who, dir);
+        fprintf(stderr, "%s: '%s' is free: going on\n", who, name);
     }
     if (l->warning[0])
         fprintf(stderr, "%s: %s\n", who, l->warning);
-    if ((size_t)snprintf(path, sizeof path, "%s/results.csv", dir) < sizeof path &&
-        tb_tmp_sweep(path, removed, sizeof removed) > 0)
+    if (tb_tmp_sweep(results, removed, sizeof removed) > 0)
         fprintf(stderr, "%s: removed %s, left by a writer that was killed before its rename\n", who,
                 removed);
     return 0;
+}
+
+int tb_results_lock(struct tb_lock *l, const char *dir, const char *who, bool wait, char *err,
+                    size_t errlen)
+{
+    char lock[PATH_MAX], results[PATH_MAX];
+    if ((size_t)snprintf(lock, sizeof lock, "%s/.results.lock", dir) >= sizeof lock ||
+        (size_t)snprintf(results, sizeof results, "%s/results.csv", dir) >= sizeof results)
+        return tb_err(err, errlen, "path too long: '%s'", dir);
+    return tb_results_lock_file(l, lock, results, dir, "its results.csv", who, wait, err, errlen);
 }
 
 int tb_results_has_run(const char *path, const char *run_id, char *err, size_t errlen)

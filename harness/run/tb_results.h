@@ -53,10 +53,15 @@
  *               NeuronCores): no Neuron SDK found ..."). Such rows are the host's, not
  *               the instance's accelerator throughput: the report never ranks them
  *               against other targets
+ *   nodes, ranks, rank, node, slurm_job  a run of a Slurm job (`trnbench run --slurm`,
+ *               tb_slurm.h): the job's node count (SLURM_NNODES) and tasks (SLURM_NTASKS),
+ *               the task that measured the row (SLURM_PROCID), its node (SLURMD_NODENAME)
+ *               and the job id (SLURM_JOB_ID); empty for a run outside Slurm
  *
  * Files written by older versions (this header less some of the columns added since
  * the first: instances, steps, resolution, chips_used, workload, config, device,
- * concurrency, request_rate, p90, p99, accelerators_unused) still
+ * concurrency, request_rate, p90, p99, accelerators_unused, nodes, ranks,
+ * rank, node, slurm_job) still
  * read: an append rewrites them with this header, their rows' new fields empty; the
  * reader derives workload and config of such rows from run_id (tb_results_config), the
  * one place a run id is taken apart.
@@ -74,7 +79,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TB_RESULTS_NCOLS 42
+#define TB_RESULTS_NCOLS 47
 extern const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS];
 
 /* The columns in the file's order, several a line. */
@@ -88,8 +93,10 @@ enum tb_results_col {
     TB_COL_COUNTERS, TB_COL_SOURCE, TB_COL_NOTES,
     TB_COL_CHIPS_USED,
     TB_COL_WORKLOAD, TB_COL_CONFIG, TB_COL_DEVICE,
-    TB_COL_CONCURRENCY, TB_COL_REQUEST_RATE, TB_COL_P90, TB_COL_P99, TB_COL_ACCEL_UNUSED /* last: scripts that index
-                                                  the older columns by position keep working */
+    TB_COL_CONCURRENCY, TB_COL_REQUEST_RATE, TB_COL_P90, TB_COL_P99, TB_COL_ACCEL_UNUSED,
+    TB_COL_NODES, TB_COL_RANKS, TB_COL_RANK, TB_COL_NODE, TB_COL_SLURM_JOB /* last: scripts
+                                                  that index the older columns by position
+                                                  keep working */
 };
 /* clang-format on */
 
@@ -117,6 +124,12 @@ int tb_results_append(const char *path, const struct tb_result_row *rows, size_t
  * -1 with a message; release with tb_lock_release. */
 int tb_results_lock(struct tb_lock *l, const char *dir, const char *who, bool wait, char *err,
                     size_t errlen);
+
+/* The same for one results file (a Slurm task's rank file, tb_slurm.h): the lock file
+ * lock, the temporaries of results swept; messages name name ("'name' is in use by
+ * another writer of <of> (...)"). */
+int tb_results_lock_file(struct tb_lock *l, const char *lock, const char *results, const char *name,
+                         const char *of, const char *who, bool wait, char *err, size_t errlen);
 
 /* Whether results at path already hold a row with this run_id (0 no, 1 yes, -1 error;
  * a missing file is "no"). */

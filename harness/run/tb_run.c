@@ -8,6 +8,7 @@
 #include "tb_neuron_sdk.h"
 #include "tb_results.h"
 #include "tb_scenario.h"
+#include "tb_slurm.h"
 #include "tb_timer.h"
 #include "tb_util.h"
 
@@ -220,6 +221,39 @@ int tb_plan_load_modeled(struct tb_plan *p, struct tb_suite *s, const char *pric
     if ((size_t)snprintf(p->results, sizeof p->results, "%s/results.csv", out) >= sizeof p->results)
         return tb_err(err, errlen, "--out: folder name too long"), TB_EINPUT;
     p->ctx.results = p->results;
+    return TB_OK;
+}
+
+int tb_plan_slurm(struct tb_plan *p, const struct tb_slurm_task *t, char *err, size_t errlen)
+{
+    long *ranks = NULL, n;
+    char dir[PATH_MAX];
+
+    if (tb_slurm_rank_results(p->out, t->rank, p->results, sizeof p->results) != 0 ||
+        (size_t)snprintf(dir, sizeof dir, "%s/ranks", p->out) >= sizeof dir)
+        return tb_err(err, errlen, "--out: folder name too long"), TB_EINPUT;
+    if (tb_mkdir_p(dir, err, errlen) != 0)
+        return TB_EFAIL;
+    n = tb_slurm_rank_list(p->out, &ranks, err, errlen);
+    if (n < 0)
+        return TB_EFAIL;
+    p->resume = tb_alloc_array((size_t)n + 1, sizeof *p->resume);
+    if (!p->resume) {
+        free(ranks);
+        return tb_err(err, errlen, "out of memory"), TB_EFAIL;
+    }
+    /* the folder's results.csv (jobs before, a run outside Slurm), then the others' files */
+    snprintf(p->resume[p->nresume++], PATH_MAX, "%s/results.csv", p->out);
+    for (long k = 0; k < n; k++)
+        if (ranks[k] != t->rank)
+            tb_slurm_rank_results(p->out, ranks[k], p->resume[p->nresume++], PATH_MAX);
+    free(ranks);
+    p->slurm = t;
+    p->ctx.slurm = t;
+    p->ctx.results = p->results;
+    /* every file read as results before anything runs */
+    if (tb_plan_has_run(p, "", err, errlen) < 0)
+        return TB_EINPUT;
     return TB_OK;
 }
 
@@ -439,7 +473,7 @@ static int run_gpu_twin(const struct tb_plan *p, const struct tb_run_spec *spec,
                     spec->phase == TB_PHASE_DECODE ? seq_out : NULL, denoise ? steps : NULL,
                     denoise ? res : NULL, spec->precision, NULL);
     strcat(id, "/chips1"); /* one chip of the instance: the resume key */
-    has = tb_results_has_run(g->ctx.results, id, err, errlen);
+    has = tb_plan_has_run(p, id, err, errlen);
     if (has != 0)
         return has < 0 ? -1 : 0;
     fprintf(stderr, "trnbench run:   modeled on one %s of %s: %s\n", g->chip->name,
@@ -452,10 +486,19 @@ static int run_gpu_twin(const struct tb_plan *p, const struct tb_run_spec *spec,
 
 /* ---- measured runs ---- */
 
-int tb_plan_already(const char *results, const char *id, const char *tag, struct tb_run_counts *n)
+int tb_plan_has_run(const struct tb_plan *p, const char *id, char *err, size_t errlen)
+{
+    int has = tb_results_has_run(p->results, id, err, errlen);
+    for (size_t i = 0; has == 0 && i < p->nresume; i++)
+        has = tb_results_has_run(p->resume[i], id, err, errlen);
+    return has;
+}
+
+int tb_plan_already(const struct tb_plan *p, const char *id, const char *tag,
+                    struct tb_run_counts *n)
 {
     char err[1024];
-    int has = tb_results_has_run(results, id, err, sizeof err);
+    int has = tb_plan_has_run(p, id, err, sizeof err);
     if (has < 0)
         fprintf(stderr, "trnbench run: %s\n", err);
     else if (has) {
@@ -496,7 +539,7 @@ static int run_one(struct tb_plan *p, const struct tb_executor *ex, const struct
         n->unsupported++;
         return 0;
     }
-    has = tb_plan_already(c->results, id, tag, n);
+    has = tb_plan_already(p, id, tag, n);
     if (has != 0)
         return has < 0 ? -1 : 0;
     fprintf(stderr, "trnbench run: [%s] %s (%d warm-up + %d timed) ...\n", tag, id, spec.warmup,
@@ -539,6 +582,8 @@ int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_
     for (size_t i = 0; i < p->suite.nruns; i++) {
         char tag[48];
         int r = 0;
+        if (p->slurm && !tb_slurm_mine(p->slurm, i))
+            continue; /* another task's */
         snprintf(tag, sizeof tag, "%zu/%zu", i + 1, p->suite.nruns);
         if (p->suite.runs[i].phase == TB_PHASE_SERVE) {
             /* a server, measured by the endpoint executor whichever executors measure */
@@ -586,8 +631,10 @@ int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_
         struct tb_scenario_result why;
         char id[256];
         int has, r;
+        if (p->slurm && !tb_slurm_mine(p->slurm, p->suite.nruns + i))
+            continue; /* another task's */
         tb_predict_spec_id(ps, id, sizeof id);
-        has = tb_results_has_run(p->results, id, err, errlen);
+        has = tb_plan_has_run(p, id, err, errlen);
         if (has < 0)
             return TB_EFAIL;
         if (has) {
@@ -609,6 +656,7 @@ int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_
 
 void tb_plan_release(struct tb_plan *p)
 {
+    free(p->resume);
     tb_gpu_close(&p->gpu.gpu);
     if (p->have_model) {
         tb_model_release(&p->model);

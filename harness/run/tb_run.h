@@ -73,6 +73,12 @@ struct tb_plan {
     struct tb_record_ctx ctx;  /* the CPU rows' facts */
     struct tb_plan_gpu gpu;    /* owned */
     enum tb_run_executors which;
+    const struct tb_slurm_task *slurm; /* borrowed: the Slurm task that runs its share of the
+                                          suite (tb_plan_slurm); NULL: the whole suite */
+    char (*resume)[PATH_MAX];          /* owned: nresume more results files whose runs count
+                                          as done (a Slurm task: the folder's results.csv,
+                                          the other tasks' files) */
+    size_t nresume;
 };
 
 /* What executing a plan did. */
@@ -95,6 +101,13 @@ int tb_plan_load(struct tb_plan *p, const char *suite_name, const struct tb_run_
 int tb_plan_load_modeled(struct tb_plan *p, struct tb_suite *s, const char *prices_dir,
                          const char *out, char *err, size_t errlen);
 
+/* Make p, loaded, the share of Slurm task t (borrowed; tb_slurm.h) of its suite: the
+ * runs and predict lines whose index is t's (tb_slurm_mine), their rows into
+ * out/ranks/results.<rank>.csv stamped with t (the folder ranks/ made), and a run already
+ * in out/results.csv or in another task's file skipped. Before tb_plan_open. Returns 0,
+ * or TB_EINPUT with a message (a results file that cannot be read). */
+int tb_plan_slurm(struct tb_plan *p, const struct tb_slurm_task *t, char *err, size_t errlen);
+
 /* Detect this machine and open the GPU (for TB_RUN_ALL and TB_RUN_CUDA), saying what it
  * found on stderr. Returns 0, or TB_EFAIL with a message (TB_RUN_CUDA without a GPU). */
 int tb_plan_open(struct tb_plan *p, char *err, size_t errlen);
@@ -116,9 +129,12 @@ tb_neuron_monitor_t tb_plan_monitor_start(const struct tb_plan *p);
  * devices' power as a percentage of their maximum (never watts). Returns how many. */
 int tb_plan_monitor_stop(tb_neuron_monitor_t m, struct tb_record_extra *x, int cap);
 
-/* Whether run id is already in the results (the resume key): 1 (said on stderr with
- * tag, n->skipped counted), 0 not, -1 a results file that cannot be read (said). */
-int tb_plan_already(const char *results, const char *id, const char *tag, struct tb_run_counts *n);
+/* Whether run id is already in p's results or in the files p resumes from (the resume
+ * key): 1, 0 not, -1 with a message (a results file that cannot be read). */
+int tb_plan_has_run(const struct tb_plan *p, const char *id, char *err, size_t errlen);
+/* The same, said: 1 (said on stderr with tag, n->skipped counted), 0 not, -1 (said). */
+int tb_plan_already(const struct tb_plan *p, const char *id, const char *tag,
+                    struct tb_run_counts *n);
 
 /* Load the price catalogue and the performance model into p (have_model). Returns 0 or
  * -1 with a message. */

@@ -386,7 +386,7 @@ static int level_twin(struct tb_plan *p, const struct tb_run_spec *lv, const str
                     NULL, NULL, lv->precision, NULL);
     if (lv->serve.chips) /* as the measured rows' workload (tb_serve_workload) */
         snprintf(id + strlen(id), 16, "/chips%d", lv->serve.chips);
-    has = tb_results_has_run(p->results, id, err, errlen);
+    has = tb_plan_has_run(p, id, err, errlen);
     if (has != 0)
         return has < 0 ? -1 : 0;
     fprintf(stderr, "trnbench run:   modeled on %s: %s\n", inst->instance, id);
@@ -416,7 +416,7 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
         int has;
         size_t off = (size_t)snprintf(ids[k], sizeof ids[k], "%s", tb_executor_endpoint.id_prefix);
         tb_run_spec_id(&lv[k], ids[k] + off, sizeof ids[k] - off);
-        has = tb_plan_already(p->results, ids[k], tag, n);
+        has = tb_plan_already(p, ids[k], tag, n);
         if (has < 0)
             return -1;
         done[k] = has;

@@ -112,7 +112,7 @@ int tb_plan_torch(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
         n->unsupported++;
         return 0;
     }
-    has = tb_plan_already(p->results, id, tag, n);
+    has = tb_plan_already(p, id, tag, n);
     if (has != 0)
         return has < 0 ? -1 : 0;
     fprintf(stderr,
