@@ -268,11 +268,17 @@ int tb_collective_fit(const struct tb_model *m, const struct tb_coll_point *pts,
     }
     /* latency: each sweep's 3 smallest sizes less their bandwidth term */
     {
-        double sx = 0, sy = 0, sxx = 0, sxy = 0, firstx = NAN;
+        double sx = 0, sy = 0, sxx = 0, sxy = 0, firstx = NAN, N = 0;
+        /* the intra-node sweeps where there are any: a network's latency is the model's
+         * 4x theirs, not a second measure of the same figures */
+        bool intra = fit->link_groups > 0;
         for (size_t s = 0; s < nsw; s++) {
             struct sweep *w = &sw[s];
             double eff = w->net ? fit->net_eff : fit->link_eff;
             size_t lo = w->n < 3 ? w->n : 3;
+            if (intra && w->net)
+                continue;
+            N++;
             for (size_t j = 0; j < lo; j++) {
                 const struct tb_coll_point *x = w->p[j];
                 double t = x->time_s -
@@ -291,16 +297,16 @@ int tb_collective_fit(const struct tb_model *m, const struct tb_coll_point *pts,
         }
         if (fit->lat_step_counts == 0)
             fit->lat_step_counts = 1;
-        fit->lat_groups = (int)nsw;
+        fit->lat_groups = (int)N;
         if (fit->lat_step_counts > 1) {
-            double N = (double)nsw, h = (N * sxy - sx * sy) / (N * sxx - sx * sx);
+            double h = (N * sxy - sx * sy) / (N * sxx - sx * sx);
             if (!(h > 0))
                 h = 0;
             fit->hop_us = h * 1e6;
             fit->collective_us = (sy - h * sx) / N * 1e6;
         } else {
             fit->hop_us = e->collective_hop_s * 1e6;
-            fit->collective_us = (sy / (double)nsw - e->collective_hop_s * firstx) * 1e6;
+            fit->collective_us = (sy / N - e->collective_hop_s * firstx) * 1e6;
         }
         if (fit->collective_us < 0)
             fit->collective_us = 0;

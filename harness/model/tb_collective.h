@@ -133,10 +133,11 @@ struct tb_coll_fit {
  * is the median busbw of its (up to) 3 largest sizes, the efficiency the median over the
  * sweeps of that / the raw bandwidth, separately for the intra-node links (link_eff) and
  * the network ones (net_eff); the latency of a sweep is the median time of its (up to) 3
- * smallest sizes less their bandwidth term at the fitted efficiency (a network sweep's
- * divided by 4), fitted by least squares as collective_us + hop_us x steps when the
- * sweeps have two or more step counts (hop_us < 0 clamped to 0 and collective_us the
- * mean), else collective_us alone with the row's hop_us kept. 0, or -1 with the reason. */
+ * smallest sizes less their bandwidth term at the fitted efficiency, taken from the
+ * intra-node sweeps where there are any (else the network's, divided by 4: the model
+ * costs a network's latency at 4x), fitted by least squares as collective_us + hop_us x steps when
+ * the sweeps have two or more step counts (hop_us < 0 clamped to 0 and collective_us the mean),
+ * else collective_us alone with the row's hop_us kept. 0, or -1 with the reason. */
 int tb_collective_fit(const struct tb_model *m, const struct tb_coll_point *pts, size_t n,
                       struct tb_coll_fit *fit, char *err, size_t errlen);
 
