@@ -250,7 +250,7 @@ int tb_collective_fit(const struct tb_model *m, const struct tb_coll_point *pts,
         for (size_t s = 0; s < nsw; s++) {
             struct sweep *w = &sw[s];
             size_t top = w->n < 3 ? w->n : 3;
-            double b[3];
+            double b[3] = {0, 0, 0};
             if (w->net != net)
                 continue;
             for (size_t j = 0; j < top; j++) {
