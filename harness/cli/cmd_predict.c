@@ -7,6 +7,9 @@
  * handling and printing only: the statistics live in tb_validate.c.
  */
 #include "cli.h"
+#include "tb_coll_results.h"
+#include "tb_collective.h"
+#include "tb_csv.h"
 #include "tb_model.h"
 #include "tb_pricing.h"
 #include "tb_scenario.h"
@@ -22,7 +25,10 @@
 static void predict_usage(FILE *f)
 {
     fputs("usage: trnbench predict --scenarios FILE.csv [--prices DIR] [--pricing P]\n"
-          "                        [--region R]\n"
+          "                        [--region R] [--efficiency FILE]\n"
+          "       trnbench predict --collective OP --bytes N --ranks R [--nodes N]\n"
+          "                        --link L [--target TYPE] [--host-mem-gbyte-per-s X]\n"
+          "                        [--prices DIR] [--efficiency FILE]\n"
           "\n"
           "Predict every row of a scenario table (a workload on a target: model, phase,\n"
           "precision, shape, batch, layout; format in README.md) with the analytic\n"
@@ -39,6 +45,17 @@ static void predict_usage(FILE *f)
           "                    on-demand (default), reserved-1y, reserved-3y,\n"
           "                    savings-plan-1y, savings-plan-3y, spot, capacity-block\n"
           "  --region R        region of those prices (default us-east-1)\n"
+          "  --efficiency FILE a user's efficiency file (`trnbench calibrate`'s output): its\n"
+          "                    rows replace the matching chips' rows of efficiency.csv\n"
+          "One collective (the second form): its time, algbw and busbw as the model predicts\n"
+          "them (nccl-tests' conventions), one CSV row with a header on standard output.\n"
+          "  --collective OP   " TB_COLL_OPS "\n"
+          "  --bytes N         the size (the whole buffer, as nccl-tests counts it)\n"
+          "  --ranks R, --nodes N  ranks in all (one per chip), over N nodes (default 1)\n"
+          "  --link L          " TB_COLL_LINKS "\n"
+          "  --target TYPE     the instance type (nvlink, neuronlink, efa)\n"
+          "  --host-mem-gbyte-per-s X  the host's memory bandwidth (shm, loopback, tcp;\n"
+          "                    default: measured now, one thread's STREAM triad)\n"
           "Exit status: 0 ok, 2 usage error or an unreadable file.\n",
           f);
 }
@@ -74,6 +91,14 @@ enum {
     OPT_P90_MAX,
     OPT_COVERAGE_MIN,
     OPT_QUIET,
+    OPT_EFFICIENCY,
+    OPT_COLLECTIVE,
+    OPT_BYTES,
+    OPT_RANKS,
+    OPT_NODES,
+    OPT_LINK,
+    OPT_TARGET,
+    OPT_HOST_BW,
 };
 
 static const struct option PREDICT_OPTS[] = {
@@ -83,10 +108,19 @@ static const struct option PREDICT_OPTS[] = {
     {"pricing", required_argument, NULL, OPT_PRICING},
     {"purchase", required_argument, NULL, OPT_PRICING}, /* report's other name */
     {"region", required_argument, NULL, OPT_REGION},
+    {"efficiency", required_argument, NULL, OPT_EFFICIENCY},
+    {"collective", required_argument, NULL, OPT_COLLECTIVE},
+    {"bytes", required_argument, NULL, OPT_BYTES},
+    {"ranks", required_argument, NULL, OPT_RANKS},
+    {"nodes", required_argument, NULL, OPT_NODES},
+    {"link", required_argument, NULL, OPT_LINK},
+    {"target", required_argument, NULL, OPT_TARGET},
+    {"host-mem-gbyte-per-s", required_argument, NULL, OPT_HOST_BW},
     {NULL, 0, NULL, 0},
 };
 
 static const struct option VALIDATE_OPTS[] = {
+    {"efficiency", required_argument, NULL, OPT_EFFICIENCY},
     {"help", no_argument, NULL, 'h'},
     {"prices", required_argument, NULL, OPT_PRICES},
     {"pricing", required_argument, NULL, OPT_PRICING},
@@ -101,9 +135,10 @@ static const struct option VALIDATE_OPTS[] = {
 
 /* The tables and prices the model uses: --prices DIR, --pricing P, --region R. */
 struct model_opts {
-    const char *dir;      /* NULL: the data folder's pricing/ */
-    const char *purchase; /* NULL: on-demand */
-    const char *region;   /* NULL: us-east-1 */
+    const char *dir;        /* NULL: the data folder's pricing/ */
+    const char *purchase;   /* NULL: on-demand */
+    const char *region;     /* NULL: us-east-1 */
+    const char *efficiency; /* NULL: ours only; else a user's rows over ours */
 };
 
 /* Take option c (OPT_PRICES, OPT_PRICING, OPT_REGION) into o. Returns 1 when it was one
@@ -118,6 +153,9 @@ static int model_opt(struct model_opts *o, int c, const char *cmd)
         return 1;
     case OPT_REGION:
         o->region = optarg;
+        return 1;
+    case OPT_EFFICIENCY:
+        o->efficiency = optarg;
         return 1;
     case OPT_PRICING:
         if (stat(optarg, &st) == 0 && S_ISDIR(st.st_mode)) {
@@ -150,15 +188,79 @@ static int load_all(struct tb_pricing *pr, struct tb_model *m, const struct mode
         tb_pricing_release(pr);
         return -1;
     }
+    if (o->efficiency && tb_model_efficiency_overlay(m, o->efficiency, err, sizeof err) != 0) {
+        tb_model_release(m);
+        fprintf(stderr, "trnbench %s: %s\n", cmd, err);
+        tb_pricing_release(pr);
+        return -1;
+    }
     m->region = o->region;
     m->purchase = o->purchase;
     return 0;
 }
 
+/* One collective's prediction (predict --collective), as a CSV row. */
+struct coll_opts {
+    const char *op, *link, *target;
+    double bytes, host_bw;
+    long ranks, nodes;
+};
+
+static int predict_collective(const struct model_opts *mo, const struct coll_opts *co)
+{
+    struct tb_pricing pr;
+    struct tb_model m;
+    struct tb_coll_query q = {.bytes = co->bytes, .ranks = co->ranks, .nodes = co->nodes};
+    struct tb_coll_pred p;
+    char err[1024], how[256] = "";
+    int rc = 2;
+
+    if (tb_coll_op_from_string(co->op, &q.op) != 0) {
+        fprintf(stderr, "trnbench predict: --collective: '%s' is not one of %s\n", co->op,
+                TB_COLL_OPS);
+        return 2;
+    }
+    if (!co->link || tb_coll_link_from_string(co->link, &q.link) != 0) {
+        fprintf(stderr, "trnbench predict: --link: '%s' is not one of %s\n",
+                co->link ? co->link : "", TB_COLL_LINKS);
+        return 2;
+    }
+    if (load_all(&pr, &m, mo, "predict") != 0)
+        return 2;
+    if (co->target && !(q.inst = tb_pricing_instance(&pr, co->target))) {
+        snprintf(err, sizeof err, "--target: '%s' is not an instance type of instances.csv",
+                 co->target);
+        goto fail;
+    }
+    if (tb_coll_link_is_host(q.link) &&
+        tb_coll_host_bw(co->host_bw, &q.host_bw, how, sizeof how, err, sizeof err) != 0)
+        goto fail;
+    if (tb_collective_predict(&m, &q, &p, err, sizeof err) != 0)
+        goto fail;
+    printf("collective,link,bytes,ranks,nodes,time_us,algbw_gbyte_per_s,busbw_gbyte_per_s,"
+           "model_version,assumptions\n");
+    printf("%s,%s,%.0f,%ld,%ld,%.6g,%.6g,%.6g,%s,", co->op, co->link, q.bytes, q.ranks, q.nodes,
+           p.time_s * 1e6, p.algbw / 1e9, p.busbw / 1e9, TB_MODEL_VERSION);
+    {
+        char a[700];
+        snprintf(a, sizeof a, "%s%s%s", p.why, *how ? "; host memory bandwidth " : "", how);
+        tb_csv_put_text(stdout, a, '\n');
+    }
+    rc = fflush(stdout) != 0;
+    goto out;
+fail:
+    fprintf(stderr, "trnbench predict: %s\n", err);
+out:
+    tb_model_release(&m);
+    tb_pricing_release(&pr);
+    return rc;
+}
+
 int tb_cmd_predict(int argc, char **argv)
 {
+    struct coll_opts co = {NULL, NULL, NULL, 0, 0, 0, 1};
     const char *file = NULL;
-    struct model_opts mo = {NULL, NULL, NULL};
+    struct model_opts mo = {NULL, NULL, NULL, NULL};
     struct tb_pricing pr;
     struct tb_model m;
     struct tb_scenarios s;
@@ -178,10 +280,48 @@ int tb_cmd_predict(int argc, char **argv)
         case OPT_SCENARIOS:
             file = optarg;
             break;
+        case OPT_COLLECTIVE:
+            co.op = optarg;
+            break;
+        case OPT_LINK:
+            co.link = optarg;
+            break;
+        case OPT_TARGET:
+            co.target = optarg;
+            break;
+        case OPT_BYTES:
+        case OPT_HOST_BW:
+            if (tb_parse_double(optarg, c == OPT_BYTES ? 1 : 0.001, c == OPT_BYTES ? 1e15 : 1e5,
+                                c == OPT_BYTES ? &co.bytes : &co.host_bw) != 0) {
+                fprintf(stderr, "trnbench predict: --%s: not a %s: '%s'\n",
+                        tb_cli_opt_name(PREDICT_OPTS, c),
+                        c == OPT_BYTES ? "size in bytes" : "bandwidth in GB/s", optarg);
+                return 2;
+            }
+            if (c == OPT_HOST_BW)
+                co.host_bw *= 1e9;
+            break;
+        case OPT_RANKS:
+        case OPT_NODES:
+            if (tb_parse_long(optarg, 1, 10000000, c == OPT_RANKS ? &co.ranks : &co.nodes) != 0) {
+                fprintf(stderr, "trnbench predict: --%s: not a count: '%s'\n",
+                        tb_cli_opt_name(PREDICT_OPTS, c), optarg);
+                return 2;
+            }
+            break;
         default: /* '?': tb_cli_getopt said what is wrong */
             predict_usage(stderr);
             return 2;
         }
+    }
+    if (co.op) {
+        if (file || optind < argc || !(co.bytes > 0) || co.ranks < 1) {
+            fprintf(stderr, "trnbench predict: --collective takes --bytes, --ranks and --link, "
+                            "no scenario table\n");
+            predict_usage(stderr);
+            return 2;
+        }
+        return predict_collective(&mo, &co);
     }
     if (optind < argc) {
         fprintf(stderr,
@@ -288,7 +428,7 @@ static void print_rows(const struct tb_scenarios *s)
 int tb_cmd_validate(int argc, char **argv)
 {
     const char *file = NULL;
-    struct model_opts mo = {NULL, NULL, NULL};
+    struct model_opts mo = {NULL, NULL, NULL, NULL};
     struct tb_validate_targets t;
     struct tb_validation v;
     bool quiet = false, ok;

@@ -19,7 +19,8 @@ static void usage(FILE *f)
     fputs("usage: trnbench report [--out DIR] [--region R] [--pricing P] [--instance TYPE]\n"
           "                       [--usd-per-hour X] [--baseline TYPE] [--max-price-age DAYS]\n"
           "                       [--ttft-ms X] [--tpot-ms X] [--train-tokens N]\n"
-          "                       [--assess FILE] [--prices DIR] RESULTS.csv...\n"
+          "                       [--assess FILE] [--prices DIR] [--efficiency FILE]\n"
+          "                       [--host-mem-gbyte-per-s X] RESULTS.csv...\n"
           "       trnbench report --check [the same options]\n"
           "\n"
           "Read one or more results files, price every throughput row and write report.md,\n"
@@ -47,6 +48,11 @@ static void usage(FILE *f)
           "  --assess FILE      add a migration assessment of FILE (trnbench assess) as a\n"
           "                     section, and assessment.csv\n"
           "  --prices DIR       price tables (default: pricing/ in the data folder)\n"
+          "  --efficiency FILE  a user's efficiency file (trnbench calibrate's output): its\n"
+          "                     rows replace ours in the collectives' model\n"
+          "  --host-mem-gbyte-per-s X  the host's memory bandwidth the model of MPI between\n"
+          "                     its processes takes (shm, loopback, tcp; one thread's STREAM\n"
+          "                     triad, GB/s); default: measured now when such rows are there\n"
           "  --check            check the options against the price tables (and the --assess\n"
           "                     file) and stop: no results file, nothing written (make bench\n"
           "                     runs it before measuring, so a typo costs no run)\n"
@@ -72,6 +78,8 @@ enum {
     OPT_TRAIN_TOKENS,
     OPT_USD_PER_HOUR,
     OPT_CHECK,
+    OPT_EFFICIENCY,
+    OPT_HOST_BW,
 };
 
 static const struct option OPTS[] = {
@@ -90,6 +98,8 @@ static const struct option OPTS[] = {
     {"train-tokens", required_argument, NULL, OPT_TRAIN_TOKENS},
     {"usd-per-hour", required_argument, NULL, OPT_USD_PER_HOUR},
     {"check", no_argument, NULL, OPT_CHECK},
+    {"efficiency", required_argument, NULL, OPT_EFFICIENCY},
+    {"host-mem-gbyte-per-s", required_argument, NULL, OPT_HOST_BW},
     {NULL, 0, NULL, 0},
 };
 
@@ -208,6 +218,19 @@ int tb_cmd_report(int argc, char **argv)
             break;
         case OPT_CHECK:
             check = true;
+            break;
+        case OPT_EFFICIENCY:
+            o.efficiency = optarg;
+            break;
+        case OPT_HOST_BW:
+            if (tb_parse_double(optarg, 0.001, 1e5, &o.host_bw) != 0) {
+                fprintf(stderr,
+                        "trnbench report: --host-mem-gbyte-per-s: not a bandwidth in GB/s: "
+                        "'%s'\n",
+                        optarg);
+                goto out;
+            }
+            o.host_bw *= 1e9;
             break;
         case OPT_USD_PER_HOUR:
             if (tb_parse_double(optarg, 1e-9, 1e7, &o.usd_per_hour) != 0) {

@@ -24,10 +24,123 @@ static int num_field(const struct tb_csv_table *t, size_t r, const char *name, d
     return 0;
 }
 
-int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const char *dir, char *err,
-                  size_t errlen)
+/* The collective figures every row has (tb_collective.h). */
+static int coll_fields(const struct tb_csv_table *t, size_t r, struct tb_model_eff *e,
+                       const char *path, char *err, size_t errlen)
 {
-    static const char *const cols[] = {"chip",
+    double us, hus;
+    const char *fabric = tb_csv_field(t, r, "fabric");
+    if (num_field(t, r, "link_eff", 0.001, 1, &e->link_eff, err, errlen) ||
+        num_field(t, r, "net_eff", 0.001, 1, &e->net_eff, err, errlen) ||
+        num_field(t, r, "collective_us", 0, 1e5, &us, err, errlen) ||
+        num_field(t, r, "collective_hop_us", 0, 1e4, &hus, err, errlen))
+        return -1;
+    if (strcmp(fabric, "ring") && strcmp(fabric, "switch"))
+        return tb_err(err, errlen, "%s: line %ld: field 'fabric': '%s' is not ring or switch", path,
+                      e->line, fabric);
+    e->fabric_switch = !strcmp(fabric, "switch");
+    e->collective_s = us * 1e-6;
+    e->collective_hop_s = hus * 1e-6;
+    return 0;
+}
+
+/* The row of chip "host" (family "host"): MPI between a CPU host's processes. Only the
+ * collective figures; every other figure empty (the host's engine is measured, never
+ * modeled), read as NAN. */
+static int host_row(const struct tb_csv_table *t, size_t r, struct tb_model_eff *e,
+                    const char *path, char *err, size_t errlen)
+{
+    static const char *const empty[] = {"gemm_eff",         "gemm_eff_fp8",
+                                        "gemm_eff_fp4",     "gemm_m_half",
+                                        "gemm_n_half",      "mem_eff",
+                                        "kv_eff",           "layer_us",
+                                        "prefill_layer_us", "prefill_min_tokens",
+                                        "request_us",       "train_eff",
+                                        "dp_overlap",       "tp_overlap",
+                                        "conv_eff",         "hbm_usable",
+                                        "max_batch",        "attn_overlap",
+                                        "head_bytes",       "step_us",
+                                        "request_overlap",  NULL};
+    if (strcmp(e->family, "host"))
+        return tb_err(err, errlen,
+                      "%s: line %ld: field 'family': chip 'host' is family 'host', not '%s'", path,
+                      e->line, e->family);
+    for (const char *const *f = empty; *f; f++)
+        if (*tb_csv_field(t, r, *f))
+            return tb_err(err, errlen,
+                          "%s: line %ld: field '%s': not a figure of chip 'host' (only the "
+                          "collective figures are): '%s'",
+                          path, e->line, *f, tb_csv_field(t, r, *f));
+    e->gemm_eff = e->gemm_eff_fp8 = e->gemm_eff_fp4 = e->mem_eff = e->kv_eff = NAN;
+    e->train_eff = e->conv_eff = e->hbm_usable = NAN;
+    return coll_fields(t, r, e, path, err, errlen);
+}
+
+/* Row r of t (path for messages) into *e, every field checked. 0 or -1. */
+static int eff_row(const struct tb_pricing *pricing, const struct tb_csv_table *t, size_t r,
+                   struct tb_model_eff *e, const char *path, char *err, size_t errlen)
+{
+    double lus, plus, rus, mb, sus;
+    memset(e, 0, sizeof *e);
+    e->chip = tb_csv_field(t, r, "chip");
+    e->family = tb_csv_field(t, r, "family");
+    e->source = tb_csv_field(t, r, "source");
+    e->line = t->lines[r];
+    if (!strcmp(e->chip, "host"))
+        return host_row(t, r, e, path, err, errlen);
+    if (!tb_pricing_chip(pricing, e->chip)) {
+        tb_err(err, errlen, "%s: line %ld: field 'chip': '%s' is not in chips.csv", path, e->line,
+               e->chip);
+        return -1;
+    }
+    if (!*e->family) {
+        tb_err(err, errlen, "%s: line %ld: field 'family': empty", path, e->line);
+        return -1;
+    }
+    if (num_field(t, r, "gemm_eff", 0.01, 1, &e->gemm_eff, err, errlen) ||
+        num_field(t, r, "gemm_eff_fp8", 0.01, 1, &e->gemm_eff_fp8, err, errlen) ||
+        num_field(t, r, "gemm_m_half", 0, 1e6, &e->gemm_m_half, err, errlen) ||
+        num_field(t, r, "gemm_n_half", 0, 1e6, &e->gemm_n_half, err, errlen) ||
+        num_field(t, r, "mem_eff", 0.01, 1, &e->mem_eff, err, errlen) ||
+        num_field(t, r, "kv_eff", 0.01, 1, &e->kv_eff, err, errlen) ||
+        num_field(t, r, "layer_us", 0, 1e5, &lus, err, errlen) ||
+        num_field(t, r, "prefill_layer_us", 0, 1e5, &plus, err, errlen) ||
+        num_field(t, r, "prefill_min_tokens", 0, 1e6, &e->prefill_min_tokens, err, errlen) ||
+        num_field(t, r, "request_us", 0, 1e5, &rus, err, errlen) ||
+        num_field(t, r, "train_eff", 0.01, 1, &e->train_eff, err, errlen) ||
+        num_field(t, r, "dp_overlap", 0, 1, &e->dp_overlap, err, errlen) ||
+        num_field(t, r, "tp_overlap", 0, 1, &e->tp_overlap, err, errlen) ||
+        num_field(t, r, "conv_eff", 0.01, 1, &e->conv_eff, err, errlen) ||
+        num_field(t, r, "hbm_usable", 0.1, 1, &e->hbm_usable, err, errlen) ||
+        num_field(t, r, "max_batch", 1, 1e6, &mb, err, errlen) ||
+        num_field(t, r, "attn_overlap", 0, 1, &e->attn_overlap, err, errlen) ||
+        num_field(t, r, "head_bytes", 0, 4, &e->head_bytes, err, errlen) ||
+        num_field(t, r, "step_us", 0, 1e5, &sus, err, errlen) ||
+        num_field(t, r, "request_overlap", 0, 1, &e->request_overlap, err, errlen))
+        return -1;
+    /* fp4: empty where the chip has no fp4 peak; required where it has one */
+    if (!*tb_csv_field(t, r, "gemm_eff_fp4")) {
+        if (tb_pricing_chip(pricing, e->chip)->fp4_dense_tflops > 0) {
+            tb_err(err, errlen,
+                   "%s: line %ld: field 'gemm_eff_fp4': empty, but chips.csv gives '%s' an "
+                   "fp4 peak",
+                   path, e->line, e->chip);
+            return -1;
+        }
+        e->gemm_eff_fp4 = NAN;
+    } else if (num_field(t, r, "gemm_eff_fp4", 0.01, 1, &e->gemm_eff_fp4, err, errlen)) {
+        return -1;
+    }
+    e->layer_s = lus * 1e-6;
+    e->prefill_layer_s = plus * 1e-6;
+    e->request_s = rus * 1e-6;
+    e->step_s = sus * 1e-6;
+    e->max_batch = (long)mb;
+    return coll_fields(t, r, e, path, err, errlen);
+}
+
+/* The columns of efficiency.csv. */
+static const char *const EFF_COLS[] = {"chip",
                                        "family",
                                        "gemm_eff",
                                        "gemm_eff_fp8",
@@ -56,6 +169,10 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
                                        "step_us",
                                        "request_overlap",
                                        NULL};
+
+int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const char *dir, char *err,
+                  size_t errlen)
+{
     char path[PATH_MAX];
 
     memset(m, 0, sizeof *m);
@@ -66,7 +183,7 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
         return tb_err(err, errlen, "path too long");
     if (tb_csv_load(&m->csv, path, err, errlen) != 0)
         return -1;
-    if (tb_csv_require(&m->csv, cols, err, errlen) != 0)
+    if (tb_csv_require(&m->csv, EFF_COLS, err, errlen) != 0)
         goto fail;
     m->eff = tb_alloc_array(m->csv.nrows ? m->csv.nrows : 1, sizeof *m->eff);
     if (!m->eff) {
@@ -74,76 +191,8 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
         goto fail;
     }
     for (size_t r = 0; r < m->csv.nrows; r++) {
-        struct tb_model_eff *e = &m->eff[m->neff];
-        double us, lus, plus, rus, mb, hus, sus;
-        const char *fabric;
-        memset(e, 0, sizeof *e);
-        e->chip = tb_csv_field(&m->csv, r, "chip");
-        e->family = tb_csv_field(&m->csv, r, "family");
-        e->source = tb_csv_field(&m->csv, r, "source");
-        e->line = m->csv.lines[r];
-        if (!tb_pricing_chip(pricing, e->chip)) {
-            tb_err(err, errlen, "%s: line %ld: field 'chip': '%s' is not in chips.csv", path,
-                   e->line, e->chip);
+        if (eff_row(pricing, &m->csv, r, &m->eff[m->neff], path, err, errlen) != 0)
             goto fail;
-        }
-        if (!*e->family) {
-            tb_err(err, errlen, "%s: line %ld: field 'family': empty", path, e->line);
-            goto fail;
-        }
-        if (num_field(&m->csv, r, "gemm_eff", 0.01, 1, &e->gemm_eff, err, errlen) ||
-            num_field(&m->csv, r, "gemm_eff_fp8", 0.01, 1, &e->gemm_eff_fp8, err, errlen) ||
-            num_field(&m->csv, r, "gemm_m_half", 0, 1e6, &e->gemm_m_half, err, errlen) ||
-            num_field(&m->csv, r, "gemm_n_half", 0, 1e6, &e->gemm_n_half, err, errlen) ||
-            num_field(&m->csv, r, "mem_eff", 0.01, 1, &e->mem_eff, err, errlen) ||
-            num_field(&m->csv, r, "kv_eff", 0.01, 1, &e->kv_eff, err, errlen) ||
-            num_field(&m->csv, r, "link_eff", 0.01, 1, &e->link_eff, err, errlen) ||
-            num_field(&m->csv, r, "net_eff", 0.01, 1, &e->net_eff, err, errlen) ||
-            num_field(&m->csv, r, "collective_us", 0, 1e5, &us, err, errlen) ||
-            num_field(&m->csv, r, "layer_us", 0, 1e5, &lus, err, errlen) ||
-            num_field(&m->csv, r, "prefill_layer_us", 0, 1e5, &plus, err, errlen) ||
-            num_field(&m->csv, r, "prefill_min_tokens", 0, 1e6, &e->prefill_min_tokens, err,
-                      errlen) ||
-            num_field(&m->csv, r, "request_us", 0, 1e5, &rus, err, errlen) ||
-            num_field(&m->csv, r, "train_eff", 0.01, 1, &e->train_eff, err, errlen) ||
-            num_field(&m->csv, r, "dp_overlap", 0, 1, &e->dp_overlap, err, errlen) ||
-            num_field(&m->csv, r, "tp_overlap", 0, 1, &e->tp_overlap, err, errlen) ||
-            num_field(&m->csv, r, "conv_eff", 0.01, 1, &e->conv_eff, err, errlen) ||
-            num_field(&m->csv, r, "hbm_usable", 0.1, 1, &e->hbm_usable, err, errlen) ||
-            num_field(&m->csv, r, "max_batch", 1, 1e6, &mb, err, errlen) ||
-            num_field(&m->csv, r, "collective_hop_us", 0, 1e4, &hus, err, errlen) ||
-            num_field(&m->csv, r, "attn_overlap", 0, 1, &e->attn_overlap, err, errlen) ||
-            num_field(&m->csv, r, "head_bytes", 0, 4, &e->head_bytes, err, errlen) ||
-            num_field(&m->csv, r, "step_us", 0, 1e5, &sus, err, errlen) ||
-            num_field(&m->csv, r, "request_overlap", 0, 1, &e->request_overlap, err, errlen))
-            goto fail;
-        fabric = tb_csv_field(&m->csv, r, "fabric");
-        if (strcmp(fabric, "ring") && strcmp(fabric, "switch")) {
-            tb_err(err, errlen, "%s: line %ld: field 'fabric': '%s' is not ring or switch", path,
-                   e->line, fabric);
-            goto fail;
-        }
-        e->fabric_switch = !strcmp(fabric, "switch");
-        e->collective_hop_s = hus * 1e-6;
-        /* fp4: empty where the chip has no fp4 peak; required where it has one */
-        if (!*tb_csv_field(&m->csv, r, "gemm_eff_fp4")) {
-            if (tb_pricing_chip(pricing, e->chip)->fp4_dense_tflops > 0) {
-                tb_err(err, errlen,
-                       "%s: line %ld: field 'gemm_eff_fp4': empty, but chips.csv gives '%s' an "
-                       "fp4 peak",
-                       path, e->line, e->chip);
-                goto fail;
-            }
-            e->gemm_eff_fp4 = NAN;
-        } else if (num_field(&m->csv, r, "gemm_eff_fp4", 0.01, 1, &e->gemm_eff_fp4, err, errlen)) {
-            goto fail;
-        }
-        e->collective_s = us * 1e-6;
-        e->layer_s = lus * 1e-6;
-        e->prefill_layer_s = plus * 1e-6;
-        e->request_s = rus * 1e-6;
-        e->step_s = sus * 1e-6;
-        e->max_batch = (long)mb;
         m->neff++;
     }
     if (tb_model_datasets_load(m, NULL, err, errlen) != 0)
@@ -166,9 +215,63 @@ fail:
     return -1;
 }
 
+int tb_model_efficiency_overlay(struct tb_model *m, const char *path, char *err, size_t errlen)
+{
+    struct tb_csv_table t;
+    struct tb_model_eff *e = NULL;
+    size_t *at = NULL;
+    int rc = -1;
+
+    if (m->user_csv.path)
+        return tb_err(err, errlen, "'%s': one --efficiency file only", path);
+    if (tb_csv_load(&t, path, err, errlen) != 0)
+        return -1;
+    if (tb_csv_require(&t, EFF_COLS, err, errlen) != 0)
+        goto out;
+    if (t.nrows == 0) {
+        tb_err(err, errlen, "%s: no rows", path);
+        goto out;
+    }
+    e = tb_alloc_array(t.nrows, sizeof *e);
+    at = tb_alloc_array(t.nrows, sizeof *at);
+    if (!e || !at) {
+        tb_err(err, errlen, "out of memory");
+        goto out;
+    }
+    /* every row checked before any replaces ours: a bad file changes nothing */
+    for (size_t r = 0; r < t.nrows; r++) {
+        if (eff_row(m->pricing, &t, r, &e[r], path, err, errlen) != 0)
+            goto out;
+        for (at[r] = 0; at[r] < m->neff && strcmp(m->eff[at[r]].chip, e[r].chip); at[r]++)
+            ;
+        if (at[r] == m->neff) {
+            tb_err(err, errlen, "%s: line %ld: field 'chip': '%s' has no row in efficiency.csv",
+                   path, e[r].line, e[r].chip);
+            goto out;
+        }
+        for (size_t q = 0; q < r; q++)
+            if (at[q] == at[r]) {
+                tb_err(err, errlen, "%s: line %ld: field 'chip': '%s' again (line %ld)", path,
+                       e[r].line, e[r].chip, e[q].line);
+                goto out;
+            }
+    }
+    for (size_t r = 0; r < t.nrows; r++)
+        m->eff[at[r]] = e[r];
+    m->user_csv = t; /* the rows' strings point into it */
+    memset(&t, 0, sizeof t);
+    rc = 0;
+out:
+    free(e);
+    free(at);
+    tb_csv_release(&t);
+    return rc;
+}
+
 void tb_model_release(struct tb_model *m)
 {
     free(m->eff);
+    tb_csv_release(&m->user_csv);
     tb_csv_release(&m->csv);
     tb_csv_release(&m->datasets);
     tb_csv_release(&m->limits);

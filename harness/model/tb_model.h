@@ -106,6 +106,8 @@ struct tb_model {
      * prices folder has no such file): storage.csv, the storage-to-host read bandwidth
      * per instance type; compile.csv, published compile times per chip, model and phase */
     struct tb_csv_table storage, compile; /* owned */
+    struct tb_csv_table user_csv;         /* owned: the --efficiency file whose rows
+                                             replaced ours (empty when none) */
 };
 
 /* Load dir/efficiency.csv (dir NULL: the data folder's pricing/) for the chips of
@@ -114,6 +116,12 @@ struct tb_model {
 int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const char *dir, char *err,
                   size_t errlen);
 void tb_model_release(struct tb_model *m);
+/* Replace m's efficiency rows by those of a user's file in the same format
+ * (`--efficiency FILE`, e.g. `trnbench calibrate`'s output): each of its rows, checked as
+ * tb_model_load checks ours, takes the place of ours for the same chip; the others stay.
+ * A chip without a row of ours, or twice, is an error ("file: line N: field 'chip':
+ * ..."), and nothing is replaced. Once per model. 0, or -1 with a message. */
+int tb_model_efficiency_overlay(struct tb_model *m, const char *path, char *err, size_t errlen);
 
 /* One question to the model. Zero means "not given" for the integers. */
 struct tb_scenario {

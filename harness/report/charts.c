@@ -5,6 +5,9 @@
  * and throughput against interactivity per serving workload. */
 #include "report_impl.h"
 
+#include "tb_coll_results.h"
+#include "tb_collective.h"
+
 #include "tb_plot.h"
 
 #include <errno.h>
@@ -551,6 +554,58 @@ out:
     return rc;
 }
 
+/* Measured collectives against the model, one chart per link: each sweep's out-of-place
+ * points (measured busbw, modeled busbw by size), one block per sweep. */
+static int draw_collectives(struct report *R, bool png_ok, char *err, size_t errlen)
+{
+    for (int link = 0; link < TB_LINK_NKINDS; link++) {
+        char data[4400], name[48], names[1024] = "", title[160], caption[400];
+        size_t blocks = 0;
+        FILE *f = NULL;
+        int r;
+        snprintf(name, sizeof name, "collectives-%s", tb_coll_link_to_string(link));
+        for (size_t i = 0; i < R->ncoll; i++) {
+            const struct tb_coll_meas *c = &R->coll[i];
+            double mb;
+            if ((int)c->link != link || c->inplace)
+                continue;
+            if (!f && !(f = open_data(R, name, data, sizeof data, err, errlen)))
+                return -1;
+            if (i == 0 || strcmp(R->coll[i - 1].group, c->group)) {
+                if (blocks++)
+                    fputs("\n\n", f);
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s/%ld",
+                         blocks > 1 ? " " : "", tb_coll_op_to_string(c->op), c->ranks);
+            }
+            mb = !isnan(c->busbw) ? c->busbw
+                                  : c->bytes * tb_coll_bus_factor(c->op, c->ranks) / c->time_s;
+            fmt_tsv(f, c->bytes);
+            fputc('\t', f);
+            fmt_tsv(f, mb / 1e9);
+            fputc('\t', f);
+            fmt_tsv(f, R->coll_busbw[i] / 1e9);
+            fputc('\n', f);
+        }
+        if (!f)
+            continue;
+        if (fclose(f) != 0)
+            return tb_err(err, errlen, "cannot write '%s'", data);
+        snprintf(title, sizeof title, "Collectives over %s: measured and modeled busbw",
+                 tb_coll_link_to_string(link));
+        snprintf(caption, sizeof caption,
+                 "Collectives over %s: bus bandwidth by size, measured (points, out of place) "
+                 "and modeled (dashed; legend: collective/ranks)",
+                 tb_coll_link_to_string(link));
+        {
+            const char *args[] = {title, names};
+            r = draw_file(R, "collectives", name, caption, data, args, 2, png_ok, err, errlen);
+        }
+        if (r != 0)
+            return r;
+    }
+    return 0;
+}
+
 int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
 {
     struct bar *bars = tb_alloc_array(R->res.nrows + 1, sizeof(*bars));
@@ -766,6 +821,10 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
         if (R->cs.ranks[i].serve &&
             draw_interactivity(R, &pal, &R->cs.ranks[i], ++k, png_ok, err, errlen) < 0)
             goto out;
+    if (R->ncoll && (r = draw_collectives(R, png_ok, err, errlen)) != 0) {
+        rc = r < 0 ? -1 : 0;
+        goto out;
+    }
     if (!png_ok && R->ncharts)
         tb_report_note(R, "no PNG copies of the charts: %s", why);
     rc = 0;

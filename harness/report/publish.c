@@ -23,8 +23,18 @@
 static bool is_output(const char *name)
 {
     static const char *const fixed[] = {"cost.csv", "report.md", "report.html", "assessment.csv"};
-    static const char *const charts[] = {"throughput", "cost",  "images",
-                                         "priceperf",  "train", "interactivity-"};
+    static const char *const charts[] = {"throughput",
+                                         "cost",
+                                         "images",
+                                         "priceperf",
+                                         "train",
+                                         "interactivity-",
+                                         "collectives-shm",
+                                         "collectives-loopback",
+                                         "collectives-tcp",
+                                         "collectives-efa",
+                                         "collectives-nvlink",
+                                         "collectives-neuronlink"};
     const char *dot = strrchr(name, '.');
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         if (!strcmp(name, fixed[i]))

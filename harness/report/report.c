@@ -1209,6 +1209,7 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
     write_limits(&d, R);
     write_training(&d, R);
     write_model_check(&d, R);
+    tb_report_write_collectives(&d, R);
     tb_report_write_serving(&d, R);
     write_cost(&d, R);
     write_purchase_matrix(&d, R);
@@ -1371,6 +1372,8 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
         goto out;
     R.have_pricing = true;
     load_validation(&R);
+    if (tb_report_coll_load(&R, err, errlen) != 0)
+        goto out;
     /* prices, costs and the ranking: the region, purchase model, host price, baseline
      * and chips_used are checked there */
     cost_opts(&R, &co);
@@ -1430,6 +1433,7 @@ out:
     free(R.assess_md);
     free(R.assess_html);
     tb_costs_release(&R.cs);
+    tb_report_coll_release(&R);
     if (R.have_val) {
         tb_validate_release(&R.val);
         tb_model_release(&R.model);

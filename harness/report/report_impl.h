@@ -65,7 +65,17 @@ struct report {
     struct tb_report_chart charts[TB_REPORT_MAX_CHARTS]; /* ncharts drawn, in order */
     int ncharts;
     char notes[1024]; /* what is missing and why, one per line (tb_report_note) */
-    char now[32];     /* when the report is written, ISO 8601 UTC */
+    /* the section "Collectives: measured against the model" (collectives.c) */
+    struct tb_coll_meas *coll; /* owned: ncoll measured collectives, by sweep then size */
+    size_t ncoll;
+    double *coll_busbw;     /* owned: ncoll modeled busbw, bytes/s (NAN: not modeled) */
+    struct tb_model cmodel; /* owned when have_cmodel: ours with --efficiency's rows */
+    bool have_cmodel;
+    double coll_host_bw; /* the host's memory bandwidth, bytes/s (0: not needed) */
+    char coll_host[256]; /* how it was had ("" when not needed) */
+    size_t coll_nwhy;    /* points not modeled */
+    char coll_why[600];  /* the first one's reason */
+    char now[32];        /* when the report is written, ISO 8601 UTC */
 };
 
 /* A field of a results row by column name (tb_result_field; the report reads many). */
@@ -141,6 +151,19 @@ double tb_report_text_width(const char *s, double font_px);
  * (placed false). Returns how many were placed. */
 size_t tb_report_place_labels(struct tb_label *l, size_t n, double marker, double pad,
                               struct tb_label_box area);
+
+/* ---- collectives.c ---- */
+
+/* Read the measured collectives of R->res and predict each with the model (ours, and
+ * R->o->efficiency's rows over it; the host's memory bandwidth given or measured now).
+ * 0 (nothing when there are none), or -1 with a message (a bad collective row, a bad
+ * efficiency file). */
+int tb_report_coll_load(struct report *R, char *err, size_t errlen);
+void tb_report_coll_release(struct report *R);
+/* The section; nothing when R has no collectives. */
+void tb_report_write_collectives(struct tb_doc *d, const struct report *R);
+/* A size in words: "8 B", "2 KiB", "32 MiB" (binary units where exact). Returns buf. */
+const char *tb_report_coll_size(double bytes, char *buf, size_t len);
 
 /* ---- charts.c ---- */
 

@@ -69,6 +69,9 @@ struct tb_report_opts {
                                                  (NULL: tb_assess_opts_init's) */
     const char *assess_why; /* without one: why, the section's note (NULL: how to ask for
                                one, --assess FILE) */
+    /* measured collectives against the model (only when the results have some) */
+    const char *efficiency; /* a user's efficiency file whose rows replace ours, or NULL */
+    double host_bw;         /* the host's memory bandwidth, bytes/s; 0: measured now */
 };
 
 /* What a successful tb_report_write produced (all fields written by it). */

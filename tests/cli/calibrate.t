@@ -1,0 +1,137 @@
+#!/bin/sh
+# tests/cli/calibrate.t: the model against measured collectives (issue 20 item 2). The
+# fixture tests/data/collectives/results.csv was measured on a 2-core host under Open MPI
+# (its README: command and date). `trnbench calibrate` fits the link efficiencies it
+# implies; this test computes the same figures independently (perl, from the fixture's
+# busbw rows: per sweep the median of the 3 largest sizes, the median over sweeps, over
+# the host's memory bandwidth given as 13.3 GB/s) and wants them within 0.5% (the file
+# writes 4 significant digits). predict with the fitted file must give longer or shorter
+# collective times as the fitted efficiency is lower or higher than ours; a malformed
+# results row is exit 2 with file, line and field; the report sets each measured busbw
+# beside the model's.
+
+. "${TB_SRCDIR:-.}/tests/cli/tap.sh"
+tmp="$TB_BUILDDIR/tests/tmp/cli_calibrate"
+rm -rf "$tmp" && mkdir -p "$tmp"
+fx="$TB_SRCDIR/tests/data/collectives/results.csv"
+ours="$TB_SRCDIR/pricing/efficiency.csv"
+hbw=13.3
+
+echo "1..26"
+
+# ---- the fit ----
+"$TB_BIN" calibrate "$fx" --out "$tmp/eff.csv" --host-mem-gbyte-per-s $hbw >"$tmp/cal.out" 2>"$tmp/cal.err"
+check "calibrate exits 0" test $? -eq 0
+check "its file has our header" test "$(head -1 "$tmp/eff.csv")" = "$(head -1 "$ours")"
+check "one row, the host's" test "$(tail -n +2 "$tmp/eff.csv" | cut -d, -f1)" = host
+
+# independent: median over sweeps (op x placement) of the median busbw of the 3 largest sizes
+indep() { # indep LINK
+    perl -e '
+        sub row { my @o; my $s = shift; chomp $s;
+            while (length $s) { if ($s =~ s/^"((?:[^"]|"")*)"(,|$)//) { (my $x = $1) =~ s/""/"/g; push @o, $x }
+                                elsif ($s =~ s/^([^,]*)(,|$)//) { push @o, $1 } else { last } }
+            return @o }
+        sub med { my @v = sort { $a <=> $b } @_; my $n = @v; $n % 2 ? $v[$n/2] : ($v[$n/2-1] + $v[$n/2]) / 2 }
+        my ($file, $link, $bw) = @ARGV; open my $f, "<", $file or die;
+        my @h = row(scalar <$f>); my %c; @c{@h} = 0 .. $#h; my %g;
+        while (<$f>) { my @r = row($_);
+            next unless $r[$c{metric}] eq "busbw_gbyte_per_s" && $r[$c{link}] eq $link;
+            my ($pl) = $r[$c{config}] =~ m{/(\w+)$};
+            push @{$g{"$r[$c{workload}]/$pl"}}, [$r[$c{bytes}], $r[$c{value}]] }
+        my @e = map { my @s = sort { $b->[0] <=> $a->[0] } @{$g{$_}}; med(map { $_->[1] } @s[0..2]) / $bw } keys %g;
+        printf "%.6g\n", med(@e)' "$fx" "$1" "$hbw"
+}
+near() { # near GOT WANT REL: |got - want| <= rel * want
+    perl -e 'exit !(abs($ARGV[0] - $ARGV[1]) <= $ARGV[2] * $ARGV[1])' "$1" "$2" "$3"
+}
+link_eff=$(csv_cell "$tmp/eff.csv" link_eff chip=host)
+net_eff=$(csv_cell "$tmp/eff.csv" net_eff chip=host)
+want_link=$(indep shm)
+want_net=$(indep loopback)
+check "link_eff $link_eff: the shm sweeps' $want_link within 0.5%" near "$link_eff" "$want_link" 0.005
+check "net_eff $net_eff: the loopback sweeps' $want_net within 0.5%" near "$net_eff" "$want_net" 0.005
+cus=$(csv_cell "$tmp/eff.csv" collective_us chip=host)
+# the latency floor: positive and below the slowest 8-byte shm collective measured
+max8=$(perl -e '
+    sub row { my @o; my $s = shift; chomp $s;
+        while (length $s) { if ($s =~ s/^"((?:[^"]|"")*)"(,|$)//) { (my $x = $1) =~ s/""/"/g; push @o, $x }
+                            elsif ($s =~ s/^([^,]*)(,|$)//) { push @o, $1 } else { last } }
+        return @o }
+    open my $f, "<", $ARGV[0] or die; my @h = row(scalar <$f>); my %c; @c{@h} = 0 .. $#h; my $m = 0;
+    while (<$f>) { my @r = row($_);
+        $m = $r[$c{value}] if $r[$c{metric}] eq "latency_us" && $r[$c{link}] eq "shm" && $r[$c{bytes}] == 8 && $r[$c{value}] > $m }
+    print "$m\n"' "$fx")
+check "collective_us $cus: in (0, $max8 us]" perl -e 'exit !($ARGV[0] > 0 && $ARGV[0] <= $ARGV[1])' "$cus" "$max8"
+check "source says how it was fitted" grep -q "calibrated .* by trnbench calibrate from .*results.csv: link_eff fitted (10 sweeps), net_eff fitted (10 sweeps)" "$tmp/eff.csv"
+check "calibrate prints ours beside the fit" grep -q "^host: link_eff $link_eff (ours 0.5), net_eff $net_eff (ours 0.25)" "$tmp/cal.out"
+
+# ---- predict with and without it ----
+pred() { # pred LINK [ARGS]: time_us of a 32 MiB 2-rank all-reduce
+    link=$1
+    shift
+    "$TB_BIN" predict --collective all-reduce --bytes 33554432 --ranks 2 --link "$link" \
+        --host-mem-gbyte-per-s $hbw "$@" >"$tmp/pred.csv" && csv_cell "$tmp/pred.csv" time_us link="$link"
+}
+t0=$(pred shm)
+t1=$(pred shm --efficiency "$tmp/eff.csv")
+check "predict --collective: $t0 us with ours" test -n "$t0"
+# the bandwidth term dominates at 32 MiB: a lower fitted efficiency is a longer time
+slower=$(perl -e 'print $ARGV[0] < 0.5 ? 1 : 0' "$link_eff")
+check "with the fitted file the time moves the way link_eff did ($t0 -> $t1 us)" \
+    perl -e 'exit !(($ARGV[2] && $ARGV[1] > $ARGV[0]) || (!$ARGV[2] && $ARGV[1] < $ARGV[0]))' "$t0" "$t1" "$slower"
+b1=$(csv_cell "$tmp/pred.csv" busbw_gbyte_per_s link=shm)
+check "and its busbw ($b1 GB/s) is link_eff x 13.3 GB/s within 1%" \
+    near "$b1" "$(perl -e 'print $ARGV[0] * $ARGV[1]' "$link_eff" "$hbw")" 0.01
+l0=$(pred loopback)
+l1=$(pred loopback --efficiency "$tmp/eff.csv")
+check "loopback takes net_eff: $l0 -> $l1 us" perl -e 'exit !($ARGV[0] != $ARGV[1])' "$l0" "$l1"
+"$TB_BIN" predict --collective all-reduce --bytes 1e9 --ranks 8 --link nvlink --target p5.48xlarge \
+    --efficiency "$tmp/eff.csv" >"$tmp/nv.csv"
+check "a chip's row is untouched by a host-only file (H100 NVLink busbw 269.8 GB/s)" \
+    test "$(csv_cell "$tmp/nv.csv" busbw_gbyte_per_s link=nvlink)" = 269.792
+
+# ---- collectives --calibrate: the same ----
+"$TB_BIN" collectives --calibrate "$fx" --out "$tmp/eff2.csv" --host-mem-gbyte-per-s $hbw >/dev/null 2>&1
+check "collectives --calibrate writes the same file" cmp -s "$tmp/eff.csv" "$tmp/eff2.csv"
+
+# ---- refusals ----
+cp "$ours" "$tmp/ours.csv"
+"$TB_BIN" calibrate "$fx" --out "$ours" --host-mem-gbyte-per-s $hbw >/dev/null 2>"$tmp/e1"
+check "--out ours: exit 2" test $? -eq 2
+check "and ours is unchanged" cmp -s "$ours" "$tmp/ours.csv"
+# a malformed row: line 10's bytes
+awk -F, 'NR == 10 { OFS = ","; $NF = "12x" } { print }' "$fx" >"$tmp/bad.csv"
+"$TB_BIN" calibrate "$tmp/bad.csv" --out "$tmp/eff3.csv" --host-mem-gbyte-per-s $hbw >/dev/null 2>"$tmp/e2"
+check "a bad bytes field: exit 2" test $? -eq 2
+check "naming file, line and field" grep -q "bad.csv: line 10: field 'bytes'" "$tmp/e2"
+check "and nothing written" test ! -e "$tmp/eff3.csv"
+sed '20s/,shm,/,infiniband,/' "$fx" >"$tmp/bad2.csv"
+"$TB_BIN" calibrate "$tmp/bad2.csv" --out "$tmp/eff3.csv" --host-mem-gbyte-per-s $hbw >/dev/null 2>"$tmp/e3"
+check "an unknown link: exit 2 naming line 20, field 'link'" \
+    sh -c 'test $0 -eq 2 && grep -q "bad2.csv: line 20: field .link.: not one of shm" "$1"' $? "$tmp/e3"
+sed '2s/,host,host,/,host,host,/; 2s/^host,host,,/host,host,0.8,/' "$tmp/eff.csv" >"$tmp/badeff.csv"
+"$TB_BIN" predict --collective sendrecv --bytes 8 --ranks 2 --link shm --host-mem-gbyte-per-s 1 \
+    --efficiency "$tmp/badeff.csv" >/dev/null 2>"$tmp/e4"
+check "predict --efficiency with a bad row: exit 2 naming line 2, field 'gemm_eff'" \
+    sh -c 'test $0 -eq 2 && grep -q "badeff.csv: line 2: field .gemm_eff.: not a figure of chip .host." "$1"' $? "$tmp/e4"
+
+# ---- the report ----
+"$TB_BIN" report --out "$tmp/rep" --host-mem-gbyte-per-s $hbw "$fx" >/dev/null 2>"$tmp/rep.err"
+check "report on the fixture exits 0" test $? -eq 0
+check "it has the section" grep -q "^## Collectives: measured against the model" "$tmp/rep/report.md"
+# the 32 MiB out-of-place shm all-reduce: measured busbw and the model's (ours: 0.5 x 13.3
+# GB/s less the latency term)
+mb=$(csv_cell "$fx" value link=shm bytes=33554432 workload=collective/all-reduce config=33554432B/outofplace metric=busbw_gbyte_per_s)
+mm=$(pred shm)
+mbus=$(csv_cell "$tmp/pred.csv" busbw_gbyte_per_s link=shm)
+check "its table sets the measured $mb beside the model's $mbus GB/s" \
+    sh -c 'grep "^| 32 MiB | outofplace |" "$0" | grep -q "| $(printf %.4g "$1") | $(printf %.4g "$2") |"' \
+    "$tmp/rep/report.md" "$mb" "$mbus"
+"$TB_BIN" report --out "$tmp/rep2" --host-mem-gbyte-per-s $hbw --efficiency "$tmp/eff.csv" "$fx" >/dev/null 2>&1
+pred shm --efficiency "$tmp/eff.csv" >/dev/null
+cbus=$(csv_cell "$tmp/pred.csv" busbw_gbyte_per_s link=shm)
+check "report --efficiency: the same line with the fitted model's $cbus GB/s" \
+    sh -c 'grep "^| 32 MiB | outofplace |" "$0" | grep -q "| $(printf %.4g "$1") | $(printf %.4g "$2") |"' \
+    "$tmp/rep2/report.md" "$mb" "$cbus"
+check "and the chart of each link" test -s "$tmp/rep2/collectives-shm.svg" -a -s "$tmp/rep2/collectives-loopback.svg"
