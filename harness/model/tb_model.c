@@ -14,13 +14,45 @@
 
 /* ---- efficiency table ---- */
 
-static int num_field(const struct tb_csv_table *t, size_t r, const char *name, double lo, double hi,
-                     double *out, char *err, size_t errlen)
+/* The figures of efficiency.csv and their ranges as data (README.md, "Input ranges";
+ * pricing/README.md says what each means and how it was chosen). */
+const struct tb_range TB_EFFICIENCY_RANGES[] = {
+    {"gemm_eff", 0.01, 1, false, "share of the bf16 peak"},
+    {"gemm_eff_fp8", 0.01, 1, false, "share of the fp8 peak"},
+    {"gemm_eff_fp4", 0.01, 1, false, "share of the fp4 peak (empty: no fp4 peak)"},
+    {"gemm_m_half", 0, 1e6, false, "rows at half the rate"},
+    {"gemm_n_half", 0, 1e6, false, "columns at half the rate"},
+    {"mem_eff", 0.01, 1, false, "share of the HBM bandwidth"},
+    {"kv_eff", 0.01, 1, false, "share of the HBM bandwidth for the KV cache"},
+    {"layer_us", 0, 1e5, false, "us per layer and decode step"},
+    {"prefill_layer_us", 0, 1e5, false, "us per layer and prefill"},
+    {"prefill_min_tokens", 0, 1e6, false, "tokens"},
+    {"request_us", 0, 1e5, false, "us per request and step"},
+    {"train_eff", 0.01, 1, false, "share of the GEMM rate in training"},
+    {"dp_overlap", 0, 1, false, "share of the gradient traffic hidden"},
+    {"tp_overlap", 0, 1, false, "share of the tensor-parallel traffic hidden"},
+    {"conv_eff", 0.01, 1, false, "share of the peak on convolutions"},
+    {"hbm_usable", 0.1, 1, false, "share of the HBM usable"},
+    {"max_batch", 1, 1e6, false, "sequences"},
+    {"attn_overlap", 0, 1, false, "share of attention overlapped"},
+    {"head_bytes", 0, 4, false, "bytes per LM-head weight (0: the weights')"},
+    {"step_us", 0, 1e5, false, "us per decode step"},
+    {"request_overlap", 0, 1, false, "share of the host cost hidden"},
+    {"link_eff", 0.001, 1, false, "share of the chip-to-chip link"},
+    {"net_eff", 0.001, 1, false, "share of the instance network"},
+    {"collective_us", 0, 1e5, false, "us per collective"},
+    {"collective_hop_us", 0, 1e4, false, "us per collective step"},
+    {NULL, 0, 0, false, NULL},
+};
+
+/* Field name of row r through its range in TB_EFFICIENCY_RANGES. */
+static int num_field(const struct tb_csv_table *t, size_t r, const char *name, double *out,
+                     char *err, size_t errlen)
 {
-    const char *v = tb_csv_field(t, r, name);
-    if (tb_parse_double(v, lo, hi, out) != 0)
-        return tb_err(err, errlen, "%s: line %ld: field '%s': not a number in [%g, %g]: '%s'",
-                      t->path, t->lines[r], name, lo, hi, v);
+    char why[256];
+    if (tb_range_field(TB_EFFICIENCY_RANGES, name, tb_csv_field(t, r, name), out, why,
+                       sizeof why) != 0)
+        return tb_err(err, errlen, "%s: line %ld: %s", t->path, t->lines[r], why);
     return 0;
 }
 
@@ -30,10 +62,10 @@ static int coll_fields(const struct tb_csv_table *t, size_t r, struct tb_model_e
 {
     double us, hus;
     const char *fabric = tb_csv_field(t, r, "fabric");
-    if (num_field(t, r, "link_eff", 0.001, 1, &e->link_eff, err, errlen) ||
-        num_field(t, r, "net_eff", 0.001, 1, &e->net_eff, err, errlen) ||
-        num_field(t, r, "collective_us", 0, 1e5, &us, err, errlen) ||
-        num_field(t, r, "collective_hop_us", 0, 1e4, &hus, err, errlen))
+    if (num_field(t, r, "link_eff", &e->link_eff, err, errlen) ||
+        num_field(t, r, "net_eff", &e->net_eff, err, errlen) ||
+        num_field(t, r, "collective_us", &us, err, errlen) ||
+        num_field(t, r, "collective_hop_us", &hus, err, errlen))
         return -1;
     if (strcmp(fabric, "ring") && strcmp(fabric, "switch"))
         return tb_err(err, errlen, "%s: line %ld: field 'fabric': '%s' is not ring or switch", path,
@@ -97,26 +129,26 @@ static int eff_row(const struct tb_pricing *pricing, const struct tb_csv_table *
         tb_err(err, errlen, "%s: line %ld: field 'family': empty", path, e->line);
         return -1;
     }
-    if (num_field(t, r, "gemm_eff", 0.01, 1, &e->gemm_eff, err, errlen) ||
-        num_field(t, r, "gemm_eff_fp8", 0.01, 1, &e->gemm_eff_fp8, err, errlen) ||
-        num_field(t, r, "gemm_m_half", 0, 1e6, &e->gemm_m_half, err, errlen) ||
-        num_field(t, r, "gemm_n_half", 0, 1e6, &e->gemm_n_half, err, errlen) ||
-        num_field(t, r, "mem_eff", 0.01, 1, &e->mem_eff, err, errlen) ||
-        num_field(t, r, "kv_eff", 0.01, 1, &e->kv_eff, err, errlen) ||
-        num_field(t, r, "layer_us", 0, 1e5, &lus, err, errlen) ||
-        num_field(t, r, "prefill_layer_us", 0, 1e5, &plus, err, errlen) ||
-        num_field(t, r, "prefill_min_tokens", 0, 1e6, &e->prefill_min_tokens, err, errlen) ||
-        num_field(t, r, "request_us", 0, 1e5, &rus, err, errlen) ||
-        num_field(t, r, "train_eff", 0.01, 1, &e->train_eff, err, errlen) ||
-        num_field(t, r, "dp_overlap", 0, 1, &e->dp_overlap, err, errlen) ||
-        num_field(t, r, "tp_overlap", 0, 1, &e->tp_overlap, err, errlen) ||
-        num_field(t, r, "conv_eff", 0.01, 1, &e->conv_eff, err, errlen) ||
-        num_field(t, r, "hbm_usable", 0.1, 1, &e->hbm_usable, err, errlen) ||
-        num_field(t, r, "max_batch", 1, 1e6, &mb, err, errlen) ||
-        num_field(t, r, "attn_overlap", 0, 1, &e->attn_overlap, err, errlen) ||
-        num_field(t, r, "head_bytes", 0, 4, &e->head_bytes, err, errlen) ||
-        num_field(t, r, "step_us", 0, 1e5, &sus, err, errlen) ||
-        num_field(t, r, "request_overlap", 0, 1, &e->request_overlap, err, errlen))
+    if (num_field(t, r, "gemm_eff", &e->gemm_eff, err, errlen) ||
+        num_field(t, r, "gemm_eff_fp8", &e->gemm_eff_fp8, err, errlen) ||
+        num_field(t, r, "gemm_m_half", &e->gemm_m_half, err, errlen) ||
+        num_field(t, r, "gemm_n_half", &e->gemm_n_half, err, errlen) ||
+        num_field(t, r, "mem_eff", &e->mem_eff, err, errlen) ||
+        num_field(t, r, "kv_eff", &e->kv_eff, err, errlen) ||
+        num_field(t, r, "layer_us", &lus, err, errlen) ||
+        num_field(t, r, "prefill_layer_us", &plus, err, errlen) ||
+        num_field(t, r, "prefill_min_tokens", &e->prefill_min_tokens, err, errlen) ||
+        num_field(t, r, "request_us", &rus, err, errlen) ||
+        num_field(t, r, "train_eff", &e->train_eff, err, errlen) ||
+        num_field(t, r, "dp_overlap", &e->dp_overlap, err, errlen) ||
+        num_field(t, r, "tp_overlap", &e->tp_overlap, err, errlen) ||
+        num_field(t, r, "conv_eff", &e->conv_eff, err, errlen) ||
+        num_field(t, r, "hbm_usable", &e->hbm_usable, err, errlen) ||
+        num_field(t, r, "max_batch", &mb, err, errlen) ||
+        num_field(t, r, "attn_overlap", &e->attn_overlap, err, errlen) ||
+        num_field(t, r, "head_bytes", &e->head_bytes, err, errlen) ||
+        num_field(t, r, "step_us", &sus, err, errlen) ||
+        num_field(t, r, "request_overlap", &e->request_overlap, err, errlen))
         return -1;
     /* fp4: empty where the chip has no fp4 peak; required where it has one */
     if (!*tb_csv_field(t, r, "gemm_eff_fp4")) {
@@ -128,7 +160,7 @@ static int eff_row(const struct tb_pricing *pricing, const struct tb_csv_table *
             return -1;
         }
         e->gemm_eff_fp4 = NAN;
-    } else if (num_field(t, r, "gemm_eff_fp4", 0.01, 1, &e->gemm_eff_fp4, err, errlen)) {
+    } else if (num_field(t, r, "gemm_eff_fp4", &e->gemm_eff_fp4, err, errlen)) {
         return -1;
     }
     e->layer_s = lus * 1e-6;

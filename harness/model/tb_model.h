@@ -23,6 +23,7 @@
 #include "tb_csv.h"
 #include "tb_darch.h"
 #include "tb_pricing.h"
+#include "tb_range.h"
 #include "tb_vocab.h"
 
 #include <stdbool.h>
@@ -109,6 +110,9 @@ struct tb_model {
     struct tb_csv_table user_csv;         /* owned: the --efficiency file whose rows
                                              replaced ours (empty when none) */
 };
+
+/* The figures of efficiency.csv and their ranges (README.md, "Input ranges"). */
+extern const struct tb_range TB_EFFICIENCY_RANGES[];
 
 /* Load dir/efficiency.csv (dir NULL: the data folder's pricing/) for the chips of
  * pricing. Every field checked; a chip not in chips.csv is an error ("file: line N:

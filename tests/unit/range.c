@@ -37,6 +37,7 @@ static const struct {
     {"pricing/chips.csv", TB_CHIPS_RANGES},
     {"pricing/instances.csv", TB_INSTANCES_RANGES},
     {"pricing/prices.csv", TB_PRICES_RANGES},
+    {"pricing/efficiency.csv", TB_EFFICIENCY_RANGES},
 };
 #define NTABLES (sizeof TABLES / sizeof TABLES[0])
 
