@@ -1,6 +1,7 @@
 /* harness/base/tb_range.c: see tb_range.h. */
 #include "tb_range.h"
 
+#include "tb_csv.h"
 #include "tb_util.h"
 
 #include <limits.h>
@@ -116,4 +117,18 @@ size_t tb_range_markdown(const struct tb_range *table, char *buf, size_t len)
         n += (size_t)k < len - n ? (size_t)k : len - n - 1;
     }
     return n;
+}
+
+int tb_range_check_csv(const struct tb_csv_table *t, const struct tb_range *table, char *err,
+                       size_t errlen)
+{
+    char why[256];
+    double x;
+    for (size_t r = 0; r < t->nrows; r++)
+        for (const struct tb_range *g = table; g->field; g++) {
+            const char *v = tb_csv_field(t, r, g->field);
+            if (*v && tb_range_parse(g, v, &x, why, sizeof why) != 0)
+                return tb_err(err, errlen, "%s: line %ld: %s", t->path, t->lines[r], why);
+        }
+    return 0;
 }

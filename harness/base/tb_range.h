@@ -42,6 +42,13 @@ int tb_range_field(const struct tb_range *table, const char *field, const char *
 int tb_range_field_long(const struct tb_range *table, const char *field, const char *v, long *out,
                         char *err, size_t errlen);
 
+/* Every non-empty field of t named in table within its range: 0, or -1 with "path: line N:
+ * field 'F': expected ..." in err. Whether a field may be empty is the table's reader's
+ * rule (a status column, say), checked there. */
+struct tb_csv_table;
+int tb_range_check_csv(const struct tb_csv_table *t, const struct tb_range *table, char *err,
+                       size_t errlen);
+
 /* *out = a * b: 0, or -1 when the product overflows a long (then *out is unchanged). */
 int tb_mul_long(long a, long b, long *out);
 

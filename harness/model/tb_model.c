@@ -202,6 +202,18 @@ static const char *const EFF_COLS[] = {"chip",
                                        "request_overlap",
                                        NULL};
 
+/* The numbers of the start-up tables beside efficiency.csv (README.md, "Input ranges"):
+ * checked when the model loads, so a malformed figure is an error, not a silent "no
+ * published figure" at prediction. */
+const struct tb_range TB_STORAGE_RANGES[] = {
+    {"read_mb_per_s", 1, 1e9, false, "MB/s from storage to the host"},
+    {NULL, 0, 0, false, NULL},
+};
+const struct tb_range TB_COMPILE_RANGES[] = {
+    {"compile_s", 0, 1e7, false, "s"},
+    {NULL, 0, 0, false, NULL},
+};
+
 int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const char *dir, char *err,
                   size_t errlen)
 {
@@ -238,7 +250,9 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
                                             "stack", "as_of", "source", "notes",     NULL};
         *strrchr(path, '/') = 0; /* the folder of efficiency.csv */
         if (tb_csv_load_optional(&m->storage, path, "storage.csv", scols, err, errlen) != 0 ||
-            tb_csv_load_optional(&m->compile, path, "compile.csv", ccols, err, errlen) != 0)
+            tb_csv_load_optional(&m->compile, path, "compile.csv", ccols, err, errlen) != 0 ||
+            tb_range_check_csv(&m->storage, TB_STORAGE_RANGES, err, errlen) != 0 ||
+            tb_range_check_csv(&m->compile, TB_COMPILE_RANGES, err, errlen) != 0)
             goto fail;
     }
     return 0;

@@ -113,6 +113,11 @@ struct tb_model {
 
 /* The figures of efficiency.csv and their ranges (README.md, "Input ranges"). */
 extern const struct tb_range TB_EFFICIENCY_RANGES[];
+/* ... of storage.csv, compile.csv, workloads/datasets.csv and mlperf_limits.csv */
+extern const struct tb_range TB_STORAGE_RANGES[];
+extern const struct tb_range TB_COMPILE_RANGES[];
+extern const struct tb_range TB_DATASETS_RANGES[];
+extern const struct tb_range TB_LIMITS_RANGES[];
 
 /* Load dir/efficiency.csv (dir NULL: the data folder's pricing/) for the chips of
  * pricing. Every field checked; a chip not in chips.csv is an error ("file: line N:

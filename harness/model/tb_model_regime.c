@@ -2,6 +2,7 @@
  * workloads/datasets.csv and MLPerf's latency limits (workloads/mlperf_limits.csv), and
  * the model's use of them (tb_model_impl.h). */
 #include "tb_model_impl.h"
+#include "tb_range.h"
 #include "tb_regime.h"
 
 #include "tb_util.h"
@@ -373,10 +374,6 @@ int tb_regime_solve(const struct tb_regime_costs *c, const struct tb_regime_leng
 
 /* ---- datasets and limits (workloads/) ---- */
 
-static const char *const DS_NUM[] = {
-    "samples", "in_mean", "in_p10",  "in_p50",  "in_p90",  "in_p99", "in_max",     "out_mean",
-    "out_p10", "out_p50", "out_p90", "out_p99", "out_max", "steps",  "resolution", NULL};
-
 /* A numeric field: "" is NAN. */
 static double ds_num(const struct tb_csv_table *t, size_t r, const char *name)
 {
@@ -384,6 +381,33 @@ static double ds_num(const struct tb_csv_table *t, size_t r, const char *name)
     const char *s = tb_csv_field(t, r, name);
     return *s && tb_parse_double(s, 0, 1e9, &v) == 0 ? v : NAN;
 }
+
+/* The numbers of workloads/datasets.csv and mlperf_limits.csv and their ranges (README.md,
+ * "Input ranges"); an empty length is "not stated". */
+const struct tb_range TB_DATASETS_RANGES[] = {
+    {"samples", 1, 1e9, true, "samples in the set"},
+    {"in_mean", 1, 16777216, false, "prompt tokens"},
+    {"in_p10", 1, 16777216, false, "prompt tokens"},
+    {"in_p50", 1, 16777216, false, "prompt tokens"},
+    {"in_p90", 1, 16777216, false, "prompt tokens"},
+    {"in_p99", 1, 16777216, false, "prompt tokens"},
+    {"in_max", 1, 16777216, false, "prompt tokens"},
+    {"out_mean", 1, 16777216, false, "output tokens"},
+    {"out_p10", 1, 16777216, false, "output tokens"},
+    {"out_p50", 1, 16777216, false, "output tokens"},
+    {"out_p90", 1, 16777216, false, "output tokens"},
+    {"out_p99", 1, 16777216, false, "output tokens"},
+    {"out_max", 1, 16777216, false, "output tokens"},
+    {"steps", 1, 10000, true, "denoising steps"},
+    {"resolution", 8, 16384, true, "pixels"},
+    {NULL, 0, 0, false, NULL},
+};
+const struct tb_range TB_LIMITS_RANGES[] = {
+    {"ttft_ms", 0.001, 1e7, false, "ms"},
+    {"tpot_ms", 0.001, 1e7, false, "ms"},
+    {"percentile", 1, 100, false, "percentile the limits hold at"},
+    {NULL, 0, 0, false, NULL},
+};
 
 int tb_model_datasets_load(struct tb_model *m, const char *dir, char *err, size_t errlen)
 {
@@ -405,17 +429,12 @@ int tb_model_datasets_load(struct tb_model *m, const char *dir, char *err, size_
     if (tb_csv_load_optional(&m->datasets, d, "datasets.csv", dcols, err, errlen) != 0 ||
         tb_csv_load_optional(&m->limits, d, "mlperf_limits.csv", lcols, err, errlen) != 0)
         return -1;
+    if (tb_range_check_csv(&m->datasets, TB_DATASETS_RANGES, err, errlen) != 0 ||
+        tb_range_check_csv(&m->limits, TB_LIMITS_RANGES, err, errlen) != 0)
+        return -1;
     for (size_t r = 0; r < m->datasets.nrows; r++) {
         const struct tb_csv_table *t = &m->datasets;
         const char *kind = tb_csv_field(t, r, "kind"), *st = tb_csv_field(t, r, "status");
-        for (int i = 0; DS_NUM[i]; i++) {
-            const char *v = tb_csv_field(t, r, DS_NUM[i]);
-            double x;
-            if (*v && tb_parse_double(v, 0, 1e9, &x) != 0)
-                return tb_err(err, errlen,
-                              "%s: line %ld: field '%s': not a non-negative number: '%s'", t->path,
-                              t->lines[r], DS_NUM[i], v);
-        }
         if (!*tb_csv_field(t, r, "name") || !*tb_csv_field(t, r, "source"))
             return tb_err(err, errlen, "%s: line %ld: field '%s': empty", t->path, t->lines[r],
                           *tb_csv_field(t, r, "name") ? "source" : "name");
@@ -438,12 +457,10 @@ int tb_model_datasets_load(struct tb_model *m, const char *dir, char *err, size_
     for (size_t r = 0; r < m->limits.nrows; r++) {
         const struct tb_csv_table *t = &m->limits;
         static const char *const num[] = {"ttft_ms", "tpot_ms", "percentile", NULL};
-        for (int i = 0; num[i]; i++) {
-            double x;
-            if (tb_parse_double(tb_csv_field(t, r, num[i]), 0, 1e9, &x) != 0)
-                return tb_err(err, errlen, "%s: line %ld: field '%s': not a number: '%s'", t->path,
-                              t->lines[r], num[i], tb_csv_field(t, r, num[i]));
-        }
+        for (int i = 0; num[i]; i++)
+            if (!*tb_csv_field(t, r, num[i]))
+                return tb_err(err, errlen, "%s: line %ld: field '%s': empty", t->path, t->lines[r],
+                              num[i]);
     }
     return 0;
 }

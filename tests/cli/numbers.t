@@ -14,7 +14,7 @@ rm -rf "$tmp" && mkdir -p "$tmp"
 # has FILE TEXT: FILE holds TEXT (fixed string)
 has() { grep -qF -- "$2" "$1"; }
 
-echo "1..28"
+echo "1..30"
 
 # ---- item 1: tp x pp x dp past a long ----
 hdr='id,target,instances,chips,model,phase,precision,seq_in,seq_out,batch,tp,pp,dp,metric,value'
@@ -111,3 +111,13 @@ for kv in "rope_theta = 1" "rope_scale_factor = 32"; do
         *) want="broken.model: field 'rope_original_context': rope_scale_factor 32 needs" ;; esac
     check "model file with $kv: the file and field named" has "$tmp/mrun.err" "$want"
 done
+
+# ---- the model's tables: a storage figure that is not a number was read at prediction as
+# "no published figure"; now refused when the model loads ----
+rm -rf "$tmp/prices" && cp -r "$TB_SRCDIR/pricing" "$tmp/prices"
+awk -F, 'BEGIN { OFS = "," } NR == 3 { $3 = "fast" } { print }' "$TB_SRCDIR/pricing/storage.csv" >"$tmp/prices/storage.csv"
+"$TB_BIN" predict --prices "$tmp/prices" --scenarios "$TB_SRCDIR/tests/data/scenarios.csv" >"$tmp/st.out" 2>"$tmp/st.err"
+rc=$?
+check "storage.csv with a bad read_mb_per_s: exit 2 when the model loads (exit $rc)" test $rc -eq 2
+check "storage.csv: the file, line and field named" \
+    has "$tmp/st.err" "storage.csv: line 3: field 'read_mb_per_s': expected a number in [1, 1e9] (MB/s from storage to the host), got 'fast'"

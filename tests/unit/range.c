@@ -38,6 +38,10 @@ static const struct {
     {"pricing/instances.csv", TB_INSTANCES_RANGES},
     {"pricing/prices.csv", TB_PRICES_RANGES},
     {"pricing/efficiency.csv", TB_EFFICIENCY_RANGES},
+    {"pricing/storage.csv", TB_STORAGE_RANGES},
+    {"pricing/compile.csv", TB_COMPILE_RANGES},
+    {"workloads/datasets.csv", TB_DATASETS_RANGES},
+    {"workloads/mlperf_limits.csv", TB_LIMITS_RANGES},
 };
 #define NTABLES (sizeof TABLES / sizeof TABLES[0])
 
