@@ -38,5 +38,9 @@ int tb_cmd_serve(int argc, char **argv);       /* harness/cmd_serve.c */
 int tb_cmd_import(int argc, char **argv);      /* cli/cmd_import.c */
 int tb_cmd_prices(int argc, char **argv);      /* cli/cmd_prices.c */
 int tb_cmd_compare(int argc, char **argv);     /* cli/cmd_compare.c */
+int tb_cmd_collectives(int argc, char **argv); /* cli/cmd_collectives.c */
+/* `trnbench collectives --calibrate ...` (cli/cmd_calibrate.c; argv as collectives got it).
+ * cmd_collectives.c holds a weak stand-in that says it is not built. */
+extern int tb_cmd_calibrate(int argc, char **argv);
 
 #endif

@@ -53,10 +53,16 @@
  *               NeuronCores): no Neuron SDK found ..."). Such rows are the host's, not
  *               the instance's accelerator throughput: the report never ranks them
  *               against other targets
+ *   nodes, ranks_per_node  a multi-process run's hosts and processes (ranks) on each;
+ *               empty for a one-process run (`trnbench collectives`, harness/dist/)
+ *   link        what a collective's traffic crossed: loopback, shm, tcp, efa, nvlink,
+ *               neuronlink (detected or stated; the row's notes say which)
+ *   bytes       a collective's message size in bytes (nccl-tests' size)
  *
  * Files written by older versions (this header less some of the columns added since
  * the first: instances, steps, resolution, chips_used, workload, config, device,
- * concurrency, request_rate, p90, p99, accelerators_unused) still
+ * concurrency, request_rate, p90, p99, accelerators_unused, nodes, ranks_per_node, link,
+ * bytes) still
  * read: an append rewrites them with this header, their rows' new fields empty; the
  * reader derives workload and config of such rows from run_id (tb_results_config), the
  * one place a run id is taken apart.
@@ -74,7 +80,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TB_RESULTS_NCOLS 42
+#define TB_RESULTS_NCOLS 46
 extern const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS];
 
 /* The columns in the file's order, several a line. */
@@ -88,7 +94,8 @@ enum tb_results_col {
     TB_COL_COUNTERS, TB_COL_SOURCE, TB_COL_NOTES,
     TB_COL_CHIPS_USED,
     TB_COL_WORKLOAD, TB_COL_CONFIG, TB_COL_DEVICE,
-    TB_COL_CONCURRENCY, TB_COL_REQUEST_RATE, TB_COL_P90, TB_COL_P99, TB_COL_ACCEL_UNUSED /* last: scripts that index
+    TB_COL_CONCURRENCY, TB_COL_REQUEST_RATE, TB_COL_P90, TB_COL_P99, TB_COL_ACCEL_UNUSED,
+    TB_COL_NODES, TB_COL_RANKS_PER_NODE, TB_COL_LINK, TB_COL_BYTES /* last: scripts that index
                                                   the older columns by position keep working */
 };
 /* clang-format on */
