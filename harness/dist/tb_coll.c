@@ -491,8 +491,9 @@ long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct
                 snprintf(note, 512,
                          "%s; time: mean over %d iterations of the slowest of %d ranks' time; "
                          "busbw factor %.4f; link %s (%s)%s%s",
-                         z->wrong[pl] == 0 ? "check: every element exact"
-                                           : "not checked (--no-check or the tool's own)",
+                         z->wrong[pl] != 0 ? "not checked (--no-check)"
+                         : p->checked      ? p->checked
+                                           : "check: every element exact",
                          p->iters, p->nranks, r->factor, p->link, p->link_how, p->notes ? "; " : "",
                          p->notes ? p->notes : "");
                 row->col[TB_COL_RUN_ID] = c[0];

@@ -126,8 +126,9 @@ struct tb_coll_prov {
     int nodes, ranks_per_node; /* ranks_per_node 0: not the same on every node */
     int nranks;
     int iters, warmup;
-    const char *source; /* NULL: "trnbench" */
-    const char *notes;  /* added to every row's notes; NULL: none */
+    const char *source;  /* NULL: "trnbench" */
+    const char *notes;   /* added to every row's notes; NULL: none */
+    const char *checked; /* the notes of a checked row; NULL: "check: every element exact" */
 };
 
 /* Append r's rows to path (results.csv) atomically: per size whose check found nothing
