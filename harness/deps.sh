@@ -26,11 +26,16 @@
 #                   (tests/cli/train.t, train-script.t: skipped without it); Debian 12's
 #                   is torch 1.13.1, CPU only. On Neuron or a GPU use the vendor's
 #                   torch (torch-neuronx, pip's CUDA build) instead
+#   openmpi-bin, libopenmpi-dev  Open MPI: mpirun, and mpicc, which builds the MPI
+#                   plugin build/lib/libtrnbench-mpi.so (`trnbench collectives
+#                   --backend mpi`, tests/cli/collectives.t: skipped without it); never
+#                   needed to build trnbench itself. A cluster's own MPI (Amazon's Open
+#                   MPI with EFA) serves as well: put its mpicc first on PATH
 set -u
 
 optional=""
 case "${1:-}" in
---optional) optional="python3-torch" ;;
+--optional) optional="python3-torch openmpi-bin libopenmpi-dev" ;;
 "") ;;
 *)
     echo "usage: harness/deps.sh [--optional]" >&2

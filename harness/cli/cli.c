@@ -24,11 +24,10 @@ static const struct command COMMANDS[] = {
     {"compare", tb_cmd_compare, "one workload modeled and priced on named targets: the report"},
     {"calibrate", tb_cmd_calibrate,
      "fit the link efficiencies measured collectives imply into an efficiency file"},
-    /* F's cmd_collectives.c takes this entry at the merge and calls tb_cmd_calibrate on
-     * --calibrate; here `collectives` is that path only */
-    {"collectives", tb_cmd_calibrate, "collectives: --calibrate RESULTS.csv --out FILE.csv"},
     {"detect", tb_cmd_detect, "what this machine is: CPU, memory, EC2 type, GPUs, Neuron"},
     {"perf", tb_cmd_perf, "the CPU engine's FLOP/s and bandwidth against sgemm and STREAM"},
+    {"collectives", tb_cmd_collectives,
+     "collective bandwidth (MPI, NCCL, Neuron) with nccl-tests' conventions"},
     {"serve", tb_cmd_serve, "serve a model through the OpenAI API with continuous batching"},
 };
 

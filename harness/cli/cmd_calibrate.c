@@ -159,7 +159,6 @@ out:
 int tb_cmd_calibrate(int argc, char **argv)
 {
     const char *out = NULL, *dir = NULL, *files[64];
-    bool as_collectives = !strcmp(argv[0], "collectives");
     size_t nfiles = 0, nmeas = 0, nkeys = 0;
     double host_given = 0, host_bw = 0;
     struct stat sa, sb;
@@ -205,12 +204,6 @@ int tb_cmd_calibrate(int argc, char **argv)
     }
     for (int i = optind; i < argc && nfiles < sizeof files / sizeof files[0]; i++)
         files[nfiles++] = argv[i];
-    if (as_collectives && nfiles == 0) {
-        fprintf(stderr, "trnbench collectives: this build has --calibrate only (the "
-                        "measurements are `trnbench collectives` of the MPI build)\n");
-        usage(stderr);
-        return 2;
-    }
     if (nfiles == 0 || !out) {
         fprintf(stderr, "trnbench %s: %s\n", argv[0],
                 nfiles ? "--out FILE.csv is required" : "no results file given");

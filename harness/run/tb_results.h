@@ -56,12 +56,17 @@
  *   nodes, ranks, rank, node, slurm_job  a run of a Slurm job (`trnbench run --slurm`,
  *               tb_slurm.h): the job's node count (SLURM_NNODES) and tasks (SLURM_NTASKS),
  *               the task that measured the row (SLURM_PROCID), its node (SLURMD_NODENAME)
- *               and the job id (SLURM_JOB_ID); empty for a run outside Slurm
+ *               and the job id (SLURM_JOB_ID); on a collective's row (`trnbench
+ *               collectives`, harness/dist/) nodes is its hosts; empty for a one-process run
+ *   ranks_per_node  a collective's processes (ranks) on each host
+ *   link        what a collective's traffic crossed: loopback, shm, tcp, efa, nvlink,
+ *               neuronlink (detected or stated; the row's notes say which)
+ *   bytes       a collective's message size in bytes (nccl-tests' size)
  *
  * Files written by older versions (this header less some of the columns added since
  * the first: instances, steps, resolution, chips_used, workload, config, device,
- * concurrency, request_rate, p90, p99, accelerators_unused, nodes, ranks,
- * rank, node, slurm_job) still
+ * concurrency, request_rate, p90, p99, accelerators_unused, nodes, ranks, rank, node,
+ * slurm_job, ranks_per_node, link, bytes) still
  * read: an append rewrites them with this header, their rows' new fields empty; the
  * reader derives workload and config of such rows from run_id (tb_results_config), the
  * one place a run id is taken apart.
@@ -79,7 +84,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TB_RESULTS_NCOLS 47
+#define TB_RESULTS_NCOLS 50
 extern const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS];
 
 /* The columns in the file's order, several a line. */
@@ -94,9 +99,9 @@ enum tb_results_col {
     TB_COL_CHIPS_USED,
     TB_COL_WORKLOAD, TB_COL_CONFIG, TB_COL_DEVICE,
     TB_COL_CONCURRENCY, TB_COL_REQUEST_RATE, TB_COL_P90, TB_COL_P99, TB_COL_ACCEL_UNUSED,
-    TB_COL_NODES, TB_COL_RANKS, TB_COL_RANK, TB_COL_NODE, TB_COL_SLURM_JOB /* last: scripts
-                                                  that index the older columns by position
-                                                  keep working */
+    TB_COL_NODES, TB_COL_RANKS, TB_COL_RANK, TB_COL_NODE, TB_COL_SLURM_JOB,
+    TB_COL_RANKS_PER_NODE, TB_COL_LINK, TB_COL_BYTES /* last: scripts that index the older
+                                                   columns by position keep working */
 };
 /* clang-format on */
 

@@ -1,0 +1,460 @@
+/*
+ * harness/cli/cmd_collectives.c: `trnbench collectives`, collective bandwidth with
+ * nccl-tests' conventions (harness/dist/tb_coll.h) through MPI on the CPUs, NCCL on
+ * GPUs, or Neuron's nccom-test; rank 0 prints the table and writes the rows.
+ */
+#include "cli.h"
+
+#include "tb_coll.h"
+#include "tb_comm.h"
+#include "tb_nccl.h"
+#include "tb_nccom.h"
+#include "tb_neuron.h"
+#include "tb_platform.h"
+#include "tb_results.h"
+#include "tb_util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void usage(FILE *f)
+{
+    fputs("usage: trnbench collectives --backend mpi|nccl|neuron --op OP --out DIR [options]\n"
+          "\n"
+          "Collective bandwidth as nccl-tests measures it: per message size, warmup then\n"
+          "timed operations out of place and in place; time is the mean over iterations\n"
+          "of the slowest rank's time, algbw = bytes / time, busbw = algbw x the\n"
+          "operation's factor (all-reduce 2(n-1)/n; all-gather, reduce-scatter and\n"
+          "all-to-all (n-1)/n; sendrecv 1); every element of the result is checked.\n"
+          "Start it under the MPI launcher, one process per rank, like nccl-tests:\n"
+          "  mpirun -np 4 trnbench collectives --backend mpi --op all-reduce --out DIR\n"
+          "  srun -N 2 --ntasks-per-node 8 trnbench collectives --backend nccl ...\n"
+          "The neuron backend is one process: it runs nccom-test, which starts the ranks.\n"
+          "Rank 0 prints the table and appends the rows to DIR/results.csv (phase\n"
+          "collective; busbw_gbyte_per_s, algbw_gbyte_per_s, latency_us per size and\n"
+          "placement).\n"
+          "\n"
+          "Options:\n"
+          "  --backend B        mpi (host memory, the MPI plugin libtrnbench-mpi.so), nccl\n"
+          "                     (GPU memory; libnccl.so.2 and libcudart loaded at run time;\n"
+          "                     ranks and the NCCL id through MPI) or neuron (nccom-test)\n"
+          "  --op OP            all-reduce, all-gather, reduce-scatter, all-to-all or sendrecv\n"
+          "  --min-bytes N      smallest size (default 8); K, M, G suffixes (binary)\n"
+          "  --max-bytes N      largest size (default 1G)\n"
+          "  --step-factor F    each size F times the last (default 2)\n"
+          "  --iters N          timed operations per size and placement (default 20)\n"
+          "  --warmup N         untimed operations before them (default 5)\n"
+          "  --no-check         skip the check of the results\n"
+          "  --link L           the link to record (loopback, shm, tcp, efa, nvlink,\n"
+          "                     neuronlink) instead of the detected one\n"
+          "  --ranks N          neuron: nccom-test's workers (-r); required there\n"
+          "  --nodes N          neuron: nccom-test's instances (-N, default 1)\n"
+          "  --out DIR          results folder (required)\n"
+          "  -h, --help         this text\n"
+          "\n"
+          "Exit status: 0 ok, 1 a wrong value (the size fails and writes no rows) or a\n"
+          "failed run, 2 usage, or a backend that cannot run here (the reason said).\n",
+          f);
+}
+
+enum {
+    O_BACKEND = 256,
+    O_OP,
+    O_MIN,
+    O_MAX,
+    O_STEP,
+    O_ITERS,
+    O_WARMUP,
+    O_NO_CHECK,
+    O_LINK,
+    O_RANKS,
+    O_NODES,
+    O_OUT,
+    O_CALIBRATE,
+};
+
+static const char *const LINKS[] = {"loopback", "shm", "tcp", "efa", "nvlink", "neuronlink", NULL};
+
+struct args {
+    const char *backend, *out, *link;
+    struct tb_coll_opts o;
+    int ranks, nodes;
+};
+
+/* The link of an MPI run, detected (see README "Collectives"). */
+static void detect_link(const char *backend, int nodes, char *link, size_t len, char *how,
+                        size_t hlen)
+{
+    const char *btl = getenv("OMPI_MCA_btl"), *mtl = getenv("OMPI_MCA_mtl");
+    const char *pml = getenv("OMPI_MCA_pml"), *fi = getenv("FI_PROVIDER");
+    if (!strcmp(backend, "nccl")) {
+        const char *net = getenv("NCCL_NET");
+        if (nodes > 1 && ((fi && strstr(fi, "efa")) || (net && strstr(net, "OFI")))) {
+            snprintf(link, len, "efa");
+            snprintf(how, hlen, "detected: %d nodes, FI_PROVIDER/NCCL_NET name EFA", nodes);
+        } else if (nodes > 1) {
+            snprintf(link, len, "tcp");
+            snprintf(how, hlen, "detected: %d nodes, no EFA provider named (FI_PROVIDER)", nodes);
+        } else {
+            snprintf(link, len, "nvlink");
+            snprintf(how, hlen, "assumed: one node's GPUs (NVLink or PCIe: not detected)");
+        }
+        return;
+    }
+    if (nodes <= 1) {
+        if (btl && strstr(btl, "tcp") && !strstr(btl, "vader") && !strstr(btl, "sm")) {
+            snprintf(link, len, "loopback");
+            snprintf(how, hlen, "detected: one host, Open MPI btl '%.60s' (TCP over loopback)",
+                     btl);
+        } else {
+            snprintf(link, len, "shm");
+            snprintf(how, hlen, "detected: one host, Open MPI shared memory (btl %.60s)",
+                     btl ? btl : "default: vader");
+        }
+        return;
+    }
+    if ((mtl && strstr(mtl, "ofi")) || (pml && strstr(pml, "cm")) || (fi && strstr(fi, "efa"))) {
+        snprintf(link, len, "efa");
+        snprintf(how, hlen,
+                 "detected: %d hosts, Open MPI mtl %.40s / pml %.40s / FI_PROVIDER %.40s", nodes,
+                 mtl ? mtl : "-", pml ? pml : "-", fi ? fi : "-");
+    } else {
+        snprintf(link, len, "tcp");
+        snprintf(how, hlen, "detected: %d hosts, Open MPI btl %.60s", nodes,
+                 btl ? btl : "default (tcp between hosts)");
+    }
+}
+
+/* Rank 0's part after a run: the table, then the rows under the folder's lock. */
+static int report(const struct args *a, const struct tb_coll_result *res, int nodes, int nranks,
+                  int rpn, const char *software, const char *link, const char *link_how,
+                  const char *device_extra, const char *notes)
+{
+    struct tb_platform plat;
+    struct tb_lock lock = {0};
+    struct tb_coll_prov p = {0};
+    char err[1024] = "", host[512], device[512], path[4096];
+    long n;
+
+    tb_coll_print(stdout, res);
+    fflush(stdout);
+    if (tb_platform_detect(&plat, err, sizeof err) != 0)
+        memset(&plat, 0, sizeof plat);
+    tb_platform_describe(&plat, host, sizeof host);
+    snprintf(device, sizeof device, "%.200s x%d ranks%s", device_extra, nranks,
+             nodes > 1 ? " (rank 0's host)" : "");
+    p.executor = a->backend;
+    p.target = tb_platform_target(&plat);
+    p.host = host;
+    p.device = device;
+    p.software = software;
+    p.link = link;
+    p.link_how = link_how;
+    p.nodes = nodes;
+    p.ranks_per_node = rpn;
+    p.nranks = nranks;
+    p.iters = a->o.iters;
+    p.warmup = a->o.warmup;
+    p.notes = notes;
+    if (!strcmp(a->backend, "neuron"))
+        p.checked = "check: nccom-test --check reported no error";
+    if (strlen(a->out) > 4000) {
+        fprintf(stderr, "trnbench collectives: --out too long\n");
+        return 2;
+    }
+    snprintf(path, sizeof path, "%s/results.csv", a->out);
+    if (tb_mkdir_p(a->out, err, sizeof err) != 0 ||
+        tb_results_lock(&lock, a->out, "trnbench collectives", true, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench collectives: %s\n", err);
+        tb_lock_release(&lock);
+        return 1;
+    }
+    n = tb_coll_rows(path, res, &p, err, sizeof err);
+    tb_lock_release(&lock);
+    if (n < 0) {
+        fprintf(stderr, "trnbench collectives: %s\n", err);
+        return 1;
+    }
+    fprintf(stderr, "trnbench collectives: %ld rows in '%s'\n", n, path);
+    return 0;
+}
+
+/* ---- mpi and nccl: every process a rank ---- */
+
+static int run_ranks(const struct args *a, int argc, char **argv)
+{
+    char why[1200] = "", err[1024] = "", sw[512] = "", ver[256] = "", link[32], how[300];
+    char cpu[200];
+    const struct tb_comm_api *c = tb_comm_open(why, sizeof why);
+    struct tb_coll_engine e;
+    struct tb_coll_result res = {0};
+    struct tb_nccl nccl;
+    struct tb_platform plat;
+    int rc = 0, rank, nodes, size, rpn;
+
+    memset(&nccl, 0, sizeof nccl);
+    if (!c) {
+        fprintf(stderr, "trnbench collectives: --backend %s needs MPI: %s\n", a->backend, why);
+        return 2;
+    }
+    if (c->init(&argc, &argv, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench collectives: %s\n", err);
+        return 1;
+    }
+    rank = c->rank();
+    size = c->size();
+    nodes = c->nodes();
+    c->library_version(ver, sizeof ver);
+    if (!strcmp(a->backend, "nccl")) {
+        if (tb_nccl_open(&nccl, c, &e, why, sizeof why) != 0) {
+            if (rank == 0)
+                fprintf(stderr, "trnbench collectives: --backend nccl: %s\n", why);
+            c->finalize(err, sizeof err);
+            return 2;
+        }
+        snprintf(sw, sizeof sw, "%s; %s", nccl.version, ver);
+        snprintf(cpu, sizeof cpu, "%s", nccl.desc);
+    } else {
+        tb_coll_host_engine(&e, c);
+        snprintf(sw, sizeof sw, "%s", ver);
+        if (rank == 0 && tb_platform_detect(&plat, err, sizeof err) == 0 && plat.cpu_model[0])
+            snprintf(cpu, sizeof cpu, "%.150s (host CPU)", plat.cpu_model);
+        else
+            snprintf(cpu, sizeof cpu, "host CPU");
+    }
+    if (tb_coll_run(c, &e, &a->o, &res, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench collectives: rank %d: %s\n", rank, err);
+        rc = 1;
+        goto out;
+    }
+    if (a->link) {
+        snprintf(link, sizeof link, "%s", a->link);
+        snprintf(how, sizeof how, "stated (--link)");
+    } else {
+        detect_link(a->backend, nodes, link, sizeof link, how, sizeof how);
+    }
+    rpn = size % nodes == 0 ? size / nodes : 0;
+    if (rank == 0)
+        rc =
+            report(a, &res, nodes, size, rpn, sw, link, how, cpu,
+                   a->o.break_check ? "TRNBENCH_TEST_COLL_BREAK: a broken input on purpose" : NULL);
+    if (res.wrong > 0) {
+        if (rank == 0)
+            fprintf(stderr,
+                    "trnbench collectives: %ld wrong values: the sizes that hold them failed\n",
+                    res.wrong);
+        rc = rc ? rc : 1;
+    }
+out:
+    tb_coll_result_release(&res);
+    tb_nccl_close(&nccl);
+    c->finalize(err, sizeof err);
+    return rc;
+}
+
+/* ---- neuron: nccom-test as a child ---- */
+
+static int run_neuron(const struct args *a)
+{
+    struct tb_nccom_opts o = {0};
+    struct tb_coll_result res = {0};
+    char err[1400] = "", tool[1024] = "", sw[1200], link[32], how[300];
+    int rc;
+
+    if (a->ranks < 1) {
+        fprintf(stderr, "trnbench collectives: --backend neuron needs --ranks N (nccom-test -r)\n");
+        return 2;
+    }
+    o.op = a->o.op;
+    o.ranks = a->ranks;
+    o.nodes = a->nodes;
+    o.min_bytes = a->o.min_bytes;
+    o.max_bytes = a->o.max_bytes;
+    o.step_factor = a->o.step_factor;
+    o.iters = a->o.iters;
+    o.warmup = a->o.warmup;
+    o.check = a->o.check;
+    if (!tb_nccom_op(o.op)) {
+        fprintf(stderr,
+                "trnbench collectives: --backend neuron: nccom-test has no %s (its guide lists "
+                "all_reduce, all_gather, reduce_scatter and sendrecv)\n",
+                tb_coll_op_name(o.op));
+        return 2;
+    }
+    rc = tb_nccom_run(&o, &res, tool, sizeof tool, err, sizeof err);
+    if (rc == 1) {
+        fprintf(stderr, "trnbench collectives: --backend neuron: %s\n", err);
+        return 2;
+    }
+    if (rc != 0) {
+        fprintf(stderr, "trnbench collectives: %s\n", err);
+        return rc == TB_EINPUT ? 1 : 1;
+    }
+    if (a->link) {
+        snprintf(link, sizeof link, "%s", a->link);
+        snprintf(how, sizeof how, "stated (--link)");
+    } else if (a->nodes > 1) {
+        snprintf(link, sizeof link, "efa");
+        snprintf(how, sizeof how, "assumed: %d Trainium instances, EFA between them (not detected)",
+                 a->nodes);
+    } else {
+        snprintf(link, sizeof link, "neuronlink");
+        snprintf(how, sizeof how, "assumed: one instance's devices over NeuronLink (not detected)");
+    }
+    snprintf(sw, sizeof sw, "nccom-test (%.1000s)", tool);
+    rc = report(a, &res, a->nodes, a->ranks, a->ranks % a->nodes == 0 ? a->ranks / a->nodes : 0, sw,
+                link, how, "Neuron cores",
+                "nccom-test's table: time is its P50, GiB/s converted to GB/s; out of place only");
+    tb_coll_result_release(&res);
+    return rc;
+}
+
+/* ---- the command ---- */
+
+int tb_cmd_collectives(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"backend", required_argument, NULL, O_BACKEND},
+        {"op", required_argument, NULL, O_OP},
+        {"min-bytes", required_argument, NULL, O_MIN},
+        {"max-bytes", required_argument, NULL, O_MAX},
+        {"step-factor", required_argument, NULL, O_STEP},
+        {"iters", required_argument, NULL, O_ITERS},
+        {"warmup", required_argument, NULL, O_WARMUP},
+        {"no-check", no_argument, NULL, O_NO_CHECK},
+        {"link", required_argument, NULL, O_LINK},
+        {"ranks", required_argument, NULL, O_RANKS},
+        {"nodes", required_argument, NULL, O_NODES},
+        {"out", required_argument, NULL, O_OUT},
+        {"calibrate", optional_argument, NULL, O_CALIBRATE},
+        {"help", no_argument, NULL, 'h'},
+        {0, 0, 0, 0},
+    };
+    struct args a;
+    const char *op = NULL, *brk = getenv("TRNBENCH_TEST_COLL_BREAK");
+    int state = 0, c;
+    long v;
+    bool ok;
+
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "--calibrate") || !strncmp(argv[i], "--calibrate=", 12))
+            return tb_cmd_calibrate(argc, argv);
+    memset(&a, 0, sizeof a);
+    a.o.min_bytes = 8;
+    a.o.max_bytes = (size_t)1 << 30;
+    a.o.step_factor = 2;
+    a.o.iters = 20;
+    a.o.warmup = 5;
+    a.o.check = true;
+    a.nodes = 1;
+    while ((c = tb_cli_getopt("collectives", argc, argv, opts, &state)) != -1) {
+        const char *name = tb_cli_opt_name(opts, c);
+        switch (c) {
+        case 'h':
+            usage(stdout);
+            return 0;
+        case O_BACKEND:
+            a.backend = optarg;
+            break;
+        case O_OP:
+            op = optarg;
+            break;
+        case O_MIN:
+        case O_MAX:
+            if (tb_coll_parse_bytes(optarg, c == O_MIN ? &a.o.min_bytes : &a.o.max_bytes) != 0) {
+                fprintf(stderr,
+                        "trnbench collectives: --%s: not a size in bytes (8, 64K, 1M, 1G): '%s'\n",
+                        name, optarg);
+                return 2;
+            }
+            break;
+        case O_STEP:
+            if (tb_parse_double(optarg, 1.0001, 1024, &a.o.step_factor) != 0) {
+                fprintf(stderr,
+                        "trnbench collectives: --step-factor: not a number in (1, 1024]: '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case O_ITERS:
+        case O_WARMUP:
+        case O_RANKS:
+        case O_NODES:
+            if (tb_parse_long(optarg, c == O_WARMUP ? 0 : 1, 1000000, &v) != 0) {
+                fprintf(stderr,
+                        "trnbench collectives: --%s: not a whole number in [%d, 1000000]: '%s'\n",
+                        name, c == O_WARMUP ? 0 : 1, optarg);
+                return 2;
+            }
+            if (c == O_ITERS)
+                a.o.iters = (int)v;
+            else if (c == O_WARMUP)
+                a.o.warmup = (int)v;
+            else if (c == O_RANKS)
+                a.ranks = (int)v;
+            else
+                a.nodes = (int)v;
+            break;
+        case O_NO_CHECK:
+            a.o.check = false;
+            break;
+        case O_LINK:
+            ok = false;
+            for (const char *const *l = LINKS; *l; l++)
+                ok = ok || !strcmp(*l, optarg);
+            if (!ok) {
+                fprintf(stderr,
+                        "trnbench collectives: --link: '%s' is not one of loopback, shm, tcp, "
+                        "efa, nvlink, neuronlink\n",
+                        optarg);
+                return 2;
+            }
+            a.link = optarg;
+            break;
+        case O_OUT:
+            a.out = optarg;
+            break;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "trnbench collectives: unexpected argument '%s'\n", argv[optind]);
+        return 2;
+    }
+    if (!a.backend ||
+        (strcmp(a.backend, "mpi") && strcmp(a.backend, "nccl") && strcmp(a.backend, "neuron"))) {
+        fprintf(stderr, "trnbench collectives: --backend: %s%s%s (mpi, nccl or neuron)\n",
+                a.backend ? "unknown backend '" : "missing", a.backend ? a.backend : "",
+                a.backend ? "'" : "");
+        return 2;
+    }
+    if (!op || tb_coll_op_parse(op, &a.o.op) != 0) {
+        fprintf(stderr,
+                "trnbench collectives: --op: %s%s%s (all-reduce, all-gather, reduce-scatter, "
+                "all-to-all, sendrecv)\n",
+                op ? "unknown operation '" : "missing", op ? op : "", op ? "'" : "");
+        return 2;
+    }
+    if (!a.out || !*a.out) {
+        fprintf(stderr, "trnbench collectives: --out DIR is required\n");
+        return 2;
+    }
+    if (a.o.min_bytes > a.o.max_bytes) {
+        fprintf(stderr, "trnbench collectives: --min-bytes %zu is above --max-bytes %zu\n",
+                a.o.min_bytes, a.o.max_bytes);
+        return 2;
+    }
+    if (brk && *brk) {
+        if (tb_neuron_stand_in_allowed())
+            a.o.break_check = true;
+        else
+            fprintf(stderr, "trnbench collectives: TRNBENCH_TEST_COLL_BREAK ignored: it is for "
+                            "trnbench's tests (TRNBENCH_TEST=1)\n");
+    }
+    if (!strcmp(a.backend, "neuron"))
+        return run_neuron(&a);
+    return run_ranks(&a, argc, argv);
+}

@@ -1,0 +1,187 @@
+#!/bin/sh
+# tests/cli/collectives.t: `trnbench collectives` end to end. MPI: real Open MPI jobs of
+# 2 and 4 ranks on this host (mpirun, shared memory and TCP over loopback), every
+# operation, sizes 8 B to 1 MiB; the values are checked: no wrong element, busbw /
+# algbw the operation's factor on every row, latency positive and larger at 1 MiB than
+# at the smallest size, the rows' columns. A broken input (TRNBENCH_TEST_COLL_BREAK,
+# honoured under TRNBENCH_TEST=1 only) must be found: #wrong > 0, exit 1, no rows.
+# Neuron: the stand-in nccom-test (tests/data/neuron/nccom-test/) prints the guide's
+# examples; its argv and the parsed rows are checked. NCCL: exit 2 with its reason
+# where there is no GPU (a skip), the check where there is one.
+. "${TB_SRCDIR:-.}/tests/cli/tap.sh"
+
+tmp=$TB_BUILDDIR/tests/tmp/collectives
+rm -rf "$tmp" && mkdir -p "$tmp"
+fake=$TB_SRCDIR/tests/data/neuron/nccom-test
+echo "1..36"
+
+# ---- usage ----
+"$TB_BIN" collectives --backend mpi --op all-sum --out "$tmp/u" 2>"$tmp/err"
+check "an unknown --op is a usage error (2)" test $? = 2
+check "... naming it" grep -q "unknown operation 'all-sum'" "$tmp/err"
+"$TB_BIN" collectives --backend mpi --op all-reduce 2>"$tmp/err"
+check "no --out is a usage error" test $? = 2
+"$TB_BIN" collectives --backend mpi --op all-reduce --max-bytes 1Q --out "$tmp/u" 2>"$tmp/err"
+check "a bad size is a usage error naming the option" \
+    sh -c 'test $0 = 2 && grep -q "max-bytes: not a size" "$1"' $? "$tmp/err"
+TRNBENCH_MPI_PLUGIN=$tmp/none.so "$TB_BIN" collectives --backend mpi --op all-reduce \
+    --out "$tmp/u" 2>"$tmp/err"
+check "no MPI plugin: exit 2 saying why" \
+    sh -c 'test $0 = 2 && grep -q "needs MPI: MPI plugin .*none.so.* not found" "$1"' $? "$tmp/err"
+
+# ---- neuron: nccom-test's documented table ----
+PATH="$fake:$PATH" TRNBENCH_TEST=1 NCCOM_TEST_ARGV="$tmp/argv" NCCOM_TEST_FIXTURE=allr-2r.txt \
+    "$TB_BIN" collectives --backend neuron --op all-reduce --ranks 2 --min-bytes 1K \
+    --max-bytes 1G --step-factor 4 --iters 7 --warmup 3 --out "$tmp/n" >"$tmp/out" 2>"$tmp/err"
+check "neuron: exit 0 on the guide's 2-rank all-reduce" test $? = 0
+check "neuron: nccom-test got its documented argv" \
+    test "$(tr '\n' ' ' <"$tmp/argv")" = "-r 2 -N 1 -b 1024 -e 1073741824 -f 4 -n 7 -w 3 -d fp32 -c allr "
+v=$(csv_cell "$tmp/n/results.csv" value config=1073741824B/outofplace metric=busbw_gbyte_per_s)
+check "neuron: 1 GiB busbw is 1073741824 B / 18930 us = 56.72 GB/s (the guide's 52.83 GiB/s) ($v)" \
+    perl -e 'exit !(abs($ARGV[0] - 1073741824 / 18930e3) < 0.001)' "$v"
+check "neuron: latency_us is the P50 printed (18930)" test "$(csv_cell "$tmp/n/results.csv" value \
+    config=1073741824B/outofplace metric=latency_us)" = 18930
+check "neuron: 11 sizes x 3 metrics, out of place only" \
+    test "$(grep -c ',neuron,' "$tmp/n/results.csv")" = 33
+check "neuron: executor, link and ranks recorded" test "$(csv_cell "$tmp/n/results.csv" link \
+    executor=neuron ranks_per_node=2 nodes=1 bytes=1024)" = neuronlink
+PATH="$fake:$PATH" TRNBENCH_TEST=1 NCCOM_TEST_FIXTURE=allr-64r-2n.txt "$TB_BIN" collectives \
+    --backend neuron --op all-reduce --ranks 64 --nodes 2 --out "$tmp/n64" >/dev/null 2>&1
+v=$(csv_cell "$tmp/n64/results.csv" value config=1073741824B/outofplace metric=busbw_gbyte_per_s)
+check "neuron: 64 ranks on 2 nodes: busbw = algbw x 126/64 = the guide's 47.09 GiB/s in GB/s ($v)" \
+    perl -e 'exit !(abs($ARGV[0] - 47.09 * 1.073741824) < 0.06)' "$v"
+PATH="$fake:$PATH" NCCOM_TEST_FIXTURE=allr-2r.txt "$TB_BIN" collectives --backend neuron \
+    --op all-reduce --ranks 2 --out "$tmp/nr" >/dev/null 2>"$tmp/err"
+check "neuron: the stand-in is refused outside tests (exit 1, no rows)" \
+    sh -c 'test $0 = 1 && grep -q "stand-in for trnbench.s own tests" "$1" && test ! -e "$2"' \
+    $? "$tmp/err" "$tmp/nr/results.csv"
+PATH="$fake:$PATH" TRNBENCH_TEST=1 NCCOM_TEST_FIXTURE=failure.txt "$TB_BIN" collectives \
+    --backend neuron --op all-reduce --ranks 2 --out "$tmp/nf" >/dev/null 2>"$tmp/err"
+check "neuron: a failed benchmark is exit 1 naming the line, no rows" \
+    sh -c 'test $0 = 1 && grep -q "line 3: nccom-test failed" "$1" && test ! -e "$2"' \
+    $? "$tmp/err" "$tmp/nf/results.csv"
+PATH="$fake:$PATH" TRNBENCH_TEST=1 NCCOM_TEST_FIXTURE=garbled.txt "$TB_BIN" collectives \
+    --backend neuron --op all-reduce --ranks 2 --out "$tmp/ng" >/dev/null 2>"$tmp/err"
+check "neuron: an algbw that is not size / time is refused" \
+    sh -c 'test $0 = 1 && grep -q "line 4: algbw 41.36 GiB/s is not size / time" "$1"' $? "$tmp/err"
+PATH="$fake:$PATH" TRNBENCH_TEST=1 "$TB_BIN" collectives --backend neuron --op all-to-all \
+    --ranks 2 --out "$tmp/na" >/dev/null 2>"$tmp/err"
+check "neuron: all-to-all, which nccom-test's guide lacks, is exit 2" test $? = 2
+
+# ---- mpi ----
+skip_n() { # N REASON
+    i=0
+    while [ $i -lt "$1" ]; do
+        tap_n=$((tap_n + 1)); echo "ok $tap_n # skip $2"; i=$((i + 1))
+    done
+}
+mpi_skip=
+if ! command -v mpirun >/dev/null 2>&1; then
+    mpi_skip="no mpirun (apt-get install openmpi-bin libopenmpi-dev)"
+elif [ ! -e "$TB_BUILDDIR/lib/libtrnbench-mpi.so" ]; then
+    mpi_skip="no $TB_BUILDDIR/lib/libtrnbench-mpi.so (mpicc not found at build time)"
+fi
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+mpi() { # NP ARGS...: mpirun with NP ranks on this host
+    np=$1
+    shift
+    mpirun -np "$np" --oversubscribe --bind-to none "$@"
+}
+
+# verify FILE OUT OP NP: the rows of OP at NP ranks and its table
+verify() {
+    perl -e '
+        my ($file, $out, $op, $np) = @ARGV;
+        my $f = $op eq "all-reduce" ? 2 * ($np - 1) / $np : $op eq "sendrecv" ? 1 : ($np - 1) / $np;
+        my @bad;
+        open my $t, "<", $out or die; my $lines = 0;
+        while (<$t>) { next if /^#/; my @c = split; next unless @c >= 13; $lines++;
+            push @bad, "wrong values: $_" if $c[8] ne "0" || ($c[12] ne "0" && $c[12] ne "N/A") }
+        push @bad, "no table" unless $lines;
+        sub row { my @o; my $s = shift; chomp $s;
+            while (length $s) { if ($s =~ s/^"((?:[^"]|"")*)"(,|$)//) { (my $x = $1) =~ s/""/"/g; push @o, $x }
+                                elsif ($s =~ s/^([^,]*)(,|$)//) { push @o, $1 } else { last } }
+            return @o }
+        open my $h, "<", $file or die; my @h = row(scalar <$h>); my %c; @c{@h} = 0 .. $#h;
+        my (%v, %lat, $n);
+        while (<$h>) { my @r = row($_); next unless $r[$c{workload}] eq "collective/$op" && $r[$c{run_id}] =~ /n1x$np$/;
+            $n++; $v{$r[$c{config}]}{$r[$c{metric}]} = $r[$c{value}];
+            push @bad, "columns: $_" unless $r[$c{nodes}] eq "1" && $r[$c{ranks_per_node}] eq $np
+                && $r[$c{link}] eq "shm" && $r[$c{phase}] eq "collective" && $r[$c{executor}] eq "mpi"
+                && $r[$c{config}] eq "$r[$c{bytes}]B/" . ($r[$c{config}] =~ /inplace$/ && $r[$c{config}] !~ /outof/ ? "inplace" : "outofplace");
+            $lat{$r[$c{bytes}]} = $r[$c{min}] if $r[$c{metric}] eq "latency_us" && $r[$c{config}] =~ /outofplace/ }
+        push @bad, "no rows" unless $n;
+        for my $k (sort keys %v) { my $x = $v{$k};
+            push @bad, "$k: missing metric" unless defined $x->{busbw_gbyte_per_s} && defined $x->{algbw_gbyte_per_s} && defined $x->{latency_us};
+            next unless defined $x->{latency_us};
+            push @bad, "$k: latency $x->{latency_us} not > 0" unless $x->{latency_us} > 0;
+            my $r = $x->{busbw_gbyte_per_s} / $x->{algbw_gbyte_per_s};
+            push @bad, "$k: busbw/algbw $r, factor $f" unless abs($r - $f) < 1e-4 * $f }
+        # the fastest iteration at 1 MiB against the fastest at the sizes up to 1 KiB (the
+        # fastest of them: on a shared machine one size can lose every iteration to the
+        # scheduler)
+        my @s = sort { $a <=> $b } keys %lat; my $small;
+        for (grep { $_ <= 1024 } @s) { $small = $lat{$_} if !defined $small || $lat{$_} < $small }
+        push @bad, "latency at $s[-1] B ($lat{$s[-1]}) not above the sizes up to 1 KiB ($small)" unless @s > 2 && defined $small && $lat{$s[-1]} > $small;
+        print "# $_\n" for @bad; exit(@bad ? 1 : 0)' "$@"
+}
+
+# run_op NP OP: one job, then its table and rows verified
+run_op() {
+    mpi "$1" --mca btl self,vader "$TB_BIN" collectives --backend mpi --op "$2" --max-bytes 1M \
+        --iters 8 --warmup 2 --out "$tmp/mpi" >"$tmp/$2.$1.out" 2>"$tmp/$2.$1.err" ||
+        { sed 's/^/# /' "$tmp/$2.$1.err"; return 1; }
+    verify "$tmp/mpi/results.csv" "$tmp/$2.$1.out" "$2" "$1"
+}
+for np in 2 4; do
+    for op in all-reduce all-gather reduce-scatter all-to-all sendrecv; do
+        if [ -n "$mpi_skip" ]; then skip_n 1 "$mpi_skip"; continue; fi
+        check "mpi $np ranks $op: exit 0, #wrong 0, busbw/algbw = factor, latency rises, columns" \
+            run_op "$np" "$op"
+    done
+done
+
+if [ -n "$mpi_skip" ]; then skip_n 8 "$mpi_skip"; else
+    n=$(awk '!/^#/ && NF >= 13' "$tmp/all-reduce.2.out" | wc -l)
+    check "mpi: 8 B to 1 MiB is 18 sizes in the table ($n)" test "$n" = 18
+    check "mpi: all-reduce at 2 ranks: 18 sizes x 2 placements x 3 metrics" \
+        test "$(grep -c 'collective/all-reduce/.*/mpi/n1x2,' "$tmp/mpi/results.csv")" = 108
+    check "mpi: sendrecv has out-of-place rows and no in-place ones" \
+        sh -c 'grep -q "collective/sendrecv/.*/outofplace/mpi" "$0" && ! grep -q "collective/sendrecv/.*/inplace/mpi" "$0"' "$tmp/mpi/results.csv"
+    check "mpi: the software is Open MPI's version" \
+        sh -c 'test "$(csv_cell "$0" blas executor=mpi bytes=8 2>/dev/null || true)" != "" ||
+               grep -q "Open MPI v" "$0"' "$tmp/mpi/results.csv"
+    # TCP over loopback: the link says so
+    mpi 2 --mca btl self,tcp "$TB_BIN" collectives --backend mpi --op all-reduce --max-bytes 64K \
+        --iters 4 --warmup 1 --out "$tmp/tcp" >/dev/null 2>&1
+    check "mpi over btl tcp on one host: link loopback" \
+        test "$(csv_cell "$tmp/tcp/results.csv" link metric=latency_us bytes=65536)" = loopback
+    # a broken input must be found
+    TRNBENCH_TEST=1 TRNBENCH_TEST_COLL_BREAK=1 mpi 2 -x TRNBENCH_TEST -x TRNBENCH_TEST_COLL_BREAK \
+        "$TB_BIN" collectives --backend mpi --op all-reduce --max-bytes 1K --iters 2 --warmup 1 \
+        --out "$tmp/broken" >"$tmp/broken.out" 2>"$tmp/broken.err"
+    rc=$?
+    check "a broken reduction: exit 1" test $rc = 1
+    w=$(awk '!/^#/ && NF >= 13 { s += $9 + $13 } END { print s + 0 }' "$tmp/broken.out")
+    check "a broken reduction: #wrong > 0 in the table ($w), no rows" \
+        sh -c 'test "$0" -gt 0 && ! grep -q ",mpi," "$1" 2>/dev/null' "$w" "$tmp/broken/results.csv"
+    TRNBENCH_TEST_COLL_BREAK=1 mpi 2 -x TRNBENCH_TEST_COLL_BREAK "$TB_BIN" collectives --backend mpi \
+        --op all-reduce --max-bytes 64 --iters 2 --warmup 1 --out "$tmp/nobreak" >/dev/null 2>"$tmp/nobreak.err"
+    check "TRNBENCH_TEST_COLL_BREAK outside tests: ignored (said), the run passes" \
+        sh -c 'test $0 = 0 && grep -q "TRNBENCH_TEST_COLL_BREAK ignored" "$1"' $? "$tmp/nobreak.err"
+fi
+
+# ---- nccl ----
+if [ -n "$mpi_skip" ]; then skip_n 2 "$mpi_skip"; else
+    mpi 1 "$TB_BIN" collectives --backend nccl --op all-reduce --max-bytes 1M --iters 4 --warmup 1 \
+        --out "$tmp/nccl" >"$tmp/nccl.out" 2>"$tmp/nccl.err"
+    rc=$?
+    if [ $rc = 2 ]; then
+        why=$(grep -m1 'backend nccl' "$tmp/nccl.err" | sed 's/.*backend nccl: //')
+        check "nccl without a usable GPU: exit 2 with the reason ($why)" test -n "$why"
+        skip_n 1 "NCCL: $why"
+    else
+        check "nccl: exit 0" test $rc = 0
+        check "nccl: no wrong value" sh -c '! grep -q FAILED "$0"' "$tmp/nccl.out"
+    fi
+fi
