@@ -174,7 +174,15 @@ check "  and every held connection is closed by 9 s ($r)" \
 r=$(normal 5)
 check "after the floods the server is alive and serves: 200 ($r)" test "${r% *}" = 200
 rss=$(hwm "$pid")
-check "the server's peak RSS after everything: under 96 MB ($rss kB)" lt "$rss" 98304
+case $("$TB_BIN" --version 2>/dev/null | head -1) in
+*-fsanitize=address*)
+    # ASan's shadow memory, redzones and quarantine (freed memory kept back) weigh on
+    # each of the flood's threads: the bound is the plain build's
+    tap_n=$((tap_n + 1))
+    echo "ok $tap_n # SKIP the server's peak RSS bound is the plain build's; under AddressSanitizer it reached $rss kB"
+    ;;
+*) check "the server's peak RSS after everything: under 96 MB ($rss kB)" lt "$rss" 98304 ;;
+esac
 kill -TERM "$pid"
 wait "$pid"
 st=$?
