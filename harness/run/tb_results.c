@@ -21,7 +21,8 @@ const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS] = {
     "flops",    "timestamp",   "commit",       "compiler",   "cflags",    "blas",
     "counters", "source",      "notes",        "chips_used", "workload",  "config",
     "device",   "concurrency", "request_rate", "p90",        "p99",       "accelerators_unused",
-    "nodes",    "ranks",       "rank",         "node",       "slurm_job", "ranks_per_node", "link", "bytes",
+    "nodes",    "ranks",       "rank",         "node",       "slurm_job", "ranks_per_node",
+    "link",     "bytes",
 };
 
 /* A results file as read: its table, and where each of TB_RESULTS_COLUMNS lies in it
@@ -35,10 +36,13 @@ struct existing {
  * some of them was written by an older version. */
 static bool added_later(const char *name)
 {
-    static const char *const later[] = {
-        "instances", "steps",       "resolution",   "chips_used", "workload", "config",
-        "device",    "concurrency", "request_rate", "p90",        "p99",      "accelerators_unused",
-        "nodes",     "ranks",       "rank",         "node",       "slurm_job", "ranks_per_node", "link", "bytes"};
+    static const char *const later[] = {"instances",  "steps",       "resolution",
+                                        "chips_used", "workload",    "config",
+                                        "device",     "concurrency", "request_rate",
+                                        "p90",        "p99",         "accelerators_unused",
+                                        "nodes",      "ranks",       "rank",
+                                        "node",       "slurm_job",   "ranks_per_node",
+                                        "link",       "bytes"};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (!strcmp(name, later[i]))
             return true;
