@@ -65,6 +65,7 @@ struct dp_sync {
     const struct tb_comm_api *c;
     int nranks;
     float *scratch; /* TRNBENCH_TEST_DP_BREAK: this rank keeps its own gradient */
+    double comm_s;  /* this step's seconds in the all-reduce and the division */
 };
 
 /* tb_llama_grad_sync_fn: the mean of the ranks' gradients, in place. */
@@ -72,13 +73,16 @@ static int dp_all_reduce(void *ctx, float *g, size_t n, char *err, size_t errlen
 {
     struct dp_sync *s = ctx;
     const float inv = 1.0f / (float)s->nranks;
+    const double t0 = s->c->wtime();
+    int rc;
     if (s->scratch) /* the broken test run: reduce a copy, keep the local gradient */
-        return s->c->all_reduce(g, s->scratch, n, TB_COMM_F32, TB_COMM_SUM, err, errlen);
-    if (s->c->all_reduce(NULL, g, n, TB_COMM_F32, TB_COMM_SUM, err, errlen) != 0)
-        return -1;
-    for (size_t i = 0; i < n; i++)
+        rc = s->c->all_reduce(g, s->scratch, n, TB_COMM_F32, TB_COMM_SUM, err, errlen);
+    else
+        rc = s->c->all_reduce(NULL, g, n, TB_COMM_F32, TB_COMM_SUM, err, errlen);
+    for (size_t i = 0; rc == 0 && !s->scratch && i < n; i++)
         g[i] *= inv;
-    return 0;
+    s->comm_s = s->c->wtime() - t0;
+    return rc;
 }
 
 struct dp_args {
@@ -203,11 +207,11 @@ static int train(const struct dp_args *a, const struct tb_comm_api *c, const str
     struct tb_run_spec spec;
     struct tb_llama m;
     struct tb_adamw opt = tb_adamw_default();
-    struct dp_sync sync = {c, K, NULL};
+    struct dp_sync sync = {c, K, NULL, 0.0};
     char err[1024] = "", ver[256] = "";
     int *tokens = NULL, *targets = NULL, rc = 1, ntimed = 0;
     float *loss = tb_alloc_array((size_t)a->steps, sizeof *loss);
-    double sum = 0, tmin = INFINITY, tmax = 0;
+    double sum = 0, comm_sum = 0, tmin = INFINITY, tmax = 0;
     bool have_m = false;
 
     memset(&spec, 0, sizeof spec);
@@ -225,7 +229,7 @@ static int train(const struct dp_args *a, const struct tb_comm_api *c, const str
     }
     for (long i = 0; i < a->steps; i++) {
         const size_t off = (size_t)rank * (size_t)Bl * (size_t)T;
-        double t0, dt, l;
+        double t0, dt, l, comm;
         float lf = 0.0f;
         if (c->barrier(err, sizeof err) != 0)
             goto out;
@@ -235,16 +239,19 @@ static int train(const struct dp_args *a, const struct tb_comm_api *c, const str
             goto out;
         dt = c->wtime() - t0;
         l = lf;
+        comm = sync.comm_s;
         /* the slowest rank's time, the global mean loss */
         if (c->all_reduce(NULL, &dt, 1, TB_COMM_F64, TB_COMM_MAX, err, sizeof err) != 0 ||
-            c->all_reduce(NULL, &l, 1, TB_COMM_F64, TB_COMM_SUM, err, sizeof err) != 0)
+            c->all_reduce(NULL, &l, 1, TB_COMM_F64, TB_COMM_SUM, err, sizeof err) != 0 ||
+            c->all_reduce(NULL, &comm, 1, TB_COMM_F64, TB_COMM_MAX, err, sizeof err) != 0)
             goto out;
         loss[i] = (float)(l / K);
         if (rank == 0)
-            printf("step %ld loss %.7f time_s %.4f tokens_per_s %.1f\n", i + 1, (double)loss[i], dt,
-                   (double)a->batch * T / dt);
+            printf("step %ld loss %.7f time_s %.4f tokens_per_s %.1f allreduce_s %.4f\n", i + 1,
+                   (double)loss[i], dt, (double)a->batch * T / dt, comm);
         if (i > 0 || a->steps == 1) {
             sum += dt;
+            comm_sum += comm;
             ntimed++;
             tmin = fmin(tmin, (double)a->batch * T / dt);
             tmax = fmax(tmax, (double)a->batch * T / dt);
@@ -261,6 +268,7 @@ static int train(const struct dp_args *a, const struct tb_comm_api *c, const str
                a->batch, a->seq, tps);
         if (a->baseline > 0)
             printf(" scaling_efficiency %.4f", tps / (K * a->baseline));
+        printf(" params %zu allreduce_share %.4f", m.n_params, comm_sum / sum);
         printf("\n");
         fflush(stdout);
         c->library_version(ver, sizeof ver);
