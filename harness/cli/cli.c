@@ -28,6 +28,7 @@ static const struct command COMMANDS[] = {
     {"perf", tb_cmd_perf, "the CPU engine's FLOP/s and bandwidth against sgemm and STREAM"},
     {"collectives", tb_cmd_collectives,
      "collective bandwidth (MPI, NCCL, Neuron) with nccl-tests' conventions"},
+    {"train-dp", tb_cmd_train_dp, "data-parallel training of the CPU Llama engine over MPI"},
     {"serve", tb_cmd_serve, "serve a model through the OpenAI API with continuous batching"},
 };
 

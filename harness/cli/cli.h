@@ -39,6 +39,7 @@ int tb_cmd_import(int argc, char **argv);      /* cli/cmd_import.c */
 int tb_cmd_prices(int argc, char **argv);      /* cli/cmd_prices.c */
 int tb_cmd_compare(int argc, char **argv);     /* cli/cmd_compare.c */
 int tb_cmd_collectives(int argc, char **argv); /* cli/cmd_collectives.c */
+int tb_cmd_train_dp(int argc, char **argv);    /* cli/cmd_train_dp.c */
 /* cli/cmd_calibrate.c: `calibrate`, and `collectives --calibrate` (argv[0] "collectives") */
 int tb_cmd_calibrate(int argc, char **argv);
 

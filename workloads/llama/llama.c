@@ -1337,12 +1337,21 @@ void tb_llama_adamw(struct tb_llama *m, const struct tb_adamw *opt)
     st->have_fwd = false;
 }
 
-int tb_llama_train_step(struct tb_llama *m, const int *tokens, const int *targets, int B, int T,
-                        const struct tb_adamw *opt, float *loss, char *err, size_t errlen)
+int tb_llama_train_step_sync(struct tb_llama *m, const int *tokens, const int *targets, int B,
+                             int T, const struct tb_adamw *opt, tb_llama_grad_sync_fn sync,
+                             void *ctx, float *loss, char *err, size_t errlen)
 {
     if (tb_llama_forward_loss(m, tokens, targets, B, T, loss, err, errlen) != 0 ||
         tb_llama_backward(m, err, errlen) != 0)
         return -1;
+    if (sync && sync(ctx, m->grads, m->n_params, err, errlen) != 0)
+        return -1;
     tb_llama_adamw(m, opt);
     return 0;
+}
+
+int tb_llama_train_step(struct tb_llama *m, const int *tokens, const int *targets, int B, int T,
+                        const struct tb_adamw *opt, float *loss, char *err, size_t errlen)
+{
+    return tb_llama_train_step_sync(m, tokens, targets, B, T, opt, NULL, NULL, loss, err, errlen);
 }

@@ -135,6 +135,16 @@ void tb_llama_adamw(struct tb_llama *m, const struct tb_adamw *opt);
 int tb_llama_train_step(struct tb_llama *m, const int *tokens, const int *targets, int B, int T,
                         const struct tb_adamw *opt, float *loss, char *err, size_t errlen);
 
+/* Called between backward and the AdamW update with the gradient arena (m->grads, n
+ * floats, the layout of m->params): data-parallel training averages it over its ranks
+ * here, in place. Returns 0, or -1 with a message (the step then stops, no update). */
+typedef int (*tb_llama_grad_sync_fn)(void *ctx, float *grads, size_t n, char *err, size_t errlen);
+
+/* tb_llama_train_step with sync (NULL: none) called on the gradients before the update. */
+int tb_llama_train_step_sync(struct tb_llama *m, const int *tokens, const int *targets, int B,
+                             int T, const struct tb_adamw *opt, tb_llama_grad_sync_fn sync,
+                             void *ctx, float *loss, char *err, size_t errlen);
+
 /* The RoPE tables of arch for positions [0, max_seq): cos and sin [max_seq, HD/2] of
  * the angle pos * freq_i (freq_i = theta^(-2i/HD), with Llama 3.1's scaling when the
  * model has it), computed in double and rounded. The engine's own tables; the GPU
