@@ -26,8 +26,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-static long calls;  /* counted calls so far */
-static int full;    /* enospc reached: every later counted write fails */
+static long calls; /* counted calls so far */
+static int full;   /* enospc reached: every later counted write fails */
 
 static const char *env(const char *name)
 {
