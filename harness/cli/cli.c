@@ -1,9 +1,11 @@
 /* harness/cli/cli.c: `trnbench COMMAND ...`, dispatch to the subcommands (cli.h). */
 #include "cli.h"
 
+#include "tb_neuron.h"
 #include "tb_util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 struct command {
@@ -107,4 +109,16 @@ int tb_cli_main(int argc, char **argv)
     fprintf(stderr, "trnbench: unknown command '%s'\n", cmd);
     usage(stderr);
     return 2;
+}
+
+bool tb_cli_test_switch(const char *cmd, const char *var, bool say)
+{
+    const char *v = getenv(var);
+    if (!v || !*v)
+        return false;
+    if (tb_neuron_stand_in_allowed())
+        return true;
+    if (say)
+        fprintf(stderr, "trnbench %s: %s ignored (only with TRNBENCH_TEST=1)\n", cmd, var);
+    return false;
 }

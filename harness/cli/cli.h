@@ -8,6 +8,7 @@
 #define TB_CLI_H
 
 #include <getopt.h>
+#include <stdbool.h>
 
 int tb_cli_main(int argc, char **argv);
 
@@ -22,6 +23,10 @@ int tb_cli_main(int argc, char **argv);
 int tb_cli_getopt(const char *cmd, int argc, char **argv, const struct option *opts, int *state);
 /* The long name of the option whose val is val ("ttft-ms"), for messages; "?" if none. */
 const char *tb_cli_opt_name(const struct option *opts, int val);
+/* A test-only switch: whether the environment variable var is set and the tests'
+ * TRNBENCH_TEST=1 lets it act; set without it, "trnbench CMD: VAR ignored (only with
+ * TRNBENCH_TEST=1)" on stderr when say. */
+bool tb_cli_test_switch(const char *cmd, const char *var, bool say);
 
 int tb_cmd_run(int argc, char **argv);         /* harness/cmd_run.c */
 int tb_cmd_report(int argc, char **argv);      /* harness/cmd_report.c */

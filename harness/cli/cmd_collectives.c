@@ -186,7 +186,7 @@ static int run_ranks(const struct args *a, int argc, char **argv)
 {
     char why[1200] = "", err[1024] = "", sw[512] = "", ver[256] = "", link[32], how[300];
     char cpu[200];
-    const struct tb_comm_api *c = tb_comm_open(why, sizeof why);
+    const struct tb_comm_api *c;
     struct tb_coll_engine e;
     struct tb_coll_result res = {0};
     struct tb_nccl nccl;
@@ -194,14 +194,9 @@ static int run_ranks(const struct args *a, int argc, char **argv)
     int rc = 0, rank, nodes, size, rpn;
 
     memset(&nccl, 0, sizeof nccl);
-    if (!c) {
-        fprintf(stderr, "trnbench collectives: --backend %s needs MPI: %s\n", a->backend, why);
-        return 2;
-    }
-    if (c->init(&argc, &argv, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench collectives: %s\n", err);
-        return 1;
-    }
+    snprintf(why, sizeof why, "trnbench collectives: --backend %s", a->backend);
+    if (!(c = tb_comm_start(why, &argc, &argv, &rc)))
+        return rc;
     rank = c->rank();
     size = c->size();
     nodes = c->nodes();
@@ -332,7 +327,7 @@ int tb_cmd_collectives(int argc, char **argv)
         {0, 0, 0, 0},
     };
     struct args a;
-    const char *op = NULL, *brk = getenv("TRNBENCH_TEST_COLL_BREAK");
+    const char *op = NULL;
     int state = 0, c;
     long v;
     bool ok;
@@ -447,13 +442,7 @@ int tb_cmd_collectives(int argc, char **argv)
                 a.o.min_bytes, a.o.max_bytes);
         return 2;
     }
-    if (brk && *brk) {
-        if (tb_neuron_stand_in_allowed())
-            a.o.break_check = true;
-        else
-            fprintf(stderr, "trnbench collectives: TRNBENCH_TEST_COLL_BREAK ignored: it is for "
-                            "trnbench's tests (TRNBENCH_TEST=1)\n");
-    }
+    a.o.break_check = tb_cli_test_switch("collectives", "TRNBENCH_TEST_COLL_BREAK", true);
     if (!strcmp(a.backend, "neuron"))
         return run_neuron(&a);
     return run_ranks(&a, argc, argv);

@@ -303,8 +303,7 @@ int tb_cmd_train_dp(int argc, char **argv)
     struct dp_args a = {.model = NULL, .out = NULL, .batch = 0, .seq = 0, .steps = 3, .seed = 1};
     struct tb_arch arch;
     const struct tb_comm_api *c;
-    const char *brk = getenv("TRNBENCH_TEST_DP_BREAK");
-    char why[1200] = "", err[1024] = "";
+    char err[1024] = "";
     int state = 0, o, rc;
     bool broken = false;
 
@@ -361,20 +360,9 @@ int tb_cmd_train_dp(int argc, char **argv)
         fprintf(stderr, "trnbench train-dp: --model: %s\n", err);
         return 2;
     }
-    if (!(c = tb_comm_open(why, sizeof why))) {
-        fprintf(stderr, "trnbench train-dp: needs MPI: %s\n", why);
-        return 2;
-    }
-    if (c->init(&argc, &argv, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench train-dp: %s\n", err);
-        return 1;
-    }
-    if (brk && *brk) {
-        broken = tb_neuron_stand_in_allowed();
-        if (!broken && c->rank() == 0)
-            fprintf(stderr, "trnbench train-dp: TRNBENCH_TEST_DP_BREAK ignored (only with "
-                            "TRNBENCH_TEST=1)\n");
-    }
+    if (!(c = tb_comm_start("trnbench train-dp:", &argc, &argv, &rc)))
+        return rc;
+    broken = tb_cli_test_switch("train-dp", "TRNBENCH_TEST_DP_BREAK", c->rank() == 0);
     if (a.batch % c->size() != 0) {
         if (c->rank() == 0)
             fprintf(stderr,

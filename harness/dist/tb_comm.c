@@ -65,3 +65,20 @@ const struct tb_comm_api *tb_comm_open(char *why, size_t len)
     /* the library stays loaded: MPI must not be unloaded after MPI_Init */
     return api;
 }
+
+const struct tb_comm_api *tb_comm_start(const char *prefix, int *argc, char ***argv, int *rc)
+{
+    char why[1200] = "";
+    const struct tb_comm_api *c = tb_comm_open(why, sizeof why);
+    if (!c) {
+        fprintf(stderr, "%s needs MPI: %s\n", prefix, why);
+        *rc = 2;
+        return NULL;
+    }
+    if (c->init(argc, argv, why, sizeof why) != 0) {
+        fprintf(stderr, "%s %s\n", prefix, why);
+        *rc = 1;
+        return NULL;
+    }
+    return c;
+}

@@ -88,4 +88,8 @@ typedef const struct tb_comm_api *(*tb_comm_plugin_fn)(int abi_version);
  * time)", "cannot load ...: ..."). The library stays loaded until the process exits. */
 const struct tb_comm_api *tb_comm_open(char *why, size_t len);
 
+/* tb_comm_open, then init: what a command started under mpirun does first. NULL with
+ * "PREFIX needs MPI: why" (*rc 2) or "PREFIX error" (*rc 1) on stderr. */
+const struct tb_comm_api *tb_comm_start(const char *prefix, int *argc, char ***argv, int *rc);
+
 #endif
