@@ -69,29 +69,7 @@ PATH="$fake:$PATH" TRNBENCH_TEST=1 "$TB_BIN" collectives --backend neuron --op a
 check "neuron: all-to-all, which nccom-test's guide lacks, is exit 2" test $? = 2
 
 # ---- mpi ----
-skip_n() { # N REASON
-    i=0
-    while [ $i -lt "$1" ]; do
-        tap_n=$((tap_n + 1)); echo "ok $tap_n # skip $2"; i=$((i + 1))
-    done
-}
-mpi_skip=
-if ! command -v mpirun >/dev/null 2>&1; then
-    mpi_skip="no mpirun (apt-get install openmpi-bin libopenmpi-dev)"
-elif [ ! -e "$TB_BUILDDIR/lib/libtrnbench-mpi.so" ]; then
-    mpi_skip="no $TB_BUILDDIR/lib/libtrnbench-mpi.so (mpicc not found at build time)"
-fi
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-mpi() { # NP ARGS...: mpirun with NP ranks on this host
-    np=$1
-    shift
-    # Open MPI frees neither its own memory nor its components' at exit, and by then
-    # those are unloaded: a sanitizer build's LeakSanitizer reports them as leaks of
-    # "unknown module". The MPI jobs run without leak detection there (address and
-    # undefined-behaviour errors stay fatal); the plain build is unchanged.
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-        mpirun -np "$np" --oversubscribe --bind-to none "$@"
-}
+. "$TB_SRCDIR/tests/cli/mpi.sh"
 
 # verify FILE OUT OP NP: the rows of OP at NP ranks and its table
 verify() {

@@ -23,38 +23,21 @@ TRNBENCH_MPI_PLUGIN=$tmp/none.so "$TB_BIN" train-dp --model llama-tiny --batch 4
 check "no MPI plugin: exit 2 saying why" \
     sh -c 'test $0 = 2 && grep -q "needs MPI: MPI plugin .*none.so.* not found" "$1"' $? "$tmp/err"
 
-skip_n() { # N REASON
-    i=0
-    while [ $i -lt "$1" ]; do
-        tap_n=$((tap_n + 1)); echo "ok $tap_n # skip $2"; i=$((i + 1))
-    done
-}
-mpi_skip=
-if ! command -v mpirun >/dev/null 2>&1; then
-    mpi_skip="no mpirun (apt-get install openmpi-bin libopenmpi-dev)"
-elif [ ! -e "$TB_BUILDDIR/lib/libtrnbench-mpi.so" ]; then
-    mpi_skip="no $TB_BUILDDIR/lib/libtrnbench-mpi.so (mpicc not found at build time)"
-fi
+. "$TB_SRCDIR/tests/cli/mpi.sh"
 if [ -n "$mpi_skip" ]; then skip_n 12 "$mpi_skip"; exit 0; fi
 
 # one BLAS thread a rank: 2 ranks on a 2-core machine are not oversubscribed
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 export OPENBLAS_NUM_THREADS=1
-mpi() { # NP ARGS...: mpirun with NP ranks on this host
+mpi_dp() { # NP ARGS...: mpi over shared memory, the BLAS setting passed on
     np=$1
     shift
-    # Open MPI frees neither its own memory nor its components' at exit, and by then
-    # those are unloaded: a sanitizer build's LeakSanitizer reports them as leaks of
-    # "unknown module". The MPI jobs run without leak detection there (address and
-    # undefined-behaviour errors stay fatal); the plain build is unchanged.
-    ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-        mpirun -np "$np" --oversubscribe --bind-to none --mca btl self,vader -x OPENBLAS_NUM_THREADS "$@"
+    mpi "$np" --mca btl self,vader -x OPENBLAS_NUM_THREADS "$@"
 }
 dp() { # NP [TRAIN-DP ARGS...]; $mpi_x: more mpirun arguments (unquoted words)
     np=$1
     shift
     # shellcheck disable=SC2086
-    mpi "$np" $mpi_x "$TB_BIN" train-dp --model llama-tiny --batch 4 --seq 16 --steps 3 "$@"
+    mpi_dp "$np" $mpi_x "$TB_BIN" train-dp --model llama-tiny --batch 4 --seq 16 --steps 3 "$@"
 }
 mpi_x=
 losses() { awk '$1 == "step" { print $4 }' "$1" | tr '\n' ' '; }
@@ -90,7 +73,7 @@ agree "$(losses "$tmp/n.out")" "$l1" && same=1
 check "TRNBENCH_TEST_DP_BREAK outside tests: ignored (said), the losses agree" \
     sh -c 'grep -q "TRNBENCH_TEST_DP_BREAK ignored" "$0" && test "$1" = 1' "$tmp/n.err" "$same"
 
-mpi 2 "$TB_BIN" train-dp --model llama-tiny --batch 3 --seq 16 >/dev/null 2>"$tmp/err"
+mpi_dp 2 "$TB_BIN" train-dp --model llama-tiny --batch 3 --seq 16 >/dev/null 2>"$tmp/err"
 check "a batch that is not a multiple of the ranks: exit 2 saying so" \
     sh -c 'test $0 = 2 && grep -q "not a multiple of the 2 ranks" "$1"' $? "$tmp/err"
 
