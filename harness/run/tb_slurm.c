@@ -76,31 +76,22 @@ int tb_slurm_check_time(const char *s, char *err, size_t errlen)
         colons += *q == ':';
     if (time_field(&p, 0) != 0)
         goto bad;
-    if (day) {
-        /* D-H, D-H:M, D-H:M:S */
-        if (*p != '-' || colons > 2)
+    if (colons > 2)
+        goto bad;
+    if (day) { /* D-H, D-H:M, D-H:M:S: the hours below 24 */
+        if (*p != '-')
             goto bad;
         p++;
         if (time_field(&p, 24) != 0)
             goto bad;
-        for (int k = 0; k < colons; k++) {
-            if (*p != ':')
-                goto bad;
-            p++;
-            if (time_field(&p, 60) != 0)
-                goto bad;
-        }
-    } else {
-        /* M, M:S, H:M:S: the fields after the first below 60 */
-        if (colons > 2)
+    }
+    /* the fields after a colon (M:S, H:M:S, D-H:M, D-H:M:S) below 60 */
+    for (int k = 0; k < colons; k++) {
+        if (*p != ':')
             goto bad;
-        for (int k = 0; k < colons; k++) {
-            if (*p != ':')
-                goto bad;
-            p++;
-            if (time_field(&p, 60) != 0)
-                goto bad;
-        }
+        p++;
+        if (time_field(&p, 60) != 0)
+            goto bad;
     }
     if (*p == '\0')
         return 0;
