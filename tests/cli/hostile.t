@@ -146,8 +146,14 @@ check "after them a normal request: 200 ($r)" test "${r% *}" = 200
 r=$(peer flood "$port" 2000 20)
 check "2000 connections asking at once: none left waiting, no odd answer ($r)" \
     test "$(kv waiting "$r")" = 0 -a "$(kv other "$r")" = 0
-check "  at least 200 of them served, some refused with 503" \
-    test "$(kv ok "$r")" -ge 200 -a "$(kv refused "$r")" -ge 1
+# The server takes 200 at once (--max-connections), answers the next 64 with 503 and
+# lets libmicrohttpd close the rest at the door. How many reach it together depends
+# on the machine's load (a loaded one may trickle them in, each served before the next
+# arrives), so: either all were answered (200 or 503), or the server was full, served
+# its 200 and refused with 503 before closing any at the door.
+ok_n=$(kv ok "$r") ref_n=$(kv refused "$r") closed_n=$(kv closed "$r")
+check "  all answered 200 or 503, or the server full: 200 served, 503 before any closed" \
+    test $((ok_n + ref_n)) -eq 2000 -o \( "$ok_n" -ge 200 -a "$ref_n" -ge 1 -a "$closed_n" -ge 1 \)
 # 2000 connections whose requests never end: held within the limit, then dropped
 python3 "$py" flood "$port" 2000 20 hold >"$tmp/hold.out" &
 fpid=$!
