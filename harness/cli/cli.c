@@ -43,8 +43,12 @@ static void usage(FILE *f)
           "\n"
           "Commands:\n",
           f);
+    int width = 0; /* the summaries in one column, after the longest name */
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
-        fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].summary);
+        if ((int)strlen(COMMANDS[i].name) > width)
+            width = (int)strlen(COMMANDS[i].name);
+    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
+        fprintf(f, "  %-*s  %s\n", width, COMMANDS[i].name, COMMANDS[i].summary);
     fputs("\n"
           "`trnbench COMMAND --help` describes each. `trnbench --version` prints the build.\n"
           "Exit status: 0 ok, 1 a run or validation failed, 2 usage or input error.\n"

@@ -21,7 +21,7 @@ run() {
     echo $? >"$tmp/$n.rc"
 }
 
-echo "1..27"
+echo "1..28"
 
 # ---- detect: runs anywhere, on a fake machine with --root ----
 run d_sp detect --format csv --root "$p5"
@@ -102,3 +102,8 @@ check "perf --gpu with every option in the = form: exit 0 (no GPU here)" \
     test "$(status "$tmp/g_ok")" = 0
 check "  skipped with the reason" \
     grep -qx "trnbench perf --gpu: skipped: no GPU: disabled (TRNBENCH_CUDA=0)" "$tmp/g_ok"
+
+# ---- trnbench --help: every command's summary starts in one column ----
+run top_help --help
+check "trnbench --help: the command summaries in one column (after the longest name)" \
+    sh -c "test $(status "$tmp/top_help") = 0 && sed -n '/^Commands:/,/^\$/p' '$tmp/top_help' | awk 'NR > 1 && NF { match(\$0, /^  [^ ]+ +/); c = RLENGTH; if (c0 == \"\") c0 = c; else if (c != c0) bad = 1; n++ } END { exit !(n >= 14 && !bad) }'"
