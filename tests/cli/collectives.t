@@ -1,8 +1,8 @@
 #!/bin/sh
 # tests/cli/collectives.t: `trnbench collectives` end to end. MPI: real Open MPI jobs of
 # 2 and 4 ranks on this host (mpirun, shared memory and TCP over loopback), every
-# operation, sizes 8 B to 1 MiB; the values are checked: no wrong element, busbw /
-# algbw the operation's factor on every row, latency positive and larger at 1 MiB than
+# operation, sizes 8 B to 16 MiB; the values are checked: no wrong element, busbw /
+# algbw the operation's factor on every row, latency positive and larger at 16 MiB than
 # at the smallest size, the rows' columns. A broken input (TRNBENCH_TEST_COLL_BREAK,
 # honoured under TRNBENCH_TEST=1 only) must be found: #wrong > 0, exit 1, no rows.
 # Neuron: the stand-in nccom-test (tests/data/neuron/nccom-test/) prints the guide's
@@ -100,20 +100,21 @@ verify() {
             push @bad, "$k: latency $x->{latency_us} not > 0" unless $x->{latency_us} > 0;
             my $r = $x->{busbw_gbyte_per_s} / $x->{algbw_gbyte_per_s};
             push @bad, "$k: busbw/algbw $r, factor $f" unless abs($r - $f) < 1e-4 * $f }
-        # the fastest iteration at 1 MiB against the fastest at the sizes up to 1 KiB (the
+        # the fastest iteration at 16 MiB against the fastest at the sizes up to 1 KiB (the
         # fastest of them: on a shared machine one size can lose every iteration to the
-        # scheduler)
+        # scheduler; at 1 MiB, ~100 us, a loaded 2-core CI machine lost that race: the
+        # best of the small sizes was a scheduler slice, not a message)
         my @s = sort { $a <=> $b } keys %lat; my $small;
         for (grep { $_ <= 1024 } @s) { $small = $lat{$_} if !defined $small || $lat{$_} < $small }
         push @bad, "latency at $s[-1] B ($lat{$s[-1]}) not above the sizes up to 1 KiB ($small)" unless @s > 2 && defined $small && $lat{$s[-1]} > $small;
-        print "# $_\n" for @bad; exit(@bad ? 1 : 0)' "$@"
+        print STDERR "# $_\n" for @bad; exit(@bad ? 1 : 0)' "$@"
 }
 
 # run_op NP OP: one job, then its table and rows verified
 run_op() {
-    mpi "$1" --mca btl self,vader "$TB_BIN" collectives --backend mpi --op "$2" --max-bytes 1M \
+    mpi "$1" --mca btl self,vader "$TB_BIN" collectives --backend mpi --op "$2" --max-bytes 16M \
         --iters 8 --warmup 2 --out "$tmp/mpi" >"$tmp/$2.$1.out" 2>"$tmp/$2.$1.err" ||
-        { sed 's/^/# /' "$tmp/$2.$1.err"; return 1; }
+        { sed 's/^/# /' "$tmp/$2.$1.err" >&2; return 1; }
     verify "$tmp/mpi/results.csv" "$tmp/$2.$1.out" "$2" "$1"
 }
 for np in 2 4; do
@@ -126,9 +127,9 @@ done
 
 if [ -n "$mpi_skip" ]; then skip_n 8 "$mpi_skip"; else
     n=$(awk '!/^#/ && NF >= 13' "$tmp/all-reduce.2.out" | wc -l)
-    check "mpi: 8 B to 1 MiB is 18 sizes in the table ($n)" test "$n" = 18
-    check "mpi: all-reduce at 2 ranks: 18 sizes x 2 placements x 3 metrics" \
-        test "$(grep -c 'collective/all-reduce/.*/mpi/n1x2,' "$tmp/mpi/results.csv")" = 108
+    check "mpi: 8 B to 16 MiB is 22 sizes in the table ($n)" test "$n" = 22
+    check "mpi: all-reduce at 2 ranks: 22 sizes x 2 placements x 3 metrics" \
+        test "$(grep -c 'collective/all-reduce/.*/mpi/n1x2,' "$tmp/mpi/results.csv")" = 132
     check "mpi: sendrecv has out-of-place rows and no in-place ones" \
         sh -c 'grep -q "collective/sendrecv/.*/outofplace/mpi" "$0" && ! grep -q "collective/sendrecv/.*/inplace/mpi" "$0"' "$tmp/mpi/results.csv"
     check "mpi: the software is Open MPI's version" \
