@@ -533,12 +533,19 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
         return tb_err(err, errlen, "%ld chips do not fit in %ld x %s (%ld chips each)", p->chips,
                       p->instances, sc->inst->instance, per_inst);
     {
+        /* an MLPerf server or interactive run at a given rate (its log's scheduled
+         * samples per second): the scenario's token budget at that Poisson rate, one
+         * regime (the latencies a run reports are at its own rate) */
+        bool mlperf_rate =
+            sc->request_rate > 0 && sc->scenario &&
+            (!strcmp(sc->scenario, "server") || !strcmp(sc->scenario, "interactive"));
         int regimes = (sc->batch > 0 || sc->batch_max) + (sc->concurrency > 0) +
-                      (sc->request_rate > 0) + (sc->scenario && *sc->scenario);
+                      (sc->request_rate > 0 && !mlperf_rate) + (sc->scenario && *sc->scenario);
         if (regimes > 1)
             return tb_err(err, errlen,
                           "batch, concurrency, request_rate and scenario are different serving "
-                          "regimes: give one");
+                          "regimes: give one (request_rate may go with scenario server or "
+                          "interactive: the run's own rate)");
         if (regimes &&
             (sc->concurrency > 0 || sc->request_rate > 0 || (sc->scenario && *sc->scenario)) &&
             (sc->phase == TB_PHASE_TRAIN || sc->phase == TB_PHASE_DENOISE))

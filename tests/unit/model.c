@@ -101,7 +101,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9 + 4 + 11 + 7 + 5);
+    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9 + 4 + 11 + 7 + 5 + 4);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -1418,6 +1418,39 @@ int main(void)
         IS_REL(p.tpot_ms + kv * 1e3, q.tpot_ms, 1e-9,
                "kv_bucket 0: the mean positions filled, %.3f ms vs %.3f ms", p.tpot_ms, q.tpot_ms);
         e1->kv_bucket = saved;
+    }
+
+    /* ---- an MLPerf Server run at its own rate (request_rate beside scenario): the
+     * latencies at that Poisson rate, the scenario's token budget kept ---- */
+    {
+        struct tb_arch l2 = load_arch("llama-2-70b");
+        struct tb_prediction r;
+        char why[512] = "";
+        s = scen(&l2, "p5en.48xlarge", TB_PHASE_SERVE, "fp8", 8, 0, 0, 0);
+        s.tp = 1;
+        s.dp = 8;
+        s.dataset = "openorca";
+        s.scenario = "server";
+        p = predict(&s); /* the largest rate the limits allow */
+        s.request_rate = 101.25;
+        q = predict(&s); /* the v4.1 run's scheduled rate */
+        /* openorca states its mean output only (294.45 tokens): throughput = rate x that */
+        IS_REL(101.25 * 294.45, q.output_tokens_per_s, 1e-9,
+               "at the run's rate: %.1f tokens/s = 101.25/s x 294.45", q.output_tokens_per_s);
+        OK(strstr(p.assumptions, "token budget 1510 per iteration") &&
+               strstr(q.assumptions, "token budget 1510 per iteration") &&
+               strstr(q.assumptions, "at its run's rate 101.25/s"),
+           "the scenario's budget (1510) kept at the run's rate: %.80s", q.assumptions);
+        s.scenario = NULL;
+        r = predict(&s); /* a plain open loop: the stack's default budget */
+        OK(strstr(r.assumptions, "token budget 8192 per iteration") &&
+               r.output_tokens_per_s == q.output_tokens_per_s && r.ttft_ms < q.ttft_ms,
+           "a plain request_rate keeps 8192 tokens per iteration: TTFT %.0f ms < %.0f ms",
+           r.ttft_ms, q.ttft_ms);
+        s.scenario = "offline";
+        OK(tb_model_predict(&model, &s, &r, why, sizeof why) != 0 &&
+               strstr(why, "request_rate may go with scenario server or interactive"),
+           "offline with a rate is refused: %s", why);
     }
 
     tb_model_release(&model);
