@@ -146,8 +146,9 @@ struct serve_point {
 /* The context a static batch's decode steps read, on average: the steps run at positions
  * Tin .. Tin+Tout-2, whose mean is Tin + Tout/2; a compiled graph's attention reads the
  * KV cache of its whole sequence-length bucket, Tin + Tout, at every step (kv_bucket 1:
- * the Neuron stacks compile the graphs for the bucket and mask the positions not yet
- * written, so their published TPOT depends on prompt + output, not on the split) */
+ * transformers-neuronx's token-generation graph attends to its whole bucket, the
+ * positions not yet written masked, and the Neuron tables ran one bucket of prompt +
+ * output, so their published TPOT depends on prompt + output, not on the split) */
 static double static_decode_ctx(const struct dev *d, double Tin, double Tout)
 {
     return Tin + Tout * (0.5 + 0.5 * d->e->kv_bucket);
