@@ -38,6 +38,7 @@ const struct tb_range TB_EFFICIENCY_RANGES[] = {
     {"head_bytes", 0, 4, false, "bytes per LM-head weight (0: the weights')"},
     {"step_us", 0, 1e5, false, "us per decode step"},
     {"request_overlap", 0, 1, false, "share of the host cost hidden"},
+    {"kv_bucket", 0, 1, false, "share of the bucket's unfilled KV read"},
     {"link_eff", 0.001, 1, false, "share of the chip-to-chip link"},
     {"net_eff", 0.001, 1, false, "share of the instance network"},
     {"collective_us", 0, 1e5, false, "us per collective"},
@@ -82,17 +83,29 @@ static int coll_fields(const struct tb_csv_table *t, size_t r, struct tb_model_e
 static int host_row(const struct tb_csv_table *t, size_t r, struct tb_model_eff *e,
                     const char *path, char *err, size_t errlen)
 {
-    static const char *const empty[] = {"gemm_eff",         "gemm_eff_fp8",
-                                        "gemm_eff_fp4",     "gemm_m_half",
-                                        "gemm_n_half",      "mem_eff",
-                                        "kv_eff",           "layer_us",
-                                        "prefill_layer_us", "prefill_min_tokens",
-                                        "request_us",       "train_eff",
-                                        "dp_overlap",       "tp_overlap",
-                                        "conv_eff",         "hbm_usable",
-                                        "max_batch",        "attn_overlap",
-                                        "head_bytes",       "step_us",
-                                        "request_overlap",  NULL};
+    static const char *const empty[] = {"gemm_eff",
+                                        "gemm_eff_fp8",
+                                        "gemm_eff_fp4",
+                                        "gemm_m_half",
+                                        "gemm_n_half",
+                                        "mem_eff",
+                                        "kv_eff",
+                                        "layer_us",
+                                        "prefill_layer_us",
+                                        "prefill_min_tokens",
+                                        "request_us",
+                                        "train_eff",
+                                        "dp_overlap",
+                                        "tp_overlap",
+                                        "conv_eff",
+                                        "hbm_usable",
+                                        "max_batch",
+                                        "attn_overlap",
+                                        "head_bytes",
+                                        "step_us",
+                                        "request_overlap",
+                                        "kv_bucket",
+                                        NULL};
     if (strcmp(e->family, "host"))
         return tb_err(err, errlen,
                       "%s: line %ld: field 'family': chip 'host' is family 'host', not '%s'", path,
@@ -148,7 +161,8 @@ static int eff_row(const struct tb_pricing *pricing, const struct tb_csv_table *
         num_field(t, r, "attn_overlap", &e->attn_overlap, err, errlen) ||
         num_field(t, r, "head_bytes", &e->head_bytes, err, errlen) ||
         num_field(t, r, "step_us", &sus, err, errlen) ||
-        num_field(t, r, "request_overlap", &e->request_overlap, err, errlen))
+        num_field(t, r, "request_overlap", &e->request_overlap, err, errlen) ||
+        num_field(t, r, "kv_bucket", &e->kv_bucket, err, errlen))
         return -1;
     /* fp4: empty where the chip has no fp4 peak; required where it has one */
     if (!*tb_csv_field(t, r, "gemm_eff_fp4")) {
@@ -172,35 +186,13 @@ static int eff_row(const struct tb_pricing *pricing, const struct tb_csv_table *
 }
 
 /* The columns of efficiency.csv. */
-static const char *const EFF_COLS[] = {"chip",
-                                       "family",
-                                       "gemm_eff",
-                                       "gemm_eff_fp8",
-                                       "gemm_eff_fp4",
-                                       "gemm_m_half",
-                                       "gemm_n_half",
-                                       "mem_eff",
-                                       "kv_eff",
-                                       "link_eff",
-                                       "net_eff",
-                                       "collective_us",
-                                       "layer_us",
-                                       "request_us",
-                                       "train_eff",
-                                       "tp_overlap",
-                                       "conv_eff",
-                                       "dp_overlap",
-                                       "hbm_usable",
-                                       "max_batch",
-                                       "source",
-                                       "prefill_layer_us",
-                                       "collective_hop_us",
-                                       "fabric",
-                                       "attn_overlap",
-                                       "head_bytes",
-                                       "step_us",
-                                       "request_overlap",
-                                       NULL};
+static const char *const EFF_COLS[] = {
+    "chip",        "family",           "gemm_eff",          "gemm_eff_fp8", "gemm_eff_fp4",
+    "gemm_m_half", "gemm_n_half",      "mem_eff",           "kv_eff",       "link_eff",
+    "net_eff",     "collective_us",    "layer_us",          "request_us",   "train_eff",
+    "tp_overlap",  "conv_eff",         "dp_overlap",        "hbm_usable",   "max_batch",
+    "source",      "prefill_layer_us", "collective_hop_us", "fabric",       "attn_overlap",
+    "head_bytes",  "step_us",          "request_overlap",   "kv_bucket",    NULL};
 
 /* The numbers of the start-up tables beside efficiency.csv (README.md, "Input ranges"):
  * checked when the model loads, so a malformed figure is an error, not a silent "no
@@ -541,12 +533,19 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
         return tb_err(err, errlen, "%ld chips do not fit in %ld x %s (%ld chips each)", p->chips,
                       p->instances, sc->inst->instance, per_inst);
     {
+        /* an MLPerf server or interactive run at a given rate (its log's scheduled
+         * samples per second): the scenario's token budget at that Poisson rate, one
+         * regime (the latencies a run reports are at its own rate) */
+        bool mlperf_rate =
+            sc->request_rate > 0 && sc->scenario &&
+            (!strcmp(sc->scenario, "server") || !strcmp(sc->scenario, "interactive"));
         int regimes = (sc->batch > 0 || sc->batch_max) + (sc->concurrency > 0) +
-                      (sc->request_rate > 0) + (sc->scenario && *sc->scenario);
+                      (sc->request_rate > 0 && !mlperf_rate) + (sc->scenario && *sc->scenario);
         if (regimes > 1)
             return tb_err(err, errlen,
                           "batch, concurrency, request_rate and scenario are different serving "
-                          "regimes: give one");
+                          "regimes: give one (request_rate may go with scenario server or "
+                          "interactive: the run's own rate)");
         if (regimes &&
             (sc->concurrency > 0 || sc->request_rate > 0 || (sc->scenario && *sc->scenario)) &&
             (sc->phase == TB_PHASE_TRAIN || sc->phase == TB_PHASE_DENOISE))

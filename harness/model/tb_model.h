@@ -90,6 +90,12 @@ struct tb_model_eff {
      * processes step n-1's tokens while step n runs, so only host work beyond the device's
      * step costs time; 0, the host's work and the device's step one after another */
     double request_overlap;
+    /* the share of a static batch's output positions its decode attention reads beyond
+     * the ones filled (kv_bucket): 1, a compiled graph's attention spans the KV cache of
+     * the whole sequence-length bucket (prompt + output) at every step, so a step costs
+     * the same at position 200 as at 8000; 0, it reads the positions filled (a paged
+     * cache), on average the prompt and half the output */
+    double kv_bucket;
 };
 
 struct tb_model {

@@ -620,6 +620,7 @@ int tb_model_regime(const struct tb_model *m, const struct tb_scenario *sc,
     const char *scen = sc->scenario && *sc->scenario ? sc->scenario : "";
     const char *bench = "", *ds = sc->dataset && *sc->dataset ? sc->dataset : "";
     double dp = (double)(p->dp > 0 ? p->dp : 1), ttft_ms = 0, tpot_ms = 0, pct = 0;
+    double budget_tpot_s = 0; /* the TPOT limit that sizes MLPerf's token budget */
     char what[160], pctname[16] = "mean";
     struct tb_regime_costs cc = *c;
 
@@ -641,6 +642,18 @@ int tb_model_regime(const struct tb_model *m, const struct tb_scenario *sc,
     if (sc->concurrency > 0) {
         load.concurrency = (double)sc->concurrency / dp;
         snprintf(what, sizeof what, "concurrency %ld (closed loop)", sc->concurrency);
+    } else if (sc->request_rate > 0 && (!strcmp(scen, "server") || !strcmp(scen, "interactive"))) {
+        /* an MLPerf run at its own scheduled rate: the latencies it reports are at that
+         * rate, not at the largest one the limits allow; the limits still size the token
+         * budget (below), as the submitters' configs do */
+        if (mlperf_limits(m, sc->arch->name, scen, &ttft_ms, &tpot_ms, &pct, &bench, err, errlen) !=
+            0)
+            return -1;
+        load.rate = sc->request_rate / dp;
+        budget_tpot_s = tpot_ms * 1e-3;
+        pct = 0; /* the means at that rate, not the limits' percentile */
+        snprintf(what, sizeof what, "MLPerf %s (%s) at its run's rate %g/s (Poisson)", scen, bench,
+                 sc->request_rate);
     } else if (sc->request_rate > 0) {
         load.rate = sc->request_rate / dp;
         snprintf(what, sizeof what, "request_rate %g/s (open loop, Poisson)", sc->request_rate);
@@ -652,6 +665,7 @@ int tb_model_regime(const struct tb_model *m, const struct tb_scenario *sc,
         load.tpot_limit_s = tpot_ms * 1e-3;
         load.ttft_percentile = pct;
         load.tpot_percentile = pct;
+        budget_tpot_s = load.tpot_limit_s;
         snprintf(what, sizeof what,
                  "MLPerf %s (%s: p%.0f TTFT <= %.0f ms, TPOT <= %.0f ms; Poisson)", scen, bench,
                  pct, ttft_ms, tpot_ms);
@@ -663,17 +677,17 @@ int tb_model_regime(const struct tb_model *m, const struct tb_scenario *sc,
         load.concurrency = 1; /* a dataset alone: one request at a time */
         snprintf(what, sizeof what, "one request at a time");
     }
-    if (load.tpot_limit_s > 0) {
+    if (budget_tpot_s > 0) {
         /* MLPerf's token budget: the largest (at most the stack's default) whose
          * iteration of prompt tokens alone takes no longer than the TPOT limit, so one
          * iteration carrying a full budget of prompts cannot break the limit by itself;
          * at least the p99 prompt, which one iteration then admits whole. NVIDIA's
          * MLPerf v5.1 configs (README "Serving regimes") size max_num_tokens so */
         double hi0 = cc.chunk_tokens > 0 ? cc.chunk_tokens : 8192, lo = 1, hi = hi0;
-        if (c->prefill_s(c->ctx, 1, hi) > load.tpot_limit_s) {
+        if (c->prefill_s(c->ctx, 1, hi) > budget_tpot_s) {
             for (int i = 0; i < 60; i++) {
                 double mid = 0.5 * (lo + hi);
-                if (c->prefill_s(c->ctx, 1, mid) <= load.tpot_limit_s)
+                if (c->prefill_s(c->ctx, 1, mid) <= budget_tpot_s)
                     lo = mid;
                 else
                     hi = mid;

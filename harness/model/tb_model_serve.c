@@ -143,14 +143,24 @@ struct serve_point {
     const char *bound_decode;  /* of a decode step alone */
 };
 
+/* The context a static batch's decode steps read, on average: the steps run at positions
+ * Tin .. Tin+Tout-2, whose mean is Tin + Tout/2; a compiled graph's attention reads the
+ * KV cache of its whole sequence-length bucket, Tin + Tout, at every step (kv_bucket 1:
+ * transformers-neuronx's token-generation graph attends to its whole bucket, the
+ * positions not yet written masked, and the Neuron tables ran one bucket of prompt +
+ * output, so their published TPOT depends on prompt + output, not on the split) */
+static double static_decode_ctx(const struct dev *d, double Tin, double Tout)
+{
+    return Tin + Tout * (0.5 + 0.5 * d->e->kv_bucket);
+}
+
 /* Static batch of B requests: prefill all, then seq_out - 1 decode steps. */
 static struct serve_point serve_static(const struct dev *d, double B, double Tin, double Tout,
                                        long tp)
 {
     struct serve_point p;
     struct step pf = prefill_step(d, B, Tin, tp);
-    /* the decode steps run at positions Tin .. Tin+Tout-2: their mean context */
-    struct step dc = decode_step(d, B, Tin + Tout / 2.0, tp);
+    struct step dc = decode_step(d, B, static_decode_ctx(d, Tin, Tout), tp);
     p.ttft = pf.t;
     p.tpot = dc.t;
     p.e2e = pf.t + (Tout - 1) * dc.t;

@@ -101,7 +101,7 @@ int main(void)
     char err[512];
     char *dir = test_src_path("pricing");
 
-    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9 + 4 + 11 + 7);
+    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9 + 4 + 11 + 7 + 5 + 4);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -1370,6 +1370,87 @@ int main(void)
         eh->request_overlap = saved_ro;
         q = predict(&s);
         IS_REL(p.tpot_ms, q.tpot_ms, 1e-12, "the table's figures restored");
+    }
+
+    /* ---- a compiled graph's decode attention spans its sequence-length bucket
+     * (kv_bucket): a static batch's TPOT on Neuron depends on prompt + output, not on the
+     * split (the Neuron tables: 7.03 and 7.04 ms at 128 + 8064 and 4096 + 4096) ---- */
+    {
+        const struct tb_chip *c1 = tb_pricing_chip(&pr, "trainium1");
+        struct tb_model_eff *e1 = (struct tb_model_eff *)tb_model_eff_of(&model, "trainium1");
+        const struct tb_model_eff *eh = tb_model_eff_of(&model, "h100-sxm");
+        struct tb_prediction r;
+        double kv, saved;
+        if (!c1 || !e1 || !eh)
+            bail("no trainium1 or h100-sxm in the catalogue");
+        OK(e1->kv_bucket == 1 && eh->kv_bucket == 0,
+           "kv_bucket: 1 on Neuron (compiled graphs), 0 on nvidia (a paged cache)");
+        /* 70B bf16 over 32 NeuronCores (16 chips), batch 4: the step is the HBM read */
+        s = scen(&a70, "trn1.32xlarge", TB_PHASE_DECODE, "bf16", 16, 128, 3968, 4);
+        s.tp = 32;
+        p = predict(&s);
+        OK(!strcmp(p.bound, "memory"), "70B batch-4 decode on Trainium1 is memory-bound (%s)",
+           p.bound);
+        s.seq_in = 2048;
+        s.seq_out = 2048;
+        q = predict(&s);
+        IS_REL(p.tpot_ms, q.tpot_ms, 1e-12,
+               "the same bucket (4096): TPOT %.3f ms at 128 + 3968 and 2048 + 2048", p.tpot_ms);
+        /* 4 sequences x 4096 more positions, 8 KV heads over 32 cores: 8 shards, over one
+         * core's half of the chip's HBM at kv_eff */
+        s.seq_in = 128;
+        s.seq_out = 8064;
+        r = predict(&s);
+        kv = 4.0 * 4096.0 * tb_bytes_kv_per_token(&a70, 2.0) / 8.0 /
+             (c1->hbm_tbps * 1e12 / 2.0 * e1->kv_eff);
+        IS_REL(p.tpot_ms + kv * 1e3, r.tpot_ms, 1e-9,
+               "bucket 8192: TPOT %.3f ms = %.3f + %.3f ms of KV read over 4096 more positions",
+               r.tpot_ms, p.tpot_ms, kv * 1e3);
+        saved = e1->kv_bucket;
+        e1->kv_bucket = 0; /* the positions filled: mean context 128 + 3968/2 vs 2048 + 1024 */
+        s.seq_out = 3968;
+        p = predict(&s);
+        s.seq_in = 2048;
+        s.seq_out = 2048;
+        q = predict(&s);
+        kv = 4.0 * (3072.0 - 2112.0) * tb_bytes_kv_per_token(&a70, 2.0) / 8.0 /
+             (c1->hbm_tbps * 1e12 / 2.0 * e1->kv_eff);
+        IS_REL(p.tpot_ms + kv * 1e3, q.tpot_ms, 1e-9,
+               "kv_bucket 0: the mean positions filled, %.3f ms vs %.3f ms", p.tpot_ms, q.tpot_ms);
+        e1->kv_bucket = saved;
+    }
+
+    /* ---- an MLPerf Server run at its own rate (request_rate beside scenario): the
+     * latencies at that Poisson rate, the scenario's token budget kept ---- */
+    {
+        struct tb_arch l2 = load_arch("llama-2-70b");
+        struct tb_prediction r;
+        char why[512] = "";
+        s = scen(&l2, "p5en.48xlarge", TB_PHASE_SERVE, "fp8", 8, 0, 0, 0);
+        s.tp = 1;
+        s.dp = 8;
+        s.dataset = "openorca";
+        s.scenario = "server";
+        p = predict(&s); /* the largest rate the limits allow */
+        s.request_rate = 101.25;
+        q = predict(&s); /* the v4.1 run's scheduled rate */
+        /* openorca states its mean output only (294.45 tokens): throughput = rate x that */
+        IS_REL(101.25 * 294.45, q.output_tokens_per_s, 1e-9,
+               "at the run's rate: %.1f tokens/s = 101.25/s x 294.45", q.output_tokens_per_s);
+        OK(strstr(p.assumptions, "token budget 1510 per iteration") &&
+               strstr(q.assumptions, "token budget 1510 per iteration") &&
+               strstr(q.assumptions, "at its run's rate 101.25/s"),
+           "the scenario's budget (1510) kept at the run's rate: %.80s", q.assumptions);
+        s.scenario = NULL;
+        r = predict(&s); /* a plain open loop: the stack's default budget */
+        OK(strstr(r.assumptions, "token budget 8192 per iteration") &&
+               r.output_tokens_per_s == q.output_tokens_per_s && r.ttft_ms < q.ttft_ms,
+           "a plain request_rate keeps 8192 tokens per iteration: TTFT %.0f ms < %.0f ms",
+           r.ttft_ms, q.ttft_ms);
+        s.scenario = "offline";
+        OK(tb_model_predict(&model, &s, &r, why, sizeof why) != 0 &&
+               strstr(why, "request_rate may go with scenario server or interactive"),
+           "offline with a rate is refused: %s", why);
     }
 
     tb_model_release(&model);
