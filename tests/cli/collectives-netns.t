@@ -17,7 +17,7 @@
 
 tmp=$TB_BUILDDIR/tests/tmp/collectives-netns
 rm -rf "$tmp" && mkdir -p "$tmp"
-echo "1..20"
+echo "1..21"
 
 # ---- the model of tcp between hosts (no namespace needed) ----
 "$TB_BIN" predict --collective sendrecv --bytes 1073741824 --ranks 2 --nodes 2 --link tcp \
@@ -56,7 +56,7 @@ if [ -z "$why" ]; then
     fi
 fi
 if [ -n "$why" ]; then
-    skip_n 16 "$why"
+    skip_n 17 "$why"
     exit 0
 fi
 trap 'sh "$TB_SRCDIR/tests/dist/netns.sh" stop "$net"' EXIT
@@ -176,3 +176,10 @@ done
 # shellcheck disable=SC2154 # set by the eval above
 check "the model with the calibrated file at 4 MiB, within 20 %:$err" \
     perl -e 'exit !(abs($ARGV[0]) <= 20 && abs($ARGV[1]) <= 20)' -- "$err_sendrecv" "$err_allreduce"
+"$TB_BIN" report --out "$tmp/report" --efficiency "$tmp/eff.csv" --host-net-gbit-per-s "$gbit" \
+    "$tmp/r/results.csv" >/dev/null 2>"$tmp/report.err"
+rc=$?
+line=$(grep '^| tcp | sendrecv | 2 on 2 nodes |' "$tmp/report/report.md" 2>/dev/null)
+check "report --efficiency --host-net-gbit-per-s: sendrecv over tcp modeled, within 20 % at 4 MiB ($line)" \
+    sh -c 'test $0 = 0 && echo "$1" | perl -ne "exit !(/\| *([-+][0-9.]+) *\|\s*\$/ && abs(\$1) <= 20)"' \
+    $rc "$line"
