@@ -259,7 +259,7 @@ int tb_cmd_calibrate(int argc, char **argv)
         size_t k;
         if (key_of(&m, &meas[i], &inst, &chip, err, sizeof err) != 0)
             goto fail;
-        if (!strcmp(chip, "host") && meas[i].link == TB_LINK_TCP && meas[i].nodes > 1) {
+        if (!strcmp(chip, "host") && tb_coll_link_is_host_net(meas[i].link, meas[i].nodes)) {
             if (!strstr(how, "network"))
                 snprintf(how + strlen(how), sizeof how - strlen(how),
                          "; hosts' network %.4g Gbit/s (%s)", net_bw * 8 / 1e9,

@@ -236,7 +236,7 @@ static int predict_collective(const struct model_opts *mo, const struct coll_opt
                  co->target);
         goto fail;
     }
-    if (tb_coll_link_is_host(q.link) && !tb_coll_query_is_host_net(&q) &&
+    if (tb_coll_link_is_host(q.link) && !tb_coll_link_is_host_net(q.link, q.nodes) &&
         tb_coll_host_bw(co->host_bw, &q.host_bw, how, sizeof how, err, sizeof err) != 0)
         goto fail;
     if (tb_collective_predict(&m, &q, &p, err, sizeof err) != 0)

@@ -48,9 +48,9 @@ bool tb_coll_link_is_host(enum tb_coll_link l)
     return l == TB_LINK_SHM || l == TB_LINK_LOOPBACK || l == TB_LINK_TCP;
 }
 
-bool tb_coll_query_is_host_net(const struct tb_coll_query *q)
+bool tb_coll_link_is_host_net(enum tb_coll_link l, long nodes)
 {
-    return q->link == TB_LINK_TCP && q->nodes > 1;
+    return l == TB_LINK_TCP && nodes > 1;
 }
 
 bool tb_coll_link_is_net(enum tb_coll_link l)
@@ -97,7 +97,7 @@ static int link_of(const struct tb_model *m, const struct tb_coll_query *q,
         *e = tb_model_eff_of(m, "host");
         if (!*e)
             return tb_err(err, errlen, "no efficiency row for chip 'host' (efficiency.csv)");
-        if (tb_coll_query_is_host_net(q)) {
+        if (tb_coll_link_is_host_net(q->link, q->nodes)) {
             double per_node = (double)q->ranks / (double)q->nodes;
             if (!(q->net_bw > 0))
                 return tb_err(err, errlen,

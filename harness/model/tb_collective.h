@@ -99,8 +99,9 @@ struct tb_coll_query {
                                        bytes/s, as stated (0: not known, not modeled) */
 };
 
-/* Whether q's link is TCP between hosts (its raw bandwidth is net_bw, not host_bw). */
-bool tb_coll_query_is_host_net(const struct tb_coll_query *q);
+/* Whether a link over that many nodes is TCP between hosts (its raw bandwidth is the
+ * query's net_bw, not host_bw). */
+bool tb_coll_link_is_host_net(enum tb_coll_link l, long nodes);
 
 /* What the model predicts for it. */
 struct tb_coll_pred {

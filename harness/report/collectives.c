@@ -34,7 +34,7 @@ int tb_report_coll_load(struct report *R, char *err, size_t errlen)
         return -1;
     for (size_t i = 0; i < R->ncoll; i++)
         host |= tb_coll_link_is_host(R->coll[i].link) &&
-                !(R->coll[i].link == TB_LINK_TCP && R->coll[i].nodes > 1);
+                !tb_coll_link_is_host_net(R->coll[i].link, R->coll[i].nodes);
     if (host && tb_coll_host_bw(o->host_bw, &R->coll_host_bw, R->coll_host, sizeof R->coll_host,
                                 err, errlen) != 0)
         return -1;
