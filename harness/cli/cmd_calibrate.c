@@ -25,7 +25,7 @@
 static void usage(FILE *f)
 {
     fputs("usage: trnbench calibrate RESULTS.csv... --out FILE.csv [--prices DIR]\n"
-          "                          [--host-mem-gbyte-per-s X]\n"
+          "                          [--host-mem-gbyte-per-s X] [--host-net-gbit-per-s X]\n"
           "       trnbench collectives --calibrate RESULTS.csv --out FILE.csv [...]\n"
           "Fit the efficiency figures the measured collectives of RESULTS imply (rows of\n"
           "phase collective, as `trnbench collectives` writes them) and write them as FILE, in\n"
@@ -37,7 +37,8 @@ static void usage(FILE *f)
           "  --out FILE.csv            the file to write (never our pricing/efficiency.csv)\n"
           "  --prices DIR              the catalogue and efficiency tables to start from\n"
           "  --host-mem-gbyte-per-s X  the host's memory bandwidth for shm/loopback/tcp (one\n"
-          "                            thread's STREAM triad, GB/s); default: measured now\n"
+          "                            thread's STREAM triad, GB/s); default: measured "
+          "now\n" TB_COLL_NET_HELP
           "How: per sweep (op, ranks, placement, link), the bandwidth is the median busbw of\n"
           "its 3 largest sizes; link_eff (net_eff for efa, loopback, tcp) the median over the\n"
           "sweeps of that / the link's raw bandwidth; each sweep's latency the median time of\n"
@@ -48,13 +49,14 @@ static void usage(FILE *f)
           f);
 }
 
-enum { OPT_OUT = 256, OPT_PRICES, OPT_HOST_BW, OPT_CALIBRATE };
+enum { OPT_OUT = 256, OPT_PRICES, OPT_HOST_BW, OPT_NET_BW, OPT_CALIBRATE };
 
 static const struct option OPTS[] = {
     {"help", no_argument, NULL, 'h'},
     {"out", required_argument, NULL, OPT_OUT},
     {"prices", required_argument, NULL, OPT_PRICES},
     {"host-mem-gbyte-per-s", required_argument, NULL, OPT_HOST_BW},
+    {TB_COLL_NET_OPT, required_argument, NULL, OPT_NET_BW},
     {"calibrate", required_argument, NULL, OPT_CALIBRATE},
     {NULL, 0, NULL, 0},
 };
@@ -160,7 +162,7 @@ int tb_cmd_calibrate(int argc, char **argv)
 {
     const char *out = NULL, *dir = NULL, *files[64];
     size_t nfiles = 0, nmeas = 0, nkeys = 0;
-    double host_given = 0, host_bw = 0;
+    double host_given = 0, host_bw = 0, net_bw = 0;
     struct stat sa, sb;
     struct tb_pricing pr;
     struct tb_model m;
@@ -196,6 +198,10 @@ int tb_cmd_calibrate(int argc, char **argv)
                 return 2;
             }
             host_given *= 1e9;
+            break;
+        case OPT_NET_BW:
+            if (tb_coll_net_bw_arg(argv[0], optarg, &net_bw) != 0)
+                return 2;
             break;
         default:
             usage(stderr);
@@ -253,11 +259,17 @@ int tb_cmd_calibrate(int argc, char **argv)
         size_t k;
         if (key_of(&m, &meas[i], &inst, &chip, err, sizeof err) != 0)
             goto fail;
-        if (!strcmp(chip, "host") && !(host_bw > 0)) {
+        if (!strcmp(chip, "host") && tb_coll_link_is_host_net(meas[i].link, meas[i].nodes)) {
+            if (!strstr(how, "network"))
+                snprintf(how + strlen(how), sizeof how - strlen(how),
+                         "; hosts' network %.4g Gbit/s (%s)", net_bw * 8 / 1e9,
+                         net_bw > 0 ? "stated: --" TB_COLL_NET_OPT : "not stated");
+        } else if (!strcmp(chip, "host") && !(host_bw > 0)) {
             if (tb_coll_host_bw(host_given, &host_bw, hostwhat, sizeof hostwhat, err, sizeof err) !=
                 0)
                 goto fail;
-            snprintf(how, sizeof how, "; host memory bandwidth %s", hostwhat);
+            snprintf(how + strlen(how), sizeof how - strlen(how), "; host memory bandwidth %s",
+                     hostwhat);
         }
         if (isnan(meas[i].time_s)) {
             tb_result_bad_field(meas[i].row, "metric", "no latency_us or bandwidth for the size",
@@ -283,7 +295,8 @@ int tb_cmd_calibrate(int argc, char **argv)
                   .nodes = meas[i].nodes,
                   .chip = chip,
                   .inst = inst,
-                  .host_bw = host_bw},
+                  .host_bw = host_bw,
+                  .net_bw = net_bw},
             .time_s = meas[i].time_s,
             .group = meas[i].group,
         };

@@ -28,7 +28,8 @@ static void predict_usage(FILE *f)
           "                        [--region R] [--efficiency FILE]\n"
           "       trnbench predict --collective OP --bytes N --ranks R [--nodes N]\n"
           "                        --link L [--target TYPE] [--host-mem-gbyte-per-s X]\n"
-          "                        [--prices DIR] [--efficiency FILE]\n"
+          "                        [--host-net-gbit-per-s X] [--prices DIR]\n"
+          "                        [--efficiency FILE]\n"
           "\n"
           "Predict every row of a scenario table (a workload on a target: model, phase,\n"
           "precision, shape, batch, layout; format in README.md) with the analytic\n"
@@ -55,7 +56,7 @@ static void predict_usage(FILE *f)
           "  --link L          " TB_COLL_LINKS "\n"
           "  --target TYPE     the instance type (nvlink, neuronlink, efa)\n"
           "  --host-mem-gbyte-per-s X  the host's memory bandwidth (shm, loopback, tcp;\n"
-          "                    default: measured now, one thread's STREAM triad)\n"
+          "                    default: measured now, one thread's STREAM triad)\n" TB_COLL_NET_HELP
           "Exit status: 0 ok, 2 usage error or an unreadable file.\n",
           f);
 }
@@ -99,6 +100,7 @@ enum {
     OPT_LINK,
     OPT_TARGET,
     OPT_HOST_BW,
+    OPT_NET_BW,
 };
 
 static const struct option PREDICT_OPTS[] = {
@@ -116,6 +118,7 @@ static const struct option PREDICT_OPTS[] = {
     {"link", required_argument, NULL, OPT_LINK},
     {"target", required_argument, NULL, OPT_TARGET},
     {"host-mem-gbyte-per-s", required_argument, NULL, OPT_HOST_BW},
+    {TB_COLL_NET_OPT, required_argument, NULL, OPT_NET_BW},
     {NULL, 0, NULL, 0},
 };
 
@@ -202,7 +205,7 @@ static int load_all(struct tb_pricing *pr, struct tb_model *m, const struct mode
 /* One collective's prediction (predict --collective), as a CSV row. */
 struct coll_opts {
     const char *op, *link, *target;
-    double bytes, host_bw;
+    double bytes, host_bw, net_bw;
     long ranks, nodes;
 };
 
@@ -210,7 +213,8 @@ static int predict_collective(const struct model_opts *mo, const struct coll_opt
 {
     struct tb_pricing pr;
     struct tb_model m;
-    struct tb_coll_query q = {.bytes = co->bytes, .ranks = co->ranks, .nodes = co->nodes};
+    struct tb_coll_query q = {
+        .bytes = co->bytes, .ranks = co->ranks, .nodes = co->nodes, .net_bw = co->net_bw};
     struct tb_coll_pred p;
     char err[1024], how[256] = "";
     int rc = 2;
@@ -232,7 +236,7 @@ static int predict_collective(const struct model_opts *mo, const struct coll_opt
                  co->target);
         goto fail;
     }
-    if (tb_coll_link_is_host(q.link) &&
+    if (tb_coll_link_is_host(q.link) && !tb_coll_link_is_host_net(q.link, q.nodes) &&
         tb_coll_host_bw(co->host_bw, &q.host_bw, how, sizeof how, err, sizeof err) != 0)
         goto fail;
     if (tb_collective_predict(&m, &q, &p, err, sizeof err) != 0)
@@ -258,7 +262,7 @@ out:
 
 int tb_cmd_predict(int argc, char **argv)
 {
-    struct coll_opts co = {NULL, NULL, NULL, 0, 0, 0, 1};
+    struct coll_opts co = {NULL, NULL, NULL, 0, 0, 0, 0, 1};
     const char *file = NULL;
     struct model_opts mo = {NULL, NULL, NULL, NULL};
     struct tb_pricing pr;
@@ -300,6 +304,10 @@ int tb_cmd_predict(int argc, char **argv)
             }
             if (c == OPT_HOST_BW)
                 co.host_bw *= 1e9;
+            break;
+        case OPT_NET_BW:
+            if (tb_coll_net_bw_arg("predict", optarg, &co.net_bw) != 0)
+                return 2;
             break;
         case OPT_RANKS:
         case OPT_NODES:

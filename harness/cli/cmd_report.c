@@ -5,6 +5,7 @@
  * input error (nothing written). */
 #include "cli.h"
 #include "tb_assess.h"
+#include "tb_coll_results.h"
 #include "tb_model.h"
 #include "tb_pricing.h"
 #include "tb_report.h"
@@ -20,7 +21,8 @@ static void usage(FILE *f)
           "                       [--usd-per-hour X] [--baseline TYPE] [--max-price-age DAYS]\n"
           "                       [--ttft-ms X] [--tpot-ms X] [--train-tokens N]\n"
           "                       [--assess FILE] [--prices DIR] [--efficiency FILE]\n"
-          "                       [--host-mem-gbyte-per-s X] RESULTS.csv...\n"
+          "                       [--host-mem-gbyte-per-s X] [--host-net-gbit-per-s X]\n"
+          "                       RESULTS.csv...\n"
           "       trnbench report --check [the same options]\n"
           "\n"
           "Read one or more results files, price every throughput row and write report.md,\n"
@@ -52,7 +54,8 @@ static void usage(FILE *f)
           "                     rows replace ours in the collectives' model\n"
           "  --host-mem-gbyte-per-s X  the host's memory bandwidth the model of MPI between\n"
           "                     its processes takes (shm, loopback, tcp; one thread's STREAM\n"
-          "                     triad, GB/s); default: measured now when such rows are there\n"
+          "                     triad, GB/s); default: measured now when such rows are "
+          "there\n" TB_COLL_NET_HELP
           "  --check            check the options against the price tables (and the --assess\n"
           "                     file) and stop: no results file, nothing written (make bench\n"
           "                     runs it before measuring, so a typo costs no run)\n"
@@ -80,6 +83,7 @@ enum {
     OPT_CHECK,
     OPT_EFFICIENCY,
     OPT_HOST_BW,
+    OPT_NET_BW,
 };
 
 static const struct option OPTS[] = {
@@ -100,6 +104,7 @@ static const struct option OPTS[] = {
     {"check", no_argument, NULL, OPT_CHECK},
     {"efficiency", required_argument, NULL, OPT_EFFICIENCY},
     {"host-mem-gbyte-per-s", required_argument, NULL, OPT_HOST_BW},
+    {TB_COLL_NET_OPT, required_argument, NULL, OPT_NET_BW},
     {NULL, 0, NULL, 0},
 };
 
@@ -231,6 +236,10 @@ int tb_cmd_report(int argc, char **argv)
                 goto out;
             }
             o.host_bw *= 1e9;
+            break;
+        case OPT_NET_BW:
+            if (tb_coll_net_bw_arg("report", optarg, &o.net_bw) != 0)
+                goto out;
             break;
         case OPT_USD_PER_HOUR:
             if (tb_parse_double(optarg, 1e-9, 1e7, &o.usd_per_hour) != 0) {

@@ -48,6 +48,11 @@ bool tb_coll_link_is_host(enum tb_coll_link l)
     return l == TB_LINK_SHM || l == TB_LINK_LOOPBACK || l == TB_LINK_TCP;
 }
 
+bool tb_coll_link_is_host_net(enum tb_coll_link l, long nodes)
+{
+    return l == TB_LINK_TCP && nodes > 1;
+}
+
 bool tb_coll_link_is_net(enum tb_coll_link l)
 {
     return l == TB_LINK_EFA || l == TB_LINK_LOOPBACK || l == TB_LINK_TCP;
@@ -92,11 +97,18 @@ static int link_of(const struct tb_model *m, const struct tb_coll_query *q,
         *e = tb_model_eff_of(m, "host");
         if (!*e)
             return tb_err(err, errlen, "no efficiency row for chip 'host' (efficiency.csv)");
-        if (q->link == TB_LINK_TCP && q->nodes > 1)
-            return tb_err(err, errlen,
-                          "tcp across %ld nodes: the hosts' network speed is not in the "
-                          "catalogue, not modeled",
-                          q->nodes);
+        if (tb_coll_link_is_host_net(q->link, q->nodes)) {
+            double per_node = (double)q->ranks / (double)q->nodes;
+            if (!(q->net_bw > 0))
+                return tb_err(err, errlen,
+                              "tcp across %ld nodes: the hosts' network bandwidth is not in "
+                              "the catalogue; state it (--host-net-gbit-per-s)",
+                              q->nodes);
+            *raw = q->net_bw / per_node;
+            snprintf(what, wlen, "hosts' network %.4g Gbit/s (stated) over %.3g ranks a host",
+                     q->net_bw * 8 / 1e9, per_node);
+            return 0;
+        }
         if (!(q->host_bw > 0))
             return tb_err(err, errlen, "%s: the host's memory bandwidth is not known",
                           tb_coll_link_to_string(q->link));

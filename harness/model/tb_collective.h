@@ -17,7 +17,10 @@
  *              x link_eff; efa: the instance's network (instances.csv network_gbps)
  *              shared by its chips x net_eff; shm: the host's memory bandwidth x the
  *              host row's link_eff; loopback, tcp (one node): the host's memory
- *              bandwidth x its net_eff (the kernel's socket copies run at memory speed).
+ *              bandwidth x its net_eff (the kernel's socket copies run at memory speed);
+ *              tcp across nodes: the hosts' network bandwidth as stated by the caller
+ *              (--host-net-gbit-per-s: nothing in the catalogue knows a host's NIC),
+ *              shared by the ranks of a node, x the host row's net_eff.
  *   latency    collective_us + collective_hop_us x the steps of the op's algorithm over
  *              the n ranks (ring fabric: all-reduce 2(n-1), all-gather and reduce-scatter
  *              n-1; switch: 2 ceil(log2 n) and ceil(log2 n); all-to-all n-1 either way;
@@ -52,7 +55,8 @@ enum tb_coll_op {
 enum tb_coll_link {
     TB_LINK_SHM,      /* processes of one host over shared memory (Open MPI vader) */
     TB_LINK_LOOPBACK, /* TCP through the host's loopback device */
-    TB_LINK_TCP,      /* TCP: on one node, as loopback; across nodes not modeled */
+    TB_LINK_TCP,      /* TCP: on one node, as loopback; across nodes over the stated
+                         network bandwidth (net_bw) */
     TB_LINK_EFA,
     TB_LINK_NVLINK,
     TB_LINK_NEURONLINK,
@@ -91,7 +95,13 @@ struct tb_coll_query {
     const struct tb_instance *inst; /* borrowed: efa's network; NULL elsewhere */
     double host_bw;                 /* host links: the host's memory bandwidth, bytes/s
                                        (one thread's triad) */
+    double net_bw;                  /* tcp across nodes: each host's network bandwidth,
+                                       bytes/s, as stated (0: not known, not modeled) */
 };
+
+/* Whether a link over that many nodes is TCP between hosts (its raw bandwidth is the
+ * query's net_bw, not host_bw). */
+bool tb_coll_link_is_host_net(enum tb_coll_link l, long nodes);
 
 /* What the model predicts for it. */
 struct tb_coll_pred {
@@ -105,8 +115,8 @@ struct tb_coll_pred {
 };
 
 /* Predict q with m's efficiency rows and m->pricing's catalogue. 0, or -1 with the reason
- * (no row for the chip, a link the chip has not, tcp across nodes, a host link without
- * the host's bandwidth). */
+ * (no row for the chip, a link the chip has not, tcp across nodes without net_bw, a host
+ * link without the host's bandwidth). */
 int tb_collective_predict(const struct tb_model *m, const struct tb_coll_query *q,
                           struct tb_coll_pred *p, char *err, size_t errlen);
 

@@ -33,7 +33,8 @@ int tb_report_coll_load(struct report *R, char *err, size_t errlen)
     if (o->efficiency && tb_model_efficiency_overlay(&R->cmodel, o->efficiency, err, errlen) != 0)
         return -1;
     for (size_t i = 0; i < R->ncoll; i++)
-        host |= tb_coll_link_is_host(R->coll[i].link);
+        host |= tb_coll_link_is_host(R->coll[i].link) &&
+                !tb_coll_link_is_host_net(R->coll[i].link, R->coll[i].nodes);
     if (host && tb_coll_host_bw(o->host_bw, &R->coll_host_bw, R->coll_host, sizeof R->coll_host,
                                 err, errlen) != 0)
         return -1;
@@ -44,7 +45,8 @@ int tb_report_coll_load(struct report *R, char *err, size_t errlen)
                                   .bytes = c->bytes,
                                   .ranks = c->ranks,
                                   .nodes = c->nodes,
-                                  .host_bw = R->coll_host_bw};
+                                  .host_bw = R->coll_host_bw,
+                                  .net_bw = o->net_bw};
         struct tb_coll_pred p;
         char why[512];
         if (!tb_coll_link_is_host(c->link))

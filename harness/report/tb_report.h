@@ -72,6 +72,8 @@ struct tb_report_opts {
     /* measured collectives against the model (only when the results have some) */
     const char *efficiency; /* a user's efficiency file whose rows replace ours, or NULL */
     double host_bw;         /* the host's memory bandwidth, bytes/s; 0: measured now */
+    double net_bw;          /* the hosts' network bandwidth, bytes/s, for tcp across
+                               nodes; 0: not stated (those rows not modeled) */
 };
 
 /* What a successful tb_report_write produced (all fields written by it). */

@@ -46,4 +46,15 @@ int tb_coll_meas_load(const struct tb_results *res, struct tb_coll_meas **out, s
  * "measured now: STREAM triad, 1 thread, ..."). 0 or -1 with a message. */
 int tb_coll_host_bw(double given, double *bw, char *how, size_t howlen, char *err, size_t errlen);
 
+/* The option that states the hosts' network bandwidth for tcp across nodes (predict,
+ * report, calibrate: nothing in the catalogue knows a host's NIC), and its help line. */
+#define TB_COLL_NET_OPT "host-net-gbit-per-s"
+#define TB_COLL_NET_HELP                                                                           \
+    "  --host-net-gbit-per-s X   each host's network bandwidth in Gbit/s (tcp across\n"            \
+    "                            nodes: the model's raw bandwidth, shared by a host's\n"           \
+    "                            ranks; without it tcp across nodes is not modeled)\n"
+/* Parse its value, Gbit/s, into bytes/s: 0, or 2 after saying on stderr what is wrong
+ * (trnbench CMD: --host-net-gbit-per-s: ...). */
+int tb_coll_net_bw_arg(const char *cmd, const char *arg, double *bytes_per_s);
+
 #endif
