@@ -306,6 +306,12 @@ static int run_ranks(const struct args *a, int argc, char **argv)
     o.ctx = &w;
     if (tb_coll_run(c, &e, &o, &res, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench collectives: rank %d: %s\n", rank, err);
+        if (size > 1) {
+            /* the other ranks may be waiting in a collective this one never joins:
+             * end the job (the sizes appended so far stay; a rerun resumes) */
+            fprintf(stderr, "trnbench collectives: rank %d ends the job (MPI_Abort)\n", rank);
+            c->abort(1);
+        }
         rc = 1;
         goto out;
     }
@@ -544,6 +550,8 @@ int tb_cmd_collectives(int argc, char **argv)
         return 2;
     }
     a.o.break_check = tb_cli_test_switch("collectives", "TRNBENCH_TEST_COLL_BREAK", true);
+    a.o.fail_at = tb_cli_test_step("collectives", "TRNBENCH_TEST_RANK_FAIL", true);
+    a.o.fail_rank = 1;
     if (!strcmp(a.backend, "neuron"))
         return run_neuron(&a);
     return run_ranks(&a, argc, argv);

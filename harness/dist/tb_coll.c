@@ -330,6 +330,7 @@ int tb_coll_run(const struct tb_comm_api *c, const struct tb_coll_engine *e,
 {
     int n = c->size(), rc = -1;
     size_t maxe = 0;
+    long measured = 0;
     struct bufs b = {e, NULL, NULL, NULL};
     double *t = NULL;
 
@@ -371,6 +372,13 @@ int tb_coll_run(const struct tb_comm_api *c, const struct tb_coll_engine *e,
         int done = 1;
         if (left_out(e, o->op, z, 0) && left_out(e, o->op, z, 1))
             continue;
+        if (o->fail_at > 0 && ++measured == o->fail_at && c->rank() == o->fail_rank) {
+            tb_err(err, errlen,
+                   "TRNBENCH_TEST_RANK_FAIL: rank %d fails on its own at its size %ld (%zu B), "
+                   "as a test asked",
+                   o->fail_rank, o->fail_at, z->bytes);
+            goto out;
+        }
         for (int pl = 0; pl < 2; pl++) {
             if (left_out(e, o->op, z, pl)) {
                 z->ran[pl] = false;

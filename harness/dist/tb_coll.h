@@ -83,6 +83,11 @@ struct tb_coll_opts {
     /* TRNBENCH_TEST=1 only: rank 0's input is off by one in its first element before the
      * check's operation, so the check must find wrong values (tests/cli/collectives.t) */
     bool break_check;
+    /* TRNBENCH_TEST=1 only (TRNBENCH_TEST_RANK_FAIL): rank fail_rank fails on its own (an
+     * error no other rank sees) when it comes to the fail_at-th size it measures (1 is
+     * the first); 0: never */
+    int fail_rank;
+    long fail_at;
     /* May be NULL. Rank 0 only, after each size measured: record it (the rows of r's
      * size k); 0, or -1 with a message. Its outcome is broadcast, so on a failure every
      * rank stops after that size and tb_coll_run returns -1 on all of them. */
@@ -122,7 +127,9 @@ int tb_coll_sizes(const struct tb_coll_opts *o, int nranks, struct tb_coll_resul
  * placements to leave out marked recorded (the same on every rank: rank 0 marks them,
  * the flags broadcast). Every rank calls it; every rank gets the same result. Returns 0
  * (wrong values are in r->wrong, not a failure of the call), or -1 with a message:
- * memory, an operation failed, o->size_done failed (on rank 0; the others say so). */
+ * memory, an operation failed, o->size_done failed (on rank 0; the others say so). A
+ * failure on one rank alone (memory, an operation) leaves the others waiting in their
+ * next collective: the caller ends the job (tb_comm_api abort). */
 int tb_coll_run(const struct tb_comm_api *comm, const struct tb_coll_engine *e,
                 const struct tb_coll_opts *o, struct tb_coll_result *r, char *err, size_t errlen);
 void tb_coll_result_release(struct tb_coll_result *r);

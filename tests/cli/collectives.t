@@ -9,13 +9,14 @@
 # examples; its argv and the parsed rows are checked. NCCL: exit 2 with its reason
 # where there is no GPU (a skip), the check where there is one. Reruns: a second run
 # into the same folder measures only what results.csv lacks (key: op, bytes, placement,
-# backend, link, nodes, ranks), never a row twice.
+# backend, link, nodes, ranks), never a row twice; one rank failing on its own
+# (TRNBENCH_TEST_RANK_FAIL, tests only) ends the job within 30 s, the sizes finished kept.
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
 
 tmp=$TB_BUILDDIR/tests/tmp/collectives
 rm -rf "$tmp" && mkdir -p "$tmp"
 fake=$TB_SRCDIR/tests/data/neuron/nccom-test
-echo "1..43"
+echo "1..47"
 
 # ---- usage ----
 "$TB_BIN" collectives --backend mpi --op all-sum --out "$tmp/u" 2>"$tmp/err"
@@ -169,7 +170,7 @@ dups() { perl -e 'my %n; open my $f, "<", $ARGV[0] or die; <$f>;
     while (<$f>) { my ($id) = /^([^,]*)/; my ($m) = /,((?:busbw|algbw)_gbyte_per_s|latency_us),/; $n{"$id $m"}++ }
     print scalar(grep { $_ > 1 } values %n), "\n"' "$1"; }
 rows() { grep -c ',collective,' "$1"; }
-if [ -n "$mpi_skip" ]; then skip_n 6 "$mpi_skip"; else
+if [ -n "$mpi_skip" ]; then skip_n 10 "$mpi_skip"; else
     res=$tmp/resume
     coll2() { # ARGS...: 2 ranks, all-reduce into $res
         mpi 2 --mca btl self,vader "$TB_BIN" collectives --backend mpi --op all-reduce --iters 2 \
@@ -200,6 +201,29 @@ if [ -n "$mpi_skip" ]; then skip_n 6 "$mpi_skip"; else
         sh -c 'test $0 = 0 && test "$1" = 108 && grep -q "collective/all-reduce/8B/inplace/mpi/tcp/n1x2," "$2"' \
         $? "$(rows "$res/results.csv")" "$res/results.csv"
 
+    # one rank fails on its own (TRNBENCH_TEST_RANK_FAIL=3: rank 1 at its third size):
+    # the job ends (MPI_Abort) instead of rank 0 waiting in the collective for ever; the
+    # two sizes finished stay, a rerun adds the rest
+    fres=$tmp/rankfail
+    t0=$(date +%s)
+    TRNBENCH_TEST=1 TRNBENCH_TEST_RANK_FAIL=3 mpi_timeout=120 mpi 2 --mca btl self,vader \
+        -x TRNBENCH_TEST -x TRNBENCH_TEST_RANK_FAIL "$TB_BIN" collectives --backend mpi \
+        --op all-gather --max-bytes 64K --iters 2 --warmup 1 --out "$fres" >"$tmp/f.out" 2>"$tmp/f.err"
+    rc=$?
+    secs=$(($(date +%s) - t0))
+    check "rank 1 fails at its 3rd size: the job ends in under 30 s ($secs s), exit non-zero ($rc)" \
+        sh -c 'test $0 -lt 30 && test $1 != 124 && test $1 != 0' "$secs" "$rc"
+    check "... rank 1 says why (size 3, 32 B) and that it ends the job" \
+        sh -c 'grep -q "rank 1: TRNBENCH_TEST_RANK_FAIL: rank 1 fails on its own at its size 3 (32 B)" "$0" &&
+               grep -q "rank 1 ends the job (MPI_Abort)" "$0"' "$tmp/f.err"
+    check "... results.csv holds the 2 sizes finished (8 B, 16 B: 12 rows), nothing of 32 B" \
+        sh -c 'test "$2" = 12 && ! grep -q "/32B/" "$0" && test -z "$(ls "$1" | grep -v "^results.csv$")"' \
+        "$fres/results.csv" "$fres" "$(rows "$fres/results.csv")"
+    mpi 2 --mca btl self,vader "$TB_BIN" collectives --backend mpi --op all-gather --max-bytes 64K \
+        --iters 2 --warmup 1 --out "$fres" >/dev/null 2>"$tmp/f2.err"
+    check "... the rerun adds the 12 sizes left (72 rows; 84 in all, no key twice)" \
+        sh -c 'test $0 = 0 && grep -q "72 rows in" "$1" && test "$2" = 84 && test "$3" = 0' $? \
+        "$tmp/f2.err" "$(rows "$fres/results.csv")" "$(dups "$fres/results.csv")"
 fi
 
 # ---- nccl ----
