@@ -16,7 +16,7 @@
 tmp=$TB_BUILDDIR/tests/tmp/collectives
 rm -rf "$tmp" && mkdir -p "$tmp"
 fake=$TB_SRCDIR/tests/data/neuron/nccom-test
-echo "1..47"
+echo "1..48"
 
 # ---- usage ----
 "$TB_BIN" collectives --backend mpi --op all-sum --out "$tmp/u" 2>"$tmp/err"
@@ -74,6 +74,11 @@ PATH="$fake:$PATH" TRNBENCH_TEST=1 NCCOM_TEST_FIXTURE=garbled.txt "$TB_BIN" coll
     --backend neuron --op all-reduce --ranks 2 --out "$tmp/ng" >/dev/null 2>"$tmp/err"
 check "neuron: an algbw that is not size / time is refused" \
     sh -c 'test $0 = 1 && grep -q "line 4: algbw 41.36 GiB/s is not size / time" "$1"' $? "$tmp/err"
+PATH="$fake:$PATH" TRNBENCH_TEST=1 NCCOM_TEST_FIXTURE=repeated.txt "$TB_BIN" collectives \
+    --backend neuron --op all-reduce --ranks 2 --out "$tmp/nrep" >/dev/null 2>"$tmp/err"
+check "neuron: a size printed twice is refused naming the line, no rows" \
+    sh -c 'test $0 = 1 && grep -q "line 5: size 4096 B is not above the line before.s 4096 B" "$1" && test ! -e "$2"' \
+    $? "$tmp/err" "$tmp/nrep/results.csv"
 PATH="$fake:$PATH" TRNBENCH_TEST=1 "$TB_BIN" collectives --backend neuron --op all-to-all \
     --ranks 2 --out "$tmp/na" >/dev/null 2>"$tmp/err"
 check "neuron: all-to-all, which nccom-test's guide lacks, is exit 2" test $? = 2
