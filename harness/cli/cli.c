@@ -126,3 +126,17 @@ bool tb_cli_test_switch(const char *cmd, const char *var, bool say)
         fprintf(stderr, "trnbench %s: %s ignored (only with TRNBENCH_TEST=1)\n", cmd, var);
     return false;
 }
+
+long tb_cli_test_step(const char *cmd, const char *var, bool say)
+{
+    long v = 0;
+    if (!tb_cli_test_switch(cmd, var, say))
+        return 0;
+    if (tb_parse_long(getenv(var), 1, 1000000, &v) != 0) {
+        if (say)
+            fprintf(stderr, "trnbench %s: %s: not a step in [1, 1000000]: '%s' (ignored)\n", cmd,
+                    var, getenv(var));
+        return 0;
+    }
+    return v;
+}

@@ -27,6 +27,11 @@ const char *tb_cli_opt_name(const struct option *opts, int val);
  * TRNBENCH_TEST=1 lets it act; set without it, "trnbench CMD: VAR ignored (only with
  * TRNBENCH_TEST=1)" on stderr when say. */
 bool tb_cli_test_switch(const char *cmd, const char *var, bool say);
+/* A test-only switch whose value is a step (a whole number in [1, 1000000]): the value
+ * when tb_cli_test_switch lets var act, else 0; a value that is not such a number is
+ * refused (said, 0). TRNBENCH_TEST_RANK_FAIL=N: rank 1 fails on its own at its N-th
+ * step (train-dp) or size (collectives). */
+long tb_cli_test_step(const char *cmd, const char *var, bool say);
 
 int tb_cmd_run(int argc, char **argv);         /* harness/cmd_run.c */
 int tb_cmd_report(int argc, char **argv);      /* harness/cmd_report.c */

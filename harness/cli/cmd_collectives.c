@@ -126,69 +126,130 @@ static void detect_link(const char *backend, int nodes, char *link, size_t len, 
     }
 }
 
-/* Rank 0's part after a run: the table, then the rows under the folder's lock. */
-static int report(const struct args *a, const struct tb_coll_result *res, int nodes, int nranks,
-                  int rpn, const char *software, const char *link, const char *link_how,
-                  const char *device_extra, const char *notes)
-{
+/* What every row of a run says (rank 0's): p's strings point into x. */
+struct prov_buf {
     struct tb_platform plat;
-    struct tb_lock lock = {0};
-    struct tb_coll_prov p = {0};
-    char err[1024] = "", host[512], device[512], path[4096];
-    long n;
+    char host[512], device[512];
+};
 
-    tb_coll_print(stdout, res);
-    fflush(stdout);
-    if (tb_platform_detect(&plat, err, sizeof err) != 0)
-        memset(&plat, 0, sizeof plat);
-    tb_platform_describe(&plat, host, sizeof host);
-    snprintf(device, sizeof device, "%.200s x%d ranks%s", device_extra, nranks,
+static void fill_prov(const struct args *a, struct tb_coll_prov *p, struct prov_buf *x, int nodes,
+                      int nranks, int rpn, const char *software, const char *link,
+                      const char *link_how, const char *device_extra, const char *notes)
+{
+    char err[1024] = "";
+    if (tb_platform_detect(&x->plat, err, sizeof err) != 0)
+        memset(&x->plat, 0, sizeof x->plat);
+    tb_platform_describe(&x->plat, x->host, sizeof x->host);
+    snprintf(x->device, sizeof x->device, "%.200s x%d ranks%s", device_extra, nranks,
              nodes > 1 ? " (rank 0's host)" : "");
-    p.executor = a->backend;
-    p.target = tb_platform_target(&plat);
-    p.host = host;
-    p.device = device;
-    p.software = software;
-    p.link = link;
-    p.link_how = link_how;
-    p.nodes = nodes;
-    p.ranks_per_node = rpn;
-    p.nranks = nranks;
-    p.iters = a->o.iters;
-    p.warmup = a->o.warmup;
-    p.notes = notes;
+    memset(p, 0, sizeof *p);
+    p->executor = a->backend;
+    p->target = tb_platform_target(&x->plat);
+    p->host = x->host;
+    p->device = x->device;
+    p->software = software;
+    p->link = link;
+    p->link_how = link_how;
+    p->nodes = nodes;
+    p->ranks_per_node = rpn;
+    p->nranks = nranks;
+    p->iters = a->o.iters;
+    p->warmup = a->o.warmup;
+    p->notes = notes;
     if (!strcmp(a->backend, "neuron"))
-        p.checked = "check: nccom-test --check reported no error";
+        p->checked = "check: nccom-test --check reported no error";
+}
+
+/* DIR/results.csv into path, the folder made and its lock taken (held until the last
+ * row is appended, so a second run on the folder waits, then skips what this one
+ * recorded). Returns 0, or the exit status with the reason said. */
+static int open_out(const struct args *a, struct tb_lock *lock, char *path, size_t len)
+{
+    char err[1024] = "";
     if (strlen(a->out) > 4000) {
         fprintf(stderr, "trnbench collectives: --out too long\n");
         return 2;
     }
-    snprintf(path, sizeof path, "%s/results.csv", a->out);
+    snprintf(path, len, "%s/results.csv", a->out);
     if (tb_mkdir_p(a->out, err, sizeof err) != 0 ||
-        tb_results_lock(&lock, a->out, "trnbench collectives", true, err, sizeof err) != 0) {
+        tb_results_lock(lock, a->out, "trnbench collectives", true, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench collectives: %s\n", err);
-        tb_lock_release(&lock);
+        tb_lock_release(lock);
         return 1;
     }
-    n = tb_coll_rows(path, res, &p, err, sizeof err);
-    tb_lock_release(&lock);
-    if (n < 0) {
-        fprintf(stderr, "trnbench collectives: %s\n", err);
-        return 1;
-    }
-    fprintf(stderr, "trnbench collectives: %ld rows in '%s'\n", n, path);
+    return 0;
+}
+
+/* Rank 0, after each size (tb_coll_opts.size_done): that size's rows appended. */
+struct recorder {
+    const char *path;
+    const struct tb_coll_prov *p;
+    long rows;
+};
+
+static int record_size(void *ctx, const struct tb_coll_result *r, size_t k, char *err,
+                       size_t errlen)
+{
+    struct recorder *w = ctx;
+    struct tb_coll_result one = *r;
+    long n;
+    one.sizes = &r->sizes[k];
+    one.nsizes = 1;
+    n = tb_coll_rows(w->path, &one, w->p, err, errlen);
+    if (n < 0)
+        return -1;
+    w->rows += n;
     return 0;
 }
 
 /* ---- mpi and nccl: every process a rank ---- */
 
+/* Rank 0 marks the sizes recorded in path; every rank gets the marks (and whether rank 0
+ * could read the file). Returns 0, or -1 with a message. */
+static int share_recorded(const struct tb_comm_api *c, const char *path, struct tb_coll_result *res,
+                          const struct tb_coll_prov *p, char *err, size_t errlen)
+{
+    size_t n = res->nsizes * 2 + 1;
+    unsigned char *flags = calloc(n, 1);
+    char berr[256] = "";
+    int rc = 0;
+
+    if (!flags)
+        return tb_err(err, errlen, "out of memory");
+    if (c->rank() == 0) {
+        if (tb_coll_mark_recorded(path, res, p, err, errlen) < 0)
+            flags[n - 1] = 1;
+        for (size_t k = 0; k < res->nsizes; k++)
+            for (int pl = 0; pl < 2; pl++)
+                flags[k * 2 + (size_t)pl] = res->sizes[k].recorded[pl];
+    }
+    if (c->bcast(flags, n, 0, berr, sizeof berr) != 0) {
+        rc = tb_err(err, errlen, "%s", berr);
+    } else if (flags[n - 1]) {
+        if (c->rank() != 0)
+            tb_err(err, errlen, "rank 0 could not read '%.900s'", path);
+        rc = -1;
+    } else {
+        for (size_t k = 0; k < res->nsizes; k++)
+            for (int pl = 0; pl < 2; pl++)
+                res->sizes[k].recorded[pl] = flags[k * 2 + (size_t)pl] != 0;
+    }
+    free(flags);
+    return rc;
+}
+
 static int run_ranks(const struct args *a, int argc, char **argv)
 {
     char why[1200] = "", err[1024] = "", sw[512] = "", ver[256] = "", link[32], how[300];
-    char cpu[200];
+    char cpu[200], path[4200] = "";
     const struct tb_comm_api *c;
     struct tb_coll_engine e;
     struct tb_coll_result res = {0};
+    struct tb_coll_opts o = a->o;
+    struct tb_coll_prov p;
+    struct prov_buf pb;
+    struct recorder w = {path, &p, 0};
+    struct tb_lock lock = {0};
     struct tb_nccl nccl;
     struct tb_platform plat;
     int rc = 0, rank, nodes, size, rpn;
@@ -218,11 +279,6 @@ static int run_ranks(const struct args *a, int argc, char **argv)
         else
             snprintf(cpu, sizeof cpu, "host CPU");
     }
-    if (tb_coll_run(c, &e, &a->o, &res, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench collectives: rank %d: %s\n", rank, err);
-        rc = 1;
-        goto out;
-    }
     if (a->link) {
         snprintf(link, sizeof link, "%s", a->link);
         snprintf(how, sizeof how, "stated (--link)");
@@ -230,18 +286,49 @@ static int run_ranks(const struct args *a, int argc, char **argv)
         detect_link(a->backend, nodes, link, sizeof link, how, sizeof how);
     }
     rpn = size % nodes == 0 ? size / nodes : 0;
+    fill_prov(a, &p, &pb, nodes, size, rpn, sw, link, how, cpu,
+              a->o.break_check ? "TRNBENCH_TEST_COLL_BREAK: a broken input on purpose" : NULL);
+    /* rank 0 holds the folder's lock from before it reads what is recorded until the
+     * last size is appended; the sizes recorded are left out on every rank */
     if (rank == 0)
-        rc =
-            report(a, &res, nodes, size, rpn, sw, link, how, cpu,
-                   a->o.break_check ? "TRNBENCH_TEST_COLL_BREAK: a broken input on purpose" : NULL);
+        rc = open_out(a, &lock, path, sizeof path);
+    if (c->bcast(&rc, sizeof rc, 0, err, sizeof err) != 0 || rc != 0) {
+        rc = rc ? rc : 1;
+        goto out;
+    }
+    if (tb_coll_sizes(&o, size, &res, err, sizeof err) != 0 ||
+        share_recorded(c, path, &res, &p, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench collectives: rank %d: %s\n", rank, err);
+        rc = rank == 0 ? 2 : 1;
+        goto out;
+    }
+    o.size_done = record_size;
+    o.ctx = &w;
+    if (tb_coll_run(c, &e, &o, &res, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench collectives: rank %d: %s\n", rank, err);
+        if (size > 1) {
+            /* the other ranks may be waiting in a collective this one never joins:
+             * end the job (the sizes appended so far stay; a rerun resumes) */
+            fprintf(stderr, "trnbench collectives: rank %d ends the job (MPI_Abort)\n", rank);
+            c->abort(1);
+        }
+        rc = 1;
+        goto out;
+    }
+    if (rank == 0) {
+        tb_coll_print(stdout, &res);
+        fflush(stdout);
+        fprintf(stderr, "trnbench collectives: %ld rows in '%s'\n", w.rows, path);
+    }
     if (res.wrong > 0) {
         if (rank == 0)
             fprintf(stderr,
                     "trnbench collectives: %ld wrong values: the sizes that hold them failed\n",
                     res.wrong);
-        rc = rc ? rc : 1;
+        rc = 1;
     }
 out:
+    tb_lock_release(&lock);
     tb_coll_result_release(&res);
     tb_nccl_close(&nccl);
     c->finalize(err, sizeof err);
@@ -254,7 +341,11 @@ static int run_neuron(const struct args *a)
 {
     struct tb_nccom_opts o = {0};
     struct tb_coll_result res = {0};
-    char err[1400] = "", tool[1024] = "", sw[1200], link[32], how[300];
+    char err[1400] = "", tool[1024] = "", sw[1200], link[32], how[300], path[4200];
+    struct tb_coll_prov p;
+    struct prov_buf pb;
+    struct tb_lock lock = {0};
+    long n = 0, marked = 0;
     int rc;
 
     if (a->ranks < 1) {
@@ -298,9 +389,25 @@ static int run_neuron(const struct args *a)
         snprintf(how, sizeof how, "assumed: one instance's devices over NeuronLink (not detected)");
     }
     snprintf(sw, sizeof sw, "nccom-test (%.1000s)", tool);
-    rc = report(a, &res, a->nodes, a->ranks, a->ranks % a->nodes == 0 ? a->ranks / a->nodes : 0, sw,
-                link, how, "Neuron cores",
-                "nccom-test's table: time is its P50, GiB/s converted to GB/s; out of place only");
+    fill_prov(a, &p, &pb, a->nodes, a->ranks, a->ranks % a->nodes == 0 ? a->ranks / a->nodes : 0,
+              sw, link, how, "Neuron cores",
+              "nccom-test's table: time is its P50, GiB/s converted to GB/s; out of place only");
+    tb_coll_print(stdout, &res);
+    fflush(stdout);
+    /* nccom-test measured every size; the ones recorded before are not added again */
+    if ((rc = open_out(a, &lock, path, sizeof path)) == 0) {
+        if ((marked = tb_coll_mark_recorded(path, &res, &p, err, sizeof err)) < 0 ||
+            (n = tb_coll_rows(path, &res, &p, err, sizeof err)) < 0) {
+            fprintf(stderr, "trnbench collectives: %s\n", err);
+            rc = 1;
+        } else {
+            fprintf(stderr, "trnbench collectives: %ld rows in '%s'", n, path);
+            if (marked)
+                fprintf(stderr, " (%ld placements recorded before: not added again)", marked);
+            fputc('\n', stderr);
+        }
+        tb_lock_release(&lock);
+    }
     tb_coll_result_release(&res);
     return rc;
 }
@@ -443,6 +550,8 @@ int tb_cmd_collectives(int argc, char **argv)
         return 2;
     }
     a.o.break_check = tb_cli_test_switch("collectives", "TRNBENCH_TEST_COLL_BREAK", true);
+    a.o.fail_at = tb_cli_test_step("collectives", "TRNBENCH_TEST_RANK_FAIL", true);
+    a.o.fail_rank = 1;
     if (!strcmp(a.backend, "neuron"))
         return run_neuron(&a);
     return run_ranks(&a, argc, argv);

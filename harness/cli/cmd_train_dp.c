@@ -21,6 +21,7 @@
 #include "tb_util.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,7 +201,7 @@ static int write_rows(const struct dp_args *a, const struct tb_arch *arch, const
 }
 
 static int train(const struct dp_args *a, const struct tb_comm_api *c, const struct tb_arch *arch,
-                 bool broken)
+                 bool broken, long fail_at, long kill_at)
 {
     const int rank = c->rank(), K = c->size(), nodes = c->nodes();
     const int Bl = (int)(a->batch / K), T = (int)a->seq;
@@ -233,6 +234,19 @@ static int train(const struct dp_args *a, const struct tb_comm_api *c, const str
         float lf = 0.0f;
         if (c->barrier(err, sizeof err) != 0)
             goto out;
+        if (kill_at == i + 1 && rank == 1) {
+            fprintf(stderr,
+                    "trnbench train-dp: rank 1: step %ld: TRNBENCH_TEST_RANK_KILL: "
+                    "SIGKILL, as a test asked\n",
+                    i + 1);
+            raise(SIGKILL); /* a rank killed: its launcher must end the job */
+        }
+        if (fail_at == i + 1 && rank == 1) {
+            snprintf(err, sizeof err,
+                     "step %ld: TRNBENCH_TEST_RANK_FAIL: rank 1 fails on its own, as a test asked",
+                     i + 1);
+            goto out;
+        }
         t0 = c->wtime();
         if (tb_llama_train_step_sync(&m, tokens + off, targets + off, Bl, T, &opt, dp_all_reduce,
                                      &sync, &lf, err, sizeof err) != 0)
@@ -278,6 +292,14 @@ static int train(const struct dp_args *a, const struct tb_comm_api *c, const str
 out:
     if (rc == 1 && err[0])
         fprintf(stderr, "trnbench train-dp: rank %d: %s\n", rank, err);
+    if (rc == 1 && err[0] && K > 1) {
+        /* this rank's own failure (its inputs, its memory, its step): the others wait in
+         * the step's all-reduce, which it never joins, and MPI_Finalize would wait for
+         * them. End the job; rank 0 writes rows only after the last step, so --out is
+         * left as it was. */
+        fprintf(stderr, "trnbench train-dp: rank %d ends the job (MPI_Abort)\n", rank);
+        c->abort(1);
+    }
     if (have_m)
         tb_llama_release(&m);
     free(sync.scratch);
@@ -305,6 +327,7 @@ int tb_cmd_train_dp(int argc, char **argv)
     const struct tb_comm_api *c;
     char err[1024] = "";
     int state = 0, o, rc;
+    long fail_at = 0, kill_at = 0;
     bool broken = false;
 
     while ((o = tb_cli_getopt("train-dp", argc, argv, opts, &state)) != -1) {
@@ -363,6 +386,8 @@ int tb_cmd_train_dp(int argc, char **argv)
     if (!(c = tb_comm_start("trnbench train-dp:", &argc, &argv, &rc)))
         return rc;
     broken = tb_cli_test_switch("train-dp", "TRNBENCH_TEST_DP_BREAK", c->rank() == 0);
+    fail_at = tb_cli_test_step("train-dp", "TRNBENCH_TEST_RANK_FAIL", c->rank() == 0);
+    kill_at = tb_cli_test_step("train-dp", "TRNBENCH_TEST_RANK_KILL", c->rank() == 0);
     if (a.batch % c->size() != 0) {
         if (c->rank() == 0)
             fprintf(stderr,
@@ -371,7 +396,7 @@ int tb_cmd_train_dp(int argc, char **argv)
                     a.batch, c->size());
         rc = 2;
     } else {
-        rc = train(&a, c, &arch, broken);
+        rc = train(&a, c, &arch, broken, fail_at, kill_at);
     }
     c->finalize(err, sizeof err);
     return rc;

@@ -1,6 +1,7 @@
 /* harness/dist/tb_coll.c: see tb_coll.h. */
 #include "tb_coll.h"
 
+#include "tb_csv.h"
 #include "tb_results.h"
 #include "tb_stats.h"
 #include "tb_util.h"
@@ -261,23 +262,20 @@ static int measure(const struct tb_comm_api *c, const struct tb_coll_engine *e,
     return 0;
 }
 
-int tb_coll_run(const struct tb_comm_api *c, const struct tb_coll_engine *e,
-                const struct tb_coll_opts *o, struct tb_coll_result *res, char *err, size_t errlen)
+int tb_coll_sizes(const struct tb_coll_opts *o, int n, struct tb_coll_result *res, char *err,
+                  size_t errlen)
 {
-    int n = c->size(), rc = -1;
-    size_t cap = 0, maxe = 0;
-    struct bufs b = {e, NULL, NULL, NULL};
-    double *t = NULL;
+    size_t cap = 0;
 
     memset(res, 0, sizeof *res);
     res->op = o->op;
     res->nranks = n;
     res->factor = tb_coll_busbw_factor(o->op, n);
-    if (o->iters < 1 || o->warmup < 0 || !(o->step_factor > 1) || o->min_bytes > o->max_bytes)
-        return tb_err(err, errlen, "bad options: iters %d, warmup %d, step factor %g, %zu..%zu B",
+    if (n < 1 || o->iters < 1 || o->warmup < 0 || !(o->step_factor > 1) ||
+        o->min_bytes > o->max_bytes)
+        return tb_err(err, errlen,
+                      "bad options: %d ranks, iters %d, warmup %d, step factor %g, %zu..%zu B", n,
                       o->iters, o->warmup, o->step_factor, o->min_bytes, o->max_bytes);
-    /* the sizes: min, min x f, ... up to max, each rounded down to a whole element per
-     * rank; a size that rounds to nothing or to the one before is left out */
     for (double v = (double)o->min_bytes; v <= (double)o->max_bytes * (1 + 1e-12);
          v *= o->step_factor) {
         size_t elems = (size_t)v / sizeof(float);
@@ -291,29 +289,63 @@ int tb_coll_run(const struct tb_comm_api *c, const struct tb_coll_engine *e,
             continue;
         if (res->nsizes == cap) {
             size_t nc = cap ? cap * 2 : 32;
-            struct tb_coll_size *p = realloc(res->sizes, nc * sizeof *p);
-            if (!p) {
-                tb_err(err, errlen, "out of memory");
-                goto out;
+            struct tb_coll_size *q = realloc(res->sizes, nc * sizeof *q);
+            if (!q) {
+                tb_coll_result_release(res);
+                return tb_err(err, errlen, "out of memory");
             }
-            res->sizes = p;
+            res->sizes = q;
             cap = nc;
         }
         memset(&res->sizes[res->nsizes], 0, sizeof res->sizes[0]);
         res->sizes[res->nsizes].bytes = bytes;
         res->sizes[res->nsizes].count = bytes / sizeof(float);
+        res->sizes[res->nsizes].wrong[0] = res->sizes[res->nsizes].wrong[1] = -1;
         res->nsizes++;
-        if (s.send > maxe)
-            maxe = s.send;
-        if (s.recv > maxe)
-            maxe = s.recv;
         if (o->step_factor * v > (double)(SIZE_MAX / 4))
             break;
     }
-    if (!res->nsizes) {
-        tb_err(err, errlen,
-               "no size between %zu and %zu bytes holds one 4-byte element per rank (%d ranks)",
-               o->min_bytes, o->max_bytes, n);
+    if (!res->nsizes)
+        return tb_err(err, errlen,
+                      "no size between %zu and %zu bytes holds one 4-byte element per rank (%d "
+                      "ranks)",
+                      o->min_bytes, o->max_bytes, n);
+    return 0;
+}
+
+/* Whether placement pl of z is left out: no such placement, or recorded. */
+static bool left_out(const struct tb_coll_engine *e, enum tb_coll_op op,
+                     const struct tb_coll_size *z, int pl)
+{
+    /* MPI_Sendrecv may not alias its buffers: sendrecv has no in-place column (nor NCCL's
+     * all-to-all) */
+    if (pl == 1 &&
+        (op == TB_COLL_SENDRECV || (op == TB_COLL_ALL_TO_ALL && e->no_inplace_all_to_all)))
+        return true;
+    return z->recorded[pl];
+}
+
+int tb_coll_run(const struct tb_comm_api *c, const struct tb_coll_engine *e,
+                const struct tb_coll_opts *o, struct tb_coll_result *res, char *err, size_t errlen)
+{
+    int n = c->size(), rc = -1;
+    size_t maxe = 0;
+    long measured = 0;
+    struct bufs b = {e, NULL, NULL, NULL};
+    double *t = NULL;
+
+    if (!res->nsizes && tb_coll_sizes(o, n, res, err, errlen) != 0)
+        return -1;
+    /* the buffers: for the largest size still to run */
+    for (size_t k = 0; k < res->nsizes; k++) {
+        struct shape s = shape_of(o->op, res->sizes[k].bytes / sizeof(float), n);
+        if (left_out(e, o->op, &res->sizes[k], 0) && left_out(e, o->op, &res->sizes[k], 1))
+            continue;
+        maxe = s.send > maxe ? s.send : maxe;
+        maxe = s.recv > maxe ? s.recv : maxe;
+    }
+    if (maxe == 0) { /* everything recorded */
+        rc = 0;
         goto out;
     }
     if (e->alloc(e->ctx, maxe * sizeof(float), &b.send, err, errlen) ||
@@ -333,16 +365,22 @@ int tb_coll_run(const struct tb_comm_api *c, const struct tb_coll_engine *e,
     }
     for (size_t k = 0; k < res->nsizes; k++) {
         struct tb_coll_size *z = &res->sizes[k];
-        struct shape s;
-        size_t elems = z->bytes / sizeof(float);
         /* back from bytes to the shape: all-gather's bytes are its receive buffer, and
          * so on (shape_bytes) */
-        s = shape_of(o->op, elems, n);
+        struct shape s = shape_of(o->op, z->bytes / sizeof(float), n);
+        char berr[256] = "";
+        int done = 1;
+        if (left_out(e, o->op, z, 0) && left_out(e, o->op, z, 1))
+            continue;
+        if (o->fail_at > 0 && ++measured == o->fail_at && c->rank() == o->fail_rank) {
+            tb_err(err, errlen,
+                   "TRNBENCH_TEST_RANK_FAIL: rank %d fails on its own at its size %ld (%zu B), "
+                   "as a test asked",
+                   o->fail_rank, o->fail_at, z->bytes);
+            goto out;
+        }
         for (int pl = 0; pl < 2; pl++) {
-            /* MPI_Sendrecv may not alias its buffers: sendrecv has no in-place column (nor
-             * NCCL's all-to-all) */
-            if (pl == 1 && (o->op == TB_COLL_SENDRECV ||
-                            (o->op == TB_COLL_ALL_TO_ALL && e->no_inplace_all_to_all))) {
+            if (left_out(e, o->op, z, pl)) {
                 z->ran[pl] = false;
                 z->wrong[pl] = -1;
                 continue;
@@ -355,6 +393,22 @@ int tb_coll_run(const struct tb_comm_api *c, const struct tb_coll_engine *e,
             z->busbw_gbs[pl] = z->algbw_gbs[pl] * res->factor;
             if (z->wrong[pl] > 0)
                 res->wrong += z->wrong[pl];
+        }
+        if (!o->size_done)
+            continue;
+        /* rank 0 records the size; every rank learns whether it could */
+        if (c->rank() == 0 && o->size_done(o->ctx, res, k, err, errlen) != 0)
+            done = 0;
+        if (c->bcast(&done, sizeof done, 0, berr, sizeof berr) != 0) {
+            if (done)
+                tb_err(err, errlen, "%s", berr);
+            goto out;
+        }
+        if (!done) {
+            if (c->rank() != 0)
+                tb_err(err, errlen, "rank 0 could not record the %zu-byte size: stopped there",
+                       z->bytes);
+            goto out;
         }
     }
     rc = 0;
@@ -391,6 +445,7 @@ void tb_coll_print(FILE *f, const struct tb_coll_result *r)
 {
     double sum = 0;
     int nsum = 0;
+    size_t nrec = 0;
     const char *redop =
         r->op == TB_COLL_ALL_REDUCE || r->op == TB_COLL_REDUCE_SCATTER ? "sum" : "none";
     fprintf(f, "# %s, %d ranks, busbw factor %.4f\n#\n", tb_coll_op_name(r->op), r->nranks,
@@ -403,6 +458,10 @@ void tb_coll_print(FILE *f, const struct tb_coll_result *r)
             "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
     for (size_t k = 0; k < r->nsizes; k++) {
         const struct tb_coll_size *z = &r->sizes[k];
+        if (z->recorded[0] || z->recorded[1])
+            nrec++;
+        if (!z->ran[0] && !z->ran[1])
+            continue; /* recorded before: not measured again */
         fprintf(f, "%12zu %13zu %9s %7s %6d", z->bytes, z->count, "float", redop, -1);
         for (int pl = 0; pl < 2; pl++) {
             if (!z->ran[pl]) {
@@ -416,17 +475,60 @@ void tb_coll_print(FILE *f, const struct tb_coll_result *r)
         }
         fputc('\n', f);
     }
+    if (nrec)
+        fprintf(f, "# Already recorded     : %zu of %zu sizes (not measured again)\n", nrec,
+                r->nsizes);
     fprintf(f, "# Out of bounds values : %ld %s\n", r->wrong, r->wrong ? "FAILED" : "OK");
     fprintf(f, "# Avg bus bandwidth    : %g\n#\n", nsum ? sum / nsum : 0);
 }
 
 /* ---- results.csv ---- */
 
+static const char *const PLACEMENT[2] = {"outofplace", "inplace"};
+
+void tb_coll_run_id(char *buf, size_t len, enum tb_coll_op op, size_t bytes, int pl,
+                    const struct tb_coll_prov *p)
+{
+    if (p->ranks_per_node > 0)
+        snprintf(buf, len, "collective/%s/%zuB/%s/%s/%s/n%dx%d", tb_coll_op_name(op), bytes,
+                 PLACEMENT[pl & 1], p->executor, p->link, p->nodes, p->ranks_per_node);
+    else
+        snprintf(buf, len, "collective/%s/%zuB/%s/%s/%s/n%dr%d", tb_coll_op_name(op), bytes,
+                 PLACEMENT[pl & 1], p->executor, p->link, p->nodes, p->nranks);
+}
+
+long tb_coll_mark_recorded(const char *path, struct tb_coll_result *r, const struct tb_coll_prov *p,
+                           char *err, size_t errlen)
+{
+    struct tb_csv_table t;
+    long marked = 0;
+    int col;
+
+    if (!tb_file_exists(path))
+        return 0;
+    if (tb_csv_load(&t, path, err, errlen) != 0)
+        return -1;
+    col = tb_csv_col(&t, "run_id");
+    if (col < 0) {
+        tb_csv_release(&t);
+        return tb_err(err, errlen, "%s: no run_id column", path);
+    }
+    for (size_t k = 0; k < r->nsizes; k++)
+        for (int pl = 0; pl < 2; pl++) {
+            char id[512];
+            tb_coll_run_id(id, sizeof id, r->op, r->sizes[k].bytes, pl, p);
+            for (size_t row = 0; row < t.nrows && !r->sizes[k].recorded[pl]; row++)
+                r->sizes[k].recorded[pl] = !strcmp(tb_csv_get(&t, row, col), id);
+            marked += r->sizes[k].recorded[pl];
+        }
+    tb_csv_release(&t);
+    return marked;
+}
+
 long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct tb_coll_prov *p,
                   char *err, size_t errlen)
 {
-    static const char *const PLACEMENT[2] = {"outofplace", "inplace"};
-    enum { NMETRIC = 3, CELL = 128 };
+    enum { NMETRIC = 3, CELL = 512 };
     struct tb_result_row *rows = NULL;
     char(*cells)[12][CELL] = NULL; /* per row: the numbers and the names built for it */
     char(*notes)[512] = NULL;
@@ -456,8 +558,8 @@ long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct
     for (size_t k = 0; k < r->nsizes; k++) {
         const struct tb_coll_size *z = &r->sizes[k];
         for (int pl = 0; pl < 2; pl++) {
-            if (!z->ran[pl] || z->wrong[pl] > 0)
-                continue; /* not run, or a failed check: no number to record */
+            if (!z->ran[pl] || z->recorded[pl] || z->wrong[pl] > 0)
+                continue; /* not run, recorded before, or a failed check: nothing to add */
             for (int m = 0; m < NMETRIC; m++) {
                 struct tb_result_row *row = &rows[nrows];
                 char(*c)[CELL] = cells[nrows];
@@ -479,8 +581,7 @@ long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct
                     mean = z->time_us[pl];
                     sd = z->stddev_us[pl];
                 }
-                snprintf(c[0], CELL, "%s/%zuB/%s/%s/n%sx%s", workload, z->bytes, PLACEMENT[pl],
-                         p->executor, nodes, p->ranks_per_node > 0 ? rpn : nranks);
+                tb_coll_run_id(c[0], CELL, r->op, z->bytes, pl, p);
                 snprintf(c[1], CELL, "%.6g", value);
                 snprintf(c[2], CELL, "%.6g", lo);
                 snprintf(c[3], CELL, "%.6g", hi);

@@ -72,6 +72,8 @@ struct tb_coll_engine {
 /* The engine that runs each operation through c (MPI) on host memory. */
 void tb_coll_host_engine(struct tb_coll_engine *e, const struct tb_comm_api *c);
 
+struct tb_coll_result;
+
 struct tb_coll_opts {
     enum tb_coll_op op;
     size_t min_bytes, max_bytes; /* inclusive */
@@ -81,6 +83,16 @@ struct tb_coll_opts {
     /* TRNBENCH_TEST=1 only: rank 0's input is off by one in its first element before the
      * check's operation, so the check must find wrong values (tests/cli/collectives.t) */
     bool break_check;
+    /* TRNBENCH_TEST=1 only (TRNBENCH_TEST_RANK_FAIL): rank fail_rank fails on its own (an
+     * error no other rank sees) when it comes to the fail_at-th size it measures (1 is
+     * the first); 0: never */
+    int fail_rank;
+    long fail_at;
+    /* May be NULL. Rank 0 only, after each size measured: record it (the rows of r's
+     * size k); 0, or -1 with a message. Its outcome is broadcast, so on a failure every
+     * rank stops after that size and tb_coll_run returns -1 on all of them. */
+    int (*size_done)(void *ctx, const struct tb_coll_result *r, size_t k, char *err, size_t errlen);
+    void *ctx;
 };
 
 /* One size, out of place [0] and in place [1]. */
@@ -89,8 +101,9 @@ struct tb_coll_size {
     double time_us[2];   /* mean over iterations of the slowest rank's time */
     double min_us[2], max_us[2], stddev_us[2];
     double algbw_gbs[2], busbw_gbs[2];
-    long wrong[2]; /* -1: not checked */
-    bool ran[2];   /* false: no such placement (sendrecv in place) */
+    long wrong[2];    /* -1: not checked */
+    bool ran[2];      /* false: no such placement (sendrecv in place), or recorded */
+    bool recorded[2]; /* already in the results file (tb_coll_mark_recorded): not run */
 };
 
 struct tb_coll_result {
@@ -102,10 +115,21 @@ struct tb_coll_result {
     long wrong; /* over all sizes and placements; 0 when not checked */
 };
 
-/* Run the sizes of o on engine e, ranks and reductions of times through comm. Every
- * rank calls it; every rank gets the same result. Returns 0 (wrong values are in
- * r->wrong, not a failure of the call), or -1 with a message: memory, an operation
- * failed. */
+/* The sizes of o for nranks ranks into r (r->sizes, nothing measured yet): min, min x
+ * step, ... up to max, each rounded down to a whole element per rank, a size that
+ * rounds to nothing or to the one before left out. Returns 0, or -1 with a message (no
+ * size holds an element per rank, bad options, memory). */
+int tb_coll_sizes(const struct tb_coll_opts *o, int nranks, struct tb_coll_result *r, char *err,
+                  size_t errlen);
+
+/* Run o on engine e, ranks and reductions of times through comm. r: empty (memset 0),
+ * then its sizes are o's (tb_coll_sizes); or planned already by tb_coll_sizes, with the
+ * placements to leave out marked recorded (the same on every rank: rank 0 marks them,
+ * the flags broadcast). Every rank calls it; every rank gets the same result. Returns 0
+ * (wrong values are in r->wrong, not a failure of the call), or -1 with a message:
+ * memory, an operation failed, o->size_done failed (on rank 0; the others say so). A
+ * failure on one rank alone (memory, an operation) leaves the others waiting in their
+ * next collective: the caller ends the job (tb_comm_api abort). */
 int tb_coll_run(const struct tb_comm_api *comm, const struct tb_coll_engine *e,
                 const struct tb_coll_opts *o, struct tb_coll_result *r, char *err, size_t errlen);
 void tb_coll_result_release(struct tb_coll_result *r);
@@ -131,10 +155,23 @@ struct tb_coll_prov {
     const char *checked; /* the notes of a checked row; NULL: "check: every element exact" */
 };
 
+/* The run id of placement pl (0 out of place, 1 in place) of a size of op under p:
+ * collective/<op>/<bytes>B/<outofplace|inplace>/<executor>/<link>/n<nodes>x<ranks per
+ * node> (n<nodes>r<ranks> when the nodes hold unequal shares). The resume key of a
+ * collective row: op, bytes, placement, backend, link, nodes and ranks. */
+void tb_coll_run_id(char *buf, size_t len, enum tb_coll_op op, size_t bytes, int pl,
+                    const struct tb_coll_prov *p);
+
+/* Mark r's placements whose run id (tb_coll_run_id) path already holds as recorded (and
+ * not run); a missing file holds none. Returns how many were marked, or -1 with a
+ * message (a file that cannot be read). */
+long tb_coll_mark_recorded(const char *path, struct tb_coll_result *r, const struct tb_coll_prov *p,
+                           char *err, size_t errlen);
+
 /* Append r's rows to path (results.csv) atomically: per size whose check found nothing
- * wrong (or not checked), per placement, busbw_gbyte_per_s, algbw_gbyte_per_s and
- * latency_us. The caller holds the folder's lock. Returns the rows written, or -1 with a
- * message. */
+ * wrong (or not checked), per placement run and not recorded, busbw_gbyte_per_s,
+ * algbw_gbyte_per_s and latency_us. The caller holds the folder's lock. Returns the
+ * rows written, or -1 with a message. */
 long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct tb_coll_prov *p,
                   char *err, size_t errlen);
 

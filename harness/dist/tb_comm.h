@@ -23,7 +23,7 @@
 
 #include <stddef.h>
 
-#define TB_COMM_ABI_VERSION     1
+#define TB_COMM_ABI_VERSION     2
 #define TB_COMM_PLUGIN_SYMBOL   "tb_comm_plugin"
 #define TB_COMM_MPI_PLUGIN_NAME "libtrnbench-mpi.so"
 
@@ -78,6 +78,10 @@ struct tb_comm_api {
                     enum tb_comm_dtype t, char *err, size_t errlen);
     /* seconds, a monotonic wall clock (MPI_Wtime); not collective. */
     double (*wtime)(void);
+    /* End every rank of the job (MPI_Abort on MPI_COMM_WORLD) with exit status code; not
+     * collective, never returns. What a rank calls when it fails on its own: the others
+     * would otherwise wait in their next collective for ever. The caller says why first. */
+    void (*abort)(int code);
 };
 
 typedef const struct tb_comm_api *(*tb_comm_plugin_fn)(int abi_version);

@@ -9,6 +9,7 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static int g_rank, g_size, g_local_rank, g_local_size, g_nodes;
 
@@ -185,6 +186,14 @@ static double wtime(void)
     return MPI_Wtime();
 }
 
+static void abort_job(int code)
+{
+    fflush(stdout);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, code);
+    _exit(code); /* MPI_Abort does not return; should a library's do, this rank still ends */
+}
+
 static const struct tb_comm_api API = {
     .abi_version = TB_COMM_ABI_VERSION,
     .name = "mpi",
@@ -205,6 +214,7 @@ static const struct tb_comm_api API = {
     .all_to_all = all_to_all,
     .sendrecv = sendrecv,
     .wtime = wtime,
+    .abort = abort_job,
 };
 
 __attribute__((visibility("default"))) const struct tb_comm_api *tb_comm_plugin(int abi_version)

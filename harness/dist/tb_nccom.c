@@ -120,6 +120,13 @@ int tb_nccom_parse(const char *name, const char *text, size_t len, enum tb_coll_
                    name, lineno, size, count, time_us, alg, bus);
             goto fail;
         }
+        if (r->nsizes && size <= r->sizes[r->nsizes - 1].bytes) {
+            /* nccom-test's sizes rise (-b .. -e by -f): the same size twice would be two
+             * rows of one run id, and a rerun could not tell which is recorded */
+            tb_err(err, errlen, "%s: line %ld: size %llu B is not above the line before's %zu B",
+                   name, lineno, size, r->sizes[r->nsizes - 1].bytes);
+            goto fail;
+        }
         if (r->nsizes == cap) {
             size_t nc = cap ? cap * 2 : 32;
             struct tb_coll_size *p = realloc(r->sizes, nc * sizeof *p);

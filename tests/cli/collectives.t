@@ -7,13 +7,16 @@
 # honoured under TRNBENCH_TEST=1 only) must be found: #wrong > 0, exit 1, no rows.
 # Neuron: the stand-in nccom-test (tests/data/neuron/nccom-test/) prints the guide's
 # examples; its argv and the parsed rows are checked. NCCL: exit 2 with its reason
-# where there is no GPU (a skip), the check where there is one.
+# where there is no GPU (a skip), the check where there is one. Reruns: a second run
+# into the same folder measures only what results.csv lacks (key: op, bytes, placement,
+# backend, link, nodes, ranks), never a row twice; one rank failing on its own
+# (TRNBENCH_TEST_RANK_FAIL, tests only) ends the job within 30 s, the sizes finished kept.
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
 
 tmp=$TB_BUILDDIR/tests/tmp/collectives
 rm -rf "$tmp" && mkdir -p "$tmp"
 fake=$TB_SRCDIR/tests/data/neuron/nccom-test
-echo "1..36"
+echo "1..48"
 
 # ---- usage ----
 "$TB_BIN" collectives --backend mpi --op all-sum --out "$tmp/u" 2>"$tmp/err"
@@ -45,6 +48,13 @@ check "neuron: 11 sizes x 3 metrics, out of place only" \
     test "$(grep -c ',neuron,' "$tmp/n/results.csv")" = 33
 check "neuron: executor, link and ranks recorded" test "$(csv_cell "$tmp/n/results.csv" link \
     executor=neuron ranks_per_node=2 nodes=1 bytes=1024)" = neuronlink
+PATH="$fake:$PATH" TRNBENCH_TEST=1 NCCOM_TEST_FIXTURE=allr-2r.txt \
+    "$TB_BIN" collectives --backend neuron --op all-reduce --ranks 2 --min-bytes 1K \
+    --max-bytes 1G --step-factor 4 --iters 7 --warmup 3 --out "$tmp/n" >/dev/null 2>"$tmp/err"
+check "neuron: the same run again adds no row (33 kept; 11 placements said recorded)" \
+    sh -c 'test $0 = 0 && test "$(grep -c ",neuron," "$1")" = 33 &&
+           grep -q "0 rows in .*(11 placements recorded before: not added again)" "$2"' \
+    $? "$tmp/n/results.csv" "$tmp/err"
 PATH="$fake:$PATH" TRNBENCH_TEST=1 NCCOM_TEST_FIXTURE=allr-64r-2n.txt "$TB_BIN" collectives \
     --backend neuron --op all-reduce --ranks 64 --nodes 2 --out "$tmp/n64" >/dev/null 2>&1
 v=$(csv_cell "$tmp/n64/results.csv" value config=1073741824B/outofplace metric=busbw_gbyte_per_s)
@@ -64,6 +74,11 @@ PATH="$fake:$PATH" TRNBENCH_TEST=1 NCCOM_TEST_FIXTURE=garbled.txt "$TB_BIN" coll
     --backend neuron --op all-reduce --ranks 2 --out "$tmp/ng" >/dev/null 2>"$tmp/err"
 check "neuron: an algbw that is not size / time is refused" \
     sh -c 'test $0 = 1 && grep -q "line 4: algbw 41.36 GiB/s is not size / time" "$1"' $? "$tmp/err"
+PATH="$fake:$PATH" TRNBENCH_TEST=1 NCCOM_TEST_FIXTURE=repeated.txt "$TB_BIN" collectives \
+    --backend neuron --op all-reduce --ranks 2 --out "$tmp/nrep" >/dev/null 2>"$tmp/err"
+check "neuron: a size printed twice is refused naming the line, no rows" \
+    sh -c 'test $0 = 1 && grep -q "line 5: size 4096 B is not above the line before.s 4096 B" "$1" && test ! -e "$2"' \
+    $? "$tmp/err" "$tmp/nrep/results.csv"
 PATH="$fake:$PATH" TRNBENCH_TEST=1 "$TB_BIN" collectives --backend neuron --op all-to-all \
     --ranks 2 --out "$tmp/na" >/dev/null 2>"$tmp/err"
 check "neuron: all-to-all, which nccom-test's guide lacks, is exit 2" test $? = 2
@@ -129,7 +144,7 @@ if [ -n "$mpi_skip" ]; then skip_n 8 "$mpi_skip"; else
     n=$(awk '!/^#/ && NF >= 13' "$tmp/all-reduce.2.out" | wc -l)
     check "mpi: 8 B to 16 MiB is 22 sizes in the table ($n)" test "$n" = 22
     check "mpi: all-reduce at 2 ranks: 22 sizes x 2 placements x 3 metrics" \
-        test "$(grep -c 'collective/all-reduce/.*/mpi/n1x2,' "$tmp/mpi/results.csv")" = 132
+        test "$(grep -c 'collective/all-reduce/.*/mpi/shm/n1x2,' "$tmp/mpi/results.csv")" = 132
     check "mpi: sendrecv has out-of-place rows and no in-place ones" \
         sh -c 'grep -q "collective/sendrecv/.*/outofplace/mpi" "$0" && ! grep -q "collective/sendrecv/.*/inplace/mpi" "$0"' "$tmp/mpi/results.csv"
     check "mpi: the software is Open MPI's version" \
@@ -153,6 +168,68 @@ if [ -n "$mpi_skip" ]; then skip_n 8 "$mpi_skip"; else
         --op all-reduce --max-bytes 64 --iters 2 --warmup 1 --out "$tmp/nobreak" >/dev/null 2>"$tmp/nobreak.err"
     check "TRNBENCH_TEST_COLL_BREAK outside tests: ignored (said), the run passes" \
         sh -c 'test $0 = 0 && grep -q "TRNBENCH_TEST_COLL_BREAK ignored" "$1"' $? "$tmp/nobreak.err"
+fi
+
+# ---- a rerun resumes: what DIR/results.csv holds is not measured again ----
+# rows KEY-COLUMNS: lines of results.csv, and how many keys (run id + metric) repeat
+dups() { perl -e 'my %n; open my $f, "<", $ARGV[0] or die; <$f>;
+    while (<$f>) { my ($id) = /^([^,]*)/; my ($m) = /,((?:busbw|algbw)_gbyte_per_s|latency_us),/; $n{"$id $m"}++ }
+    print scalar(grep { $_ > 1 } values %n), "\n"' "$1"; }
+rows() { grep -c ',collective,' "$1"; }
+if [ -n "$mpi_skip" ]; then skip_n 10 "$mpi_skip"; else
+    res=$tmp/resume
+    coll2() { # ARGS...: 2 ranks, all-reduce into $res
+        mpi 2 --mca btl self,vader "$TB_BIN" collectives --backend mpi --op all-reduce --iters 2 \
+            --warmup 1 --out "$res" "$@"
+    }
+    coll2 --max-bytes 1K >"$tmp/r1.out" 2>"$tmp/r1.err"
+    check "resume: 8 B..1 KiB first: 8 sizes x 2 placements x 3 metrics = 48 rows ($(rows "$res/results.csv"))" \
+        sh -c 'test $0 = 0 && test "$1" = 48' $? "$(rows "$res/results.csv")"
+    coll2 --max-bytes 64K >"$tmp/r2.out" 2>"$tmp/r2.err"
+    check "resume: then 8 B..64 KiB adds only the 6 sizes missing (36 rows, 84 in all)" \
+        sh -c 'test $0 = 0 && grep -q "36 rows in" "$1" && test "$2" = 84' $? "$tmp/r2.err" \
+        "$(rows "$res/results.csv")"
+    check "resume: ... its table has the 6 new sizes and says 8 of 14 were recorded" \
+        sh -c 'test "$(awk "!/^#/ && NF >= 13" "$0" | wc -l)" = 6 &&
+               awk "!/^#/ && NF >= 13 { print \$1 }" "$0" | head -1 | grep -qx 2048 &&
+               grep -q "Already recorded     : 8 of 14 sizes" "$0"' "$tmp/r2.out"
+    cp "$res/results.csv" "$tmp/r2.csv"
+    coll2 --max-bytes 64K >"$tmp/r3.out" 2>"$tmp/r3.err"
+    check "resume: the same run again: exit 0, 0 rows, results.csv byte for byte the same" \
+        sh -c 'test $0 = 0 && grep -q "0 rows in" "$1" && cmp -s "$2" "$3"' $? "$tmp/r3.err" \
+        "$tmp/r2.csv" "$res/results.csv"
+    check "resume: no key (run id, metric) twice ($(dups "$res/results.csv"))" \
+        test "$(dups "$res/results.csv")" = 0
+    # another link is another measurement: recorded beside, not skipped
+    mpi 2 --mca btl self,vader "$TB_BIN" collectives --backend mpi --op all-reduce --iters 2 \
+        --warmup 1 --max-bytes 64 --link tcp --out "$res" >/dev/null 2>"$tmp/r4.err"
+    check "resume: the same sizes stated on another link (tcp) are measured: 24 rows more" \
+        sh -c 'test $0 = 0 && test "$1" = 108 && grep -q "collective/all-reduce/8B/inplace/mpi/tcp/n1x2," "$2"' \
+        $? "$(rows "$res/results.csv")" "$res/results.csv"
+
+    # one rank fails on its own (TRNBENCH_TEST_RANK_FAIL=3: rank 1 at its third size):
+    # the job ends (MPI_Abort) instead of rank 0 waiting in the collective for ever; the
+    # two sizes finished stay, a rerun adds the rest
+    fres=$tmp/rankfail
+    t0=$(date +%s)
+    TRNBENCH_TEST=1 TRNBENCH_TEST_RANK_FAIL=3 mpi_timeout=120 mpi 2 --mca btl self,vader \
+        -x TRNBENCH_TEST -x TRNBENCH_TEST_RANK_FAIL "$TB_BIN" collectives --backend mpi \
+        --op all-gather --max-bytes 64K --iters 2 --warmup 1 --out "$fres" >"$tmp/f.out" 2>"$tmp/f.err"
+    rc=$?
+    secs=$(($(date +%s) - t0))
+    check "rank 1 fails at its 3rd size: the job ends in under 30 s ($secs s), exit non-zero ($rc)" \
+        sh -c 'test $0 -lt 30 && test $1 != 124 && test $1 != 0' "$secs" "$rc"
+    check "... rank 1 says why (size 3, 32 B) and that it ends the job" \
+        sh -c 'grep -q "rank 1: TRNBENCH_TEST_RANK_FAIL: rank 1 fails on its own at its size 3 (32 B)" "$0" &&
+               grep -q "rank 1 ends the job (MPI_Abort)" "$0"' "$tmp/f.err"
+    check "... results.csv holds the 2 sizes finished (8 B, 16 B: 12 rows), nothing of 32 B" \
+        sh -c 'test "$2" = 12 && ! grep -q "/32B/" "$0" && test -z "$(ls "$1" | grep -v "^results.csv$")"' \
+        "$fres/results.csv" "$fres" "$(rows "$fres/results.csv")"
+    mpi 2 --mca btl self,vader "$TB_BIN" collectives --backend mpi --op all-gather --max-bytes 64K \
+        --iters 2 --warmup 1 --out "$fres" >/dev/null 2>"$tmp/f2.err"
+    check "... the rerun adds the 12 sizes left (72 rows; 84 in all, no key twice)" \
+        sh -c 'test $0 = 0 && grep -q "72 rows in" "$1" && test "$2" = 84 && test "$3" = 0' $? \
+        "$tmp/f2.err" "$(rows "$fres/results.csv")" "$(dups "$fres/results.csv")"
 fi
 
 # ---- nccl ----

@@ -8,12 +8,16 @@
 # under TRNBENCH_TEST=1 only: rank 1 keeps its own gradient instead of the mean) must
 # make the losses differ beyond that tolerance, so the comparison can fail; the rows
 # (provenance, nodes, ranks_per_node, the loss and tokens/s printed, the scaling
-# efficiency from the 1-rank figure) are checked.
+# efficiency from the 1-rank figure) are checked. A rank that fails on its own
+# (TRNBENCH_TEST_RANK_FAIL=2, test-only: rank 1 fails at step 2) must end the whole job
+# through MPI_Abort within 30 s (it used to hang: rank 0 waits in the all-reduce), exit
+# non-zero with the reason on stderr, and leave the results folder as it was; a rank
+# killed (TRNBENCH_TEST_RANK_KILL=2: SIGKILL at step 2) likewise, through mpirun.
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
 
 tmp=$TB_BUILDDIR/tests/tmp/dp-train
 rm -rf "$tmp" && mkdir -p "$tmp"
-echo "1..14"
+echo "1..20"
 
 "$TB_BIN" train-dp --model llama-tiny --seq 16 2>"$tmp/err"
 check "no --batch is a usage error (2)" \
@@ -24,7 +28,7 @@ check "no MPI plugin: exit 2 saying why" \
     sh -c 'test $0 = 2 && grep -q "needs MPI: MPI plugin .*none.so.* not found" "$1"' $? "$tmp/err"
 
 . "$TB_SRCDIR/tests/cli/mpi.sh"
-if [ -n "$mpi_skip" ]; then skip_n 12 "$mpi_skip"; exit 0; fi
+if [ -n "$mpi_skip" ]; then skip_n 18 "$mpi_skip"; exit 0; fi
 
 # one BLAS thread a rank: 2 ranks on a 2-core machine are not oversubscribed
 export OPENBLAS_NUM_THREADS=1
@@ -98,3 +102,34 @@ check "row scaling_efficiency = tokens/s / (2 x the 1-rank $base) ($v, printed $
     "$v" "$tps" "$base"
 check "rows: provenance measured, phase train, nodes 1, ranks_per_node 2, ranks 2" \
     test "$(csv_cell "$csv" provenance metric=loss phase=train nodes=1 ranks_per_node=2 ranks=2)" = measured
+
+# one rank fails on its own at step 2: the job ends, nothing written
+cp "$csv" "$tmp/before.csv"
+ls -A "$tmp/res" >"$tmp/before.ls"
+t0=$(date +%s)
+TRNBENCH_TEST=1 TRNBENCH_TEST_RANK_FAIL=2 mpi_x="-x TRNBENCH_TEST -x TRNBENCH_TEST_RANK_FAIL" \
+    mpi_timeout=120 dp 2 --out "$tmp/res" >"$tmp/fail.out" 2>"$tmp/fail.err"
+rc=$?
+secs=$(($(date +%s) - t0))
+check "rank 1 fails at step 2: the job ends in under 30 s ($secs s, exit $rc)" \
+    sh -c 'test $0 -lt 30 && test $1 != 124' "$secs" "$rc"
+check "... with a non-zero exit status ($rc)" test "$rc" -ne 0
+check "... rank 1 says why and that it ends the job" \
+    sh -c 'grep -q "rank 1: step 2: TRNBENCH_TEST_RANK_FAIL: rank 1 fails on its own" "$0" &&
+           grep -q "rank 1 ends the job (MPI_Abort)" "$0"' "$tmp/fail.err"
+check "... results.csv and the folder unchanged (no row, no temporary)" \
+    sh -c 'cmp -s "$0" "$1" && test "$(ls -A "$2")" = "$(cat "$3")"' \
+    "$tmp/before.csv" "$csv" "$tmp/res" "$tmp/before.ls"
+
+# rank 1 killed (SIGKILL) at step 2: Open MPI's launcher ends the job; nothing written
+t0=$(date +%s)
+TRNBENCH_TEST=1 TRNBENCH_TEST_RANK_KILL=2 mpi_x="-x TRNBENCH_TEST -x TRNBENCH_TEST_RANK_KILL" \
+    mpi_timeout=120 dp 2 --out "$tmp/res" >"$tmp/kill.out" 2>"$tmp/kill.err"
+rc=$?
+secs=$(($(date +%s) - t0))
+check "rank 1 killed at step 2: the job ends in under 30 s ($secs s), exit non-zero ($rc)" \
+    sh -c 'test $0 -lt 30 && test $1 != 124 && test $1 != 0 && grep -q "TRNBENCH_TEST_RANK_KILL" "$2"' \
+    "$secs" "$rc" "$tmp/kill.err"
+check "... results.csv and the folder unchanged" \
+    sh -c 'cmp -s "$0" "$1" && test "$(ls -A "$2")" = "$(cat "$3")"' \
+    "$tmp/before.csv" "$csv" "$tmp/res" "$tmp/before.ls"

@@ -1,6 +1,7 @@
 # tests/cli/mpi.sh: sourced after tap.sh by the tests that run real Open MPI jobs on this
 # host (collectives.t, dp-train.t); not a test itself. Gives skip_n, mpi_skip (why the
-# MPI checks cannot run here, empty when they can) and `mpi NP ARGS...`.
+# MPI checks cannot run here, empty when they can) and `mpi NP ARGS...` (bounded by
+# $mpi_timeout seconds when set).
 
 skip_n() { # N REASON
     i=0
@@ -22,6 +23,9 @@ mpi() { # NP ARGS...: mpirun with NP ranks on this host
     # those are unloaded: a sanitizer build's LeakSanitizer reports them as leaks of
     # "unknown module". The MPI jobs run without leak detection there (address and
     # undefined-behaviour errors stay fatal); the plain build is unchanged.
+    # mpi_timeout=S: the job killed after S seconds (timeout's exit 124), for the tests
+    # of a job that must end on its own
+    # shellcheck disable=SC2086
     ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" \
-        mpirun -np "$np" --oversubscribe --bind-to none "$@"
+        ${mpi_timeout:+timeout $mpi_timeout} mpirun -np "$np" --oversubscribe --bind-to none "$@"
 }
