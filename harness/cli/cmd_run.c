@@ -316,6 +316,7 @@ int tb_cmd_run(int argc, char **argv)
         {"no-submit", no_argument, NULL, 1306},
         {"slurm-rank", no_argument, NULL, 1307},
         {"slurm-assemble", no_argument, NULL, 1308},
+        {"slurm-node", no_argument, NULL, 1309},
         {NULL, 0, NULL, 0},
     };
     struct tb_plan plan;
@@ -391,6 +392,9 @@ int tb_cmd_run(int argc, char **argv)
         case 1308:
             slurm.assemble = true;
             break;
+        case 1309:
+            slurm.node = true;
+            break;
         case 'x':
             slurm.executor = optarg;
             if (!strcmp(optarg, "all"))
@@ -457,12 +461,19 @@ int tb_cmd_run(int argc, char **argv)
                         "--account and --no-submit are options of --slurm\n");
         return 2;
     }
-    if (slurm.on + slurm.rank + slurm.assemble > 1) {
-        fprintf(stderr, "trnbench run: --slurm, --slurm-rank and --slurm-assemble go alone\n");
+    if (slurm.on + slurm.rank + slurm.node + slurm.assemble > 1) {
+        fprintf(stderr, "trnbench run: --slurm, --slurm-rank, --slurm-node and --slurm-assemble "
+                        "go alone\n");
         return 2;
     }
     if (slurm.assemble)
         return tb_run_slurm_assemble(out, wait);
+    if (slurm.on && have_one) {
+        /* one training across the job's nodes (cmd_run_slurm.c) */
+        one.torch.on = executor == TB_RUN_PYTORCH;
+        tb_run_spec_defaults(&one);
+        return tb_run_slurm_train(&slurm, &one, out);
+    }
     if (slurm.on) {
         if (have_one || ntorch) {
             fprintf(stderr, "trnbench run: --slurm runs a suite (--suite) with its own lines' "
@@ -471,8 +482,8 @@ int tb_cmd_run(int argc, char **argv)
         }
         return tb_run_slurm_submit(&slurm, suite_name, out);
     }
-    if (slurm.rank && tb_slurm_task_from_env(&task, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench run: --slurm-rank: %s\n", err);
+    if ((slurm.rank || slurm.node) && tb_slurm_task_from_env(&task, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench run: --slurm-%s: %s\n", slurm.rank ? "rank" : "node", err);
         return 2;
     }
     if (!suite_name == !have_one) {
@@ -486,6 +497,18 @@ int tb_cmd_run(int argc, char **argv)
         one.phase = TB_PHASE_SERVE; /* --endpoint or --recipe: a serving run */
     if (have_one && executor == TB_RUN_PYTORCH)
         one.torch.on = true; /* the workload through the training script */
+    if (slurm.node) {
+        /* this node's part of a training across the job's nodes: torchrun's rendezvous */
+        if (!one.torch.on) {
+            fprintf(stderr, "trnbench run: --slurm-node trains a workload through PyTorch "
+                            "(--executor pytorch --phase train)\n");
+            return 2;
+        }
+        if (tb_slurm_torch_node(&task, &one.torch, err, sizeof err) != 0) {
+            fprintf(stderr, "trnbench run: --slurm-node: %s\n", err);
+            return 1;
+        }
+    }
     tb_run_spec_defaults(&one);
 
     /* ---- load and check everything first: an input error runs nothing ---- */
@@ -523,8 +546,8 @@ int tb_cmd_run(int argc, char **argv)
             goto out;
         }
     }
-    if (slurm.rank) {
-        /* this task's share, into its own file */
+    if (slurm.rank || slurm.node) {
+        /* this task's share (a node's task: the training), into its own file */
         rc = tb_plan_slurm(&plan, &task, err, sizeof err);
         if (rc != TB_OK) {
             fprintf(stderr, "trnbench run: %s\n", err);
@@ -549,8 +572,9 @@ int tb_cmd_run(int argc, char **argv)
     }
     /* one writer of the folder at a time: a second run waits (or, --no-wait, stops)
      * and then skips what the first recorded */
-    switch (slurm.rank ? tb_run_slurm_rank_lock(&lock, out, task.rank, wait, err, sizeof err)
-                       : tb_results_lock(&lock, out, "trnbench run", wait, err, sizeof err)) {
+    switch (slurm.rank || slurm.node
+                ? tb_run_slurm_rank_lock(&lock, out, task.rank, wait, err, sizeof err)
+                : tb_results_lock(&lock, out, "trnbench run", wait, err, sizeof err)) {
     case 0:
         break;
     case 1:
@@ -578,7 +602,7 @@ int tb_cmd_run(int argc, char **argv)
                 "device for PyTorch; reasons above)\n",
                 n.unsupported, n.unsupported == 1 ? "" : "s");
     rc = n.failed ? 1 : 0;
-    if (slurm.rank && tb_run_slurm_done(out, &task, &n, err, sizeof err) != 0) {
+    if ((slurm.rank || slurm.node) && tb_run_slurm_done(out, &task, &n, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench run: %s\n", err);
         rc = 1;
     }
