@@ -508,6 +508,11 @@ int tb_cmd_run(int argc, char **argv)
             fprintf(stderr, "trnbench run: --slurm-node: %s\n", err);
             return 1;
         }
+        fprintf(stderr,
+                "trnbench run: torchrun on node %d of %d: c10d rendezvous at %s, id %s, %d "
+                "process%s here\n",
+                one.torch.node_rank, one.torch.nnodes, one.torch.rdzv_endpoint, one.torch.rdzv_id,
+                one.torch.nproc_per_node, one.torch.nproc_per_node == 1 ? "" : "es");
     }
     tb_run_spec_defaults(&one);
 

@@ -184,7 +184,8 @@ char *tb_slurm_script_words(const struct tb_slurm_job *j, const char *exe, const
      * as the value without its quotes */
     snprintf(opts, sizeof opts,
              "#SBATCH --nodes=%ld\n#SBATCH --ntasks-per-node=%ld\n%s%s%s%s%s%s%s%s%s%s", j->nodes,
-             j->ntasks_per_node, j->exclusive ? "#SBATCH --exclusive\n" : "",
+             j->ntasks_per_node,
+             j->exclusive ? "#SBATCH --exclusive\n#SBATCH --wait-all-nodes=1\n" : "",
              j->partition ? "#SBATCH --partition=" : "", j->partition ? qpart : "",
              j->partition ? "\n" : "", j->time ? "#SBATCH --time=" : "", j->time ? qtime : "",
              j->time ? "\n" : "", j->account ? "#SBATCH --account=" : "", j->account ? qacct : "",
@@ -313,45 +314,83 @@ int tb_slurm_task_from_env(struct tb_slurm_task *t, char *err, size_t errlen)
     return 0;
 }
 
-int tb_slurm_first_node(char *host, size_t len, char *err, size_t errlen)
+/* Run `scontrol WORDS...` (an argv) into *out (malloc'ed). Returns 0, or -1 with a
+ * message naming the command. */
+static int scontrol(const char *const *argv, char **out, char *err, size_t errlen)
 {
-    const char *list = getenv("SLURM_JOB_NODELIST");
-    const char *argv[] = {"scontrol", "show", "hostnames", list, NULL};
     struct tb_proc_opts po = {.timeout_s = 60};
     struct tb_proc_result r = {0};
-    char how[256];
-    size_t n;
-    int rc = -1;
+    char how[256], cmd[320];
+    size_t k = 0;
 
-    if (!list || !*list)
-        return tb_err(err, errlen, "inside a Slurm job, but SLURM_JOB_NODELIST is not set");
+    *out = NULL;
+    for (const char *const *a = argv; *a && k < sizeof cmd; a++)
+        k += (size_t)snprintf(cmd + k, sizeof cmd - k, "%s%.120s", k ? " " : "", *a);
     if (tb_proc_run(argv, &po, &r, how, sizeof how) != 0) {
         tb_proc_result_release(&r);
-        return tb_err(err, errlen, "scontrol: %s", how);
+        return tb_err(err, errlen, "'%s': %s", cmd, how);
     }
     if (r.exec_errno || r.exit_status != 0 || r.term_signal || !r.out) {
         tb_proc_describe(&r, po.timeout_s, how, sizeof how);
-        tb_err(err, errlen, "'scontrol show hostnames %.200s' %s: %.300s", list,
-               r.exec_errno ? strerror(r.exec_errno) : how, r.err_tail);
-        goto out;
+        tb_err(err, errlen, "'%s' %s: %.300s", cmd, r.exec_errno ? strerror(r.exec_errno) : how,
+               r.err_tail);
+        tb_proc_result_release(&r);
+        return -1;
     }
-    n = strcspn(r.out, "\n");
-    if (n == 0 || n >= len) {
-        tb_err(err, errlen, "'scontrol show hostnames %.200s' printed no host name", list);
-        goto out;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (!name_char((unsigned char)r.out[i])) {
-            tb_err(err, errlen, "'scontrol show hostnames %.200s': '%.*s' is not a host name", list,
-                   (int)(n > 80 ? 80 : n), r.out);
-            goto out;
-        }
-    memcpy(host, r.out, n);
-    host[n] = '\0';
-    rc = 0;
-out:
+    *out = r.out;
+    r.out = NULL;
     tb_proc_result_release(&r);
-    return rc;
+    return 0;
+}
+
+/* The first n bytes of s as a host name or address (name_char only) into buf. */
+static int host_word(const char *s, size_t n, char *buf, size_t len)
+{
+    if (n == 0 || n >= len)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!name_char((unsigned char)s[i]))
+            return -1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return 0;
+}
+
+int tb_slurm_first_node(char *host, size_t hlen, char *addr, size_t alen, char *err, size_t errlen)
+{
+    const char *list = getenv("SLURM_JOB_NODELIST");
+    char *text = NULL;
+    const char *p;
+
+    if (!list || !*list)
+        return tb_err(err, errlen, "inside a Slurm job, but SLURM_JOB_NODELIST is not set");
+    {
+        const char *argv[] = {"scontrol", "show", "hostnames", list, NULL};
+        if (scontrol(argv, &text, err, errlen) != 0)
+            return -1;
+    }
+    if (host_word(text, strcspn(text, "\n"), host, hlen) != 0) {
+        tb_err(err, errlen, "'scontrol show hostnames %.200s' printed no host name: '%.80s'", list,
+               text);
+        free(text);
+        return -1;
+    }
+    free(text);
+    /* its address as Slurm reaches it (NodeAddr), which the other nodes can reach too */
+    {
+        const char *argv[] = {"scontrol", "-o", "show", "node", host, NULL};
+        if (scontrol(argv, &text, err, errlen) != 0)
+            return -1;
+    }
+    p = strstr(text, " NodeAddr=");
+    if (!p || host_word(p + 10, strcspn(p + 10, " \n"), addr, alen) != 0) {
+        tb_err(err, errlen, "'scontrol -o show node %s' names no NodeAddr of a host's characters",
+               host);
+        free(text);
+        return -1;
+    }
+    free(text);
+    return 0;
 }
 
 int tb_slurm_rdzv_port(const char *job)
@@ -363,7 +402,7 @@ int tb_slurm_rdzv_port(const char *job)
 
 int tb_slurm_torch_node(struct tb_slurm_task *t, struct tb_torch_opts *o, char *err, size_t errlen)
 {
-    char host[TB_SLURM_MAX_NAME + 192];
+    char host[TB_SLURM_MAX_NAME + 192], addr[TB_SLURM_MAX_NAME + 192];
     if (t->ranks != t->nodes)
         return tb_err(err, errlen,
                       "a training across the nodes runs one task a node (torchrun starts the "
@@ -371,11 +410,11 @@ int tb_slurm_torch_node(struct tb_slurm_task *t, struct tb_torch_opts *o, char *
                       t->ranks, t->nodes);
     if (t->nodes > INT_MAX / 4096)
         return tb_err(err, errlen, "SLURM_NNODES: %ld nodes, too many", t->nodes);
-    if (tb_slurm_first_node(host, sizeof host, err, errlen) != 0)
+    if (tb_slurm_first_node(host, sizeof host, addr, sizeof addr, err, errlen) != 0)
         return -1;
     o->nnodes = (int)t->nodes;
     o->node_rank = (int)t->nodeid;
-    snprintf(o->rdzv_endpoint, sizeof o->rdzv_endpoint, "%s:%d", host, tb_slurm_rdzv_port(t->job));
+    snprintf(o->rdzv_endpoint, sizeof o->rdzv_endpoint, "%s:%d", addr, tb_slurm_rdzv_port(t->job));
     snprintf(o->rdzv_id, sizeof o->rdzv_id, "%s", t->job);
     snprintf(t->s_ranks, sizeof t->s_ranks, "%ld", t->nodes * o->nproc_per_node);
     snprintf(t->s_rank, sizeof t->s_rank, "0");

@@ -38,7 +38,8 @@ struct tb_slurm_job {
     const char *partition; /* borrowed: --partition, NULL none */
     const char *time;      /* borrowed: --time, NULL none (the partition's default) */
     const char *account;   /* borrowed: --account, NULL none */
-    bool exclusive;        /* #SBATCH --exclusive: whole nodes (a training across them) */
+    bool exclusive;        /* #SBATCH --exclusive and --wait-all-nodes=1: whole nodes, all
+                              up before the script starts (a training across them) */
 };
 
 /* Check a partition or account name (what: "--partition"): letters, digits, '.', '_' and
@@ -100,9 +101,11 @@ bool tb_slurm_inside(void);
  * a message naming the variable. */
 int tb_slurm_task_from_env(struct tb_slurm_task *t, char *err, size_t errlen);
 
-/* The first node of the job (the first host of `scontrol show hostnames
- * "$SLURM_JOB_NODELIST"`, run as an argv) into host. Returns 0, or -1 with a message. */
-int tb_slurm_first_node(char *host, size_t len, char *err, size_t errlen);
+/* The first node of the job, the first host of `scontrol show hostnames
+ * "$SLURM_JOB_NODELIST"` (run as an argv), into host, and its address as Slurm reaches
+ * it (NodeAddr of `scontrol -o show node HOST`: an IP on ParallelCluster, the name where
+ * none is set) into addr. Returns 0, or -1 with a message. */
+int tb_slurm_first_node(char *host, size_t hlen, char *addr, size_t alen, char *err, size_t errlen);
 
 /* The c10d rendezvous port of job id: TB_SLURM_RDZV_PORT + id mod 1000, the same on every
  * node of the job and different for jobs running together. */
