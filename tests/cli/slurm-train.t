@@ -77,6 +77,7 @@ check "  it runs this binary's node task with every value quoted" test "$(grep '
 check "  then the assembly" grep -qx "'$exe' run --slurm-assemble --out '$tmp/ns' || rc=\$?" "$s"
 check "  bash reads it" bash -n "$s"
 check "  not submitted: no job recorded" test ! -e "$tmp/ns/slurm_job"
+# shellcheck disable=SC2086
 (cd "$src" && "$TB_BIN" run --slurm --nodes 1 $train --model workloads/llama/llama-tiny.model \
     --no-submit --out "$tmp/rel") 2>"$tmp/rel.err"
 check "a model file by a relative path: exit 0" test $? -eq 0
@@ -190,7 +191,7 @@ wait_job "$job2"
 check "submitted again (job $job2): it ends" test $? -eq 0
 check "  nothing re-run: the run already there" has "$out/ranks/done.0" "0 measured, 0 modeled, 1 already there"
 check "  results.csv unchanged" cmp -s "$r" "$tmp/one.before"
-check "  both jobs recorded in the folder" test "$(cat "$out/slurm_job" | tr '\n' ' ')" = "$job $job2 "
+check "  both jobs recorded in the folder" test "$(tr '\n' ' ' <"$out/slurm_job")" = "$job $job2 "
 sh "$cluster" stop "$tmp/cluster" >/dev/null 2>&1
 
 # ---- two nodes: two slurmd on this host ----
