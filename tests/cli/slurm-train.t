@@ -14,7 +14,8 @@
 # 1-node job of 2 processes, its rows checked as tests/cli/train.t checks a run outside
 # Slurm (tokens/s = tokens / step time, the loss below ln 256 and fallen) plus the job's
 # columns (nodes 1, ranks 2, ranks_per_node 2, slurm_job) and the rendezvous the log
-# names; submitted again, nothing is re-run. Then a 2-node job (two slurmd on this host,
+# names; submitted again, nothing is re-run; the same command inside `salloc -N 1` runs
+# srun at once. Then a 2-node job (two slurmd on this host,
 # TB_SLURM_NODES=2) of 1 process each: the same global batch over the same 2 ranks, so
 # the same losses; one node's task records the rows, the other says it trained.
 # Without slurmctld/slurmd or torch, or when the cluster does not come up, those skip
@@ -57,7 +58,7 @@ wait_job() {
     return 1
 }
 
-echo "1..44"
+echo "1..46"
 
 # ---- the batch script (--no-submit; no Slurm needed) ----
 train="--executor pytorch --phase train --model llama-tiny --seq-in 32"
@@ -122,7 +123,7 @@ check "a workload not through PyTorch: exit 2, nothing written" \
 
 # ---- on a one-machine cluster ----
 skip_rest() {
-    while [ "$tap_n" -lt 44 ]; do
+    while [ "$tap_n" -lt 46 ]; do
         tap_n=$((tap_n + 1))
         echo "ok $tap_n # SKIP $1"
     done
@@ -192,6 +193,18 @@ check "submitted again (job $job2): it ends" test $? -eq 0
 check "  nothing re-run: the run already there" has "$out/ranks/done.0" "0 measured, 0 modeled, 1 already there"
 check "  results.csv unchanged" cmp -s "$r" "$tmp/one.before"
 check "  both jobs recorded in the folder" test "$(tr '\n' ' ' <"$out/slurm_job")" = "$job $job2 "
+# inside an allocation (salloc): srun and the assembly at once, no batch script
+# shellcheck disable=SC2086
+timeout 300 salloc -N 1 "$TB_BIN" run --slurm --executor pytorch --phase train \
+    --model llama-tiny --nproc-per-node 2 $steps --out "$tmp/alloc" >"$tmp/alloc.log" 2>&1
+check "inside salloc -N 1: exit 0, srun run here, no batch script" \
+    sh -c "test $? -eq 0 && grep -q 'inside Slurm job [0-9]*: srun runs the tasks' '$tmp/alloc.log' && test ! -e '$tmp/alloc/trnbench.sbatch'"
+alloc_rows() { # nodes 1, ranks 2, slurm_job a job id, the loss of the batch job
+    a="$tmp/alloc/results.csv"
+    test "$(field "$a" loss nodes)/$(field "$a" loss ranks)/$(field "$a" loss value)" = "1/2/$loss1" &&
+        field "$a" loss slurm_job | grep -qx '[0-9][0-9]*'
+}
+check "  its rows: nodes 1, ranks 2, a slurm_job, loss $loss1 as the batch job's" alloc_rows
 sh "$cluster" stop "$tmp/cluster" >/dev/null 2>&1
 
 # ---- two nodes: two slurmd on this host ----
