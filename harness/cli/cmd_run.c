@@ -52,6 +52,9 @@ static void usage(FILE *f)
           "                    [--decode-buckets L] [--server-start cold,warm] [load options]\n"
           "       trnbench run --slurm --nodes N [--ntasks-per-node K] [--partition P]\n"
           "                    [--time T] [--account A] [--no-submit] --suite S --out DIR\n"
+          "       trnbench run --slurm --nodes N [--partition P] [--time T] [--account A]\n"
+          "                    [--no-submit] --executor pytorch --phase train --model M\n"
+          "                    --seq-in T [--batch B] [--nproc-per-node K] [...] --out DIR\n"
           "       trnbench run --list\n"
           "\n"
           "Run Llama and diffusion workloads on this machine's CPU (fp32, matrix products\n"
@@ -175,6 +178,14 @@ static void usage(FILE *f)
           "  --time T           limit: M, M:S, H:M:S, D-H, D-H:M, D-H:M:S or UNLIMITED\n"
           "  --account A        account to charge (characters as --partition)\n"
           "  --no-submit        write the script only\n"
+          "A training across the nodes (--slurm with --executor pytorch --phase train and\n"
+          "a workload): one task a node (#SBATCH --exclusive, --wait-all-nodes=1), each\n"
+          "starting torchrun with --nnodes N --node_rank SLURM_NODEID --rdzv_backend c10d\n"
+          "--rdzv_endpoint FIRST:PORT (the first node of the job, by its Slurm NodeAddr;\n"
+          "port 29400 + job id mod 1000) --rdzv_id JOB and --nproc-per-node K processes;\n"
+          "--batch is the global batch over N x K. The node with the script's rank 0\n"
+          "records the rows (run id .../nodes<N>/np<K>: nodes, ranks N x K, ranks_per_node\n"
+          "K, instances N, slurm_job). Not --ntasks-per-node.\n"
           "\n"
           "  --list             the model catalogue with parameter counts\n"
           "  -h, --help         this text\n"
@@ -316,6 +327,7 @@ int tb_cmd_run(int argc, char **argv)
         {"no-submit", no_argument, NULL, 1306},
         {"slurm-rank", no_argument, NULL, 1307},
         {"slurm-assemble", no_argument, NULL, 1308},
+        {"slurm-node", no_argument, NULL, 1309},
         {NULL, 0, NULL, 0},
     };
     struct tb_plan plan;
@@ -391,6 +403,9 @@ int tb_cmd_run(int argc, char **argv)
         case 1308:
             slurm.assemble = true;
             break;
+        case 1309:
+            slurm.node = true;
+            break;
         case 'x':
             slurm.executor = optarg;
             if (!strcmp(optarg, "all"))
@@ -457,12 +472,19 @@ int tb_cmd_run(int argc, char **argv)
                         "--account and --no-submit are options of --slurm\n");
         return 2;
     }
-    if (slurm.on + slurm.rank + slurm.assemble > 1) {
-        fprintf(stderr, "trnbench run: --slurm, --slurm-rank and --slurm-assemble go alone\n");
+    if (slurm.on + slurm.rank + slurm.node + slurm.assemble > 1) {
+        fprintf(stderr, "trnbench run: --slurm, --slurm-rank, --slurm-node and --slurm-assemble "
+                        "go alone\n");
         return 2;
     }
     if (slurm.assemble)
         return tb_run_slurm_assemble(out, wait);
+    if (slurm.on && have_one) {
+        /* one training across the job's nodes (cmd_run_slurm.c) */
+        one.torch.on = executor == TB_RUN_PYTORCH;
+        tb_run_spec_defaults(&one);
+        return tb_run_slurm_train(&slurm, &one, out);
+    }
     if (slurm.on) {
         if (have_one || ntorch) {
             fprintf(stderr, "trnbench run: --slurm runs a suite (--suite) with its own lines' "
@@ -471,8 +493,8 @@ int tb_cmd_run(int argc, char **argv)
         }
         return tb_run_slurm_submit(&slurm, suite_name, out);
     }
-    if (slurm.rank && tb_slurm_task_from_env(&task, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench run: --slurm-rank: %s\n", err);
+    if ((slurm.rank || slurm.node) && tb_slurm_task_from_env(&task, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench run: --slurm-%s: %s\n", slurm.rank ? "rank" : "node", err);
         return 2;
     }
     if (!suite_name == !have_one) {
@@ -486,6 +508,23 @@ int tb_cmd_run(int argc, char **argv)
         one.phase = TB_PHASE_SERVE; /* --endpoint or --recipe: a serving run */
     if (have_one && executor == TB_RUN_PYTORCH)
         one.torch.on = true; /* the workload through the training script */
+    if (slurm.node) {
+        /* this node's part of a training across the job's nodes: torchrun's rendezvous */
+        if (!one.torch.on) {
+            fprintf(stderr, "trnbench run: --slurm-node trains a workload through PyTorch "
+                            "(--executor pytorch --phase train)\n");
+            return 2;
+        }
+        if (tb_slurm_torch_node(&task, &one.torch, err, sizeof err) != 0) {
+            fprintf(stderr, "trnbench run: --slurm-node: %s\n", err);
+            return 1;
+        }
+        fprintf(stderr,
+                "trnbench run: torchrun on node %d of %d: c10d rendezvous at %s, id %s, %d "
+                "process%s here\n",
+                one.torch.node_rank, one.torch.nnodes, one.torch.rdzv_endpoint, one.torch.rdzv_id,
+                one.torch.nproc_per_node, one.torch.nproc_per_node == 1 ? "" : "es");
+    }
     tb_run_spec_defaults(&one);
 
     /* ---- load and check everything first: an input error runs nothing ---- */
@@ -523,8 +562,8 @@ int tb_cmd_run(int argc, char **argv)
             goto out;
         }
     }
-    if (slurm.rank) {
-        /* this task's share, into its own file */
+    if (slurm.rank || slurm.node) {
+        /* this task's share (a node's task: the training), into its own file */
         rc = tb_plan_slurm(&plan, &task, err, sizeof err);
         if (rc != TB_OK) {
             fprintf(stderr, "trnbench run: %s\n", err);
@@ -549,8 +588,9 @@ int tb_cmd_run(int argc, char **argv)
     }
     /* one writer of the folder at a time: a second run waits (or, --no-wait, stops)
      * and then skips what the first recorded */
-    switch (slurm.rank ? tb_run_slurm_rank_lock(&lock, out, task.rank, wait, err, sizeof err)
-                       : tb_results_lock(&lock, out, "trnbench run", wait, err, sizeof err)) {
+    switch (slurm.rank || slurm.node
+                ? tb_run_slurm_rank_lock(&lock, out, task.rank, wait, err, sizeof err)
+                : tb_results_lock(&lock, out, "trnbench run", wait, err, sizeof err)) {
     case 0:
         break;
     case 1:
@@ -578,7 +618,7 @@ int tb_cmd_run(int argc, char **argv)
                 "device for PyTorch; reasons above)\n",
                 n.unsupported, n.unsupported == 1 ? "" : "s");
     rc = n.failed ? 1 : 0;
-    if (slurm.rank && tb_run_slurm_done(out, &task, &n, err, sizeof err) != 0) {
+    if ((slurm.rank || slurm.node) && tb_run_slurm_done(out, &task, &n, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench run: %s\n", err);
         rc = 1;
     }

@@ -71,13 +71,14 @@ static int check_job(const struct tb_run_slurm *o, char *err, size_t errlen)
     return 0;
 }
 
-/* The rank lines and the assembly, the batch script's two lines, run here inside an
- * allocation (salloc). Returns the exit status. */
-static int launch_here(const struct tb_run_slurm *o, const char *exe, const char *suite,
-                       const char *out)
+/* The batch script's two lines run here inside an allocation (salloc): srun runs `exe
+ * run WORDS...` (words NULL-terminated; one task a node when one_a_node), then the
+ * assembly of out. Returns the exit status. */
+static int launch_here(const struct tb_run_slurm *o, const char *exe, const char *const *words,
+                       bool one_a_node, const char *out)
 {
     char nodes[48], tasks[48], err[1024];
-    const char *argv[24];
+    const char *argv[64];
     struct tb_proc_opts po = {.echo = stderr};
     struct tb_proc_result r = {0};
     int k = 0, rc;
@@ -87,22 +88,16 @@ static int launch_here(const struct tb_run_slurm *o, const char *exe, const char
         snprintf(nodes, sizeof nodes, "--nodes=%ld", o->job.nodes);
         argv[k++] = nodes;
     }
-    if (o->have_tasks) {
-        snprintf(tasks, sizeof tasks, "--ntasks-per-node=%ld", o->job.ntasks_per_node);
+    if (o->have_tasks || one_a_node) {
+        snprintf(tasks, sizeof tasks, "--ntasks-per-node=%ld",
+                 one_a_node ? 1L : o->job.ntasks_per_node);
         argv[k++] = tasks;
     }
     argv[k++] = "--kill-on-bad-exit=0";
     argv[k++] = exe;
     argv[k++] = "run";
-    argv[k++] = "--slurm-rank";
-    argv[k++] = "--suite";
-    argv[k++] = suite;
-    argv[k++] = "--out";
-    argv[k++] = out;
-    if (o->executor) {
-        argv[k++] = "--executor";
-        argv[k++] = o->executor;
-    }
+    for (const char *const *w = words; *w && k < 63; w++)
+        argv[k++] = *w;
     argv[k] = NULL;
     fprintf(stderr, WHO ": inside Slurm job %s: srun runs the tasks\n", getenv("SLURM_JOB_ID"));
     if (tb_proc_run(argv, &po, &r, err, sizeof err) != 0) {
@@ -148,6 +143,8 @@ static int record_job(const char *out, const char *id, char *err, size_t errlen)
     return rc;
 }
 
+static int submit(const struct tb_run_slurm *o, const char *out, const char *script);
+
 int tb_run_slurm_submit(const struct tb_run_slurm *o, const char *suite_name, const char *out_arg)
 {
     struct tb_plan plan;
@@ -186,8 +183,11 @@ int tb_run_slurm_submit(const struct tb_run_slurm *o, const char *suite_name, co
         goto done;
     }
     if (tb_slurm_inside() && o->submit) {
+        const char *words[] = {"--slurm-rank", "--suite", suite,
+                               "--out",        out,       o->executor ? "--executor" : NULL,
+                               o->executor,    NULL};
         tb_plan_release(&plan);
-        return launch_here(o, exe, suite, out);
+        return launch_here(o, exe, words, false, out);
     }
     text = tb_slurm_script(&o->job, exe, suite, out, o->executor, err, sizeof err);
     snprintf(script, sizeof script, "%s/" TB_SLURM_SCRIPT, out);
@@ -200,10 +200,22 @@ int tb_run_slurm_submit(const struct tb_run_slurm *o, const char *suite_name, co
     fprintf(stderr, WHO ": batch script '%s': suite '%s' on %ld node%s, %ld task%s each\n", script,
             plan.suite.name, o->job.nodes, o->job.nodes == 1 ? "" : "s", o->job.ntasks_per_node,
             o->job.ntasks_per_node == 1 ? "" : "s");
+    rc = submit(o, out, script);
+done:
+    free(text);
+    tb_plan_release(&plan);
+    return rc;
+}
+
+/* sbatch script (--no-submit: not), the job id printed and recorded. Returns the exit
+ * status. */
+static int submit(const struct tb_run_slurm *o, const char *out, const char *script)
+{
+    char err[1024];
+    int rc;
     if (!o->submit) {
         fprintf(stderr, WHO ": not submitted (--no-submit): sbatch '%s' submits it\n", script);
-        rc = 0;
-        goto done;
+        return 0;
     }
     {
         const char *argv[] = {"sbatch", "--parsable", script, NULL};
@@ -229,6 +241,152 @@ int tb_run_slurm_submit(const struct tb_run_slurm *o, const char *suite_name, co
         }
         tb_proc_result_release(&r);
     }
+    return rc;
+}
+
+/* A path of the workload (what: "--model") made absolute and checked into buf, or a
+ * name (no '/': a catalogue model, an interpreter on the PATH) checked as a Slurm name.
+ * Returns the word for the script, or NULL with a message. */
+static const char *path_or_name(const char *what, const char *v, bool name_ok, char *buf,
+                                size_t len, char *err, size_t errlen)
+{
+    if (name_ok && !strchr(v, '/'))
+        return tb_slurm_check_name(what, v, false, err, errlen) ? NULL : v;
+    return absolute(what, v, buf, len, err, errlen) ? NULL : buf;
+}
+
+int tb_run_slurm_train(const struct tb_run_slurm *o, const struct tb_run_spec *one,
+                       const char *out_arg)
+{
+    enum { NUM = 8 };
+    struct tb_plan plan;
+    struct tb_run_spec r = *one;
+    struct tb_slurm_job job = o->job;
+    char err[2048] = "", out[PATH_MAX], exe[PATH_MAX], script[PATH_MAX + 32];
+    char model[PATH_MAX], python[PATH_MAX], train[PATH_MAX], num[NUM][40], id[400];
+    const char *words[48], *m, *py, *ts = NULL;
+    char *text = NULL;
+    int k = 0, rc = 2;
+
+    memset(&plan, 0, sizeof plan);
+    if (!r.torch.on || r.phase != TB_PHASE_TRAIN) {
+        fprintf(stderr, WHO ": --slurm with a workload trains it across the nodes through "
+                            "PyTorch: give --executor pytorch --phase train (or --suite for a "
+                            "suite's runs shared among the tasks)\n");
+        return 2;
+    }
+    if (!o->have_nodes && !tb_slurm_inside()) {
+        fprintf(stderr, WHO ": --slurm: give --nodes N (the nodes of the job)\n");
+        return 2;
+    }
+    if (o->have_tasks) {
+        fprintf(stderr, WHO ": --slurm --executor pytorch runs one task a node, whose torchrun "
+                            "starts --nproc-per-node processes: not --ntasks-per-node\n");
+        return 2;
+    }
+    /* every value checked, and the workload as the nodes will run it, before anything
+     * is written */
+    r.torch.nnodes = o->have_nodes ? (int)o->job.nodes : 1;
+    if (check_job(o, err, sizeof err) != 0 ||
+        absolute("--out", out_arg, out, sizeof out, err, sizeof err) != 0 ||
+        !(m = path_or_name("--model", r.model, !strstr(r.model, ".model"), model, sizeof model, err,
+                           sizeof err)) ||
+        !(py = path_or_name("--python", r.torch.python, true, python, sizeof python, err,
+                            sizeof err)) ||
+        (r.torch.script[0] && !(ts = path_or_name("--train-script", r.torch.script, false, train,
+                                                  sizeof train, err, sizeof err))) ||
+        tb_run_spec_check(&r, "the command line", err, sizeof err) != 0) {
+        fprintf(stderr, WHO ": %s\n", err);
+        return 2;
+    }
+    rc = tb_plan_load(&plan, NULL, &r, out, TB_RUN_PYTORCH, err, sizeof err);
+    if (rc != TB_OK) {
+        fprintf(stderr, WHO ": %s\n", err);
+        rc = rc == TB_EINPUT ? 2 : 1;
+        goto done;
+    }
+    rc = 2;
+    if (tb_self_exe(exe, sizeof exe, err, sizeof err) != 0 ||
+        tb_slurm_check_path("this program", exe, err, sizeof err) != 0) {
+        fprintf(stderr, WHO ": %s\n", err);
+        goto done;
+    }
+    /* the node task's command line, from the values checked: numbers printed here,
+     * names and paths checked above, each quoted in the script */
+    snprintf(num[0], sizeof num[0], "%d", r.seq_in);
+    snprintf(num[1], sizeof num[1], "%d", r.batch);
+    snprintf(num[2], sizeof num[2], "%d", r.reps);
+    snprintf(num[3], sizeof num[3], "%d", r.warmup);
+    snprintf(num[4], sizeof num[4], "%llu", (unsigned long long)r.seed);
+    snprintf(num[5], sizeof num[5], "%d", r.layers);
+    snprintf(num[6], sizeof num[6], "%d", r.torch.nproc_per_node);
+    snprintf(num[7], sizeof num[7], "%.17g", r.torch.timeout_s);
+    words[k++] = "--slurm-node";
+    words[k++] = "--executor";
+    words[k++] = "pytorch";
+    words[k++] = "--phase";
+    words[k++] = "train";
+    words[k++] = "--model";
+    words[k++] = m;
+    if (r.layers) {
+        words[k++] = "--layers";
+        words[k++] = num[5];
+    }
+    words[k++] = "--seq-in";
+    words[k++] = num[0];
+    words[k++] = "--batch";
+    words[k++] = num[1];
+    words[k++] = "--reps";
+    words[k++] = num[2];
+    words[k++] = "--warmup";
+    words[k++] = num[3];
+    words[k++] = "--seed";
+    words[k++] = num[4];
+    words[k++] = "--precision";
+    words[k++] = r.precision;
+    words[k++] = "--nproc-per-node";
+    words[k++] = num[6];
+    words[k++] = "--torch-device";
+    words[k++] = r.torch.device;
+    words[k++] = "--python";
+    words[k++] = py;
+    if (ts) {
+        words[k++] = "--train-script";
+        words[k++] = ts;
+    }
+    words[k++] = "--train-timeout";
+    words[k++] = num[7];
+    words[k++] = "--out";
+    words[k++] = out;
+    words[k] = NULL;
+    if (tb_slurm_inside() && o->submit) {
+        tb_plan_release(&plan);
+        return launch_here(o, exe, words, true, out);
+    }
+    job.ntasks_per_node = 1;
+    job.exclusive = true;
+    snprintf(id, sizeof id, "the training of %.300s", r.model);
+    text = tb_slurm_script_words(
+        &job, exe, out, words, id,
+        "# one task a node: each starts torchrun (--nnodes=SLURM_NNODES,\n"
+        "# --node_rank=SLURM_NODEID, a c10d rendezvous at the first node of the job, the job\n"
+        "# id as its id) for --nproc-per-node processes; the node with the script's rank 0\n"
+        "# records the rows into ranks/results.<task>.csv. srun returns once every task\n"
+        "# has ended, however it ended\n",
+        err, sizeof err);
+    snprintf(script, sizeof script, "%s/" TB_SLURM_SCRIPT, out);
+    if (!text || tb_mkdir_p(out, err, sizeof err) != 0 ||
+        tb_write_file_atomic(script, text, strlen(text), err, sizeof err) != 0) {
+        fprintf(stderr, WHO ": %s\n", err);
+        rc = 1;
+        goto done;
+    }
+    fprintf(stderr,
+            WHO ": batch script '%s': the training of %s on %ld node%s, torchrun with %d "
+                "process%s each\n",
+            script, r.model, job.nodes, job.nodes == 1 ? "" : "s", r.torch.nproc_per_node,
+            r.torch.nproc_per_node == 1 ? "" : "es");
+    rc = submit(o, out, script);
 done:
     free(text);
     tb_plan_release(&plan);

@@ -15,6 +15,7 @@
 struct tb_run_slurm {
     bool on;                 /* --slurm */
     bool rank;               /* --slurm-rank: a task of the job's srun */
+    bool node;               /* --slurm-node: a node's task of a training across nodes */
     bool assemble;           /* --slurm-assemble: the rank files into results.csv */
     bool submit;             /* false: --no-submit */
     bool have_nodes;         /* --nodes given */
@@ -27,6 +28,13 @@ struct tb_run_slurm {
  * its ranks with srun and assemble). Returns the exit status (2: bad input, nothing
  * written or submitted). */
 int tb_run_slurm_submit(const struct tb_run_slurm *o, const char *suite_name, const char *out);
+
+/* --slurm with a workload (one, --executor pytorch --phase train): its training across
+ * the job's nodes, one task a node starting torchrun (`run --slurm-node`); the script
+ * written and submitted, or inside an allocation srun and the assembly run here. Returns
+ * the exit status (2: bad input, nothing written or submitted). */
+int tb_run_slurm_train(const struct tb_run_slurm *o, const struct tb_run_spec *one,
+                       const char *out);
 
 /* --slurm-assemble: the rank files of out into out/results.csv under the folder's lock
  * (waiting for it, unless wait is false). Returns the exit status. */

@@ -59,6 +59,7 @@ static int torch_setup(void *self, const struct tb_workload *w, struct tb_exec_r
     st = tb_train_run(w->spec, w->arch, stderr, &x->t, err, errlen);
     if (st == TB_TRAIN_UNAVAILABLE)
         r->unavailable = true;
+    r->elsewhere = st == TB_TRAIN_ELSEWHERE;
     if (st != TB_TRAIN_OK)
         return -1;
     x->have = true;

@@ -96,6 +96,8 @@ struct tb_exec_result {
                                         environment, compile_s); NULL for the others */
     bool unavailable; /* setup found the executor cannot run here (no torch, no device):
                          the run is skipped with the reason tb_measure returns, not failed */
+    bool elsewhere;   /* setup: the work ran, and another process reports it (a node of a
+                         training across nodes without its rank 0): nothing to record here */
 };
 
 /* A workload as the plan resolved it: the spec and its model. */

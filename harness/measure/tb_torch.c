@@ -327,9 +327,11 @@ int tb_train_check(const struct tb_train_report *t, const char *name,
                       arch->name);
     if (t->layers != arch->layers)
         return mismatch(name, "layers", t->layers, arch->layers, "were", err, errlen);
-    if (t->world_size != o->nproc_per_node)
-        return mismatch(name, "world_size", t->world_size, o->nproc_per_node,
-                        "processes (nproc_per_node) were", err, errlen);
+    if (t->world_size != tb_train_world(spec))
+        return mismatch(name, "world_size", t->world_size, tb_train_world(spec),
+                        o->nnodes > 1 ? "processes (nnodes x nproc_per_node) were"
+                                      : "processes (nproc_per_node) were",
+                        err, errlen);
     if (t->global_batch != spec->batch)
         return mismatch(name, "global_batch", t->global_batch, spec->batch, "was", err, errlen);
     if (t->seq != spec->seq_in)
@@ -380,6 +382,11 @@ int tb_train_loss_fell(const struct tb_train_report *t, double *before, double *
 
 /* ---- running it ---- */
 
+int tb_train_world(const struct tb_run_spec *spec)
+{
+    return spec->torch.nproc_per_node * (spec->torch.nnodes > 1 ? spec->torch.nnodes : 1);
+}
+
 int tb_train_script(const struct tb_run_spec *spec, char *path, size_t len, char *err,
                     size_t errlen)
 {
@@ -428,8 +435,8 @@ int tb_train_run(const struct tb_run_spec *spec, const struct tb_arch *arch, FIL
 {
     const struct tb_torch_opts *o = &spec->torch;
     char script[PATH_MAX], launcher[PATH_MAX], name[96], how[160], reason[512], err[1024];
-    char num[8][32];
-    const char *argv[40], *base;
+    char num[9][32];
+    const char *argv[48], *base;
     struct tb_proc_opts po = {
         .timeout_s = o->timeout_s, .echo = echo, .echo_prefix = "  pytorch: "};
     struct tb_proc_result pr;
@@ -446,14 +453,30 @@ int tb_train_run(const struct tb_run_spec *spec, const struct tb_arch *arch, FIL
         return tb_err(msg, msglen, "no training script '%s'", script), TB_TRAIN_FAILED;
     snprintf(num[0], sizeof num[0], "%d", o->nproc_per_node);
     snprintf(num[1], sizeof num[1], "%d", arch->layers);
-    snprintf(num[2], sizeof num[2], "%d", spec->batch / o->nproc_per_node);
+    snprintf(num[2], sizeof num[2], "%d", spec->batch / tb_train_world(spec));
     snprintf(num[3], sizeof num[3], "%d", spec->seq_in);
     snprintf(num[4], sizeof num[4], "%d", spec->reps);
     snprintf(num[5], sizeof num[5], "%d", spec->warmup);
     snprintf(num[6], sizeof num[6], "%llu", (unsigned long long)spec->seed);
     argv[k++] = o->python;
     argv[k++] = launcher;
-    argv[k++] = "--standalone";
+    if (o->rdzv_endpoint[0]) {
+        /* one node of several: the c10d rendezvous at the endpoint, the job's id */
+        snprintf(num[7], sizeof num[7], "%d", o->nnodes > 1 ? o->nnodes : 1);
+        snprintf(num[8], sizeof num[8], "%d", o->node_rank);
+        argv[k++] = "--nnodes";
+        argv[k++] = num[7];
+        argv[k++] = "--node_rank";
+        argv[k++] = num[8];
+        argv[k++] = "--rdzv_backend";
+        argv[k++] = "c10d";
+        argv[k++] = "--rdzv_endpoint";
+        argv[k++] = o->rdzv_endpoint;
+        argv[k++] = "--rdzv_id";
+        argv[k++] = o->rdzv_id;
+    } else {
+        argv[k++] = "--standalone";
+    }
     argv[k++] = "--nproc_per_node";
     argv[k++] = num[0];
     argv[k++] = script;
@@ -522,6 +545,15 @@ int tb_train_run(const struct tb_run_spec *spec, const struct tb_arch *arch, FIL
     }
     if (st != TB_TRAIN_OK) {
         tb_err(msg, msglen, "%s", err);
+        goto out;
+    }
+    if (o->rdzv_endpoint[0] && !t->have_start && t->nsteps == 0 && !t->have_end) {
+        /* a node without the script's rank 0: it trained, another node reports */
+        tb_err(msg, msglen,
+               "this node's %d process%s trained; the script's rank 0 ran on another node, "
+               "whose launch records the rows",
+               o->nproc_per_node, o->nproc_per_node == 1 ? "" : "es");
+        rc = TB_TRAIN_ELSEWHERE;
         goto out;
     }
     if (tb_train_check(t, name, spec, arch, msg, msglen) != 0)

@@ -10,6 +10,13 @@
  *   PYTHON <datadir>/workloads/train/torchrun_compat.py --standalone
  *          --nproc_per_node K SCRIPT --model FILE.model [--layers N] --batch B/K
  *          --seq T --steps R --warmup-steps W --precision P --device D --seed S
+ * Across the nodes of a Slurm job (spec->torch.nnodes > 1 or a rendezvous endpoint set:
+ * `run --slurm --executor pytorch`), one such launch a node with, instead of --standalone,
+ *          --nnodes N --node_rank R --rdzv_backend c10d --rdzv_endpoint HOST:PORT
+ *          --rdzv_id ID
+ * and --batch B/(N*K). The c10d rendezvous numbers the nodes itself (by host name), so
+ * the script's rank 0 runs on one of the nodes, not necessarily node 0: that node's
+ * launch reads the report; the others see no JSON line (TB_TRAIN_ELSEWHERE).
  * torchrun_compat.py is `python3 -m torch.distributed.run` (torchrun) with a repair for
  * torch 1.13 under Python 3.11, where torchrun cannot start (see the file). B is the
  * run's global batch, K processes share it; R and W are the run's timed and warm-up
@@ -85,6 +92,8 @@ enum tb_train_status {
     TB_TRAIN_OK = 0,
     TB_TRAIN_FAILED = -1,     /* it failed, timed out or wrote malformed output: msg says */
     TB_TRAIN_UNAVAILABLE = 1, /* it cannot run here (no interpreter, torch or device) */
+    TB_TRAIN_ELSEWHERE = 2,   /* across nodes: it ran, and rank 0 (the report) was on
+                                 another node */
 };
 
 /* Read the script's stdout (len bytes; name for messages, e.g. "llama_train.py output").
@@ -97,7 +106,7 @@ int tb_train_parse(struct tb_train_report *t, const char *name, const char *text
 void tb_train_report_release(struct tb_train_report *t);
 
 /* Whether t answers spec (a training run of executor=pytorch) on arch: the model and its
- * layers, world size = nproc_per_node, global batch, seq, steps and warm-up steps,
+ * layers, world size = nnodes x nproc_per_node, global batch, seq, steps and warm-up steps,
  * precision, the device asked (unless auto), every step and the end line there, tokens
  * = batch x seq, and model FLOPs of a step as trnbench counts them (tb_flops_train, to
  * 1e-6). Returns 0, or -1 with "name: field 'world_size': 1, but 2 processes were asked". */
@@ -110,6 +119,9 @@ int tb_train_check(const struct tb_train_report *t, const char *name,
  * changes it). Returns 1 (fell), 0 (it did not: before and after say), or -1 when the
  * run has fewer than twice distinct_batches steps (the windows would overlap). */
 int tb_train_loss_fell(const struct tb_train_report *t, double *before, double *after);
+
+/* The processes of spec's training: nnodes x nproc_per_node. */
+int tb_train_world(const struct tb_run_spec *spec);
 
 /* The script of spec (its train_script, or <datadir>/workloads/train/llama_train.py)
  * into path. Returns 0, or -1 with a message (name too long). */

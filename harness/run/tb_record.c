@@ -109,7 +109,7 @@ static void measured_row(struct tb_result_row *row, const struct tb_record_ctx *
     row->col[TB_COL_RUN_ID] = run_id;
     row->col[TB_COL_PROVENANCE] = "measured";
     row->col[TB_COL_TARGET] = c->target;
-    row->col[TB_COL_INSTANCES] = "1";
+    row->col[TB_COL_INSTANCES] = c->slurm && c->slurm->s_instances[0] ? c->slurm->s_instances : "1";
     row->col[TB_COL_HOST] = c->host;
     row->col[TB_COL_EXECUTOR] = c->executor;
     row->col[TB_COL_TIMESTAMP] = stamp;
@@ -129,6 +129,8 @@ static void measured_row(struct tb_result_row *row, const struct tb_record_ctx *
         row->col[TB_COL_RANK] = c->slurm->s_rank;
         row->col[TB_COL_NODE] = c->slurm->node;
         row->col[TB_COL_SLURM_JOB] = c->slurm->job;
+        if (c->slurm->s_ranks_per_node[0])
+            row->col[TB_COL_RANKS_PER_NODE] = c->slurm->s_ranks_per_node;
     }
 }
 

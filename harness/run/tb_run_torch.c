@@ -97,7 +97,7 @@ int tb_plan_torch(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
     const struct tb_chip *chip;
     struct tb_stats st;
     char id[320], err[2048], summary[512], note[800], compiler[160], cflags[256], source[1100];
-    char chips[24], why[512], fell_text[160];
+    char chips[24], why[512], fell_text[160], nodes[64] = "";
     double share, before, after;
     struct tb_record_extra mx[3];
     tb_neuron_monitor_t mon = NULL;
@@ -128,7 +128,10 @@ int tb_plan_torch(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
     rc_measure = tb_measure(&ex, &w, &r, err, sizeof err);
     nmon = tb_plan_monitor_stop(mon, mx, 3);
     if (rc_measure != 0) {
-        if (r.unavailable && p->which != TB_RUN_PYTORCH) {
+        if (r.elsewhere) {
+            fprintf(stderr, "trnbench run: [%s] %s: %s\n", tag, id, err);
+            rc = 0;
+        } else if (r.unavailable && p->which != TB_RUN_PYTORCH) {
             /* a suite's executor=pytorch line where there is no torch or device: skipped */
             fprintf(stderr, "trnbench run: [%s] %s: not run by PyTorch: %s\n", tag, id, err);
             n->unsupported++;
@@ -155,10 +158,14 @@ int tb_plan_torch(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
              t->python[0] ? t->python : "");
     if (t->python[0])
         strcat(compiler, ")");
-    snprintf(cflags, sizeof cflags, "%s, %s, torchrun nproc_per_node=%d, %s over %s",
+    if (spec.torch.rdzv_endpoint[0])
+        snprintf(nodes, sizeof nodes, "nnodes=%d (c10d rendezvous) ",
+                 spec.torch.nnodes > 1 ? spec.torch.nnodes : 1);
+    snprintf(cflags, sizeof cflags, "%s, %s, torchrun %snproc_per_node=%d, %s over %s",
              strcmp(t->device, "xla") ? "eager" : "xla (lazy tensors, compiled graphs)",
-             strcmp(t->precision, "bf16") ? "fp32" : "bf16 autocast, fp32 master weights",
-             t->world_size, t->world_size > 1 ? t->parallelism : "one process", t->backend);
+             strcmp(t->precision, "bf16") ? "fp32" : "bf16 autocast, fp32 master weights", nodes,
+             spec.torch.nproc_per_node, t->world_size > 1 ? t->parallelism : "one process",
+             t->backend);
     if (!strcmp(t->device, "xla"))
         snprintf(c.blas, sizeof c.blas, "torch-xla %s, torch-neuronx %s, neuronx-cc %s",
                  t->torch_xla[0] ? t->torch_xla : "?", t->torch_neuronx[0] ? t->torch_neuronx : "-",

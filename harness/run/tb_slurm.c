@@ -2,7 +2,9 @@
 #include "tb_slurm.h"
 
 #include "tb_csv.h"
+#include "tb_proc.h"
 #include "tb_results.h"
+#include "tb_suite.h"
 #include "tb_util.h"
 
 #include <ctype.h>
@@ -150,37 +152,50 @@ int tb_slurm_quote(const char *s, char *out, size_t len)
 
 /* ---- the script ---- */
 
-char *tb_slurm_script(const struct tb_slurm_job *j, const char *exe, const char *suite,
-                      const char *out, const char *executor, char *err, size_t errlen)
+/* Whether word is an option's name ("--slurm-rank": '-' then lower-case letters, digits
+ * and '-'), written as it is; every other word is quoted. */
+static bool option_word(const char *w)
 {
-    char qexe[PATH_MAX * 4 + 3], qsuite[PATH_MAX * 4 + 3], qout[PATH_MAX * 4 + 3];
+    if (strncmp(w, "--", 2) != 0 || !w[2])
+        return false;
+    for (const char *p = w + 2; *p; p++)
+        if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || *p == '-'))
+            return false;
+    return true;
+}
+
+char *tb_slurm_script_words(const struct tb_slurm_job *j, const char *exe, const char *out,
+                            const char *const *words, const char *what, const char *step, char *err,
+                            size_t errlen)
+{
+    char qexe[PATH_MAX * 4 + 3], qout[PATH_MAX * 4 + 3], q[PATH_MAX * 4 + 3];
     char qpart[TB_SLURM_MAX_NAME * 64], qtime[200], qacct[TB_SLURM_MAX_NAME * 4 + 3];
-    char qexec[64] = "", opts[TB_SLURM_MAX_NAME * 80 + 256];
+    char opts[TB_SLURM_MAX_NAME * 80 + 256];
     char *text = NULL;
     size_t len = 0;
     FILE *f;
 
-    if (tb_slurm_quote(exe, qexe, sizeof qexe) || tb_slurm_quote(suite, qsuite, sizeof qsuite) ||
-        tb_slurm_quote(out, qout, sizeof qout) ||
+    if (tb_slurm_quote(exe, qexe, sizeof qexe) || tb_slurm_quote(out, qout, sizeof qout) ||
         tb_slurm_quote(j->partition ? j->partition : "", qpart, sizeof qpart) ||
         tb_slurm_quote(j->time ? j->time : "", qtime, sizeof qtime) ||
-        tb_slurm_quote(j->account ? j->account : "", qacct, sizeof qacct) ||
-        (executor && tb_slurm_quote(executor, qexec, sizeof qexec)))
+        tb_slurm_quote(j->account ? j->account : "", qacct, sizeof qacct))
         return tb_err(err, errlen, "a value too long for the batch script"), NULL;
     /* the #SBATCH lines: sbatch reads them itself (no shell); it takes a quoted value
      * as the value without its quotes */
     snprintf(opts, sizeof opts,
-             "#SBATCH --nodes=%ld\n#SBATCH --ntasks-per-node=%ld\n%s%s%s%s%s%s%s%s%s", j->nodes,
-             j->ntasks_per_node, j->partition ? "#SBATCH --partition=" : "",
-             j->partition ? qpart : "", j->partition ? "\n" : "", j->time ? "#SBATCH --time=" : "",
-             j->time ? qtime : "", j->time ? "\n" : "", j->account ? "#SBATCH --account=" : "",
-             j->account ? qacct : "", j->account ? "\n" : "");
+             "#SBATCH --nodes=%ld\n#SBATCH --ntasks-per-node=%ld\n%s%s%s%s%s%s%s%s%s%s", j->nodes,
+             j->ntasks_per_node,
+             j->exclusive ? "#SBATCH --exclusive\n#SBATCH --wait-all-nodes=1\n" : "",
+             j->partition ? "#SBATCH --partition=" : "", j->partition ? qpart : "",
+             j->partition ? "\n" : "", j->time ? "#SBATCH --time=" : "", j->time ? qtime : "",
+             j->time ? "\n" : "", j->account ? "#SBATCH --account=" : "", j->account ? qacct : "",
+             j->account ? "\n" : "");
     f = open_memstream(&text, &len);
     if (!f)
         return tb_err(err, errlen, "out of memory"), NULL;
     fprintf(f,
             "#!/bin/bash\n"
-            "# Written by `trnbench run --slurm`: the suite below on %ld node%s, %ld task%s each,\n"
+            "# Written by `trnbench run --slurm`: %s on %ld node%s, %ld task%s each,\n"
             "# into the folder below. Each value was checked (Slurm names of letters, digits,\n"
             "# '.', '_', '-'; a Slurm time; absolute paths of letters, digits and /._+-,=@) and\n"
             "# is quoted all the same. Submit it again to resume: runs already recorded are\n"
@@ -190,21 +205,46 @@ char *tb_slurm_script(const struct tb_slurm_job *j, const char *exe, const char 
             "#SBATCH --output=%s/slurm-%%j.out\n"
             "#SBATCH --open-mode=append\n"
             "\n"
-            "# every task runs its share of the suite into ranks/results.<rank>.csv; srun\n"
-            "# returns once every task has ended, however it ended\n"
-            "srun --kill-on-bad-exit=0 %s run --slurm-rank --suite %s --out %s%s%s\n"
+            "%s"
+            "srun --kill-on-bad-exit=0 %s run",
+            what, j->nodes, j->nodes == 1 ? "" : "s", j->ntasks_per_node,
+            j->ntasks_per_node == 1 ? "" : "s", opts, out, step, qexe);
+    for (const char *const *w = words; *w; w++) {
+        if (option_word(*w)) {
+            fprintf(f, " %s", *w);
+        } else if (tb_slurm_quote(*w, q, sizeof q) != 0) {
+            fclose(f);
+            free(text);
+            return tb_err(err, errlen, "a value too long for the batch script"), NULL;
+        } else {
+            fprintf(f, " %s", q);
+        }
+    }
+    fprintf(f,
+            "\n"
             "rc=$?\n"
             "# then one results.csv from the rank files, under the folder's lock\n"
             "%s run --slurm-assemble --out %s || rc=$?\n"
             "exit $rc\n",
-            j->nodes, j->nodes == 1 ? "" : "s", j->ntasks_per_node,
-            j->ntasks_per_node == 1 ? "" : "s", opts, out, qexe, qsuite, qout,
-            executor ? " --executor " : "", executor ? qexec : "", qexe, qout);
+            qexe, qout);
     if (fclose(f) != 0) {
         free(text);
         return tb_err(err, errlen, "out of memory"), NULL;
     }
     return text;
+}
+
+char *tb_slurm_script(const struct tb_slurm_job *j, const char *exe, const char *suite,
+                      const char *out, const char *executor, char *err, size_t errlen)
+{
+    const char *words[] = {"--slurm-rank", "--suite", suite,
+                           "--out",        out,       executor ? "--executor" : NULL,
+                           executor,       NULL};
+    return tb_slurm_script_words(j, exe, out, words, "the suite below",
+                                 "# every task runs its share of the suite into "
+                                 "ranks/results.<rank>.csv; srun\n"
+                                 "# returns once every task has ended, however it ended\n",
+                                 err, errlen);
 }
 
 int tb_slurm_parse_jobid(const char *text, char *id, size_t idlen, char *err, size_t errlen)
@@ -274,8 +314,119 @@ int tb_slurm_task_from_env(struct tb_slurm_task *t, char *err, size_t errlen)
     return 0;
 }
 
+/* Run `scontrol WORDS...` (an argv) into *out (malloc'ed). Returns 0, or -1 with a
+ * message naming the command. */
+static int scontrol(const char *const *argv, char **out, char *err, size_t errlen)
+{
+    struct tb_proc_opts po = {.timeout_s = 60};
+    struct tb_proc_result r = {0};
+    char how[256], cmd[320];
+    size_t k = 0;
+
+    *out = NULL;
+    for (const char *const *a = argv; *a && k < sizeof cmd; a++)
+        k += (size_t)snprintf(cmd + k, sizeof cmd - k, "%s%.120s", k ? " " : "", *a);
+    if (tb_proc_run(argv, &po, &r, how, sizeof how) != 0) {
+        tb_proc_result_release(&r);
+        return tb_err(err, errlen, "'%s': %s", cmd, how);
+    }
+    if (r.exec_errno || r.exit_status != 0 || r.term_signal || !r.out) {
+        tb_proc_describe(&r, po.timeout_s, how, sizeof how);
+        tb_err(err, errlen, "'%s' %s: %.300s", cmd, r.exec_errno ? strerror(r.exec_errno) : how,
+               r.err_tail);
+        tb_proc_result_release(&r);
+        return -1;
+    }
+    *out = r.out;
+    r.out = NULL;
+    tb_proc_result_release(&r);
+    return 0;
+}
+
+/* The first n bytes of s as a host name or address (name_char only) into buf. */
+static int host_word(const char *s, size_t n, char *buf, size_t len)
+{
+    if (n == 0 || n >= len)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (!name_char((unsigned char)s[i]))
+            return -1;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    return 0;
+}
+
+int tb_slurm_first_node(char *host, size_t hlen, char *addr, size_t alen, char *err, size_t errlen)
+{
+    const char *list = getenv("SLURM_JOB_NODELIST");
+    char *text = NULL;
+    const char *p;
+
+    if (!list || !*list)
+        return tb_err(err, errlen, "inside a Slurm job, but SLURM_JOB_NODELIST is not set");
+    {
+        const char *argv[] = {"scontrol", "show", "hostnames", list, NULL};
+        if (scontrol(argv, &text, err, errlen) != 0)
+            return -1;
+    }
+    if (host_word(text, strcspn(text, "\n"), host, hlen) != 0) {
+        tb_err(err, errlen, "'scontrol show hostnames %.200s' printed no host name: '%.80s'", list,
+               text);
+        free(text);
+        return -1;
+    }
+    free(text);
+    /* its address as Slurm reaches it (NodeAddr), which the other nodes can reach too */
+    {
+        const char *argv[] = {"scontrol", "-o", "show", "node", host, NULL};
+        if (scontrol(argv, &text, err, errlen) != 0)
+            return -1;
+    }
+    p = strstr(text, " NodeAddr=");
+    if (!p || host_word(p + 10, strcspn(p + 10, " \n"), addr, alen) != 0) {
+        tb_err(err, errlen, "'scontrol -o show node %s' names no NodeAddr of a host's characters",
+               host);
+        free(text);
+        return -1;
+    }
+    free(text);
+    return 0;
+}
+
+int tb_slurm_rdzv_port(const char *job)
+{
+    long id = 0;
+    tb_parse_long(job, 0, 999999999999L, &id);
+    return TB_SLURM_RDZV_PORT + (int)(id % 1000);
+}
+
+int tb_slurm_torch_node(struct tb_slurm_task *t, struct tb_torch_opts *o, char *err, size_t errlen)
+{
+    char host[TB_SLURM_MAX_NAME + 192], addr[TB_SLURM_MAX_NAME + 192];
+    if (t->ranks != t->nodes)
+        return tb_err(err, errlen,
+                      "a training across the nodes runs one task a node (torchrun starts the "
+                      "processes), but this job step has %ld tasks on %ld nodes",
+                      t->ranks, t->nodes);
+    if (t->nodes > INT_MAX / 4096)
+        return tb_err(err, errlen, "SLURM_NNODES: %ld nodes, too many", t->nodes);
+    if (tb_slurm_first_node(host, sizeof host, addr, sizeof addr, err, errlen) != 0)
+        return -1;
+    o->nnodes = (int)t->nodes;
+    o->node_rank = (int)t->nodeid;
+    snprintf(o->rdzv_endpoint, sizeof o->rdzv_endpoint, "%s:%d", addr, tb_slurm_rdzv_port(t->job));
+    snprintf(o->rdzv_id, sizeof o->rdzv_id, "%s", t->job);
+    snprintf(t->s_ranks, sizeof t->s_ranks, "%ld", t->nodes * o->nproc_per_node);
+    snprintf(t->s_rank, sizeof t->s_rank, "0");
+    snprintf(t->s_ranks_per_node, sizeof t->s_ranks_per_node, "%d", o->nproc_per_node);
+    snprintf(t->s_instances, sizeof t->s_instances, "%ld", t->nodes);
+    return 0;
+}
+
 bool tb_slurm_mine(const struct tb_slurm_task *t, size_t i)
 {
+    if (t->s_ranks_per_node[0])
+        return true; /* a training across the nodes: every node's task takes part in each */
     return (long)(i % (size_t)t->ranks) == t->rank;
 }
 

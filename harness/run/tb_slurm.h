@@ -38,6 +38,8 @@ struct tb_slurm_job {
     const char *partition; /* borrowed: --partition, NULL none */
     const char *time;      /* borrowed: --time, NULL none (the partition's default) */
     const char *account;   /* borrowed: --account, NULL none */
+    bool exclusive;        /* #SBATCH --exclusive and --wait-all-nodes=1: whole nodes, all
+                              up before the script starts (a training across them) */
 };
 
 /* Check a partition or account name (what: "--partition"): letters, digits, '.', '_' and
@@ -65,6 +67,16 @@ int tb_slurm_quote(const char *s, char *out, size_t len);
 char *tb_slurm_script(const struct tb_slurm_job *j, const char *exe, const char *suite,
                       const char *out, const char *executor, char *err, size_t errlen);
 
+/* The batch script of job j whose one srun line runs `exe run WORDS...` (words:
+ * NULL-terminated; an option's name, "--" and lower-case letters, digits and '-', as it
+ * is, every other word quoted) and whose last line assembles the rank files of out. what
+ * names the work for the header ("the suite below"), step is the comment before srun
+ * (whole lines, each ending in a newline). Every value must have passed the checks
+ * above. Returns a malloc'ed text, or NULL with a message. */
+char *tb_slurm_script_words(const struct tb_slurm_job *j, const char *exe, const char *out,
+                            const char *const *words, const char *what, const char *step, char *err,
+                            size_t errlen);
+
 /* The job id sbatch --parsable printed ("123" or "123;cluster"): its digits into id.
  * Returns 0, or -1 with a message when it is not one. */
 int tb_slurm_parse_jobid(const char *text, char *id, size_t idlen, char *err, size_t errlen);
@@ -76,6 +88,9 @@ struct tb_slurm_task {
     char job[32];                              /* SLURM_JOB_ID, digits */
     char node[TB_SLURM_MAX_NAME + 192];        /* SLURMD_NODENAME (a host name) */
     char s_rank[24], s_ranks[24], s_nodes[24]; /* the numbers as written */
+    /* a training across the nodes (tb_slurm_torch_node): the rows' ranks_per_node
+     * (torchrun's processes a node) and instances (the nodes); "" otherwise */
+    char s_ranks_per_node[24], s_instances[24];
 };
 
 /* Whether this process runs inside a Slurm allocation (SLURM_JOB_ID set). */
@@ -86,7 +101,28 @@ bool tb_slurm_inside(void);
  * a message naming the variable. */
 int tb_slurm_task_from_env(struct tb_slurm_task *t, char *err, size_t errlen);
 
-/* Whether the suite's item i (runs, then predict lines, counted together) is t's. */
+/* The first node of the job, the first host of `scontrol show hostnames
+ * "$SLURM_JOB_NODELIST"` (run as an argv), into host, and its address as Slurm reaches
+ * it (NodeAddr of `scontrol -o show node HOST`: an IP on ParallelCluster, the name where
+ * none is set) into addr. Returns 0, or -1 with a message. */
+int tb_slurm_first_node(char *host, size_t hlen, char *addr, size_t alen, char *err, size_t errlen);
+
+/* The c10d rendezvous port of job id: TB_SLURM_RDZV_PORT + id mod 1000, the same on every
+ * node of the job and different for jobs running together. */
+#define TB_SLURM_RDZV_PORT 29400
+int tb_slurm_rdzv_port(const char *job);
+
+/* Make t (from the environment, one task a node: SLURM_NTASKS = SLURM_NNODES) the node
+ * task of a training across the job's nodes with nproc processes a node: o gets nnodes,
+ * node_rank (SLURM_NODEID), the rendezvous endpoint (the first node, the job's port) and
+ * id (the job id); the rows t stamps say ranks = nodes x nproc, rank 0 (the script's
+ * rank that reports), ranks_per_node nproc and instances the nodes (t->rank stays the
+ * task's: its rank file). Returns 0, or -1 with a message. */
+struct tb_torch_opts;
+int tb_slurm_torch_node(struct tb_slurm_task *t, struct tb_torch_opts *o, char *err, size_t errlen);
+
+/* Whether the suite's item i (runs, then predict lines, counted together) is t's
+ * (every item for a node's task of a training across the nodes). */
 bool tb_slurm_mine(const struct tb_slurm_task *t, size_t i);
 
 /* A rank's files: DIR/ranks/results.<rank>.csv and DIR/ranks/done.<rank>. Returns 0, or -1

@@ -32,6 +32,7 @@ void tb_run_spec_init(struct tb_run_spec *r)
     r->serve.server_starts = 1;
     r->serve.max_num_seqs = 16;
     r->torch.nproc_per_node = 1;
+    r->torch.nnodes = 1;
     snprintf(r->torch.device, sizeof r->torch.device, TB_TORCH_DEVICE_AUTO);
     snprintf(r->torch.python, sizeof r->torch.python, "python3");
     r->torch.timeout_s = 3600;
@@ -464,6 +465,11 @@ static int torch_check(const struct tb_run_spec *r, const char *where, char *err
                       "first steps compile on xla and allocate everywhere: compile_s is their "
                       "time beyond a steady step)",
                       where);
+    if (o->nnodes > 1 && r->batch % (o->nproc_per_node * o->nnodes))
+        return tb_err(err, errlen,
+                      "%s: field 'batch': %d sequences do not split evenly over %d nodes x "
+                      "nproc_per_node=%d processes (batch is the global batch)",
+                      where, r->batch, o->nnodes, o->nproc_per_node);
     if (r->batch % o->nproc_per_node)
         return tb_err(err, errlen,
                       "%s: field 'batch': %d sequences do not split evenly over nproc_per_node=%d "
@@ -586,12 +592,15 @@ void tb_run_spec_id(const struct tb_run_spec *r, char *buf, size_t len)
     if (r->phase == TB_PHASE_DECODE)
         snprintf(buf, len, "%s%s/%s/b%d/in%d/out%d/%s", r->model, layers,
                  tb_phase_to_string(r->phase), r->batch, r->seq_in, r->seq_out, r->precision);
-    else if (r->torch.on) /* its processes, and the device when it is asked for */
-        snprintf(buf, len, "%s%s/%s/b%d/in%d/%s/np%d%s%s", r->model, layers,
-                 tb_phase_to_string(r->phase), r->batch, r->seq_in, r->precision,
+    else if (r->torch.on) { /* its nodes, processes, and the device when it is asked for */
+        char nodes[24] = "";
+        if (r->torch.nnodes > 1)
+            snprintf(nodes, sizeof nodes, "/nodes%d", r->torch.nnodes);
+        snprintf(buf, len, "%s%s/%s/b%d/in%d/%s%s/np%d%s%s", r->model, layers,
+                 tb_phase_to_string(r->phase), r->batch, r->seq_in, r->precision, nodes,
                  r->torch.nproc_per_node, strcmp(r->torch.device, TB_TORCH_DEVICE_AUTO) ? "/" : "",
                  strcmp(r->torch.device, TB_TORCH_DEVICE_AUTO) ? r->torch.device : "");
-    else
+    } else
         snprintf(buf, len, "%s%s/%s/b%d/in%d/%s", r->model, layers, tb_phase_to_string(r->phase),
                  r->batch, r->seq_in, r->precision);
 }

@@ -88,6 +88,12 @@ struct tb_torch_opts {
     char script[1024];  /* the training script; "": <datadir>/workloads/train/llama_train.py */
     double timeout_s;   /* the whole launch, compilation included (default 3600) */
     bool set;           /* one of these keys was given (only executor=pytorch takes them) */
+    /* across the nodes of a Slurm job (`run --slurm --executor pytorch`, one torchrun a
+     * node; set from Slurm's environment, never a suite key): */
+    int nnodes;              /* torchrun --nnodes (default 1: --standalone, this machine) */
+    int node_rank;           /* torchrun --node_rank: SLURM_NODEID */
+    char rdzv_endpoint[320]; /* "HOST:PORT" of the c10d rendezvous; "": --standalone */
+    char rdzv_id[32];        /* the rendezvous id: the job id */
 };
 
 struct tb_run_spec {
@@ -172,10 +178,10 @@ void tb_run_spec_defaults(struct tb_run_spec *r);
 int tb_run_spec_check(const struct tb_run_spec *r, const char *where, char *err, size_t errlen);
 
 /* Stable id of a run: model[@Ln]/phase/b<B>/in<T>[/out<n>]/precision (executor=pytorch:
- * then /np<K> and the torch device when it is not auto: .../bf16/np8/cuda), or for denoise
- * model/denoise/b<B>/r<resolution>/s<steps>/precision, or for a serving level
- * model[@Ln]/serve/c<C>|r<R>[c<cap>]/in<T>/out<n>/precision[/chat]@<server> (server: the
- * label, "self", or the endpoint's host:port). */
+ * then /nodes<N> across N nodes, /np<K> and the torch device when it is not auto:
+ * .../bf16/np8/cuda), or for denoise model/denoise/b<B>/r<resolution>/s<steps>/precision, or for a
+ * serving level model[@Ln]/serve/c<C>|r<R>[c<cap>]/in<T>/out<n>/precision[/chat]@<server> (server:
+ * the label, "self", or the endpoint's host:port). */
 void tb_run_spec_id(const struct tb_run_spec *r, char *buf, size_t len);
 
 /* A serving level's workload and config (results.csv's columns, tb_results.h): the

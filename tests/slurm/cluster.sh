@@ -17,6 +17,13 @@
 # named localhost (slurmd -N localhost); the controller host must be this machine's
 # short host name (slurmctld refuses a SlurmctldHost that is not it), at 127.0.0.1.
 # Ports: TB_SLURM_PORT (slurmctld; default 16817) and the next one (slurmd).
+#
+# TB_SLURM_NODES=N (default 1) above 1 starts N slurmd on this host, nodes tbnode1 ..
+# tbnodeN, each on its own port (the ports after slurmctld's) with its own spool folder,
+# log and pid file: Debian's Slurm is built with multiple slurmd per host (`scontrol
+# show config` says MULTIPLE_SLURMD = Yes), so a job may span "nodes" that are all this
+# machine. The names are Slurm's only (NodeAddr 127.0.0.1 is how to reach each); slurmctld
+# refuses "localhost" among several nodes ("Duplicated NodeHostName").
 set -u
 cmd=${1:-}
 dir=${2:-}
@@ -30,9 +37,10 @@ conf="$dir/slurm.conf"
 export SLURM_CONF="$conf"
 
 stop() {
-    for d in slurmd slurmctld; do
-        f="$dir/$d.pid"
+    for f in "$dir"/slurmd.pid "$dir"/slurmd.*.pid "$dir"/slurmctld.pid; do
         [ -s "$f" ] || continue
+        d=$(basename "$f")
+        d=${d%%.*}
         pid=$(cat "$f")
         case $pid in '' | *[!0-9]*) continue ;; esac
         # only a pid that runs this daemon (a stale file may name another process)
@@ -74,6 +82,12 @@ for p in slurmctld slurmd sinfo; do
 done
 stop # a cluster left by an earlier run in this folder
 port=${TB_SLURM_PORT:-16817}
+nodes=${TB_SLURM_NODES:-1}
+case $nodes in '' | *[!0-9]* | 0)
+    echo "cluster.sh: TB_SLURM_NODES '$nodes' is not a count of nodes" >&2
+    exit 2
+    ;;
+esac
 cpus=$(nproc 2>/dev/null || echo 1)
 host=$(hostname -s)
 user=$(id -un)
@@ -90,11 +104,8 @@ SlurmdUser=$user
 AuthType=auth/none
 CredType=cred/none
 StateSaveLocation=$dir/state
-SlurmdSpoolDir=$dir/spool
 SlurmctldPidFile=$dir/slurmctld.pid
-SlurmdPidFile=$dir/slurmd.pid
 SlurmctldLogFile=$dir/log/slurmctld.log
-SlurmdLogFile=$dir/log/slurmd.log
 SlurmctldDebug=info
 SlurmdDebug=info
 ProctrackType=proctrack/linuxproc
@@ -110,32 +121,69 @@ ReturnToService=2
 SlurmdTimeout=60
 InactiveLimit=0
 KillWait=5
-NodeName=localhost NodeAddr=127.0.0.1 NodeHostname=$host CPUs=$cpus State=UNKNOWN
-PartitionName=debug Nodes=localhost Default=YES MaxTime=INFINITE State=UP
 CONF
+names=""
+if [ "$nodes" -eq 1 ]; then
+    names=localhost
+    cat >>"$conf" <<CONF
+SlurmdSpoolDir=$dir/spool
+SlurmdPidFile=$dir/slurmd.pid
+SlurmdLogFile=$dir/log/slurmd.log
+NodeName=localhost NodeAddr=127.0.0.1 NodeHostname=$host CPUs=$cpus State=UNKNOWN
+CONF
+else
+    # several slurmd on this host: %n is each one's node name
+    cat >>"$conf" <<CONF
+SlurmdSpoolDir=$dir/spool/%n
+SlurmdPidFile=$dir/slurmd.%n.pid
+SlurmdLogFile=$dir/log/slurmd.%n.log
+CONF
+    k=1
+    while [ $k -le "$nodes" ]; do
+        name=tbnode$k
+        names="$names${names:+,}$name"
+        mkdir -p "$dir/spool/$name"
+        echo "NodeName=$name NodeAddr=127.0.0.1 NodeHostname=$host Port=$((port + k)) CPUs=$cpus State=UNKNOWN" >>"$conf"
+        k=$((k + 1))
+    done
+fi
+echo "PartitionName=debug Nodes=$names Default=YES MaxTime=INFINITE State=UP" >>"$conf"
 
 slurmctld -f "$conf" -i >"$dir/log/slurmctld.out" 2>&1 </dev/null
-slurmd -f "$conf" -N localhost >"$dir/log/slurmd.out" 2>&1 </dev/null
+for name in $(echo "$names" | tr ',' ' '); do
+    slurmd -f "$conf" -N "$name" >"$dir/log/slurmd.$name.out" 2>&1 </dev/null
+done
 
 # running: the daemon its pid file names, started from this folder's slurm.conf (not
 # another cluster answering on the same port)
 running() {
     pid=$(cat "$dir/$1.pid" 2>/dev/null)
     case $pid in '' | *[!0-9]*) return 1 ;; esac
-    tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -q "^$1 -f $conf "
+    tr '\0' ' ' 2>/dev/null <"/proc/$pid/cmdline" | grep -q "^${1%%.*} -f $conf "
+}
+# every slurmd of the cluster running
+slurmds() {
+    [ "$nodes" -eq 1 ] && {
+        running slurmd
+        return
+    }
+    for name in $(echo "$names" | tr ',' ' '); do
+        running "slurmd.$name" || return 1
+    done
 }
 
 wait_s=${TB_SLURM_WAIT:-60}
 i=0
 state=""
 while [ $i -lt $((wait_s * 2)) ]; do
-    if [ $i -ge 10 ] && { ! running slurmctld || ! running slurmd; }; then
+    if [ $i -ge 10 ] && { ! running slurmctld || ! slurmds; }; then
         state="a daemon exited"
         break
     fi
-    state=$(sinfo -h -N -n localhost -o '%T' 2>/dev/null)
-    case $state in idle*)
-        running slurmctld && running slurmd || {
+    # every node idle: one line "idle" (sinfo groups the nodes of one state)
+    state=$(sinfo -h -o '%T %D' 2>/dev/null)
+    case $state in "idle $nodes" | "idle~ $nodes" | "idle* $nodes")
+        running slurmctld && slurmds || {
             sleep 0.5
             i=$((i + 1))
             continue
@@ -148,6 +196,6 @@ while [ $i -lt $((wait_s * 2)) ]; do
     i=$((i + 1))
 done
 echo "cluster.sh: the node is not idle after ${wait_s} s (state '${state:-none}'); last log lines:" >&2
-tail -n 5 "$dir/log/slurmctld.log" "$dir/log/slurmd.log" "$dir/log/slurmctld.out" "$dir/log/slurmd.out" >&2 2>/dev/null
+tail -n 5 "$dir/log/slurmctld.log" "$dir/log"/slurmd*.log "$dir/log/slurmctld.out" "$dir/log"/slurmd*.out >&2 2>/dev/null
 stop
 exit 1

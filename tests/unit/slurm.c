@@ -4,6 +4,7 @@
  * first). The end-to-end job is tests/cli/slurm.t. */
 #include "tb_results.h"
 #include "tb_slurm.h"
+#include "tb_suite.h"
 #include "tb_util.h"
 
 #include "tests/tap/basic.h"
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* One results row of run id with metric and value, rank written into the rank column. */
 static int put(const char *path, const char *id, const char *metric, const char *rank)
@@ -116,6 +118,84 @@ int main(void)
                !strstr(s, "--executor"),
            "no line for a value not given");
         free(s);
+    }
+
+    /* ---- a script of any words: options bare, every value quoted ---- */
+    {
+        struct tb_slurm_job j = {.nodes = 4, .ntasks_per_node = 1, .exclusive = true};
+        const char *words[] = {"--slurm-node", "--model", "it's $(x)", "--out", "/o", NULL};
+        char *s = tb_slurm_script_words(&j, "/b/trnbench", "/o", words, "the training",
+                                        "# a comment\n", err, sizeof err);
+        OK(s && strstr(s, "#SBATCH --exclusive\n#SBATCH --wait-all-nodes=1\n"),
+           "whole nodes, all up first");
+        OK(s && strstr(s, "\n# a comment\nsrun --kill-on-bad-exit=0 '/b/trnbench' run "
+                          "--slurm-node --model 'it'\\''s $(x)' --out '/o'\n"),
+           "the step's comment, then srun: options bare, a hostile value quoted");
+        OK(s && strstr(s, "`trnbench run --slurm`: the training on 4 nodes, 1 task each"),
+           "the header names the work");
+        free(s);
+    }
+    IS_INT(29401, tb_slurm_rdzv_port("1"), "rendezvous port: 29400 + job id mod 1000");
+    IS_INT(29856, tb_slurm_rdzv_port("123456"), "  (123456: 29856)");
+
+    /* ---- a node's task of a training: the rendezvous from scontrol (a stand-in) ---- */
+    {
+        char *bin = test_tmp_path("slurm_bin"), path[8192], sc[4096];
+        struct tb_slurm_task t;
+        struct tb_torch_opts o = {.nproc_per_node = 4, .nnodes = 1};
+        FILE *f;
+        tb_mkdir_p(bin, err, sizeof err);
+        snprintf(sc, sizeof sc, "%s/scontrol", bin);
+        f = fopen(sc, "w");
+        OK(f != NULL, "a stand-in scontrol");
+        if (f) {
+            fputs("#!/bin/sh\n"
+                  "case \"$*\" in\n"
+                  "'show hostnames q1-dy-p5-[1-2]') printf 'q1-dy-p5-1\\nq1-dy-p5-2\\n' ;;\n"
+                  "'-o show node q1-dy-p5-1') echo \"NodeName=q1-dy-p5-1 Arch=x86_64 "
+                  "NodeAddr=${FAKE_ADDR:-10.0.3.7} NodeHostName=ip-10-0-3-7 Version=22.05\" ;;\n"
+                  "*) echo \"unexpected: $*\" >&2; exit 1 ;;\n"
+                  "esac\n",
+                  f);
+            fclose(f);
+            chmod(sc, 0755);
+        }
+        snprintf(path, sizeof path, "%s:%s", bin, getenv("PATH") ? getenv("PATH") : "/usr/bin");
+        setenv("PATH", path, 1);
+        setenv("SLURM_JOB_ID", "1234", 1);
+        setenv("SLURM_NTASKS", "2", 1);
+        setenv("SLURM_PROCID", "1", 1);
+        setenv("SLURM_NNODES", "2", 1);
+        setenv("SLURM_NODEID", "1", 1);
+        setenv("SLURMD_NODENAME", "q1-dy-p5-2", 1);
+        setenv("SLURM_JOB_NODELIST", "q1-dy-p5-[1-2]", 1);
+        IS_INT(0, tb_slurm_task_from_env(&t, err, sizeof err), "a node's task: %s", err);
+        IS_INT(0, tb_slurm_torch_node(&t, &o, err, sizeof err), "its torchrun: %s", err);
+        IS_STRING("10.0.3.7:29634", o.rdzv_endpoint,
+                  "endpoint: the first node's NodeAddr, the job's port");
+        IS_STRING("1234", o.rdzv_id, "rendezvous id: the job id");
+        OK(o.nnodes == 2 && o.node_rank == 1, "nnodes 2, node_rank SLURM_NODEID");
+        IS_STRING("8", t.s_ranks, "rows: ranks 2 nodes x 4");
+        IS_STRING("0", t.s_rank, "rows: rank 0 (the script's rank that reports)");
+        IS_STRING("4", t.s_ranks_per_node, "rows: ranks_per_node 4");
+        IS_STRING("2", t.s_instances, "rows: instances 2");
+        IS_INT(1, t.rank, "its rank file stays the task's");
+        OK(tb_slurm_mine(&t, 0) && tb_slurm_mine(&t, 1), "every run is every node's");
+        setenv("FAKE_ADDR", "10.0.3.7;x", 1);
+        IS_INT(-1, tb_slurm_torch_node(&t, &o, err, sizeof err), "a NodeAddr with ';' refused");
+        OK(strstr(err, "NodeAddr") != NULL, "  said: %s", err);
+        unsetenv("FAKE_ADDR");
+        setenv("SLURM_JOB_NODELIST", "other[1-2]", 1);
+        IS_INT(-1, tb_slurm_torch_node(&t, &o, err, sizeof err), "scontrol failing: refused");
+        OK(strstr(err, "unexpected: show hostnames other[1-2]") != NULL, "  with its words: %s",
+           err);
+        setenv("SLURM_NTASKS", "4", 1);
+        setenv("SLURM_PROCID", "0", 1);
+        IS_INT(0, tb_slurm_task_from_env(&t, err, sizeof err), "4 tasks on 2 nodes");
+        IS_INT(-1, tb_slurm_torch_node(&t, &o, err, sizeof err), "  refused: one task a node");
+        unsetenv("SLURM_JOB_NODELIST");
+        unsetenv("SLURM_JOB_ID");
+        free(bin);
     }
 
     /* ---- sbatch --parsable ---- */
