@@ -35,6 +35,7 @@ colours = "#0072B2 #D55E00 #009E73 #CC79A7 #E69F00 #56B4E9 #000000 #888888"
 set title ARG4 noenhanced
 set logscale xy
 set format x "%.0b%B"
+set format y "10^{%T}"
 set xlabel "size (bytes; the whole buffer, as nccl-tests counts it)"
 set ylabel "bus bandwidth (GB/s)"
 set grid xtics ytics lc rgb "#dddddd"
