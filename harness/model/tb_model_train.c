@@ -132,7 +132,8 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
     r.fits = true;
 
     /* compute: the weights' products at the precision's peak, attention in 16-bit at
-     * the bf16 peak, element-wise work at memory speed; full recomputation repeats the
+     * the bf16 peak (its backward at FlashAttention's five products, 2.5 forwards, not
+     * the model FLOPs' two), element-wise work at memory speed; full recomputation repeats the
      * forward, selective the norms and the SwiGLU. All of it spread over every device,
      * at the precision's training efficiency of the kernels' speed, times the busiest
      * device's excess. LoRA: the frozen products' backward computes their input
@@ -141,7 +142,8 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
      * token, recomputed with the forward) run in bf16, bound by the bytes they move */
     {
         double fwd = l->rc == RC_FULL ? 2.0 : 1.0, ndev = (double)(t * pp * dp * cp);
-        double attn1 = tb_flops_attention(a, GB, T), attn = (2.0 + fwd) * attn1;
+        double attn1 = tb_flops_attention(a, GB, T),
+               attn = fwd * attn1 + tb_flops_attention_backward(a, GB, T);
         double gemm = ((lora ? 1.0 : 2.0) + fwd) * (tb_flops_forward(a, GB, T) - attn1);
         double elem = tb_bytes_train_elementwise(a, GB, T) * (2.0 + fwd) / 3.0;
         if (l->rc == RC_SELECTIVE)

@@ -430,6 +430,15 @@ int main(void)
        "dp 8 over 4 sequences: %.3f s, as long as 8 sequences (%.3f s)", p.step_time_s,
        q.step_time_s);
 
+    /* attention's backward as FlashAttention does it: 5 products of the forward's 2, by
+     * hand for llama-3.1-8b at 8192 tokens: 32 layers x 2 products x 2 FLOPs x 32 heads x
+     * 128 x the causal 8192 x 8193 / 2 keys, times 2.5 */
+    IS_DOUBLE(tb_flops_attention(&a8, 1, 8192), 32.0 * 2 * 2 * 32 * 128 * (8192.0 * 8193 / 2), 1,
+              "8B attention forward at 8192 tokens: %.6g FLOPs", tb_flops_attention(&a8, 1, 8192));
+    IS_DOUBLE(tb_flops_attention_backward(&a8, 2, 8192), 2.5 * 2 * 17594333528064.0, 1,
+              "its backward, 2 sequences: 2.5 forwards (%.6g FLOPs)",
+              tb_flops_attention_backward(&a8, 2, 8192));
+
     /* MLPerf's time to train: the tokens over the throughput plus the evaluations, every
      * 12288 sequences 1024 sequences forward (llama31_8b) */
     s = scen(&a8, "p5.48xlarge", TB_PHASE_TRAIN, "bf16", 64, 8192, 0, 1024);
