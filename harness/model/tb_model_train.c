@@ -189,8 +189,10 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
                   : 0;
     /* data parallel, ZeRO-1: reduce-scatter bf16 gradients, all-gather bf16 weights,
      * over the data- and context-parallel devices (both hold a replica's gradients);
-     * LoRA: the adapters' only */
-    tdp = dp * cp > 1 ? tb_model_allreduce_s(d, train_shard * 2.0, dp * cp, t * pp * cp * dp) *
+     * LoRA: the adapters' only. Megatron orders the ranks tp, cp, dp, pp (pp outermost),
+     * so a stage's dp x cp group spreads over t x cp x dp consecutive devices, one
+     * member every t */
+    tdp = dp * cp > 1 ? tb_model_allreduce_s(d, train_shard * 2.0, dp * cp, t * cp * dp) *
                             (1.0 - d->e->dp_overlap)
                       : 0;
     /* optimizer: reads gradients and fp32 state of its shard, writes state and weights */
