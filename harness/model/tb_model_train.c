@@ -216,11 +216,16 @@ static int divisors(long n, long max, long *out, int cap)
 /* MLPerf Training's evaluation: every `every` sequences, `seqs` sequences of the
  * validation set, none in the first `skip` intervals (the reference READMEs of
  * mlcommons/training, section 5 'Quality': small_llm_pretraining/nemo (llama31_8b) and
- * large_language_model_pretraining/nemo (llama31_405b)). LoRA fine-tuning of Llama 2
- * 70B (llama2_70b_lora; NVIDIA's implementation README in
- * mlcommons/training_results_v5.1, section 5 'Evaluation'): every 384 sequences, as
- * ceil(384 / batch) steps, skipping the first floor(0.125 batch + 2) evaluations, over
- * the 173 sequences of the validation subset. Other models: none. */
+ * large_language_model_pretraining/nemo (llama31_405b), and the training rules'
+ * 'Quality measure' table, mlcommons/training_policies training_rules.adoc). llama31_8b:
+ * every 12288 sequences over 1024. llama31_405b since v5.1: every ceil(18432 / batch)
+ * batches, skipping the first floor(0.0026 batch + 12) evaluations, over 5760 (v5.0
+ * evaluated every 46080 from the start; the rules' 'Evaluation' note: the sparse
+ * schedule cost 12-16% of a run; NVIDIA's v5.1 logs evaluate 4 times in P2048's 331776
+ * sequences, from 276480). LoRA fine-tuning of Llama 2 70B (llama2_70b_lora; NVIDIA's
+ * implementation README in mlcommons/training_results_v5.1, section 5 'Evaluation'):
+ * every 384 sequences, as ceil(384 / batch) steps, skipping the first floor(0.125 batch +
+ * 2) evaluations, over the 173 sequences of the validation subset. Other models: none. */
 static void mlperf_eval(const struct tb_arch *a, bool lora, double GB, double *every, double *seqs,
                         double *skip)
 {
@@ -229,8 +234,9 @@ static void mlperf_eval(const struct tb_arch *a, bool lora, double GB, double *e
         *every = 12288;
         *seqs = 1024;
     } else if (!lora && !strcmp(a->name, "llama-3.1-405b")) {
-        *every = 46080;
+        *every = ceil(18432.0 / GB) * GB;
         *seqs = 5760;
+        *skip = floor(0.0026 * GB + 12.0);
     } else if (lora && !strcmp(a->name, "llama-2-70b")) {
         *every = ceil(384.0 / GB) * GB;
         *seqs = 173;

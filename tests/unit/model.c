@@ -471,6 +471,24 @@ int main(void)
     OK(strstr(p.assumptions, "10 evaluations (MLPerf: every 12288 sequences"),
        "the assumptions say so: %.60s", strstr(p.assumptions, "time_to_train"));
 
+    /* llama31_405b since v5.1 (training rules, 'Quality measure'): every ceil(18432 /
+     * batch) batches after skipping floor(0.0026 batch + 12) evaluations. By hand for
+     * 1152 sequences (NVIDIA's 512 GB200, P2048): every 16 x 1152 = 18432, 14 skipped,
+     * so 331776 sequences (18 intervals) hold 4 evaluations of 5760 sequences, 720 per
+     * replica of 8 */
+    s = scen(&a405, "u-p6e-gb200x72", TB_PHASE_TRAIN, "fp4", 512, 8192, 0, 1152);
+    s.tp = 4;
+    s.pp = 8;
+    s.dp = 8;
+    s.train_tokens = 331776.0 * 8192;
+    p = predict(&s);
+    IS_REL(p.eval_s,
+           4 * 5760.0 * 8192 / p.train_tokens_per_s * tb_flops_forward(&a405, 1152, 8192) /
+               tb_flops_train(&a405, 1152, 8192),
+           1e-12, "405B: 4 evaluations of 5760 sequences at a third of the step's time per token");
+    OK(strstr(p.assumptions, "4 evaluations (MLPerf: every 18432 sequences after the first"),
+       "the assumptions say so: %.70s", strstr(p.assumptions, "time_to_train"));
+
     /* ---- LoRA fine-tuning (MLPerf's llama2_70b_lora: rank 16 on the fused QKV and the
      * output projection, 8192-token sequences) ---- */
     {
