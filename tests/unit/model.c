@@ -534,17 +534,45 @@ int main(void)
                              1e12)) < 1e-9,
            "its MFU counts LoRA's model FLOPs (%.3f)", q.mfu);
         /* MLPerf LoRA's evaluations: every 384 sequences after the first floor(0.125 x 8 +
-         * 2) = 3, 173 sequences (22 per replica of 8) forward */
+         * 2) = 3, 173 sequences (22 per replica of 8) forward; 2688 sequences (336 steps,
+         * before any healing, below) hold 7 - 3 = 4 */
         s = scen(&l2, "p6-b200.48xlarge", TB_PHASE_TRAIN, "fp4", 8, 8192, 0, 8);
         s.tp = s.pp = 1;
         s.dp = 8;
         s.lora_rank = 16;
-        s.train_tokens = 3072.0 * 8192;
+        s.train_tokens = 2688.0 * 8192;
         p = predict(&s);
         IS_REL(p.eval_s,
-               5 * 176.0 * 8192 / p.train_tokens_per_s * tb_flops_forward(&l2, 8, 8192) /
+               4 * 176.0 * 8192 / p.train_tokens_per_s * tb_flops_forward(&l2, 8, 8192) /
                    tb_flops_train_lora(&l2, 8, 8192, 16),
-               1e-12, "5 evaluations of 22 x 8 sequences at the forward's share of the step");
+               1e-12, "4 evaluations of 22 x 8 sequences at the forward's share of the step");
+        IS_REL(p.time_to_train_s, 336 * p.step_time_s + p.eval_s, 1e-12,
+               "336 steps, no healing: %.1f s", p.time_to_train_s);
+        /* NVFP4 LoRA heals (NVIDIA's recipe, HEALING_ITER 350): 3456 sequences are 432
+         * steps, the last 82 in FP8, and the evaluations after step 350 (at 384 and 432
+         * of the 6 at 192, 240, ..., 432) at FP8's step; by hand from the FP8 step of
+         * the same layout (16 B200, cp 2: both fit without recomputation) */
+        {
+            double ev, fwd;
+            s.chips = 16;
+            s.train_tokens = 3456.0 * 8192;
+            p = predict(&s);
+            s.precision = "fp8";
+            s.train_tokens = 0;
+            q = predict(&s);
+            OK(!strcmp(q.recompute_kind, p.recompute_kind) && q.micro_batch == p.micro_batch,
+               "the FP8 layout is the NVFP4 one (%s recomputation)", q.recompute_kind);
+            fwd = tb_flops_forward(&l2, 8, 8192) / tb_flops_train_lora(&l2, 8, 8192, 16);
+            ev = 176.0 * 8192 / p.train_tokens_per_s * fwd;
+            IS_REL(p.eval_s, 4 * ev + 2 * ev * q.step_time_s / p.step_time_s, 1e-12,
+                   "4 evaluations at NVFP4's step, 2 at FP8's");
+            IS_REL(p.time_to_train_s, 350 * p.step_time_s + 82 * q.step_time_s + p.eval_s, 1e-12,
+                   "time to train: 350 steps of %.3f s, 82 of %.3f s, evaluations %.1f s",
+                   p.step_time_s, q.step_time_s, p.eval_s);
+            OK(strstr(p.assumptions, "heals to FP8 after step 350: 82 steps"),
+               "the assumptions say so: %.60s", strstr(p.assumptions, "NVFP4 LoRA heals"));
+            s.precision = "fp4";
+        }
         /* bad values are refused, the field named */
         {
             static const char *const bad[][2] = {
