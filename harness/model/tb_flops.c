@@ -56,6 +56,11 @@ double tb_flops_attention(const struct tb_arch *a, double B, double T)
     return B * attn_flops_per_query(a, 1.0) * causal_keys(T);
 }
 
+double tb_flops_attention_backward(const struct tb_arch *a, double B, double T)
+{
+    return 2.5 * tb_flops_attention(a, B, T);
+}
+
 double tb_bytes_train_elementwise(const struct tb_arch *a, double B, double T)
 {
     /* forward, per token and layer, in bytes of 16-bit activations: two RMSNorms

@@ -38,6 +38,14 @@ double tb_flops_decode(const struct tb_arch *a, double B, double T, double n);
  * in 16-bit even when the weights' products run in fp8. */
 double tb_flops_attention(const struct tb_arch *a, double B, double T);
 
+/* The work of attention's backward pass as the kernels do it: FlashAttention keeps no
+ * T x T probabilities, so its backward recomputes S = Q K^T before dV = P^T dO, dP =
+ * dO V^T, dQ = dS K and dK = dS^T Q: five products of the forward's size against the
+ * forward's two, 2.5 times tb_flops_attention (Dao 2023, 'FlashAttention-2', section
+ * 3.1.2; the flash-attention benchmarks count bwd = 2.5 x fwd). Model FLOPs (MFU)
+ * still count 2 x forward; this is the time's count. */
+double tb_flops_attention_backward(const struct tb_arch *a, double B, double T);
+
 /* Bytes a training step's element-wise work (norms, residual adds, RoPE, SwiGLU)
  * moves through memory, forward and backward, with 16-bit activations: not FLOPs,
  * but time on a memory-bound path that the performance model adds. */

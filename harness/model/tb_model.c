@@ -487,10 +487,22 @@ double tb_model_collective_latency_s(const struct tb_model_eff *e, long c)
  * layout (g members at stride): intra-node when the span fits in one instance. */
 double tb_model_allreduce_s(const struct dev *d, double S, long g, long span)
 {
-    double bw = span <= d->per_node ? d->link_bw : d->net_bw;
+    double bw = d->link_bw;
     long c = (g + d->k - 1) / d->k; /* chips the group spans */
     if (g <= 1)
         return 0;
+    if (span > d->per_node) {
+        /* across instances: a ring crosses each instance boundary once, and NCCL runs
+         * one ring (channel) per network card, each carrying its share of the bytes; a
+         * group with m members in an instance (members every span / g devices) crosses
+         * on m cards at once, the groups beside it on the others (one member per
+         * instance: one card, as before). So multi-node all-reduce bus bandwidth
+         * approaches the instance's network bandwidth (nccl-tests' busbw), bounded by
+         * the instance's own links */
+        long stride = span / g > 1 ? span / g : 1;
+        long mem = d->per_node / stride > 1 ? d->per_node / stride : 1;
+        bw = fmin(d->link_bw, d->net_bw * (double)(mem < g ? mem : g));
+    }
     return tb_model_collective_latency_s(d->e, c < d->per_node / d->k ? c : d->per_node / d->k) *
                (span <= d->per_node ? 1 : 4) +
            2.0 * (double)(g - 1) / (double)g * S / bw;

@@ -96,7 +96,7 @@ gi=$(csv_cell "$ft" instances_per_replica workload="fine-tune 2B tokens" candida
 check "g6e.xlarge is priced for its whole cluster ($gn instances of a $gi-instance layout)" \
     sh -c "test '$gi' -gt 1 && test '$gn' -ge '$gi'"
 check "the Markdown shows cluster-hours, the pricing basis and the break-even use" \
-    grep -q '^| p5.48xlarge (current) | 4 (1 x 4) | 15.5 (2%) | on-demand hours (reserved-3y pays above 43% use) | throughput: ' "$tmp/ft/assessment.md"
+    grep -q '^| p5.48xlarge (current) | 4 (1 x 4) | 15.6 (2%) | on-demand hours (reserved-3y pays above 43% use) | throughput: ' "$tmp/ft/assessment.md"
 # the report prices the same run (the model's layout of $n instances) at the same figure
 cat > "$tmp/ft.suite" <<EOF
 suite ft
