@@ -52,7 +52,10 @@ vmax  = STATS_max
 # the title centred on the whole canvas, not on the plot area (the labels take the left)
 set label 1 arg4 at screen 0.5, screen 1 - 22.0 / height center font ",15" noenhanced
 set tmargin at screen 1 - 48.0 / height
-set xlabel xlabel_text . ((scale eq "log") ? ", log scale" : "") noenhanced
+# the x label centred on the canvas too: centred on the plot area (right of the labels) a
+# long one ran off the canvas's right edge; it sits under the tic labels, above the key
+set label 2 xlabel_text . ((scale eq "log") ? ", log scale" : "") noenhanced center \
+    at screen 0.5, screen (72.0 + 20.0 * int((words(groups) + keyed * words(targets) + 2) / 3) - 44.0) / height
 set ytics nomirror noenhanced scale 0 font ",11"
 set xtics nomirror
 set border 3
