@@ -47,16 +47,7 @@ metrics() { # the metrics of FILE's rows, one line, in order
         while (<$f>) { my @r = row($_); print $r[$c{metric}], " " }' "$1"
 }
 # wait_job ID: until squeue no longer lists the job (at most 300 s); 0 when it left
-wait_job() {
-    i=0
-    while [ $i -lt 600 ]; do
-        [ -z "$(squeue -h -j "$1" -o %i 2>/dev/null)" ] && return 0
-        sleep 0.5
-        i=$((i + 1))
-    done
-    scancel "$1" 2>/dev/null
-    return 1
-}
+wait_job() { sh "$cluster" wait "${SLURM_CONF%/slurm.conf}" "$1" 300; }
 
 echo "1..46"
 

@@ -42,16 +42,7 @@ rows_of() {
             print join(" ", map { $r[$c{$_}] } qw(run_id metric rank node slurm_job nodes ranks value)), "\n" }' "$1"
 }
 # wait_job ID: until squeue no longer lists the job (at most 180 s); 0 when it left
-wait_job() {
-    i=0
-    while [ $i -lt 360 ]; do
-        [ -z "$(squeue -h -j "$1" -o %i 2>/dev/null)" ] && return 0
-        sleep 0.5
-        i=$((i + 1))
-    done
-    scancel "$1" 2>/dev/null
-    return 1
-}
+wait_job() { sh "$cluster" wait "$tmp/cluster" "$1" 180; }
 
 echo "1..19"
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/slurm/cluster.sh start|stop|status DIR: a one-machine Slurm cluster for the tests
+# tests/slurm/cluster.sh start|stop|status|wait DIR [JOB SECONDS]: a one-machine Slurm cluster for the tests
 # (tests/cli/slurm.t): slurmctld and slurmd on this host, listening on loopback
 # (127.0.0.1) ports of their own, every file under DIR: slurm.conf, state, spool, logs,
 # pid files. Clients reach it with SLURM_CONF=DIR/slurm.conf (printed by start).
@@ -10,6 +10,8 @@
 #           lines say why.
 #   stop    end the daemons whose pid files are in DIR (SIGTERM, then SIGKILL).
 #   status  sinfo's line for the node.
+#   wait    DIR JOB SECONDS: until squeue no longer lists JOB (polled every 0.5 s);
+#           exit 0 when it left, else the job is cancelled and exit 1.
 #
 # Authentication: AuthType=auth/none with CredType=cred/none (Slurm 22.05 ships both
 # plugins: /usr/lib/x86_64-linux-gnu/slurm-wlm/auth_none.so, cred_none.so), so no munge
@@ -28,7 +30,7 @@ set -u
 cmd=${1:-}
 dir=${2:-}
 if [ -z "$cmd" ] || [ -z "$dir" ]; then
-    echo "usage: $0 start|stop|status DIR" >&2
+    echo "usage: $0 start|stop|status|wait DIR [JOB SECONDS]" >&2
     exit 2
 fi
 mkdir -p "$dir" || exit 1
@@ -66,9 +68,25 @@ status)
     sinfo -h -N -o '%N %T' 2>&1
     exit $?
     ;;
+wait)
+    job=${3:-} limit=${4:-}
+    case $job$limit in '' | *[!0-9]*)
+        echo "usage: $0 wait DIR JOB SECONDS" >&2
+        exit 2
+        ;;
+    esac
+    i=0
+    while [ $i -lt $((limit * 2)) ]; do
+        [ -z "$(squeue -h -j "$job" -o %i 2>/dev/null)" ] && exit 0
+        sleep 0.5
+        i=$((i + 1))
+    done
+    scancel "$job" 2>/dev/null
+    exit 1
+    ;;
 start) ;;
 *)
-    echo "usage: $0 start|stop|status DIR" >&2
+    echo "usage: $0 start|stop|status|wait DIR [JOB SECONDS]" >&2
     exit 2
     ;;
 esac
