@@ -127,7 +127,10 @@ static int write_rows(const struct tb_model *m, const struct key *keys, size_t n
                  "at %d step counts%s%s; the other figures ours",
                  now, source_fmt_files, isnan(x->link_eff) ? "ours" : "fitted", x->link_groups,
                  isnan(x->net_eff) ? "ours" : "fitted", x->net_groups, x->lat_groups,
-                 x->lat_step_counts, x->lat_step_counts < 2 ? " (hop ours)" : "",
+                 x->lat_step_counts,
+                 x->hop_through_zero      ? " (hop fitted through zero: a floor would be negative)"
+                 : x->lat_step_counts < 2 ? " (hop ours)"
+                                          : "",
                  strcmp(keys[k].chip, "host") ? "" : host_how);
         for (size_t c = 0; c < t->ncols; c++) {
             const char *h = t->header[c], *val = tb_csv_get(t, r, (int)c);

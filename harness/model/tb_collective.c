@@ -218,6 +218,7 @@ int tb_collective_fit(const struct tb_model *m, const struct tb_coll_point *pts,
 
     fit->link_eff = fit->net_eff = fit->collective_us = fit->hop_us = NAN;
     fit->link_groups = fit->net_groups = fit->lat_groups = fit->lat_step_counts = 0;
+    fit->hop_through_zero = false;
     if (n == 0)
         return tb_err(err, errlen, "no measured collectives to fit");
     sw = tb_alloc_array(n, sizeof *sw);
@@ -316,9 +317,24 @@ int tb_collective_fit(const struct tb_model *m, const struct tb_coll_point *pts,
                 h = 0;
             fit->hop_us = h * 1e6;
             fit->collective_us = (sy - h * sx) / N * 1e6;
+            if (fit->collective_us < 0 && sxx > 0) {
+                /* a negative floor: the line through zero, all the latency per step */
+                fit->hop_us = sxy / sxx * 1e6;
+                fit->collective_us = 0;
+                fit->hop_through_zero = true;
+            }
         } else {
             fit->hop_us = e->collective_hop_s * 1e6;
             fit->collective_us = (sy / N - e->collective_hop_s * firstx) * 1e6;
+            if (fit->collective_us < 0 && firstx > 0) {
+                /* our hops alone are longer than the measured latency (a fast shared
+                 * memory: 0.24 us for 2 ranks against our 0.5 us a step): the measured
+                 * latency over the steps, no floor, rather than a floor clamped at 0
+                 * beside hops that keep the small sizes 2x too slow */
+                fit->hop_us = sy / N / firstx * 1e6;
+                fit->collective_us = 0;
+                fit->hop_through_zero = true;
+            }
         }
         if (fit->collective_us < 0)
             fit->collective_us = 0;

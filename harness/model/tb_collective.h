@@ -136,6 +136,7 @@ struct tb_coll_fit {
     double collective_us, hop_us;    /* NAN where no point at all */
     int link_groups, net_groups;     /* sweeps the efficiencies were taken from */
     int lat_groups, lat_step_counts; /* sweeps and distinct step counts of the latency */
+    bool hop_through_zero;           /* the floor came out negative: 0, hop_us all the latency */
 };
 
 /* Fit the points (all of one efficiency row, each with its raw bandwidth from
@@ -147,7 +148,10 @@ struct tb_coll_fit {
  * intra-node sweeps where there are any (else the network's, divided by 4: the model
  * costs a network's latency at 4x), fitted by least squares as collective_us + hop_us x steps when
  * the sweeps have two or more step counts (hop_us < 0 clamped to 0 and collective_us the mean),
- * else collective_us alone with the row's hop_us kept. 0, or -1 with the reason. */
+ * else collective_us alone with the row's hop_us kept; where collective_us comes out
+ * negative (the hops alone longer than the latency measured), collective_us is 0 and
+ * hop_us the latency per step, fitted through zero (hop_through_zero). 0, or -1 with the
+ * reason. */
 int tb_collective_fit(const struct tb_model *m, const struct tb_coll_point *pts, size_t n,
                       struct tb_coll_fit *fit, char *err, size_t errlen);
 
