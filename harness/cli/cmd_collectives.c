@@ -464,9 +464,13 @@ int tb_cmd_collectives(int argc, char **argv)
             break;
         case O_MIN:
         case O_MAX:
-            if (tb_coll_parse_bytes(optarg, c == O_MIN ? &a.o.min_bytes : &a.o.max_bytes) != 0) {
+            /* 0 is refused: the sizes double from --min-bytes, and 0 doubled stays 0 (a
+             * run of --min-bytes 0 used to loop for ever) */
+            if (tb_coll_parse_bytes(optarg, c == O_MIN ? &a.o.min_bytes : &a.o.max_bytes) != 0 ||
+                (c == O_MIN ? a.o.min_bytes : a.o.max_bytes) == 0) {
                 fprintf(stderr,
-                        "trnbench collectives: --%s: not a size in bytes (8, 64K, 1M, 1G): '%s'\n",
+                        "trnbench collectives: --%s: not a size in bytes of at least 1 (8, 64K, "
+                        "1M, 1G): '%s'\n",
                         name, optarg);
                 return 2;
             }

@@ -271,7 +271,7 @@ int tb_coll_sizes(const struct tb_coll_opts *o, int n, struct tb_coll_result *re
     res->op = o->op;
     res->nranks = n;
     res->factor = tb_coll_busbw_factor(o->op, n);
-    if (n < 1 || o->iters < 1 || o->warmup < 0 || !(o->step_factor > 1) ||
+    if (n < 1 || o->iters < 1 || o->warmup < 0 || !(o->step_factor > 1) || o->min_bytes < 1 ||
         o->min_bytes > o->max_bytes)
         return tb_err(err, errlen,
                       "bad options: %d ranks, iters %d, warmup %d, step factor %g, %zu..%zu B", n,
