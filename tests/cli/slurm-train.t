@@ -123,13 +123,7 @@ skip_rest() {
 for p in slurmctld slurmd sbatch squeue scontrol; do
     command -v $p >/dev/null 2>&1 || skip_rest "$p not installed (Debian: apt-get install slurm-wlm)"
 done
-py=""
-for p in python3 /usr/bin/python3; do
-    if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import torch' >/dev/null 2>&1; then
-        py=$(command -v "$p")
-        break
-    fi
-done
+py=$(torch_python)
 [ -n "$py" ] || skip_rest "no interpreter imports torch (python3, /usr/bin/python3)"
 cluster="$src/tests/slurm/cluster.sh"
 up() { # up DIR NODES: the cluster started, or every test left skipped

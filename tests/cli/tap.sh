@@ -32,3 +32,16 @@ csv_cell() {
             print $r[$c{$name}], "\n"; exit 0 }
         exit 1' "$@"
 }
+
+# torch_python: the first interpreter that imports torch, by its path: python3 on the
+# PATH, else Debian's /usr/bin/python3 (a pyenv or venv python3 first on the PATH does not
+# see python3-torch); nothing, and exit 1, when none does
+torch_python() {
+    for p in python3 /usr/bin/python3; do
+        if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import torch' >/dev/null 2>&1; then
+            command -v "$p"
+            return 0
+        fi
+    done
+    return 1
+}

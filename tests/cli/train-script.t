@@ -6,14 +6,8 @@
 # pyenv or venv python3 first on the PATH does not see python3-torch); without torch the
 # training checks are skipped with the reason. Needs python3.
 
-: "${TB_SRCDIR:=.}"
-py=""
-for p in python3 /usr/bin/python3; do
-    if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import torch' >/dev/null 2>&1; then
-        py=$p
-        break
-    fi
-done
+. "${TB_SRCDIR:-.}/tests/cli/tap.sh"
+py=$(torch_python)
 if [ -z "$py" ]; then
     if ! command -v python3 >/dev/null 2>&1; then
         echo "1..0 # SKIP no python3"

@@ -22,13 +22,7 @@ if ! command -v python3 >/dev/null 2>&1; then
     echo "1..0 # SKIP no python3 (the stand-in trainer is a Python script)"
     exit 0
 fi
-py=""
-for p in python3 /usr/bin/python3; do
-    if command -v "$p" >/dev/null 2>&1 && "$p" -c 'import torch' >/dev/null 2>&1; then
-        py=$p
-        break
-    fi
-done
+py=$(torch_python)
 
 field() { csv_cell "$1" "$3" metric="$2"; } # field FILE METRIC NAME
 has() { grep -qF -- "$2" "$1"; }
