@@ -176,6 +176,22 @@ static const struct tb_metric METRICS[] = {
      "device memory the GPU engine holds for the run (weights, optimizer state, activations, KV "
      "cache), besides the CUDA context and the cuBLASLt workspace",
      N, NULL, NULL, 0},
+    {"busbw_gbyte_per_s", "GB/s",
+     "a collective's bus bandwidth, nccl-tests' convention: bytes x the op's bus factor "
+     "(all-reduce 2(n-1)/n, all-gather, reduce-scatter and all-to-all (n-1)/n, sendrecv 1) / "
+     "time, comparable across rank counts",
+     H, NULL, NULL, 0},
+    {"algbw_gbyte_per_s", "GB/s", "a collective's algorithm bandwidth: its buffer's bytes / time",
+     H, NULL, NULL, 0},
+    {"latency_us", "us",
+     "a collective's time per operation: over MPI and NCCL the mean over the timed iterations of "
+     "the slowest rank's time, from nccom-test its P50 (the row's notes say which)",
+     L, NULL, NULL, 0},
+    {"host_mem_gbyte_per_s", "GB/s",
+     "the host's memory bandwidth before a collectives sweep within one host (shm, loopback, "
+     "tcp): rank 0's STREAM triad on one thread over 3 x 32 MiB, the median of 5; the raw "
+     "bandwidth the model's comparison and calibration use for that run",
+     H, NULL, NULL, 0},
     {"usd_per_kimage", "USD",
      "cost of one thousand images: usd_per_hour / (images_per_s x 3600) x 10^3", L, NULL, NULL, 0},
     {"usd_per_mtok_in", "USD",

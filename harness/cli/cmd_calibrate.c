@@ -165,7 +165,7 @@ int tb_cmd_calibrate(int argc, char **argv)
 {
     const char *out = NULL, *dir = NULL, *files[64];
     size_t nfiles = 0, nmeas = 0, nkeys = 0;
-    double host_given = 0, host_bw = 0, net_bw = 0;
+    double host_given = 0, net_bw = 0, *hbw = NULL;
     struct stat sa, sb;
     struct tb_pricing pr;
     struct tb_model m;
@@ -173,7 +173,7 @@ int tb_cmd_calibrate(int argc, char **argv)
     struct tb_coll_meas *meas = NULL;
     struct key *keys = NULL;
     struct tb_coll_fit *fits = NULL;
-    char err[1024], how[300] = "", hostwhat[256] = "", ours[PATH_MAX], names[512] = "";
+    char err[1024], how[900] = "", hostwhat[512] = "", ours[PATH_MAX], names[512] = "";
     int rc = 2, state = 0, c;
     bool have_pr = false, have_m = false, have_res = false;
 
@@ -251,10 +251,18 @@ int tb_cmd_calibrate(int argc, char **argv)
     }
     keys = tb_alloc_array(nmeas, sizeof *keys);
     fits = tb_alloc_array(nmeas, sizeof *fits);
-    if (!keys || !fits) {
+    hbw = tb_alloc_array(nmeas, sizeof *hbw);
+    if (!keys || !fits || !hbw) {
         snprintf(err, sizeof err, "out of memory");
         goto fail;
     }
+    /* the host links' raw bandwidth: given, else as recorded with each run */
+    if (tb_coll_host_bws(meas, nmeas, host_given, hbw, hostwhat, sizeof hostwhat, err,
+                         sizeof err) != 0)
+        goto fail;
+    if (*hostwhat)
+        snprintf(how + strlen(how), sizeof how - strlen(how), "; host memory bandwidth %s",
+                 hostwhat);
     /* the points of each efficiency row */
     for (size_t i = 0; i < nmeas; i++) {
         const struct tb_instance *inst;
@@ -267,12 +275,6 @@ int tb_cmd_calibrate(int argc, char **argv)
                 snprintf(how + strlen(how), sizeof how - strlen(how),
                          "; hosts' network %.4g Gbit/s (%s)", net_bw * 8 / 1e9,
                          net_bw > 0 ? "stated: --" TB_COLL_NET_OPT : "not stated");
-        } else if (!strcmp(chip, "host") && !(host_bw > 0)) {
-            if (tb_coll_host_bw(host_given, &host_bw, hostwhat, sizeof hostwhat, err, sizeof err) !=
-                0)
-                goto fail;
-            snprintf(how + strlen(how), sizeof how - strlen(how), "; host memory bandwidth %s",
-                     hostwhat);
         }
         if (isnan(meas[i].time_s)) {
             tb_result_bad_field(meas[i].row, "metric", "no latency_us or bandwidth for the size",
@@ -298,7 +300,7 @@ int tb_cmd_calibrate(int argc, char **argv)
                   .nodes = meas[i].nodes,
                   .chip = chip,
                   .inst = inst,
-                  .host_bw = host_bw,
+                  .host_bw = hbw[i],
                   .net_bw = net_bw},
             .time_s = meas[i].time_s,
             .group = meas[i].group,
@@ -333,6 +335,7 @@ out:
         free(keys[k].pts);
     free(keys);
     free(fits);
+    free(hbw);
     free(meas);
     if (have_res)
         tb_results_release(&res);

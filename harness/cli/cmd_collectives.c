@@ -10,6 +10,7 @@
 #include "tb_nccl.h"
 #include "tb_nccom.h"
 #include "tb_neuron.h"
+#include "tb_perf.h"
 #include "tb_platform.h"
 #include "tb_results.h"
 #include "tb_util.h"
@@ -33,7 +34,9 @@ static void usage(FILE *f)
           "The neuron backend is one process: it runs nccom-test, which starts the ranks.\n"
           "Rank 0 prints the table and appends the rows to DIR/results.csv (phase\n"
           "collective; busbw_gbyte_per_s, algbw_gbyte_per_s, latency_us per size and\n"
-          "placement).\n"
+          "placement; on shm, loopback and tcp in one host also host_mem_gbyte_per_s,\n"
+          "rank 0's memory bandwidth taken before the sweep, which report and\n"
+          "calibrate model the run with).\n"
           "\n"
           "Options:\n"
           "  --backend B        mpi (host memory, the MPI plugin libtrnbench-mpi.so), nccl\n"
@@ -158,6 +161,30 @@ static void fill_prov(const struct args *a, struct tb_coll_prov *p, struct prov_
     p->notes = notes;
     if (!strcmp(a->backend, "neuron"))
         p->checked = "check: nccom-test --check reported no error";
+}
+
+/* A host link's raw bandwidth, measured on rank 0 before the sweep (the other ranks wait
+ * for it in the first broadcast) and recorded with the rows (tb_coll_prov.host_bw): the
+ * model's comparison and fit then use the run's host and time, not the machine that
+ * reads the file. A failed triad is said and leaves it unrecorded (report and calibrate
+ * then measure their own host, and say so). */
+static void host_triad(const char *link, int nodes, struct tb_coll_prov *p)
+{
+    struct tb_perf_result r;
+    char err[512] = "";
+    /* the links the model costs with the host's memory bandwidth (tb_collective.h:
+     * tcp across nodes takes the hosts' network instead) */
+    if (strcmp(link, "shm") && strcmp(link, "loopback") && (strcmp(link, "tcp") || nodes > 1))
+        return;
+    if (tb_perf_host_triad(&r, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench collectives: the host's memory bandwidth was not recorded: %s\n",
+                err);
+        return;
+    }
+    p->host_bw = r.rate.median;
+    p->host_bw_min = r.rate.min;
+    p->host_bw_max = r.rate.max;
+    p->host_bw_n = (int)r.rate.n;
 }
 
 /* DIR/results.csv into path, the folder made and its lock taken (held until the last
@@ -288,6 +315,8 @@ static int run_ranks(const struct args *a, int argc, char **argv)
     rpn = size % nodes == 0 ? size / nodes : 0;
     fill_prov(a, &p, &pb, nodes, size, rpn, sw, link, how, cpu,
               a->o.break_check ? "TRNBENCH_TEST_COLL_BREAK: a broken input on purpose" : NULL);
+    if (rank == 0)
+        host_triad(link, nodes, &p);
     /* rank 0 holds the folder's lock from before it reads what is recorded until the
      * last size is appended; the sizes recorded are left out on every rank */
     if (rank == 0)

@@ -528,11 +528,12 @@ long tb_coll_mark_recorded(const char *path, struct tb_coll_result *r, const str
 long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct tb_coll_prov *p,
                   char *err, size_t errlen)
 {
-    enum { NMETRIC = 3, CELL = 512 };
+    enum { NMETRIC = 4, CELL = 512 };
     struct tb_result_row *rows = NULL;
     char(*cells)[12][CELL] = NULL; /* per row: the numbers and the names built for it */
     char(*notes)[512] = NULL;
-    char now[32], nodes[16], rpn[16], nranks[16], n[16], w[16], instances[16];
+    char now[32], nodes[16], rpn[16], nranks[16], n[16], w[16], instances[16], hn[16];
+    int nmetric = p->host_bw > 0 ? 4 : 3;
     const char *op = tb_coll_op_name(r->op);
     char workload[64], precision[8] = "fp32";
     size_t nrows = 0, cap = r->nsizes * 2 * NMETRIC;
@@ -554,13 +555,14 @@ long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct
     snprintf(nranks, sizeof nranks, "%d", p->nranks);
     snprintf(n, sizeof n, "%d", p->iters);
     snprintf(w, sizeof w, "%d", p->warmup);
+    snprintf(hn, sizeof hn, "%d", p->host_bw_n);
     snprintf(workload, sizeof workload, "collective/%s", op);
     for (size_t k = 0; k < r->nsizes; k++) {
         const struct tb_coll_size *z = &r->sizes[k];
         for (int pl = 0; pl < 2; pl++) {
             if (!z->ran[pl] || z->recorded[pl] || z->wrong[pl] > 0)
                 continue; /* not run, recorded before, or a failed check: nothing to add */
-            for (int m = 0; m < NMETRIC; m++) {
+            for (int m = 0; m < nmetric; m++) {
                 struct tb_result_row *row = &rows[nrows];
                 char(*c)[CELL] = cells[nrows];
                 char *note = notes[nrows];
@@ -573,6 +575,11 @@ long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct
                     /* the spread of a bandwidth from the spread of the times */
                     lo = z->max_us[pl] > 0 ? (double)z->bytes / (z->max_us[pl] * 1e3) * f : NAN;
                     hi = z->min_us[pl] > 0 ? (double)z->bytes / (z->min_us[pl] * 1e3) * f : NAN;
+                } else if (m == 3) {
+                    metric = "host_mem_gbyte_per_s";
+                    value = p->host_bw / 1e9;
+                    lo = p->host_bw_min / 1e9;
+                    hi = p->host_bw_max / 1e9;
                 } else {
                     metric = "latency_us";
                     value = z->time_us[pl];
@@ -589,14 +596,21 @@ long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct
                 snprintf(c[5], CELL, "%.6g", sd);
                 snprintf(c[6], CELL, "%zuB/%s", z->bytes, PLACEMENT[pl]);
                 snprintf(c[7], CELL, "%zu", z->bytes);
-                snprintf(note, 512,
-                         "%s; time: mean over %d iterations of the slowest of %d ranks' time; "
-                         "busbw factor %.4f; link %s (%s)%s%s",
-                         z->wrong[pl] != 0 ? "not checked (--no-check)"
-                         : p->checked      ? p->checked
-                                           : "check: every element exact",
-                         p->iters, p->nranks, r->factor, p->link, p->link_how, p->notes ? "; " : "",
-                         p->notes ? p->notes : "");
+                if (m == 3)
+                    snprintf(note, 512,
+                             "the host's memory bandwidth before the sweep: rank 0's STREAM "
+                             "triad, 1 thread, 3 x 32 MiB, median of %d (the model's raw "
+                             "bandwidth for link %s)",
+                             p->host_bw_n, p->link);
+                else
+                    snprintf(note, 512,
+                             "%s; time: mean over %d iterations of the slowest of %d ranks' time; "
+                             "busbw factor %.4f; link %s (%s)%s%s",
+                             z->wrong[pl] != 0 ? "not checked (--no-check)"
+                             : p->checked      ? p->checked
+                                               : "check: every element exact",
+                             p->iters, p->nranks, r->factor, p->link, p->link_how,
+                             p->notes ? "; " : "", p->notes ? p->notes : "");
                 row->col[TB_COL_RUN_ID] = c[0];
                 row->col[TB_COL_PROVENANCE] = "measured";
                 row->col[TB_COL_TARGET] = p->target;
@@ -609,8 +623,8 @@ long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct
                 row->col[TB_COL_METRIC] = metric;
                 row->col[TB_COL_VALUE] = c[1];
                 row->col[TB_COL_UNIT] = unit;
-                row->col[TB_COL_N] = n;
-                row->col[TB_COL_WARMUP] = w;
+                row->col[TB_COL_N] = m == 3 ? hn : n;
+                row->col[TB_COL_WARMUP] = m == 3 ? "1" : w;
                 row->col[TB_COL_MIN] = isnan(lo) ? NULL : c[2];
                 row->col[TB_COL_MAX] = isnan(hi) ? NULL : c[3];
                 row->col[TB_COL_MEAN] = isnan(mean) ? NULL : c[4];

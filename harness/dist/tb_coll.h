@@ -153,6 +153,13 @@ struct tb_coll_prov {
     const char *source;  /* NULL: "trnbench" */
     const char *notes;   /* added to every row's notes; NULL: none */
     const char *checked; /* the notes of a checked row; NULL: "check: every element exact" */
+    /* host links (shm, loopback, tcp): rank 0's STREAM triad before the sweep, bytes/s
+     * (median, min and max of host_bw_n repetitions), recorded as the metric
+     * host_mem_gbyte_per_s beside each size's, so that the model's comparison and fit
+     * (report, calibrate) use the bandwidth of the run's host at the run's time, not of
+     * the machine that reads the file later; 0: not measured (another link) */
+    double host_bw, host_bw_min, host_bw_max;
+    int host_bw_n;
 };
 
 /* The run id of placement pl (0 out of place, 1 in place) of a size of op under p:
@@ -171,7 +178,8 @@ long tb_coll_mark_recorded(const char *path, struct tb_coll_result *r, const str
 /* Append r's rows to path (results.csv) atomically: per size whose check found nothing
  * wrong (or not checked), per placement run and not recorded, busbw_gbyte_per_s,
  * algbw_gbyte_per_s and latency_us. The caller holds the folder's lock. Returns the
- * rows written, or -1 with a message. */
+ * rows written, or -1 with a message. With p->host_bw > 0 each also gets the metric
+ * host_mem_gbyte_per_s (the host's triad measured before the sweep). */
 long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct tb_coll_prov *p,
                   char *err, size_t errlen);
 

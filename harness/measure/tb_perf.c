@@ -324,3 +324,12 @@ out:
     free(tids);
     return rc;
 }
+
+int tb_perf_host_triad(struct tb_perf_result *r, char *err, size_t errlen)
+{
+    if (tb_perf_triad((size_t)4 << 20, 1, 5, r, err, errlen) != 0)
+        return -1;
+    if (!r->valid)
+        return tb_err(err, errlen, "the host's triad failed its check: %s", r->note);
+    return 0;
+}

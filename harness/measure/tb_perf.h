@@ -45,4 +45,10 @@ int tb_perf_sgemm(int n, int reps, struct tb_perf_result *r, char *err, size_t e
 int tb_perf_triad(size_t n, int nthreads, int reps, struct tb_perf_result *r, char *err,
                   size_t errlen);
 
+/* The host's memory bandwidth as the model of a host's collectives takes it (shm,
+ * loopback, tcp: tb_collective.h): the triad on one thread over 3 x 32 MiB, 5
+ * repetitions, what one rank's copy reaches (r->rate: bytes/s). 0, or -1 with a message,
+ * also when it failed its check. */
+int tb_perf_host_triad(struct tb_perf_result *r, char *err, size_t errlen);
+
 #endif

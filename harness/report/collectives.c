@@ -18,7 +18,6 @@
 int tb_report_coll_load(struct report *R, char *err, size_t errlen)
 {
     const struct tb_report_opts *o = R->o;
-    bool host = false;
 
     if (tb_coll_meas_load(&R->res, &R->coll, &R->ncoll, err, errlen) != 0)
         return -1;
@@ -32,11 +31,11 @@ int tb_report_coll_load(struct report *R, char *err, size_t errlen)
     R->have_cmodel = true;
     if (o->efficiency && tb_model_efficiency_overlay(&R->cmodel, o->efficiency, err, errlen) != 0)
         return -1;
-    for (size_t i = 0; i < R->ncoll; i++)
-        host |= tb_coll_link_is_host(R->coll[i].link) &&
-                !tb_coll_link_is_host_net(R->coll[i].link, R->coll[i].nodes);
-    if (host && tb_coll_host_bw(o->host_bw, &R->coll_host_bw, R->coll_host, sizeof R->coll_host,
-                                err, errlen) != 0)
+    R->coll_host_bw = tb_alloc_array(R->ncoll, sizeof *R->coll_host_bw);
+    if (!R->coll_host_bw)
+        return tb_err(err, errlen, "out of memory");
+    if (tb_coll_host_bws(R->coll, R->ncoll, o->host_bw, R->coll_host_bw, R->coll_host,
+                         sizeof R->coll_host, err, errlen) != 0)
         return -1;
     for (size_t i = 0; i < R->ncoll; i++) {
         const struct tb_coll_meas *c = &R->coll[i];
@@ -45,7 +44,7 @@ int tb_report_coll_load(struct report *R, char *err, size_t errlen)
                                   .bytes = c->bytes,
                                   .ranks = c->ranks,
                                   .nodes = c->nodes,
-                                  .host_bw = R->coll_host_bw,
+                                  .host_bw = R->coll_host_bw[i],
                                   .net_bw = o->net_bw};
         struct tb_coll_pred p;
         char why[512];
@@ -69,6 +68,8 @@ void tb_report_coll_release(struct report *R)
 {
     free(R->coll);
     free(R->coll_busbw);
+    free(R->coll_host_bw);
+    R->coll_host_bw = NULL;
     if (R->have_cmodel)
         tb_model_release(&R->cmodel);
     R->coll = NULL;

@@ -71,11 +71,12 @@ struct report {
     double *coll_busbw;     /* owned: ncoll modeled busbw, bytes/s (NAN: not modeled) */
     struct tb_model cmodel; /* owned when have_cmodel: ours with --efficiency's rows */
     bool have_cmodel;
-    double coll_host_bw; /* the host's memory bandwidth, bytes/s (0: not needed) */
-    char coll_host[256]; /* how it was had ("" when not needed) */
-    size_t coll_nwhy;    /* points not modeled */
-    char coll_why[600];  /* the first one's reason */
-    char now[32];        /* when the report is written, ISO 8601 UTC */
+    double *coll_host_bw; /* per measured collective, the host's memory bandwidth, bytes/s
+                             (0: not a host link; tb_coll_host_bws) */
+    char coll_host[512];  /* how it was had ("" when not needed) */
+    size_t coll_nwhy;     /* points not modeled */
+    char coll_why[600];   /* the first one's reason */
+    char now[32];         /* when the report is written, ISO 8601 UTC */
 };
 
 /* A field of a results row by column name (tb_result_field; the report reads many). */

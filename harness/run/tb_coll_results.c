@@ -30,7 +30,7 @@ static int point_of(const struct tb_result *x, struct tb_coll_meas *c, char *err
 
     memset(c, 0, sizeof *c);
     c->row = x;
-    c->time_s = c->busbw = c->algbw = NAN;
+    c->time_s = c->busbw = c->algbw = c->host_bw = NAN;
     c->target = tb_result_field(x, "target");
     c->executor = tb_result_field(x, "executor");
     if (strncmp(w, "collective/", 11) || tb_coll_op_from_string(w + 11, &c->op) != 0)
@@ -106,9 +106,19 @@ int tb_coll_meas_load(const struct tb_results *res, struct tb_coll_meas **out, s
             v[k].busbw = x->value * 1e9;
         else if (!strcmp(metric, "algbw_gbyte_per_s"))
             v[k].algbw = x->value * 1e9;
-        else {
-            tb_result_bad_field(
-                x, "metric", "not busbw_gbyte_per_s, algbw_gbyte_per_s or latency_us", err, errlen);
+        else if (!strcmp(metric, "host_mem_gbyte_per_s")) {
+            /* the range --host-mem-gbyte-per-s takes */
+            if (x->value < 0.001 || x->value > 1e5) {
+                tb_result_bad_field(
+                    x, "value", "a host memory bandwidth in GB/s within [0.001, 1e5]", err, errlen);
+                goto fail;
+            }
+            v[k].host_bw = x->value * 1e9;
+        } else {
+            tb_result_bad_field(x, "metric",
+                                "not busbw_gbyte_per_s, algbw_gbyte_per_s, latency_us or "
+                                "host_mem_gbyte_per_s",
+                                err, errlen);
             goto fail;
         }
     }
@@ -137,14 +147,51 @@ int tb_coll_host_bw(double given, double *bw, char *how, size_t howlen, char *er
         snprintf(how, howlen, "given (--host-mem-gbyte-per-s %g)", given / 1e9);
         return 0;
     }
-    if (tb_perf_triad((size_t)4 << 20, 1, 5, &r, err, errlen) != 0)
+    if (tb_perf_host_triad(&r, err, errlen) != 0)
         return -1;
-    if (!r.valid)
-        return tb_err(err, errlen, "the host's triad failed its check: %s", r.note);
     *bw = r.rate.median;
     snprintf(how, howlen,
              "measured now: STREAM triad, 1 thread, 3 x 32 MiB, median of 5 (%.3g GB/s)",
              *bw / 1e9);
+    return 0;
+}
+
+#define REC "recorded with the runs (rank 0's STREAM triad, 1 thread, before each sweep)"
+
+int tb_coll_host_bws(const struct tb_coll_meas *m, size_t n, double given, double *bw, char *how,
+                     size_t howlen, char *err, size_t errlen)
+{
+    double now = 0, lo = INFINITY, hi = 0;
+    size_t nrec = 0, nnow = 0;
+    char nowhow[256] = "";
+
+    *how = '\0';
+    for (size_t i = 0; i < n; i++) {
+        bw[i] = 0;
+        if (!tb_coll_link_is_host(m[i].link) || tb_coll_link_is_host_net(m[i].link, m[i].nodes))
+            continue;
+        if (given > 0) {
+            bw[i] = given;
+            snprintf(how, howlen, "given (--host-mem-gbyte-per-s %g)", given / 1e9);
+        } else if (m[i].host_bw > 0) {
+            bw[i] = m[i].host_bw;
+            lo = fmin(lo, bw[i]);
+            hi = fmax(hi, bw[i]);
+            nrec++;
+        } else {
+            if (!(now > 0) && tb_coll_host_bw(0, &now, nowhow, sizeof nowhow, err, errlen) != 0)
+                return -1;
+            bw[i] = now;
+            nnow++;
+        }
+    }
+    if (nrec && hi > lo)
+        snprintf(how, howlen, "%s: %.3g to %.3g GB/s", REC, lo / 1e9, hi / 1e9);
+    else if (nrec)
+        snprintf(how, howlen, "%s: %.3g GB/s", REC, lo / 1e9);
+    if (nnow)
+        snprintf(how + strlen(how), howlen - strlen(how), "%s%s",
+                 nrec ? "; for the files without it, " : "", nowhow);
     return 0;
 }
 

@@ -30,6 +30,8 @@ struct tb_coll_meas {
     const char *executor; /* borrowed: mpi, nccl, neuron */
     double time_s;        /* latency_us, or bytes / algbw; NAN when neither */
     double busbw, algbw;  /* bytes/s, as measured; NAN when not (then from time_s) */
+    double host_bw;       /* bytes/s: the host's triad recorded with the run (metric
+                             host_mem_gbyte_per_s, host links); NAN when not recorded */
     char group[192];      /* one sweep: file, target, link, op, nodes, ranks, placement */
 };
 
@@ -45,6 +47,17 @@ int tb_coll_meas_load(const struct tb_results *res, struct tb_coll_meas **out, s
  * median of 5 repetitions: what one rank's copy reaches. how says which ("given",
  * "measured now: STREAM triad, 1 thread, ..."). 0 or -1 with a message. */
 int tb_coll_host_bw(double given, double *bw, char *how, size_t howlen, char *err, size_t errlen);
+
+/* The host's memory bandwidth for each of the n measurements m that is on a host link
+ * within one node (shm, loopback, tcp: tb_coll_link_is_host and not
+ * tb_coll_link_is_host_net), into bw[i] (bytes/s; 0 for the others): given (> 0) for
+ * all of them; else the one recorded with the run (host_mem_gbyte_per_s, the run's host
+ * at the run's time); else, for older files, measured now, once (tb_coll_host_bw). how
+ * says which, with the range recorded ("recorded with the runs: rank 0's STREAM triad
+ * before each sweep, 14.2 GB/s", "... for 3 sweeps; measured now for 1: ..."); "" when
+ * no measurement needs it. 0, or -1 with a message. */
+int tb_coll_host_bws(const struct tb_coll_meas *m, size_t n, double given, double *bw, char *how,
+                     size_t howlen, char *err, size_t errlen);
 
 /* The option that states the hosts' network bandwidth for tcp across nodes (predict,
  * report, calibrate: nothing in the catalogue knows a host's NIC), and its help line. */

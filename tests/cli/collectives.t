@@ -16,7 +16,7 @@
 tmp=$TB_BUILDDIR/tests/tmp/collectives
 rm -rf "$tmp" && mkdir -p "$tmp"
 fake=$TB_SRCDIR/tests/data/neuron/nccom-test
-echo "1..49"
+echo "1..50"
 
 # ---- usage ----
 "$TB_BIN" collectives --backend mpi --op all-sum --out "$tmp/u" 2>"$tmp/err"
@@ -144,11 +144,19 @@ for np in 2 4; do
     done
 done
 
-if [ -n "$mpi_skip" ]; then skip_n 8 "$mpi_skip"; else
+if [ -n "$mpi_skip" ]; then skip_n 9 "$mpi_skip"; else
     n=$(awk '!/^#/ && NF >= 13' "$tmp/all-reduce.2.out" | wc -l)
     check "mpi: 8 B to 16 MiB is 22 sizes in the table ($n)" test "$n" = 22
-    check "mpi: all-reduce at 2 ranks: 22 sizes x 2 placements x 3 metrics" \
-        test "$(grep -c 'collective/all-reduce/.*/mpi/shm/n1x2,' "$tmp/mpi/results.csv")" = 132
+    check "mpi: all-reduce at 2 ranks: 22 sizes x 2 placements x 4 metrics (the host's triad with them)" \
+        test "$(grep -c 'collective/all-reduce/.*/mpi/shm/n1x2,' "$tmp/mpi/results.csv")" = 176
+    # the host's memory bandwidth is measured once, before the sweep, and recorded with
+    # every size: the model's comparison uses the run's host, not the reader's
+    hm=$(perl -ne 'next unless m{^collective/all-reduce/[^,]*/mpi/shm/n1x2,} &&
+            /,host_mem_gbyte_per_s,([^,]+),GB\/s,([^,]+),/;
+        $n++; $v{$1} = 1; $bad++ if $2 ne "5";
+        END { my @k = keys %v; printf "%d %d %s %d\n", $n, scalar @k, $k[0] // 0, $bad }' "$tmp/mpi/results.csv")
+    check "mpi: shm rows carry the host's triad: 44 rows (one per size and placement), one value, > 0.1 GB/s, n 5 ($hm)" \
+        sh -c 'set -- $0; test "$1" = 44 && test "$2" = 1 && test "$4" = 0 && awk -v v="$3" "BEGIN { exit !(v > 0.1 && v < 10000) }"' "$hm"
     check "mpi: sendrecv has out-of-place rows and no in-place ones" \
         sh -c 'grep -q "collective/sendrecv/.*/outofplace/mpi" "$0" && ! grep -q "collective/sendrecv/.*/inplace/mpi" "$0"' "$tmp/mpi/results.csv"
     check "mpi: the software is Open MPI's version" \
@@ -177,7 +185,7 @@ fi
 # ---- a rerun resumes: what DIR/results.csv holds is not measured again ----
 # rows KEY-COLUMNS: lines of results.csv, and how many keys (run id + metric) repeat
 dups() { perl -e 'my %n; open my $f, "<", $ARGV[0] or die; <$f>;
-    while (<$f>) { my ($id) = /^([^,]*)/; my ($m) = /,((?:busbw|algbw)_gbyte_per_s|latency_us),/; $n{"$id $m"}++ }
+    while (<$f>) { my ($id) = /^([^,]*)/; my ($m) = /,((?:busbw|algbw|host_mem)_gbyte_per_s|latency_us),/; $n{"$id $m"}++ }
     print scalar(grep { $_ > 1 } values %n), "\n"' "$1"; }
 rows() { grep -c ',collective,' "$1"; }
 if [ -n "$mpi_skip" ]; then skip_n 10 "$mpi_skip"; else
@@ -187,11 +195,11 @@ if [ -n "$mpi_skip" ]; then skip_n 10 "$mpi_skip"; else
             --warmup 1 --out "$res" "$@"
     }
     coll2 --max-bytes 1K >"$tmp/r1.out" 2>"$tmp/r1.err"
-    check "resume: 8 B..1 KiB first: 8 sizes x 2 placements x 3 metrics = 48 rows ($(rows "$res/results.csv"))" \
-        sh -c 'test $0 = 0 && test "$1" = 48' $? "$(rows "$res/results.csv")"
+    check "resume: 8 B..1 KiB first: 8 sizes x 2 placements x 4 metrics = 64 rows ($(rows "$res/results.csv"))" \
+        sh -c 'test $0 = 0 && test "$1" = 64' $? "$(rows "$res/results.csv")"
     coll2 --max-bytes 64K >"$tmp/r2.out" 2>"$tmp/r2.err"
-    check "resume: then 8 B..64 KiB adds only the 6 sizes missing (36 rows, 84 in all)" \
-        sh -c 'test $0 = 0 && grep -q "36 rows in" "$1" && test "$2" = 84' $? "$tmp/r2.err" \
+    check "resume: then 8 B..64 KiB adds only the 6 sizes missing (48 rows, 112 in all)" \
+        sh -c 'test $0 = 0 && grep -q "48 rows in" "$1" && test "$2" = 112' $? "$tmp/r2.err" \
         "$(rows "$res/results.csv")"
     check "resume: ... its table has the 6 new sizes and says 8 of 14 were recorded" \
         sh -c 'test "$(awk "!/^#/ && NF >= 13" "$0" | wc -l)" = 6 &&
@@ -207,8 +215,8 @@ if [ -n "$mpi_skip" ]; then skip_n 10 "$mpi_skip"; else
     # another link is another measurement: recorded beside, not skipped
     mpi 2 --mca btl self,vader "$TB_BIN" collectives --backend mpi --op all-reduce --iters 2 \
         --warmup 1 --max-bytes 64 --link tcp --out "$res" >/dev/null 2>"$tmp/r4.err"
-    check "resume: the same sizes stated on another link (tcp) are measured: 24 rows more" \
-        sh -c 'test $0 = 0 && test "$1" = 108 && grep -q "collective/all-reduce/8B/inplace/mpi/tcp/n1x2," "$2"' \
+    check "resume: the same sizes stated on another link (tcp) are measured: 32 rows more" \
+        sh -c 'test $0 = 0 && test "$1" = 144 && grep -q "collective/all-reduce/8B/inplace/mpi/tcp/n1x2," "$2"' \
         $? "$(rows "$res/results.csv")" "$res/results.csv"
 
     # one rank fails on its own (TRNBENCH_TEST_RANK_FAIL=3: rank 1 at its third size):
@@ -226,13 +234,13 @@ if [ -n "$mpi_skip" ]; then skip_n 10 "$mpi_skip"; else
     check "... rank 1 says why (size 3, 32 B) and that it ends the job" \
         sh -c 'grep -q "rank 1: TRNBENCH_TEST_RANK_FAIL: rank 1 fails on its own at its size 3 (32 B)" "$0" &&
                grep -q "rank 1 ends the job (MPI_Abort)" "$0"' "$tmp/f.err"
-    check "... results.csv holds the 2 sizes finished (8 B, 16 B: 12 rows), nothing of 32 B" \
-        sh -c 'test "$2" = 12 && ! grep -q "/32B/" "$0" && test -z "$(ls "$1" | grep -v "^results.csv$")"' \
+    check "... results.csv holds the 2 sizes finished (8 B, 16 B: 16 rows), nothing of 32 B" \
+        sh -c 'test "$2" = 16 && ! grep -q "/32B/" "$0" && test -z "$(ls "$1" | grep -v "^results.csv$")"' \
         "$fres/results.csv" "$fres" "$(rows "$fres/results.csv")"
     mpi 2 --mca btl self,vader "$TB_BIN" collectives --backend mpi --op all-gather --max-bytes 64K \
         --iters 2 --warmup 1 --out "$fres" >/dev/null 2>"$tmp/f2.err"
-    check "... the rerun adds the 12 sizes left (72 rows; 84 in all, no key twice)" \
-        sh -c 'test $0 = 0 && grep -q "72 rows in" "$1" && test "$2" = 84 && test "$3" = 0' $? \
+    check "... the rerun adds the 12 sizes left (96 rows; 112 in all, no key twice)" \
+        sh -c 'test $0 = 0 && grep -q "96 rows in" "$1" && test "$2" = 112 && test "$3" = 0' $? \
         "$tmp/f2.err" "$(rows "$fres/results.csv")" "$(dups "$fres/results.csv")"
 fi
 

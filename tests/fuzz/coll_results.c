@@ -21,6 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct tb_results res;
     struct tb_coll_meas *meas = NULL;
     struct tb_coll_point *pts = NULL;
+    double *hbw = NULL;
     struct tb_coll_fit fit;
     size_t n = 0, npts = 0;
     char err[1024];
@@ -29,9 +30,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (fz_note(tb_results_load(&res, &path, 1, err, sizeof err), err) != 0)
         return 0;
     if (fz_note(tb_coll_meas_load(&res, &meas, &n, err, sizeof err), err) == 0 && n) {
+        bool all = true;
+        char how[512];
         pts = calloc(n, sizeof *pts);
-        if (!pts)
+        hbw = calloc(n, sizeof *hbw);
+        if (!pts || !hbw)
             fz_die("calloc", "out of memory");
+        /* the recorded host bandwidths where every host sweep has one (else given: a
+         * triad measured now would take a second an input) */
+        for (size_t i = 0; i < n; i++)
+            all &= !tb_coll_link_is_host(meas[i].link) || meas[i].host_bw > 0;
+        if (fz_note(
+                tb_coll_host_bws(meas, n, all ? 0 : 10e9, hbw, how, sizeof how, err, sizeof err),
+                err) != 0)
+            goto out;
         for (size_t i = 0; i < n; i++) {
             struct tb_coll_query q = {0};
             struct tb_coll_pred pr;
@@ -42,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             q.nodes = meas[i].nodes;
             if (tb_coll_link_is_host(q.link)) {
                 q.chip = "host";
-                q.host_bw = 10e9;
+                q.host_bw = hbw[i] > 0 ? hbw[i] : 10e9;
             } else {
                 q.inst = tb_pricing_instance(m->pricing, meas[i].target);
                 q.chip = q.inst ? q.inst->chip : NULL;
@@ -61,7 +73,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (npts)
             fz_note(tb_collective_fit(m, pts, npts, &fit, err, sizeof err), err);
     }
+out:
     free(pts);
+    free(hbw);
     free(meas);
     tb_results_release(&res);
     return 0;
