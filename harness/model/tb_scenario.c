@@ -166,7 +166,16 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
     }
     if (in->sc.phase == TB_PHASE_DENOISE ? tb_darch_find(&in->darch, model, e, sizeof e)
                                          : tb_arch_find(&in->arch, model, e, sizeof e)) {
-        snprintf(res->why, sizeof res->why, "field 'model': %.480s", e);
+        char e2[64];
+        /* a diffusion model in another phase: say what is modeled, not its file's family */
+        if (in->sc.phase != TB_PHASE_DENOISE &&
+            tb_darch_find(&in->darch, model, e2, sizeof e2) == 0)
+            snprintf(res->why, sizeof res->why,
+                     "field 'model': '%.100s' is a diffusion model: the model predicts its phase "
+                     "denoise (%s is not modeled for it)",
+                     model, phase);
+        else
+            snprintf(res->why, sizeof res->why, "field 'model': %.480s", e);
         return -1;
     }
     if (in->sc.phase == TB_PHASE_DENOISE)
