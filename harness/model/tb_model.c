@@ -39,6 +39,7 @@ const struct tb_range TB_EFFICIENCY_RANGES[] = {
     {"step_us", 0, 1e5, false, "us per decode step"},
     {"request_overlap", 0, 1, false, "share of the host cost hidden"},
     {"kv_bucket", 0, 1, false, "share of the bucket's unfilled KV read"},
+    {"dit_train_eff", 0.01, 1, false, "share of train_eff a DiT's training keeps"},
     {"link_eff", 0.001, 1, false, "share of the chip-to-chip link"},
     {"net_eff", 0.001, 1, false, "share of the instance network"},
     {"collective_us", 0, 1e5, false, "us per collective"},
@@ -83,29 +84,18 @@ static int coll_fields(const struct tb_csv_table *t, size_t r, struct tb_model_e
 static int host_row(const struct tb_csv_table *t, size_t r, struct tb_model_eff *e,
                     const char *path, char *err, size_t errlen)
 {
-    static const char *const empty[] = {"gemm_eff",
-                                        "gemm_eff_fp8",
-                                        "gemm_eff_fp4",
-                                        "gemm_m_half",
-                                        "gemm_n_half",
-                                        "mem_eff",
-                                        "kv_eff",
-                                        "layer_us",
-                                        "prefill_layer_us",
-                                        "prefill_min_tokens",
-                                        "request_us",
-                                        "train_eff",
-                                        "dp_overlap",
-                                        "tp_overlap",
-                                        "conv_eff",
-                                        "hbm_usable",
-                                        "max_batch",
-                                        "attn_overlap",
-                                        "head_bytes",
-                                        "step_us",
-                                        "request_overlap",
-                                        "kv_bucket",
-                                        NULL};
+    static const char *const empty[] = {"gemm_eff",         "gemm_eff_fp8",
+                                        "gemm_eff_fp4",     "gemm_m_half",
+                                        "gemm_n_half",      "mem_eff",
+                                        "kv_eff",           "layer_us",
+                                        "prefill_layer_us", "prefill_min_tokens",
+                                        "request_us",       "train_eff",
+                                        "dp_overlap",       "tp_overlap",
+                                        "conv_eff",         "hbm_usable",
+                                        "max_batch",        "attn_overlap",
+                                        "head_bytes",       "step_us",
+                                        "request_overlap",  "kv_bucket",
+                                        "dit_train_eff",    NULL};
     if (strcmp(e->family, "host"))
         return tb_err(err, errlen,
                       "%s: line %ld: field 'family': chip 'host' is family 'host', not '%s'", path,
@@ -182,6 +172,10 @@ static int eff_row(const struct tb_pricing *pricing, const struct tb_csv_table *
     e->request_s = rus * 1e-6;
     e->step_s = sus * 1e-6;
     e->max_batch = (long)mb;
+    e->dit_train_eff = 1;
+    if (*tb_csv_field(t, r, "dit_train_eff") &&
+        num_field(t, r, "dit_train_eff", &e->dit_train_eff, err, errlen))
+        return -1;
     return coll_fields(t, r, e, path, err, errlen);
 }
 
@@ -192,7 +186,8 @@ static const char *const EFF_COLS[] = {
     "net_eff",     "collective_us",    "layer_us",          "request_us",   "train_eff",
     "tp_overlap",  "conv_eff",         "dp_overlap",        "hbm_usable",   "max_batch",
     "source",      "prefill_layer_us", "collective_hop_us", "fabric",       "attn_overlap",
-    "head_bytes",  "step_us",          "request_overlap",   "kv_bucket",    NULL};
+    "head_bytes",  "step_us",          "request_overlap",   "kv_bucket",    "dit_train_eff",
+    NULL};
 
 /* The numbers of the start-up tables beside efficiency.csv (README.md, "Input ranges"):
  * checked when the model loads, so a malformed figure is an error, not a silent "no
@@ -525,7 +520,9 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
     p->weight_load_s = p->compile_s = NAN;
     p->mem_per_device_gib = p->hbm_per_device_gib = NAN;
     p->bound = "";
-    if (!sc->inst || (sc->phase == TB_PHASE_DENOISE ? !sc->darch : !sc->arch))
+    if (!sc->inst ||
+        (sc->phase == TB_PHASE_DENOISE || (sc->phase == TB_PHASE_TRAIN && sc->darch) ? !sc->darch
+                                                                                     : !sc->arch))
         return tb_err(err, errlen, "no model or target");
     per_inst = sc->inst->accel_count;
     if (per_inst <= 0 || sc->chips < 0 || sc->instances < 0)
@@ -575,7 +572,9 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
     }
     {
         int rc;
-        if (sc->phase == TB_PHASE_TRAIN) {
+        if (sc->phase == TB_PHASE_TRAIN && sc->darch) {
+            rc = tb_model_predict_dtrain(m, sc, p, err, errlen);
+        } else if (sc->phase == TB_PHASE_TRAIN) {
             rc = tb_model_predict_train(m, sc, p, err, errlen);
         } else if (sc->phase == TB_PHASE_DENOISE && sc->dataset && *sc->dataset) {
             /* a diffusion dataset fixes the steps and the image size (coco-2014: MLPerf's) */

@@ -96,6 +96,10 @@ struct tb_model_eff {
      * the same at position 200 as at 8000; 0, it reads the positions filled (a paged
      * cache), on average the prompt and half the output */
     double kv_bucket;
+    /* training a diffusion transformer (tb_model_predict_dtrain): the share of train_eff
+     * its step keeps (adaLN modulation, gates, q/k norms, rotary and the FP8 casts
+     * between short products); 1 where the column is empty */
+    double dit_train_eff;
 };
 
 struct tb_model {

@@ -232,3 +232,196 @@ int tb_model_predict_denoise(const struct tb_model *m, const struct tb_scenario 
                                                 : "added to each pass");
     return 0;
 }
+
+/* ---- training a diffusion model's denoiser ---- */
+
+/* The tokens of one training sample the denoiser processes: the latent image's (a DiT's
+ * patches, a UNet's latent pixels) and, for a DiT, the text context's, which runs
+ * through every joint and single-stream block beside them. */
+static double dtrain_tokens(const struct tb_darch *a, int res, double *img)
+{
+    const double h = (double)res / a->vae_scale;
+    *img = a->kind == TB_DARCH_UNET ? h * h : (h / a->patch) * (h / a->patch);
+    return *img + (a->kind == TB_DARCH_UNET ? 0 : (double)a->text_tokens);
+}
+
+/* Bytes per device to train with b images per replica over g devices: bf16 weights and
+ * gradients, fp32 master weights and Adam's two moments sharded over the dp replicas (the
+ * distributed optimizer), and the activations kept for the backward pass: per block and
+ * token about 34 D bytes of a transformer block without recomputation (Korthikanti et
+ * al. 2022, 34 s b h per layer; a joint block's two streams are one stream over image
+ * plus text tokens), 2 D with full recomputation (each block's input alone); the text
+ * encoders and VAE are not resident (the samples' encodings are precomputed, as MLPerf's
+ * flux1 does). */
+static double dtrain_mem(const struct dev *d, const struct tb_darch *a, double b, int res, long g,
+                         long dp, bool recompute)
+{
+    double img, tok = dtrain_tokens(a, res, &img);
+    const double params = tb_darch_params_denoiser(a);
+    const double width = a->kind == TB_DARCH_UNET ? a->ch[0] * 8.0 : a->hidden;
+    const double blocks = a->kind == TB_DARCH_UNET
+                              ? 4.0 * a->nlevels * (a->layers_per_block + 1) + 30.0
+                              : (double)a->dit_depth + a->single_depth;
+    double state = params * (2.0 + 2.0) + params * 12.0 / (double)dp;
+    double act = b * tok * width * blocks * (recompute ? 2.0 : 34.0);
+    (void)d;
+    return (state + act) / (double)g;
+}
+
+int tb_model_predict_dtrain(const struct tb_model *m, const struct tb_scenario *sc,
+                            struct tb_prediction *p, char *err, size_t errlen)
+{
+    const struct tb_darch *a = sc->darch;
+    const int res = sc->resolution > 0 ? (int)sc->resolution : a->resolution;
+    const long chips = p->chips;
+    const double blocks = a->kind == TB_DARCH_UNET
+                              ? 4.0 * a->nlevels * (a->layers_per_block + 1) + 30.0
+                              : (double)a->dit_depth + a->single_depth;
+    const double params = tb_darch_params_denoiser(a);
+    struct dev d;
+    struct tb_dwork w;
+    long k = 1, devs, g, dp;
+    double cap, GB, b, img, tok, tcomp, tact, tkern, ttp = 0, tdp, topt, tfix, step;
+    bool rc = false;
+    char priced[400] = "", evals[160] = "; time_to_train without evaluations";
+
+    if (res % (a->vae_scale * (a->kind == TB_DARCH_UNET ? 1 << (a->nlevels - 1) : a->patch)))
+        return tb_err(err, errlen, "resolution %d does not divide into %s's latent grid", res,
+                      a->name);
+    if (sc->pp > 1)
+        return tb_err(err, errlen, "pipeline-parallel diffusion training is not modeled (pp=%ld)",
+                      sc->pp);
+    if (sc->lora_rank > 0)
+        return tb_err(err, errlen, "LoRA on a diffusion model is not modeled");
+    if (sc->batch <= 0)
+        return tb_err(err, errlen,
+                      "batch: the global batch (images per step) is needed to train %s", a->name);
+    if (sc->dp > 0 || sc->tp > 0) {
+        long n;
+        if (tb_model_layout_devices(sc, &n, err, errlen) != 0)
+            return -1;
+        if (n > chips) {
+            if (n % chips)
+                return tb_err(err, errlen, "tp x dp = %ld does not divide over %ld chips", n,
+                              chips);
+            k = n / chips;
+        }
+    }
+    if (k != 1 && k != 2 && k != 4 && k != 8)
+        return tb_err(err, errlen, "tp x dp over %ld chips gives %ld devices per chip", chips, k);
+    if (tb_model_dev_init(&d, m, sc, k, err, errlen) != 0)
+        return -1;
+    if (!strcmp(d.format, "MXFP4") || !strcmp(d.format, "NVFP4"))
+        return tb_err(err, errlen, "training %s in fp4 is not modeled: train in fp8 or bf16",
+                      a->name);
+    devs = chips * k;
+    g = sc->tp > 0 ? sc->tp : 1;
+    if (devs % g)
+        return tb_err(err, errlen, "tp=%ld does not divide the %ld devices", g, devs);
+    dp = sc->dp > 0 ? sc->dp : devs / g;
+    if (dp * g != devs)
+        return tb_err(err, errlen, "tp x dp = %ld x %ld is not the %ld devices", g, dp, devs);
+    GB = (double)sc->batch;
+    /* each replica's share of the global batch; a replica without an image is idle */
+    b = ceil(GB / (double)dp);
+    cap = d.hbm * d.e->hbm_usable;
+    p->devices = devs;
+    p->devices_per_chip = k;
+    p->tp = g;
+    p->pp = 1;
+    p->dp = dp;
+    p->resolution = res;
+    p->batch = sc->batch;
+    p->hbm_per_device_gib = d.hbm / 1073741824.0;
+    if (dtrain_mem(&d, a, b, res, g, dp, false) > cap) {
+        rc = true; /* full recomputation: each block's forward again in the backward */
+        if (dtrain_mem(&d, a, b, res, g, dp, true) > cap) {
+            p->fits = false;
+            snprintf(p->why, sizeof p->why,
+                     "does not fit: %.0f images per replica at tp=%ld need %.1f GiB per device "
+                     "even with full recomputation, %.1f usable",
+                     b, g, dtrain_mem(&d, a, b, res, g, dp, true) / 1073741824.0,
+                     cap / 1073741824.0);
+            return 0;
+        }
+    }
+    tok = dtrain_tokens(a, res, &img);
+    /* one training step of a replica: the forward pass's work (tb_dwork_denoiser) three
+     * times over for the products (forward, and the backward's input and weight
+     * gradients), the attention's 3.5 times (its backward recomputes QK^T: 2.5 forwards,
+     * as the LLM model counts it), the unfused kernels' traffic three times; four times
+     * and 4.5 with full recomputation. At the precision's peak and gemm_eff (the attention
+     * in 16-bit), the step keeping train_eff of the kernels' speed, as an LLM's does */
+    tb_dwork_denoiser(a, b, res, &w);
+    {
+        const double f = rc ? 4.0 : 3.0, fa = rc ? 4.5 : 3.5;
+        struct tb_dwork w3 = w;
+        w3.attn = fa * w.attn;
+        w3.conv = f * w.conv;
+        w3.total = f * (w.total - w.attn) + w3.attn;
+        w3.gemm_per_width = f * w.gemm_per_width;
+        w3.conv_per_width = f * w.conv_per_width;
+        w3.attn_per_width = fa * w.attn_per_width;
+        w3.act_elems = f * w.act_elems;
+        tact = work_s(&d, &w3, b * tok, d.peak, d.gemm_eff, g, &tcomp);
+    }
+    tkern = (tcomp + tact) / (d.e->train_eff * d.e->dit_train_eff);
+    /* tensor parallel: two all-reduces per block forward and two backward, of the
+     * replica's activations, tp_overlap of them hidden (as an LLM's) */
+    if (g > 1) {
+        const double width = a->kind == TB_DARCH_UNET ? a->ch[a->nlevels - 1] : a->hidden;
+        const double tact_tok = a->kind == TB_DARCH_UNET ? img / 16.0 : tok;
+        ttp = blocks * 4.0 * tb_model_allreduce_s(&d, b * tact_tok * width * 2.0, g, g) *
+              (1.0 - d.e->tp_overlap);
+    }
+    /* data parallel: the bf16 gradients reduced (the distributed optimizer's
+     * reduce-scatter and the parameters' all-gather move an all-reduce's bytes), the
+     * dp group every g-th device of the job, dp_overlap of it behind the backward */
+    tdp = dp > 1 ? tb_model_allreduce_s(&d, params * 2.0 / (double)g, dp, devs) *
+                       (1.0 - d.e->dp_overlap)
+                 : 0;
+    /* Adam on the replica's shard: fp32 master, two moments and the bf16 weight and
+     * gradient read and written, about 18 bytes a parameter */
+    topt = params * 18.0 / (double)(g * dp) / (d.hbm_bw * d.e->mem_eff);
+    tfix = 3.0 * blocks * d.e->layer_s + d.e->step_s;
+    step = tkern + ttp + tdp + topt + tfix;
+    p->fits = true;
+    p->recompute = rc;
+    p->recompute_kind = rc ? "full" : "none";
+    p->mem_per_device_gib = dtrain_mem(&d, a, b, res, g, dp, rc) / 1073741824.0;
+    p->step_time_s = step;
+    p->train_tokens_per_s = GB * tok / step;
+    p->train_tokens_per_s_per_chip = p->train_tokens_per_s / (double)chips;
+    /* model FLOPs: 3 x the forward's (no recomputation counted) */
+    p->mfu = 3.0 * tb_dflops_denoiser(a, GB, res) / (step * (double)chips * d.chip_peak);
+    p->bound = tcomp >= tact ? "compute" : "memory";
+    if (sc->train_tokens > 0) {
+        /* MLPerf Training's flux1 (FLUX.1-schnell from scratch at 256 px): an evaluation
+         * every 262,144 samples (rounded up to whole global batches), each the validation
+         * loss over 29,696 samples, forward only (training_rules.adoc 'Quality measure';
+         * the v5.1 NVIDIA implementation's README: "Evaluation thoroughness: 29,696
+         * samples"): at the forward's third of a sample's training cost, the busiest
+         * replica's share of the samples */
+        const double samples = sc->train_tokens / tok;
+        p->time_to_train_s = samples / GB * step;
+        if (!strcmp(a->name, "flux.1-schnell") && res == 256) {
+            const double every = ceil(262144.0 / GB) * GB, n = floor(samples / every);
+            p->eval_s = n * ceil(29696.0 / (double)dp) * (double)dp / GB * step / 3.0;
+            p->time_to_train_s += p->eval_s;
+            snprintf(evals, sizeof evals,
+                     "; time_to_train adds %.0f evaluations (MLPerf flux1: every %.0f samples, "
+                     "29696 each, forward only) = %.4g s",
+                     n, every, p->eval_s);
+        }
+        tb_model_price_training(m, sc, p, priced, sizeof priced);
+    }
+    snprintf(p->assumptions, sizeof p->assumptions,
+             "%s training at %dpx: %.0f tokens a sample (%.0f image, the rest text), batch %ld "
+             "(%.0f a replica); tp=%ld dp=%ld over %ld devices (%ld per chip), %s "
+             "recomputation; gemm_eff %.2f x train_eff %.2f x dit_train_eff %.2f; step %.4g s "
+             "(kernels %.4g, tp %.3g, "
+             "dp %.3g, optimizer %.3g); train_tokens = samples x %.0f%s%s",
+             a->name, res, tok, img, sc->batch, b, g, dp, devs, k, rc ? "full" : "no", d.gemm_eff,
+             d.e->train_eff, d.e->dit_train_eff, step, tkern, ttp, tdp, topt, tok, evals, priced);
+    return 0;
+}

@@ -76,6 +76,14 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
                            struct tb_prediction *p, char *err, size_t errlen);
 int tb_model_predict_denoise(const struct tb_model *m, const struct tb_scenario *sc,
                              struct tb_prediction *p, char *err, size_t errlen);
+/* Training a diffusion model's denoiser (sc->darch; tb_model_denoise.c). */
+int tb_model_predict_dtrain(const struct tb_model *m, const struct tb_scenario *sc,
+                            struct tb_prediction *p, char *err, size_t errlen);
+/* usd_to_train of p->time_to_train_s at the target's price (m's region and purchase
+ * model): p->usd_to_train set and priced ("; usd_to_train at ...") written, or
+ * p->price_why saying why not (priced ""). */
+void tb_model_price_training(const struct tb_model *m, const struct tb_scenario *sc,
+                             struct tb_prediction *p, char *priced, size_t len);
 
 /* ---- serving regimes (tb_model_regime.c) ---- */
 

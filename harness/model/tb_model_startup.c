@@ -16,7 +16,7 @@ static double device_weight_bytes(const struct dev *d, const struct tb_scenario 
                                   const struct tb_prediction *p)
 {
     double shards = (double)(p->tp > 0 ? p->tp : 1) * (double)(p->pp > 0 ? p->pp : 1);
-    if (sc->phase == TB_PHASE_DENOISE) {
+    if (sc->darch) {
         const struct tb_darch *a = sc->darch;
         return (tb_darch_params_denoiser(a) + tb_darch_params_encoders(a) +
                 tb_darch_params_vae_decoder(a)) *
@@ -86,7 +86,7 @@ static void compile_time(const struct tb_model *m, const struct tb_scenario *sc,
 {
     const struct tb_csv_table *t = &m->compile;
     const char *chip = sc->inst->chip, *phase = tb_phase_to_string(sc->phase);
-    const char *model = sc->phase == TB_PHASE_DENOISE ? sc->darch->name : sc->arch->name;
+    const char *model = sc->darch ? sc->darch->name : sc->arch->name;
 
     for (size_t r = 0; r < t->nrows; r++) {
         const char *c = tb_csv_field(t, r, "chip"), *mo = tb_csv_field(t, r, "model");

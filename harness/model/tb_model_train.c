@@ -247,6 +247,23 @@ static void mlperf_eval(const struct tb_arch *a, bool lora, double GB, double *e
     }
 }
 
+void tb_model_price_training(const struct tb_model *m, const struct tb_scenario *sc,
+                             struct tb_prediction *p, char *priced, size_t len)
+{
+    struct tb_price_choice pc;
+    *priced = '\0';
+    if (tb_pricing_target_price(m->pricing, sc->inst->instance, m->region, m->purchase, &pc,
+                                p->price_why, sizeof p->price_why) != 0)
+        return; /* the reason is in price_why */
+    if (!pc.have) {
+        snprintf(p->price_why, sizeof p->price_why, "%s", pc.why);
+        return;
+    }
+    p->usd_to_train = p->time_to_train_s / 3600.0 * pc.usd_per_hour * (double)p->instances;
+    snprintf(priced, len, "; usd_to_train at %.4g USD/h (%s %s, as of %.60s, %.150s line %ld)",
+             pc.usd_per_hour, pc.region, pc.purchase, pc.as_of, m->pricing->prices_name, pc.line);
+}
+
 int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *sc,
                            struct tb_prediction *p, char *err, size_t errlen)
 {
@@ -417,7 +434,6 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
     p->mfu = flops / (be.step * (double)chips * d.chip_peak);
     char priced[400] = "", evals[300] = ""; /* usd_to_train's price; the evaluations */
     if (sc->train_tokens > 0) {
-        struct tb_price_choice pc;
         double every, seqs, skip, n, fwd;
         /* MLPerf Training's time to train: the tokens to the target over the throughput,
          * plus the evaluations on the way, each a forward pass over the validation
@@ -464,18 +480,7 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
                      "; NVFP4 LoRA heals to FP8 after step %d: %.0f steps at %.4g s",
                      LORA_HEALING_STEP, heal, step8);
         }
-        if (tb_pricing_target_price(m->pricing, sc->inst->instance, m->region, m->purchase, &pc,
-                                    p->price_why, sizeof p->price_why) != 0)
-            ; /* the reason is in price_why */
-        else if (!pc.have)
-            snprintf(p->price_why, sizeof p->price_why, "%s", pc.why);
-        else {
-            p->usd_to_train = p->time_to_train_s / 3600.0 * pc.usd_per_hour * (double)p->instances;
-            snprintf(priced, sizeof priced,
-                     "; usd_to_train at %.4g USD/h (%s %s, as of %.60s, %.150s line %ld)",
-                     pc.usd_per_hour, pc.region, pc.purchase, pc.as_of, m->pricing->prices_name,
-                     pc.line);
-        }
+        tb_model_price_training(m, sc, p, priced, sizeof priced);
     }
     p->bound = be.bound;
     char lora[160] = "";

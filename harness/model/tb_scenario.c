@@ -167,21 +167,27 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
     if (in->sc.phase == TB_PHASE_DENOISE ? tb_darch_find(&in->darch, model, e, sizeof e)
                                          : tb_arch_find(&in->arch, model, e, sizeof e)) {
         char e2[64];
-        /* a diffusion model in another phase: say what is modeled, not its file's family */
+        /* a diffusion model in another phase: trained (phase train), or said plainly what
+         * is modeled, not its file's family */
         if (in->sc.phase != TB_PHASE_DENOISE &&
-            tb_darch_find(&in->darch, model, e2, sizeof e2) == 0)
-            snprintf(res->why, sizeof res->why,
-                     "field 'model': '%.100s' is a diffusion model: the model predicts its phase "
-                     "denoise (%s is not modeled for it)",
-                     model, phase);
-        else
+            tb_darch_find(&in->darch, model, e2, sizeof e2) == 0) {
+            if (in->sc.phase != TB_PHASE_TRAIN) {
+                snprintf(res->why, sizeof res->why,
+                         "field 'model': '%.100s' is a diffusion model: the model predicts its "
+                         "phases denoise and train (%s is not modeled for it)",
+                         model, phase);
+                return -1;
+            }
+            in->sc.darch = &in->darch;
+        } else {
             snprintf(res->why, sizeof res->why, "field 'model': %.480s", e);
-        return -1;
-    }
-    if (in->sc.phase == TB_PHASE_DENOISE)
+            return -1;
+        }
+    } else if (in->sc.phase == TB_PHASE_DENOISE) {
         in->sc.darch = &in->darch;
-    else
+    } else {
         in->sc.arch = &in->arch;
+    }
     in->sc.precision = F(f, "precision");
     if (*in->sc.precision && !tb_model_precision_known(in->sc.precision)) {
         snprintf(res->why, sizeof res->why, "field 'precision': '%.100s' (%s)", in->sc.precision,
@@ -239,8 +245,9 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
         return -1;
     }
     in->sc.dataset = F(f, "dataset");
-    if (in->sc.phase == TB_PHASE_DENOISE && !*in->sc.dataset)
-        return 0;          /* steps and resolution default to the model's */
+    if ((in->sc.phase == TB_PHASE_DENOISE || in->sc.darch) && !*in->sc.dataset)
+        return 0;          /* steps and resolution default to the model's; a sample's tokens are
+                              the image's and the text's */
     if (*in->sc.dataset) { /* the dataset gives the lengths, when it has them */
         int st = tb_model_dataset_status(m, in->sc.dataset, e, sizeof e);
         if (st != 0) {

@@ -307,7 +307,7 @@ int tb_record_prediction(const struct tb_record_ctx *c, const struct tb_scenario
     const struct tb_metric *all = tb_metric_all(&nall);
 
     tb_utc_now(stamp, sizeof stamp);
-    snprintf(layers, sizeof layers, "%d", denoise ? 0 : sc->arch->layers);
+    snprintf(layers, sizeof layers, "%d", sc->darch ? 0 : sc->arch->layers);
     snprintf(batch, sizeof batch, "%ld", p->batch);
     snprintf(inst, sizeof inst, "%ld", p->instances);
     snprintf(chips, sizeof chips, "%ld", p->chips); /* the report charges their share */
@@ -332,8 +332,8 @@ int tb_record_prediction(const struct tb_record_ctx *c, const struct tb_scenario
         r->col[TB_COL_TARGET] = sc->inst->instance;
         r->col[TB_COL_INSTANCES] = inst;
         r->col[TB_COL_EXECUTOR] = "model";
-        r->col[TB_COL_MODEL] = denoise ? sc->darch->name : sc->arch->name;
-        r->col[TB_COL_LAYERS] = denoise ? NULL : layers;
+        r->col[TB_COL_MODEL] = sc->darch ? sc->darch->name : sc->arch->name;
+        r->col[TB_COL_LAYERS] = sc->darch ? NULL : layers;
         r->col[TB_COL_PHASE] = tb_phase_to_string(sc->phase);
         r->col[TB_COL_PRECISION] = sc->precision && *sc->precision ? sc->precision : "bf16";
         r->col[TB_COL_BATCH] = batch;

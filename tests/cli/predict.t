@@ -73,23 +73,24 @@ check "validate prints the errors per family, phase and precision" \
     grep -q '^family  *phase  *precision  *rows  *complete  *predicted  *median%  *p90%$' "$tmp/val.out"
 check "H100 SXM5 serve fp8: its 44 published rows, all complete and predicted" \
     grep -Eq '^H100 SXM5 +serve +fp8 +44 +44 +44 +[0-9]+\.[0-9] +[0-9]+\.[0-9]$' "$tmp/val.out"
-check "the breakdown's rows add up to the 237 published rows" \
-    test "$(sed -n '/^per family, phase and precision$/,$p' "$tmp/val.out" | awk 'NR > 2 { n += $(NF - 4) } END { print n }')" -eq 237
+check "the breakdown's rows add up to the 245 published rows" \
+    test "$(sed -n '/^per family, phase and precision$/,$p' "$tmp/val.out" | awk 'NR > 2 { n += $(NF - 4) } END { print n }')" -eq 245
 # on the one-row table its only group has the family's figures: 1 1 1 and the same error
 fam=$(sed -n 's/^H200 SXM  *\(1  *1  *1  *[0-9.]*  *[0-9.]*\)$/\1/p' "$tmp/wrong.out")
 check "one row, H200 SXM serve fp8 prints the family's line ($fam)" \
     sh -c "test -n '$fam' && grep -q '^H200 SXM  *serve  *fp8  *$fam$' '$tmp/wrong.out'"
 
-# unseen.csv: rows the model was never fitted to; validate reads it and predicts all 24
-# (the 12 B200/GB200 fp4 rows too, since fp4 is modeled) within the default targets,
+# unseen.csv: rows the model was never fitted to; validate reads it and predicts all 28
+# (the 12 B200/GB200 fp4 rows too, since fp4 is modeled, and the 4 GB200 flux1 training
+# rows) within the default targets,
 # and every row names its source
 uns="$TB_SRCDIR/reports/validation/unseen.csv"
 "$TB_BIN" validate --quiet "$uns" >"$tmp/unseen.out" 2>&1
-check "validate on unseen.csv: 24 rows, 24 predicted, within the targets (exit 0)" \
-    sh -c "test $? -eq 0 && grep -Eq '^overall +24 +24 +24 ' '$tmp/unseen.out'"
+check "validate on unseen.csv: 28 rows, 28 predicted, within the targets (exit 0)" \
+    sh -c "test $? -eq 0 && grep -Eq '^overall +28 +28 +28 ' '$tmp/unseen.out'"
 check "every unseen.csv row has a source" \
     test "$(perl -e 'open my $f, "<", $ARGV[0] or die; my $h = <$f>; my $n = 0;
-        while (<$f>) { $n++ } print $n' "$uns")" -eq 24 -a \
+        while (<$f>) { $n++ } print $n' "$uns")" -eq 28 -a \
     -z "$(perl -ne 'print "$1\n" if /^(U\d+),/' "$uns" | while read -r id; do test -n "$(csv_cell "$uns" source id="$id")" || echo "$id"; done)"
 
 # options take "--opt=value" as well as "--opt value", before or after the file
@@ -216,14 +217,15 @@ check "an unknown dataset is named" \
 check "two regimes in one row are refused" \
     sh -c 'echo "$0" | grep -q "different serving regimes: give one"' "$(field "$tmp/regimes.out" R7 why)"
 # a diffusion model in a phase the model does not cost for it: said plainly (it was "field
-# 'family': unknown family 'flux' (known: llama)", the file's line 8)
+# 'family': unknown family 'flux' (known: llama)", the file's line 8); in phase train its
+# denoiser's training is predicted
 cat >"$tmp/dtrain.csv" <<'CSV'
 id,target,instances,chips,model,phase,precision,seq_in,seq_out,batch,tp,pp,dp,steps,resolution,metric,unit,value
-D1,p6-b200.48xlarge,1,8,flux.1-dev,train,bf16,,,16,1,1,8,,1024,step_time_s,s,1
-D2,p6-b200.48xlarge,1,8,flux.1-dev,denoise,bf16,,,1,1,1,8,28,1024,s_per_image,s,1
+D1,p6-b200.48xlarge,1,8,flux.1-dev,prefill,bf16,128,,1,,,,,1024,ttft_ms,ms,1
+D2,p6-b200.48xlarge,1,8,flux.1-dev,train,bf16,,,64,,,,,256,step_time_s,s,1
 CSV
 "$TB_BIN" predict --scenarios "$tmp/dtrain.csv" >"$tmp/dtrain.out" 2>/dev/null
-check "flux.1-dev in phase train: 'a diffusion model ... denoise (train is not modeled for it)'; its denoise row predicted" \
-    sh -c 'echo "$0" | grep -q "^field .model.: .flux.1-dev. is a diffusion model: the model predicts its phase denoise (train is not modeled for it)$" &&
+check "flux.1-dev in phase prefill: 'a diffusion model ... denoise and train (prefill is not modeled for it)'; its train row predicted" \
+    sh -c 'echo "$0" | grep -q "^field .model.: .flux.1-dev. is a diffusion model: the model predicts its phases denoise and train (prefill is not modeled for it)$" &&
            test -z "$1" && perl -e "exit !(\$ARGV[0] > 0)" "$2"' \
     "$(field "$tmp/dtrain.out" D1 why)" "$(field "$tmp/dtrain.out" D2 why)" "$(field "$tmp/dtrain.out" D2 predicted)"

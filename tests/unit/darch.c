@@ -46,9 +46,9 @@ static void expect_error(const char *text, const char *want, const char *what)
 int main(void)
 {
     struct tb_darch sdxl = load("sdxl"), sd3 = load("sd3.5-large"), flux = load("flux.1-dev");
-    struct tb_darch tiny = load("sdxl-tiny");
+    struct tb_darch tiny = load("sdxl-tiny"), schnell = load("flux.1-schnell");
 
-    plan(24 + 6);
+    plan(24 + 6 + 3);
     /* ---- parameters ---- */
     IS_DOUBLE(2567463684.0, tb_darch_params_denoiser(&sdxl), 0.5,
               "SDXL UNet: 2,567,463,684 parameters as published");
@@ -58,6 +58,18 @@ int main(void)
            tb_darch_params_denoiser(&sd3) / 1e9);
     IS_REL(11.9e9, tb_darch_params_denoiser(&flux), 0.01, "FLUX.1-dev: %.3fB, published 11.9B",
            tb_darch_params_denoiser(&flux) / 1e9);
+    /* FLUX.1-schnell: dev's net less the guidance MLP (256 -> D -> D), 11.9 B as MLPerf's
+     * flux1 log prints it; its prompt is 256 T5 tokens, so a pass at 256 px is 256 + 256
+     * tokens and three of them (training) 20.4 TFLOP, NVIDIA's MODEL_TFLOP_PER_SAMPLE 20.3 */
+    IS_DOUBLE(tb_darch_params_denoiser(&flux) - tb_darch_params_denoiser(&schnell),
+              256.0 * 3072 + 3072 + 3072.0 * 3072 + 3072, 0.5,
+              "FLUX.1-schnell: FLUX.1-dev less its guidance embedding (%.0f parameters)",
+              tb_darch_params_denoiser(&flux) - tb_darch_params_denoiser(&schnell));
+    IS_REL(11.9e9, tb_darch_params_denoiser(&schnell), 0.01, "FLUX.1-schnell: %.3fB, 11.9 B",
+           tb_darch_params_denoiser(&schnell) / 1e9);
+    IS_REL(20.3e12, 3 * tb_dflops_denoiser(&schnell, 1, 256), 0.01,
+           "a training sample at 256 px: %.2f TFLOP, NVIDIA's count 20.3",
+           3 * tb_dflops_denoiser(&schnell, 1, 256) / 1e12);
     for (int i = 0; i < sd3.nencoders; i++)
         IS_DOUBLE(sd3.enc[i].published_params, tb_darch_params_encoder(&sd3.enc[i]), 0.5,
                   "%s: %.0f parameters as published", sd3.enc[i].name, sd3.enc[i].published_params);

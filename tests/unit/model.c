@@ -103,7 +103,7 @@ int main(void)
 
     /* the last 13: attention's backward, the all-reduce across instances, the 405B
      * evaluation schedule, NVFP4 LoRA healing (issue 18's training round) */
-    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9 + 4 + 11 + 7 + 5 + 4 + 13);
+    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9 + 4 + 11 + 7 + 5 + 4 + 13 + 11);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -695,6 +695,92 @@ int main(void)
         IS_INT(1, q.devices_per_chip, "without dp, the chip is one device");
         OK(q.s_per_image < p.s_per_image, "and a whole chip is faster per image (%.1f s)",
            q.s_per_image);
+    }
+
+    /* ---- training a diffusion model's denoiser ---- */
+    {
+        struct tb_darch flux;
+        const struct tb_chip *b2 = tb_pricing_chip(&pr, "b200");
+        char why[512] = "";
+        if (tb_darch_find(&flux, "flux.1-dev", err, sizeof err) != 0)
+            bail("%s", err);
+        memset(&s, 0, sizeof s);
+        s.darch = &flux;
+        s.inst = tb_pricing_instance(&pr, "p6-b200.48xlarge");
+        s.phase = TB_PHASE_TRAIN;
+        s.precision = "bf16";
+        s.chips = 8;
+        s.batch = 64;
+        s.resolution = 256;
+        p = predict(&s);
+        {
+            /* 3 forward passes of model FLOPs at the bf16 peak: the floor; the step keeps
+             * gemm_eff x train_eff x dit_train_eff of it at best, and its other terms
+             * (attention, unfused kernels, gradients) add well under 60% */
+            const struct tb_model_eff *e = tb_model_eff_of(&model, "b200");
+            double floor_s =
+                3.0 * tb_dflops_denoiser(&flux, 64, 256) / (8 * b2->bf16_dense_tflops * 1e12);
+            double keep = e->gemm_eff * e->train_eff * e->dit_train_eff;
+            OK(p.fits && p.step_time_s > floor_s / keep && p.step_time_s < 1.6 * floor_s / keep,
+               "FLUX.1-dev training, 64 images of 256 px on 8 B200: step %.3f s, floor %.3f s "
+               "at %.3f of the peak",
+               p.step_time_s, floor_s, keep);
+            OK(p.mfu > 0.2 && p.mfu < 0.68, "its MFU %.2f", p.mfu);
+        }
+        /* a sample is 16 x 16 patches and the 512 text tokens, all through the blocks */
+        IS_REL(p.train_tokens_per_s, 64.0 * (256 + 512) / p.step_time_s, 1e-12,
+               "train_tokens_per_s = images x (256 patches + 512 text tokens) / step: %.4g",
+               p.train_tokens_per_s);
+        s.batch = 128;
+        q = predict(&s);
+        OK(q.step_time_s / p.step_time_s > 1.7 && q.step_time_s / p.step_time_s <= 2.0,
+           "twice the batch: %.2fx the step", q.step_time_s / p.step_time_s);
+        s.train_tokens = 1e9;
+        q = predict(&s);
+        IS_REL(q.time_to_train_s, 1e9 / q.train_tokens_per_s, 1e-12,
+               "time_to_train_s = train_tokens / train_tokens_per_s (%.0f s)", q.time_to_train_s);
+        s.train_tokens = 0;
+        s.tp = 2;
+        s.dp = 4;
+        q = predict(&s);
+        OK(q.fits && q.tp == 2 && q.dp == 4 && strstr(q.assumptions, "tp=2 dp=4"),
+           "a given tp=2 dp=4 is kept: %.60s", q.assumptions);
+        s.tp = s.dp = 0;
+        s.batch = 0;
+        OK(tb_model_predict(&model, &s, &q, why, sizeof why) != 0 && strstr(why, "global batch"),
+           "no batch: refused (%s)", why);
+        s.batch = 64;
+        s.precision = "fp4";
+        OK(tb_model_predict(&model, &s, &q, why, sizeof why) != 0 && strstr(why, "fp4"),
+           "fp4 training refused (%s)", why);
+        s.precision = "bf16";
+        s.inst = tb_pricing_instance(&pr, "inf2.xlarge");
+        s.chips = 1;
+        q = predict(&s);
+        OK(!q.fits && strstr(q.why, "does not fit"), "not on one Inferentia2: %.80s", q.why);
+        /* MLPerf's flux1: FLUX.1-schnell at 256 px evaluates every 262,144 samples, 29,696
+         * samples forward only each (a third of a training sample's cost) */
+        {
+            struct tb_darch schnell;
+            if (tb_darch_find(&schnell, "flux.1-schnell", err, sizeof err) != 0)
+                bail("%s", err);
+            s.darch = &schnell;
+            s.inst = tb_pricing_instance(&pr, "p6e-gb200.36xlarge");
+            s.instances = 4;
+            s.chips = 16;
+            s.batch = 512;
+            s.precision = "fp8";
+            s.train_tokens = 8388608.0 * 512;
+            q = predict(&s);
+            OK(q.fits && strstr(q.assumptions, "32 evaluations (MLPerf flux1"),
+               "8,388,608 samples at batch 512: 32 evaluations (%.60s)",
+               strstr(q.assumptions, "time_to_train") ? strstr(q.assumptions, "time_to_train")
+                                                      : q.assumptions);
+            IS_REL(q.time_to_train_s,
+                   8388608.0 / 512 * q.step_time_s + 32 * 29696.0 / 512 * q.step_time_s / 3, 1e-9,
+                   "time_to_train = steps x step + 32 x 58 batches' forward: %.0f s",
+                   q.time_to_train_s);
+        }
     }
 
     /* ---- start-up: weight load and compile time, any phase ---- */
