@@ -187,12 +187,20 @@ static int check_batch(const char *v)
 static int check_shape(const struct question *q)
 {
     bool serve = !strcmp(q->phase, "serve"), train = !strcmp(q->phase, "train");
+    /* a diffusion model's training: images at a resolution, no sequence */
+    bool dtrain = train && tb_darch_is_diffusion(q->model) == 1;
     const char *bad = NULL;
     if (!serve && !train && strcmp(q->phase, "denoise")) {
         fprintf(stderr, "trnbench compare: --phase: '%s' (serve, train or denoise)\n", q->phase);
         return -1;
     }
-    if ((serve || train) && !q->seq_in)
+    if (dtrain && (q->seq_in || q->steps))
+        bad = "--seq-in and --steps are not a diffusion model's training (--resolution, --batch)";
+    else if (dtrain && (!q->batch || !strcmp(q->batch, "max")))
+        bad = "--batch N (the global batch in images) is required";
+    else if (dtrain)
+        ;
+    else if ((serve || train) && !q->seq_in)
         bad = "--seq-in N is required";
     else if (serve && !q->seq_out)
         bad = "--seq-out N is required";
@@ -225,7 +233,8 @@ static int check_shape(const struct question *q)
 static int check_model(const struct question *q)
 {
     char e[1024];
-    if (!strcmp(q->phase, "denoise")) {
+    if (!strcmp(q->phase, "denoise") ||
+        (!strcmp(q->phase, "train") && tb_darch_is_diffusion(q->model) == 1)) {
         struct tb_darch d;
         if (tb_darch_is_diffusion(q->model) == 0) {
             fprintf(stderr,
@@ -241,7 +250,9 @@ static int check_model(const struct question *q)
     } else {
         struct tb_arch a;
         if (tb_darch_is_diffusion(q->model) == 1) {
-            fprintf(stderr, "trnbench compare: --model: %s is a diffusion model: --phase denoise\n",
+            fprintf(stderr,
+                    "trnbench compare: --model: %s is a diffusion model: --phase denoise or "
+                    "train\n",
                     q->model);
             return -1;
         }

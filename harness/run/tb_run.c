@@ -99,7 +99,11 @@ static int check_predicts(const struct tb_suite *s, const struct tb_pricing *pr,
     for (size_t i = 0; i < s->npredicts; i++) {
         const struct tb_predict_spec *p = &s->predicts[i];
         const char *t = tb_predict_spec_get(p, "target");
-        bool denoise = !strcmp(tb_predict_spec_get(p, "phase"), "denoise");
+        const char *phase = tb_predict_spec_get(p, "phase"),
+                   *model = tb_predict_spec_get(p, "model");
+        /* a diffusion model's: denoise, or its denoiser's training */
+        bool denoise = !strcmp(phase, "denoise") ||
+                       (!strcmp(phase, "train") && tb_darch_is_diffusion(model) == 1);
         struct tb_arch a;
         struct tb_darch da;
         char e[1024];
@@ -108,8 +112,8 @@ static int check_predicts(const struct tb_suite *s, const struct tb_pricing *pr,
                           "%s: line %ld: field 'target': unknown target '%s' (not in "
                           "pricing/instances.csv)",
                           s->path, p->line, t);
-        if ((denoise ? tb_darch_find(&da, tb_predict_spec_get(p, "model"), e, sizeof e)
-                     : tb_arch_find(&a, tb_predict_spec_get(p, "model"), e, sizeof e)) != 0)
+        if ((denoise ? tb_darch_find(&da, model, e, sizeof e)
+                     : tb_arch_find(&a, model, e, sizeof e)) != 0)
             return tb_err(err, errlen, "%s: line %ld: field 'model': %s", s->path, p->line, e);
         {
             struct tb_scenario_in in;

@@ -1,6 +1,7 @@
 /* harness/run/tb_suite.c: see tb_suite.h. */
 #include "tb_suite.h"
 
+#include "tb_darch.h"
 #include "tb_model.h"
 #include "tb_range.h"
 #include "tb_scenario.h"
@@ -646,6 +647,10 @@ void tb_model_run_id(char *buf, size_t len, const char *target, const char *mode
         snprintf(full, sizeof full, "model:%.200s/%.200s/denoise/b%.64s/r%.64s/s%.64s/%.64s%s",
                  target, model, batch ? batch : "1", resolution ? resolution : "default",
                  steps ? steps : "default", precision ? precision : "bf16", x);
+    else if (!seq_in) /* a diffusion model's training: images at a resolution */
+        snprintf(full, sizeof full, "model:%.200s/%.200s/%.64s/b%.64s/r%.64s/%.64s%s", target,
+                 model, phase, batch ? batch : "1", resolution ? resolution : "default",
+                 precision ? precision : "bf16", x);
     else
         snprintf(full, sizeof full, "model:%.200s/%.200s/%.64s/b%.64s/in%.64s%s/%.64s%s", target,
                  model, phase, batch ? batch : "1", seq_in, o, precision ? precision : "bf16", x);
@@ -759,6 +764,14 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
     {
         const char *ph = tb_predict_spec_get(&base, "phase");
         bool denoise = ph && !strcmp(ph, "denoise");
+        if (ph && !strcmp(ph, "train") && !tb_predict_spec_get(&base, "seq_in")) {
+            /* a diffusion model's training has no sequence: every model of the list one */
+            char mcopy[512], *mo, *ms = NULL;
+            snprintf(mcopy, sizeof mcopy, "%s", models);
+            denoise = models[0] != '\0';
+            for (mo = strtok_r(mcopy, ",", &ms); mo; mo = strtok_r(NULL, ",", &ms))
+                denoise &= tb_darch_is_diffusion(mo) == 1;
+        }
         if (!targets[0] || !models[0] || !ph || (!denoise && !tb_predict_spec_get(&base, "seq_in")))
             return tb_err(err, errlen, "%s: field '%s': missing", where,
                           !targets[0]  ? "target"

@@ -26,7 +26,7 @@ costs() {
 # the smallest number on standard input
 least() { sort -g | head -1; }
 
-echo "1..37"
+echo "1..39"
 
 # ---- the acceptance command ----
 out="$tmp/serve"
@@ -91,6 +91,25 @@ t=$(costs "$tmp/denoise/cost.csv" price_region=us-east-2 price_purchase=capacity
 check "denoise: a usd_per_kimage for each target at capacity-block us-east-2 ($t)" test "$t" = 2
 check "denoise: the summary prices images" \
     grep -q '^- `flux.1-dev/denoise/r1024/sdefault/bf16` (USD per 1000 images): cheapest ' "$tmp/denoise/report.md"
+
+# a diffusion model's training: images at a resolution, the global batch required
+"$TB_BIN" compare --model flux.1-schnell --phase train --batch 512 --resolution 256 \
+    --targets p6-b200.48xlarge,p5.48xlarge --train-tokens 4e9 --out "$tmp/dtrain" >/dev/null 2>&1
+rc=$?
+st=$(csv_cell "$tmp/dtrain/results.csv" value target=p6-b200.48xlarge metric=step_time_s)
+check "train a diffusion model (FLUX.1-schnell, 512 images of 256 px): exits 0, B200 step $st s, priced per 1M training tokens" \
+    sh -c 'test $0 = 0 && perl -e "exit !(\$ARGV[0] > 0.1 && \$ARGV[0] < 10)" "$1" &&
+           grep -q "^- \`flux.1-schnell/train/r256/bf16\` (USD per 1M training tokens): cheapest " "$2"' \
+    $rc "$st" "$tmp/dtrain/report.md"
+"$TB_BIN" compare --model flux.1-schnell --phase train --resolution 256 --targets p5.48xlarge \
+    --out "$tmp/dtrain2" >/dev/null 2>"$tmp/dtrain2.err"
+rc=$?
+"$TB_BIN" compare --model flux.1-schnell --phase train --batch 64 --seq-in 512 --targets p5.48xlarge \
+    --out "$tmp/dtrain3" >/dev/null 2>"$tmp/dtrain3.err"
+check "  without --batch, or with --seq-in: exit 2 saying what a diffusion model's training takes" \
+    sh -c 'test $0 = 2 && test $1 = 2 && grep -q "the global batch in images) is required" "$2" &&
+           grep -q "not a diffusion model.s training (--resolution, --batch)" "$3"' \
+    $rc $? "$tmp/dtrain2.err" "$tmp/dtrain3.err"
 
 # ---- --results: a measured row (vLLM bench serve, imported) joins the modeled ones ----
 "$TB_BIN" import --format vllm "$TB_SRCDIR/tests/data/import/vllm-bench-serve.json" \
