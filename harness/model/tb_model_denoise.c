@@ -10,6 +10,14 @@
 
 /* ---- diffusion ---- */
 
+/* The denoiser's blocks, each with its fixed cost (layer_us): the UNet's ResNets,
+ * transformers and resamplers, a DiT's joint and single-stream blocks. */
+static double diff_blocks(const struct tb_darch *a)
+{
+    return a->kind == TB_DARCH_UNET ? 4.0 * a->nlevels * (a->layers_per_block + 1) + 30.0
+                                    : (double)a->dit_depth + a->single_depth;
+}
+
 /* The parts of one image batch's time (denoise_time). */
 struct dtime {
     double pass; /* one denoising step: the denoiser's pass over both CFG halves */
@@ -58,9 +66,7 @@ static double denoise_time(const struct dev *d, const struct tb_darch *a, double
     const double cfgb = a->cfg ? 2.0 * b : b;
     /* the denoiser's work below is for cfgb images; split, each device does half */
     const double share = split ? 0.5 : 1.0;
-    const double blocks = a->kind == TB_DARCH_UNET
-                              ? 4.0 * a->nlevels * (a->layers_per_block + 1) + 30.0
-                              : (double)a->dit_depth + a->single_depth;
+    const double blocks = diff_blocks(a);
     struct tb_dwork w, vw;
     double tcomp, tact, tvc;
     tb_dwork_denoiser(a, cfgb, res, &w); /* one walk of the net */
@@ -108,6 +114,29 @@ static double denoise_mem(const struct dev *d, const struct tb_darch *a, double 
     return (weights + act) / (double)g;
 }
 
+/* The devices of a diffusion layout into *d and *k (devices per chip): chips, or
+ * NeuronCores when dp (or tp x dp) counts more than the chips; without either, a chip is
+ * one device (a Neuron chip's cores as one group, as a GPU). 0 or -1 with a reason. */
+static int diff_devices(const struct tb_model *m, const struct tb_scenario *sc, long chips,
+                        struct dev *d, long *k, char *err, size_t errlen)
+{
+    *k = 1;
+    if (sc->dp > 0 || sc->tp > 0) {
+        long n;
+        if (tb_model_layout_devices(sc, &n, err, errlen) != 0)
+            return -1;
+        if (n > chips) {
+            if (n % chips)
+                return tb_err(err, errlen, "tp x dp = %ld does not divide over %ld chips", n,
+                              chips);
+            *k = n / chips;
+        }
+    }
+    if (*k != 1 && *k != 2 && *k != 4 && *k != 8)
+        return tb_err(err, errlen, "tp x dp over %ld chips gives %ld devices per chip", chips, *k);
+    return tb_model_dev_init(d, m, sc, *k, err, errlen);
+}
+
 int tb_model_predict_denoise(const struct tb_model *m, const struct tb_scenario *sc,
                              struct tb_prediction *p, char *err, size_t errlen)
 {
@@ -131,20 +160,7 @@ int tb_model_predict_denoise(const struct tb_model *m, const struct tb_scenario 
     /* devices: chips, or NeuronCores when dp (or tp x dp) counts more than the chips;
      * without either, a chip is one device (a Neuron chip's cores as one group, as a
      * GPU) */
-    if (sc->dp > 0 || sc->tp > 0) {
-        long n;
-        if (tb_model_layout_devices(sc, &n, err, errlen) != 0)
-            return -1;
-        if (n > chips) {
-            if (n % chips)
-                return tb_err(err, errlen, "tp x dp = %ld does not divide over %ld chips", n,
-                              chips);
-            k = n / chips;
-        }
-    }
-    if (k != 1 && k != 2 && k != 4 && k != 8)
-        return tb_err(err, errlen, "tp x dp over %ld chips gives %ld devices per chip", chips, k);
-    if (tb_model_dev_init(&d, m, sc, k, err, errlen) != 0)
+    if (diff_devices(m, sc, chips, &d, &k, err, errlen) != 0)
         return -1;
     devs = chips * k;
     cap = d.hbm * d.e->hbm_usable;
@@ -259,9 +275,7 @@ static double dtrain_mem(const struct dev *d, const struct tb_darch *a, double b
     double img, tok = dtrain_tokens(a, res, &img);
     const double params = tb_darch_params_denoiser(a);
     const double width = a->kind == TB_DARCH_UNET ? a->ch[0] * 8.0 : a->hidden;
-    const double blocks = a->kind == TB_DARCH_UNET
-                              ? 4.0 * a->nlevels * (a->layers_per_block + 1) + 30.0
-                              : (double)a->dit_depth + a->single_depth;
+    const double blocks = diff_blocks(a);
     double state = params * (2.0 + 2.0) + params * 12.0 / (double)dp;
     double act = b * tok * width * blocks * (recompute ? 2.0 : 34.0);
     (void)d;
@@ -274,9 +288,7 @@ int tb_model_predict_dtrain(const struct tb_model *m, const struct tb_scenario *
     const struct tb_darch *a = sc->darch;
     const int res = sc->resolution > 0 ? (int)sc->resolution : a->resolution;
     const long chips = p->chips;
-    const double blocks = a->kind == TB_DARCH_UNET
-                              ? 4.0 * a->nlevels * (a->layers_per_block + 1) + 30.0
-                              : (double)a->dit_depth + a->single_depth;
+    const double blocks = diff_blocks(a);
     const double params = tb_darch_params_denoiser(a);
     struct dev d;
     struct tb_dwork w;
@@ -296,20 +308,7 @@ int tb_model_predict_dtrain(const struct tb_model *m, const struct tb_scenario *
     if (sc->batch <= 0)
         return tb_err(err, errlen,
                       "batch: the global batch (images per step) is needed to train %s", a->name);
-    if (sc->dp > 0 || sc->tp > 0) {
-        long n;
-        if (tb_model_layout_devices(sc, &n, err, errlen) != 0)
-            return -1;
-        if (n > chips) {
-            if (n % chips)
-                return tb_err(err, errlen, "tp x dp = %ld does not divide over %ld chips", n,
-                              chips);
-            k = n / chips;
-        }
-    }
-    if (k != 1 && k != 2 && k != 4 && k != 8)
-        return tb_err(err, errlen, "tp x dp over %ld chips gives %ld devices per chip", chips, k);
-    if (tb_model_dev_init(&d, m, sc, k, err, errlen) != 0)
+    if (diff_devices(m, sc, chips, &d, &k, err, errlen) != 0)
         return -1;
     if (!strcmp(d.format, "MXFP4") || !strcmp(d.format, "NVFP4"))
         return tb_err(err, errlen, "training %s in fp4 is not modeled: train in fp8 or bf16",
