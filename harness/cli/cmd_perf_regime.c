@@ -27,6 +27,7 @@
 #include "tb_util.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -174,6 +175,32 @@ static int calibrate(const char *url, const char *model, int vocab, int seq_in, 
     return 0;
 }
 
+/* Whether the calibration was taken on a quiet machine: a lone request's TTFT again (the
+ * median of 3, after the bursts) within 3x of the bursts' (*now: that TTFT). Other work
+ * on the machine during the bursts (seen: a lone prefill of 216 ms, then levels of 3 ms)
+ * moves every step cost alike, and every prediction with it. 0, or -1 with a message. */
+static int calibration_holds(const char *url, const char *model, int vocab, int seq_in, int seq_out,
+                             const struct measured *ms, bool *holds, double *now, char *err,
+                             size_t errlen)
+{
+    struct tb_load_spec sp = load_spec(url, model, vocab, seq_in, seq_out, 11, 1, 3, INFINITY);
+    struct tb_load_result r;
+    double t[3];
+    int n = 0;
+    memset(&r, 0, sizeof r);
+    if (tb_load_run(&sp, &r, err, errlen) != 0)
+        return -1;
+    for (size_t i = 0; i < r.nreqs && n < 3; i++)
+        if (r.reqs[i].ok && !isnan(r.reqs[i].t_first))
+            t[n++] = r.reqs[i].t_first - r.reqs[i].t_sent;
+    tb_load_result_release(&r);
+    if (n == 0)
+        return tb_err(err, errlen, "the calibration's check: no request answered");
+    *now = median(t, n);
+    *holds = *now < 3.0 * ms->prefill_s && ms->prefill_s < 3.0 * *now;
+    return 0;
+}
+
 /* Step 3: one closed-loop level against the server. */
 static int measure(const char *url, const char *model, int vocab, int seq_in, int seq_out, int N,
                    int requests, double *ttft, double *tpot, double *tps, char *err, size_t errlen)
@@ -256,6 +283,7 @@ int tb_cmd_perf_regime(int argc, char **argv)
     const char *model = "llama-tiny";
     long seq_in = 64, seq_out = 32, requests = 0;
     int lev[MAXLEV] = {1, 2, 4, 8}, nlev = 4, c, st = 0, rc = 0;
+    bool disturb;
     char url[64], how[160];
     char err[1024];
     struct tb_server_proc srv;
@@ -309,10 +337,35 @@ int tb_cmd_perf_regime(int argc, char **argv)
     }
     /* 1. the server's step costs */
     memset(&ms, 0, sizeof ms);
-    if (calibrate(url, model, a.vocab, (int)seq_in, (int)seq_out, lev[nlev - 1], &ms, err,
-                  sizeof err) != 0) {
+    /* TRNBENCH_TEST_REGIME_DISTURB (tests only): the first calibration's costs 30x, as
+     * other work on the machine made them once */
+    disturb = tb_cli_test_switch("perf", "TRNBENCH_TEST_REGIME_DISTURB", true);
+    for (int tries = 0; tries < 2; tries++) {
+        bool holds = false;
+        double now = 0;
+        if (calibrate(url, model, a.vocab, (int)seq_in, (int)seq_out, lev[nlev - 1], &ms, err,
+                      sizeof err) != 0)
+            rc = 1;
+        else if (disturb && tries == 0) {
+            ms.prefill_s *= 30;
+            for (int i = 0; i < ms.n; i++)
+                ms.dec[i] *= 30;
+        }
+        if (rc != 0 || calibration_holds(url, model, a.vocab, (int)seq_in, (int)seq_out, &ms,
+                                         &holds, &now, err, sizeof err) != 0) {
+            rc = 1;
+            break;
+        }
+        if (holds)
+            break;
+        /* said, and measured once more; a second disturbed calibration is kept, said */
+        printf("calibration disturbed: a lone request's TTFT was %.2f ms in the bursts and "
+               "%.2f ms after them (other work on the machine?)%s\n",
+               ms.prefill_s * 1e3, now * 1e3,
+               tries == 0 ? "; calibrating once more" : "; kept, the predictions are suspect");
+    }
+    if (rc != 0) {
         fprintf(stderr, "trnbench perf: %s\n", err);
-        rc = 1;
     } else {
         printf("regime check: %s, %ld in, %ld out, trnbench serve --engine cpu (one prompt "
                "prefilled per iteration, max-num-seqs %d)\n",
