@@ -194,13 +194,13 @@ static int check_shape(const struct question *q)
         fprintf(stderr, "trnbench compare: --phase: '%s' (serve, train or denoise)\n", q->phase);
         return -1;
     }
-    if (dtrain && (q->seq_in || q->steps))
-        bad = "--seq-in and --steps are not a diffusion model's training (--resolution, --batch)";
-    else if (dtrain && (!q->batch || !strcmp(q->batch, "max")))
-        bad = "--batch N (the global batch in images) is required";
-    else if (dtrain)
-        ;
-    else if ((serve || train) && !q->seq_in)
+    if (dtrain) {
+        if (q->seq_in || q->steps)
+            bad = "--seq-in and --steps are not a diffusion model's training (--resolution, "
+                  "--batch)";
+        else if (!q->batch || !strcmp(q->batch, "max"))
+            bad = "--batch N (the global batch in images) is required";
+    } else if ((serve || train) && !q->seq_in)
         bad = "--seq-in N is required";
     else if (serve && !q->seq_out)
         bad = "--seq-out N is required";

@@ -269,8 +269,8 @@ static double dtrain_tokens(const struct tb_darch *a, int res, double *img)
  * plus text tokens), 2 D with full recomputation (each block's input alone); the text
  * encoders and VAE are not resident (the samples' encodings are precomputed, as MLPerf's
  * flux1 does). */
-static double dtrain_mem(const struct dev *d, const struct tb_darch *a, double b, int res, long g,
-                         long dp, bool recompute)
+static double dtrain_mem(const struct tb_darch *a, double b, int res, long g, long dp,
+                         bool recompute)
 {
     double img, tok = dtrain_tokens(a, res, &img);
     const double params = tb_darch_params_denoiser(a);
@@ -278,7 +278,6 @@ static double dtrain_mem(const struct dev *d, const struct tb_darch *a, double b
     const double blocks = diff_blocks(a);
     double state = params * (2.0 + 2.0) + params * 12.0 / (double)dp;
     double act = b * tok * width * blocks * (recompute ? 2.0 : 34.0);
-    (void)d;
     return (state + act) / (double)g;
 }
 
@@ -332,15 +331,14 @@ int tb_model_predict_dtrain(const struct tb_model *m, const struct tb_scenario *
     p->resolution = res;
     p->batch = sc->batch;
     p->hbm_per_device_gib = d.hbm / 1073741824.0;
-    if (dtrain_mem(&d, a, b, res, g, dp, false) > cap) {
+    if (dtrain_mem(a, b, res, g, dp, false) > cap) {
         rc = true; /* full recomputation: each block's forward again in the backward */
-        if (dtrain_mem(&d, a, b, res, g, dp, true) > cap) {
+        if (dtrain_mem(a, b, res, g, dp, true) > cap) {
             p->fits = false;
             snprintf(p->why, sizeof p->why,
                      "does not fit: %.0f images per replica at tp=%ld need %.1f GiB per device "
                      "even with full recomputation, %.1f usable",
-                     b, g, dtrain_mem(&d, a, b, res, g, dp, true) / 1073741824.0,
-                     cap / 1073741824.0);
+                     b, g, dtrain_mem(a, b, res, g, dp, true) / 1073741824.0, cap / 1073741824.0);
             return 0;
         }
     }
@@ -369,8 +367,8 @@ int tb_model_predict_dtrain(const struct tb_model *m, const struct tb_scenario *
      * replica's activations, tp_overlap of them hidden (as an LLM's) */
     if (g > 1) {
         const double width = a->kind == TB_DARCH_UNET ? a->ch[a->nlevels - 1] : a->hidden;
-        const double tact_tok = a->kind == TB_DARCH_UNET ? img / 16.0 : tok;
-        ttp = blocks * 4.0 * tb_model_allreduce_s(&d, b * tact_tok * width * 2.0, g, g) *
+        const double act_tok = a->kind == TB_DARCH_UNET ? img / 16.0 : tok;
+        ttp = blocks * 4.0 * tb_model_allreduce_s(&d, b * act_tok * width * 2.0, g, g) *
               (1.0 - d.e->tp_overlap);
     }
     /* data parallel: the bf16 gradients reduced (the distributed optimizer's
@@ -387,7 +385,7 @@ int tb_model_predict_dtrain(const struct tb_model *m, const struct tb_scenario *
     p->fits = true;
     p->recompute = rc;
     p->recompute_kind = rc ? "full" : "none";
-    p->mem_per_device_gib = dtrain_mem(&d, a, b, res, g, dp, rc) / 1073741824.0;
+    p->mem_per_device_gib = dtrain_mem(a, b, res, g, dp, rc) / 1073741824.0;
     p->step_time_s = step;
     p->train_tokens_per_s = GB * tok / step;
     p->train_tokens_per_s_per_chip = p->train_tokens_per_s / (double)chips;

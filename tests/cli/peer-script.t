@@ -10,12 +10,4 @@
 # reason. Needs python3.
 
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
-py=$(torch_python)
-if [ -z "$py" ]; then
-    if ! command -v python3 >/dev/null 2>&1; then
-        echo "1..0 # SKIP no python3"
-        exit 0
-    fi
-    py=python3
-fi
-exec "$py" "$TB_SRCDIR/tests/peers/pytorch_llama_test.py"
+exec_torch_python "$TB_SRCDIR/tests/peers/pytorch_llama_test.py"

@@ -45,3 +45,17 @@ torch_python() {
     done
     return 1
 }
+
+# exec_torch_python SCRIPT: run the Python test SCRIPT under torch_python, else under
+# python3 (it then skips its torch checks with the reason), else the whole test skipped
+exec_torch_python() {
+    py=$(torch_python)
+    if [ -z "$py" ]; then
+        if ! command -v python3 >/dev/null 2>&1; then
+            echo "1..0 # SKIP no python3"
+            exit 0
+        fi
+        py=python3
+    fi
+    exec "$py" "$1"
+}

@@ -7,12 +7,4 @@
 # training checks are skipped with the reason. Needs python3.
 
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
-py=$(torch_python)
-if [ -z "$py" ]; then
-    if ! command -v python3 >/dev/null 2>&1; then
-        echo "1..0 # SKIP no python3"
-        exit 0
-    fi
-    py=python3
-fi
-exec "$py" "$TB_SRCDIR/tests/peers/llama_train_test.py"
+exec_torch_python "$TB_SRCDIR/tests/peers/llama_train_test.py"
