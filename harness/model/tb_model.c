@@ -39,6 +39,7 @@ const struct tb_range TB_EFFICIENCY_RANGES[] = {
     {"step_us", 0, 1e5, false, "us per decode step"},
     {"request_overlap", 0, 1, false, "share of the host cost hidden"},
     {"kv_bucket", 0, 1, false, "share of the bucket's unfilled KV read"},
+    {"kv_repeat", 0, 1, false, "share of the KV read once per query head"},
     {"dit_train_eff", 0.01, 1, false, "share of train_eff a DiT's training keeps"},
     {"link_eff", 0.001, 1, false, "share of the chip-to-chip link"},
     {"net_eff", 0.001, 1, false, "share of the instance network"},
@@ -84,18 +85,31 @@ static int coll_fields(const struct tb_csv_table *t, size_t r, struct tb_model_e
 static int host_row(const struct tb_csv_table *t, size_t r, struct tb_model_eff *e,
                     const char *path, char *err, size_t errlen)
 {
-    static const char *const empty[] = {"gemm_eff",         "gemm_eff_fp8",
-                                        "gemm_eff_fp4",     "gemm_m_half",
-                                        "gemm_n_half",      "mem_eff",
-                                        "kv_eff",           "layer_us",
-                                        "prefill_layer_us", "prefill_min_tokens",
-                                        "request_us",       "train_eff",
-                                        "dp_overlap",       "tp_overlap",
-                                        "conv_eff",         "hbm_usable",
-                                        "max_batch",        "attn_overlap",
-                                        "head_bytes",       "step_us",
-                                        "request_overlap",  "kv_bucket",
-                                        "dit_train_eff",    NULL};
+    static const char *const empty[] = {"gemm_eff",
+                                        "gemm_eff_fp8",
+                                        "gemm_eff_fp4",
+                                        "gemm_m_half",
+                                        "gemm_n_half",
+                                        "mem_eff",
+                                        "kv_eff",
+                                        "layer_us",
+                                        "prefill_layer_us",
+                                        "prefill_min_tokens",
+                                        "request_us",
+                                        "train_eff",
+                                        "dp_overlap",
+                                        "tp_overlap",
+                                        "conv_eff",
+                                        "hbm_usable",
+                                        "max_batch",
+                                        "attn_overlap",
+                                        "head_bytes",
+                                        "step_us",
+                                        "request_overlap",
+                                        "kv_bucket",
+                                        "dit_train_eff",
+                                        "kv_repeat",
+                                        NULL};
     if (strcmp(e->family, "host"))
         return tb_err(err, errlen,
                       "%s: line %ld: field 'family': chip 'host' is family 'host', not '%s'", path,
@@ -152,7 +166,8 @@ static int eff_row(const struct tb_pricing *pricing, const struct tb_csv_table *
         num_field(t, r, "head_bytes", &e->head_bytes, err, errlen) ||
         num_field(t, r, "step_us", &sus, err, errlen) ||
         num_field(t, r, "request_overlap", &e->request_overlap, err, errlen) ||
-        num_field(t, r, "kv_bucket", &e->kv_bucket, err, errlen))
+        num_field(t, r, "kv_bucket", &e->kv_bucket, err, errlen) ||
+        num_field(t, r, "kv_repeat", &e->kv_repeat, err, errlen))
         return -1;
     /* fp4: empty where the chip has no fp4 peak; required where it has one */
     if (!*tb_csv_field(t, r, "gemm_eff_fp4")) {
@@ -181,13 +196,14 @@ static int eff_row(const struct tb_pricing *pricing, const struct tb_csv_table *
 
 /* The columns of efficiency.csv. */
 static const char *const EFF_COLS[] = {
-    "chip",        "family",           "gemm_eff",          "gemm_eff_fp8", "gemm_eff_fp4",
-    "gemm_m_half", "gemm_n_half",      "mem_eff",           "kv_eff",       "link_eff",
-    "net_eff",     "collective_us",    "layer_us",          "request_us",   "train_eff",
-    "tp_overlap",  "conv_eff",         "dp_overlap",        "hbm_usable",   "max_batch",
-    "source",      "prefill_layer_us", "collective_hop_us", "fabric",       "attn_overlap",
-    "head_bytes",  "step_us",          "request_overlap",   "kv_bucket",    "dit_train_eff",
-    NULL};
+    "chip",         "family",           "gemm_eff",          "gemm_eff_fp8",
+    "gemm_eff_fp4", "gemm_m_half",      "gemm_n_half",       "mem_eff",
+    "kv_eff",       "link_eff",         "net_eff",           "collective_us",
+    "layer_us",     "request_us",       "train_eff",         "tp_overlap",
+    "conv_eff",     "dp_overlap",       "hbm_usable",        "max_batch",
+    "source",       "prefill_layer_us", "collective_hop_us", "fabric",
+    "attn_overlap", "head_bytes",       "step_us",           "request_overlap",
+    "kv_bucket",    "dit_train_eff",    "kv_repeat",         NULL};
 
 /* The numbers of the start-up tables beside efficiency.csv (README.md, "Input ranges"):
  * checked when the model loads, so a malformed figure is an error, not a silent "no

@@ -96,6 +96,11 @@ struct tb_model_eff {
      * the same at position 200 as at 8000; 0, it reads the positions filled (a paged
      * cache), on average the prompt and half the output */
     double kv_bucket;
+    /* how a decode step's attention reads the KV cache (kv_repeat): 0, once per KV head
+     * the device stores (a GQA kernel: TensorRT-LLM's XQA, FlashInfer); 1, once per query
+     * head on the device (the cache repeated to the query heads before Q.K: the Neuron
+     * stacks' repeat_kv), the heads padded to tp */
+    double kv_repeat;
     /* training a diffusion transformer (tb_model_predict_dtrain): the share of train_eff
      * its step keeps (adaLN modulation, gates, q/k norms, rotary and the FP8 casts
      * between short products); 1 where the column is empty */

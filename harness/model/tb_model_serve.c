@@ -29,6 +29,24 @@ static double kv_per_device(const struct dev *d, long tp, double tokens)
     return tokens * tb_bytes_kv_per_token(d->a, d->kvbytes) / (double)shards;
 }
 
+/* Bytes of KV cache a decode step's attention reads per device for `tokens` positions
+ * (over all its sequences). A GQA kernel reads each of the device's KV heads once
+ * (kv_repeat 0: what the device stores); the Neuron stacks' attention first repeats the
+ * cache to the device's query heads, padded to tp as the heads are (kv_repeat 1:
+ * transformers-neuronx layers/attention.py score() and NxD Inference's
+ * compute_for_token_gen call repeat_kv before Q.K and the softmax over the positions), so
+ * it is read once per query head: twice the stored bytes for a 70B at 2 query heads per
+ * core, the same for an 8B at one. */
+static double kv_read_per_device(const struct dev *d, long tp, double tokens)
+{
+    const struct tb_arch *a = d->a;
+    double rep = d->e->kv_repeat;
+    double qheads = ceil((double)a->heads / (double)tp);
+    double stored = kv_per_device(d, tp, tokens);
+    double repeated = tokens * 2.0 * a->layers * qheads * a->head_dim * d->kvbytes;
+    return (1.0 - rep) * stored + rep * repeated;
+}
+
 /* Compute time of the prefill of B prompts of T tokens (chunks of M rows at a time)
  * over tp devices: the weights' products at the precision's peak, the attention's
  * (QK^T, AV) at the KV cache format's (attn_peak). */
@@ -99,7 +117,7 @@ static struct step decode_step(const struct dev *d, double B, double ctx, long t
                attn / d->attn_peak) *
               tb_model_head_pad(a, tp) / (double)tp / eff;
     tw = stream_wbytes(d, tp) / (d->hbm_bw * d->e->mem_eff);
-    tkv = kv_per_device(d, tp, B * ctx) / (d->hbm_bw * d->e->kv_eff);
+    tkv = kv_read_per_device(d, tp, B * ctx) / (d->hbm_bw * d->e->kv_eff);
     s.tmem = tw + tkv;
     s.tcomm = a->layers * 2.0 * tb_model_allreduce_s(d, B * a->hidden * 2.0, tp, tp);
     /* the attention (reading the KV cache) and the weights' products: one roofline over
@@ -363,6 +381,15 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
              sc->batch_max ? " (throughput-maximising)" : "", d.gemm_eff, d.e->gemm_m_half,
              d.e->mem_eff, d.e->layer_s * 1e6, d.e->prefill_layer_s * 1e6, d.wbytes, d.format,
              d.kvbytes);
+    {
+        double rep = kv_read_per_device(&d, tp, 1.0) / kv_per_device(&d, tp, 1.0);
+        size_t n = strlen(p->assumptions);
+        if (rep > 1.0 + 1e-9)
+            snprintf(p->assumptions + n, sizeof p->assumptions - n,
+                     "; decode reads the KV cache %.3gx as stored (repeated to %.0f query heads "
+                     "a device)",
+                     rep, ceil((double)d.a->heads / (double)tp));
+    }
     return 0;
 }
 

@@ -103,7 +103,7 @@ int main(void)
 
     /* the last 13: attention's backward, the all-reduce across instances, the 405B
      * evaluation schedule, NVFP4 LoRA healing (issue 18's training round) */
-    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9 + 4 + 11 + 7 + 5 + 4 + 13 + 11);
+    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9 + 4 + 11 + 7 + 5 + 4 + 13 + 11 + 5);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
         bail("%s", err);
@@ -1559,12 +1559,13 @@ int main(void)
         q = predict(&s);
         IS_REL(p.tpot_ms, q.tpot_ms, 1e-12,
                "the same bucket (4096): TPOT %.3f ms at 128 + 3968 and 2048 + 2048", p.tpot_ms);
-        /* 4 sequences x 4096 more positions, 8 KV heads over 32 cores: 8 shards, over one
+        /* 4 sequences x 4096 more positions, read once per query head (kv_repeat 1): 64
+         * heads over 32 cores are 2 a core, each 1/8 of the 8 KV heads' bytes, over one
          * core's half of the chip's HBM at kv_eff */
         s.seq_in = 128;
         s.seq_out = 8064;
         r = predict(&s);
-        kv = 4.0 * 4096.0 * tb_bytes_kv_per_token(&a70, 2.0) / 8.0 /
+        kv = 4.0 * 4096.0 * tb_bytes_kv_per_token(&a70, 2.0) * 2.0 / 8.0 /
              (c1->hbm_tbps * 1e12 / 2.0 * e1->kv_eff);
         IS_REL(p.tpot_ms + kv * 1e3, r.tpot_ms, 1e-9,
                "bucket 8192: TPOT %.3f ms = %.3f + %.3f ms of KV read over 4096 more positions",
@@ -1576,11 +1577,62 @@ int main(void)
         s.seq_in = 2048;
         s.seq_out = 2048;
         q = predict(&s);
-        kv = 4.0 * (3072.0 - 2112.0) * tb_bytes_kv_per_token(&a70, 2.0) / 8.0 /
+        kv = 4.0 * (3072.0 - 2112.0) * tb_bytes_kv_per_token(&a70, 2.0) * 2.0 / 8.0 /
              (c1->hbm_tbps * 1e12 / 2.0 * e1->kv_eff);
         IS_REL(p.tpot_ms + kv * 1e3, q.tpot_ms, 1e-9,
                "kv_bucket 0: the mean positions filled, %.3f ms vs %.3f ms", p.tpot_ms, q.tpot_ms);
         e1->kv_bucket = saved;
+    }
+
+    /* ---- the Neuron stacks repeat the KV cache to the query heads before Q.K
+     * (kv_repeat): the read counts a device's query heads, not the KV heads it stores.
+     * 8B (32 heads, 8 KV heads) over 32 cores: 1 of each a core, the same read; over
+     * Inferentia2's 24, 32 heads pad to 48, 2 a core: twice; 70B over 32 cores: 2 query
+     * heads a core against 1 KV head: twice ---- */
+    {
+        const struct tb_chip *c1 = tb_pricing_chip(&pr, "trainium1");
+        const struct tb_chip *ci = tb_pricing_chip(&pr, "inferentia2");
+        struct tb_model_eff *e1 = (struct tb_model_eff *)tb_model_eff_of(&model, "trainium1");
+        struct tb_model_eff *ei = (struct tb_model_eff *)tb_model_eff_of(&model, "inferentia2");
+        const struct tb_model_eff *eh = tb_model_eff_of(&model, "h100-sxm");
+        struct tb_arch l3 = load_arch("llama-3-8b");
+        struct tb_prediction r;
+        double kv, saved;
+        if (!c1 || !ci || !e1 || !ei || !eh)
+            bail("no trainium1, inferentia2 or h100-sxm in the catalogue");
+        OK(e1->kv_repeat == 1 && ei->kv_repeat == 1 && eh->kv_repeat == 0,
+           "kv_repeat: 1 on Neuron (repeat_kv), 0 on nvidia (a GQA kernel)");
+        /* 8B, batch 8, bucket 8192 over 32 NeuronCores */
+        s = scen(&l3, "trn1.32xlarge", TB_PHASE_DECODE, "bf16", 16, 128, 8064, 8);
+        s.tp = 32;
+        p = predict(&s);
+        saved = e1->kv_repeat;
+        e1->kv_repeat = 0;
+        q = predict(&s);
+        e1->kv_repeat = saved;
+        IS_REL(p.tpot_ms, q.tpot_ms, 1e-12,
+               "8B over 32 cores: one query head and one KV head a core, %.3f ms either way",
+               p.tpot_ms);
+        /* the same over Inferentia2's 24 cores: the read doubles, 8 x 8192 positions of one
+         * head's K and V, 32 layers, over a core's half of the chip's HBM at kv_eff */
+        s = scen(&l3, "inf2.48xlarge", TB_PHASE_DECODE, "bf16", 12, 128, 8064, 8);
+        s.tp = 24;
+        p = predict(&s);
+        OK(!strcmp(p.bound, "memory"), "8B batch-8 decode on Inferentia2 is memory-bound (%s)",
+           p.bound);
+        saved = ei->kv_repeat;
+        ei->kv_repeat = 0;
+        r = predict(&s);
+        ei->kv_repeat = saved;
+        kv = 8.0 * 8192.0 * tb_bytes_kv_per_token(&l3, 2.0) / 8.0 /
+             (ci->hbm_tbps * 1e12 / 2.0 * ei->kv_eff);
+        IS_REL(r.tpot_ms + kv * 1e3, p.tpot_ms, 1e-9,
+               "8B over 24 cores: 2 query heads a core read the KV twice, %.3f = %.3f + %.3f ms",
+               p.tpot_ms, r.tpot_ms, kv * 1e3);
+        /* the cache stored, which sizes what fits, is the same: only its read repeats */
+        IS_REL(p.mem_per_device_gib, r.mem_per_device_gib, 1e-12,
+               "the memory per core is the stored cache's either way (%.3f GiB)",
+               p.mem_per_device_gib);
     }
 
     /* ---- an MLPerf Server run at its own rate (request_rate beside scenario): the
