@@ -98,8 +98,9 @@ struct tb_model_eff {
     double kv_bucket;
     /* how a decode step's attention reads the KV cache (kv_repeat): 0, once per KV head
      * the device stores (a GQA kernel: TensorRT-LLM's XQA, FlashInfer); 1, once per query
-     * head on the device (the cache repeated to the query heads before Q.K: the Neuron
-     * stacks' repeat_kv), the heads padded to tp */
+     * head on the device (the cache repeated to the query heads before Q.K:
+     * transformers-neuronx's repeat_kv, as NxD Inference's plain path; its fused
+     * token-generation kernel reads per KV head), the heads padded to tp */
     double kv_repeat;
     /* training a diffusion transformer (tb_model_predict_dtrain): the share of train_eff
      * its step keeps (adaLN modulation, gates, q/k norms, rotary and the FP8 casts

@@ -31,12 +31,12 @@ static double kv_per_device(const struct dev *d, long tp, double tokens)
 
 /* Bytes of KV cache a decode step's attention reads per device for `tokens` positions
  * (over all its sequences). A GQA kernel reads each of the device's KV heads once
- * (kv_repeat 0: what the device stores); the Neuron stacks' attention first repeats the
- * cache to the device's query heads, padded to tp as the heads are (kv_repeat 1:
- * transformers-neuronx layers/attention.py score() and NxD Inference's
- * compute_for_token_gen call repeat_kv before Q.K and the softmax over the positions), so
- * it is read once per query head: twice the stored bytes for a 70B at 2 query heads per
- * core, the same for an 8B at one. */
+ * (kv_repeat 0: what the device stores); transformers-neuronx's attention first repeats
+ * the cache to the device's query heads, padded to tp as the heads are (kv_repeat 1:
+ * layers/attention.py score() calls repeat_kv before Q.K and the softmax over the
+ * positions, as NxD Inference's compute_for_token_gen does when its fused kernel is off),
+ * so it is read once per query head: twice the stored bytes for a 70B at 2 query heads
+ * per core, the same for an 8B at one. */
 static double kv_read_per_device(const struct dev *d, long tp, double tokens)
 {
     const struct tb_arch *a = d->a;
