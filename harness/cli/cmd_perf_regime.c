@@ -27,8 +27,8 @@
 #include "tb_util.h"
 
 #include <limits.h>
-#include <stdbool.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>

@@ -292,7 +292,7 @@ int tb_model_predict_dtrain(const struct tb_model *m, const struct tb_scenario *
     struct dev d;
     struct tb_dwork w;
     long k = 1, devs, g, dp;
-    double cap, GB, b, img, tok, tcomp, tact, tkern, ttp = 0, tdp, topt, tfix, step;
+    double cap, need, GB, b, img, tok, tcomp, tact, tkern, ttp = 0, tdp, topt, tfix, step;
     bool rc = false;
     char priced[400] = "", evals[160] = "; time_to_train without evaluations";
 
@@ -331,14 +331,16 @@ int tb_model_predict_dtrain(const struct tb_model *m, const struct tb_scenario *
     p->resolution = res;
     p->batch = sc->batch;
     p->hbm_per_device_gib = d.hbm / 1073741824.0;
-    if (dtrain_mem(a, b, res, g, dp, false) > cap) {
+    need = dtrain_mem(a, b, res, g, dp, false);
+    if (need > cap) {
         rc = true; /* full recomputation: each block's forward again in the backward */
-        if (dtrain_mem(a, b, res, g, dp, true) > cap) {
+        need = dtrain_mem(a, b, res, g, dp, true);
+        if (need > cap) {
             p->fits = false;
             snprintf(p->why, sizeof p->why,
                      "does not fit: %.0f images per replica at tp=%ld need %.1f GiB per device "
                      "even with full recomputation, %.1f usable",
-                     b, g, dtrain_mem(a, b, res, g, dp, true) / 1073741824.0, cap / 1073741824.0);
+                     b, g, need / 1073741824.0, cap / 1073741824.0);
             return 0;
         }
     }
@@ -385,7 +387,7 @@ int tb_model_predict_dtrain(const struct tb_model *m, const struct tb_scenario *
     p->fits = true;
     p->recompute = rc;
     p->recompute_kind = rc ? "full" : "none";
-    p->mem_per_device_gib = dtrain_mem(a, b, res, g, dp, rc) / 1073741824.0;
+    p->mem_per_device_gib = need / 1073741824.0;
     p->step_time_s = step;
     p->train_tokens_per_s = GB * tok / step;
     p->train_tokens_per_s_per_chip = p->train_tokens_per_s / (double)chips;

@@ -35,21 +35,39 @@ static struct tb_arch load_arch(const char *name)
     return a;
 }
 
-static struct tb_scenario scen(const struct tb_arch *a, const char *target, enum tb_phase ph,
-                               const char *prec, long chips, long seq_in, long seq_out, long batch)
+/* The fields every scenario here sets: target, phase, precision, chips, batch. */
+static struct tb_scenario scen_on(const char *target, enum tb_phase ph, const char *prec,
+                                  long chips, long batch)
 {
     struct tb_scenario s;
     memset(&s, 0, sizeof s);
-    s.arch = a;
     s.inst = tb_pricing_instance(&pr, target);
     if (!s.inst)
         bail("no instance %s", target);
     s.phase = ph;
     s.precision = prec;
     s.chips = chips;
+    s.batch = batch;
+    return s;
+}
+
+static struct tb_scenario scen(const struct tb_arch *a, const char *target, enum tb_phase ph,
+                               const char *prec, long chips, long seq_in, long seq_out, long batch)
+{
+    struct tb_scenario s = scen_on(target, ph, prec, chips, batch);
+    s.arch = a;
     s.seq_in = seq_in;
     s.seq_out = seq_out;
-    s.batch = batch;
+    return s;
+}
+
+/* A diffusion model's scenario (a tb_darch in place of scen's tb_arch): images, not
+ * sequences; steps and resolution left to the caller (0: the model's defaults). */
+static struct tb_scenario dscen(const struct tb_darch *a, const char *target, enum tb_phase ph,
+                                const char *prec, long chips, long batch)
+{
+    struct tb_scenario s = scen_on(target, ph, prec, chips, batch);
+    s.darch = a;
     return s;
 }
 
@@ -607,13 +625,7 @@ int main(void)
         if (tb_darch_find(&sdxl, "sdxl", err, sizeof err) != 0 ||
             tb_darch_find(&flux, "flux.1-dev", err, sizeof err) != 0)
             bail("%s", err);
-        memset(&s, 0, sizeof s);
-        s.darch = &sdxl;
-        s.inst = tb_pricing_instance(&pr, "p5.48xlarge");
-        s.phase = TB_PHASE_DENOISE;
-        s.precision = "bf16";
-        s.chips = 1;
-        s.batch = 1;
+        s = dscen(&sdxl, "p5.48xlarge", TB_PHASE_DENOISE, "bf16", 1, 1);
         s.steps = 50;
         s.resolution = 1024;
         p = predict(&s);
@@ -704,13 +716,7 @@ int main(void)
         char why[512] = "";
         if (tb_darch_find(&flux, "flux.1-dev", err, sizeof err) != 0)
             bail("%s", err);
-        memset(&s, 0, sizeof s);
-        s.darch = &flux;
-        s.inst = tb_pricing_instance(&pr, "p6-b200.48xlarge");
-        s.phase = TB_PHASE_TRAIN;
-        s.precision = "bf16";
-        s.chips = 8;
-        s.batch = 64;
+        s = dscen(&flux, "p6-b200.48xlarge", TB_PHASE_TRAIN, "bf16", 8, 64);
         s.resolution = 256;
         p = predict(&s);
         {
@@ -790,12 +796,7 @@ int main(void)
             bail("%s", err);
         /* one H100 of a p5.48xlarge: SDXL's UNet, both text encoders and the VAE decoder in
          * bf16 over the instance's EBS maximum, 10,000 MB/s (pricing/storage.csv) */
-        memset(&s, 0, sizeof s);
-        s.darch = &sdxl;
-        s.inst = tb_pricing_instance(&pr, "p5.48xlarge");
-        s.phase = TB_PHASE_DENOISE;
-        s.chips = 1;
-        s.batch = 1;
+        s = dscen(&sdxl, "p5.48xlarge", TB_PHASE_DENOISE, NULL, 1, 1);
         s.steps = 20;
         p = predict(&s);
         IS_REL((tb_darch_params_denoiser(&sdxl) + tb_darch_params_encoders(&sdxl) +
@@ -1102,11 +1103,7 @@ int main(void)
            "a dataset for training is refused: %.70s", err);
         if (tb_darch_find(&sdxl, "sdxl", err, sizeof err) != 0)
             bail("%s", err);
-        memset(&s, 0, sizeof s);
-        s.darch = &sdxl;
-        s.inst = tb_pricing_instance(&pr, "p5.48xlarge");
-        s.phase = TB_PHASE_DENOISE;
-        s.chips = 1;
+        s = dscen(&sdxl, "p5.48xlarge", TB_PHASE_DENOISE, NULL, 1, 0);
         s.dataset = "coco-2014";
         p = predict(&s);
         OK(p.fits && p.steps == 20 && p.resolution == 1024,
