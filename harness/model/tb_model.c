@@ -27,6 +27,7 @@ const struct tb_range TB_EFFICIENCY_RANGES[] = {
     {"layer_us", 0, 1e5, false, "us per layer and decode step"},
     {"prefill_layer_us", 0, 1e5, false, "us per layer and prefill"},
     {"prefill_min_tokens", 0, 1e6, false, "tokens"},
+    {"prefill_floor_us", 0, 1e6, false, "us, the least time of a prefill call"},
     {"request_us", 0, 1e5, false, "us per request and step"},
     {"train_eff", 0.01, 1, false, "share of the GEMM rate in training"},
     {"dp_overlap", 0, 1, false, "share of the gradient traffic hidden"},
@@ -85,31 +86,19 @@ static int coll_fields(const struct tb_csv_table *t, size_t r, struct tb_model_e
 static int host_row(const struct tb_csv_table *t, size_t r, struct tb_model_eff *e,
                     const char *path, char *err, size_t errlen)
 {
-    static const char *const empty[] = {"gemm_eff",
-                                        "gemm_eff_fp8",
-                                        "gemm_eff_fp4",
-                                        "gemm_m_half",
-                                        "gemm_n_half",
-                                        "mem_eff",
-                                        "kv_eff",
-                                        "layer_us",
-                                        "prefill_layer_us",
-                                        "prefill_min_tokens",
-                                        "request_us",
-                                        "train_eff",
-                                        "dp_overlap",
-                                        "tp_overlap",
-                                        "conv_eff",
-                                        "hbm_usable",
-                                        "max_batch",
-                                        "attn_overlap",
-                                        "head_bytes",
-                                        "step_us",
-                                        "request_overlap",
-                                        "kv_bucket",
-                                        "dit_train_eff",
-                                        "kv_repeat",
-                                        NULL};
+    static const char *const empty[] = {"gemm_eff",         "gemm_eff_fp8",
+                                        "gemm_eff_fp4",     "gemm_m_half",
+                                        "gemm_n_half",      "mem_eff",
+                                        "kv_eff",           "layer_us",
+                                        "prefill_layer_us", "prefill_min_tokens",
+                                        "request_us",       "train_eff",
+                                        "dp_overlap",       "tp_overlap",
+                                        "conv_eff",         "hbm_usable",
+                                        "max_batch",        "attn_overlap",
+                                        "head_bytes",       "step_us",
+                                        "request_overlap",  "kv_bucket",
+                                        "dit_train_eff",    "kv_repeat",
+                                        "prefill_floor_us", NULL};
     if (strcmp(e->family, "host"))
         return tb_err(err, errlen,
                       "%s: line %ld: field 'family': chip 'host' is family 'host', not '%s'", path,
@@ -129,7 +118,7 @@ static int host_row(const struct tb_csv_table *t, size_t r, struct tb_model_eff 
 static int eff_row(const struct tb_pricing *pricing, const struct tb_csv_table *t, size_t r,
                    struct tb_model_eff *e, const char *path, char *err, size_t errlen)
 {
-    double lus, plus, rus, mb, sus;
+    double lus, plus, rus, mb, sus, pfus;
     memset(e, 0, sizeof *e);
     e->chip = tb_csv_field(t, r, "chip");
     e->family = tb_csv_field(t, r, "family");
@@ -167,7 +156,8 @@ static int eff_row(const struct tb_pricing *pricing, const struct tb_csv_table *
         num_field(t, r, "step_us", &sus, err, errlen) ||
         num_field(t, r, "request_overlap", &e->request_overlap, err, errlen) ||
         num_field(t, r, "kv_bucket", &e->kv_bucket, err, errlen) ||
-        num_field(t, r, "kv_repeat", &e->kv_repeat, err, errlen))
+        num_field(t, r, "kv_repeat", &e->kv_repeat, err, errlen) ||
+        num_field(t, r, "prefill_floor_us", &pfus, err, errlen))
         return -1;
     /* fp4: empty where the chip has no fp4 peak; required where it has one */
     if (!*tb_csv_field(t, r, "gemm_eff_fp4")) {
@@ -184,6 +174,7 @@ static int eff_row(const struct tb_pricing *pricing, const struct tb_csv_table *
     }
     e->layer_s = lus * 1e-6;
     e->prefill_layer_s = plus * 1e-6;
+    e->prefill_floor_s = pfus * 1e-6;
     e->request_s = rus * 1e-6;
     e->step_s = sus * 1e-6;
     e->max_batch = (long)mb;
@@ -195,15 +186,39 @@ static int eff_row(const struct tb_pricing *pricing, const struct tb_csv_table *
 }
 
 /* The columns of efficiency.csv. */
-static const char *const EFF_COLS[] = {
-    "chip",         "family",           "gemm_eff",          "gemm_eff_fp8",
-    "gemm_eff_fp4", "gemm_m_half",      "gemm_n_half",       "mem_eff",
-    "kv_eff",       "link_eff",         "net_eff",           "collective_us",
-    "layer_us",     "request_us",       "train_eff",         "tp_overlap",
-    "conv_eff",     "dp_overlap",       "hbm_usable",        "max_batch",
-    "source",       "prefill_layer_us", "collective_hop_us", "fabric",
-    "attn_overlap", "head_bytes",       "step_us",           "request_overlap",
-    "kv_bucket",    "dit_train_eff",    "kv_repeat",         NULL};
+static const char *const EFF_COLS[] = {"chip",
+                                       "family",
+                                       "gemm_eff",
+                                       "gemm_eff_fp8",
+                                       "gemm_eff_fp4",
+                                       "gemm_m_half",
+                                       "gemm_n_half",
+                                       "mem_eff",
+                                       "kv_eff",
+                                       "link_eff",
+                                       "net_eff",
+                                       "collective_us",
+                                       "layer_us",
+                                       "request_us",
+                                       "train_eff",
+                                       "tp_overlap",
+                                       "conv_eff",
+                                       "dp_overlap",
+                                       "hbm_usable",
+                                       "max_batch",
+                                       "source",
+                                       "prefill_layer_us",
+                                       "collective_hop_us",
+                                       "fabric",
+                                       "attn_overlap",
+                                       "head_bytes",
+                                       "step_us",
+                                       "request_overlap",
+                                       "kv_bucket",
+                                       "dit_train_eff",
+                                       "kv_repeat",
+                                       "prefill_floor_us",
+                                       NULL};
 
 /* The numbers of the start-up tables beside efficiency.csv (README.md, "Input ranges"):
  * checked when the model loads, so a malformed figure is an error, not a silent "no

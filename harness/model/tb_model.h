@@ -65,6 +65,11 @@ struct tb_model_eff {
     /* the shortest prompt a prefill runs (prefill_min_tokens): a shorter one is padded to
      * it (the Neuron stacks' smallest context-encoding bucket); 0: no padding */
     double prefill_min_tokens;
+    /* the least time a prefill call takes (prefill_floor_us): a short prompt's TTFT does
+     * not fall below it however small the model, the graph's work running within it
+     * (transformers-neuronx's context encoding: 25-30 ms on Inferentia2 and 13-17 ms on
+     * Trainium1 for a 128-token prompt of a 7B, 8B or 13B alike); 0: no floor */
+    double prefill_floor_s;
     /* a collective's latency beyond collective_s, per step across chips
      * (collective_hop_us), and the steps a group of c chips takes (fabric): "ring",
      * 2(c-1) (point-to-point links, Trainium1/2's torus), or "switch", 2 ceil(log2 c)
@@ -217,7 +222,7 @@ struct tb_prediction {
     long steps, resolution;                      /* denoise: the steps and image size used */
     /* what bounds it: "compute", "memory", "communication", "overhead" */
     const char *bound;
-    char assumptions[512];  /* efficiency figures and choices, for the report */
+    char assumptions[1024]; /* efficiency figures and choices, for the report */
     long layouts_evaluated; /* training search: layouts looked at */
 };
 

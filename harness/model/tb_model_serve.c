@@ -99,6 +99,14 @@ static struct step prefill_step(const struct dev *d, double B, double T, long tp
      * not shrink with the prompt, so it is what a short prompt's TTFT is made of */
     s.tover = a->layers * d->e->prefill_layer_s + d->e->step_s; /* and the step's (step_us) */
     s.t = fmax(s.tcomp, s.tmem) + s.tcomm + s.tover;
+    /* the least time of a prefill call (prefill_floor_us): transformers-neuronx's context
+     * encoding of a 128-token prompt takes as long for a 13B as for a 7B, so what bounds
+     * it is the call, not the layers; the graph's work runs within it, and a prompt whose
+     * work takes longer is not slowed by it */
+    if (s.t < d->e->prefill_floor_s) {
+        s.t = d->e->prefill_floor_s;
+        s.tover = s.t;
+    }
     return s;
 }
 
@@ -389,6 +397,10 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
                      "; decode reads the KV cache %.3gx as stored (repeated to %.0f query heads "
                      "a device)",
                      rep, ceil((double)d.a->heads / (double)tp));
+        n = strlen(p->assumptions);
+        if (d.e->prefill_floor_s > 0)
+            snprintf(p->assumptions + n, sizeof p->assumptions - n,
+                     "; a prefill call takes at least %.2f ms", d.e->prefill_floor_s * 1e3);
     }
     return 0;
 }

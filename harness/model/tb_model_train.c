@@ -112,7 +112,9 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
     const bool lora = sc->lora_rank > 0;
     const double Pl = lora ? tb_arch_params_lora(a, sc->lora_rank) : 0;
     const double train_shard = lora ? Pl / (double)(t * pp) * Lst * (double)pp / L : shard;
-    double mem, act, tcomp, ttp, tcp, tpipe, tp2p, tdp, topt, nar;
+    double mem, act, tcomp, ttp, tcp, tlayer, tpipe, tp2p, tdp, topt, nar;
+    /* forward passes a micro-batch makes: 2 when full recomputation repeats it */
+    const double fwd = l->rc == RC_FULL ? 2.0 : 1.0;
 
     /* memory per device: bf16 weights, fp32 gradients, fp32 master + Adam moments
      * sharded over the data- and context-parallel devices (ZeRO-1, Megatron's
@@ -141,7 +143,7 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
      * training; the adapters' products (forward 2, backward 4 FLOPs per parameter and
      * token, recomputed with the forward) run in bf16, bound by the bytes they move */
     {
-        double fwd = l->rc == RC_FULL ? 2.0 : 1.0, ndev = (double)(t * pp * dp * cp);
+        double ndev = (double)(t * pp * dp * cp);
         double attn1 = tb_flops_attention(a, GB, T),
                attn = fwd * attn1 + tb_flops_attention_backward(a, GB, T);
         double gemm = ((lora ? 1.0 : 2.0) + fwd) * (tb_flops_forward(a, GB, T) - attn1);
@@ -175,10 +177,20 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
                                             t * cp) *
                        (1.0 - d->e->tp_overlap)
                  : 0;
+    /* the fixed cost of a layer's kernels, per micro-batch on the device's layers: a
+     * forward's is the prefill's (prefill_layer_us: the norms, rotary, residual adds and
+     * casts the FLOP and byte counts leave out, each taking its minimum time however few
+     * the tokens), and a training step runs the forward, the backward (its products
+     * twice the forward's, its element-wise kernels likewise) and any recomputed
+     * forward: 2 + fwd forwards' worth, as the products are counted. It is what a run
+     * strong-scaled to a few thousand tokens per device per step is made of (MLPerf
+     * Training's 512-GPU Llama 3.1 8B at 1,024 tokens per GPU) and a few percent of a
+     * step of full micro-batches */
+    tlayer = m * Lst * (2.0 + fwd) * d->e->prefill_layer_s;
     /* the pipeline bubble: pp - 1 micro-batch slots of a stage, shrunk v times by the
      * interleaved schedule (a device's v stages are v times shorter) */
     r.bubble = ((double)pp - 1.0) / (double)v / m;
-    tpipe = (tcomp + ttp + tcp) * (1.0 + r.bubble);
+    tpipe = (tcomp + ttp + tcp + tlayer) * (1.0 + r.bubble);
     /* point-to-point: each micro-batch's activations cross every stage boundary forward
      * and its gradients backward, each of the tp devices sending its 1/tp (Megatron's
      * scatter/gather of the pipeline's messages, Narayanan et al. 2021 section 4.1);
@@ -488,14 +500,16 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
         snprintf(lora, sizeof lora,
                  "; LoRA rank %ld on QKV and O (%.4g M trained), frozen %s weights", sc->lora_rank,
                  tb_arch_params_lora(a, sc->lora_rank) / 1e6, d.format);
-    snprintf(
-        p->assumptions, sizeof p->assumptions,
-        "tp=%ld pp=%ld dp=%ld cp=%ld (%s) v=%ld over %ld devices (%ld per chip), "
-        "micro-batch %ld, global batch %ld, bubble %.1f%%, %s recomputation, ZeRO-1; "
-        "gemm_eff %.2f x train_eff %.2f, dp overlap %.2f%s%s%s%s",
-        best.tp, best.pp, best.dp, best.cp, given ? "given" : "searched", best.v, devs, k, best.mb,
-        p->batch, 100.0 * be.bubble, RC_NAME[best.rc], d.gemm_eff, d.e->train_eff, d.e->dp_overlap,
-        d.lowp_frac < 1 ? "; NVFP4 products but 15% in bf16, fp32 master weights and Adam" : "",
-        lora, evals, priced);
+    snprintf(p->assumptions, sizeof p->assumptions,
+             "tp=%ld pp=%ld dp=%ld cp=%ld (%s) v=%ld over %ld devices (%ld per chip), "
+             "micro-batch %ld, global batch %ld, bubble %.1f%%, %s recomputation, ZeRO-1; "
+             "gemm_eff %.2f x train_eff %.2f, dp overlap %.2f, a layer's fixed cost %.0f us a "
+             "forward%s%s%s%s",
+             best.tp, best.pp, best.dp, best.cp, given ? "given" : "searched", best.v, devs, k,
+             best.mb, p->batch, 100.0 * be.bubble, RC_NAME[best.rc], d.gemm_eff, d.e->train_eff,
+             d.e->dp_overlap, d.e->prefill_layer_s * 1e6,
+             d.lowp_frac < 1 ? "; NVFP4 products but 15% in bf16, fp32 master weights and Adam"
+                             : "",
+             lora, evals, priced);
     return 0;
 }

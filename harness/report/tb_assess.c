@@ -489,7 +489,7 @@ static bool size_layout(const struct tb_model *m, const struct workload *w,
         }
         sz->n = n;
         if (n > 1)
-            snprintf(layout, llen, "a %s of %ld instances: %.460s",
+            snprintf(layout, llen, "a %s of %ld instances: %.960s",
                      w->phase == TB_PHASE_TRAIN ? "cluster" : "replica", n, p.assumptions);
         else
             snprintf(layout, llen, "%s", p.assumptions);

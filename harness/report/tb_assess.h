@@ -144,7 +144,7 @@ struct tb_assess_row {
     double saving_lo_price, saving_hi_price; /* candidate price +-swing */
     double model_err;                        /* the family's median validation error (fraction) */
     double saving_lo_model, saving_hi_model; /* capacity +-model_err */
-    char layout[512];                        /* the model's assumptions for one replica/cluster */
+    char layout[1024];                       /* the model's assumptions for one replica/cluster */
     char verdict[400];
     const char *family; /* the candidate's chip family (borrowed from the model) */
     char risks[2048];   /* "topic: text; ..." for the candidate's family */

@@ -301,7 +301,7 @@ int tb_record_prediction(const struct tb_record_ctx *c, const struct tb_scenario
     enum { NM = 24 };
     const bool train = sc->phase == TB_PHASE_TRAIN, denoise = sc->phase == TB_PHASE_DENOISE;
     struct tb_result_row rows[NM];
-    char vals[NM][32], layers[16], batch[24], stamp[32], notes[800], inst[24], steps[24], px[24];
+    char vals[NM][32], layers[16], batch[24], stamp[32], notes[1200], inst[24], steps[24], px[24];
     char chips[24], seq_in[24], seq_out[24];
     size_t nall, n = 0;
     const struct tb_metric *all = tb_metric_all(&nall);
