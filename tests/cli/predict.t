@@ -15,7 +15,7 @@ sc="$TB_SRCDIR/tests/data/scenarios.csv"
 
 field() { csv_cell "$1" "$3" id="$2"; } # field FILE ID NAME
 
-echo "1..55"
+echo "1..57"
 "$TB_BIN" predict --scenarios "$sc" >"$tmp/out.csv" 2>"$tmp/err"
 check "predict exits 0 with bad rows in the table" test $? -eq 0
 check "the columns predicted, model_version and why are added" \
@@ -78,17 +78,28 @@ fam=$(sed -n 's/^H200 SXM  *\(1  *1  *1  *[0-9.]*  *[0-9.]*\)$/\1/p' "$tmp/wrong
 check "one row, H200 SXM serve fp8 prints the family's line ($fam)" \
     sh -c "test -n '$fam' && grep -q '^H200 SXM  *serve  *fp8  *$fam$' '$tmp/wrong.out'"
 
-# unseen.csv: rows the model was never fitted to; validate reads it and predicts all 28
-# (the 12 B200/GB200 fp4 rows too, since fp4 is modeled, and the 4 GB200 flux1 training
-# rows) within the default targets,
-# and every row names its source
+# unseen.csv: rows the model was never fitted to; validate reads it and predicts all 73.
+# Its first 28 (U001-U032: B200/GB200 fp4 serving, GB200 flux1 training, NIM on H100)
+# are held to the default targets; the 45 rows of the Neuron decoder tables' Mistral 7B
+# and CodeLlama 13B (U033-U077, added before they were predicted) are where the model
+# misses its p90 (transformers-neuronx 2.18.0 prompts of 4,096-8,192 tokens, 40-80%
+# slow in the tables against the model: reports/validation/README.md), so the whole
+# table is held to median <= 10%, p90 <= 60% as a guard against regressions, and is
+# seen to miss the p90 target of 25%; and every row names its source
 uns="$TB_SRCDIR/reports/validation/unseen.csv"
-"$TB_BIN" validate --quiet "$uns" >"$tmp/unseen.out" 2>&1
-check "validate on unseen.csv: 28 rows, 28 predicted, within the targets (exit 0)" \
-    sh -c "test $? -eq 0 && grep -Eq '^overall +28 +28 +28 ' '$tmp/unseen.out'"
+perl -ne 'print if $. == 1 || (/^U(\d+),/ && $1 <= 32)' "$uns" >"$tmp/unseen28.csv"
+"$TB_BIN" validate --quiet "$tmp/unseen28.csv" >"$tmp/unseen28.out" 2>&1
+check "validate on unseen.csv's first 28 rows (U001-U032): 28 predicted, within the targets (exit 0)" \
+    sh -c "test $? -eq 0 && grep -Eq '^overall +28 +28 +28 ' '$tmp/unseen28.out'"
+"$TB_BIN" validate --quiet --p90-max=60 --coverage-min=100 "$uns" >"$tmp/unseen.out" 2>&1
+check "validate on all of unseen.csv: 73 rows, 73 predicted, median <= 10%, p90 <= 60% (exit 0)" \
+    sh -c "test $? -eq 0 && grep -Eq '^overall +73 +73 +73 ' '$tmp/unseen.out'"
+"$TB_BIN" validate --quiet "$uns" >"$tmp/unseen25.out" 2>&1
+check "and at the p90 target of 25% it says NOT met (exit 1)" \
+    sh -c "test $? -eq 1 && grep -q 'p90 <= 25% (.*NOT met' '$tmp/unseen25.out'"
 check "every unseen.csv row has a source" \
     test "$(perl -e 'open my $f, "<", $ARGV[0] or die; my $h = <$f>; my $n = 0;
-        while (<$f>) { $n++ } print $n' "$uns")" -eq 28 -a \
+        while (<$f>) { $n++ } print $n' "$uns")" -eq 73 -a \
     -z "$(perl -ne 'print "$1\n" if /^(U\d+),/' "$uns" | while read -r id; do test -n "$(csv_cell "$uns" source id="$id")" || echo "$id"; done)"
 
 # options take "--opt=value" as well as "--opt value", before or after the file

@@ -15,12 +15,21 @@ static const struct {
     const char *name;
     double params;
 } published[] = {
-    {"llama-2-7b", 6738415616.0},     {"llama-2-13b", 13015864320.0},
-    {"llama-2-70b", 68976648192.0},   {"llama-3-8b", 8030261248.0},
-    {"llama-3-70b", 70553706496.0},   {"llama-3.1-8b", 8030261248.0},
-    {"llama-3.1-70b", 70553706496.0}, {"llama-3.1-405b", 405853388800.0},
-    {"llama-3.2-1b", 1235814400.0},   {"llama-3.2-3b", 3212749824.0},
+    {"llama-2-7b", 6738415616.0},
+    {"llama-2-13b", 13015864320.0},
+    {"llama-2-70b", 68976648192.0},
+    {"llama-3-8b", 8030261248.0},
+    {"llama-3-70b", 70553706496.0},
+    {"llama-3.1-8b", 8030261248.0},
+    {"llama-3.1-70b", 70553706496.0},
+    {"llama-3.1-405b", 405853388800.0},
+    {"llama-3.2-1b", 1235814400.0},
+    {"llama-3.2-3b", 3212749824.0},
     {"llama-3.3-70b", 70553706496.0},
+    /* not Meta's Llama 2/3: Hugging Face shows 7.24B and 13B; these are the exact
+     * tensor totals of their config.json dimensions, which those round to */
+    {"mistral-7b-v0.2", 7241732096.0},
+    {"codellama-13b", 13016028160.0},
 };
 
 static void write_file(const char *path, const char *text)
