@@ -256,6 +256,10 @@ int tb_model_datasets_load(struct tb_model *m, const char *dir, char *err, size_
 /* Whether dataset name can be predicted at: 0 yes, 1 it lacks lengths (status none: why
  * gives the file, line and the notes' reason), -1 unknown (why lists the known names). */
 int tb_model_dataset_status(const struct tb_model *m, const char *name, char *why, size_t whylen);
+/* MLPerf's set of prompts for a catalogue model (openorca for llama-2-70b, cnn-dailymail
+ * for llama-3.1-8b, mlperf-llama3.1-405b for llama-3.1-405b), NULL when MLPerf has no
+ * LLM benchmark of it: a scenario row with neither lengths nor a dataset runs it. */
+const char *tb_model_mlperf_dataset(const struct tb_model *m, const char *model);
 
 /* Efficiency row of a chip, or NULL. */
 const struct tb_model_eff *tb_model_eff_of(const struct tb_model *m, const char *chip);

@@ -245,6 +245,13 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
         return -1;
     }
     in->sc.dataset = F(f, "dataset");
+    /* an MLPerf scenario with neither lengths nor a dataset: MLPerf's own set for the
+     * model (the assumptions name it, "over openorca") */
+    if (*in->sc.scenario && !*in->sc.dataset && in->sc.seq_in <= 0 && in->sc.seq_out <= 0) {
+        const char *ds = tb_model_mlperf_dataset(m, in->arch.name);
+        if (ds)
+            in->sc.dataset = ds;
+    }
     if ((in->sc.phase == TB_PHASE_DENOISE || in->sc.darch) && !*in->sc.dataset)
         return 0;          /* steps and resolution default to the model's; a sample's tokens are
                               the image's and the text's */

@@ -15,7 +15,7 @@ sc="$TB_SRCDIR/tests/data/scenarios.csv"
 
 field() { csv_cell "$1" "$3" id="$2"; } # field FILE ID NAME
 
-echo "1..57"
+echo "1..60"
 "$TB_BIN" predict --scenarios "$sc" >"$tmp/out.csv" 2>"$tmp/err"
 check "predict exits 0 with bad rows in the table" test $? -eq 0
 check "the columns predicted, model_version and why are added" \
@@ -61,6 +61,26 @@ check "at a p90 target of 20% it says NOT met and exits 1" \
     sh -c "test $? -eq 1 && grep -q 'p90 <= 20% (.*NOT met' '$tmp/val20.out'"
 check "and prints the median and p90 per family and overall" \
     sh -c "grep -q '^H100 SXM5 ' '$tmp/val.out' && grep -q '^Trainium1 ' '$tmp/val.out' && grep -q '^overall ' '$tmp/val.out'"
+# an MLPerf scenario with neither lengths nor a dataset runs MLPerf's set for the model:
+# the same prediction as the row naming it; a model MLPerf has no benchmark of still
+# lacks its prompt length
+cat >"$tmp/mlperf.csv" <<EOF
+id,target,instances,chips,model,phase,precision,seq_in,seq_out,batch,tp,pp,dp,steps,resolution,metric,unit,value,scenario,dataset
+M1,p5en.48xlarge,1,8,llama-2-70b,serve,fp8,,,,,,,,,output_tokens_per_s,tokens/s,,server,openorca
+M2,p5en.48xlarge,1,8,llama-2-70b,serve,fp8,,,,,,,,,output_tokens_per_s,tokens/s,,server,
+M3,p6-b200.48xlarge,1,8,llama-3.1-405b,serve,fp4,,,,,,,,,output_tokens_per_s,tokens/s,,interactive,
+M4,p5en.48xlarge,1,8,llama-3.1-70b,serve,fp8,,,,,,,,,output_tokens_per_s,tokens/s,,offline,
+EOF
+"$TB_BIN" predict --scenarios "$tmp/mlperf.csv" >"$tmp/mlperf.out" 2>/dev/null
+a=$(field "$tmp/mlperf.out" M1 predicted) b=$(field "$tmp/mlperf.out" M2 predicted)
+check "scenario server without a dataset: llama-2-70b runs openorca ($b = $a tokens/s)" \
+    sh -c "test -n '$a' && test '$a' = '$b' && grep -q '^M2,.*over openorca' '$tmp/mlperf.out'"
+check "llama-3.1-405b interactive takes MLPerf's 405B set" \
+    sh -c "test -n '$(field "$tmp/mlperf.out" M3 predicted)' && grep -q '^M3,.*over mlperf-llama3.1-405b' '$tmp/mlperf.out'"
+check "llama-3.1-70b (no MLPerf benchmark): seq_in missing" \
+    sh -c "test -z '$(field "$tmp/mlperf.out" M4 predicted)' && echo \"\$0\" | grep -q 'seq_in missing'" \
+    "$(field "$tmp/mlperf.out" M4 why)"
+
 # one row whose value is 100 times off fails a validation of that row alone
 (head -1 "$TB_SRCDIR/reports/validation/published.csv"; grep '^P103,' "$TB_SRCDIR/reports/validation/published.csv" | sed 's/,27778.8885,/,2777888.85,/') >"$tmp/wrong.csv"
 "$TB_BIN" validate --quiet "$tmp/wrong.csv" >"$tmp/wrong.out" 2>&1
