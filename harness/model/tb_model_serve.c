@@ -272,6 +272,7 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
     double Tin = (double)sc->seq_in, Tout = (double)(sc->seq_out > 0 ? sc->seq_out : 1);
     double cap, ctx = Tin + Tout;
     struct serve_point sp;
+    struct tb_scenario given; /* the layout given, its dp filled in */
 
     (void)m;
     if (sc->seq_in <= 0 && !(sc->dataset && *sc->dataset))
@@ -280,6 +281,13 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
         return tb_err(err, errlen, "pipeline-parallel inference is not modeled (pp=%ld)", sc->pp);
     if (sc->tp > 0) {
         long devs;
+        given = *sc;
+        /* tp given, dp not, fewer devices than chips in whole groups: the chips serve as
+         * replicas of that group (8 GPUs at tp 1: 8 replicas), a load given shared
+         * among them as when dp is given */
+        if (sc->dp <= 0 && sc->tp < chips && chips % sc->tp == 0)
+            given.dp = chips / sc->tp;
+        sc = &given;
         if (tb_model_layout_devices(sc, &devs, err, errlen) != 0)
             return -1;
         if (devs % chips)

@@ -15,7 +15,7 @@ sc="$TB_SRCDIR/tests/data/scenarios.csv"
 
 field() { csv_cell "$1" "$3" id="$2"; } # field FILE ID NAME
 
-echo "1..60"
+echo "1..61"
 "$TB_BIN" predict --scenarios "$sc" >"$tmp/out.csv" 2>"$tmp/err"
 check "predict exits 0 with bad rows in the table" test $? -eq 0
 check "the columns predicted, model_version and why are added" \
@@ -80,6 +80,18 @@ check "llama-3.1-405b interactive takes MLPerf's 405B set" \
 check "llama-3.1-70b (no MLPerf benchmark): seq_in missing" \
     sh -c "test -z '$(field "$tmp/mlperf.out" M4 predicted)' && echo \"\$0\" | grep -q 'seq_in missing'" \
     "$(field "$tmp/mlperf.out" M4 why)"
+
+# tp given without dp over more chips: the chips serve as replicas of the group, the
+# same prediction as with dp given (8 GPUs at tp 1, a concurrency of 64 shared)
+cat >"$tmp/dp.csv" <<EOF
+id,target,instances,chips,model,phase,precision,seq_in,seq_out,batch,tp,pp,dp,steps,resolution,metric,unit,value,concurrency
+D1,p6-b200.48xlarge,1,8,llama-3.1-8b,serve,fp8,1024,1024,,1,,8,,,ttft_ms,ms,,64
+D2,p6-b200.48xlarge,1,8,llama-3.1-8b,serve,fp8,1024,1024,,1,,,,,ttft_ms,ms,,64
+EOF
+"$TB_BIN" predict --scenarios "$tmp/dp.csv" >"$tmp/dp.out" 2>/dev/null
+a=$(field "$tmp/dp.out" D1 predicted) b=$(field "$tmp/dp.out" D2 predicted)
+check "tp 1 on 8 chips without dp: 8 replicas, as dp 8 ($b = $a ms)" \
+    sh -c "test -n '$a' && test '$a' = '$b' && grep -q '^D2,.*tp=1 dp=8' '$tmp/dp.out'"
 
 # one row whose value is 100 times off fails a validation of that row alone
 (head -1 "$TB_SRCDIR/reports/validation/published.csv"; grep '^P103,' "$TB_SRCDIR/reports/validation/published.csv" | sed 's/,27778.8885,/,2777888.85,/') >"$tmp/wrong.csv"
