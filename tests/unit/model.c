@@ -94,6 +94,18 @@ static struct tb_prediction predict(const struct tb_scenario *s)
     return p;
 }
 
+/* s's prediction with the efficiency figure *fig at 0 (a mechanism switched off), the
+ * figure restored after */
+static struct tb_prediction predict_without(const struct tb_scenario *s, double *fig)
+{
+    const double saved = *fig;
+    struct tb_prediction p;
+    *fig = 0;
+    p = predict(s);
+    *fig = saved;
+    return p;
+}
+
 /* Synthetic step costs for the regime solver: 10 us per prompt token, a decode step of
  * 10 ms + 0.1 ms per sequence. */
 static double syn_prefill(const void *ctx, double B, double T)
@@ -1595,7 +1607,7 @@ int main(void)
         const struct tb_model_eff *eh = tb_model_eff_of(&model, "h100-sxm");
         struct tb_arch l3 = load_arch("llama-3-8b");
         struct tb_prediction r;
-        double kv, saved;
+        double kv;
         if (!c1 || !ci || !e1 || !ei || !eh)
             bail("no trainium1, inferentia2 or h100-sxm in the catalogue");
         OK(e1->kv_repeat == 1 && ei->kv_repeat == 1 && eh->kv_repeat == 0,
@@ -1604,10 +1616,7 @@ int main(void)
         s = scen(&l3, "trn1.32xlarge", TB_PHASE_DECODE, "bf16", 16, 128, 8064, 8);
         s.tp = 32;
         p = predict(&s);
-        saved = e1->kv_repeat;
-        e1->kv_repeat = 0;
-        q = predict(&s);
-        e1->kv_repeat = saved;
+        q = predict_without(&s, &e1->kv_repeat);
         IS_REL(p.tpot_ms, q.tpot_ms, 1e-12,
                "8B over 32 cores: one query head and one KV head a core, %.3f ms either way",
                p.tpot_ms);
@@ -1618,10 +1627,7 @@ int main(void)
         p = predict(&s);
         OK(!strcmp(p.bound, "memory"), "8B batch-8 decode on Inferentia2 is memory-bound (%s)",
            p.bound);
-        saved = ei->kv_repeat;
-        ei->kv_repeat = 0;
-        r = predict(&s);
-        ei->kv_repeat = saved;
+        r = predict_without(&s, &ei->kv_repeat);
         kv = 8.0 * 8192.0 * tb_bytes_kv_per_token(&l3, 2.0) / 8.0 /
              (ci->hbm_tbps * 1e12 / 2.0 * ei->kv_eff);
         IS_REL(r.tpot_ms + kv * 1e3, p.tpot_ms, 1e-9,
@@ -1652,10 +1658,8 @@ int main(void)
         s = scen(&l7, "inf2.48xlarge", TB_PHASE_PREFILL, "bf16", 12, 128, 3968, 1);
         s.tp = 24;
         p = predict(&s);
+        q = predict_without(&s, &ei->prefill_floor_s);
         saved = ei->prefill_floor_s;
-        ei->prefill_floor_s = 0;
-        q = predict(&s);
-        ei->prefill_floor_s = saved;
         IS_REL(p.ttft_ms, saved * 1e3, 1e-12,
                "7B, 128 tokens on Inferentia2: TTFT the floor, %.2f ms", p.ttft_ms);
         OK(!strcmp(p.bound, "overhead") && q.ttft_ms < 0.6 * p.ttft_ms,
@@ -1664,9 +1668,7 @@ int main(void)
         s = scen(&a70, "inf2.48xlarge", TB_PHASE_PREFILL, "bf16", 12, 2048, 2048, 1);
         s.tp = 24;
         p = predict(&s);
-        ei->prefill_floor_s = 0;
-        q = predict(&s);
-        ei->prefill_floor_s = saved;
+        q = predict_without(&s, &ei->prefill_floor_s);
         OK(p.ttft_ms > 10.0 * saved * 1e3 && p.ttft_ms == q.ttft_ms,
            "70B, 2048 tokens: %.1f ms with the floor or without", p.ttft_ms);
     }
@@ -1687,10 +1689,8 @@ int main(void)
         s.pp = 1;
         s.dp = 32;
         p = predict(&s);
+        q = predict_without(&s, &eb->prefill_layer_s);
         saved = eb->prefill_layer_s;
-        eb->prefill_layer_s = 0;
-        q = predict(&s);
-        eb->prefill_layer_s = saved;
         OK(p.fits && q.fits && p.micro_batch == q.micro_batch &&
                !strcmp(p.recompute_kind, q.recompute_kind),
            "the same layout either way (micro-batch %ld, %s recomputation)", p.micro_batch,
@@ -1706,9 +1706,7 @@ int main(void)
         s.pp = 1;
         s.dp = 8;
         p = predict(&s);
-        eb->prefill_layer_s = 0;
-        q = predict(&s);
-        eb->prefill_layer_s = saved;
+        q = predict_without(&s, &eb->prefill_layer_s);
         OK(p.step_time_s > q.step_time_s && p.step_time_s < 1.05 * q.step_time_s,
            "128 sequences a device: %.3f s against %.3f s without them", p.step_time_s,
            q.step_time_s);
