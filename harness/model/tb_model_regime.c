@@ -466,25 +466,20 @@ int tb_model_datasets_load(struct tb_model *m, const char *dir, char *err, size_
 }
 
 /* MLPerf's set of prompts for a model: the llm set of datasets.csv whose benchmark is the
- * one mlperf_limits.csv gives the model (its -interactive variant runs the same set);
- * NULL when MLPerf has no LLM benchmark of it. What a row with a scenario and neither
- * lengths nor a dataset means. */
+ * one mlperf_limits.csv's Server row gives the model (its interactive variant runs the
+ * same set); NULL when MLPerf has no LLM benchmark of it. What a row with a scenario and
+ * neither lengths nor a dataset means. */
 const char *tb_model_mlperf_dataset(const struct tb_model *m, const char *model)
 {
-    static const char inter[] = "-interactive";
     for (size_t r = 0; r < m->limits.nrows; r++) {
-        const char *b = tb_csv_field(&m->limits, r, "benchmark");
-        size_t n = strlen(b);
-        if (strcmp(tb_csv_field(&m->limits, r, "model"), model))
+        const char *bench = tb_csv_field(&m->limits, r, "benchmark");
+        if (strcmp(tb_csv_field(&m->limits, r, "model"), model) ||
+            strcmp(tb_csv_field(&m->limits, r, "scenario"), "server"))
             continue;
-        if (n > sizeof inter - 1 && !strcmp(b + n - (sizeof inter - 1), inter))
-            n -= sizeof inter - 1;
-        for (size_t d = 0; d < m->datasets.nrows; d++) {
-            const char *db = tb_csv_field(&m->datasets, d, "benchmark");
-            if (!strcmp(tb_csv_field(&m->datasets, d, "kind"), "llm") && strlen(db) == n &&
-                !strncmp(db, b, n))
+        for (size_t d = 0; d < m->datasets.nrows; d++)
+            if (!strcmp(tb_csv_field(&m->datasets, d, "kind"), "llm") &&
+                !strcmp(tb_csv_field(&m->datasets, d, "benchmark"), bench))
                 return tb_csv_field(&m->datasets, d, "name");
-        }
     }
     return NULL;
 }

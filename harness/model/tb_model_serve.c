@@ -2,6 +2,7 @@
 #include "tb_model_impl.h"
 
 #include "tb_flops.h"
+#include "tb_range.h"
 #include "tb_util.h"
 
 #include <math.h>
@@ -272,7 +273,6 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
     double Tin = (double)sc->seq_in, Tout = (double)(sc->seq_out > 0 ? sc->seq_out : 1);
     double cap, ctx = Tin + Tout;
     struct serve_point sp;
-    struct tb_scenario given; /* the layout given, its dp filled in */
 
     (void)m;
     if (sc->seq_in <= 0 && !(sc->dataset && *sc->dataset))
@@ -281,20 +281,16 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
         return tb_err(err, errlen, "pipeline-parallel inference is not modeled (pp=%ld)", sc->pp);
     if (sc->tp > 0) {
         long devs;
-        given = *sc;
-        /* tp given, dp not, fewer devices than chips in whole groups: the chips serve as
-         * replicas of that group (8 GPUs at tp 1: 8 replicas), a load given shared
-         * among them as when dp is given */
-        if (sc->dp <= 0 && sc->tp < chips && chips % sc->tp == 0)
-            given.dp = chips / sc->tp;
-        sc = &given;
-        if (tb_model_layout_devices(sc, &devs, err, errlen) != 0)
-            return -1;
+        tp = sc->tp;
+        /* dp not given and tp whole groups fewer than the chips: the chips serve as
+         * replicas of that group (8 GPUs at tp 1: 8 replicas), a load given shared among
+         * them as when dp is given */
+        dp = sc->dp > 0 ? sc->dp : tp < chips && chips % tp == 0 ? chips / tp : 1;
+        if (tb_mul_long(tp, dp, &devs) != 0) /* pp is 1 here */
+            return tb_err(err, errlen, "tp x dp = %ld x %ld overflows: not a layout", tp, dp);
         if (devs % chips)
             return tb_err(err, errlen, "tp x dp = %ld does not divide over %ld chips", devs, chips);
         k = devs / chips;
-        tp = sc->tp;
-        dp = sc->dp > 0 ? sc->dp : 1;
     } else {
         k = 1;
         dp = sc->dp > 0 ? sc->dp : 1;

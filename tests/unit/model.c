@@ -71,6 +71,17 @@ static struct tb_scenario dscen(const struct tb_darch *a, const char *target, en
     return s;
 }
 
+/* Data-parallel fp8 training of a on gpus B200s (tp 1, pp 1, dp gpus), global batch
+ * sequences of 8192 tokens, as MLPerf Training's Llama 3.1 8B runs. */
+static struct tb_scenario b200_dp(const struct tb_arch *a, long gpus, long batch)
+{
+    struct tb_scenario s = scen(a, "p6-b200.48xlarge", TB_PHASE_TRAIN, "fp8", gpus, 8192, 0, batch);
+    s.tp = 1;
+    s.pp = 1;
+    s.dp = gpus;
+    return s;
+}
+
 /* A scenario row as name=value pairs, for tb_scenario_predict_one. */
 struct kv_row {
     const char *const *kv; /* name, value, ..., NULL */
@@ -1684,10 +1695,7 @@ int main(void)
         if (!eb)
             bail("no b200 in the catalogue");
         /* 8B on 32 B200s, global batch 32 of 8192 tokens, tp 1 pp 1 dp 32 (MLPerf's) */
-        s = scen(&l8, "p6-b200.48xlarge", TB_PHASE_TRAIN, "fp8", 32, 8192, 0, 32);
-        s.tp = 1;
-        s.pp = 1;
-        s.dp = 32;
+        s = b200_dp(&l8, 32, 32);
         p = predict(&s);
         q = predict_without(&s, &eb->prefill_layer_s);
         saved = eb->prefill_layer_s;
@@ -1701,10 +1709,7 @@ int main(void)
                "32 layers x %.0f forwards x %.0f us a micro-batch: %.2f ms of a %.1f ms step",
                2.0 + fwd, saved * 1e6, (p.step_time_s - q.step_time_s) * 1e3, p.step_time_s * 1e3);
         /* 8 B200s, global batch 1024: the micro-batches are many, the fixed costs a sliver */
-        s = scen(&l8, "p6-b200.48xlarge", TB_PHASE_TRAIN, "fp8", 8, 8192, 0, 1024);
-        s.tp = 1;
-        s.pp = 1;
-        s.dp = 8;
+        s = b200_dp(&l8, 8, 1024);
         p = predict(&s);
         q = predict_without(&s, &eb->prefill_layer_s);
         OK(p.step_time_s > q.step_time_s && p.step_time_s < 1.05 * q.step_time_s,
