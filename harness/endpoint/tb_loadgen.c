@@ -715,7 +715,11 @@ static int run_phase(struct run *run, bool counted, char *err, size_t errlen)
         wait_s = fmin(POLL_MAX_MS * 1e-3, run->deadline_s - t);
         wait_s = fmin(wait_s, run->timer_due_s - t);
         if (more) {
-            double until = open ? next_arrival - t : INFINITY;
+            /* the next arrival, unless the concurrency cap holds it back: then the next
+             * answer, however overdue the arrival (a wait of 0 would spin the loop, and
+             * take a core from the server it measures) */
+            const bool full = s->concurrency > 0 && run->nflights >= (size_t)s->concurrency;
+            double until = open && !full ? next_arrival - t : INFINITY;
             if (counted && s->requests == 0)
                 until = fmin(until, s->duration_s - (t - t_start));
             can_send = open ? next_arrival <= t &&
