@@ -9,7 +9,10 @@
  *    concurrency, each at the mean context seq_in + seq_out / 2 (medians of REPS after a
  *    warm-up).
  * 2. The regime solver fed those costs as the server's: `trnbench serve` prefills ONE
- *    prompt per iteration (tb_batcher.h: max_prompts 1), B prompts cost B prefills,
+ *    prompt per iteration (tb_batcher.h: max_prompts 1) beside the decode of every
+ *    running sequence, with no token budget between them (the budget given the solver
+ *    holds the whole prompt and every sequence: seq_in + max-num-seqs), B prompts cost
+ *    B prefills,
  *    a decode step at a batch between two measured ones is interpolated linearly, and at
  *    most max-num-seqs (the largest concurrency) run at once.
  * 3. `trnbench serve --engine cpu` started on a free loopback port and the load client
@@ -381,7 +384,8 @@ int tb_cmd_perf_regime(int argc, char **argv)
     }
     for (int k = 0; k < nlev && rc == 0; k++) {
         int N = lev[k], R = requests > 0 ? (int)requests : (4 * N > 8 ? 4 * N : 8);
-        struct tb_regime_costs cost = {&ms, m_prefill, m_decode, m_capacity, (double)seq_in, 1};
+        struct tb_regime_costs cost = {
+            &ms, m_prefill, m_decode, m_capacity, (double)(seq_in + lev[nlev - 1]), 1};
         struct tb_regime_lengths L = {0};
         struct tb_regime_load load = {0};
         struct tb_regime_result o;

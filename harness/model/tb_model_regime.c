@@ -49,11 +49,12 @@ static double admit_k(const struct rin *r, double avail, double tin)
     return r->c->max_prompts > 0 ? fmin(K, fmax(1, r->c->max_prompts)) : K;
 }
 
-/* The state at throughput X with an arrival seeing the share f of the load: 0, or -1
- * when no stable state exists (prefill or decode cannot keep up). */
-static int at_load(const struct rin *r, double X, double f, struct rpoint *s)
+/* The state at throughput X with nd sequences decoding and an arrival seeing the share
+ * f of the load: 0, or -1 when no stable state exists (prefill or decode cannot keep
+ * up). nd is at_load's fixed point, or closed_loop's unknown. */
+static int at_state(const struct rin *r, double X, double nd, double f, struct rpoint *s)
 {
-    double lo = 0, hi = 1, den, es = 0, es2 = 0, busy;
+    double den, es = 0, es2 = 0, busy;
     memset(s, 0, sizeof *s);
     s->X = X;
     s->f = f;
@@ -61,20 +62,7 @@ static int at_load(const struct rin *r, double X, double f, struct rpoint *s)
     den = 1.0 - f * s->rho;
     if (den <= 1e-9)
         return -1;
-    /* the decode batch: nd = X (Tout - 1) d(nd) / den, d growing with nd; h(0) > 0 */
-    while (X * (r->tout - 1) * decode_at(r, hi) / den > hi) {
-        hi *= 2;
-        if (hi > 1e9)
-            return -1;
-    }
-    for (int i = 0; i < 80; i++) {
-        double mid = 0.5 * (lo + hi);
-        if (X * (r->tout - 1) * decode_at(r, mid) / den > mid)
-            lo = mid;
-        else
-            hi = mid;
-    }
-    s->nd = 0.5 * (lo + hi);
+    s->nd = nd;
     s->d = decode_at(r, s->nd);
     s->tpot = s->d / den;
     /* admission: a prompt holds its share sigma of the iterations that carry it; an
@@ -126,6 +114,28 @@ static int at_load(const struct rin *r, double X, double f, struct rpoint *s)
         s->theta = 0.5 * (tl + th);
     }
     return 0;
+}
+
+/* The state at throughput X (at_state), the decode batch its fixed point: nd = X (Tout -
+ * 1) d(nd) / den, d growing with nd; h(0) > 0. */
+static int at_load(const struct rin *r, double X, double f, struct rpoint *s)
+{
+    double lo = 0, hi = 1, den = 1.0 - f * X * r->pb;
+    if (den <= 1e-9)
+        return -1;
+    while (X * (r->tout - 1) * decode_at(r, hi) / den > hi) {
+        hi *= 2;
+        if (hi > 1e9)
+            return -1;
+    }
+    for (int i = 0; i < 80; i++) {
+        double mid = 0.5 * (lo + hi);
+        if (X * (r->tout - 1) * decode_at(r, mid) / den > mid)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return at_state(r, X, 0.5 * (lo + hi), f, s);
 }
 
 /* P(TTFT > t): the queue's tail rq exp(-theta x) over each share of the prompts' own
@@ -185,11 +195,31 @@ static double tpot_pct(const struct rin *r, const struct rpoint *s, double q)
     return q <= 0 ? s->tpot : pct_of(tpot_tail, r, s, q, s->tpot, 2 * s->tpot);
 }
 
-/* Closed loop of N in flight (N <= capacity): X with X e2e(X) = N. */
+/* Closed loop of N in flight (N <= capacity): X with X e2e(X) = N. Solved over the
+ * decode batch nd in [0, N], the throughput it implies X = nd / ((Tout - 1) d(nd) + f nd
+ * pb) (at_load's equation solved for X): the batch never exceeds the requests there are.
+ * Over X instead, a decode step that grows faster than the batch (a CPU engine's 0.2 ms
+ * at 1 and 0.9 ms at 2) makes the fixed point jump past N at some X, the bisection stops
+ * below it and the loop holds fewer than N (trnbench serve at 2 in flight: 1.4, TPOT
+ * 4x too fast). With no decode phase (Tout 1), over X. */
 static int closed_loop(const struct rin *r, double N, struct rpoint *s)
 {
     double f = (N - 1.0) / N, lo = 0, hi;
     struct rpoint t;
+    if (r->tout > 1) {
+        hi = N;
+        for (int i = 0; i < 80; i++) {
+            double nd = 0.5 * (lo + hi);
+            double X = nd / ((r->tout - 1) * decode_at(r, nd) + f * nd * r->pb);
+            if (at_state(r, X, nd, f, &t) == 0 && t.inflight < N)
+                lo = nd;
+            else
+                hi = nd;
+        }
+        return lo > 0
+                   ? at_state(r, lo / ((r->tout - 1) * decode_at(r, lo) + f * lo * r->pb), lo, f, s)
+                   : at_load(r, 0, f, s);
+    }
     if (at_load(r, 0, f, &t) != 0)
         return -1;
     hi = N / t.e2e; /* e2e grows with the load: X <= N / e2e(0) */

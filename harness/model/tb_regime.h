@@ -30,7 +30,8 @@
  * (f X (E[exp(theta sigma)] - 1) = theta), convolved with the prompts' own lengths; a
  * request's TPOT is the mean of its Tout - 1 iterations, whose prefill work is compound
  * Poisson: variance f X E[pb^2] / (Tout - 1) S, normal.
- * Closed loop: X solves X e2e(X) = N; beyond the capacity C the server runs C and the
+ * Closed loop: X solves X e2e(X) = N (over the decode batch Nd in [0, N], X the
+ * throughput it implies); beyond the capacity C the server runs C and the
  * other N - C wait (their wait is added to TTFT). Open loop: X = rate, refused as
  * saturated when it has no stable state within the capacity.
  */

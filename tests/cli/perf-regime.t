@@ -3,15 +3,15 @@
 # `trnbench serve --engine cpu` on the loopback: step costs from calibration bursts, the
 # regime solver's TTFT/TPOT/throughput at concurrency 1 and 8, the load client's
 # measurement of the same. Only robust facts are asserted (a loaded 2-core machine moves
-# every figure): both TTFT columns rise from 1 to 8 in flight, and each TTFT prediction is
-# within a generous factor (20) of the measurement. Refused options exit 2. Needs TB_BIN,
-# TB_SRCDIR and TB_BUILDDIR (make check sets them).
+# every figure): both TTFT columns rise from 1 to 8 in flight, each TTFT prediction is
+# within a generous factor (20) of the measurement, the TPOT at 8 within 6. Refused
+# options exit 2. Needs TB_BIN, TB_SRCDIR and TB_BUILDDIR (make check sets them).
 
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
 tmp="$TB_BUILDDIR/tests/tmp/cli_perf_regime"
 rm -rf "$tmp" && mkdir -p "$tmp"
 
-echo "1..10"
+echo "1..11"
 
 "$TB_BIN" perf --regime --concurrency 4,2 >/dev/null 2>"$tmp/opt.err"
 check "--concurrency 4,2 (not increasing) refused with exit 2" test $? -eq 2
@@ -46,9 +46,16 @@ check "predicted TTFT rises from 1 to 8 in flight" \
     awk -v a="$(row 1 | awk '{print $2}')" -v b="$(row 8 | awk '{print $2}')" 'BEGIN { exit !(b > a) }'
 check "measured TTFT rises from 1 to 8 in flight" \
     awk -v a="$(row 1 | awk '{print $3}')" -v b="$(row 8 | awk '{print $3}')" 'BEGIN { exit !(b > a) }'
-# TTFT only: a decode step of well under a millisecond is moved 10-70x by a busy machine
-# between the calibration bursts and the levels (make check runs tests side by side)
+# TTFT at both levels; TPOT at 8 only: a lone decode step of 0.2 ms is moved 3-10x by
+# other work on the machine between the calibration bursts and the levels
 check "every TTFT prediction within a factor of 20 of its measurement" within20
+# TPOT at 8 in flight: the 8 sequences decode together (steps of about 2 ms here), which
+# the closed-loop solver once missed 8x (0.25 ms predicted: it held 1.4 requests in the
+# loop, not 8); within 6x (10-20% on a quiet machine; 3.4x seen with a busy loop on one
+# of 2 cores)
+check "TPOT at 8 in flight predicted within a factor of 6 of its measurement" \
+    awk -v p="$(row 8 | awk '{print $5}')" -v m="$(row 8 | awk '{print $6}')" \
+    'BEGIN { exit !(p > 0 && m > 0 && p < 6 * m && m < 6 * p) }'
 # the run checks its own calibration: a lone request's TTFT again after the bursts; a
 # calibration 30x off (TRNBENCH_TEST_REGIME_DISTURB, as other work on the machine once made
 # it) is said and taken once more, and the predictions come from the second
