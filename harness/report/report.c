@@ -227,10 +227,14 @@ static bool within_error(const struct tb_cost_versus *v)
     return v->plo <= 1 && v->phi >= 1 && v->plo < v->phi;
 }
 
-/* "+23%" (less than the baseline) or "-43%" (more). */
+/* "+23%" (less than the baseline) or "-43%" (more); over twice the baseline's cost, the
+ * multiple ("2.9x the cost", "31x the cost"), not "-185%" or "-3003%". */
 static const char *saving_text(double perf, char *buf, size_t len)
 {
-    snprintf(buf, len, "%+.0f%%", (1 - 1 / perf) * 100);
+    if (perf > 0 && perf < 0.5)
+        snprintf(buf, len, 1 / perf < 9.95 ? "%.1fx the cost" : "%.0fx the cost", 1 / perf);
+    else
+        snprintf(buf, len, "%+.0f%%", (1 - 1 / perf) * 100);
     return buf;
 }
 
@@ -490,7 +494,8 @@ static void write_matrix(struct tb_doc *d, const struct report *R)
              "Each cell: the saving of the target's cheapest configuration (within the latency "
              "limits for serving) against %s's, both under one purchase model in one region, "
              "and the range of the price-performance. * at its nearest comparable price, not "
-             "the chosen one; m measured; = within the model's error. Hover for the figures.",
+             "the chosen one; m measured; = within the model's error; a target over twice the "
+             "baseline's cost shows the multiple. Hover for the figures.",
              R->cs.o.baseline);
     tb_doc_table(d, kinds, head);
     for (size_t i = 0; i < R->cs.nranks; i++) {
@@ -503,7 +508,7 @@ static void write_matrix(struct tb_doc *d, const struct report *R)
         cells[0] = w->workload;
         for (size_t k = 0; k < nt; k++) {
             struct tb_cost_versus v;
-            char s1[16], n1[32], n2[32];
+            char s1[32], n1[32], n2[32];
             tb_costs_versus(&R->cs, w->workload, w->metric, targets[k], ok, &v);
             cells[k + 1] = cell[k];
             tips[k + 1] = tip[k];

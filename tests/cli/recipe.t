@@ -85,13 +85,17 @@ check "rerun: exit 0, both levels already there" \
 
 # on a simulated trn2.48xlarge (its fixture has a Neuron SDK) with a stand-in
 # neuron-monitor printing the documentation's reports: the device figures of each level
-# and the SDK in the rows' host; tp=8 is 2 of its 16 Trainium2 chips at LNC=2
+# and the SDK in the rows' host; tp=8 is 2 of its 16 Trainium2 chips at LNC=2. The level
+# sends for 1.5 s, longer than neuron-monitor's period (1 s), as a level must to get a
+# report from a real one: 4 requests once ended before the stand-in's shell had printed
+# on a loaded machine, and the level had no device figures
 mon="$TB_SRCDIR/tests/data/neuron/monitor-trn2.jsonl"
 printf '#!/bin/sh\ncat "%s"\nexec sleep 30\n' "$(cd "$(dirname "$mon")" && pwd)/$(basename "$mon")" \
     >"$tmp/bin/neuron-monitor" && chmod +x "$tmp/bin/neuron-monitor"
 TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$TB_SRCDIR/tests/data/platform_trn2" VIRTUAL_ENV= \
     PATH="$tmp/bin:$PATH" TB_BIN_ABS="$bin" "$TB_BIN" run --recipe vllm --model llama-tiny \
-    --seq-in 16 --seq-out 8 --concurrency 1 --requests 4 --tp 8 --out "$tmp/trn2" 2>"$tmp/trn2.err"
+    --seq-in 16 --seq-out 8 --concurrency 1 --duration 1.5 --tp 8 --out "$tmp/trn2" \
+    2>"$tmp/trn2.err"
 check "recipe on the simulated trn2: exit 0" test $? -eq 0
 r="$tmp/trn2/results.csv"
 check "NeuronCore utilisation recorded, as a percentage (the fixture's mean 360/7)" \

@@ -17,7 +17,7 @@ if ! command -v gnuplot >/dev/null 2>&1; then
 fi
 
 
-echo "1..26"
+echo "1..27"
 rm -rf "$out" "$badout"
 "$TB_BIN" report --out "$out" --usd-per-hour 0.36 "$fixture" >/dev/null 2>"$TB_BUILDDIR/tests/tmp/cli_report.err"
 check "report on the fixture exits 0" test $? -eq 0
@@ -57,6 +57,10 @@ check "and give the same report (cost.csv, report.md, report.html)" \
                grep -v 'Report written' \"$eq/joined/\$f\" > '$eq/a' &&
                grep -v 'Report written' \"$eq/split/\$f\" > '$eq/b' && cmp -s '$eq/a' '$eq/b' || exit 1
            done"
+# a target over twice the baseline's cost shows the multiple, not a saving of -190%
+check "the savings table says '2.9x the cost' for a target at 0.345x the price-performance" \
+    sh -c "grep -q '^| \`llama-3.1-8b/decode/in1024/out128/bf16\` | 2\.9x the cost (0\.30.0\.39x) |' \
+           '$eq/joined/report.md' && ! grep -q -- '-190%' '$eq/joined/report.md'"
 
 # cost under latency limits, on a modeled batch sweep: every configuration the report
 # says meets the limits does, every other misses one, and the summary's pick is the
