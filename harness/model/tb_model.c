@@ -80,31 +80,68 @@ static int coll_fields(const struct tb_csv_table *t, size_t r, struct tb_model_e
     return 0;
 }
 
+/* The columns of efficiency.csv. */
+static const char *const EFF_COLS[] = {"chip",
+                                       "family",
+                                       "gemm_eff",
+                                       "gemm_eff_fp8",
+                                       "gemm_eff_fp4",
+                                       "gemm_m_half",
+                                       "gemm_n_half",
+                                       "mem_eff",
+                                       "kv_eff",
+                                       "link_eff",
+                                       "net_eff",
+                                       "collective_us",
+                                       "layer_us",
+                                       "request_us",
+                                       "train_eff",
+                                       "tp_overlap",
+                                       "conv_eff",
+                                       "dp_overlap",
+                                       "hbm_usable",
+                                       "max_batch",
+                                       "source",
+                                       "prefill_layer_us",
+                                       "prefill_min_tokens",
+                                       "collective_hop_us",
+                                       "fabric",
+                                       "attn_overlap",
+                                       "head_bytes",
+                                       "step_us",
+                                       "request_overlap",
+                                       "kv_bucket",
+                                       "dit_train_eff",
+                                       "kv_repeat",
+                                       "prefill_floor_us",
+                                       NULL};
+
+/* The columns of chip "host"'s row that it fills: what names it and the collective
+ * figures (coll_fields). */
+static const char *const HOST_COLS[] = {
+    "chip",   "family", "source", "link_eff", "net_eff", "collective_us", "collective_hop_us",
+    "fabric", NULL};
+
+static bool host_col(const char *name)
+{
+    for (const char *const *h = HOST_COLS; *h; h++)
+        if (!strcmp(*h, name))
+            return true;
+    return false;
+}
+
 /* The row of chip "host" (family "host"): MPI between a CPU host's processes. Only the
- * collective figures; every other figure empty (the host's engine is measured, never
- * modeled), read as NAN. */
+ * collective figures; every other column of EFF_COLS empty (the host's engine is
+ * measured, never modeled), read as NAN. */
 static int host_row(const struct tb_csv_table *t, size_t r, struct tb_model_eff *e,
                     const char *path, char *err, size_t errlen)
 {
-    static const char *const empty[] = {"gemm_eff",         "gemm_eff_fp8",
-                                        "gemm_eff_fp4",     "gemm_m_half",
-                                        "gemm_n_half",      "mem_eff",
-                                        "kv_eff",           "layer_us",
-                                        "prefill_layer_us", "prefill_min_tokens",
-                                        "request_us",       "train_eff",
-                                        "dp_overlap",       "tp_overlap",
-                                        "conv_eff",         "hbm_usable",
-                                        "max_batch",        "attn_overlap",
-                                        "head_bytes",       "step_us",
-                                        "request_overlap",  "kv_bucket",
-                                        "dit_train_eff",    "kv_repeat",
-                                        "prefill_floor_us", NULL};
     if (strcmp(e->family, "host"))
         return tb_err(err, errlen,
                       "%s: line %ld: field 'family': chip 'host' is family 'host', not '%s'", path,
                       e->line, e->family);
-    for (const char *const *f = empty; *f; f++)
-        if (*tb_csv_field(t, r, *f))
+    for (const char *const *f = EFF_COLS; *f; f++)
+        if (!host_col(*f) && *tb_csv_field(t, r, *f))
             return tb_err(err, errlen,
                           "%s: line %ld: field '%s': not a figure of chip 'host' (only the "
                           "collective figures are): '%s'",
@@ -184,41 +221,6 @@ static int eff_row(const struct tb_pricing *pricing, const struct tb_csv_table *
         return -1;
     return coll_fields(t, r, e, path, err, errlen);
 }
-
-/* The columns of efficiency.csv. */
-static const char *const EFF_COLS[] = {"chip",
-                                       "family",
-                                       "gemm_eff",
-                                       "gemm_eff_fp8",
-                                       "gemm_eff_fp4",
-                                       "gemm_m_half",
-                                       "gemm_n_half",
-                                       "mem_eff",
-                                       "kv_eff",
-                                       "link_eff",
-                                       "net_eff",
-                                       "collective_us",
-                                       "layer_us",
-                                       "request_us",
-                                       "train_eff",
-                                       "tp_overlap",
-                                       "conv_eff",
-                                       "dp_overlap",
-                                       "hbm_usable",
-                                       "max_batch",
-                                       "source",
-                                       "prefill_layer_us",
-                                       "collective_hop_us",
-                                       "fabric",
-                                       "attn_overlap",
-                                       "head_bytes",
-                                       "step_us",
-                                       "request_overlap",
-                                       "kv_bucket",
-                                       "dit_train_eff",
-                                       "kv_repeat",
-                                       "prefill_floor_us",
-                                       NULL};
 
 /* The numbers of the start-up tables beside efficiency.csv (README.md, "Input ranges"):
  * checked when the model loads, so a malformed figure is an error, not a silent "no

@@ -202,6 +202,11 @@ static double tpot_pct(const struct rin *r, const struct rpoint *s, double q)
  * at 1 and 0.9 ms at 2) makes the fixed point jump past N at some X, the bisection stops
  * below it and the loop holds fewer than N (trnbench serve at 2 in flight: 1.4, TPOT
  * 4x too fast). With no decode phase (Tout 1), over X. */
+static double x_of_nd(const struct rin *r, double nd, double f)
+{
+    return nd / ((r->tout - 1) * decode_at(r, nd) + f * nd * r->pb);
+}
+
 static int closed_loop(const struct rin *r, double N, struct rpoint *s)
 {
     double f = (N - 1.0) / N, lo = 0, hi;
@@ -210,15 +215,12 @@ static int closed_loop(const struct rin *r, double N, struct rpoint *s)
         hi = N;
         for (int i = 0; i < 80; i++) {
             double nd = 0.5 * (lo + hi);
-            double X = nd / ((r->tout - 1) * decode_at(r, nd) + f * nd * r->pb);
-            if (at_state(r, X, nd, f, &t) == 0 && t.inflight < N)
+            if (at_state(r, x_of_nd(r, nd, f), nd, f, &t) == 0 && t.inflight < N)
                 lo = nd;
             else
                 hi = nd;
         }
-        return lo > 0
-                   ? at_state(r, lo / ((r->tout - 1) * decode_at(r, lo) + f * lo * r->pb), lo, f, s)
-                   : at_load(r, 0, f, s);
+        return lo > 0 ? at_state(r, x_of_nd(r, lo, f), lo, f, s) : at_load(r, 0, f, s);
     }
     if (at_load(r, 0, f, &t) != 0)
         return -1;
