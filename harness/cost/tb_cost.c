@@ -102,6 +102,39 @@ double tb_cost_train_usd(double tokens, double tokens_per_s, double usd_per_hour
     return tb_cost_train_days(tokens, tokens_per_s) * 24.0 * usd_per_hour;
 }
 
+double tb_cost_cblock_days(double hours)
+{
+    double days, whole = 0;
+    if (!tb_cost_positive(hours))
+        return NAN;
+    days = ceil(hours / 24.0 - 1e-9); /* a job of exactly 48.0 h buys 2 days */
+    if (days < 1)
+        days = 1;
+    while (days > TB_CBLOCK_MAX_DAYS) { /* consecutive blocks of the longest duration */
+        whole += TB_CBLOCK_MAX_DAYS;
+        days -= TB_CBLOCK_MAX_DAYS;
+    }
+    if (days > TB_CBLOCK_DAILY_UNTIL)
+        days = 7.0 * ceil(days / 7.0);
+    return whole + days;
+}
+
+int tb_cost_cblock(double hours, double instances, double usd_per_hour, struct tb_cost_cblock *out)
+{
+    out->days = out->blocks = out->usd = out->used = NAN;
+    out->over_quota = false;
+    if (!tb_cost_positive(hours) || !tb_cost_positive(instances) ||
+        !tb_cost_positive(usd_per_hour) || instances != floor(instances) || instances > 1e9)
+        return -1;
+    out->days = tb_cost_cblock_days(hours);
+    out->blocks = ceil(instances / TB_CBLOCK_MAX_INSTANCES) *
+                  ceil(out->days / TB_CBLOCK_MAX_DAYS);
+    out->usd = out->days * 24.0 * instances * usd_per_hour;
+    out->used = hours / (out->days * 24.0);
+    out->over_quota = instances > TB_CBLOCK_ACCOUNT_INSTANCES;
+    return 0;
+}
+
 bool tb_cost_meets(double ttft_ms, double tpot_ms, double ttft_limit_ms, double tpot_limit_ms)
 {
     if (tb_cost_positive(ttft_limit_ms) && !(ttft_ms <= ttft_limit_ms))
