@@ -127,8 +127,7 @@ int tb_cost_cblock(double hours, double instances, double usd_per_hour, struct t
         !tb_cost_positive(usd_per_hour) || instances != floor(instances) || instances > 1e9)
         return -1;
     out->days = tb_cost_cblock_days(hours);
-    out->blocks = ceil(instances / TB_CBLOCK_MAX_INSTANCES) *
-                  ceil(out->days / TB_CBLOCK_MAX_DAYS);
+    out->blocks = ceil(instances / TB_CBLOCK_MAX_INSTANCES) * ceil(out->days / TB_CBLOCK_MAX_DAYS);
     out->usd = out->days * 24.0 * instances * usd_per_hour;
     out->used = hours / (out->days * 24.0);
     out->over_quota = instances > TB_CBLOCK_ACCOUNT_INSTANCES;

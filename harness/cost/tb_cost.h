@@ -67,16 +67,16 @@ double tb_cost_train_usd(double tokens, double tokens_per_s, double usd_per_hour
  * days x 24 x instances x usd_per_hour; used is the share of the bought hours the job
  * uses. Returns 0, or -1 (out left NAN) unless every figure is positive and finite and
  * instances a whole number. */
-#define TB_CBLOCK_MAX_DAYS 182
-#define TB_CBLOCK_DAILY_UNTIL 14
-#define TB_CBLOCK_MAX_INSTANCES 64
+#define TB_CBLOCK_MAX_DAYS          182
+#define TB_CBLOCK_DAILY_UNTIL       14
+#define TB_CBLOCK_MAX_INSTANCES     64
 #define TB_CBLOCK_ACCOUNT_INSTANCES 256
 struct tb_cost_cblock {
-    double days;      /* days bought, every block in time together */
-    double blocks;    /* blocks bought: ceil(instances / 64) side by side, x those in time */
-    double usd;       /* paid up front */
-    double used;      /* hours / (days x 24), in (0, 1] */
-    bool over_quota;  /* more than 256 instances: past what one account may hold */
+    double days;     /* days bought, every block in time together */
+    double blocks;   /* blocks bought: ceil(instances / 64) side by side, x those in time */
+    double usd;      /* paid up front */
+    double used;     /* hours / (days x 24), in (0, 1] */
+    bool over_quota; /* more than 256 instances: past what one account may hold */
 };
 double tb_cost_cblock_days(double hours);
 int tb_cost_cblock(double hours, double instances, double usd_per_hour, struct tb_cost_cblock *out);
