@@ -910,6 +910,11 @@ static const char *const COST_COLS[] = {"run_id",
                                         "led_by_measurement",
                                         "twin_cost",
                                         "twin_error_pct",
+                                        "usd_shown",
+                                        "shown_basis",
+                                        "train_billed_days",
+                                        "train_billed_instances",
+                                        "train_billed_use",
                                         NULL};
 
 static const char *num_text(double v, char *buf, size_t len)
@@ -934,8 +939,9 @@ int tb_costs_write_csv(const struct tb_costs *cs, const char *path, char *err, s
         const struct tb_result *x = c->row;
         const struct tb_price_choice *p = &c->price->c;
         const struct tb_cost_price *t = c->price;
-        char b[39][64], note[600], line[24];
+        char b[43][64], note[600], line[24], basis[160];
         const char *v[sizeof COST_COLS / sizeof COST_COLS[0]];
+        struct tb_cost_train tr;
         bool train = !strcmp(c->metric, "usd_per_mtok_train");
         const double none = NAN;
         size_t k = 0;
@@ -991,12 +997,10 @@ int tb_costs_write_csv(const struct tb_costs *cs, const char *path, char *err, s
                 ? (tb_cost_meets(c->ttft, c->tpot, cs->o.ttft_limit_ms, cs->o.tpot_limit_ms) ? "yes"
                                                                                              : "no")
                 : "";
+        tb_costs_train(cs, c, &tr);
         v[k++] = num_text(train ? cs->o.train_tokens : NAN, b[21], sizeof b[21]);
-        v[k++] = num_text(train ? tb_cost_train_days(cs->o.train_tokens, x->value) : NAN, b[22],
-                          sizeof b[22]);
-        v[k++] =
-            num_text(train && tb_cost_positive(c->usd) ? c->usd * cs->o.train_tokens / 1e6 : NAN,
-                     b[23], sizeof b[23]);
+        v[k++] = num_text(train ? tr.days : NAN, b[22], sizeof b[22]);
+        v[k++] = num_text(train ? tr.usd : NAN, b[23], sizeof b[23]);
         /* what the run is charged: instances, or a share of one (chips_used of its chips) */
         v[k++] = num_text(x->chips_used > 0 ? (double)x->chips_used : NAN, b[24], sizeof b[24]);
         v[k++] = num_text(c->price->chips > 0 ? (double)c->price->chips : NAN, b[25], sizeof b[25]);
@@ -1020,6 +1024,16 @@ int tb_costs_write_csv(const struct tb_costs *cs, const char *path, char *err, s
         v[k++] = num_text(c->twin ? c->twin->usd : NAN, b[37], sizeof b[37]);
         v[k++] = num_text(c->twin ? 100 * (c->twin->row->value / x->value - 1) : NAN, b[38],
                           sizeof b[38]);
+        /* the figure the tables and charts show, and the days a training job buys */
+        v[k++] = num_text(tb_cost_shown(c), b[39], sizeof b[39]);
+        if (tb_cost_stand_in(c))
+            snprintf(basis, sizeof basis, "nearest comparable: %s", t->cmp_basis);
+        else
+            snprintf(basis, sizeof basis, "%s", tb_cost_positive(c->usd) ? "chosen" : "");
+        v[k++] = basis;
+        v[k++] = num_text(train && tr.cblock ? tr.cb.days : NAN, b[40], sizeof b[40]);
+        v[k++] = num_text(train && tr.cblock ? tr.instances : NAN, b[41], sizeof b[41]);
+        v[k++] = num_text(train && tr.cblock ? tr.cb.used : NAN, b[42], sizeof b[42]);
         for (size_t j = 0; j < k; j++)
             bad |= tb_csv_put_text(f, v[j], j + 1 < k ? ',' : '\n');
     }
@@ -1059,6 +1073,67 @@ void tb_costs_versus(const struct tb_costs *cs, const char *workload, const char
     else
         tb_cost_perf_range(v->base, blo / v->base, bhi / v->base, v->usd, flo, fhi, &v->plo,
                            &v->phi);
+}
+
+double tb_cost_shown(const struct tb_cost *c)
+{
+    if (tb_cost_positive(c->usd))
+        return c->usd;
+    return c->price->cmp_have && tb_cost_positive(c->cmp_usd) ? c->cmp_usd : NAN;
+}
+
+bool tb_cost_stand_in(const struct tb_cost *c)
+{
+    return !tb_cost_positive(c->usd) && tb_cost_positive(tb_cost_shown(c));
+}
+
+const struct tb_price_choice *tb_cost_shown_price(const struct tb_cost *c)
+{
+    if (tb_cost_positive(c->usd))
+        return &c->price->c;
+    return tb_cost_stand_in(c) ? &c->price->cmp : NULL;
+}
+
+void tb_cost_shown_spread(const struct tb_cost *c, double *min, double *max)
+{
+    const struct tb_result *x = c->row;
+    double usd = tb_cost_shown(c);
+    *min = *max = NAN;
+    if (!tb_cost_positive(usd))
+        return;
+    if (tb_cost_positive(x->max))
+        *min = usd * x->value / x->max; /* the fastest repetition is the cheapest */
+    if (tb_cost_positive(x->min))
+        *max = usd * x->value / x->min;
+}
+
+const struct tb_cost *tb_costs_shown_row(const struct tb_costs *cs, const struct tb_cost_rank *w,
+                                         const char *target)
+{
+    return tb_costs_target_best(cs, w->workload, w->metric, target, tb_costs_limits_apply(cs, w));
+}
+
+void tb_costs_train(const struct tb_costs *cs, const struct tb_cost *c, struct tb_cost_train *out)
+{
+    const struct tb_price_choice *p = tb_cost_shown_price(c);
+    double share = tb_cost_charged(c->row, c->price);
+    memset(out, 0, sizeof *out);
+    out->usd = NAN;
+    out->cb.days = out->cb.blocks = out->cb.usd = out->cb.used = NAN;
+    out->instances = share;
+    out->days = tb_cost_train_days(cs->o.train_tokens, c->row->value);
+    if (!p || !tb_cost_positive(out->days))
+        return;
+    if (!strcmp(p->purchase, "capacity-block") && tb_cost_positive(share)) {
+        /* a block holds whole instances: a run on part of one buys all of it */
+        out->instances = ceil(share - 1e-9);
+        if (tb_cost_cblock(out->days * 24.0, out->instances, p->usd_per_hour, &out->cb) == 0) {
+            out->cblock = true;
+            out->usd = out->cb.usd;
+        }
+        return;
+    }
+    out->usd = tb_cost_shown(c) * cs->o.train_tokens / 1e6;
 }
 
 bool tb_costs_limits_apply(const struct tb_costs *cs, const struct tb_cost_rank *w)

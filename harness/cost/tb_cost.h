@@ -326,6 +326,42 @@ bool tb_costs_limits_apply(const struct tb_costs *cs, const struct tb_cost_rank 
 /* Whether c meets the latency limits of cs (serving rows; others always do). */
 bool tb_costs_meets(const struct tb_costs *cs, const struct tb_cost *c);
 
+/* ---- the figure every table, chart and ranking shows ----
+ * A cost is shown at the chosen price (purchase model and region) where its target has
+ * one, else at its nearest comparable price: the price it is compared with the baseline
+ * at (price->cmp, tb_cost_pair_basis), labelled as such. So a target is never "no price"
+ * in one place and a figure in another. */
+
+/* c's cost at the chosen price, else at its comparison price; NAN when it has neither. */
+double tb_cost_shown(const struct tb_cost *c);
+/* Whether c is shown at a stand-in: not priced at the chosen price, but at its nearest
+ * comparable one (price->cmp, named by price->cmp_basis). */
+bool tb_cost_stand_in(const struct tb_cost *c);
+/* The price c is shown at (&price->c or &price->cmp), or NULL when it has none. */
+const struct tb_price_choice *tb_cost_shown_price(const struct tb_cost *c);
+/* The spread of c's repetitions at its shown price (the fastest repetition the cheapest);
+ * NAN when it has no spread or no price. */
+void tb_cost_shown_spread(const struct tb_cost *c, double *min, double *max);
+
+/* The row of target that every table and chart shows for workload w: the one the
+ * summary compares, its cheapest compared row (tb_costs_target_best) within the latency
+ * limits where w's comparisons hold them (tb_costs_limits_apply). NULL when target has
+ * no such row. */
+const struct tb_cost *tb_costs_shown_row(const struct tb_costs *cs, const struct tb_cost_rank *w,
+                                         const char *target);
+
+/* Training on cs->o.train_tokens tokens at c's throughput, at its shown price: by the
+ * hour (on-demand, reserved, savings plans, spot), or as the Capacity Blocks it must
+ * buy (tb_cost_cblock: whole days, whole instances, paid up front). */
+struct tb_cost_train {
+    double days;              /* wall-clock days of the job; NAN unknown */
+    double usd;               /* what it costs; NAN without a price */
+    bool cblock;              /* priced as Capacity Blocks: cb says what is bought */
+    struct tb_cost_cblock cb; /* days and blocks bought, the share used */
+    double instances;         /* whole instances bought (cblock), else the share charged */
+};
+void tb_costs_train(const struct tb_costs *cs, const struct tb_cost *c, struct tb_cost_train *out);
+
 /* Instance-hours x is charged per hour at price t: its share of the instances when it
  * used part of their chips (tb_cost_instance_share). */
 double tb_cost_charged(const struct tb_result *x, const struct tb_cost_price *t);

@@ -138,6 +138,7 @@ struct bar {
     char label2[160];   /* second line: target, provenance */
     char group[200];    /* legend entry: one word */
     const char *target; /* borrowed from its row: its colour */
+    const char *run_id; /* borrowed from its row: the chart's data names it (cost.csv's) */
     int rank;
     double value, min, max;
 };
@@ -285,7 +286,8 @@ static int draw(struct report *R, const struct palette *pal, const char *script,
         one_word(bars[i].target, word, sizeof word);
         fputc('\t', f);
         tsv_text(f, bars[i].label2, '\t');
-        tsv_text(f, word, '\n');
+        tsv_text(f, word, '\t');
+        tsv_text(f, bars[i].run_id ? bars[i].run_id : "", '\n');
         if (!has_word(groups, bars[i].group) &&
             strlen(groups) + strlen(bars[i].group) + 2 < sizeof groups) {
             snprintf(groups + strlen(groups), sizeof groups - strlen(groups), "%s%s",
@@ -421,7 +423,7 @@ static int draw_interactivity(struct report *R, const struct palette *pal,
         const char *t = F(R->cs.costs[i].row, "target");
         const enum tb_provenance prov = R->cs.costs[i].row->prov;
         const bool imported = tb_report_imported(R->cs.costs[i].row);
-        bool priced = false, whole = false;
+        bool priced = false, whole = false, stand_in = false;
         size_t n = 0;
         if (!first_of_block(&R->cs, i, w->workload, w->metric))
             continue;
@@ -436,8 +438,12 @@ static int draw_interactivity(struct report *R, const struct palette *pal,
                 continue;
             whole |= !tb_cost_positive(c->per_chip);
             q->label[0] = '\0';
-            if (tb_cost_positive(c->usd))
-                snprintf(q->label, sizeof q->label, "$%.3g", c->usd);
+            /* a configuration outside the latency limits keeps its point on the curve,
+             * its cost in brackets: never read as one the limits allow */
+            if (tb_cost_positive(tb_cost_shown(c)))
+                snprintf(q->label, sizeof q->label,
+                         tb_costs_meets(&R->cs, c) ? "$%.3g%s" : "($%.3g%s)", tb_cost_shown(c),
+                         tb_cost_stand_in(c) ? "*" : "");
             if (prov == TB_PROV_MEASURED) {
                 const char *rate = F(c->row, "request_rate");
                 double e = model_error(&R->cs, c);
@@ -456,7 +462,8 @@ static int draw_interactivity(struct report *R, const struct palette *pal,
             x1 = fmax(x1, q->x);
             y0 = fmin(y0, q->y);
             y1 = fmax(y1, q->y);
-            priced |= tb_cost_positive(c->usd);
+            priced |= tb_cost_positive(tb_cost_shown(c));
+            stand_in |= tb_cost_stand_in(c);
             n++;
         }
         if (n) {
@@ -466,7 +473,10 @@ static int draw_interactivity(struct report *R, const struct palette *pal,
                      imported                   ? "(imported)"
                      : prov == TB_PROV_MEASURED ? "(measured)"
                                                 : "",
-                     whole ? "(whole-machine)" : "", priced ? "" : "(no-price)");
+                     whole ? "(whole-machine)" : "",
+                     !priced    ? "(no-price)"
+                     : stand_in ? "(*nearest-comparable-price)"
+                                : "");
             snprintf(colours + strlen(colours), sizeof colours - strlen(colours), "%s%s",
                      *colours ? " " : "", palette_colour(pal, t));
             npoints += n;
@@ -531,8 +541,9 @@ static int draw_interactivity(struct report *R, const struct palette *pal,
     snprintf(caption, sizeof caption,
              "Throughput per chip against output tokens/s per user, %s: one line per target "
              "through its batch sweep, each point labelled with its USD per million output "
-             "tokens%s",
-             w->workload,
+             "tokens (in brackets where the configuration misses the TTFT %g ms / TPOT %g ms "
+             "limits; * at the target's nearest comparable price)%s",
+             w->workload, R->o->ttft_limit_ms, R->o->tpot_limit_ms,
              nmeasured ? "; measured serving levels (a line marked \"measured\") labelled with "
                          "their load (cN: N requests in flight; rN: N requests/s) and the "
                          "performance model's error there (model / measured - 1, per chip)"
@@ -606,6 +617,42 @@ static int draw_collectives(struct report *R, bool png_ok, char *err, size_t err
     return 0;
 }
 
+/* The cost charts' bars (per million tokens, or per thousand images with images): for
+ * every ranked workload and every target, the row the summary and the tables show
+ * (tb_costs_shown_row), at its shown price (tb_cost_shown), a stand-in price named in
+ * its label. Returns the number of bars. */
+static size_t shown_bars(const struct report *R, bool images, struct bar *bars)
+{
+    size_t n = 0;
+    for (size_t wi = 0; wi < R->cs.nranks; wi++) {
+        const struct tb_cost_rank *w = &R->cs.ranks[wi];
+        for (size_t i = 0; i < R->cs.ncosts; i++) {
+            const struct tb_cost *c = &R->cs.costs[i];
+            size_t len;
+            if (c->images != images || c->host_cpu ||
+                !tb_costs_first_of_target(&R->cs, i, w->workload, w->metric))
+                continue;
+            c = tb_costs_shown_row(&R->cs, w, F(c->row, "target"));
+            if (!c || !tb_cost_positive(tb_cost_shown(c)))
+                continue;
+            tb_report_run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
+                                sizeof bars[n].label2);
+            len = strlen(bars[n].label2);
+            if (tb_cost_stand_in(c))
+                snprintf(bars[n].label2 + len, sizeof bars[n].label2 - len, ", * %s",
+                         c->price->cmp_basis);
+            bars[n].target = F(c->row, "target");
+            bars[n].run_id = F(c->row, "run_id");
+            snprintf(bars[n].group, sizeof bars[n].group, "%s", c->metric);
+            bars[n].rank = images ? 0 : metric_rank(c->metric);
+            bars[n].value = tb_cost_shown(c);
+            tb_cost_shown_spread(c, &bars[n].min, &bars[n].max);
+            n++;
+        }
+    }
+    return n;
+}
+
 int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
 {
     struct bar *bars = tb_alloc_array(R->res.nrows + 1, sizeof(*bars));
@@ -623,17 +670,24 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
 
     /* throughput: every *_tokens_per_s row, whatever its provenance; a serving run's
      * total (prompt + output) beside its output would repeat its label, so the chart
-     * shows the output and the tables both; a batch sweep shows its "max" run */
+     * shows the output and the tables both; an instance's serving workload shows the
+     * configuration its costs are ranked at (within the latency limits where any meets
+     * them: tb_costs_shown_row), the host CPU's serving every level it ran */
     for (size_t i = 0; i < R->res.nrows; i++) {
         const struct tb_result *x = &R->res.rows[i];
-        bool sweep = false;
+        bool skip = false;
         if (!tb_result_is_token_rate(F(x, "metric")) ||
             !strcmp(F(x, "metric"), "total_tokens_per_s"))
             continue;
-        for (size_t j = 0; j < R->cs.ncosts && !sweep; j++)
-            sweep = R->cs.costs[j].row == x && R->cs.costs[j].sweep_point;
-        if (sweep)
+        for (size_t j = 0; j < R->cs.ncosts && !skip; j++) {
+            const struct tb_cost *c = &R->cs.costs[j];
+            const struct tb_cost_rank *w = c->row == x ? tb_costs_rank_of(&R->cs, c) : NULL;
+            skip =
+                w && w->serve && !c->host_cpu && tb_costs_shown_row(&R->cs, w, F(x, "target")) != c;
+        }
+        if (skip)
             continue;
+        bars[n].run_id = F(x, "run_id");
         tb_report_run_label(x, bars[n].label, sizeof bars[n].label, bars[n].label2,
                             sizeof bars[n].label2);
         bars[n].target = F(x, "target");
@@ -649,8 +703,9 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
     } else {
         snprintf(title, sizeof title, "Throughput by run: %s", models);
         r = draw(R, &pal, "throughput", "throughput",
-                 "Throughput by run (tokens/s, median; whisker: min-max; serving at the "
-                 "throughput-maximising batch)",
+                 "Throughput by run (tokens/s, median; whisker: min-max; an instance's serving "
+                 "at the configuration its cost is ranked at: its cheapest within the latency "
+                 "limits, as in the summary)",
                  bars, n, title, png_ok, err, errlen);
         if (r != 0) {
             rc = r < 0 ? -1 : 0;
@@ -661,23 +716,9 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
                  "Chart: throughput of every run (%zu bar%s)", n, n == 1 ? "" : "s");
     }
 
-    /* cost per million tokens by target and workload: each target's cheapest
-     * configuration of each workload */
-    n = 0;
-    for (size_t i = 0; i < R->cs.ncosts; i++) {
-        const struct tb_cost *c = &R->cs.costs[i];
-        if (c->images || !tb_costs_cheapest_of_target(&R->cs, c))
-            continue;
-        tb_report_run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
-                            sizeof bars[n].label2);
-        bars[n].target = F(c->row, "target");
-        snprintf(bars[n].group, sizeof bars[n].group, "%s", c->metric);
-        bars[n].rank = metric_rank(c->metric);
-        bars[n].value = c->usd;
-        bars[n].min = c->usd_min;
-        bars[n].max = c->usd_max;
-        n++;
-    }
+    /* cost per million tokens by target and workload: each target's row that the
+     * summary compares (within the latency limits for serving), at its shown price */
+    n = shown_bars(R, false, bars);
     if (n == 0) {
         size_t host = 0;
         for (size_t i = 0; i < R->cs.ncosts; i++)
@@ -694,7 +735,9 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
         snprintf(title, sizeof title, "Cost per million tokens by target and workload: %s", models);
         if (draw(R, &pal, "cost", "cost",
                  "Cost per million tokens by target and workload (USD; each target's cheapest "
-                 "configuration; whisker: min-max of the repetitions)",
+                 "configuration, within the latency limits for serving, the one the summary "
+                 "compares; * at its nearest comparable price, named, where it has none at the "
+                 "chosen one; whisker: min-max of the repetitions)",
                  bars, n, title, png_ok, err, errlen) < 0)
             goto out;
     }
@@ -725,6 +768,7 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
             bars[n].target = F(v.c->row, "target");
             workload_word(v.c, bars[n].group, sizeof bars[n].group);
             bars[n].rank = (int)wi;
+            bars[n].run_id = F(v.c->row, "run_id");
             bars[n].value = v.perf;
             bars[n].min = tb_cost_positive(v.plo) && v.plo < v.phi ? v.plo : NAN;
             bars[n].max = tb_cost_positive(v.plo) && v.plo < v.phi ? v.phi : NAN;
@@ -755,18 +799,25 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
     n = 0;
     for (size_t i = 0; i < R->cs.ncosts; i++) {
         const struct tb_cost *c = &R->cs.costs[i];
-        double usd, days;
-        char used[64];
-        if (strcmp(c->metric, "usd_per_mtok_train") || !tb_cost_positive(c->usd))
+        struct tb_cost_train tr;
+        char used[64], paid[96] = "";
+        if (strcmp(c->metric, "usd_per_mtok_train"))
             continue;
-        usd = c->usd * R->o->train_tokens / 1e6;
-        days = tb_cost_train_days(R->o->train_tokens, c->row->value);
+        tb_costs_train(&R->cs, c, &tr);
+        if (!tb_cost_positive(tr.usd))
+            continue;
         tb_report_run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
                             sizeof bars[n].label2);
         bars[n].target = F(c->row, "target");
+        bars[n].run_id = F(c->row, "run_id");
         tb_cost_charged_text(c->row, c->price, used, sizeof used);
-        snprintf(bars[n].label2, sizeof bars[n].label2, "%s, %.3g days on %s, %s",
-                 F(c->row, "target"), days, used, tb_report_prov_label(c->row));
+        if (tr.cblock)
+            snprintf(paid, sizeof paid, "; paid for %.0f days of blocks", tr.cb.days);
+        if (snprintf(bars[n].label2, sizeof bars[n].label2, "%s, %.3g days on %s%s, %s%s%s",
+                     F(c->row, "target"), tr.days, used, paid, tb_report_prov_label(c->row),
+                     tb_cost_stand_in(c) ? ", * " : "",
+                     tb_cost_stand_in(c) ? c->price->cmp_basis : "") >= (int)sizeof bars[n].label2)
+            bars[n].label2[sizeof bars[n].label2 - 1] = '\0'; /* a label cut short */
         snprintf(bars[n].group, sizeof bars[n].group, "%s", F(c->row, "model"));
         bars[n].rank = 0;
         for (size_t j = 0; j < n; j++)
@@ -776,7 +827,7 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
             } else if (bars[j].rank >= bars[n].rank) {
                 bars[n].rank = bars[j].rank + 1;
             }
-        bars[n].value = usd;
+        bars[n].value = tr.usd;
         bars[n].min = bars[n].max = NAN;
         n++;
     }
@@ -786,33 +837,22 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
                  tb_report_tokens_text(R->o->train_tokens, tok, sizeof tok));
         snprintf(caption, sizeof caption,
                  "Cost in USD and time in days to train on %s tokens at each run's "
-                 "throughput and price (instances, or the share of one, as in the run)",
+                 "throughput and price (instances, or the share of one, as in the run; "
+                 "Capacity Blocks as the whole days they are sold in; * at the target's "
+                 "nearest comparable price where it has none at the chosen one)",
                  tok);
         if (draw(R, &pal, "train", "train", caption, bars, n, title, png_ok, err, errlen) < 0)
             goto out;
     }
 
     /* images: each target's cheapest configuration per image workload */
-    n = 0;
-    for (size_t i = 0; i < R->cs.ncosts; i++) {
-        const struct tb_cost *c = &R->cs.costs[i];
-        if (!c->images || !tb_costs_cheapest_of_target(&R->cs, c))
-            continue;
-        tb_report_run_label(c->row, bars[n].label, sizeof bars[n].label, bars[n].label2,
-                            sizeof bars[n].label2);
-        bars[n].target = F(c->row, "target");
-        snprintf(bars[n].group, sizeof bars[n].group, "%s", c->metric);
-        bars[n].rank = 0;
-        bars[n].value = c->usd;
-        bars[n].min = c->usd_min;
-        bars[n].max = c->usd_max;
-        n++;
-    }
+    n = shown_bars(R, true, bars);
     if (n > 0) {
         snprintf(title, sizeof title, "Cost per thousand images by target and model");
         if (draw(R, &pal, "images", "images",
-                 "Cost per thousand images by target and model (USD; whisker: min-max)", bars, n,
-                 title, png_ok, err, errlen) < 0)
+                 "Cost per thousand images by target and model (USD; each target's cheapest "
+                 "configuration; * at its nearest comparable price; whisker: min-max)",
+                 bars, n, title, png_ok, err, errlen) < 0)
             goto out;
     }
 

@@ -39,7 +39,7 @@ static bool is_output(const char *name)
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
         if (!strcmp(name, fixed[i]))
             return true;
-    if (!dot || (strcmp(dot, ".svg") && strcmp(dot, ".png")))
+    if (!dot || (strcmp(dot, ".svg") && strcmp(dot, ".png") && strcmp(dot, ".tsv")))
         return false;
     for (size_t i = 0; i < sizeof charts / sizeof charts[0]; i++) {
         size_t n = strlen(charts[i]);

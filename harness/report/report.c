@@ -196,19 +196,37 @@ static void cost_tip(const struct tb_cost *c, char *buf, size_t len)
     char prov[900], price[1200], used[64], share[160] = "";
     double h = tb_cost_charged(c->row, c->price);
     prov_tip(c->row, prov, sizeof prov);
-    price_text(&c->price->c, price, sizeof price);
+    price_text(tb_cost_shown_price(c) ? tb_cost_shown_price(c) : &c->price->c, price, sizeof price);
     tb_cost_charged_text(c->row, c->price, used, sizeof used);
     if (h != (double)c->row->instances)
         snprintf(share, sizeof share, "; charged %.4g of the instance-hour (%s)", h, used);
-    snprintf(buf, len, "%s. Price [%d]: %s%s%s%s", prov, c->price->ref, price, share,
-             *c->price->flag ? "; " : "", c->price->flag);
+    if (snprintf(buf, len, "%s. Price [%d]%s%s: %s%s%s%s", prov, c->price->ref,
+                 tb_cost_stand_in(c) ? ", its nearest comparable (none at the chosen prices): "
+                                     : "",
+                 tb_cost_stand_in(c) ? c->price->cmp_basis : "", price, share,
+                 *c->price->flag ? "; " : "", c->price->flag) >= (int)len)
+        buf[len - 1] = '\0'; /* a tooltip cut short is still one */
+}
+
+/* A cost as the tables show it: at the chosen price, or "1.955 *" at the nearest
+ * comparable price (tb_cost_shown); "" without either. */
+static const char *shown_text(const struct tb_cost *c, double usd, char *buf, size_t len)
+{
+    char n[32];
+    if (!tb_cost_positive(usd))
+        buf[0] = '\0';
+    else
+        snprintf(buf, len, "%s%s", tb_report_num(usd, n, sizeof n),
+                 tb_cost_stand_in(c) ? "\u00a0*" : "");
+    return buf;
 }
 
 /* "modeled, price [3]" (Markdown and HTML cells both). */
 static void prov_cell(const struct tb_cost *c, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s, price [%d]%s", tb_report_prov_label(c->row), c->price->ref,
-             *c->price->flag ? " (flagged)" : "");
+    snprintf(buf, len, "%s, price [%d]%s%s%s", tb_report_prov_label(c->row), c->price->ref,
+             *c->price->flag ? " (flagged)" : "", tb_cost_stand_in(c) ? " * " : "",
+             tb_cost_stand_in(c) ? c->price->cmp_basis : "");
 }
 
 static const char *unit_of(const char *metric)
@@ -227,14 +245,16 @@ static bool within_error(const struct tb_cost_versus *v)
     return v->plo <= 1 && v->phi >= 1 && v->plo < v->phi;
 }
 
-/* "+23%" (less than the baseline) or "-43%" (more); over twice the baseline's cost, the
+/* "saves 23%" (less than the baseline) or "43% more"; over twice the baseline's cost, the
  * multiple ("2.9x the cost", "31x the cost"), not "-185%" or "-3003%". */
 static const char *saving_text(double perf, char *buf, size_t len)
 {
     if (perf > 0 && perf < 0.5)
         snprintf(buf, len, 1 / perf < 9.95 ? "%.1fx the cost" : "%.0fx the cost", 1 / perf);
+    else if (perf >= 1)
+        snprintf(buf, len, "saves %.0f%%", (1 - 1 / perf) * 100);
     else
-        snprintf(buf, len, "%+.0f%%", (1 - 1 / perf) * 100);
+        snprintf(buf, len, "%.0f%% more", (1 / perf - 1) * 100);
     return buf;
 }
 
@@ -251,7 +271,9 @@ static void verdict_text(const struct tb_cost_versus *v, char *buf, size_t len)
         return;
     if (tb_cost_positive(v->plo) && v->plo < v->phi)
         snprintf(buf + n, len - (size_t)n, "; %.2f-%.2fx%s)", v->plo, v->phi,
-                 within_error(v) ? ": within the model's error" : "");
+                 within_error(v) ? ": within the model's error, so the model alone cannot "
+                                   "tell which is cheaper"
+                                 : "");
     else
         snprintf(buf + n, len - (size_t)n, ")");
 }
@@ -328,7 +350,8 @@ static void say_versus(struct tb_doc *d, const struct report *R, const char *tar
         return;
     }
     verdict_text(v, verdict, sizeof verdict);
-    tb_doc_text(d, ", %s", verdict);
+    tb_doc_text(d, ", against %s's %s there: %s", R->cs.o.baseline,
+                tb_report_num(v->base, n2, sizeof n2), verdict);
 }
 
 /* The targets with rows but no price to compare, at the chosen prices or any comparable
@@ -357,6 +380,52 @@ static void say_unpriced(struct tb_doc *d, const struct report *R)
     }
 }
 
+/* The baseline bought each way it is sold (the chosen region, else the nearest with a
+ * price): " Bought otherwise, p5.48xlarge is cheapest as reserved-3y (us-east-1): 1.491
+ * (spot 0.9016, interruptible)." Said when a way other than the chosen one is cheaper;
+ * spot is never the cheapest way, only named beside it. */
+static void say_baseline_bought(struct tb_doc *d, const struct report *R,
+                                const struct tb_cost_rank *w, bool ok)
+{
+    const char *order[TB_COST_NPURCHASE], *want = R->o->purchase ? R->o->purchase : "on-demand";
+    struct tb_price_choice best = {0}, spot = {0};
+    double best_usd = NAN, spot_usd = NAN, chosen_usd = NAN;
+    char err[256], n1[32], n2[32];
+    tb_cost_purchase_order(want, order);
+    for (size_t k = 0; k < TB_COST_NPURCHASE; k++) {
+        struct tb_price_choice pc;
+        double u, lo, hi;
+        if (tb_costs_nearest_price(&R->cs, R->cs.o.baseline, order[k], &pc, err, sizeof err) != 0 ||
+            !pc.have ||
+            !tb_costs_base_at(&R->cs, w->workload, w->metric, pc.usd_per_hour, ok, &u, &lo, &hi) ||
+            !tb_cost_positive(u))
+            continue;
+        if (!strcmp(order[k], want) &&
+            !strcmp(pc.region, R->o->region ? R->o->region : "us-east-1"))
+            chosen_usd = u;
+        if (!strcmp(order[k], "spot")) {
+            spot = pc;
+            spot_usd = u;
+        } else if (isnan(best_usd) || u < best_usd) {
+            best = pc;
+            best_usd = u;
+        }
+    }
+    if (isnan(best_usd) || (!isnan(chosen_usd) && best_usd >= chosen_usd))
+        return;
+    tb_doc_text(d, " Bought otherwise, ");
+    tb_doc_code(d, R->cs.o.baseline);
+    tb_doc_text(d, " is cheapest as %s in %s: %s%s", best.purchase, best.region,
+                tb_report_num(best_usd, n1, sizeof n1),
+                !strcmp(best.purchase, "capacity-block")
+                    ? " (Capacity Blocks: fixed dates, paid up front, not an always-on fleet)"
+                    : "");
+    if (!isnan(spot_usd))
+        tb_doc_text(d, "; spot in %s %s, interruptible", spot.region,
+                    tb_report_num(spot_usd, n2, sizeof n2));
+    tb_doc_text(d, ".");
+}
+
 /* The summary's sentence for one workload: the cheapest target at the prices chosen
  * (within the latency limits for serving), AWS's best chip when the cheapest is not
  * one, and the targets with no price at the chosen ones, at their nearest comparable. */
@@ -368,12 +437,23 @@ static void say_workload(struct tb_doc *d, const struct report *R, const struct 
     struct tb_cost_versus v, a = {0};
     const char *aws = NULL;
     size_t nunpriced = 0;
+    /* cheapest like for like: the best price-performance against the baseline, each
+     * target compared at a price both have (not the cheapest figure at mixed prices) */
+    for (size_t i = 0; i < nt; i++) {
+        struct tb_cost_versus t;
+        tb_costs_versus(&R->cs, w->workload, w->metric, targets[i], ok, &t);
+        if (t.c && tb_cost_positive(t.perf) && (!a.c || t.perf > a.perf))
+            a = t;
+    }
+    if (a.c)
+        best = a.c;
+    memset(&a, 0, sizeof a);
     tb_doc_item_begin(d);
     tb_doc_code(d, w->workload);
     tb_doc_text(d, " (%s%s): ", unit_of(w->metric),
                 w->serve ? (ok ? ", within latency limits" : ", none within latency limits") : "");
     if (best) {
-        tb_doc_text(d, "cheapest ");
+        tb_doc_text(d, "cheapest like for like ");
         tb_costs_versus(&R->cs, w->workload, w->metric, F(best->row, "target"), ok, &v);
         if (v.c)
             say_versus(d, R, F(best->row, "target"), &v);
@@ -395,7 +475,7 @@ static void say_workload(struct tb_doc *d, const struct report *R, const struct 
         }
     }
     if (aws) {
-        tb_doc_text(d, " Best AWS chip: ");
+        tb_doc_text(d, " Best on AWS's own chips (Trainium, Inferentia): ");
         say_versus(d, R, aws, &a);
         tb_doc_text(d, ".");
     }
@@ -413,6 +493,7 @@ static void say_workload(struct tb_doc *d, const struct report *R, const struct 
     }
     if (nunpriced)
         tb_doc_text(d, ".");
+    say_baseline_bought(d, R, w, ok);
     tb_doc_item_end(d);
 }
 
@@ -633,12 +714,13 @@ static void write_limits(struct tb_doc *d, const struct report *R)
     tb_doc_h(d, 2, "Cost under latency limits");
     tb_doc_fold_begin(d, "Each serving target's cheapest configuration within the latency "
                          "limits");
-    tb_doc_p(
-        d, NULL,
-        "Every serving target's cheapest configuration with TTFT at most %g ms and TPOT at "
-        "most %g ms (cost in USD per million output tokens). Configurations are the batches of "
-        "the results (a suite's batch sweep).",
-        R->o->ttft_limit_ms, R->o->tpot_limit_ms);
+    tb_doc_p(d, NULL,
+             "Every serving target's cheapest configuration with TTFT at most %g ms and TPOT at "
+             "most %g ms (cost in USD per million output tokens; * at the target's nearest "
+             "comparable price where it has none at the chosen one, named in the Provenance "
+             "column): the configuration the summary, the charts and the rankings use. "
+             "Configurations are the batches of the results (a suite's batch sweep).",
+             R->o->ttft_limit_ms, R->o->tpot_limit_ms);
     tb_doc_table(d, "ttnntnnnnp", head);
     for (size_t i = 0; i < R->cs.nranks; i++) {
         const struct tb_cost_rank *w = &R->cs.ranks[i];
@@ -647,7 +729,7 @@ static void write_limits(struct tb_doc *d, const struct report *R)
         for (size_t j = 0; j < R->cs.ncosts; j++) {
             const struct tb_cost *c = &R->cs.costs[j], *best = NULL;
             const char *t = F(c->row, "target");
-            char nc[16], nok[16], t1[32], t2[32], t3[32], usd[32], prov[64], tip[2400];
+            char nc[16], nok[16], t1[32], t2[32], t3[32], usd[32], prov[200], tip[2400];
             const char *cells[10], *tips[10] = {0};
             int nconf = 0, ok = 0;
             if (!tb_costs_first_of_target(&R->cs, j, w->workload, w->metric))
@@ -661,9 +743,13 @@ static void write_limits(struct tb_doc *d, const struct report *R)
                 if (!tb_cost_meets(o->ttft, o->tpot, R->o->ttft_limit_ms, R->o->tpot_limit_ms))
                     continue;
                 ok++;
-                if (tb_cost_positive(o->usd) && (!best || o->usd < best->usd))
+                /* the host CPU's own cheapest (never compared with the instances) */
+                if (c->host_cpu && tb_cost_positive(o->usd) && (!best || o->usd < best->usd))
                     best = o;
             }
+            /* an instance's: the row every table and chart shows, the summary's */
+            if (!c->host_cpu && ok)
+                best = tb_costs_target_best(&R->cs, w->workload, w->metric, t, true);
             snprintf(nc, sizeof nc, "%d", nconf);
             snprintf(nok, sizeof nok, "%d", ok);
             cells[0] = w->workload;
@@ -673,7 +759,7 @@ static void write_limits(struct tb_doc *d, const struct report *R)
             if (!best) {
                 cells[4] = cells[5] = cells[6] = cells[7] = "";
                 cells[8] = ok ? "no price" : "none meets";
-                cells[9] = ok ? c->price->c.why : "";
+                cells[9] = ok ? c->price->cmp_basis : "";
                 tb_doc_row(d, cells);
                 continue;
             }
@@ -683,7 +769,7 @@ static void write_limits(struct tb_doc *d, const struct report *R)
             cells[5] = tb_report_num(best->ttft, t1, sizeof t1);
             cells[6] = tb_report_num(best->tpot, t2, sizeof t2);
             cells[7] = tb_report_num(best->per_user, t3, sizeof t3);
-            cells[8] = tb_report_num(best->usd, usd, sizeof usd);
+            cells[8] = shown_text(best, tb_cost_shown(best), usd, sizeof usd);
             cells[9] = prov;
             tips[8] = tips[9] = tip;
             tb_doc_row_tip(d, cells, tips);
@@ -695,8 +781,8 @@ static void write_limits(struct tb_doc *d, const struct report *R)
 
 static void write_training(struct tb_doc *d, const struct report *R)
 {
-    static const char *const head[] = {"Model",    "Target", "Instances",  "Chips",
-                                       "Tokens/s", "Days",   "Cost (USD)", "Provenance"};
+    static const char *const head[] = {"Model", "Target",     "Instances", "Chips",     "Tokens/s",
+                                       "Days",  "Cost (USD)", "Paid for",  "Provenance"};
     bool any = false;
     char tok[48];
     for (size_t i = 0; i < R->cs.ncosts && !any; i++)
@@ -708,16 +794,31 @@ static void write_training(struct tb_doc *d, const struct report *R)
     tb_doc_p(d, NULL,
              "Training on %s tokens (--train-tokens) at each training run's throughput, "
              "with what the run used (its instances, or its share of one): days = tokens / "
-             "train_tokens_per_s / "
-             "86400; cost = usd_per_mtok_train x tokens / 10^6.",
+             "train_tokens_per_s / 86400; at an hourly price (on-demand, reserved, savings "
+             "plans, spot) cost = usd_per_mtok_train x tokens / 10^6. Capacity Blocks are "
+             "sold in whole days (1 to 14 days, then 7-day steps up to 182 days), at most 64 "
+             "instances a block, paid up front (EC2 User Guide, \"Find and purchase Capacity "
+             "Blocks\"): a job at capacity-block prices pays for the days it must buy, and "
+             "Paid for says how much of them it uses. * at the target's nearest comparable "
+             "price where it has none at the chosen one.",
              tb_report_tokens_text(R->o->train_tokens, tok, sizeof tok));
-    tb_doc_table(d, "ttnnnnnp", head);
+    tb_doc_table(d, "ttnnnnntp", head);
     for (size_t i = 0; i < R->cs.ncosts; i++) {
         const struct tb_cost *c = &R->cs.costs[i];
-        char inst[64], chips[24], tps[32], days[32], usd[32], prov[64], tip[2400];
-        const char *cells[8], *tips[8] = {0};
+        char inst[64], chips[24], tps[32], days[32], usd[32], prov[200], tip[2400], paid[160];
+        const char *cells[9], *tips[9] = {0};
+        struct tb_cost_train tr;
         if (strcmp(c->metric, "usd_per_mtok_train"))
             continue;
+        tb_costs_train(&R->cs, c, &tr);
+        if (tr.cblock)
+            snprintf(paid, sizeof paid,
+                     "%.0f day%s x %.0f instance%s in %.0f block%s, %.0f%% used%s", tr.cb.days,
+                     tr.cb.days == 1 ? "" : "s", tr.instances, tr.instances == 1 ? "" : "s",
+                     tr.cb.blocks, tr.cb.blocks == 1 ? "" : "s", 100 * tr.cb.used,
+                     tr.cb.over_quota ? "; over the 256 instances an account may hold" : "");
+        else
+            snprintf(paid, sizeof paid, "%s", isnan(tr.usd) ? "" : "by the hour");
         tb_cost_charged_text(c->row, c->price, inst, sizeof inst);
         snprintf(chips, sizeof chips, "%ld", c->chips);
         cost_tip(c, tip, sizeof tip);
@@ -727,13 +828,11 @@ static void write_training(struct tb_doc *d, const struct report *R)
         cells[2] = inst;
         cells[3] = c->chips ? chips : "";
         cells[4] = tb_report_num(c->row->value, tps, sizeof tps);
-        cells[5] =
-            tb_report_num(tb_cost_train_days(R->o->train_tokens, c->row->value), days, sizeof days);
-        cells[6] = tb_cost_positive(c->usd)
-                       ? tb_report_num(c->usd * R->o->train_tokens / 1e6, usd, sizeof usd)
-                       : "no price";
-        cells[7] = prov;
-        tips[4] = tips[5] = tips[6] = tips[7] = tip;
+        cells[5] = tb_report_num(tr.days, days, sizeof days);
+        cells[6] = tb_cost_positive(tr.usd) ? shown_text(c, tr.usd, usd, sizeof usd) : "no price";
+        cells[7] = paid;
+        cells[8] = prov;
+        tips[4] = tips[5] = tips[6] = tips[7] = tips[8] = tip;
         tb_doc_row_tip(d, cells, tips);
     }
     tb_doc_table_end(d);
@@ -860,13 +959,16 @@ static void write_cost(struct tb_doc *d, const struct report *R)
         pp[0] = spread[0] = usd[0] = '\0';
         if (tb_cost_positive(c->perf))
             snprintf(pp, sizeof pp, "%.3gx", c->perf);
-        if (!isnan(c->usd)) {
-            char u[32];
-            snprintf(usd, sizeof usd, "%s", tb_report_num(c->usd, u, sizeof u));
-            if (!isnan(c->usd_min) && !isnan(c->usd_max))
-                snprintf(spread, sizeof spread, "%s - %s", tb_report_num(c->usd_min, lo, sizeof lo),
-                         tb_report_num(c->usd_max, hi, sizeof hi));
-            snprintf(ref, sizeof ref, "[%d]%s", c->price->ref, *c->price->flag ? " flagged" : "");
+        if (tb_cost_positive(tb_cost_shown(c))) {
+            double smin, smax;
+            shown_text(c, tb_cost_shown(c), usd, sizeof usd);
+            tb_cost_shown_spread(c, &smin, &smax);
+            if (!isnan(smin) && !isnan(smax))
+                snprintf(spread, sizeof spread, "%s - %s", tb_report_num(smin, lo, sizeof lo),
+                         tb_report_num(smax, hi, sizeof hi));
+            snprintf(ref, sizeof ref, "[%d]%s%s%s", c->price->ref,
+                     *c->price->flag ? " flagged" : "", tb_cost_stand_in(c) ? " * " : "",
+                     tb_cost_stand_in(c) ? c->price->cmp_basis : "");
         } else {
             snprintf(ref, sizeof ref, "[%d] no price", c->price->ref);
         }
@@ -918,31 +1020,41 @@ static void write_prices(struct tb_doc *d, const struct report *R)
     for (int ref = 1; ref <= R->cs.nrefs; ref++)
         for (size_t i = 0; i < R->cs.ntp + 1; i++) {
             const struct tb_cost_price *t = i < R->cs.ntp ? &R->cs.tp[i] : &R->cs.btp;
-            char num[32], h[32], chips[24], pch[32], src[700];
+            char num[32], h[32], chips[24], pch[32], src[700], flag[400];
             const char *cells[10];
+            struct tb_price_choice pc;
             if (t->ref != ref)
                 continue;
+            /* a target without the chosen price is shown at its nearest comparable one */
+            pc = !t->c.have && t->cmp_have ? t->cmp : t->c;
+            snprintf(flag, sizeof flag, "%s%s%s%s%s", t->flag,
+                     pc.have && !t->c.have ? (*t->flag ? "; * nearest comparable: none at "
+                                                       : "* nearest comparable: none at ")
+                                           : "",
+                     pc.have && !t->c.have ? (R->o->purchase ? R->o->purchase : "on-demand") : "",
+                     pc.have && !t->c.have ? " in " : "",
+                     pc.have && !t->c.have ? (R->o->region ? R->o->region : "us-east-1") : "");
             snprintf(num, sizeof num, "[%d]%s", ref, t == &R->cs.btp ? " baseline" : "");
             snprintf(chips, sizeof chips, "%ld", t->chips);
             h[0] = pch[0] = '\0';
-            if (t->c.have) {
-                fmt_usd(t->c.usd_per_hour, h, sizeof h);
+            if (pc.have) {
+                fmt_usd(pc.usd_per_hour, h, sizeof h);
                 if (t->chips > 0)
-                    snprintf(pch, sizeof pch, "%.4g", t->c.usd_per_hour / (double)t->chips);
+                    snprintf(pch, sizeof pch, "%.4g", pc.usd_per_hour / (double)t->chips);
             }
-            if (t->c.have && t->c.line)
-                snprintf(src, sizeof src, "%s (prices.csv line %ld)", t->c.source, t->c.line);
+            if (pc.have && pc.line)
+                snprintf(src, sizeof src, "%s (prices.csv line %ld)", pc.source, pc.line);
             else
-                snprintf(src, sizeof src, "%s", t->c.have ? t->c.source : t->c.why);
+                snprintf(src, sizeof src, "%s", pc.have ? pc.source : pc.why);
             cells[0] = num;
             cells[1] = t->target;
-            cells[2] = t->c.have ? h : "missing";
+            cells[2] = pc.have ? h : "missing";
             cells[3] = t->chips > 0 ? chips : "";
             cells[4] = pch;
-            cells[5] = t->c.region;
-            cells[6] = t->c.purchase;
-            cells[7] = t->c.as_of;
-            cells[8] = t->flag;
+            cells[5] = pc.region;
+            cells[6] = pc.purchase;
+            cells[7] = pc.as_of;
+            cells[8] = flag;
             cells[9] = src;
             tb_doc_row(d, cells);
         }

@@ -26,7 +26,7 @@ costs() {
 # the smallest number on standard input
 least() { sort -g | head -1; }
 
-echo "1..39"
+echo "1..45"
 
 # ---- the acceptance command ----
 out="$tmp/serve"
@@ -62,10 +62,10 @@ check "the summary names cost.csv's cheapest within the latency limits against t
     perl -e 'my ($row, $report, $c) = @ARGV; my ($usd, $t) = split / /, $c;
              open my $f, "<", $report or exit 1; local $/; my $r = <$f>;
              exit 1 unless $r =~ /Savings against p5.48xlarge capacity-block in us-east-2, like for like/;
-             $row =~ /cheapest `\Q$t\E` ([0-9.]+)/ or exit 1; exit !(abs($1 - $usd) < 5e-4 * $usd)' \
+             $row =~ /cheapest like for like `\Q$t\E` ([0-9.]+)/ or exit 1; exit !(abs($1 - $usd) < 5e-4 * $usd)' \
     -- "$row" "$out/report.md" "$cheap"
 check "trn2's cost is cost.csv's cheapest within the latency limits and its price-performance p5's over it (trn2 $trn2, p5 $p5)" \
-    perl -e 'my ($row, $t, $p) = @ARGV; $row =~ /`trn2.48xlarge` ([0-9.]+), (?:saves [0-9]+%|costs [0-9]+% more) \(([0-9.]+)x/ or exit 1;
+    perl -e 'my ($row, $t, $p) = @ARGV; $row =~ /`trn2.48xlarge` ([0-9.]+), against p5.48xlarge.s [0-9.]+ there: (?:saves [0-9]+%|costs [0-9]+% more) \(([0-9.]+)x/ or exit 1;
              exit !(abs($1 - $t) < 5e-4 * $t && $2 eq sprintf("%.2f", $p / $t))' -- "$row" "$trn2" "$p5"
 check "and serving within latency limits is ranked from the batch sweep" \
     grep -q '^| llama-3.1-70b/serve/in2048/out512/bf16 | p5en.48xlarge | 6 | ' "$out/report.md"
@@ -78,6 +78,70 @@ fi
 # runs (the one target with a published EBS figure in pricing/storage.csv)
 check "it says what it did on standard output" \
     grep -q "^trnbench compare: llama-3.1-70b serve on trn2.48xlarge,p5.48xlarge,p5en.48xlarge: 18 modeled runs, 132 rows, 36 throughput rows priced (capacity-block, us-east-2)" "$tmp/serve.out"
+
+# ---- one set of rules: every chart point is cost.csv's row the summary compares ----
+# chart_check DIR: each bar of cost.tsv (and the serving bars of throughput.tsv) is,
+# per target, the cheapest usd_per_mtok_out row of cost.csv (usd_per_mtok, else the
+# comparison_cost at its nearest comparable price) among the rows within the latency
+# limits when any row of the workload meets them; derived here from cost.csv alone
+chart_check() {
+    perl -MText::ParseWords -e '
+        my $dir = shift; my (%want, %meets, @rows);
+        open my $f, "<", "$dir/cost.csv" or die; my @h = parse_line(",", 0, scalar <$f>);
+        chomp $h[-1];
+        while (<$f>) { chomp; my %r; @r{@h} = parse_line(",", 0, $_);
+            next unless $r{metric} eq "usd_per_mtok_out" && $r{led_by_measurement} eq "no" &&
+                        $r{host_cpu_of_accelerator_instance} eq "no";
+            $r{shown} = $r{usd_per_mtok} ne "" ? $r{usd_per_mtok} : $r{comparison_cost};
+            next if $r{shown} eq "";
+            push @rows, \%r; $meets{$r{workload}} ||= $r{meets_latency_limits} eq "yes" }
+        for my $r (@rows) {
+            next if $meets{$r->{workload}} && $r->{meets_latency_limits} ne "yes";
+            my $k = "$r->{workload} $r->{target}";
+            $want{$k} = $r if !$want{$k} || $r->{shown} < $want{$k}{shown} }
+        my $n = 0;
+        for my $chart ("cost", "throughput") {
+            open my $t, "<", "$dir/$chart.tsv" or die "no $chart.tsv\n";
+            while (<$t>) { chomp; my @b = parse_line("\t", 0, $_);
+                my ($r) = grep { $_->{run_id} eq $b[7] } values %want;
+                die "$chart: $b[7] is not the row the summary compares\n" unless $r;
+                my $v = $chart eq "cost" ? $r->{shown} : $r->{tokens_per_s};
+                die "$chart: $b[7]: $b[2] against cost.csv $v\n" if abs($b[2] - $v) > 1e-6 * $v;
+                $n++ }
+        }
+        die "$n bars for ", scalar(keys %want), " targets\n" unless $n == 2 * keys %want;
+        print "$n\n"' "$1"
+}
+n=$(chart_check "$out" 2>"$tmp/chart.err")
+check "cost and throughput charts: one bar per target, cost.csv's row within the limits ($n bars; $(cat "$tmp/chart.err"))" \
+    test "$n" = 6
+"$TB_BIN" compare --model llama-3.1-70b --phase serve --seq-in 2048 --seq-out 512 \
+    --targets trn2.48xlarge,p5.48xlarge,inf2.48xlarge,trn1.32xlarge --out "$tmp/od" >/dev/null 2>&1
+n=$(chart_check "$tmp/od" 2>"$tmp/chart.err")
+check "on-demand: the same, inf2 and trn1 within the limits, trn2 at its nearest price ($n bars; $(cat "$tmp/chart.err"))" \
+    test "$n" = 8
+check "on-demand: trn2 is shown at capacity-block in us-east-2 wherever p5 has a figure, never 'no price'" \
+    perl -e 'open my $f, "<", $ARGV[0] or exit 1; local $/; my $r = <$f>;
+             open my $t, "<", $ARGV[1] or exit 1; my $c = <$t>;
+             exit !($r =~ /\| trn2\.48xlarge \| 6 \| 3 \| 51 \| [^|]+\| [^|]+\| [^|]+\| 1\.955[^|]*\\\* \| modeled, price \\\[1\\\] \\\* capacity-block in us-east-2 \|/ &&
+                    $r !~ /^\|(?! Price of the host).*no price/m &&
+                    $c =~ /trn2\.48xlarge, modeled, \* capacity-block in us-east-2/)' \
+    "$tmp/od/report.md" "$tmp/od/cost.tsv"
+check "on-demand: the summary names the cheapest way to buy the baseline" \
+    grep -q 'Bought otherwise, `p5.48xlarge` is cheapest as reserved-3y in us-east-1: 1.491; spot in us-east-1 1.303, interruptible.' "$tmp/od/report.md"
+
+# the 8B job of 10B tokens at the default prices: trn2 has no on-demand price, so it is
+# priced at capacity blocks (us-east-2), which are sold in whole days: it pays for them
+"$TB_BIN" compare --model llama-3.1-8b --phase train --seq-in 8192 \
+    --targets trn2.48xlarge,p5.48xlarge --train-tokens 1e10 --out "$tmp/job" >/dev/null 2>&1
+job=$(costs "$tmp/job/cost.csv" target=trn2.48xlarge metric=usd_per_mtok_train train_days)
+usd=$(costs "$tmp/job/cost.csv" target=trn2.48xlarge metric=usd_per_mtok_train train_usd)
+bd=$(costs "$tmp/job/cost.csv" target=trn2.48xlarge metric=usd_per_mtok_train train_billed_days)
+check "the 10B-token job on trn2 pays for the whole capacity-block days it needs ($job days: $bd days, \$$usd)" \
+    perl -MPOSIX=ceil -e 'my ($d, $u, $b) = @ARGV; my $want = ceil($d); $want = 7 * ceil($want / 7) if $want > 14;
+                          exit !($d > 0 && $b == $want && abs($u - $want * 24 * 35.7608) < 1e-6 * $u)' -- "$job" "$usd" "$bd"
+check "and the report says how much of the bought days it uses" \
+    grep -qE '^\| llama-3.1-8b \| trn2.48xlarge \| 1 \| 16 \| [0-9]+ \| [0-9.]+ \| [0-9]+.* \| [0-9]+ days? x 1 instance in 1 block, [0-9]+% used \| modeled' "$tmp/job/report.md"
 
 # ---- training and a diffusion model ----
 "$TB_BIN" compare --model=llama-3.1-8b --phase=train --seq-in=8192 --batch=1024 --instances=8 \

@@ -87,7 +87,7 @@ check "some configurations meet the limits and some do not" \
     sh -c "grep -q ' yes ' '$sweep/rows' && grep -q ' no ' '$sweep/rows'"
 best=$(awk '$5 == "yes" && $6 != "" && (b == "" || $6 + 0 < b + 0) { b = $6; t = $1 } END { printf "%s %.4g", t, b }' "$sweep/rows")
 pick=$(grep '^- `llama-3.1-8b/serve/.*within latency limits): cheapest' "$sweep/report.md" | head -n 1 |
-       sed 's/.*cheapest `\([^`]*\)` \([0-9.e+-]*\).*/\1 \2/')
+       sed 's/.*cheapest like for like `\([^`]*\)` \([0-9.e+-]*\).*/\1 \2/')
 check "the summary picks the cheapest configuration within the limits ('$best' = '$pick')" \
     test -n "$best" -a "$best" = "$pick"
 "$TB_BIN" report --out "$sweep/x" --region mars-north-1 "$sweep/results.csv" >/dev/null 2>"$sweep/region.err"

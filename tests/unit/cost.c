@@ -294,7 +294,7 @@ int main(void)
         OK(isnan(tb_cost_cblock_days(0)), "no hours: no blocks");
         OK(tb_cost_cblock(24.9, 1, 35.7608, &b) == 0, "one trn2 for 24.9 h");
         IS_DOUBLE(2 * 24 * 35.7608, b.usd, 1e-9, "paid for 2 whole days: $1,716.52");
-        IS_DOUBLE(24.9 / 48, b.used, 1e-12, "of which the job uses 52%");
+        IS_DOUBLE(24.9 / 48, b.used, 1e-12, "of which the job uses 52 percent");
         IS_DOUBLE(1, b.blocks, 0, "in one block");
         OK(tb_cost_cblock(100, 65, 10, &b) == 0 && b.blocks == 2 && !b.over_quota,
            "65 instances: two blocks");
