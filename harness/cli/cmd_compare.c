@@ -665,6 +665,7 @@ int tb_cmd_compare(int argc, char **argv)
            q.model, q.phase, q.targets, n.modeled, n.modeled == 1 ? "" : "s", info.nrows,
            info.ncosted, q.ro.purchase ? q.ro.purchase : "on-demand",
            q.ro.region ? q.ro.region : "us-east-1", info.out_dir);
+    fputs(info.answers, stdout); /* the answer itself, as the summary gives it */
     rc = 0;
 out:
     if (moved) { /* the report failed: the folder as it was */

@@ -306,6 +306,7 @@ int tb_cmd_report(int argc, char **argv)
            "%s/report.html\n",
            info.nrows, info.ncosted, info.ncharts, info.ncharts == 1 ? "" : "s",
            info.png ? " (SVG and PNG)" : "", info.out_dir);
+    fputs(info.answers, stdout); /* the answer itself, as the summary gives it */
     rc = 0;
 out:
     release_assessment(&assessed);

@@ -1301,8 +1301,33 @@ static void write_assessment(struct tb_doc *d, const struct report *R)
     }
 }
 
-static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf *html)
+/* The summary's answers as plain text for a terminal, from its Markdown (md from
+ * offset from): each list item on a line of its own, without Markdown's marks (code
+ * spans, bold, backslash escapes). */
+static void plain_answers(const struct tb_sbuf *md, size_t from, char *buf, size_t len)
 {
+    size_t k = 0;
+    bool item = false, bol = true;
+    buf[0] = '\0';
+    for (size_t i = from; md->p && i < md->len && k + 1 < len; i++) {
+        char ch = md->p[i];
+        if (bol)
+            item = !strncmp(md->p + i, "- ", 2);
+        bol = ch == '\n';
+        if (!item || ch == '`' || (ch == '*' && i + 1 < md->len && md->p[i + 1] == '*') ||
+            (ch == '*' && i > 0 && md->p[i - 1] == '*'))
+            continue;
+        if (ch == '\\' && i + 1 < md->len && md->p[i + 1] != '\n')
+            ch = md->p[++i];
+        buf[k++] = ch;
+    }
+    buf[k] = '\0';
+}
+
+static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf *html,
+                      char *answers, size_t alen)
+{
+    size_t from;
     struct tb_doc d;
     char models[256], title[400];
     memset(&d, 0, sizeof d);
@@ -1319,7 +1344,9 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
              R->res.nprov[TB_PROV_MODELED], R->res.nprov[TB_PROV_PUBLISHED], R->cs.npriced,
              R->cs.ncosts, R->o->region ? R->o->region : "us-east-1",
              R->o->purchase ? R->o->purchase : "on-demand");
+    from = d.md.len;
     write_summary(&d, R);
+    plain_answers(&d.md, from, answers, alen);
     write_matrix(&d, R);
     write_host_cpu(&d, R);
     write_charts(&d, R);
@@ -1473,7 +1500,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
 {
     struct report R;
     struct tb_sbuf md = {0}, html = {0};
-    char p[4400], outdir[4096];
+    char p[4400], outdir[4096], answers[4096] = "";
     struct tb_cost_opts co;
     int rc = TB_EINPUT;
 
@@ -1522,7 +1549,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
         tb_costs_write_csv(&R.cs, p, err, errlen) != 0)
         goto out;
     tb_report_short_paths(&R);
-    if (build_docs(&R, &md, &html) != 0) {
+    if (build_docs(&R, &md, &html, answers, sizeof answers) != 0) {
         tb_err(err, errlen, "out of memory");
         goto out;
     }
@@ -1539,6 +1566,7 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
         info->nrows = R.res.nrows;
         info->ncosted = R.cs.npriced;
         snprintf(info->notes, sizeof info->notes, "%s", R.notes);
+        snprintf(info->answers, sizeof info->answers, "%s", answers);
     }
     rc = TB_OK;
 out:

@@ -84,6 +84,9 @@ struct tb_report_info {
     size_t nrows;       /* results rows read */
     size_t ncosted;     /* throughput rows with a price */
     char notes[1024];   /* what is missing and why ("" when nothing), one per line */
+    char answers[4096]; /* the summary's answer per workload, plain text, one a line
+                           ("- llama-3.1-70b/serve/...: cheapest like for like ..."), for
+                           the terminal; "" when nothing was compared */
 };
 
 /* Set opts to the defaults above (no results, no price). */

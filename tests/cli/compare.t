@@ -26,7 +26,7 @@ costs() {
 # the smallest number on standard input
 least() { sort -g | head -1; }
 
-echo "1..45"
+echo "1..46"
 
 # ---- the acceptance command ----
 out="$tmp/serve"
@@ -76,6 +76,9 @@ else
 fi
 # 132 rows: each run's seven serving metrics, and weight_load_s for the six p5.48xlarge
 # runs (the one target with a published EBS figure in pricing/storage.csv)
+check "and prints its answer, word for word the one the README quotes" \
+    sh -c "grep '^    - llama-3.1-70b/serve/in2048/out512/bf16 ' '${TB_SRCDIR:-.}/README.md' | sed 's/^    //' > '$tmp/readme.quote' &&
+           test -s '$tmp/readme.quote' && grep '^- llama-3.1-70b/serve' '$tmp/serve.out' | diff '$tmp/readme.quote' -"
 check "it says what it did on standard output" \
     grep -q "^trnbench compare: llama-3.1-70b serve on trn2.48xlarge,p5.48xlarge,p5en.48xlarge: 18 modeled runs, 132 rows, 36 throughput rows priced (capacity-block, us-east-2)" "$tmp/serve.out"
 
