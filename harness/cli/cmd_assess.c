@@ -29,10 +29,16 @@ static void usage(FILE *f)
           "a replica holds within the targets) and the token throughput, the bound said;\n"
           "training as cluster-hours (tokens / the cluster's tokens/s) paid by the hour,\n"
           "or as reserved clusters for the month where cheaper. Then the monthly cost,\n"
-          "the saving against the current fleet priced the same way (purchase model,\n"
-          "region), break-even on the engineering cost, the saving's sensitivity to\n"
-          "prices and to the model's validation error, and the risks to check. Writes\n"
-          "DIR/assessment.csv, assessment.md and assessment.html.\n"
+          "the saving against what the team pays now and, apart, against the current\n"
+          "fleet bought the same way (purchase model, region), break-even on the engineering cost, "
+          "the saving's sensitivity to\n"
+          "prices and to the model's validation error, and the risks to check.\n"
+          "Purchase models as AWS sells them: always-on fleets on-demand, reserved or\n"
+          "savings plans (never Capacity Blocks, which end; spot only with the file's\n"
+          "spot_reserve); training also by the hour or as Capacity Blocks of whole days.\n"
+          "Prints one verdict per workload (keeping the current hardware bought another\n"
+          "way first, where that beats every move) and writes DIR/assessment.csv,\n"
+          "assessment.md and assessment.html.\n"
           "\n"
           "  --min-monthly-usd X  under this spend a migration rarely pays (default 10000)\n"
           "  --claim-low F        savings usually claimed, low end (default 0.30)\n"
@@ -182,7 +188,11 @@ int tb_cmd_assess(int argc, char **argv)
         fprintf(stderr, "trnbench assess: %s\n", err);
         rc = 1;
     } else {
-        printf("trnbench assess: %zu workload%s, %zu candidate rows; wrote %s/assessment.html\n",
+        /* the answer on the terminal: one verdict a workload, then where the report is */
+        for (size_t w = 0; w < as.csv.nrows; w++)
+            printf("%s: %s\n", tb_csv_field(&as.csv, w, "name"), as.verdict[w]);
+        printf("trnbench assess: %zu workload%s, %zu candidate rows; wrote %s/assessment.md, "
+               "assessment.html and assessment.csv\n",
                as.csv.nrows, as.csv.nrows == 1 ? "" : "s", as.nrows, out);
         rc = 0;
     }

@@ -44,6 +44,7 @@ int tb_assess_write_csv(const struct tb_assessment *as, FILE *f)
                                        "phase",
                                        "candidate",
                                        "current",
+                                       "rebuy",
                                        "instances_per_replica",
                                        "replicas",
                                        "fleet_instances",
@@ -58,6 +59,8 @@ int tb_assess_write_csv(const struct tb_assessment *as, FILE *f)
                                        "bound",
                                        "cluster_hours",
                                        "utilisation_pct",
+                                       "cblock_days",
+                                       "spot_on_demand_replicas",
                                        "pricing_basis",
                                        "purchase",
                                        "usd_per_hour",
@@ -68,14 +71,18 @@ int tb_assess_write_csv(const struct tb_assessment *as, FILE *f)
                                        "baseline_usd",
                                        "baseline",
                                        "like_for_like",
+                                       "like_for_like_saving_usd",
+                                       "like_for_like_saving_pct",
                                        "saving_usd",
                                        "saving_pct",
+                                       "comparison",
                                        "break_even_months",
                                        "saving_usd_price_low",
                                        "saving_usd_price_high",
                                        "model_error_pct",
                                        "saving_usd_model_low",
                                        "saving_usd_model_high",
+                                       "model_range_note",
                                        "verdict",
                                        "price",
                                        "price_note",
@@ -88,13 +95,14 @@ int tb_assess_write_csv(const struct tb_assessment *as, FILE *f)
         rc |= tb_csv_put(f, cols[i], cols[i + 1] ? ',' : '\n');
     for (size_t i = 0; i < as->nrows; i++) {
         const struct tb_assess_row *r = &as->rows[i];
-        char b[26][48];
+        char b[32][48];
         const char *v[sizeof cols / sizeof cols[0]];
         int k = 0;
         v[k++] = tb_csv_field(&as->csv, r->workload, "name");
         v[k++] = phase_name(as->phase[r->workload]);
         v[k++] = r->candidate;
         v[k++] = r->current ? "yes" : "no";
+        v[k++] = r->rebuy ? "yes" : "no";
         v[k++] = r->instances ? fmtn_((double)r->instances, b[0], 48, 0, false) : "";
         v[k++] = r->ok ? fmtn_(r->replicas, b[1], 48, 0, false) : "";
         v[k++] = r->ok ? fmtn_((double)r->fleet, b[2], 48, 0, false) : "";
@@ -109,6 +117,8 @@ int tb_assess_write_csv(const struct tb_assessment *as, FILE *f)
         v[k++] = r->ok ? r->bound : "";
         v[k++] = fmtn_(r->cluster_hours, b[9], 48, 2, false);
         v[k++] = fmtn_(100 * r->utilisation, b[10], 48, 1, false);
+        v[k++] = fmtn_(r->cblock_days, b[24], 48, 0, false);
+        v[k++] = fmtn_(r->od_replicas, b[25], 48, 0, false);
         v[k++] = r->basis;
         v[k++] = r->purchase;
         v[k++] = r->ok ? fmtn_(r->usd_per_hour, b[11], 48, -1, false) : "";
@@ -119,15 +129,19 @@ int tb_assess_write_csv(const struct tb_assessment *as, FILE *f)
         v[k++] = fmtn_(r->base_usd, b[15], 48, 2, false);
         v[k++] = r->base_basis;
         v[k++] = r->ok ? (r->like_for_like ? "yes" : "no") : "";
+        v[k++] = fmtn_(r->like_saving_usd, b[26], 48, 2, false);
+        v[k++] = fmtn_(100 * r->like_saving_frac, b[27], 48, 1, false);
         v[k++] = fmtn_(r->saving_usd, b[16], 48, 2, false);
         v[k++] = fmtn_(100 * r->saving_frac, b[17], 48, 1, false);
+        v[k++] = r->compare;
         v[k++] = fmtn_(r->break_even_months, b[18], 48, 2, false);
         v[k++] = fmtn_(r->saving_lo_price, b[19], 48, 2, false);
         v[k++] = fmtn_(r->saving_hi_price, b[20], 48, 2, false);
         v[k++] = fmtn_(100 * r->model_err, b[21], 48, 1, false);
         v[k++] = fmtn_(r->saving_lo_model, b[22], 48, 2, false);
         v[k++] = fmtn_(r->saving_hi_model, b[23], 48, 2, false);
-        v[k++] = r->verdict;
+        v[k++] = r->model_note;
+        v[k++] = as->verdict[r->workload];
         v[k++] = r->price;
         v[k++] = r->price_note;
         v[k++] = r->layout;
@@ -222,7 +236,7 @@ static const char *instances_text(const struct tb_assess_row *r, char *buf, size
 static const char *basis_text(const struct tb_assess_row *r, bool train, char *buf, size_t len)
 {
     char u[48];
-    if (!train)
+    if (!train || r->current)
         snprintf(buf, len, "%s", r->basis);
     else if (!isnan(r->break_even_util) && r->committed)
         snprintf(buf, len, "%s (pays above %s%% use)", r->basis,
@@ -286,20 +300,42 @@ static void write_load(struct tb_doc *d, const struct tb_assessment *as,
                  "Load: %s training tokens a month (sequence length %s). Each candidate is a "
                  "cluster, the smallest of 1 to 64 instances that holds the model, running "
                  "cluster-hours = tokens a month / its tokens per second: paid by the hour "
-                 "(cluster-hours x instances x the hourly price), or bought as reserved "
-                 "clusters for the month (clusters x %.0f h x instances x the committed price) "
-                 "where that is cheaper for those hours; the pricing basis says which, and the "
-                 "utilisation above which the commitment pays.",
+                 "(cluster-hours x instances x the hourly price), or as Capacity Blocks of whole "
+                 "days (1 to 14 days, then 7-day steps up to 182; at most 64 instances a block; "
+                 "paid up front: days x 24 h x instances x the price; the table says how much of "
+                 "the days bought the job uses), or bought as reserved clusters for the month "
+                 "(clusters x %.0f h x instances x the committed price) where that is cheaper; "
+                 "the pricing basis says which, and the utilisation above which the commitment "
+                 "pays.",
                  fmtn_(r0->need, b[0], 48, -1, false), tb_csv_field(t, wi, "seq_in"),
                  o->hours_per_month);
     else
         tb_doc_p(d, NULL,
                  "Load: %s images a month = %s images/s. Each candidate is an always-on fleet "
-                 "for that throughput.",
+                 "for that throughput, bought on-demand, reserved or on a savings plan.",
                  tb_csv_field(t, wi, "images_per_month"), fmtn_(r0->need, b[0], 48, -1, false));
 }
 
-/* One workload: what it is and costs now, its candidates by monthly cost, the risks. */
+/* A monthly cost a against b in words: "41% less", "costs 18% more", "2.7x the cost" (over
+ * twice b, never "-168%"). */
+static const char *versus_text(double a, double b, char *buf, size_t len)
+{
+    double f = (b - a) / b;
+    if (!(b > 0) || isnan(a))
+        buf[0] = '\0';
+    else if (fabs(a - b) < 0.005)
+        snprintf(buf, len, "the same");
+    else if (f > 0)
+        snprintf(buf, len, "%.0f%% less", 100 * f);
+    else if (a / b >= 2)
+        snprintf(buf, len, a / b < 9.95 ? "%.1fx the cost" : "%.0fx the cost", a / b);
+    else
+        snprintf(buf, len, "costs %.0f%% more", -100 * f);
+    return buf;
+}
+
+/* One workload: what it is and costs now, its one verdict, its candidates by monthly cost,
+ * the risks. */
 static void write_workload(struct tb_doc *d, const struct tb_assessment *as,
                            const struct tb_assess_opts *o, int level, size_t wi,
                            const struct tb_assess_row **rows)
@@ -308,28 +344,44 @@ static void write_workload(struct tb_doc *d, const struct tb_assessment *as,
     enum tb_phase phase = as->phase[wi];
     const char *region = tb_csv_field(&as->csv, wi, "region");
     const char *purchase = tb_csv_field(&as->csv, wi, "current_purchase");
+    const char *reserve = tb_csv_field(&as->csv, wi, "spot_reserve");
     char swing[64], b[10][48];
-    const char *head[] = {
-        "Candidate",   "Instances", "Cluster-hours a month", "Pricing basis", "Bound",
-        "Monthly USD", "Saving",    "Break-even (months)",   swing,           "Saving, model error",
-        "Verdict"};
+    const char *head[] = {"Candidate",
+                          "Instances",
+                          "Cluster-hours a month",
+                          "Pricing basis",
+                          "Bound",
+                          "Monthly USD",
+                          "Against now",
+                          "Like for like",
+                          "Break-even (months)",
+                          swing,
+                          "Saving, model error"};
 
     tb_doc_h(d, level, tb_csv_field(&as->csv, wi, "name"));
-    tb_doc_p(d, NULL, "%s %s on %s (%s, %s). Current monthly cost: %s (%s).",
+    tb_doc_p(d, NULL, "%s %s on %s (%s, %s%s%s). Current monthly cost: %s (%s).",
              tb_csv_field(&as->csv, wi, "model"), tb_csv_field(&as->csv, wi, "phase"),
              tb_csv_field(&as->csv, wi, "current_instance"), *region ? region : "us-east-1",
-             *purchase ? purchase : "on-demand", fmtn_(as->current_monthly[wi], b[1], 48, 0, true),
-             as->current_why[wi]);
+             *purchase ? purchase : "on-demand", *reserve ? ", spot_reserve " : "", reserve,
+             fmtn_(as->current_monthly[wi], b[1], 48, 0, true), as->current_why[wi]);
+    tb_doc_p_begin(d, NULL);
+    tb_doc_strong(d, "Verdict:");
+    tb_doc_text(d, " %s.", as->verdict[wi]);
+    tb_doc_p_end(d);
     write_load(d, as, o, wi, n ? rows[0] : NULL);
     tb_doc_p(d, NULL,
-             "Savings compare with the current fleet priced the same way: the same purchase "
-             "model and region as the candidate (where the current instance has no such price, "
-             "its on-demand price, and the verdict says not like for like).");
+             "Against now: the saving against what the team pays now (its purchase model and "
+             "region), the figure the break-even and the sensitivities use. Like for like: the "
+             "current fleet bought as the candidate is (the same purchase model and region; "
+             "where the current instance has no such price, its on-demand price, said so), and "
+             "the candidate against it. The rows marked 'bought as' are the current instance "
+             "bought another way it is sold: what keeping it would cost.");
     snprintf(swing, sizeof swing, "Saving, prices +-%.0f%%", 100 * o->price_swing);
-    tb_doc_table(d, "tnnttnrrrrt", head);
+    tb_doc_table(d, "tnnttnrtrrt", head);
     for (size_t i = 0; i < n; i++) {
         const struct tb_assess_row *r = rows[i];
-        char cand[128], saving[112], price[112], model[176], inst[64], basis[200], bound[160];
+        char cand[160], now[256], like[400], price[112], model[400], inst[64], basis[200],
+            bound[160], w[64];
         if (!r->ok) {
             /* the reason spans the numbers it stands in for */
             static const int span[] = {1, 10};
@@ -337,15 +389,35 @@ static void write_workload(struct tb_doc *d, const struct tb_assessment *as,
             tb_doc_row_span(d, cells, NULL, span);
             continue;
         }
-        snprintf(cand, sizeof cand, "%s%s", r->candidate, r->current ? " (current)" : "");
-        snprintf(saving, sizeof saving, "%s (%s%%)", fmtn_(r->saving_usd, b[0], 48, 0, false),
-                 fmtn_(100 * r->saving_frac, b[1], 48, 0, false));
+        if (r->rebuy)
+            snprintf(cand, sizeof cand, "%s (current, bought as %s)", r->candidate, r->purchase);
+        else
+            snprintf(cand, sizeof cand, "%s%s", r->candidate, r->current ? " (current)" : "");
+        if (isnan(r->saving_usd))
+            snprintf(now, sizeof now, "%s", r->compare);
+        else if (r->current && !r->rebuy)
+            snprintf(now, sizeof now, "%s", r->compare);
+        else
+            snprintf(now, sizeof now, "%s (%s)", fmtn_(r->saving_usd, b[0], 48, 0, false),
+                     versus_text(r->monthly_usd, as->current_monthly[wi], w, sizeof w));
+        if (r->current)
+            snprintf(like, sizeof like, "itself");
+        else if (isnan(r->base_usd))
+            snprintf(like, sizeof like, "%s", r->base_basis);
+        else
+            snprintf(like, sizeof like, "%s: %s (%s)", r->base_basis,
+                     fmtn_(r->base_usd, b[1], 48, 0, true),
+                     versus_text(r->monthly_usd, r->base_usd, w, sizeof w));
         snprintf(price, sizeof price, "%s to %s", fmtn_(r->saving_lo_price, b[2], 48, 0, false),
                  fmtn_(r->saving_hi_price, b[3], 48, 0, false));
-        snprintf(model, sizeof model, "%s to %s (+-%s%%)",
-                 fmtn_(r->saving_lo_model, b[4], 48, 0, false),
-                 fmtn_(r->saving_hi_model, b[5], 48, 0, false),
-                 fmtn_(100 * r->model_err, b[6], 48, 0, false));
+        if (isnan(r->saving_lo_model))
+            snprintf(model, sizeof model, "%s", r->model_note);
+        else
+            snprintf(model, sizeof model, "%s to %s (+-%s%%)%s%s",
+                     fmtn_(r->saving_lo_model, b[4], 48, 0, false),
+                     fmtn_(r->saving_hi_model, b[5], 48, 0, false),
+                     fmtn_(100 * r->model_err, b[6], 48, 0, false), r->model_note[0] ? ": " : "",
+                     r->model_note);
         if (phase == TB_PHASE_TRAIN)
             snprintf(b[7], 48, "%s (%s%%)", fmtn_(r->cluster_hours, b[8], 48, 1, false),
                      fmtn_(100 * r->utilisation, b[9], 48, 0, false));
@@ -358,11 +430,11 @@ static void write_workload(struct tb_doc *d, const struct tb_assessment *as,
                                    basis_text(r, phase == TB_PHASE_TRAIN, basis, sizeof basis),
                                    bound_text(r, phase, bound, sizeof bound),
                                    fmtn_(r->monthly_usd, b[8], 48, 0, false),
-                                   saving,
+                                   now,
+                                   like,
                                    fmtn_(r->break_even_months, b[9], 48, 1, false),
                                    price,
-                                   model,
-                                   r->verdict};
+                                   model};
             /* the price row used, as the candidate's tooltip */
             const char *tips[] = {r->price, NULL, NULL, NULL, NULL, NULL,
                                   NULL,     NULL, NULL, NULL, NULL};
@@ -386,13 +458,29 @@ int tb_assess_doc(const struct tb_assessment *as, const struct tb_assess_opts *o
     tb_doc_text(d,
                 ", every catalogued instance type is sized to carry the load within "
                 "the latency targets (performance model, modeled), priced from "
-                "pricing/prices.csv, and compared with the current fleet priced the same way. "
-                "Thresholds: a spend "
+                "pricing/prices.csv, and compared with what the team pays now and, apart, with "
+                "the current fleet bought the same way (like for like). Each workload has one "
+                "verdict: where buying the current hardware another way costs less than any "
+                "move, it says so first. Thresholds: a spend "
                 "under $%.0f/month rarely repays a migration; %.0f-%.0f%% savings are the usual "
                 "claims to test. Sensitivity: prices +-%.0f%%, and the capacity within the "
-                "model's median validation error for the chip family.",
+                "model's median validation error for the chip family (whole replicas, clusters "
+                "or days are bought, so a range can be one figure: the cell then says what room "
+                "the fleet has).",
                 o->min_monthly_usd, 100 * o->claim_low, 100 * o->claim_high, 100 * o->price_swing);
     tb_doc_p_end(d);
+    tb_doc_p(d, NULL,
+             "Purchase models as AWS sells them: an always-on fleet (serving, images) is priced "
+             "on-demand, reserved or on a savings plan; never as Capacity Blocks, which end "
+             "(bought ahead for 1 to 14 days or in 7-day steps up to 182, at most 64 instances "
+             "a block, paid up front: EC2 User Guide, 'Find and purchase Capacity Blocks', "
+             "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/capacity-blocks-purchase.html), "
+             "and on spot only where the file keeps a share of the fleet on on-demand "
+             "(spot_reserve), because spot capacity is reclaimed at two minutes' notice (EC2 "
+             "User Guide, 'Spot Instance interruptions', "
+             "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/spot-interruptions.html). A "
+             "training job may be bought by the hour, as Capacity Blocks of whole days, or as "
+             "reserved clusters for the month.");
     for (size_t wi = 0; wi < as->csv.nrows; wi++)
         write_workload(d, as, o, level + 1, wi, rows);
     free(rows);

@@ -185,6 +185,7 @@ static const char *const COLUMNS[] = {"name",
                                       "engineer_weeks",
                                       "usd_per_engineer_week",
                                       "current_usd_per_month",
+                                      "spot_reserve",
                                       "notes",
                                       NULL};
 static const char *const OLD_NAMES[][2] = {{"ttft_ms", "ttft_limit_ms"},
@@ -261,10 +262,23 @@ struct workload {
     double ttft_ms, tpot_ms;
     double migration_usd;
     double current_usd_month; /* given, or NAN */
+    double spot_reserve;      /* always-on at spot: share of the replicas kept on on-demand
+                                 (0 to 1), or NAN when not given */
     long line;
     struct tb_arch arch;
     struct tb_darch darch;
 };
+
+/* Why a purchase model is no basis for an always-on fleet, with the sources (also in
+ * reports/examples/README.md). */
+#define CBLOCK_WHY                                                                                 \
+    "Capacity Blocks end: bought ahead for 1 to 14 days, or in 7-day steps up to 182, and "        \
+    "paid up front (EC2 User Guide, 'Find and purchase Capacity Blocks'), so they are no "         \
+    "basis for an always-on fleet"
+#define SPOT_WHY                                                                                   \
+    "spot capacity is reclaimed at two minutes' notice (EC2 User Guide, 'Spot Instance "           \
+    "interruptions'): an always-on fleet on spot must keep a share on on-demand "                  \
+    "(spot_reserve)"
 
 static int bad(const struct tb_csv_table *t, size_t r, const char *field, const char *what,
                char *err, size_t errlen)
@@ -288,6 +302,7 @@ const struct tb_range TB_ASSESS_RANGES[] = {
     {"engineer_weeks", 0, 1e4, false, "weeks"},
     {"usd_per_engineer_week", 0, 1e7, false, "USD"},
     {"current_usd_per_month", 0, 1e12, false, "USD"},
+    {"spot_reserve", 0, 1, false, "share of the fleet kept on on-demand"},
     {NULL, 0, 0, false, NULL},
 };
 
@@ -376,9 +391,26 @@ static int read_workload(const struct tb_csv_table *t, size_t r, const struct tb
         num(t, r, "images_per_month", 0, &ipm, err, errlen) ||
         num(t, r, "engineer_weeks", 0, &weeks, err, errlen) ||
         num(t, r, "usd_per_engineer_week", 0, &per_week, err, errlen) ||
-        num(t, r, "current_usd_per_month", NAN, &w->current_usd_month, err, errlen))
+        num(t, r, "current_usd_per_month", NAN, &w->current_usd_month, err, errlen) ||
+        num(t, r, "spot_reserve", NAN, &w->spot_reserve, err, errlen))
         return TB_EINPUT;
     w->migration_usd = weeks * per_week;
+    /* purchase models as AWS sells them: an always-on fleet is never bought as Capacity
+     * Blocks (they end) and not on spot alone unless the file says what it keeps on
+     * on-demand */
+    if (w->phase != TB_PHASE_TRAIN && !strcmp(w->purchase, "capacity-block"))
+        return bad(t, r, "current_purchase",
+                   CBLOCK_WHY "; give on-demand, reserved or a savings plan", err, errlen);
+    if (w->phase != TB_PHASE_TRAIN && !strcmp(w->purchase, "spot") && isnan(w->spot_reserve))
+        return bad(t, r, "spot_reserve",
+                   "missing: " SPOT_WHY " (0 to 1; 0 accepts an all-spot fleet)", err, errlen);
+    if (!isnan(w->spot_reserve) && (w->phase == TB_PHASE_TRAIN || strcmp(w->purchase, "spot")))
+        return bad(t, r, "spot_reserve",
+                   w->phase == TB_PHASE_TRAIN
+                       ? "only for an always-on fleet (serve, denoise): a training job on spot "
+                         "restarts from its checkpoints"
+                       : "only with current_purchase spot",
+                   err, errlen);
     switch (w->phase) {
     case TB_PHASE_SERVE:
         if (w->seq_in <= 0)
@@ -525,6 +557,21 @@ static bool is_commitment(const char *purchase)
 static const char *const COMMITMENTS[] = {"reserved-1y", "reserved-3y", "savings-plan-1y",
                                           "savings-plan-3y", NULL};
 
+/* The prices a sizing is bought at. */
+struct rates {
+    double hourly;    /* always-on: the fleet's price; train: by the hour; NAN: none */
+    double committed; /* train: clusters bought for the month; NAN: none */
+    bool cblock;      /* train: hourly is a Capacity Block price, whole days bought */
+    double reserve;   /* always-on at spot: share of the replicas on on-demand; NAN: none */
+    double od;        /* their on-demand price (NAN: none; then reserve must be 0) */
+};
+
+static struct rates rates_of(double hourly, double committed)
+{
+    struct rates r = {hourly, committed, false, NAN, NAN};
+    return r;
+}
+
 /* A sizing priced: what is bought and what it costs a month. */
 struct plan {
     double replicas;      /* replicas, or clusters at once */
@@ -533,29 +580,46 @@ struct plan {
     double cluster_hours; /* train; else NAN */
     bool committed;       /* train: the commitment won */
     double break_even;    /* train: usd_c / usd_h; NAN without both */
+    double cb_days;       /* train at Capacity Blocks: days bought; else NAN */
+    double cb_used;       /* and the share of them used */
+    double od_replicas;   /* always-on at spot: replicas on on-demand; else NAN */
     double usd;
 };
 
-/* sz with f times its capacity (the model's error), priced at usd_h an instance-hour
- * paid by the hour and, for training, usd_c on a commitment (NAN: none; serving and
- * images are always on at whichever is given). Returns 0, or -1 when a count passes
- * 2^53. */
-static int plan_at(const struct workload *w, const struct sizing *sz, double f, double usd_h,
-                   double usd_c, double hours, struct plan *pl)
+/* sz with f times its capacity (the model's error), priced at rt: training by the hour
+ * (or as Capacity Blocks of whole days: tb_cost_cblock, each of the clusters at once
+ * running cluster-hours / clusters hours) or, where cheaper, on a commitment; serving and
+ * images always on, at spot with ceil(reserve x replicas) replicas on on-demand. Returns
+ * 0, or -1 when a count passes 2^53 or a price is missing. */
+static int plan_at(const struct workload *w, const struct sizing *sz, double f,
+                   const struct rates *rt, double hours, struct plan *pl)
 {
-    double usd = finite_pos(usd_h) ? usd_h : usd_c;
     memset(pl, 0, sizeof *pl);
     pl->in_flight = pl->cluster_hours = pl->break_even = NAN;
+    pl->cb_days = pl->cb_used = pl->od_replicas = NAN;
     pl->bound = "throughput";
     if (w->phase == TB_PHASE_TRAIN) {
         struct tb_assess_train_cost tc;
-        if (tb_assess_train_cost(w->need, sz->cap * f, sz->n, usd_h, usd_c, hours, &tc) != 0)
+        if (tb_assess_train_cost(w->need, sz->cap * f, sz->n, rt->hourly, rt->committed, hours,
+                                 &tc) != 0)
             return -1;
         pl->replicas = tc.clusters;
         pl->cluster_hours = tc.cluster_hours;
         pl->committed = tc.committed;
         pl->break_even = tc.break_even;
         pl->usd = tc.usd;
+        if (rt->cblock && finite_pos(rt->hourly)) {
+            struct tb_cost_cblock cb;
+            if (tb_cost_cblock(tc.cluster_hours / tc.clusters, tc.clusters * (double)sz->n,
+                               rt->hourly, &cb) != 0)
+                return -1;
+            pl->committed = finite_pos(rt->committed) && tc.committed_usd < cb.usd;
+            pl->usd = pl->committed ? tc.committed_usd : cb.usd;
+            if (!pl->committed) {
+                pl->cb_days = cb.days;
+                pl->cb_used = cb.used;
+            }
+        }
         return 0;
     }
     if (w->phase == TB_PHASE_SERVE) {
@@ -570,9 +634,18 @@ static int plan_at(const struct workload *w, const struct sizing *sz, double f, 
             return -1;
         pl->replicas = ceil_count(w->need / (sz->cap * f));
     }
-    if (!(pl->replicas * (double)sz->n <= COUNT_MAX))
+    if (!(pl->replicas * (double)sz->n <= COUNT_MAX) || !finite_pos(rt->hourly))
         return -1;
-    pl->usd = pl->replicas * (double)sz->n * usd * hours;
+    if (!isnan(rt->reserve)) {
+        pl->od_replicas = rt->reserve > 0 ? ceil(rt->reserve * pl->replicas - 1e-9) : 0;
+        if (pl->od_replicas > 0 && !finite_pos(rt->od))
+            return -1;
+        pl->usd = (double)sz->n * hours *
+                  (pl->od_replicas * (pl->od_replicas > 0 ? rt->od : 0) +
+                   (pl->replicas - pl->od_replicas) * rt->hourly);
+        return 0;
+    }
+    pl->usd = pl->replicas * (double)sz->n * rt->hourly * hours;
     return 0;
 }
 
@@ -610,40 +683,82 @@ static void price_of(const struct tb_model *m, const char *inst, const char *reg
     }
 }
 
-/* A candidate's prices: `hp`, by the hour, under the workload's purchase model (serving
- * and images: whatever it is; training: on-demand when the workload buys a commitment),
- * and for training `cp`, the cheapest commitment: the workload's own when it buys one,
- * else any of COMMITMENTS priced in the region. The prices it lacks, said in note. */
+/* Whether a workload may be bought under a purchase model, as AWS sells it (README
+ * "Purchase models"): an always-on fleet never as Capacity Blocks (they end), at spot
+ * only where the file keeps a reserve on on-demand; a training job any way. */
+static bool sold_for(const struct workload *w, const char *purchase)
+{
+    if (w->phase == TB_PHASE_TRAIN)
+        return true;
+    if (!strcmp(purchase, "capacity-block"))
+        return false;
+    return strcmp(purchase, "spot") != 0 || !isnan(w->spot_reserve);
+}
+
+/* A row's prices: hp, by the hour (training) or the always-on fleet's; cp, training's
+ * cheapest commitment; op, the on-demand price of an always-on fleet's spot reserve. */
+struct prices {
+    struct tb_price_choice hp, cp, op;
+};
+
+static void no_price(struct tb_price_choice *pc)
+{
+    memset(pc, 0, sizeof *pc);
+}
+
+/* A candidate's prices (struct prices): hp under the workload's purchase model (always-on
+ * fleets: whatever it is, and op for a spot reserve; training: on-demand when the
+ * workload buys a commitment), and for training cp, the cheapest commitment: the
+ * workload's own when it buys one, else any of COMMITMENTS priced in the region. With
+ * only (the current instance as bought now), the workload's own purchase model alone.
+ * The prices it lacks, said in note. */
 static void candidate_prices(const struct tb_model *m, const struct workload *w, const char *inst,
-                             struct tb_price_choice *hp, struct tb_price_choice *cp, char *note,
-                             size_t nlen)
+                             bool only, struct prices *px, char *note, size_t nlen)
 {
     bool commit = is_commitment(w->purchase);
     size_t used = 0;
-    memset(cp, 0, sizeof *cp);
+    no_price(&px->cp);
+    no_price(&px->op);
     note[0] = '\0';
     if (w->phase != TB_PHASE_TRAIN) {
-        price_of(m, inst, w->region, w->purchase, hp);
-        if (!hp->have)
-            snprintf(note, nlen, "%s", hp->why);
+        price_of(m, inst, w->region, w->purchase, &px->hp);
+        if (px->hp.have && w->spot_reserve > 0) {
+            price_of(m, inst, w->region, "on-demand", &px->op);
+            if (!px->op.have) {
+                px->hp.have = false;
+                snprintf(px->hp.why, sizeof px->hp.why,
+                         "no on-demand price for the spot reserve: %.400s", px->op.why);
+            }
+        }
+        if (!px->hp.have)
+            snprintf(note, nlen, "%s", px->hp.why);
         return;
     }
-    price_of(m, inst, w->region, commit ? "on-demand" : w->purchase, hp);
-    if (!hp->have)
-        used += (size_t)snprintf(note, nlen, "%s", hp->why);
+    if (only && commit) {
+        no_price(&px->hp);
+        price_of(m, inst, w->region, w->purchase, &px->cp);
+        if (!px->cp.have)
+            snprintf(note, nlen, "%s", px->cp.why);
+        return;
+    }
+    price_of(m, inst, w->region, commit ? "on-demand" : w->purchase, &px->hp);
+    if (!px->hp.have)
+        used += (size_t)snprintf(note, nlen, "%s", px->hp.why);
+    if (only)
+        return;
     if (commit) {
-        price_of(m, inst, w->region, w->purchase, cp);
+        price_of(m, inst, w->region, w->purchase, &px->cp);
     } else {
         for (size_t i = 0; COMMITMENTS[i]; i++) {
             struct tb_price_choice x;
             price_of(m, inst, w->region, COMMITMENTS[i], &x);
-            if (x.have && (!cp->have || x.usd_per_hour < cp->usd_per_hour))
-                *cp = x;
+            if (x.have && (!px->cp.have || x.usd_per_hour < px->cp.usd_per_hour))
+                px->cp = x;
         }
     }
-    if (!cp->have && used < nlen) {
+    if (!px->cp.have && used < nlen) {
         if (commit)
-            snprintf(note + used, nlen - used, "%s%s", used ? "; " : "", cp->why);
+            snprintf(note + used, nlen - used, "%s%s", used ? "; " : "", px->cp.why);
         else
             snprintf(note + used, nlen - used,
                      "%sno reserved-1y, reserved-3y, savings-plan-1y or savings-plan-3y price for "
@@ -652,14 +767,13 @@ static void candidate_prices(const struct tb_model *m, const struct workload *w,
     }
 }
 
-/* Whether a candidate with prices hp and cp (candidate_prices) compares like for like
- * under the workload's purchase model and region: it has a price there, and so has the
- * current instance (or the file gives what the workload costs now). */
-static bool like_priced(const struct tb_model *m, const struct workload *w,
-                        const struct tb_price_choice *hp, const struct tb_price_choice *cp)
+/* Whether a candidate with prices px compares like for like under the workload's
+ * purchase model and region: it has a price there, and so has the current instance (or
+ * the file gives what the workload costs now). */
+static bool like_priced(const struct tb_model *m, const struct workload *w, const struct prices *px)
 {
     struct tb_price_choice c;
-    if (!hp->have && !cp->have)
+    if (!px->hp.have && !px->cp.have)
         return false;
     if (!isnan(w->current_usd_month))
         return true;
@@ -668,31 +782,50 @@ static bool like_priced(const struct tb_model *m, const struct workload *w,
 }
 
 /* A candidate that cannot be compared under the workload's purchase model and region (it
- * or the current instance has no price there): its prices
- * at the nearest comparable purchase model and region where the current instance has one
- * too (tb_cost_pair_basis; with the spend given in the file, where the candidate has
- * one), *wp the workload as priced there (its purchase and region pointing into row),
- * row->cmp_basis and the note saying so. Leaves hp and cp without a price when there is
- * none. Returns 0, or -1 (out of memory). */
+ * or the current instance has no price there): its prices at the nearest purchase model
+ * the workload may be bought with (sold_for) and region where the current instance has a
+ * price too (tb_cost_pair_basis; with the spend given in the file, where the candidate
+ * has one), *wp the workload as priced there (its purchase and region pointing into row),
+ * row->cmp_basis and the note saying so. Leaves px without a price when there is none,
+ * saying which purchase models were not offered and why. Returns 0, or -1 (out of
+ * memory). */
 static int nearest_comparable(const struct tb_model *m, const struct workload *w, const char *inst,
-                              struct tb_assess_row *row, struct workload *wp,
-                              struct tb_price_choice *hp, struct tb_price_choice *cp)
+                              struct tb_assess_row *row, struct workload *wp, struct prices *px)
 {
     struct tb_price_choice a, b;
-    char basis[96], e[512], note[600];
+    const char *order[TB_COST_NPURCHASE];
+    char basis[96] = "", e[512], note[600];
     const char *other = isnan(w->current_usd_month) ? w->current : inst;
-    if (tb_cost_pair_basis(m->pricing, inst, other, w->purchase, w->region, &a, &b, basis,
-                           sizeof basis, e, sizeof e) != 0)
-        return -1;
-    if (!a.have || !b.have)
+    bool found = false, unsold = false;
+    size_t used = strlen(row->price_note);
+    tb_cost_purchase_order(w->purchase, order);
+    for (size_t k = 0; k < TB_COST_NPURCHASE && !found; k++) {
+        if (tb_cost_pair_basis(m->pricing, inst, other, order[k], w->region, &a, &b, basis,
+                               sizeof basis, e, sizeof e) != 0)
+            return -1;
+        if (!a.have || !b.have || strcmp(a.purchase, order[k]) != 0)
+            continue;
+        if (sold_for(w, order[k]))
+            found = true;
+        else
+            unsold = true;
+    }
+    if (!found) {
+        if (unsold && used < sizeof row->price_note)
+            snprintf(row->price_note + used, sizeof row->price_note - used,
+                     "%sno on-demand, reserved or savings-plan price where %s has one too: "
+                     "capacity-block and spot are no basis for an always-on fleet (Capacity "
+                     "Blocks end; spot is reclaimed)",
+                     used ? "; " : "", strcmp(other, inst) ? other : "it");
         return 0;
+    }
     snprintf(row->cmp_basis, sizeof row->cmp_basis, "%s", basis);
     snprintf(row->purchase, sizeof row->purchase, "%s", a.purchase);
     snprintf(row->region, sizeof row->region, "%s", a.region);
     *wp = *w;
     wp->purchase = row->purchase;
     wp->region = row->region;
-    candidate_prices(m, wp, inst, hp, cp, note, sizeof note);
+    candidate_prices(m, wp, inst, false, px, note, sizeof note);
     if (row->price_note[0])
         snprintf(note, sizeof note, "%.400s; ", row->price_note);
     else
@@ -709,39 +842,74 @@ static void cite(const struct tb_price_choice *pc, char *buf, size_t len)
              pc->as_of, pc->source);
 }
 
-/* Price a sized row at its prices (candidate_prices): the cheaper (training), what is
- * bought, the model's error as capacity +-err. Returns TB_OK, or TB_EINPUT (a count past
- * 2^53). */
+/* The rates of prices px for a workload w (capacity-block: whole days for training). */
+static struct rates rates_from(const struct workload *w, const struct prices *px)
+{
+    struct rates rt =
+        rates_of(px->hp.have ? px->hp.usd_per_hour : NAN, px->cp.have ? px->cp.usd_per_hour : NAN);
+    rt.cblock =
+        w->phase == TB_PHASE_TRAIN && px->hp.have && !strcmp(px->hp.purchase, "capacity-block");
+    if (w->phase != TB_PHASE_TRAIN && !isnan(w->spot_reserve)) {
+        rt.reserve = w->spot_reserve;
+        rt.od = px->op.have ? px->op.usd_per_hour : NAN;
+    }
+    return rt;
+}
+
+/* What a plan buys, in words (the row's basis). */
+static void basis_of(const struct workload *w, const struct plan *pl, long n, const char *purchase,
+                     char *buf, size_t len)
+{
+    if (w->phase != TB_PHASE_TRAIN && !isnan(pl->od_replicas))
+        snprintf(buf, len, "spot, always on, %.0f of %.0f replica%s on on-demand (spot_reserve %g)",
+                 pl->od_replicas, pl->replicas, pl->replicas > 1 ? "s" : "", w->spot_reserve);
+    else if (w->phase != TB_PHASE_TRAIN)
+        snprintf(buf, len, "%s, always on", purchase);
+    else if (pl->committed)
+        snprintf(buf, len, "%s, %.0f cluster%s always on", purchase, pl->replicas,
+                 pl->replicas > 1 ? "s" : "");
+    else if (!isnan(pl->cb_days))
+        snprintf(buf, len,
+                 "capacity-block, %.0f days x %.0f instance%s bought up front, %.0f%% used",
+                 pl->cb_days, pl->replicas * (double)n, pl->replicas * (double)n > 1 ? "s" : "",
+                 100 * pl->cb_used);
+    else if (!strcmp(purchase, "spot"))
+        snprintf(buf, len, "spot hours (interruptible: restarts from checkpoints)");
+    else
+        snprintf(buf, len, "%s hours", purchase);
+}
+
+/* Price a sized row at its prices px: the cheaper (training), what is bought, the model's
+ * error as capacity +-err. Returns TB_OK, or TB_EINPUT (a count past 2^53). */
 static int price_row(const struct tb_csv_table *t, size_t r, const struct workload *w,
                      const struct tb_assess_opts *o, const struct sizing *sz,
-                     const struct tb_price_choice *hp_, const struct tb_price_choice *cp_,
-                     struct tb_assess_row *row, char *err, size_t errlen)
+                     const struct prices *px, struct tb_assess_row *row, char *err, size_t errlen)
 {
-    const struct tb_price_choice hp = *hp_, cp = *cp_;
     struct plan pl, lo, hi;
-    double uh, uc;
+    struct rates rt = rates_from(w, px);
 
-    if (!hp.have && !cp.have) {
+    if (!px->hp.have && !px->cp.have) {
         snprintf(row->why, sizeof row->why, "no price: %.500s", row->price_note);
         row->price_note[0] = '\0';
         return TB_OK;
     }
-    uh = hp.have ? hp.usd_per_hour : NAN;
-    uc = cp.have ? cp.usd_per_hour : NAN;
-    if (plan_at(w, sz, 1, uh, uc, o->hours_per_month, &pl) != 0)
+    if (plan_at(w, sz, 1, &rt, o->hours_per_month, &pl) != 0)
         return too_large(t, r, w, row->candidate, sz, err, errlen);
     {
-        const struct tb_price_choice *used = pl.committed || !hp.have ? &cp : &hp;
+        const struct tb_price_choice *used = pl.committed || !px->hp.have ? &px->cp : &px->hp;
         double f_lo = 1 - fmin(row->model_err, 0.9), f_hi = 1 + row->model_err;
+        struct rates same = rt;
         row->usd_per_hour = used->usd_per_hour;
         snprintf(row->purchase, sizeof row->purchase, "%s", used->purchase);
         snprintf(row->region, sizeof row->region, "%s", used->region);
         cite(used, row->price, sizeof row->price);
         /* the model's error: the same purchase, capacity lower and higher */
-        uh = used == &hp ? hp.usd_per_hour : NAN;
-        uc = used == &cp ? cp.usd_per_hour : NAN;
-        if (plan_at(w, sz, f_lo, uh, uc, o->hours_per_month, &lo) != 0 ||
-            plan_at(w, sz, f_hi, uh, uc, o->hours_per_month, &hi) != 0)
+        if (used == &px->cp)
+            same.hourly = NAN;
+        else
+            same.committed = NAN;
+        if (plan_at(w, sz, f_lo, &same, o->hours_per_month, &lo) != 0 ||
+            plan_at(w, sz, f_hi, &same, o->hours_per_month, &hi) != 0)
             return too_large(t, r, w, row->candidate, sz, err, errlen);
     }
     row->replicas = pl.replicas;
@@ -749,20 +917,17 @@ static int price_row(const struct tb_csv_table *t, size_t r, const struct worklo
     row->in_flight = pl.in_flight;
     row->bound = pl.bound;
     row->cluster_hours = pl.cluster_hours;
-    row->utilisation = pl.cluster_hours / (pl.replicas * o->hours_per_month);
+    row->utilisation =
+        !isnan(pl.cb_used) ? pl.cb_used : pl.cluster_hours / (pl.replicas * o->hours_per_month);
+    row->cblock_days = pl.cb_days;
+    row->od_replicas = pl.od_replicas;
     row->break_even_util = pl.break_even;
-    row->committed = w->phase == TB_PHASE_TRAIN && (pl.committed || !hp.have);
+    row->committed = w->phase == TB_PHASE_TRAIN && (pl.committed || !px->hp.have);
     if (!isnan(pl.break_even))
-        snprintf(row->break_even_purchase, sizeof row->break_even_purchase, "%s", cp.purchase);
-    if (w->phase != TB_PHASE_TRAIN)
-        snprintf(row->basis, sizeof row->basis, "%s, always on", row->purchase);
-    else if (row->committed)
-        snprintf(row->basis, sizeof row->basis, "%s, %.0f cluster%s always on", row->purchase,
-                 pl.replicas, pl.replicas > 1 ? "s" : "");
-    else
-        snprintf(row->basis, sizeof row->basis, "%s hours", row->purchase);
+        snprintf(row->break_even_purchase, sizeof row->break_even_purchase, "%s", px->cp.purchase);
+    basis_of(w, &pl, sz->n, row->purchase, row->basis, sizeof row->basis);
     row->monthly_usd = pl.usd;
-    /* converted to savings once the baseline is known */
+    /* converted to savings once what it costs now is known */
     row->saving_lo_model = lo.usd;
     row->saving_hi_model = hi.usd;
     row->ok = true;
@@ -770,39 +935,60 @@ static int price_row(const struct tb_csv_table *t, size_t r, const struct worklo
 }
 
 /* The baseline of a row, like for like: the current fleet (sized cur) under the row's
- * purchase model in the region, paid the same way (by the hour or committed); where
- * the current instance has no such price, its on-demand price there, said so (as the
- * report's cost stage does, tb_cost.h). Returns 0, or -1 when a count passes 2^53. */
+ * purchase model in its region, paid the same way (by the hour, as whole-day Capacity
+ * Blocks, committed, or at spot with the same reserve); where the current instance has
+ * no such price, its on-demand price there, said so (as the report's cost stage does,
+ * tb_cost.h). Returns 0, or -1 when a count passes 2^53. */
 static int baseline(const struct tb_model *m, const struct workload *w,
                     const struct tb_assess_opts *o, const struct sizing *cur,
                     struct tb_assess_row *row)
 {
-    struct tb_price_choice pc;
+    struct prices px;
+    struct rates rt;
     struct plan pl;
-    bool committed = row->committed;
+    struct workload wb = *w;
 
     row->base_usd = NAN;
     row->like_for_like = false;
-    price_of(m, w->current, row->region, row->purchase, &pc);
-    if (pc.have) {
+    wb.region = row->region;
+    no_price(&px.hp);
+    no_price(&px.cp);
+    no_price(&px.op);
+    price_of(m, w->current, row->region, row->purchase, row->committed ? &px.cp : &px.hp);
+    if (px.hp.have || px.cp.have) {
         row->like_for_like = true;
         snprintf(row->base_basis, sizeof row->base_basis, "%s %s in %s", w->current, row->purchase,
                  row->region);
+        snprintf(row->base_how, sizeof row->base_how, "%.31s%s%.31s", row->purchase,
+                 strcmp(row->region, w->region) ? " in " : "",
+                 strcmp(row->region, w->region) ? row->region : "");
+        if (w->phase != TB_PHASE_TRAIN && w->spot_reserve > 0) {
+            price_of(m, w->current, row->region, "on-demand", &px.op);
+            if (!px.op.have) {
+                row->like_for_like = false;
+                snprintf(row->base_basis, sizeof row->base_basis,
+                         "unknown: %s has no on-demand price in %s for the spot reserve",
+                         w->current, row->region);
+                return 0;
+            }
+        }
     } else if (strcmp(row->purchase, "on-demand") != 0) {
-        price_of(m, w->current, row->region, "on-demand", &pc);
-        committed = false;
-        if (pc.have)
+        price_of(m, w->current, row->region, "on-demand", &px.hp);
+        wb.spot_reserve = NAN;
+        if (px.hp.have) {
             snprintf(row->base_basis, sizeof row->base_basis,
                      "%s on-demand in %s (it has no %s price there: not like for like)", w->current,
                      row->region, row->purchase);
+            snprintf(row->base_how, sizeof row->base_how, "on-demand in %.31s", row->region);
+        }
     }
-    if (!pc.have) {
+    if (!px.hp.have && !px.cp.have) {
         snprintf(row->base_basis, sizeof row->base_basis, "unknown: %s has no %s price in %s",
                  w->current, row->purchase, row->region);
         return 0;
     }
-    if (plan_at(w, cur, 1, committed ? NAN : pc.usd_per_hour, committed ? pc.usd_per_hour : NAN,
-                o->hours_per_month, &pl) != 0)
+    rt = rates_from(&wb, &px);
+    if (plan_at(&wb, cur, 1, &rt, o->hours_per_month, &pl) != 0)
         return -1;
     row->base_usd = pl.usd;
     return 0;
@@ -828,105 +1014,297 @@ static void risks_of(const struct tb_csv_table *rk, const char *family, char *bu
 }
 
 /* What the workload costs now, modeled: the current fleet (sized cur) under the
- * workload's own purchase model and region, paid as that model is (by the hour, or
- * clusters bought for the month). Returns 0 with *usd (NAN, and why, without such a
- * price), or -1 when a count passes 2^53. */
+ * workload's own purchase model and region, paid as that model is (by the hour, whole
+ * days of Capacity Blocks, clusters bought for the month, spot with its reserve).
+ * Returns 0 with *usd (NAN, and why, without such a price), or -1 when a count passes
+ * 2^53. */
 static int current_cost(const struct tb_model *m, const struct workload *w,
                         const struct tb_assess_opts *o, const struct sizing *cur, double *usd,
                         char *why, size_t len)
 {
-    struct tb_price_choice pc;
+    struct prices px;
+    struct rates rt;
     struct plan pl;
-    char c[600];
-    bool commit = is_commitment(w->purchase);
+    char c[600], note[600];
+    const struct tb_price_choice *pc;
 
     *usd = NAN;
-    price_of(m, w->current, w->region, w->purchase, &pc);
-    if (!pc.have) {
-        snprintf(why, len, "unknown: %.400s", pc.why);
+    candidate_prices(m, w, w->current, true, &px, note, sizeof note);
+    if (!px.hp.have && !px.cp.have) {
+        snprintf(why, len, "unknown: %.400s", note);
         return 0;
     }
-    if (plan_at(w, cur, 1, commit ? NAN : pc.usd_per_hour, commit ? pc.usd_per_hour : NAN,
-                o->hours_per_month, &pl) != 0)
+    pc = px.hp.have ? &px.hp : &px.cp;
+    rt = rates_from(w, &px);
+    if (plan_at(w, cur, 1, &rt, o->hours_per_month, &pl) != 0)
         return -1;
     *usd = pl.usd;
     /* the price without its source (the source is the candidate row's tooltip): a long
      * address would not wrap on a phone */
-    snprintf(c, sizeof c, "$%.4g/h %s %s, %.90s", pc.usd_per_hour, pc.region, pc.purchase,
-             pc.as_of);
-    if (w->phase == TB_PHASE_TRAIN)
-        snprintf(why, len, "modeled: %.4g cluster-hours a month of %ld x %s, %s, at %.300s",
-                 pl.cluster_hours, cur->n, w->current,
-                 commit ? "clusters bought for the month" : "paid by the hour", c);
-    else
+    snprintf(c, sizeof c, "$%.4g/h %s %s, %.90s", pc->usd_per_hour, pc->region, pc->purchase,
+             pc->as_of);
+    if (w->phase == TB_PHASE_TRAIN) {
+        char b[200];
+        basis_of(w, &pl, cur->n, pc->purchase, b, sizeof b);
+        snprintf(why, len, "modeled: %.4g cluster-hours a month of %ld x %.64s, %.120s, at %.200s",
+                 pl.cluster_hours, cur->n, w->current, b, c);
+    } else {
         snprintf(why, len, "modeled: %.0f x %s, always on, at %.300s", pl.replicas * (double)cur->n,
                  w->current, c);
+    }
     return 0;
 }
 
-/* The verdict of a priced row against its baseline and the thresholds. */
-static void verdict(struct tb_assess_row *row, double cur, const struct tb_assess_opts *o)
+/* A whole number of dollars with thousands separators: "$17,357", "-$2,368". */
+static const char *usd(double v, char *buf, size_t len)
 {
-    size_t n;
-    if (row->current && !(fabs(row->monthly_usd - cur) > 0.005))
-        n = (size_t)snprintf(row->verdict, sizeof row->verdict, "the current fleet");
-    else if (row->current)
-        n = (size_t)snprintf(row->verdict, sizeof row->verdict,
-                             "the current fleet, bought as %s: %.0f%% %s than now", row->basis,
-                             100 * fabs(cur - row->monthly_usd) / cur,
-                             row->monthly_usd < cur ? "less" : "more");
-    else if (cur < o->min_monthly_usd)
-        n = (size_t)snprintf(row->verdict, sizeof row->verdict,
-                             "spend of $%.0f/month is under the $%.0f threshold: migration rarely "
-                             "pays",
-                             cur, o->min_monthly_usd);
-    else if (row->saving_frac <= 0)
-        n = (size_t)snprintf(row->verdict, sizeof row->verdict,
-                             "costs more than the current fleet");
-    else if (row->saving_frac < o->claim_low)
-        n = (size_t)snprintf(row->verdict, sizeof row->verdict,
-                             "saves %.0f%%, under the %.0f-%.0f%% usually claimed%s",
-                             100 * row->saving_frac, 100 * o->claim_low, 100 * o->claim_high,
-                             row->saving_lo_model < 0 ? "; within the model's error of no saving"
-                                                      : "");
-    else if (row->saving_frac <= o->claim_high)
-        n = (size_t)snprintf(row->verdict, sizeof row->verdict,
-                             "saves %.0f%%, within the %.0f-%.0f%% usually claimed: worth a "
-                             "pilot%s",
-                             100 * row->saving_frac, 100 * o->claim_low, 100 * o->claim_high,
-                             row->break_even_months > 12 ? " (break-even over a year)" : "");
-    else
-        n = (size_t)snprintf(row->verdict, sizeof row->verdict,
-                             "saves %.0f%%, above the usual claims: measure before believing it",
-                             100 * row->saving_frac);
-    if (!row->like_for_like && n < sizeof row->verdict)
-        snprintf(row->verdict + n, sizeof row->verdict - n, "; against %.300s", row->base_basis);
+    char d[48];
+    size_t n, k = 0, o = 0;
+    snprintf(d, sizeof d, "%.0f", fabs(v));
+    n = strlen(d);
+    if (v <= -0.5 && o + 1 < len)
+        buf[o++] = '-';
+    if (o + 1 < len)
+        buf[o++] = '$';
+    for (; k < n && o + 2 < len; k++) {
+        if (k && (n - k) % 3 == 0)
+            buf[o++] = ',';
+        buf[o++] = d[k];
+    }
+    buf[o] = '\0';
+    return buf;
 }
 
-/* Savings, break-even, sensitivity and verdict of a workload's rows [first, last). */
+/* How a monthly cost a compares with b, in words: "41% less", "the same", "costs 18%
+ * more", "2.7x the cost" (over twice b, as the report says it, never "-168%"). */
+static void versus_words(double a, double b, char *buf, size_t len)
+{
+    double f = (b - a) / b;
+    if (!(b > 0) || isnan(a))
+        snprintf(buf, len, "no comparison");
+    else if (fabs(a - b) < 0.005)
+        snprintf(buf, len, "the same");
+    else if (f > 0)
+        snprintf(buf, len, "%.0f%% less", 100 * f);
+    else if (a / b >= 2)
+        snprintf(buf, len, a / b < 9.95 ? "%.1fx the cost" : "%.0fx the cost", a / b);
+    else
+        snprintf(buf, len, "costs %.0f%% more", -100 * f);
+}
+
+/* Why a row's model-error range has no width: the whole replicas, clusters or days
+ * bought carry the load with room for the error. */
+static void headroom_note(const struct tb_assess_row *r, enum tb_phase phase, char *buf, size_t len)
+{
+    const char *unit = r->replicas > 1 ? "replicas" : "replica";
+    if (phase == TB_PHASE_SERVE && !strcmp(r->bound, "latency"))
+        snprintf(buf, len,
+                 "no change: %.0f %s hold %.0f requests in flight, %.0f needed, room for the "
+                 "error",
+                 r->replicas, unit, r->replicas * r->concurrency, r->in_flight);
+    else if (phase != TB_PHASE_TRAIN)
+        snprintf(buf, len, "no change: %.0f %s carry %.4g %s, %.4g needed, room for the error",
+                 r->replicas, unit, r->replicas * r->capacity, r->cap_unit, r->need);
+    else if (!isnan(r->cblock_days))
+        snprintf(buf, len,
+                 "no change: the %.0f days bought hold %.0f cluster-hours, room for the "
+                 "error",
+                 r->cblock_days, r->cluster_hours);
+    else
+        snprintf(buf, len,
+                 "no change: %.0f cluster%s bought for the month hold %.0f cluster-hours, room "
+                 "for the error",
+                 r->replicas, r->replicas > 1 ? "s" : "", r->cluster_hours);
+}
+
+/* Savings against what it costs now (cur) and like for like, break-even, sensitivity and
+ * each row's comparison in words for a workload's rows [first, last). */
 static void compare(struct tb_assessment *as, size_t first, size_t last, const struct workload *wk,
                     const struct tb_assess_opts *o)
 {
-    double cur = as->current_monthly[as->rows[first].workload];
+    size_t wi = as->rows[first].workload;
+    double cur = as->current_monthly[wi];
+    bool modeled_now = isnan(wk->current_usd_month);
     for (size_t i = first; i < last; i++) {
         struct tb_assess_row *row = &as->rows[i];
-        double base = row->base_usd;
-        if (!row->ok || isnan(base)) {
-            row->saving_lo_model = row->saving_hi_model = NAN;
+        double lo = row->saving_lo_model, hi = row->saving_hi_model; /* costs, for now */
+        char w[64];
+        row->saving_lo_model = row->saving_hi_model = NAN;
+        if (!row->ok)
+            continue;
+        row->like_saving_usd = row->base_usd - row->monthly_usd;
+        row->like_saving_frac = row->like_saving_usd / row->base_usd;
+        if (isnan(cur)) {
+            snprintf(row->compare, sizeof row->compare, "what it costs now is unknown");
             continue;
         }
-        row->saving_usd = base - row->monthly_usd;
-        row->saving_frac = row->saving_usd / base;
+        row->saving_usd = cur - row->monthly_usd;
+        row->saving_frac = row->saving_usd / cur;
         row->break_even_months =
             row->saving_usd > 0 ? wk->migration_usd / row->saving_usd : INFINITY;
-        row->saving_lo_price = base - row->monthly_usd * (1 + o->price_swing);
-        row->saving_hi_price = base - row->monthly_usd * (1 - o->price_swing);
-        /* capacity lower: more cost, the lower saving */
-        row->saving_lo_model = base - row->saving_lo_model;
-        row->saving_hi_model = base - row->saving_hi_model;
-        verdict(row, isnan(cur) ? base : cur, o);
+        if (row->current)
+            row->break_even_months = NAN; /* the same hardware: nothing to migrate */
+        if (!(row->current && !row->rebuy && modeled_now)) {
+            /* (the current fleet as bought now: its price moves what it costs now alike) */
+            row->saving_lo_price = cur - row->monthly_usd * (1 + o->price_swing);
+            row->saving_hi_price = cur - row->monthly_usd * (1 - o->price_swing);
+        }
+        if (row->current && modeled_now) {
+            /* the same hardware as now: the model's error moves both alike */
+            snprintf(row->model_note, sizeof row->model_note,
+                     "the same hardware as now: the model's error moves both alike");
+        } else {
+            /* capacity lower: more cost, the lower saving */
+            row->saving_lo_model = cur - lo;
+            row->saving_hi_model = cur - hi;
+            if (row->model_err > 0 && !(fabs(lo - hi) > 0.005))
+                headroom_note(row, wk->phase, row->model_note, sizeof row->model_note);
+            else if (!(row->model_err > 0))
+                snprintf(row->model_note, sizeof row->model_note,
+                         "the model has no error figure for this chip family");
+        }
+        versus_words(row->monthly_usd, cur, w, sizeof w);
+        if (row->current && !row->rebuy)
+            snprintf(row->compare, sizeof row->compare, "%s",
+                     fabs(row->monthly_usd - cur) < 0.005 ? "what it costs now"
+                                                          : "as bought now, modeled; the file "
+                                                            "gives what it costs now");
+        else
+            snprintf(row->compare, sizeof row->compare, "%s than now", w);
+        if (row->current && !row->rebuy)
+            ; /* said above */
+        else if (!strcmp(w, "the same"))
+            snprintf(row->compare, sizeof row->compare, "the same as now");
+        else if (strstr(w, "x the cost"))
+            snprintf(row->compare, sizeof row->compare, "%s now", w);
     }
 }
+
+/* The one verdict of workload wi, from its rows [first, last) and what it costs now,
+ * every figure in it shown in its table: buying the current hardware differently is said
+ * first where that is cheaper than any move. */
+static void workload_verdict(struct tb_assessment *as, size_t first, size_t last,
+                             const struct workload *wk, const struct tb_assess_opts *o)
+{
+    size_t wi = as->rows[first].workload;
+    double cur = as->current_monthly[wi], keep_usd = INFINITY, alt;
+    const struct tb_assess_row *best = NULL;
+    const char *keep_how = NULL, *now_how = wk->purchase;
+    char *v = as->verdict[wi], words[64], a[32], b[32], c[32], t[32];
+    size_t len = sizeof as->verdict[wi], n = 0;
+
+    for (size_t i = first; i < last; i++) {
+        const struct tb_assess_row *r = &as->rows[i];
+        if (!r->ok)
+            continue;
+        if (r->rebuy && r->monthly_usd < keep_usd) {
+            keep_usd = r->monthly_usd;
+            keep_how = r->purchase;
+        } else if (!r->current && (!best || r->monthly_usd < best->monthly_usd)) {
+            best = r;
+        }
+        /* the current fleet bought as a candidate is: shown beside it, like for like */
+        if (!r->current && r->like_for_like && r->base_usd < keep_usd &&
+            strcmp(r->base_basis, "the spend given in the file") != 0) {
+            keep_usd = r->base_usd;
+            keep_how = r->base_how;
+        }
+    }
+    if (isnan(cur)) {
+        if (best)
+            snprintf(v, len,
+                     "no verdict: what it costs now is unknown (%.300s); the cheapest priced here "
+                     "is %s at %s a month (%s)",
+                     as->current_why[wi], best->candidate, usd(best->monthly_usd, a, sizeof a),
+                     best->basis);
+        else
+            snprintf(v, len, "no verdict: what it costs now is unknown (%.300s)",
+                     as->current_why[wi]);
+        return;
+    }
+    usd(cur, c, sizeof c);
+    /* buying the current hardware another way, where it beats every move: said first */
+    if (keep_how && keep_usd < cur - 0.005 && (!best || keep_usd <= best->monthly_usd)) {
+        versus_words(keep_usd, cur, words, sizeof words);
+        n = (size_t)snprintf(v, len, "keep %s, buy it as %s: %s a month, %s than now (%s %s)",
+                             wk->current, keep_how, usd(keep_usd, a, sizeof a), words, c, now_how);
+        if (best && n < len)
+            n += (size_t)snprintf(v + n, len - n, ", below %s's %s, the cheapest move",
+                                  best->candidate, usd(best->monthly_usd, b, sizeof b));
+        if (cur < o->min_monthly_usd && n < len)
+            snprintf(v + n, len - n,
+                     "; the spend is under the %s threshold where a migration rarely pays",
+                     usd(o->min_monthly_usd, t, sizeof t));
+        return;
+    }
+    if (cur < o->min_monthly_usd) {
+        n = (size_t)snprintf(v, len,
+                             "keep %s: the spend, %s a month, is under the %s threshold where a "
+                             "migration rarely pays",
+                             wk->current, c, usd(o->min_monthly_usd, t, sizeof t));
+        if (best && best->monthly_usd < cur && n < len)
+            snprintf(v + n, len - n, " (the cheapest move, %s at %s, would save %s a month)",
+                     best->candidate, usd(best->monthly_usd, a, sizeof a),
+                     usd(cur - best->monthly_usd, b, sizeof b));
+        return;
+    }
+    alt = keep_how && keep_usd < cur ? keep_usd : cur;
+    if (best && best->monthly_usd < alt - 0.005) {
+        double s = (alt - best->monthly_usd) / alt;
+        double worst = cur - best->saving_lo_model; /* its cost at the model's low capacity */
+        usd(best->monthly_usd, a, sizeof a);
+        if (alt < cur)
+            n = (size_t)snprintf(v, len,
+                                 "move to %s (%s): %s a month, %.0f%% less than keeping %s "
+                                 "bought as %s (%s; now %s %s)",
+                                 best->candidate, best->basis, a, 100 * s, wk->current, keep_how,
+                                 usd(alt, b, sizeof b), c, now_how);
+        else
+            n = (size_t)snprintf(v, len,
+                                 "move to %s (%s): %s a month, %.0f%% less than now (%s %s)",
+                                 best->candidate, best->basis, a, 100 * s, c, now_how);
+        if (best->like_for_like && !isnan(best->base_usd) && fabs(best->base_usd - alt) > 0.005 &&
+            fabs(best->base_usd - cur) > 0.005 && n < len) {
+            versus_words(best->monthly_usd, best->base_usd, words, sizeof words);
+            n += (size_t)snprintf(v + n, len - n, "; like for like (%s, %s): %s", best->base_basis,
+                                  usd(best->base_usd, b, sizeof b), words);
+        }
+        if (n >= len)
+            return;
+        if (s < o->claim_low)
+            n += (size_t)snprintf(v + n, len - n, "; under the %.0f-%.0f%% usually claimed",
+                                  100 * o->claim_low, 100 * o->claim_high);
+        else if (s <= o->claim_high)
+            n += (size_t)snprintf(
+                v + n, len - n, "; within the %.0f-%.0f%% usually claimed: worth a pilot%s",
+                100 * o->claim_low, 100 * o->claim_high,
+                wk->migration_usd / (alt - best->monthly_usd) > 12 ? " (break-even over a year)"
+                                                                   : "");
+        else
+            n += (size_t)snprintf(v + n, len - n,
+                                  "; above the usual claims: measure before believing it");
+        if (n < len && worst >= alt)
+            snprintf(v + n, len - n, "; within the model's error of no saving");
+        return;
+    }
+    n = (size_t)snprintf(v, len, "keep %s as bought now (%s a month %s): ", wk->current, c,
+                         now_how);
+    if (n >= len)
+        return;
+    if (best) {
+        versus_words(best->monthly_usd, cur, words, sizeof words);
+        snprintf(v + n, len - n, "no candidate costs less; the cheapest, %s at %s, %s%s",
+                 best->candidate, usd(best->monthly_usd, a, sizeof a),
+                 strncmp(words, "costs ", 6) ? "is " : "", words);
+    } else {
+        snprintf(v + n, len - n, "no candidate could be sized and priced");
+    }
+}
+
+/* The ways the current instance is sold besides how the team buys it now (rebuy rows). */
+static const char *const REBUY[] = {
+    "on-demand",       "reserved-1y",    "reserved-3y", "savings-plan-1y",
+    "savings-plan-3y", "capacity-block", NULL};
 
 int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_model *m,
                   const struct tb_assess_opts *o, char *err, size_t errlen)
@@ -958,11 +1336,14 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
     as->current_monthly = tb_alloc_array(as->csv.nrows, sizeof *as->current_monthly);
     as->current_why = calloc(as->csv.nrows, sizeof *as->current_why);
     as->phase = tb_alloc_array(as->csv.nrows, sizeof *as->phase);
+    as->verdict = calloc(as->csv.nrows, sizeof *as->verdict);
     ninst = tb_pricing_instances(m->pricing, &insts);
-    cap_rows = as->csv.nrows * (ninst + 1);
+    /* every candidate, and the current instance bought each other way (REBUY) */
+    cap_rows = as->csv.nrows * (ninst + sizeof REBUY / sizeof REBUY[0]);
     as->rows = calloc(cap_rows, sizeof *as->rows);
     sz = tb_alloc_array(ninst + 1, sizeof *sz);
-    if (!w || !as->current_monthly || !as->current_why || !as->phase || !as->rows || !sz) {
+    if (!w || !as->current_monthly || !as->current_why || !as->phase || !as->verdict || !as->rows ||
+        !sz) {
         tb_err(err, errlen, "out of memory");
         goto out;
     }
@@ -988,6 +1369,7 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
         const struct workload *wk = &w[wi];
         size_t first = as->nrows;
         const struct sizing *cur_sz = NULL;
+        const struct tb_assess_row *cur_row = NULL;
         const char *cur_why = "not in the catalogue's instances";
         double cur = wk->current_usd_month;
         for (size_t i = 0; i < ninst; i++) {
@@ -996,7 +1378,7 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
             const struct tb_model_eff *e = tb_model_eff_of(m, in->chip);
             struct tb_assess_row *row = &as->rows[as->nrows];
             struct sizing *s = &sz[as->nrows - first];
-            struct tb_price_choice hp, cp;
+            struct prices px;
             struct workload wp;
             as->nrows++;
             row->workload = wi;
@@ -1010,6 +1392,8 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
             row->rps = wk->phase == TB_PHASE_SERVE ? wk->rps : NAN;
             row->e2e_s = row->in_flight = row->concurrency = NAN;
             row->cluster_hours = row->utilisation = row->break_even_util = NAN;
+            row->cblock_days = row->od_replicas = NAN;
+            row->like_saving_usd = row->like_saving_frac = NAN;
             row->replicas = NAN;
             row->bound = "";
             row->monthly_usd = row->saving_usd = row->saving_frac = row->base_usd = NAN;
@@ -1039,10 +1423,10 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
              * under the workload's purchase model and region, the nearest comparable where
              * the current instance has a price too (the report's rule, tb_cost_pair_basis),
              * said in the note */
-            candidate_prices(m, wk, in->instance, &hp, &cp, row->price_note,
+            candidate_prices(m, wk, in->instance, row->current, &px, row->price_note,
                              sizeof row->price_note);
-            if (!like_priced(m, wk, &hp, &cp) &&
-                nearest_comparable(m, wk, in->instance, row, &wp, &hp, &cp) != 0) {
+            if (!like_priced(m, wk, &px) &&
+                nearest_comparable(m, wk, in->instance, row, &wp, &px) != 0) {
                 tb_err(err, errlen, "out of memory");
                 goto out;
             }
@@ -1051,16 +1435,17 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
             if (!size_layout(m, wk, in, s, row->layout, sizeof row->layout, row->why,
                              sizeof row->why))
                 continue;
-            if (row->current)
+            if (row->current) {
                 cur_sz = s;
+                cur_row = row;
+            }
             row->instances = s->n;
             row->capacity = s->cap;
             if (wk->phase == TB_PHASE_SERVE) {
                 row->concurrency = s->conc;
                 row->e2e_s = s->e2e_s;
             }
-            rc = price_row(&as->csv, wi, row->cmp_basis[0] ? &wp : wk, o, s, &hp, &cp, row, err,
-                           errlen);
+            rc = price_row(&as->csv, wi, row->cmp_basis[0] ? &wp : wk, o, s, &px, row, err, errlen);
             if (rc != TB_OK)
                 goto out;
             rc = TB_EFAIL;
@@ -1077,12 +1462,43 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
             goto out;
         }
         as->current_monthly[wi] = cur;
+        /* the current instance bought each other way it is sold, in the workload's region */
+        for (size_t k = 0; cur_sz && cur_row && REBUY[k]; k++) {
+            struct tb_assess_row *row = &as->rows[as->nrows];
+            struct workload wp = *wk;
+            struct prices px;
+            if (!strcmp(REBUY[k], wk->purchase))
+                continue;
+            wp.purchase = REBUY[k];
+            wp.spot_reserve = NAN;
+            if (!sold_for(&wp, REBUY[k]))
+                continue;
+            candidate_prices(m, &wp, wk->current, true, &px, row->price_note,
+                             sizeof row->price_note);
+            if (!px.hp.have && !px.cp.have)
+                continue;
+            *row = *cur_row;
+            row->rebuy = true;
+            row->ok = false;
+            row->cmp_basis[0] = row->price_note[0] = row->why[0] = '\0';
+            rc = price_row(&as->csv, wi, &wp, o, cur_sz, &px, row, err, errlen);
+            if (rc != TB_OK)
+                goto out;
+            rc = TB_EFAIL;
+            as->nrows++;
+        }
         /* each row's baseline, like for like */
         for (size_t i = first; i < as->nrows; i++) {
             struct tb_assess_row *row = &as->rows[i];
             if (!row->ok)
                 continue;
-            if (!isnan(wk->current_usd_month)) {
+            if (row->current) {
+                /* the current hardware: its own baseline */
+                row->base_usd = row->monthly_usd;
+                row->like_for_like = true;
+                snprintf(row->base_basis, sizeof row->base_basis, "itself");
+                snprintf(row->base_how, sizeof row->base_how, "%s", row->purchase);
+            } else if (!isnan(wk->current_usd_month)) {
                 row->base_usd = wk->current_usd_month;
                 row->like_for_like = true;
                 snprintf(row->base_basis, sizeof row->base_basis, "the spend given in the file");
@@ -1095,6 +1511,7 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
             }
         }
         compare(as, first, as->nrows, wk, o);
+        workload_verdict(as, first, as->nrows, wk, o);
     }
     rc = TB_OK;
 out:
@@ -1112,6 +1529,7 @@ void tb_assess_release(struct tb_assessment *as)
     free(as->current_monthly);
     free(as->current_why);
     free(as->phase);
+    free(as->verdict);
     if (as->have_risks)
         tb_csv_release(&as->risks);
     tb_csv_release(&as->csv);

@@ -11,13 +11,20 @@
  *   - training: cluster-hours (tokens a month / the cluster's tokens/s), paid by the
  *     hour or, when cheaper for those hours, as reserved clusters for the month;
  *   - image generation: an always-on fleet for the images per second;
- * prices it (tb_pricing.h), and compares it with the current fleet priced like for
- * like (the same purchase model and region as the candidate; where the current
- * instance has no such price, its on-demand price, said so): monthly cost, saving,
- * break-even on the engineering cost, the saving's sensitivity to prices (+-20%) and
- * to the model's validation error for the chip family, and the risks to check before
- * moving (pricing/risks.csv). A candidate without a price for the purchase model in
- * the region, or that cannot hold the model, is listed with the reason.
+ * prices it as AWS sells it (tb_pricing.h): an always-on fleet (serving, images) at
+ * on-demand, reserved or savings-plan prices only (Capacity Blocks end; spot only where
+ * the file keeps a share of the fleet on on-demand, spot_reserve), a training job also
+ * by the hour or as Capacity Blocks of whole days (tb_cost_cblock). Each candidate is
+ * compared with what the team pays now (its purchase model and region) and, apart, like
+ * for like (the current fleet bought as the candidate is; where the current instance has
+ * no such price, its on-demand price, said so): monthly cost, savings, break-even on the
+ * engineering cost, the saving's sensitivity to prices (+-20%) and to the model's
+ * validation error for the chip family, and the risks to check before moving
+ * (pricing/risks.csv). The current instance is also priced bought the other ways it is
+ * sold (rebuy rows). One verdict per workload weighs the three: keep and buy it as now,
+ * keep and buy it differently (said first when that is cheaper than any move), or move.
+ * A candidate without a price for the purchase model in the region, or that cannot hold
+ * the model, is listed with the reason.
  *
  * tb_assess.c computes; harness/report/assess_doc.c writes the results as
  * CSV and, through tb_doc, as Markdown and HTML.
@@ -99,6 +106,8 @@ struct tb_assess_row {
     size_t workload;       /* index into the file's rows */
     const char *candidate; /* instance type (borrowed from the catalogue) */
     bool current;          /* the workload's current instance type */
+    bool rebuy;            /* the current instance bought another way than now (current
+                              is true too): what keeping it would cost that way */
     bool ok;               /* sized and priced; else why */
     char why[512];
     /* sizing: a replica (serve, denoise) or a cluster (train) of `instances` instances,
@@ -116,7 +125,10 @@ struct tb_assess_row {
     const char *bound;                         /* "latency", "throughput" (static) */
     /* training: cluster-hours */
     double cluster_hours;         /* a month */
-    double utilisation;           /* cluster_hours / (clusters x hours a month) */
+    double utilisation;           /* cluster_hours / (clusters x hours a month); for
+                                     Capacity Blocks, the share of the days bought used */
+    double cblock_days;           /* train at capacity-block: days bought a month; NAN */
+    double od_replicas;           /* always-on at spot: replicas kept on on-demand; NAN */
     double break_even_util;       /* the commitment pays above this utilisation */
     char break_even_purchase[32]; /* the commitment it is for, or "" */
     /* pricing */
@@ -133,19 +145,24 @@ struct tb_assess_row {
     char price[600];      /* price row used: region, purchase, date, source */
     char price_note[600]; /* prices missing for this candidate, said ("" when none) */
     double monthly_usd;
-    /* the comparison, like for like */
-    double base_usd;      /* the current fleet under this row's purchase model and region,
-                             or the spend given in the file; NAN when unknown */
-    char base_basis[256]; /* "p5.48xlarge reserved-3y in us-east-1", or the fallback said */
-    bool like_for_like;
-    double saving_usd; /* base_usd - monthly_usd (NAN without a baseline) */
+    /* against what the team pays now (the workload's current_monthly) */
+    double saving_usd; /* current_monthly - monthly_usd (NAN without it) */
     double saving_frac;
     double break_even_months; /* engineering cost / monthly saving; INFINITY when none */
     double saving_lo_price, saving_hi_price; /* candidate price +-swing */
     double model_err;                        /* the family's median validation error (fraction) */
-    double saving_lo_model, saving_hi_model; /* capacity +-model_err */
-    char layout[1024];                       /* the model's assumptions for one replica/cluster */
-    char verdict[400];
+    double saving_lo_model, saving_hi_model; /* capacity +-model_err, whole instances */
+    char model_note[200];                    /* why the model-error range has no width, or "" */
+    /* the comparison, like for like */
+    double base_usd;      /* the current fleet under this row's purchase model and region,
+                             or the spend given in the file; NAN when unknown */
+    char base_basis[256]; /* "p5.48xlarge reserved-3y in us-east-1", or the fallback said */
+    char base_how[80];    /* how that baseline is bought: "reserved-3y in us-east-1" */
+    bool like_for_like;
+    double like_saving_usd; /* base_usd - monthly_usd (NAN without a baseline) */
+    double like_saving_frac;
+    char layout[1024];  /* the model's assumptions for one replica/cluster */
+    char compare[200];  /* this row against now, in words ("costs 18% more than now") */
     const char *family; /* the candidate's chip family (borrowed from the model) */
     char risks[2048];   /* "topic: text; ..." for the candidate's family */
 };
@@ -159,6 +176,7 @@ struct tb_assessment {
     bool have_risks;
     char (*current_why)[512]; /* owned: per workload */
     enum tb_phase *phase;     /* owned: per workload: TB_PHASE_SERVE, _TRAIN or _DENOISE */
+    char (*verdict)[800];     /* owned: per workload, its one verdict */
 };
 
 /* Read and check the file (a missing or bad field: TB_EINPUT, "file: line N: field 'x':

@@ -15,7 +15,7 @@ ex="$TB_SRCDIR/reports/examples"
 
 cell() { csv_cell "$1" "$4" workload="$2" candidate="$3"; } # cell FILE WORKLOAD CANDIDATE NAME
 
-echo "1..36"
+echo "1..39"
 "$TB_BIN" assess "$ex/assess-chat.csv" --out "$tmp/chat" >/dev/null 2>"$tmp/chat.err"
 check "assess on the chat example exits 0" test $? -eq 0
 check "assessment.csv, .md and .html" \
@@ -34,9 +34,9 @@ check "a candidate's saving is current - its cost ($cur - $m = $s)" \
     perl -e 'exit !(abs($ARGV[0] - $ARGV[1] - $ARGV[2]) < 0.02)' "$cur" "$m" "$s"
 check "break-even = 12 weeks x \$6000 / saving ($b months)" \
     perl -e 'exit !($ARGV[1] > 0 ? abs(72000 / $ARGV[1] - $ARGV[0]) < 0.01 : $ARGV[0] eq "never")' "$b" "$s"
-check "trn2, with no on-demand price, is priced at its nearest comparable, and says so" \
-    sh -c 'case "$0" in *"no on-demand price for '"'"'trn2.48xlarge'"'"' in '"'"'us-east-1'"'"'"*"priced at the nearest comparable, capacity-block in us-east-2, where p5.48xlarge has a price too"*) exit 0;; esac; exit 1' \
-    "$(cell "$csv" "chat assistant" trn2.48xlarge price_note)"
+check "trn2, with only capacity-block and spot prices, is not priced as an always-on fleet" \
+    sh -c 'case "$0" in "no price: "*"capacity-block and spot are no basis for an always-on fleet"*) exit 0;; esac; exit 1' \
+    "$(cell "$csv" "chat assistant" trn2.48xlarge why)"
 rps=$(cell "$csv" "chat assistant" p5.48xlarge requests_per_s)
 e2e=$(cell "$csv" "chat assistant" p5.48xlarge e2e_latency_s)
 inf=$(cell "$csv" "chat assistant" p5.48xlarge in_flight)
@@ -70,7 +70,7 @@ check "the HTML says what the Markdown says (${n:-0} paragraphs, items and cells
 
 "$TB_BIN" assess "$ex/assess-mixed.csv" --out "$tmp/mixed" >/dev/null 2>&1
 check "under the spend threshold the verdict says so" \
-    grep -q '^small internal tool,serve,inf2.xlarge,.*under the \$10000 threshold' "$tmp/mixed/assessment.csv"
+    grep -q '^small internal tool,serve,inf2.xlarge,.*under the \$10,000 threshold' "$tmp/mixed/assessment.csv"
 check "an inference chip is not offered for training" \
     grep -q '^continued pretraining,train,inf2.48xlarge,.*an inference chip' "$tmp/mixed/assessment.csv"
 n=$(same_text "$tmp/mixed/assessment.md" "$tmp/mixed/assessment.html")
@@ -90,14 +90,14 @@ h=$(csv_cell "$ft" cluster_hours workload="fine-tune 2B tokens" candidate=p5.48x
 u=$(csv_cell "$ft" usd_per_hour workload="fine-tune 2B tokens" candidate=p5.48xlarge)
 check "a cluster of $n, $h cluster-hours x $n x \$$u/h = \$$a" \
     perl -e 'exit !($ARGV[0] > 1 && abs($ARGV[1] * $ARGV[0] * $ARGV[2] - $ARGV[3]) < 0.01 * $ARGV[0] * $ARGV[2])' "$n" "$h" "$u" "$a"
-check "paid by the hour, and says so, with where reserved-3y pays" \
-    test "$(csv_cell "$ft" pricing_basis workload="fine-tune 2B tokens" candidate=p5.48xlarge)/$(csv_cell "$ft" break_even_purchase workload="fine-tune 2B tokens" candidate=p5.48xlarge)" = "on-demand hours/reserved-3y"
+check "paid by the hour, as the team buys it now, and says so" \
+    test "$(csv_cell "$ft" pricing_basis workload="fine-tune 2B tokens" candidate=p5.48xlarge rebuy=no)" = "on-demand hours"
 gn=$(csv_cell "$ft" fleet_instances workload="fine-tune 2B tokens" candidate=g6e.xlarge)
 gi=$(csv_cell "$ft" instances_per_replica workload="fine-tune 2B tokens" candidate=g6e.xlarge)
 check "g6e.xlarge is priced for its whole cluster ($gn instances of a $gi-instance layout)" \
     sh -c "test '$gi' -gt 1 && test '$gn' -ge '$gi'"
 check "the Markdown shows cluster-hours, the pricing basis and the break-even use" \
-    grep -q '^| p5.48xlarge (current) | 4 (1 x 4) | 16.0 (2%) | on-demand hours (reserved-3y pays above 43% use) | throughput: ' "$tmp/ft/assessment.md"
+    grep -q '^| p5.48xlarge (current) | 4 (1 x 4) | 16.0 (2%) | on-demand hours | throughput: ' "$tmp/ft/assessment.md"
 # the report prices the same run (the model's layout of $n instances) at the same figure
 cat > "$tmp/ft.suite" <<EOF
 suite ft
@@ -113,18 +113,26 @@ tusd=$(csv_cell "$tmp/ftrun/cost.csv" train_usd metric=usd_per_mtok_train)
 check "the report's usd per Mtok train x 2000 Mtok = the assessment's \$$a (\$$mtok/Mtok, train_usd \$$tusd)" \
     perl -e 'exit !($ARGV[0] > 0 && abs($ARGV[0] * 2000 - $ARGV[2]) < 1e-4 * $ARGV[2] && abs($ARGV[1] - $ARGV[2]) < 0.01)' "$mtok" "$tusd" "$a"
 
-# a purchase model and region: every candidate without the price says so
+# serving bought as Capacity Blocks: refused (they end), naming line and field
 sed '2s/,on-demand,us-east-1,/,capacity-block,us-east-2,/' "$ex/assess-chat.csv" >"$tmp/cb.csv"
-"$TB_BIN" assess "$tmp/cb.csv" --out "$tmp/cb" >/dev/null 2>&1
-check "capacity blocks in us-east-2: g6e.48xlarge says it has no such price, and where it is priced" \
-    sh -c 'case "$0" in "no capacity-block price for '"'"'g6e.48xlarge'"'"' in '"'"'us-east-2'"'"'"*"priced at the nearest comparable, on-demand in us-east-2, where p5.48xlarge has a price too") exit 0;; esac; exit 1' \
-    "$(cell "$tmp/cb/assessment.csv" "chat assistant" g6e.48xlarge price_note)"
-w=$(cell "$tmp/cb/assessment.csv" "chat assistant" g6e.xlarge why)
-pn=$(cell "$tmp/cb/assessment.csv" "chat assistant" g6e.xlarge price_note)
-check "g6e.xlarge, which cannot hold the model, says so and that it has no such price" \
-    perl -e 'exit !($ARGV[0] =~ /^cannot hold the model/ && $ARGV[1] =~ /^no capacity-block price for .g6e.xlarge. in .us-east-2./)' "$w" "$pn"
-check "and a priced candidate is compared with p5.48xlarge at capacity blocks there" \
-    test "$(cell "$tmp/cb/assessment.csv" "chat assistant" trn2.48xlarge baseline)" = "p5.48xlarge capacity-block in us-east-2"
+"$TB_BIN" assess "$tmp/cb.csv" --out "$tmp/cb" >/dev/null 2>"$tmp/cb.err"
+check "an always-on fleet bought as Capacity Blocks exits 2, line 2, field 'current_purchase'" \
+    sh -c "test $? -eq 2 && grep -q \"cb.csv: line 2: field 'current_purchase': Capacity Blocks end\" '$tmp/cb.err' && test ! -e '$tmp/cb'"
+sed -e '1s/$/,spot_reserve/' -e '2s/,on-demand,us-east-1,\(.*\)$/,spot,us-east-1,\1,1.5/' "$ex/assess-chat.csv" >"$tmp/sr.csv"
+"$TB_BIN" assess "$tmp/sr.csv" --out "$tmp/sr" >/dev/null 2>"$tmp/sr.err"
+check "a spot_reserve over 1 exits 2 naming line 2 and the field" \
+    sh -c "test $? -eq 2 && grep -q \"sr.csv: line 2: field 'spot_reserve'\" '$tmp/sr.err'"
+# the verdicts on the terminal: one line a workload, each the one in the files
+"$TB_BIN" assess "$ex/assess-mixed.csv" --out "$tmp/mixed2" >"$tmp/mixed2.out" 2>&1
+check "continued pretraining: keep p5, buy it as reserved-3y first, below trn2's figure" \
+    grep -q "^continued pretraining: keep p5.48xlarge, buy it as reserved-3y: \$17,357 a month, 53% less than now (\$36,551 on-demand), below trn2.48xlarge's \$18,023, the cheapest move$" "$tmp/mixed2.out"
+check "product images: never compared at spot" \
+    sh -c 'grep -q "^product images: " "$1" && ! grep "^product images: " "$1" | grep -q "spot\|-[0-9]*%"' sh "$tmp/mixed2.out"
+check "four verdict lines, then where the report was written" \
+    sh -c 'test $(grep -c "^[a-z ]*: \(keep\|move\|no verdict\)" "$1") -eq 4 && tail -1 "$1" | grep -q "wrote .*/mixed2/assessment.md"' sh "$tmp/mixed2.out"
+head -4 "$tmp/mixed2.out" >"$tmp/mixed2.out.v"
+check "each terminal verdict is the one in the Markdown" \
+    sh -c 'while IFS= read -r l; do v="${l#*: }"; grep -qF "**Verdict:** $v." "$2" || exit 1; done < "$1.v"' sh "$tmp/mixed2.out" "$tmp/mixed2/assessment.md"
 
 # options take "--opt=value" as well as "--opt value", before or after the file
 "$TB_BIN" assess --out="$tmp/eq" --min-monthly-usd=10000 "$ex/assess-chat.csv" >/dev/null 2>&1

@@ -77,6 +77,17 @@ static const struct tb_assess_row *row_of(const struct tb_assessment *as, size_t
     bail("no row for workload %zu on %s", wi, candidate);
 }
 
+/* The current instance's row bought as purchase (a rebuy row), or NULL. */
+static const struct tb_assess_row *rebuy_of(const struct tb_assessment *as, size_t wi,
+                                            const char *purchase)
+{
+    for (size_t i = 0; i < as->nrows; i++)
+        if (as->rows[i].workload == wi && as->rows[i].rebuy && as->rows[i].ok &&
+            !strcmp(as->rows[i].purchase, purchase))
+            return &as->rows[i];
+    return NULL;
+}
+
 static void test_doc_pieces(void)
 {
     struct tb_doc d;
@@ -260,7 +271,7 @@ int main(void)
            "monthly = fleet x USD/h x 730");
     IS_DOUBLE(cur->monthly_usd, as.current_monthly[0], 0, "and is the current monthly cost");
     IS_DOUBLE(0, cur->saving_usd, 0, "which saves nothing");
-    IS_STRING("the current fleet", cur->verdict, "verdict of the current fleet");
+    IS_STRING("what it costs now", cur->compare, "the current fleet is what it costs now");
     OK(starts(as.current_why[0], "modeled: "), "its cost is modeled (%s)", as.current_why[0]);
     IS_DOUBLE(3000, as.current_monthly[1], 0, "a spend given in the file is taken as it is");
     IS_STRING("given in the file", as.current_why[1], "and said to be given");
@@ -324,14 +335,11 @@ int main(void)
     else
         OK(isinf(p4d->break_even_months), "no saving: break-even never");
     trn2 = row_of(&as, 0, "trn2.48xlarge");
-    OK(trn2->ok && !strcmp(trn2->cmp_basis, "capacity-block in us-east-2") &&
-           has(trn2->price_note, "priced at the nearest comparable, capacity-block in us-east-2, "
-                                 "where p5.48xlarge has a price too"),
-       "trn2.48xlarge has no on-demand price: priced at the nearest comparable (%s)",
-       trn2->price_note);
-    IS_STRING("p5.48xlarge capacity-block in us-east-2", trn2->base_basis,
-              "and compared with the current p5 there, like for like");
-    OK(trn2->like_for_like, "said so");
+    OK(!trn2->ok && starts(trn2->why, "no price: ") &&
+           has(trn2->why, "capacity-block and spot are no basis for an always-on fleet"),
+       "trn2.48xlarge, with only capacity-block and spot prices, is not priced as an always-on "
+       "fleet, and says why (%s)",
+       trn2->why);
     {
         const struct tb_assess_row *t3 = row_of(&as, 0, "trn3-ultraserver-gen1");
         OK(t3 && !t3->ok && starts(t3->why, "no price: "),
@@ -344,10 +352,11 @@ int main(void)
     md3 = render(&as, &o, MD_AT3);
     html2 = render(&as, &o, HTML_AT2);
 
-    OK(starts(csv,
-              "workload,phase,candidate,current,instances_per_replica,replicas,fleet_instances,"),
+    OK(starts(csv, "workload,phase,candidate,current,rebuy,instances_per_replica,replicas,"
+                   "fleet_instances,"),
        "CSV header");
-    OK(has(csv, ",cluster_hours,utilisation_pct,pricing_basis,purchase,usd_per_hour,"
+    OK(has(csv, ",cluster_hours,utilisation_pct,cblock_days,spot_on_demand_replicas,"
+                "pricing_basis,purchase,usd_per_hour,"
                 "break_even_utilisation_pct,") &&
            has(csv, ",bound,") && has(csv, ",baseline_usd,baseline,like_for_like,"),
        "CSV: cluster-hours, pricing basis, bound, the baseline");
@@ -363,8 +372,8 @@ int main(void)
        "Markdown: the load and the targets");
     OK(has(md,
            "\n| Candidate | Instances | Cluster-hours a month | Pricing basis | Bound | Monthly "
-           "USD | Saving | Break-even (months) | Saving, prices +-20% | Saving, model error | "
-           "Verdict |\n|---|---:|---:|---|---|---:|---:|---:|---:|---:|---|\n"),
+           "USD | Against now | Like for like | Break-even (months) | Saving, prices +-20% | "
+           "Saving, model error |\n|---|---:|---:|---|---|---:|---:|---|---:|---:|---|\n"),
        "Markdown table heading, numbers right-aligned");
     OK(has(md, " | always on | on-demand, always on | latency: "),
        "serving: always on, Little's law");
@@ -383,8 +392,7 @@ int main(void)
     OK(has(html, "\n<h2>chat &lt;b&gt;&amp;&quot;x&quot;| y_z*</h2>\n"), "HTML escapes the name");
     OK(has(html, "Load: 12 requests/s x 512 output tokens = 6144 tokens/s"),
        "HTML: the load, as the Markdown");
-    OK(has(html, "<th class=\"num\" style=\"white-space:normal\">Saving, model error</th>"),
-       "HTML: the model error column");
+    OK(has(html, "<th>Saving, model error</th>"), "HTML: the model error column");
     OK(has(html, " (+-") && has(html, "%)</td>"), "HTML: with the model error percentage");
     OK(has(html, "<td class=\"tip\" title=\"$") && has(html, "/h us-east-1 on-demand, ") &&
            has(html, "\">p5.48xlarge (current)</td>"),
@@ -468,9 +476,14 @@ int main(void)
                                     sizeof err) != 0 ||
             !rsv.have)
             bail("no reserved-3y price for p5.48xlarge: %s", err);
-        IS_DOUBLE(rsv.usd_per_hour / a->usd_per_hour, a->break_even_util, 1e-12,
-                  "reserved-3y pays above %.0f%% of the month", 100 * a->break_even_util);
-        IS_STRING("reserved-3y", a->break_even_purchase, "and that is the commitment named");
+        {
+            const struct tb_assess_row *r3 = rebuy_of(&as, 0, "reserved-3y");
+            IS_REL(730 * (double)a->instances * rsv.usd_per_hour, r3 ? r3->monthly_usd : NAN, 1e-12,
+                   "kept, bought reserved-3y: 730 h x %ld x $%.4g", a->instances, rsv.usd_per_hour);
+            OK(starts(as.verdict[0], "keep p5.48xlarge: the spend, $3,527 a month, is under the "
+                                     "$10,000 threshold"),
+               "under the threshold, said with the figure (%s)", as.verdict[0]);
+        }
         OK(g->instances >= 2 && g->fleet == g->instances * (long)g->replicas,
            "g6e.xlarge: a cluster of %ld, never one instance", g->instances);
         IS_REL(g->cluster_hours * (double)g->instances * g->usd_per_hour, g->monthly_usd, 1e-9,
@@ -484,63 +497,137 @@ int main(void)
     IS_INT(TB_OK, tb_assess_run(&as, pretrain, &m, &o, err, sizeof err), "pre-training %s", err);
     {
         const struct tb_assess_row *p5 = row_of(&as, 0, "p5.48xlarge");
+        const struct tb_assess_row *r3 = rebuy_of(&as, 0, "reserved-3y");
         const struct tb_assess_row *rp4d = row_of(&as, 0, "p4d.24xlarge");
         const struct tb_assess_row *b200 = row_of(&as, 0, "p6-b200.48xlarge");
+        const struct tb_assess_row *t2 = row_of(&as, 0, "trn2.48xlarge");
         double now = tb_cost_train_usd(2e11, p5->capacity, 55.04 * (double)p5->instances);
-        OK(p5->ok && p5->utilisation > p5->break_even_util && p5->committed,
-           "p5.48xlarge at %.0f%% use, above reserved-3y's %.0f%%: reserved", 100 * p5->utilisation,
-           100 * p5->break_even_util);
-        IS_STRING("reserved-3y, 1 cluster always on", p5->basis, "the basis says so");
-        IS_REL(730 * 23.777 * (double)p5->instances, p5->monthly_usd, 1e-12,
-               "730 h x $23.777 for the month");
+        char want[256];
+        IS_STRING("on-demand hours", p5->basis, "the current row is bought as now: on-demand");
+        IS_REL(now, p5->monthly_usd, 1e-12, "and costs what it costs now");
         IS_REL(now, as.current_monthly[0], 1e-12, "what it costs now: on-demand hours ($%.0f)",
                now);
-        OK(starts(p5->verdict, "the current fleet, bought as reserved-3y"),
-           "the current fleet's verdict says what the commitment saves (%s)", p5->verdict);
+        OK(r3 && r3->committed, "the current instance bought reserved-3y: a row of its own");
+        IS_STRING("reserved-3y, 1 cluster always on", r3 ? r3->basis : "", "the basis says so");
+        IS_REL(730 * 23.777 * (double)p5->instances, r3 ? r3->monthly_usd : NAN, 1e-12,
+               "730 h x $23.777 for the month");
+        /* trn2 by Capacity Blocks: whole days, 7-day steps past 14 (tb_cost_cblock) */
+        {
+            double h = t2->cluster_hours, days = ceil(h / 24);
+            days = days > 14 ? 7 * ceil(days / 7) : days;
+            OK(t2->ok && !strcmp(t2->purchase, "capacity-block"),
+               "trn2.48xlarge is bought as Capacity Blocks (%s)", t2->basis);
+            IS_DOUBLE(days, t2->cblock_days, 0, "%.1f cluster-hours buy %.0f whole days", h, days);
+            IS_REL(days * 24 * 35.7608 * (double)t2->instances, t2->monthly_usd, 1e-12,
+                   "paid up front: %.0f days x 24 h x %ld x $35.7608 = $%.2f", days, t2->instances,
+                   t2->monthly_usd);
+            IS_REL(h / (days * 24), t2->utilisation, 1e-12, "and uses %.0f%% of them",
+                   100 * t2->utilisation);
+            OK(has(t2->basis, "days x 1 instance bought up front, ") && has(t2->basis, "% used"),
+               "the basis says the days bought and the share used (%s)", t2->basis);
+            /* issue 1: p5 reserved-3y ($17,357) is cheaper than trn2 (~$18,023), which is
+             * cheaper than p5 on-demand: keep p5, bought differently, said first */
+            OK(r3 && r3->monthly_usd < t2->monthly_usd && t2->monthly_usd < p5->monthly_usd,
+               "the case: p5 reserved-3y < trn2 < p5 on-demand");
+            snprintf(want, sizeof want, "keep p5.48xlarge, buy it as reserved-3y: $%s a month",
+                     "17,357");
+            OK(starts(as.verdict[0], want), "the verdict keeps p5 bought as reserved-3y (%s)",
+               as.verdict[0]);
+            OK(has(as.verdict[0], "below trn2.48xlarge's $18,023, the cheapest move") &&
+                   !has(as.verdict[0], "worth a pilot"),
+               "below trn2's figure, and no pilot");
+        }
         OK(rp4d->ok && rp4d->committed && !strcmp(rp4d->purchase, "reserved-3y"),
            "p4d.24xlarge is bought reserved-3y (%s)", rp4d->basis);
         IS_STRING("p5.48xlarge reserved-3y in us-east-1", rp4d->base_basis,
                   "its baseline: the current fleet under reserved-3y");
-        IS_DOUBLE(p5->monthly_usd, rp4d->base_usd, 1e-6, "bought the same way, reserved");
+        IS_DOUBLE(r3 ? r3->monthly_usd : NAN, rp4d->base_usd, 1e-6,
+                  "bought the same way, reserved");
         OK(rp4d->like_for_like, "like for like");
         IS_STRING("on-demand hours", b200->basis, "p6-b200 has no commitment price: by the hour");
         IS_DOUBLE(now, b200->base_usd, 1e-6, "and is compared with the on-demand hours");
-        IS_DOUBLE(b200->base_usd - b200->monthly_usd, b200->saving_usd, 1e-9,
-                  "its saving against that baseline");
+        IS_DOUBLE(b200->base_usd - b200->monthly_usd, b200->like_saving_usd, 1e-9,
+                  "its saving against that baseline, like for like");
+        IS_DOUBLE(now - b200->monthly_usd, b200->saving_usd, 1e-9, "and against now");
+        /* the model's error moves an hourly training cost: never a zero-width range */
+        OK(b200->saving_lo_model < b200->saving_usd && b200->saving_usd < b200->saving_hi_model,
+           "the model-error range has width: %.0f to %.0f", b200->saving_lo_model,
+           b200->saving_hi_model);
     }
     tb_assess_release(&as);
 
-    /* a purchase model the current instance has no price for: each candidate compared
-     * with it at the nearest purchase model and region both have, said */
+    /* images on p4d on-demand: never compared at spot or Capacity Blocks (issue 1) */
+    write_text(cblock, "name,model,phase,images_per_month,steps,resolution,current_instance\n"
+                       "images,sdxl,denoise,2000000,30,1024,p4d.24xlarge\n");
+    IS_INT(TB_OK, tb_assess_run(&as, cblock, &m, &o, err, sizeof err), "images %s", err);
+    {
+        const struct tb_assess_row *t2 = row_of(&as, 0, "trn2.48xlarge");
+        size_t bad_rows = 0, flat = 0;
+        for (size_t i = 0; i < as.nrows; i++) {
+            const struct tb_assess_row *r = &as.rows[i];
+            if (r->ok && (!strcmp(r->purchase, "spot") || !strcmp(r->purchase, "capacity-block")))
+                bad_rows++;
+            if (r->ok && !r->current && r->model_err > 0 &&
+                !(r->saving_lo_model < r->saving_hi_model) && !starts(r->model_note, "no change: "))
+                flat++;
+        }
+        IS_INT(0, (long long)bad_rows, "no always-on row is priced at spot or capacity-block");
+        OK(!t2->ok && has(t2->why, "capacity-block and spot are no basis for an always-on fleet"),
+           "trn2.48xlarge is not compared at spot, and says why (%s)", t2->why);
+        IS_INT(0, (long long)flat, "a zero-width model-error range always says why");
+        OK(!has(as.verdict[0], "-1") && !has(as.verdict[0], "%)"), "no negative percentage (%s)",
+           as.verdict[0]);
+    }
+    tb_assess_release(&as);
+
+    /* an always-on fleet as Capacity Blocks, or on spot without a reserve: input errors */
     write_text(cblock,
                "name,model,phase,requests_per_s,seq_in,seq_out,current_instance,"
                "current_purchase,region\n"
                "bot,llama-3.1-8b,serve,30,1024,256,g6e.48xlarge,capacity-block,us-east-2\n");
-    IS_INT(TB_OK, tb_assess_run(&as, cblock, &m, &o, err, sizeof err), "capacity blocks %s", err);
+    IS_INT(TB_EINPUT, tb_assess_run(&as, cblock, &m, &o, err, sizeof err),
+           "serving bought as Capacity Blocks");
+    OK(has(err, "line 2: field 'current_purchase': Capacity Blocks end"), "said (%s)", err);
+    write_text(cblock, "name,model,phase,requests_per_s,seq_in,seq_out,current_instance,"
+                       "current_purchase\n"
+                       "bot,llama-3.1-8b,serve,30,1024,256,p5.48xlarge,spot\n");
+    IS_INT(TB_EINPUT, tb_assess_run(&as, cblock, &m, &o, err, sizeof err), "spot, no reserve");
+    OK(has(err, "line 2: field 'spot_reserve': missing: spot capacity is reclaimed"), "said (%s)",
+       err);
+    write_text(cblock, "name,model,phase,requests_per_s,seq_in,seq_out,current_instance,"
+                       "current_purchase,spot_reserve\n"
+                       "bot,llama-3.1-8b,serve,30,1024,256,p5.48xlarge,on-demand,0.5\n");
+    IS_INT(TB_EINPUT, tb_assess_run(&as, cblock, &m, &o, err, sizeof err), "a reserve, no spot");
+    OK(has(err, "field 'spot_reserve': only with current_purchase spot"), "said (%s)", err);
+    write_text(cblock, "name,model,phase,requests_per_s,seq_in,seq_out,current_instance,"
+                       "current_purchase,spot_reserve\n"
+                       "bot,llama-3.1-8b,serve,30,1024,256,p5.48xlarge,spot,1.5\n");
+    IS_INT(TB_EINPUT, tb_assess_run(&as, cblock, &m, &o, err, sizeof err), "a reserve over 1");
+    OK(has(err, "field 'spot_reserve': expected a number in [0, 1]"), "said (%s)", err);
+    write_text(cblock, "name,model,phase,requests_per_s,seq_in,seq_out,current_instance,"
+                       "current_purchase,spot_reserve\n"
+                       "bot,llama-3.1-8b,serve,300,1024,256,g6e.xlarge,spot,0.25\n");
+    IS_INT(TB_OK, tb_assess_run(&as, cblock, &m, &o, err, sizeof err), "spot with a reserve %s",
+           err);
     {
-        const struct tb_assess_row *p5 = row_of(&as, 0, "p5.48xlarge");
         const struct tb_assess_row *g = row_of(&as, 0, "g6e.xlarge");
-        double n = p5->base_usd / (730 * 30.13118);
-        OK(isnan(as.current_monthly[0]) &&
-               starts(as.current_why[0],
-                      "unknown: no capacity-block price for 'g6e.48xlarge' in 'us-east-2'"),
-           "what it costs now is unknown, and why (%s)", as.current_why[0]);
-        OK(p5->ok && !strcmp(p5->purchase, "on-demand") && !strcmp(p5->region, "us-east-2"),
-           "p5.48xlarge is priced where g6e.48xlarge has a price too: on-demand in us-east-2");
-        OK(has(p5->price_note, "g6e.48xlarge has no capacity-block price in us-east-2; priced at "
-                               "the nearest comparable, on-demand in us-east-2, where "
-                               "g6e.48xlarge has a price too"),
-           "and says why (%s)", p5->price_note);
-        IS_STRING("g6e.48xlarge on-demand in us-east-2", p5->base_basis,
-                  "the baseline under the same purchase model and region");
-        OK(p5->like_for_like && !has(p5->verdict, "not like for like"), "like for like");
-        OK(n >= 1 && fabs(n - round(n)) < 1e-9,
-           "the baseline is whole g6e.48xlarge at $30.13/h (%g)", n);
-        OK(g->ok &&
-               starts(g->price_note, "no capacity-block price for 'g6e.xlarge' in "
-                                     "'us-east-2'") &&
-               has(g->price_note, "priced at the nearest comparable, on-demand in us-east-1"),
-           "a candidate without the price says so, and where it is priced (%s)", g->price_note);
+        struct tb_price_choice sp, od;
+        double odr;
+        if (tb_pricing_target_price(&pr, "g6e.xlarge", "us-east-1", "spot", &sp, err, sizeof err) !=
+                0 ||
+            tb_pricing_target_price(&pr, "g6e.xlarge", "us-east-1", "on-demand", &od, err,
+                                    sizeof err) != 0 ||
+            !sp.have || !od.have)
+            bail("no spot or on-demand price for g6e.xlarge: %s", err);
+        odr = ceil(0.25 * g->replicas - 1e-9);
+        OK(g->ok && g->replicas >= 2, "g6e.xlarge: %.0f replicas", g->replicas);
+        IS_DOUBLE(odr, g->od_replicas, 0, "ceil(0.25 x %.0f) = %.0f of them on on-demand",
+                  g->replicas, odr);
+        IS_REL(730 * (double)g->instances *
+                   (odr * od.usd_per_hour + (g->replicas - odr) * sp.usd_per_hour),
+               g->monthly_usd, 1e-12, "priced %.0f on-demand + the rest at spot ($%.2f)", odr,
+               g->monthly_usd);
+        OK(has(g->basis, "replicas on on-demand (spot_reserve 0.25)"), "said (%s)", g->basis);
     }
     tb_assess_release(&as);
 
