@@ -374,8 +374,13 @@ bool tb_cost_is_host_cpu(const struct tb_result *x, const struct tb_cost_price *
 {
     static const char served[] = "trnbench serve (CPU engine";
     (void)t;
-    return !strcmp(tb_result_field(x, "executor"), "cpu") ||
-           tb_result_field(x, "accelerators_unused")[0] ||
+    if (!strcmp(tb_result_field(x, "engine"), "host-cpu") ||
+        !strcmp(tb_result_field(x, "executor"), "cpu") ||
+        tb_result_field(x, "accelerators_unused")[0])
+        return true;
+    /* a file written before results.csv had an engine column: its serve rows of our
+     * CPU engine are known only by the device text that version wrote */
+    return tb_csv_col(x->t, "engine") < 0 &&
            !strncmp(tb_result_field(x, "device"), served, sizeof served - 1);
 }
 

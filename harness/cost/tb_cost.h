@@ -132,13 +132,15 @@ int tb_cost_pair_basis(const struct tb_pricing *p, const char *a, const char *b,
  * geography as "us", 3 elsewhere): the order in which other regions' prices stand in. */
 int tb_cost_region_distance(const char *a, const char *b);
 
-/* Whether x is the host CPU's row: the cpu executor's, our CPU engine behind `trnbench
- * serve`, or any row that lists accelerators_unused, on any host (a catalogued instance
- * with accelerators or not; t is not consulted). Such a row is priced at the machine it
- * ran on when that has a price (the host CPU cannot be rented apart), but it is the
- * host's throughput of our CPU engines, not an instance's: it is never ranked against
- * other targets, never a target's cheapest, has no per-chip figure and no
- * price-performance; the report lists it in a section of its own. */
+/* Whether x is the host CPU's row, told by typed fields: results.csv's engine
+ * "host-cpu" (our CPU engines, by the cpu executor or behind `trnbench serve`), the cpu
+ * executor, or any row that lists accelerators_unused; on any host (a catalogued
+ * instance with accelerators or not; t is not consulted). Only a file written before the
+ * engine column is read by its device text ("trnbench serve (CPU engine"). Such a row is
+ * priced at the machine it ran on when that has a price (the host CPU cannot be rented
+ * apart), but it is the host's throughput of our CPU engines, not an instance's: it is
+ * never ranked against other targets, never a target's cheapest, has no per-chip figure
+ * and no price-performance; the report lists it in a section of its own. */
 struct tb_cost_price;
 bool tb_cost_is_host_cpu(const struct tb_result *x, const struct tb_cost_price *t);
 

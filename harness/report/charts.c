@@ -720,14 +720,21 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
      * summary compares (within the latency limits for serving), at its shown price */
     n = shown_bars(R, false, bars);
     if (n == 0) {
-        size_t host = 0;
-        for (size_t i = 0; i < R->cs.ncosts; i++)
-            host += R->cs.costs[i].host_cpu && tb_cost_positive(R->cs.costs[i].usd);
+        size_t host = 0, accel = 0;
+        for (size_t i = 0; i < R->cs.ncosts; i++) {
+            const struct tb_cost *c = &R->cs.costs[i];
+            if (!c->host_cpu || !tb_cost_positive(c->usd))
+                continue;
+            host++;
+            accel += c->price->chips > 0 || *F(c->row, "accelerators_unused");
+        }
         if (host)
             tb_report_note(R,
-                           "no cost chart: the %zu priced throughput row%s ran on the host CPU "
-                           "of an accelerator instance, never ranked against targets",
-                           host, host == 1 ? "" : "s");
+                           "no cost chart: the %zu priced throughput row%s ran trnbench's CPU "
+                           "engines on the host CPU%s (results.csv engine 'host-cpu'), listed "
+                           "under Host CPU runs and never ranked against instance types; no "
+                           "instance's row has a price",
+                           host, host == 1 ? "" : "s", accel ? " of an accelerator instance" : "");
         else
             tb_report_note(R, "no cost chart: no throughput row has a price (%s)",
                            R->cs.host.have ? "no host rows" : R->cs.host.why);

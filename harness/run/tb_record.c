@@ -123,6 +123,7 @@ static void measured_row(struct tb_result_row *row, const struct tb_record_ctx *
     row->col[TB_COL_CHIPS_USED] = c->chips_used;
     row->col[TB_COL_DEVICE] = c->device[0] ? c->device : NULL;
     row->col[TB_COL_ACCEL_UNUSED] = c->accel_unused[0] ? c->accel_unused : NULL;
+    row->col[TB_COL_ENGINE] = c->engine;
     if (c->slurm) {
         row->col[TB_COL_NODES] = c->slurm->s_nodes;
         row->col[TB_COL_RANKS] = c->slurm->s_ranks;

@@ -46,6 +46,9 @@ struct tb_record_ctx {
                                 devices (128 NeuronCores): no Neuron SDK found ..."); set on
                                 the host executor's rows only, "" for none */
     const char *executor;    /* borrowed: "cpu", "cuda", "pytorch" */
+    const char *engine;      /* static: results' engine, "host-cpu" (our CPU engines on the
+                                host CPU), "trnbench-cuda", or NULL (a server's own, a vendor
+                                stack's) */
     const char *compiler;    /* borrowed: NULL for this build's compiler */
     const char *cflags;      /* borrowed: NULL for this build's CFLAGS */
     const char *source;      /* borrowed: NULL for "trnbench" */

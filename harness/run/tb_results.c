@@ -22,7 +22,7 @@ const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS] = {
     "counters", "source",      "notes",        "chips_used", "workload",  "config",
     "device",   "concurrency", "request_rate", "p90",        "p99",       "accelerators_unused",
     "nodes",    "ranks",       "rank",         "node",       "slurm_job", "ranks_per_node",
-    "link",     "bytes",
+    "link",     "bytes",       "engine",
 };
 
 /* A results file as read: its table, and where each of TB_RESULTS_COLUMNS lies in it
@@ -42,7 +42,7 @@ static bool added_later(const char *name)
                                         "p90",        "p99",         "accelerators_unused",
                                         "nodes",      "ranks",       "rank",
                                         "node",       "slurm_job",   "ranks_per_node",
-                                        "link",       "bytes"};
+                                        "link",       "bytes",       "engine"};
     for (size_t i = 0; i < sizeof later / sizeof later[0]; i++)
         if (!strcmp(name, later[i]))
             return true;

@@ -62,11 +62,17 @@
  *   link        what a collective's traffic crossed: loopback, shm, tcp, efa, nvlink,
  *               neuronlink (detected or stated; the row's notes say which)
  *   bytes       a collective's message size in bytes (nccl-tests' size)
+ *   engine      which engine produced a measured figure, when it is one of trnbench's own:
+ *               "host-cpu" (the CPU engines in workloads/, run by the cpu executor or
+ *               behind `trnbench serve` on the host CPU: the host's throughput, never an
+ *               instance's; the cost stage tells such rows by this field) or
+ *               "trnbench-cuda" (the CUDA engine); empty for a server's or a vendor
+ *               stack's own engine and for modeled or published rows
  *
  * Files written by older versions (this header less some of the columns added since
  * the first: instances, steps, resolution, chips_used, workload, config, device,
  * concurrency, request_rate, p90, p99, accelerators_unused, nodes, ranks, rank, node,
- * slurm_job, ranks_per_node, link, bytes) still
+ * slurm_job, ranks_per_node, link, bytes, engine) still
  * read: an append rewrites them with this header, their rows' new fields empty; the
  * reader derives workload and config of such rows from run_id (tb_results_config), the
  * one place a run id is taken apart.
@@ -84,7 +90,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define TB_RESULTS_NCOLS 50
+#define TB_RESULTS_NCOLS 51
 extern const char *const TB_RESULTS_COLUMNS[TB_RESULTS_NCOLS];
 
 /* The columns in the file's order, several a line. */
@@ -100,8 +106,8 @@ enum tb_results_col {
     TB_COL_WORKLOAD, TB_COL_CONFIG, TB_COL_DEVICE,
     TB_COL_CONCURRENCY, TB_COL_REQUEST_RATE, TB_COL_P90, TB_COL_P99, TB_COL_ACCEL_UNUSED,
     TB_COL_NODES, TB_COL_RANKS, TB_COL_RANK, TB_COL_NODE, TB_COL_SLURM_JOB,
-    TB_COL_RANKS_PER_NODE, TB_COL_LINK, TB_COL_BYTES /* last: scripts that index the older
-                                                   columns by position keep working */
+    TB_COL_RANKS_PER_NODE, TB_COL_LINK, TB_COL_BYTES,
+    TB_COL_ENGINE /* last: scripts that index the older columns by position keep working */
 };
 /* clang-format on */
 

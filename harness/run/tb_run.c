@@ -330,6 +330,7 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
     }
     snprintf(p->ctx.device, sizeof p->ctx.device, "%s (host CPU)",
              p->plat.cpu_model[0] ? p->plat.cpu_model : "unknown CPU");
+    p->ctx.engine = "host-cpu";
     fprintf(stderr,
             "trnbench run: suite '%s', %zu run%s on %s (target %s) and %zu modeled into '%s'\n",
             p->suite.name, p->suite.nruns, p->suite.nruns == 1 ? "" : "s", p->ctx.host,
@@ -366,6 +367,7 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
     g->inst = g->share.twin ? g->share.twin : g->inst;
     g->ctx.chips_used = g->share.chips_used;
     snprintf(g->ctx.device, sizeof g->ctx.device, "%s x%d", g->gpu.info.name, g->share.used);
+    g->ctx.engine = "trnbench-cuda";
     fprintf(stderr, "trnbench run: GPU executor: %s\n", g->share.text);
     note_unused(p);
     g->ctx.accel_unused[0] = '\0'; /* the GPU's rows say what they used: chips_used */

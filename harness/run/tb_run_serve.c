@@ -467,6 +467,9 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
 
     /* the rows' facts: the server is what ran them, on its instance */
     ctx.executor = "endpoint";
+    ctx.engine = !self                     ? NULL /* the server's own */
+                 : spec->serve.engine_cuda ? "trnbench-cuda"
+                                           : "host-cpu";
     if (spec->serve.target[0])
         snprintf(ctx.target, sizeof ctx.target, "%s", spec->serve.target);
     tb_serve_where(&spec->serve, where, sizeof where);

@@ -180,6 +180,7 @@ int tb_plan_torch(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
     chip = torch_chip(p, t, &share, why, sizeof why);
     c.accel_unused[0] = '\0';
     c.chips_used = NULL;
+    c.engine = NULL; /* PyTorch's, not one of ours */
     if (!strcmp(t->device, "cpu")) {
         char what[256];
         /* c.device stays the plan's "<CPU> (host CPU)": the report keeps such rows apart */

@@ -61,7 +61,7 @@ check "and why they were not used" \
 check "cost.csv prices it at the instance and flags it" \
     test "$(csv_cell "$tmp/trn2r/cost.csv" host_cpu_of_accelerator_instance target=trn2.48xlarge provenance=measured)" = yes
 check "no cost chart of host rows, and the report says why" \
-    sh -c "! test -e '$tmp/trn2r/cost.svg' && grep -q 'ran on the host CPU of an accelerator instance' '$tmp/trn2r.err'"
+    sh -c "! test -e '$tmp/trn2r/cost.svg' && grep -q 'ran trnbench.s CPU engines on the host CPU of an accelerator instance (results.csv engine .host-cpu.)' '$tmp/trn2r.err'"
 
 # ---- a simulated trn1.32xlarge without the SDK, then with its tools on PATH ----
 run_on "$trn1" "$tmp/trn1"

@@ -38,7 +38,7 @@ out="$tmp/smoke"
 check "smoke suite exits 0" test $? -eq 0
 res="$out/results.csv"
 check "results.csv header is the documented one" \
-    test "$(head -1 "$res")" = "run_id,provenance,target,instances,host,executor,model,layers,phase,precision,batch,seq_in,seq_out,steps,resolution,metric,value,unit,n,warmup,min,max,mean,stddev,flops,timestamp,commit,compiler,cflags,blas,counters,source,notes,chips_used,workload,config,device,concurrency,request_rate,p90,p99,accelerators_unused,nodes,ranks,rank,node,slurm_job,ranks_per_node,link,bytes"
+    test "$(head -1 "$res")" = "run_id,provenance,target,instances,host,executor,model,layers,phase,precision,batch,seq_in,seq_out,steps,resolution,metric,value,unit,n,warmup,min,max,mean,stddev,flops,timestamp,commit,compiler,cflags,blas,counters,source,notes,chips_used,workload,config,device,concurrency,request_rate,p90,p99,accelerators_unused,nodes,ranks,rank,node,slurm_job,ranks_per_node,link,bytes,engine"
 # prefill: ttft_ms, prefill_tokens_per_s, gflop_per_s; decode: + tpot_ms, gbyte_per_s;
 # train: step_time_s, train_tokens_per_s, gflop_per_s, loss; denoise (3 runs): s_per_image,
 # images_per_s, gflop_per_s

@@ -106,7 +106,7 @@ int main(void)
         strcat(head, "extra\n");
         write_file(p, head);
         IS_INT(-1, tb_results_has_run(p, "x", err, sizeof err), "a column past the last refused");
-        OK(strstr(err, "column 51 is 'extra', after the last") != NULL, "%s", err);
+        OK(strstr(err, "column 52 is 'extra', after the last") != NULL, "%s", err);
         /* the first version's columns, cut short */
         write_file(p, "run_id,provenance,target\n");
         IS_INT(-1, tb_results_has_run(p, "x", err, sizeof err), "a cut header refused");
@@ -131,7 +131,8 @@ int main(void)
     IS_STRING("accelerators_unused", t.header[TB_COL_ACCEL_UNUSED],
               "accelerators_unused after p99");
     IS_STRING("slurm_job", t.header[TB_COL_SLURM_JOB], "slurm_job after node");
-    IS_STRING("bytes", t.header[t.ncols - 1], "bytes is the last column");
+    IS_STRING("bytes", t.header[TB_COL_BYTES], "bytes after link");
+    IS_STRING("engine", t.header[t.ncols - 1], "engine is the last column");
     /* workload and config filled from the run id when the writer leaves them empty */
     IS_STRING("cuda:m/prefill/b1/in8/bf16", tb_csv_field(&t, 0, "config"),
               "config: the run's id less its target");

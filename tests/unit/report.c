@@ -363,6 +363,26 @@ static void test_host_cpu(const char *pricing)
            !strstr(md, "- `llama-3.1-8b/decode/in1024/out128/bf16@old`"),
        "a workload with host rows only is listed there, not in the summary");
     free(md);
+
+    /* the engine field tells a host row, not the device's text: our CPU engine behind
+     * `trnbench serve` with any device label is the host's; a server whose label reads
+     * like ours but whose engine is not ours is an instance's */
+    rows[0].col[TB_COL_EXECUTOR] = "endpoint";
+    rows[0].col[TB_COL_ACCEL_UNUSED] = NULL;
+    rows[0].col[TB_COL_DEVICE] = "a label of the user's choosing";
+    rows[0].col[TB_COL_ENGINE] = "host-cpu";
+    rows[2] = rows[0];
+    rows[2].col[TB_COL_RUN_ID] = "endpoint:llama-3.1-8b/decode/b8/in1024/out128/bf16@p5";
+    rows[2].col[TB_COL_DEVICE] = "trnbench serve (CPU engine, fp32) as a server label";
+    rows[2].col[TB_COL_ENGINE] = NULL;
+    report_rows(res, rows, 3, out, pricing, "engine rows", &t);
+    IS_STRING("yes", tb_csv_field(&t, 0, "host_cpu_of_accelerator_instance"),
+              "engine host-cpu: a host row whatever its device says");
+    IS_STRING("endpoint:llama-3.1-8b/decode/b8/in1024/out128/bf16@p5",
+              tb_csv_field(&t, 1, "run_id"), "then the other server's row");
+    IS_STRING("no", tb_csv_field(&t, 1, "host_cpu_of_accelerator_instance"),
+              "no engine: not a host row, though its label reads like one");
+    tb_csv_release(&t);
     if (!getenv("TB_KEEP"))
         clean(out);
     free(costs);
