@@ -446,6 +446,79 @@ static void test_title_count(const char *pricing)
     free(out);
 }
 
+/* The colour gnuplot filled target's key entry with in a chart ("rgb(  0, 114, 178)" as
+ * "0,114,178"), or "" when the chart has no such entry. */
+static void key_colour(const char *svg, const char *target, char *buf, size_t len)
+{
+    char title[160];
+    const char *p, *q;
+    size_t n = 0;
+    buf[0] = '\0';
+    snprintf(title, sizeof title, "<title>%s</title>", target);
+    p = svg ? strstr(svg, title) : NULL;
+    p = p ? strstr(p, "fill = 'rgb(") : NULL;
+    q = p ? strchr(p, ')') : NULL;
+    if (!q)
+        return;
+    for (p += 12; p < q && n + 1 < len; p++)
+        if (*p != ' ')
+            buf[n++] = *p;
+    buf[n] = '\0';
+}
+
+/* One colour per target family, whatever else a report holds: two reports of different
+ * targets give trn2.48xlarge the blue of Trainium2 and p5.48xlarge the vermillion of
+ * H100 in both; a second Trainium2 type beside it takes a darker shade of the blue, and
+ * the host is black. */
+static void test_family_colours(const char *pricing)
+{
+    static const char *const a[] = {"p5.48xlarge", "trn2.48xlarge"};
+    static const char *const b[] = {
+        "trn2u.48xlarge", "inf2.48xlarge", "trn1.32xlarge", "p5en.48xlarge",
+        "trn2.48xlarge",  "p5.48xlarge",   "host"};
+    struct tb_result_row rows[7];
+    struct tb_csv_table t;
+    char ids[7][128], ca[2][32], cb[7][32], why[256];
+    char *res = test_tmp_path("report_colours.csv"), *out = test_tmp_path("report_colours");
+    char *svg;
+
+    if (!tb_plot_has_terminal("svg", why, sizeof why)) {
+        skip_block(6, "no gnuplot svg terminal: %s", why);
+        goto done;
+    }
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(ids[i], sizeof ids[i], "model:%s/llama-3.1-8b/decode/b8/in1024/out128/bf16", a[i]);
+        decode_row(&rows[i], ids[i], "modeled", a[i], "model", "llama-3.1-8b", "1000");
+    }
+    report_rows(res, rows, 2, out, pricing, "two targets", &t);
+    tb_csv_release(&t);
+    svg = slurp(out, "throughput.svg", NULL);
+    for (size_t i = 0; i < 2; i++)
+        key_colour(svg, a[i], ca[i], sizeof ca[i]);
+    free(svg);
+    for (size_t i = 0; i < 7; i++) {
+        snprintf(ids[i], sizeof ids[i], "model:%s/llama-3.1-8b/decode/b8/in1024/out128/bf16", b[i]);
+        decode_row(&rows[i], ids[i], !strcmp(b[i], "host") ? "measured" : "modeled", b[i],
+                   !strcmp(b[i], "host") ? "cpu" : "model", "llama-3.1-8b", "1000");
+    }
+    report_rows(res, rows, 7, out, pricing, "seven targets", &t);
+    tb_csv_release(&t);
+    svg = slurp(out, "throughput.svg", NULL);
+    for (size_t i = 0; i < 7; i++)
+        key_colour(svg, b[i], cb[i], sizeof cb[i]);
+    free(svg);
+    IS_STRING("0,114,178", ca[1], "trn2.48xlarge beside p5.48xlarge: Trainium2's blue");
+    IS_STRING(ca[1], cb[4], "trn2.48xlarge among seven targets: the same blue");
+    IS_STRING("213,94,0", ca[0], "p5.48xlarge: H100's vermillion");
+    IS_STRING(ca[0], cb[5], "the same among seven");
+    IS_STRING("0,63,98", cb[0], "trn2u.48xlarge beside trn2.48xlarge: a darker Trainium2 blue");
+    IS_STRING("0,0,0", cb[6], "the host: black");
+done:
+    clean(out);
+    free(res);
+    free(out);
+}
+
 int main(void)
 {
     struct tb_report_opts o;
@@ -691,6 +764,7 @@ int main(void)
     test_host_cpu(pricing);
     test_title_count(pricing);
     test_measured_leads(pricing);
+    test_family_colours(pricing);
 
     free(html);
     free(src);
