@@ -519,6 +519,64 @@ done:
     free(out);
 }
 
+/* Goodput in the serving table: a load level of an endpoint run at 8 requests in flight
+ * whose 4 completed requests/s include 3 within its latency limits shows "3 (75%)", the
+ * limits in its tooltip; a level run without limits (no goodput row) shows nothing. */
+static void test_goodput(const char *pricing)
+{
+    static const struct {
+        const char *run, *metric, *value, *unit;
+    } m[] = {
+        {"c8", "output_tokens_per_s", "1024", "tokens/s"},
+        {"c8", "requests_per_s", "4", "requests/s"},
+        {"c8", "goodput_requests_per_s", "3", "requests/s"},
+        {"c16", "output_tokens_per_s", "1800", "tokens/s"},
+        {"c16", "requests_per_s", "7", "requests/s"},
+    };
+    const size_t n = sizeof m / sizeof m[0];
+    struct tb_result_row rows[5];
+    struct tb_csv_table t;
+    char ids[5][128], *md, *html;
+    char *res = test_tmp_path("report_goodput.csv"), *out = test_tmp_path("report_goodput");
+    for (size_t i = 0; i < n; i++) {
+        snprintf(ids[i], sizeof ids[i], "endpoint:llama-3.1-8b/serve/in1024/out256/bf16/%s",
+                 m[i].run);
+        decode_row(&rows[i], ids[i], "measured", "trn1.32xlarge", "endpoint", "llama-3.1-8b",
+                   m[i].value);
+        rows[i].col[TB_COL_PHASE] = "serve";
+        rows[i].col[TB_COL_SEQ_OUT] = "256";
+        rows[i].col[TB_COL_BATCH] = m[i].run + 1;
+        rows[i].col[TB_COL_CONCURRENCY] = m[i].run + 1;
+        rows[i].col[TB_COL_METRIC] = m[i].metric;
+        rows[i].col[TB_COL_UNIT] = m[i].unit;
+        rows[i].col[TB_COL_N] = "64";
+        rows[i].col[TB_COL_WORKLOAD] = "llama-3.1-8b/serve/in1024/out256/bf16";
+        rows[i].col[TB_COL_DEVICE] = "vllm (test fixture: made-up figures)";
+        if (!strcmp(m[i].metric, "goodput_requests_per_s"))
+            rows[i].col[TB_COL_NOTES] = "48 requests completed within ttft <= 500 ms and tpot "
+                                        "<= 50 ms (0: no limit) / the same window";
+    }
+    report_rows(res, rows, n, out, pricing, "goodput", &t);
+    tb_csv_release(&t);
+    md = slurp(out, "report.md", NULL);
+    html = slurp(out, "report.html", NULL);
+    OK(md && strstr(md, "| Output tok/s | Goodput req/s | TTFT ms p50 / p99 |"),
+       "the serving table has a goodput column");
+    OK(md && strstr(md, "| c8 in1024 out256 |  | 1024 | 3 (75%) |"),
+       "c8: 3 of its 4 requests/s within the limits: 3 (75%%)");
+    OK(md && strstr(md, "| c16 in1024 out256 |  | 1800 |  |"),
+       "c16, run without limits: no goodput");
+    OK(html && strstr(html, "title=\"48 requests completed within ttft &lt;= 500 ms and tpot "
+                            "&lt;= 50 ms (0: no limit) / the same window\">3 (75%)</td>"),
+       "the HTML cell's tooltip gives the limits");
+    free(md);
+    free(html);
+    if (!getenv("TB_KEEP"))
+        clean(out);
+    free(res);
+    free(out);
+}
+
 int main(void)
 {
     struct tb_report_opts o;
@@ -765,6 +823,7 @@ int main(void)
     test_title_count(pricing);
     test_measured_leads(pricing);
     test_family_colours(pricing);
+    test_goodput(pricing);
 
     free(html);
     free(src);
