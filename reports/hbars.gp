@@ -31,8 +31,9 @@ set output arg2
 
 set datafile separator "\t"
 # A bar's colour is its target's (TARGETS and COLOURS, one colour per target: the report
-# gives a target one colour in every chart, in colour-blind-safe families, AWS's chips
-# cool and NVIDIA's warm), its fill pattern its group's, so the chart also reads in black
+# gives each target family, the chip of its instance type, one colour-blind-safe hue in
+# every chart of every report, AWS's chips cool and NVIDIA's warm, and two targets of one
+# family shades of it), its fill pattern its group's, so the chart also reads in black
 # and white. Without TARGETS (a chart drawn by hand) every bar is one blue.
 pattern(i) = word("2 4 1 5 6 7", (i - 1) % 6 + 1) + 0
 if (targets eq "") {

@@ -37,65 +37,113 @@ static int metric_rank(const char *m)
     return 4;
 }
 
-/* ---- one colour per target ---- */
+/* ---- one colour per target family ---- */
 
-/* Colour-blind-safe colours (Okabe-Ito, then Paul Tol's) in families: AWS's chips
- * (Trainium, Inferentia) cool, NVIDIA's warm, anything else (the host, a type the price
- * tables do not list) black and greys. */
-static const char *const NEURON_COLOURS[] = {"#0072B2", "#56B4E9", "#009E73",
-                                             "#332288", "#44AA99", "#117733"};
-static const char *const NVIDIA_COLOURS[] = {"#D55E00", "#E69F00", "#CC79A7",
-                                             "#882255", "#CC6677", "#DDCC77"};
-static const char *const OTHER_COLOURS[] = {"#000000", "#888888", "#AA4499", "#555555"};
+/* A target's colour comes from its family, the chip its instance type carries, read from
+ * the type's name alone, so that a family has one hue in every report whatever else the
+ * report holds: colour-blind-safe hues (Okabe-Ito, then Paul Tol's indigo, wine and olive),
+ * AWS's chips cool, NVIDIA's warm, the host black, a name of no family grey. When a report
+ * holds several targets of one family they take its shades in turn (the hue, then a darker
+ * and a lighter one, or a lighter and a darker one for a dark hue), its flagship type
+ * first, then by name, so that the flagship is always the plain hue. */
+struct family {
+    const char *prefix[6]; /* how the family's type names start ("u-" dropped), NULL-ended */
+    const char *flagship;  /* the type that takes the plain hue */
+    const char *shade[3];  /* the hue, then two shades of it */
+};
+
+static const struct family FAMILIES[] = {
+    {{"trn1.", "trn1n."}, "trn1.32xlarge", {"#56B4E9", "#2F6380", "#AADAF4"}}, /* Trainium1 */
+    {{"trn2.", "trn2u.", "trn2x"}, "trn2.48xlarge", {"#0072B2", "#003F62", "#80B8D8"}},
+    {{"trn3"}, "trn3-ultraserver-gen1", {"#332288", "#9990C4", "#1C134B"}},   /* Trainium3 */
+    {{"inf2.", "inf1."}, "inf2.48xlarge", {"#009E73", "#00573F", "#80CEB9"}}, /* Inferentia */
+    {{"p4d.", "p4de."}, "p4d.24xlarge", {"#CC79A7", "#70435C", "#E6BCD3"}},   /* A100 */
+    {{"p5."}, "p5.48xlarge", {"#D55E00", "#753400", "#EAAE80"}},              /* H100 */
+    {{"p5e.", "p5en."}, "p5en.48xlarge", {"#E69F00", "#7E5700", "#F2CF80"}},  /* H200 */
+    {{"p6-b200.", "p6-b300.", "p6e-gb200"}, "p6-b200.48xlarge", {"#882255", "#C490AA", "#4B132F"}},
+    {{"g4", "g5", "g6", "g7", "p3.", "p2."}, "g6e.48xlarge", {"#999933", "#54541C", "#CCCC99"}},
+    {{"host"}, "host", {"#000000", "#595959", "#A0A0A0"}},
+};
+#define FAMILY_NONE (sizeof FAMILIES / sizeof FAMILIES[0]) /* grey: no family */
+static const char *const NONE_SHADES[] = {"#888888", "#4B4B4B", "#C4C4C4"};
 #define PALETTE_MAX 64
 
-/* Every target of the report with its colour, the same in every chart: by family, then
- * by the target's place among the report's targets of its family, sorted by name. */
+/* The family of a target name (an index into FAMILIES), or FAMILY_NONE. */
+static size_t target_family(const char *t)
+{
+    if (!strcmp(t, "host"))
+        return FAMILY_NONE - 1;
+    if (!strncmp(t, "u-", 2))
+        t += 2;
+    for (size_t f = 0; f + 1 < FAMILY_NONE; f++)
+        for (size_t k = 0; k < 6 && FAMILIES[f].prefix[k]; k++)
+            if (!strncmp(t, FAMILIES[f].prefix[k], strlen(FAMILIES[f].prefix[k])))
+                return f;
+    return FAMILY_NONE;
+}
+
+/* Every target of the report with its colour, the same in every chart, in the order the
+ * keys list them: by family, then by shade. */
 struct palette {
-    const char *target[PALETTE_MAX]; /* borrowed from the results rows, sorted */
+    const char *target[PALETTE_MAX]; /* borrowed from the results rows */
     const char *colour[PALETTE_MAX]; /* static */
+    size_t family[PALETTE_MAX];      /* index into FAMILIES; FAMILY_NONE: none */
     size_t n;
 };
 
-static int cmp_str(const void *a, const void *b)
+/* Order within a family: the flagship first, then by name. */
+static int family_before(const char *a, const char *b, size_t f)
 {
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
+    bool fa = f < FAMILY_NONE && !strcmp(a, FAMILIES[f].flagship);
+    bool fb = f < FAMILY_NONE && !strcmp(b, FAMILIES[f].flagship);
+    if (fa != fb)
+        return fa ? -1 : 1;
+    return strcmp(a, b);
 }
 
 static void palette_build(const struct report *R, struct palette *p)
 {
-    size_t used[3] = {0, 0, 0};
+    size_t used[FAMILY_NONE + 1] = {0};
     p->n = 0;
     for (size_t i = 0; i < R->res.nrows && p->n < PALETTE_MAX; i++) {
         const char *t = F(&R->res.rows[i], "target");
         bool seen = !*t;
         for (size_t k = 0; k < p->n && !seen; k++)
             seen = !strcmp(p->target[k], t);
-        if (!seen)
+        if (!seen) {
+            p->family[p->n] = target_family(t);
             p->target[p->n++] = t;
+        }
     }
-    qsort(p->target, p->n, sizeof p->target[0], cmp_str);
+    /* by family, then flagship first, then by name (insertion sort: a few dozen) */
+    for (size_t i = 1; i < p->n; i++)
+        for (size_t k = i; k > 0; k--) {
+            size_t fa = p->family[k - 1], fb = p->family[k];
+            const char *t;
+            if (fa < fb || (fa == fb && family_before(p->target[k - 1], p->target[k], fa) <= 0))
+                break;
+            t = p->target[k];
+            p->target[k] = p->target[k - 1];
+            p->target[k - 1] = t;
+            p->family[k] = fa;
+            p->family[k - 1] = fb;
+        }
     for (size_t i = 0; i < p->n; i++) {
-        const struct tb_instance *in =
-            R->have_pricing ? tb_pricing_instance(&R->pricing, p->target[i]) : NULL;
-        int f = in && !strncmp(in->accelerator, "AWS", 3)      ? 0
-                : in && !strncmp(in->accelerator, "NVIDIA", 6) ? 1
-                                                               : 2;
-        const char *const *fam = f == 0 ? NEURON_COLOURS : f == 1 ? NVIDIA_COLOURS : OTHER_COLOURS;
-        size_t nfam = f == 0   ? sizeof NEURON_COLOURS / sizeof NEURON_COLOURS[0]
-                      : f == 1 ? sizeof NVIDIA_COLOURS / sizeof NVIDIA_COLOURS[0]
-                               : sizeof OTHER_COLOURS / sizeof OTHER_COLOURS[0];
-        p->colour[i] = fam[used[f]++ % nfam];
+        size_t f = p->family[i];
+        const char *const *shades = f < FAMILY_NONE ? FAMILIES[f].shade : NONE_SHADES;
+        p->colour[i] = shades[used[f]++ % 3];
     }
 }
-
-/* A target's colour: its palette entry's; grey for one past the palette's room. */
+/* A target's colour: its palette entry's; its family's hue for one past the palette's
+ * room. */
 static const char *palette_colour(const struct palette *p, const char *target)
 {
+    size_t f;
     for (size_t i = 0; i < p->n; i++)
         if (!strcmp(p->target[i], target))
             return p->colour[i];
-    return "#888888";
+    f = target_family(target);
+    return f < FAMILY_NONE ? FAMILIES[f].shade[0] : NONE_SHADES[0];
 }
 
 /* ---- text into gnuplot ----

@@ -1,7 +1,8 @@
 /* harness/report/serving.c: the report's section on servers measured under load (the
  * endpoint executor's rows, executor "endpoint", and the serving runs a team measured
  * with its own tool and imported, executor "import"): one line per load level with its
- * throughput and its latencies' p50 and p99, and, where the results hold the
+ * throughput, its goodput (requests within the run's latency limits) and its latencies'
+ * p50 and p99, and, where the results hold the
  * performance model's prediction of the same workload on the same target at that
  * batch, the model's figure and its error there. */
 #include "report_impl.h"
@@ -10,18 +11,46 @@
 #include <stdio.h>
 #include <string.h>
 
-/* The value (or p99 when p99 is true) of metric in the rows of run x's run_id and file;
- * NAN when the run has no such row. */
-static double level_metric(const struct report *R, const struct tb_result *x, const char *metric,
-                           bool p99)
+/* The row of metric among the rows of run x's run_id and file, or NULL. */
+static const struct tb_result *level_row(const struct report *R, const struct tb_result *x,
+                                         const char *metric)
 {
     for (size_t i = 0; i < R->res.nrows; i++) {
         const struct tb_result *y = &R->res.rows[i];
         if (y->t == x->t && !strcmp(F(y, "metric"), metric) &&
             !strcmp(F(y, "run_id"), F(x, "run_id")))
-            return p99 ? y->p99 : y->value;
+            return y;
     }
-    return NAN;
+    return NULL;
+}
+
+/* The value (or p99 when p99 is true) of metric in the rows of run x's run_id and file;
+ * NAN when the run has no such row. */
+static double level_metric(const struct report *R, const struct tb_result *x, const char *metric,
+                           bool p99)
+{
+    const struct tb_result *y = level_row(R, x, metric);
+    return !y ? NAN : p99 ? y->p99 : y->value;
+}
+
+/* A level's goodput, "3.2 (80%)": requests/s completed within the run's TTFT and TPOT
+ * limits and their share of all its completed requests; its row's notes (the limits)
+ * into tip. "" when the run set no limit (it then records no goodput). */
+static void goodput(const struct report *R, const struct tb_result *x, char *buf, size_t len,
+                    char *tip, size_t tiplen)
+{
+    const struct tb_result *g = level_row(R, x, "goodput_requests_per_s");
+    double all = level_metric(R, x, "requests_per_s", false);
+    char v[32];
+    buf[0] = tip[0] = '\0';
+    if (!g || isnan(g->value))
+        return;
+    tb_report_num(g->value, v, sizeof v);
+    if (!isnan(all) && all > 0)
+        snprintf(buf, len, "%s (%.0f%%)", v, g->value / all * 100);
+    else
+        snprintf(buf, len, "%s", v);
+    snprintf(tip, tiplen, "%s", F(g, "notes"));
 }
 
 /* The model's output_tokens_per_s for x's workload, target and batch; NAN without one. */
@@ -115,25 +144,17 @@ static void write_starts(struct tb_doc *d, const struct report *R)
 
 void tb_report_write_serving(struct tb_doc *d, const struct report *R)
 {
-    static const char *const head[] = {"Workload",
-                                       "Target",
-                                       "Server",
-                                       "Load",
-                                       "Achieved",
-                                       "Output tok/s",
-                                       "TTFT ms p50 / p99",
-                                       "TPOT ms p50 / p99",
-                                       "ITL ms p99",
-                                       "E2E ms p50 / p99",
-                                       "Failed",
-                                       "Model tok/s",
-                                       "Model error"};
+    static const char *const head[] = {
+        "Workload",          "Target",       "Server",           "Load",
+        "Achieved",          "Output tok/s", "Goodput req/s",    "TTFT ms p50 / p99",
+        "TPOT ms p50 / p99", "ITL ms p99",   "E2E ms p50 / p99", "Failed",
+        "Model tok/s",       "Model error"};
     bool any = false;
     for (size_t i = 0; i < R->res.nrows; i++) {
         const struct tb_result *x = &R->res.rows[i];
-        char load[64], ach[32], out[32], ttft[80], tpot[80], itl[32], e2e[80], failed[32],
-            model[32], err[32], tip[200], server[600];
-        const char *cells[13], *tips[13] = {0};
+        char load[64], ach[32], out[32], good[48], good_tip[600], ttft[80], tpot[80], itl[32],
+            e2e[80], failed[32], model[32], err[32], tip[200], server[600];
+        const char *cells[14], *tips[14] = {0};
         double v, m;
         const bool imported = tb_report_imported(x);
         if (x->prov != TB_PROV_MEASURED || (strcmp(F(x, "executor"), "endpoint") && !imported) ||
@@ -148,13 +169,16 @@ void tb_report_write_serving(struct tb_doc *d, const struct report *R)
                      "endpoint): cN keeps N requests in flight, rR sends R requests/s (Poisson). "
                      "Latencies are per request (ITL per chunk gap); TPOT = (E2E - TTFT) / "
                      "(output tokens - 1), never including TTFT. Output tok/s counts output "
-                     "tokens only. Model: the performance model's output tokens/s for the same "
+                     "tokens only. Goodput: requests/s completed within the run's TTFT and TPOT "
+                     "limits (trnbench run --ttft-ms, --tpot-ms; the tooltip says which), and "
+                     "their share of all completed requests; empty when the run set none. Model: "
+                     "the performance model's output tokens/s for the same "
                      "workload on the same target at a batch of N; model error = (modeled - "
                      "measured) / measured. A level whose Server says imported was measured by "
                      "a team with its own tool (vLLM, NxD Inference, LLMPerf) and imported "
                      "(trnbench import), not run by trnbench; its row's notes say what was "
                      "converted.");
-            tb_doc_table(d, "tttttnnnnnnnn", head);
+            tb_doc_table(d, "tttttnnnnnnnnn", head);
             any = true;
         }
         tb_report_shape(x, load, sizeof load);
@@ -165,6 +189,7 @@ void tb_report_write_serving(struct tb_doc *d, const struct report *R)
             snprintf(ach, sizeof ach, "%s%s", tb_report_num(v, out, sizeof out),
                      *F(x, "request_rate") ? "/s" : "");
         tb_report_num(x->value, out, sizeof out);
+        goodput(R, x, good, sizeof good, good_tip, sizeof good_tip);
         pair(R, x, "ttft_ms", ttft, sizeof ttft);
         pair(R, x, "tpot_ms", tpot, sizeof tpot);
         v = level_metric(R, x, "itl_ms", true);
@@ -190,14 +215,16 @@ void tb_report_write_serving(struct tb_doc *d, const struct report *R)
         cells[3] = load;
         cells[4] = ach;
         cells[5] = out;
-        cells[6] = ttft;
-        cells[7] = tpot;
-        cells[8] = isnan(level_metric(R, x, "itl_ms", true)) ? "" : itl;
-        cells[9] = e2e;
-        cells[10] = failed;
-        cells[11] = model;
-        cells[12] = err;
+        cells[6] = good;
+        cells[7] = ttft;
+        cells[8] = tpot;
+        cells[9] = isnan(level_metric(R, x, "itl_ms", true)) ? "" : itl;
+        cells[10] = e2e;
+        cells[11] = failed;
+        cells[12] = model;
+        cells[13] = err;
         tips[5] = tip;
+        tips[6] = good_tip;
         tb_doc_row_tip(d, cells, tips);
     }
     if (any) {

@@ -280,6 +280,9 @@ static void td_open(struct tb_sbuf *h, const char *cls, const char *style, int s
     tb_sb_puts(h, ">");
 }
 
+/* A text cell longer than this many bytes (with a space in it) is prose: class "long". */
+#define LONG_CELL 48
+
 /* One cell of kind k spanning span columns. Markdown has no spans: the columns before
  * the last are written empty and the text goes in the last. */
 static void put_cell(struct tb_doc *d, char k, const char *v, const char *tip, int span)
@@ -307,7 +310,15 @@ static void put_cell(struct tb_doc *d, char k, const char *v, const char *tip, i
         tb_sb_html(&d->html, v);
         tb_sb_puts(&d->html, "</span>");
     } else {
-        td_open(&d->html, tip && *tip ? "tip" : NULL, NULL, span, tip);
+        /* prose (a reason, a source) gets a column wide enough to read as lines of words */
+        bool prose = strlen(v) > LONG_CELL && strchr(v, ' ');
+        bool tipped = tip && *tip;
+        td_open(&d->html,
+                tipped && prose ? "tip long"
+                : tipped        ? "tip"
+                : prose         ? "long"
+                                : NULL,
+                NULL, span, tip);
         tb_sb_html(&d->html, v);
     }
     tb_sb_puts(&d->html, "</td>");
@@ -486,12 +497,23 @@ void tb_doc_fold_end(struct tb_doc *d)
 
 /* ---- the HTML page ---- */
 
+/* The narrowest a chart is drawn, in CSS pixels, on a screen narrower than that it
+ * scrolls sideways in its wrapper (.chart-scroll). The charts are 800 user units wide and
+ * their smallest text is 10 (a point's label; tick labels 11), so at 740 pixels that text
+ * is 9.25 pixels tall: legible on a phone, where a chart scaled to the screen's 370
+ * pixels had text of 4.6. */
+#define CHART_MIN_PX "740"
+
 /* The report's stylesheet. Tables scroll sideways inside their wrapper (.scroll) with the
  * first column held in place (sticky; borders on the cells' right and bottom, since a
- * collapsed border would not move with a sticky cell), code wraps anywhere, charts scale
- * to the width, folds (tb_doc_fold_begin) are boxes with a summary line, and phones get
- * smaller type and padding, and a first column of at most 9rem (it wraps anywhere) so
- * that the columns scrolling beside it keep most of the screen. */
+ * collapsed border would not move with a sticky cell); no column is narrower than 8
+ * characters of its text (min-width in ch of the cell's content box: Chrome otherwise
+ * squeezes a column of long text, which break-word lets it break anywhere, to a letter a
+ * line), and a cell of prose ("long") at least 24 (18 on a phone), so that it reads as
+ * lines of words; code wraps anywhere; charts scale to the width down to CHART_MIN_PX,
+ * then scroll sideways in their own wrapper; folds (tb_doc_fold_begin) are boxes with a
+ * summary line; phones get smaller type and padding, and a first column of at most 9rem
+ * (it wraps anywhere) so that the columns scrolling beside it keep most of the screen. */
 static const char PAGE_CSS[] =
     ":root{--fg:#1b1f24;--muted:#57606a;--line:#d0d7de;--head:#f6f8fa;--bg:#fff}"
     "*{box-sizing:border-box}"
@@ -506,7 +528,9 @@ static const char PAGE_CSS[] =
     "table{border-collapse:separate;border-spacing:0;font-size:.9rem;"
     "border-top:1px solid var(--line);border-left:1px solid var(--line)}"
     "th,td{border:0;border-right:1px solid var(--line);border-bottom:1px solid var(--line);"
-    "padding:.3rem .55rem;text-align:left;vertical-align:top;overflow-wrap:break-word}"
+    "padding:.3rem .55rem;text-align:left;vertical-align:top;overflow-wrap:break-word;"
+    "box-sizing:content-box;min-width:8ch}"
+    "td.long{min-width:24ch}"
     "th{background:var(--head)}"
     ".scroll tr>:first-child:not([colspan]){position:sticky;left:0;z-index:1;"
     "background:var(--bg)}"
@@ -519,7 +543,8 @@ static const char PAGE_CSS[] =
     ".prov-measured{color:#1a7f37}.prov-modeled{color:#9a6700;border-style:dashed}"
     ".prov-published{color:#0b5cad;border-style:dotted}"
     "figure{margin:1rem 0;max-width:100%}figcaption{color:var(--muted);font-size:.9rem}"
-    "svg.chart{display:block;width:100%;max-width:800px;height:auto}"
+    ".chart-scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;max-width:100%}"
+    "svg.chart{display:block;width:100%;min-width:" CHART_MIN_PX "px;max-width:800px;height:auto}"
     ".note{color:var(--muted);border-left:3px solid var(--line);padding-left:.6rem}"
     ".lead{color:var(--muted)}"
     "td.tip{text-decoration:underline dotted var(--muted);text-underline-offset:3px}"
@@ -529,7 +554,7 @@ static const char PAGE_CSS[] =
     "details.fold>summary{cursor:pointer;color:var(--muted)}"
     "details.fold[open]>summary{margin-bottom:.5rem}"
     "@media (max-width:40rem){body{padding:.5rem .6rem;font-size:15px}"
-    "table{font-size:.8rem}th,td{padding:.2rem .35rem}h1{font-size:1.3rem}"
+    "table{font-size:.8rem}th,td{padding:.2rem .35rem}td.long{min-width:18ch}h1{font-size:1.3rem}"
     "h2{font-size:1.1rem}details.fold{padding:.3rem .45rem}"
     ".scroll tr>:first-child:not([colspan]){min-width:7.5rem;max-width:9rem;"
     "overflow-wrap:anywhere}}";
@@ -595,6 +620,8 @@ void tb_doc_inline_svg(struct tb_sbuf *b, const char *svg, int which, const char
     tag_end = strchr(s, '>');
     if (!tag_end)
         return;
+    /* in its own sideways scroller: on a narrow screen it keeps CHART_MIN_PX */
+    tb_sb_puts(b, "<div class=\"chart-scroll\">");
     /* the start tag, dropping xmlns attributes */
     for (const char *p = s; p < tag_end;) {
         if (!strncmp(p, "xmlns", 5)) {
@@ -639,5 +666,5 @@ void tb_doc_inline_svg(struct tb_sbuf *b, const char *svg, int which, const char
             p++;
         }
     }
-    tb_sb_puts(b, "\n");
+    tb_sb_puts(b, "</div>\n");
 }

@@ -3,7 +3,8 @@
  * a Markdown text and an HTML text, so report.md and report.html cannot say different
  * things. Tables are sortable in the HTML (class "sortable", the report's inline script)
  * and a cell may carry a tooltip (its provenance, say) in a title attribute; numbers
- * are right-aligned.
+ * are right-aligned; a text cell of prose (a reason, a source) gets class "long", which
+ * the stylesheet gives a readable width.
  *
  * Ownership: a tb_sbuf owns its text; tb_sb_release frees it. An allocation failure
  * sets `failed` and later appends are ignored, so callers check once at the end.
@@ -114,7 +115,9 @@ void tb_doc_page_end(struct tb_doc *d);
 
 /* SVG text as an inline HTML element: no XML prolog or namespaces, ids prefixed with
  * "c<which>-" so two charts' patterns cannot collide, its first <title> (the
- * document's) set to title; the series' own <title>s (gnuplot's key entries) stay. */
+ * document's) set to title; the series' own <title>s (gnuplot's key entries) stay. It
+ * sits in a <div class="chart-scroll">: on a screen too narrow for the chart's text to
+ * stay legible the chart keeps its minimum width and scrolls sideways there. */
 void tb_doc_inline_svg(struct tb_sbuf *b, const char *svg, int which, const char *title);
 
 #endif

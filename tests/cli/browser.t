@@ -15,6 +15,10 @@
 #   - no text clipped: no chart text outside its chart, no element that hides overflow
 #     cutting its content, nothing wider than the frame;
 #   - per chart, no two text boxes (getBoundingClientRect of each SVG text) intersect;
+#   - no table column narrower than 8 characters (its cell's content box over the width
+#     of "0" in the cell's font: a column of long text once shrank to a letter a line);
+#   - chart text at least 9 pixels tall as drawn (its font size times the SVG's scale on
+#     the screen: a chart scaled to a phone's width drew its labels 4 pixels tall);
 #   - a target has one colour in every chart: each series gnuplot titles (its key entry,
 #     <g id="gnuplot_plot_N"><title>target</title>) is read for its stroke or fill, and
 #     a target in more than one chart has the same colour in each.
@@ -104,6 +108,19 @@ for(var n in col){if(Object.keys(col[n]).length>1)mixed.push(n+' '+Object.keys(c
  if(Object.keys(seen[n]).length>1)multi++;}
 note('charts',cs.length);note('outside',outside);note('overlaps',over);note('overlap_examples',ex.join('; '));
 note('series',Object.keys(col).length);note('multi',multi);note('mixed',mixed.length);note('mixed_examples',mixed.join('; '));
+var cv=D.createElement('canvas').getContext('2d'),narrow=1e9,nex='';
+for(i=0;i<ts.length;i++){var t=ts[i],hd=t.rows[0];
+ for(j=0;j<t.rows.length;j++)for(k=0,col=0;k<t.rows[j].cells.length;col+=t.rows[j].cells[k].colSpan,k++){
+  var c=t.rows[j].cells[k],st=getComputedStyle(c);if(c.colSpan>1||!c.clientWidth)continue;
+  cv.font=st.font;var w=(c.clientWidth-parseFloat(st.paddingLeft)-parseFloat(st.paddingRight))/cv.measureText('0').width;
+  if(w<narrow){narrow=w;nex='table '+(i+1)+' column "'+(hd&&hd.cells[col]?hd.cells[col].textContent:col)+'"';}}}
+note('narrowest',ts.length?narrow.toFixed(1):'none');note('narrowest_example',nex);
+var small=1e9,sex='';
+for(i=0;i<cs.length;i++){var tx=cs[i].querySelectorAll('text');
+ for(j=0;j<tx.length;j++){var m=tx[j].getScreenCTM();if(!tx[j].textContent.trim()||!m)continue;
+  var px=parseFloat(getComputedStyle(tx[j]).fontSize)*Math.sqrt(m.a*m.a+m.b*m.b);
+  if(px<small){small=px;sex='chart '+(i+1)+': "'+tx[j].textContent.trim().slice(0,30)+'"';}}}
+note('chart_text_px',cs.length?small.toFixed(1):'none');note('chart_text_example',sex);
 if(window.parent!==window)window.parent.postMessage(out.join('\n'),'*');
 else{var pre=D.createElement('pre');pre.id='probe';pre.textContent=out.join('\n');D.body.appendChild(pre);}
 })();
@@ -125,8 +142,10 @@ FRAME
 }
 # got KEY FILE: the probe's value of KEY
 got() { sed -n "s/^$1=//p" "$2" | head -n 1; }
+# at_least X MIN: X is a number and X >= MIN
+at_least() { awk -v x="$1" -v m="$2" 'BEGIN { exit !(x ~ /^[0-9.]+$/ && x + 0 >= m) }'; }
 
-echo "1..24"
+echo "1..28"
 "$TB_BIN" run --suite "$tmp/sweep.suite" --out "$tmp/out" >/dev/null 2>&1
 check "a modeled sweep runs" test -s "$tmp/out/results.csv"
 "$TB_BIN" report --out "$tmp/out" --usd-per-hour 0.36 \
@@ -172,6 +191,10 @@ for size in 1280x800 390x844; do
         test "$(got outside "$f")" = 0 -a "$(got cut "$f")" = 0
     check "$size: no two chart labels overlap ($(got overlaps "$f"): $(got overlap_examples "$f"))" \
         test "$(got overlaps "$f")" = 0
+    check "$size: no table column under 8 characters wide (narrowest $(got narrowest "$f"): $(got narrowest_example "$f"))" \
+        at_least "$(got narrowest "$f")" 8
+    check "$size: chart text at least 9 px tall (smallest $(got chart_text_px "$f") px: $(got chart_text_example "$f"))" \
+        at_least "$(got chart_text_px "$f")" 9
 done
 f="$tmp/probe-1280.txt"
 check "a target has one colour in every chart ($(got mixed "$f") with several: $(got mixed_examples "$f"))" \
@@ -185,7 +208,8 @@ cat > "$tmp/bad.html" <<'BAD'
 <!DOCTYPE html><html><head><meta name="viewport" content="width=device-width, initial-scale=1"></head><body>
 <div style="overflow:hidden;width:100px"><span style="white-space:nowrap">a long line cut by its box, a long line cut by its box</span></div>
 <table><tr><td style="white-space:nowrap">a row far wider than a phone, a row far wider than a phone, a row far wider than a phone</td></tr></table>
-<svg class="chart" viewBox="0 0 400 200" width="400" height="200"><text x="10" y="50">$1.23</text><text x="20" y="52">$4.56</text>
+<div style="width:120px"><table><tr><td>a</td><td>no price for this target in this region, as the long text of a reason</td></tr></table></div>
+<svg class="chart" viewBox="0 0 400 200" width="400" height="200"><text x="10" y="50">$1.23</text><text x="20" y="52">$4.56</text><text x="100" y="150" font-size="6">tiny</text>
 <g id="gnuplot_plot_1"><title>trn2.48xlarge</title><path stroke="rgb(0,114,178)" d="M0,0 L10,10"/></g></svg>
 <svg class="chart" viewBox="0 0 400 200" width="400" height="200"><text x="390" y="50">outside</text>
 <g id="gnuplot_plot_1"><title>trn2.48xlarge(measured)</title><path stroke="rgb(213,94,0)" d="M0,0 L10,10"/></g></svg>
@@ -193,9 +217,10 @@ cat > "$tmp/bad.html" <<'BAD'
 BAD
 probe "$tmp/bad.html" 390 844 > "$tmp/probe-bad.txt"
 f="$tmp/probe-bad.txt"
-check "a bad page trips every layout check (bare $(got bare "$f"), cut $(got cut "$f"), outside $(got outside "$f"), overlaps $(got overlaps "$f"), mixed $(got mixed "$f"))" \
-    test "$(got bare "$f")" -ge 1 -a "$(got cut "$f")" -ge 1 -a "$(got outside "$f")" -ge 1 \
-    -a "$(got overlaps "$f")" -ge 1 -a "$(got mixed "$f")" = 1
+check "a bad page trips every layout check (bare $(got bare "$f"), cut $(got cut "$f"), outside $(got outside "$f"), overlaps $(got overlaps "$f"), mixed $(got mixed "$f"), narrowest $(got narrowest "$f"), chart text $(got chart_text_px "$f") px)" \
+    sh -c "test '$(got bare "$f")' -ge 1 -a '$(got cut "$f")' -ge 1 -a '$(got outside "$f")' -ge 1 \
+    -a '$(got overlaps "$f")' -ge 1 -a '$(got mixed "$f")' = 1 &&
+    awk -v n='$(got narrowest "$f")' -v c='$(got chart_text_px "$f")' 'BEGIN { exit !(n + 0 < 8 && c + 0 < 9) }'"
 
 # the console check can fail: a page that throws is caught by it
 printf '<!DOCTYPE html><title>x</title><script>throw new Error("boom")</script>\n' > "$tmp/broken.html"

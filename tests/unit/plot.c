@@ -175,12 +175,46 @@ static void test_folds(void)
            "the SVG's own title becomes the caption");
         OK(b.p && strstr(b.p, "<g id=\"c3-gnuplot_plot_1\" ><title>trn2.48xlarge</title>"),
            "a series keeps its title (the target), its id prefixed");
+        OK(b.p && !strncmp(b.p, "<div class=\"chart-scroll\"><svg ", 31) &&
+               strstr(b.p, "</svg></div>\n"),
+           "the chart sits in its own sideways scroller (a phone keeps its text legible)");
         tb_sb_release(&b);
     }
 }
 
 /* Markdown from inputs (issue 19): no raw HTML, link or image, and no heading or list
  * made by a paragraph's or item's first characters; the HTML escaped as ever */
+/* A cell of prose (a reason why a target has no price) is marked "long", which the
+ * stylesheet gives a readable width; a short one and a number are not. */
+static void test_long_cells(void)
+{
+    static const char *const head[] = {"Target", "Cost", "Provenance"};
+    const char *why[] = {"inf2.48xlarge", "",
+                         "no capacity-block price for 'inf2.48xlarge' in 'us-east-2' in "
+                         "pricing/prices.csv"};
+    const char *tips[] = {NULL, NULL, "a tooltip"};
+    struct tb_doc d;
+    memset(&d, 0, sizeof d);
+    tb_doc_table(&d, "tnp", head);
+    tb_doc_row(&d, why);
+    tb_doc_row_tip(&d, why, tips);
+    tb_doc_table_end(&d);
+    OK(d.html.p && strstr(d.html.p, "<td class=\"long\">no capacity-block price"),
+       "a reason of 80 characters is a long cell");
+    OK(d.html.p && strstr(d.html.p, "<td class=\"tip long\" title=\"a tooltip\">no capacity"),
+       "with a tooltip too");
+    OK(d.html.p && strstr(d.html.p, "<tr><td>inf2.48xlarge</td><td class=\"num\"></td>"),
+       "a short text cell and a number are not");
+    tb_sb_release(&d.md);
+    tb_sb_release(&d.html);
+    memset(&d, 0, sizeof d);
+    tb_doc_page_begin(&d, "t");
+    OK(d.html.p && strstr(d.html.p, "box-sizing:content-box;min-width:8ch") &&
+           strstr(d.html.p, "td.long{min-width:24ch}"),
+       "the stylesheet: no column under 8 characters, prose at least 24");
+    tb_sb_release(&d.html);
+}
+
 static void test_md_escape(void)
 {
     struct tb_doc d;
@@ -228,6 +262,7 @@ int main(void)
     test_labels();
     test_folds();
     test_md_escape();
+    test_long_cells();
     if (!tb_plot_has_terminal("svg", why, sizeof why)) {
         skip("the charts: gnuplot with the svg terminal is needed: %s", why);
         goto done;

@@ -466,6 +466,137 @@ static void test_title_count(const char *pricing)
     free(out);
 }
 
+/* The colour gnuplot filled target's key entry with in a chart ("rgb(  0, 114, 178)" as
+ * "0,114,178"), or "" when the chart has no such entry. */
+static void key_colour(const char *svg, const char *target, char *buf, size_t len)
+{
+    char title[160];
+    const char *p, *q;
+    size_t n = 0;
+    buf[0] = '\0';
+    snprintf(title, sizeof title, "<title>%s</title>", target);
+    p = svg ? strstr(svg, title) : NULL;
+    p = p ? strstr(p, "fill = 'rgb(") : NULL;
+    q = p ? strchr(p, ')') : NULL;
+    if (!q)
+        return;
+    for (p += 12; p < q && n + 1 < len; p++)
+        if (*p != ' ')
+            buf[n++] = *p;
+    buf[n] = '\0';
+}
+
+/* One colour per target family, whatever else a report holds: two reports of different
+ * targets give trn2.48xlarge the blue of Trainium2 and p5.48xlarge the vermillion of
+ * H100 in both; a second Trainium2 type beside it takes a darker shade of the blue, and
+ * the host is black. */
+static void test_family_colours(const char *pricing)
+{
+    static const char *const a[] = {"p5.48xlarge", "trn2.48xlarge"};
+    static const char *const b[] = {
+        "trn2u.48xlarge", "inf2.48xlarge", "trn1.32xlarge", "p5en.48xlarge",
+        "trn2.48xlarge",  "p5.48xlarge",   "host"};
+    struct tb_result_row rows[7];
+    struct tb_csv_table t;
+    char ids[7][128], ca[2][32], cb[7][32], why[256];
+    char *res = test_tmp_path("report_colours.csv"), *out = test_tmp_path("report_colours");
+    char *svg;
+
+    if (!tb_plot_has_terminal("svg", why, sizeof why)) {
+        skip_block(6, "no gnuplot svg terminal: %s", why);
+        goto done;
+    }
+    for (size_t i = 0; i < 2; i++) {
+        snprintf(ids[i], sizeof ids[i], "model:%s/llama-3.1-8b/decode/b8/in1024/out128/bf16", a[i]);
+        decode_row(&rows[i], ids[i], "modeled", a[i], "model", "llama-3.1-8b", "1000");
+    }
+    report_rows(res, rows, 2, out, pricing, "two targets", &t);
+    tb_csv_release(&t);
+    svg = slurp(out, "throughput.svg", NULL);
+    for (size_t i = 0; i < 2; i++)
+        key_colour(svg, a[i], ca[i], sizeof ca[i]);
+    free(svg);
+    for (size_t i = 0; i < 7; i++) {
+        snprintf(ids[i], sizeof ids[i], "model:%s/llama-3.1-8b/decode/b8/in1024/out128/bf16", b[i]);
+        decode_row(&rows[i], ids[i], !strcmp(b[i], "host") ? "measured" : "modeled", b[i],
+                   !strcmp(b[i], "host") ? "cpu" : "model", "llama-3.1-8b", "1000");
+    }
+    report_rows(res, rows, 7, out, pricing, "seven targets", &t);
+    tb_csv_release(&t);
+    svg = slurp(out, "throughput.svg", NULL);
+    for (size_t i = 0; i < 7; i++)
+        key_colour(svg, b[i], cb[i], sizeof cb[i]);
+    free(svg);
+    IS_STRING("0,114,178", ca[1], "trn2.48xlarge beside p5.48xlarge: Trainium2's blue");
+    IS_STRING(ca[1], cb[4], "trn2.48xlarge among seven targets: the same blue");
+    IS_STRING("213,94,0", ca[0], "p5.48xlarge: H100's vermillion");
+    IS_STRING(ca[0], cb[5], "the same among seven");
+    IS_STRING("0,63,98", cb[0], "trn2u.48xlarge beside trn2.48xlarge: a darker Trainium2 blue");
+    IS_STRING("0,0,0", cb[6], "the host: black");
+done:
+    clean(out);
+    free(res);
+    free(out);
+}
+
+/* Goodput in the serving table: a load level of an endpoint run at 8 requests in flight
+ * whose 4 completed requests/s include 3 within its latency limits shows "3 (75%)", the
+ * limits in its tooltip; a level run without limits (no goodput row) shows nothing. */
+static void test_goodput(const char *pricing)
+{
+    static const struct {
+        const char *run, *metric, *value, *unit;
+    } m[] = {
+        {"c8", "output_tokens_per_s", "1024", "tokens/s"},
+        {"c8", "requests_per_s", "4", "requests/s"},
+        {"c8", "goodput_requests_per_s", "3", "requests/s"},
+        {"c16", "output_tokens_per_s", "1800", "tokens/s"},
+        {"c16", "requests_per_s", "7", "requests/s"},
+    };
+    const size_t n = sizeof m / sizeof m[0];
+    struct tb_result_row rows[5];
+    struct tb_csv_table t;
+    char ids[5][128], *md, *html;
+    char *res = test_tmp_path("report_goodput.csv"), *out = test_tmp_path("report_goodput");
+    for (size_t i = 0; i < n; i++) {
+        snprintf(ids[i], sizeof ids[i], "endpoint:llama-3.1-8b/serve/in1024/out256/bf16/%s",
+                 m[i].run);
+        decode_row(&rows[i], ids[i], "measured", "trn1.32xlarge", "endpoint", "llama-3.1-8b",
+                   m[i].value);
+        rows[i].col[TB_COL_PHASE] = "serve";
+        rows[i].col[TB_COL_SEQ_OUT] = "256";
+        rows[i].col[TB_COL_BATCH] = m[i].run + 1;
+        rows[i].col[TB_COL_CONCURRENCY] = m[i].run + 1;
+        rows[i].col[TB_COL_METRIC] = m[i].metric;
+        rows[i].col[TB_COL_UNIT] = m[i].unit;
+        rows[i].col[TB_COL_N] = "64";
+        rows[i].col[TB_COL_WORKLOAD] = "llama-3.1-8b/serve/in1024/out256/bf16";
+        rows[i].col[TB_COL_DEVICE] = "vllm (test fixture: made-up figures)";
+        if (!strcmp(m[i].metric, "goodput_requests_per_s"))
+            rows[i].col[TB_COL_NOTES] = "48 requests completed within ttft <= 500 ms and tpot "
+                                        "<= 50 ms (0: no limit) / the same window";
+    }
+    report_rows(res, rows, n, out, pricing, "goodput", &t);
+    tb_csv_release(&t);
+    md = slurp(out, "report.md", NULL);
+    html = slurp(out, "report.html", NULL);
+    OK(md && strstr(md, "| Output tok/s | Goodput req/s | TTFT ms p50 / p99 |"),
+       "the serving table has a goodput column");
+    OK(md && strstr(md, "| c8 in1024 out256 |  | 1024 | 3 (75%) |"),
+       "c8: 3 of its 4 requests/s within the limits: 3 (75%%)");
+    OK(md && strstr(md, "| c16 in1024 out256 |  | 1800 |  |"),
+       "c16, run without limits: no goodput");
+    OK(html && strstr(html, "title=\"48 requests completed within ttft &lt;= 500 ms and tpot "
+                            "&lt;= 50 ms (0: no limit) / the same window\">3 (75%)</td>"),
+       "the HTML cell's tooltip gives the limits");
+    free(md);
+    free(html);
+    if (!getenv("TB_KEEP"))
+        clean(out);
+    free(res);
+    free(out);
+}
+
 int main(void)
 {
     struct tb_report_opts o;
@@ -712,6 +843,8 @@ int main(void)
     test_host_cpu(pricing);
     test_title_count(pricing);
     test_measured_leads(pricing);
+    test_family_colours(pricing);
+    test_goodput(pricing);
 
     free(html);
     free(src);
