@@ -523,7 +523,7 @@ static int draw_interactivity(struct report *R, const struct palette *pal,
                                                 : "",
                      whole ? "(whole-machine)" : "",
                      !priced    ? "(no-price)"
-                     : stand_in ? "(*nearest-comparable-price)"
+                     : stand_in ? "*"
                                 : "");
             snprintf(colours + strlen(colours), sizeof colours - strlen(colours), "%s%s",
                      *colours ? " " : "", palette_colour(pal, t));
@@ -856,8 +856,8 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
         const struct tb_cost *c = &R->cs.costs[i];
         struct tb_cost_train tr;
         char used[64], paid[96] = "";
-        if (strcmp(c->metric, "usd_per_mtok_train"))
-            continue;
+        if (strcmp(c->metric, "usd_per_mtok_train") || c->host_cpu)
+            continue; /* the host CPU's training is in its own table, never costed beside */
         tb_costs_train(&R->cs, c, &tr);
         if (!tb_cost_positive(tr.usd))
             continue;

@@ -672,7 +672,8 @@ static void write_host_cpu(struct tb_doc *d, const struct report *R)
                      "These rows ran trnbench's CPU engines on the host CPU. They are priced at "
                      "the machine they ran on when it has a price, but they are the host's "
                      "throughput of small or shortened models, not an instance's: the summary, "
-                     "the rankings and the charts leave them out.");
+                     "the rankings and the cost charts leave them out (the throughput and "
+                     "interactivity charts show them, named host).");
             tb_doc_fold_begin(d, "The host's runs: throughput, cost, unused accelerators");
             tb_doc_table(d, "ttnnpt", head);
         }
