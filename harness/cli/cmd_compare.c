@@ -661,10 +661,13 @@ int tb_cmd_compare(int argc, char **argv)
         s += k + (s[k] == '\n');
     }
     printf("trnbench compare: %s %s on %s: %d modeled run%s, %zu rows, %zu throughput rows "
-           "priced (%s, %s); wrote %s/report.html\n",
+           "priced (%s, %s)",
            q.model, q.phase, q.targets, n.modeled, n.modeled == 1 ? "" : "s", info.nrows,
            info.ncosted, q.ro.purchase ? q.ro.purchase : "on-demand",
-           q.ro.region ? q.ro.region : "us-east-1", info.out_dir);
+           q.ro.region ? q.ro.region : "us-east-1");
+    if (info.nstand_in)
+        printf(", %zu at their target's nearest comparable price", info.nstand_in);
+    printf("; wrote %s/report.html\n", info.out_dir);
     fputs(info.answers, stdout); /* the answer itself, as the summary gives it */
     rc = 0;
 out:

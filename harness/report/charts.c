@@ -730,8 +730,12 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
         for (size_t j = 0; j < R->cs.ncosts && !skip; j++) {
             const struct tb_cost *c = &R->cs.costs[j];
             const struct tb_cost_rank *w = c->row == x ? tb_costs_rank_of(&R->cs, c) : NULL;
-            skip =
-                w && w->serve && !c->host_cpu && tb_costs_shown_row(&R->cs, w, F(x, "target")) != c;
+            const struct tb_cost *sr;
+            if (!w || !w->serve || c->host_cpu)
+                continue;
+            /* without a price anywhere: the throughput-maximising run of its sweep */
+            sr = tb_costs_shown_row(&R->cs, w, F(x, "target"));
+            skip = sr ? sr != c : c->sweep_point;
         }
         if (skip)
             continue;
@@ -783,9 +787,21 @@ int tb_report_draw_charts(struct report *R, char *err, size_t errlen)
                            "under Host CPU runs and never ranked against instance types; no "
                            "instance's row has a price",
                            host, host == 1 ? "" : "s", accel ? " of an accelerator instance" : "");
-        else
-            tb_report_note(R, "no cost chart: no throughput row has a price (%s)",
-                           R->cs.host.have ? "no host rows" : R->cs.host.why);
+        else {
+            /* the first unpriced instance's reason, else the host's: never the host's
+             * when no row ran on it */
+            const char *reason = NULL;
+            for (size_t i = 0; i < R->cs.ncosts && !reason; i++)
+                if (!R->cs.costs[i].host_cpu && strcmp(F(R->cs.costs[i].row, "target"), "host"))
+                    reason = R->cs.costs[i].price->cmp_have ? NULL : R->cs.costs[i].price->c.why;
+            for (size_t i = 0; i < R->cs.ncosts && !reason; i++)
+                if (!strcmp(F(R->cs.costs[i].row, "target"), "host"))
+                    reason = R->cs.host.why;
+            tb_report_note(R,
+                           "no cost chart: no throughput row has a price at the chosen "
+                           "purchase model and region or a comparable one (%s)",
+                           reason ? reason : "no throughput rows");
+        }
     } else {
         snprintf(title, sizeof title, "Cost per million tokens by target and workload: %s", models);
         if (draw(R, &pal, "cost", "cost",

@@ -1330,21 +1330,27 @@ static int build_docs(const struct report *R, struct tb_sbuf *md, struct tb_sbuf
 {
     size_t from;
     struct tb_doc d;
-    char models[256], title[400];
+    char models[256], title[400], stand_ins[96] = "";
+    size_t nstand = 0;
     memset(&d, 0, sizeof d);
     tb_report_models(R, models, sizeof models);
     snprintf(title, sizeof title, "trnbench report: %s", models);
+    for (size_t i = 0; i < R->cs.ncosts; i++)
+        nstand += tb_cost_stand_in(&R->cs.costs[i]);
+    if (nstand)
+        snprintf(stand_ins, sizeof stand_ins,
+                 ", %zu more at their target's nearest comparable price (marked *)", nstand);
 
     tb_doc_page_begin(&d, title); /* the page, its stylesheet: the assessment's too */
     tb_doc_h(&d, 1, title);
     tb_doc_p(&d, "lead",
              "%zu result rows (%zu measured, %zu of them imported, %zu modeled, %zu "
-             "published); %zu of %zu throughput rows priced at %s %s. Every number says where "
-             "it comes from (hover over it).",
+             "published); %zu of %zu throughput rows priced at %s %s%s. Every number says "
+             "where it comes from (hover over it).",
              R->res.nrows, R->res.nprov[TB_PROV_MEASURED], tb_report_count(R, TB_REPORT_IMPORTED),
              R->res.nprov[TB_PROV_MODELED], R->res.nprov[TB_PROV_PUBLISHED], R->cs.npriced,
              R->cs.ncosts, R->o->region ? R->o->region : "us-east-1",
-             R->o->purchase ? R->o->purchase : "on-demand");
+             R->o->purchase ? R->o->purchase : "on-demand", stand_ins);
     from = d.md.len;
     write_summary(&d, R);
     plain_answers(&d.md, from, answers, alen);
@@ -1566,6 +1572,8 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
         info->png = R.ncharts > 0 && R.charts[0].png;
         info->nrows = R.res.nrows;
         info->ncosted = R.cs.npriced;
+        for (size_t i = 0; i < R.cs.ncosts; i++)
+            info->nstand_in += tb_cost_stand_in(&R.cs.costs[i]);
         snprintf(info->notes, sizeof info->notes, "%s", R.notes);
         snprintf(info->answers, sizeof info->answers, "%s", answers);
     }

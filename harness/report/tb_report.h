@@ -82,7 +82,10 @@ struct tb_report_info {
     int ncharts;        /* SVG charts drawn */
     bool png;           /* PNG copies drawn */
     size_t nrows;       /* results rows read */
-    size_t ncosted;     /* throughput rows with a price */
+    size_t ncosted;     /* throughput rows with a price at the chosen purchase model and
+                           region */
+    size_t nstand_in;   /* throughput rows shown at their target's nearest comparable price
+                           instead (tb_cost_stand_in) */
     char notes[1024];   /* what is missing and why ("" when nothing), one per line */
     char answers[4096]; /* the summary's answer per workload, plain text, one a line
                            ("- llama-3.1-70b/serve/...: cheapest like for like ..."), for
