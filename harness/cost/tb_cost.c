@@ -102,38 +102,6 @@ double tb_cost_train_usd(double tokens, double tokens_per_s, double usd_per_hour
     return tb_cost_train_days(tokens, tokens_per_s) * 24.0 * usd_per_hour;
 }
 
-double tb_cost_cblock_days(double hours)
-{
-    double days, whole = 0;
-    if (!tb_cost_positive(hours))
-        return NAN;
-    days = ceil(hours / 24.0 - 1e-9); /* a job of exactly 48.0 h buys 2 days */
-    if (days < 1)
-        days = 1;
-    while (days > TB_CBLOCK_MAX_DAYS) { /* consecutive blocks of the longest duration */
-        whole += TB_CBLOCK_MAX_DAYS;
-        days -= TB_CBLOCK_MAX_DAYS;
-    }
-    if (days > TB_CBLOCK_DAILY_UNTIL)
-        days = 7.0 * ceil(days / 7.0);
-    return whole + days;
-}
-
-int tb_cost_cblock(double hours, double instances, double usd_per_hour, struct tb_cost_cblock *out)
-{
-    out->days = out->blocks = out->usd = out->used = NAN;
-    out->over_quota = false;
-    if (!tb_cost_positive(hours) || !tb_cost_positive(instances) ||
-        !tb_cost_positive(usd_per_hour) || instances != floor(instances) || instances > 1e9)
-        return -1;
-    out->days = tb_cost_cblock_days(hours);
-    out->blocks = ceil(instances / TB_CBLOCK_MAX_INSTANCES) * ceil(out->days / TB_CBLOCK_MAX_DAYS);
-    out->usd = out->days * 24.0 * instances * usd_per_hour;
-    out->used = hours / (out->days * 24.0);
-    out->over_quota = instances > TB_CBLOCK_ACCOUNT_INSTANCES;
-    return 0;
-}
-
 bool tb_cost_meets(double ttft_ms, double tpot_ms, double ttft_limit_ms, double tpot_limit_ms)
 {
     if (tb_cost_positive(ttft_limit_ms) && !(ttft_ms <= ttft_limit_ms))
@@ -1132,7 +1100,7 @@ void tb_costs_train(const struct tb_costs *cs, const struct tb_cost *c, struct t
     if (!strcmp(p->purchase, "capacity-block") && tb_cost_positive(share)) {
         /* a block holds whole instances: a run on part of one buys all of it */
         out->instances = ceil(share - 1e-9);
-        if (tb_cost_cblock(out->days * 24.0, out->instances, p->usd_per_hour, &out->cb) == 0) {
+        if (tb_pricing_cblock(out->days * 24.0, out->instances, p->usd_per_hour, &out->cb) == 0) {
             out->cblock = true;
             out->usd = out->cb.usd;
         }

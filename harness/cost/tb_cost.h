@@ -58,29 +58,6 @@ double tb_cost_instance_share(long instances, long chips_used, long chips_per_in
 double tb_cost_train_days(double tokens, double tokens_per_s);
 double tb_cost_train_usd(double tokens, double tokens_per_s, double usd_per_hour);
 
-/* A job of `hours` wall-clock hours on `instances` instances bought as EC2 Capacity Blocks
- * for ML, as AWS sells them (EC2 User Guide, "Find and purchase Capacity Blocks"): a
- * block lasts whole days, in 1-day steps up to 14 days and 7-day steps up to 182 days
- * (so 1..14, 21, 28, ..., 182), holds at most 64 instances, is paid up front, and
- * accounts hold at most 256 instances across blocks. A job longer than 182 days buys
- * consecutive blocks (182-day ones, then the rest rounded as above). usd is what is paid:
- * days x 24 x instances x usd_per_hour; used is the share of the bought hours the job
- * uses. Returns 0, or -1 (out left NAN) unless every figure is positive and finite and
- * instances a whole number. */
-#define TB_CBLOCK_MAX_DAYS          182
-#define TB_CBLOCK_DAILY_UNTIL       14
-#define TB_CBLOCK_MAX_INSTANCES     64
-#define TB_CBLOCK_ACCOUNT_INSTANCES 256
-struct tb_cost_cblock {
-    double days;     /* days bought, every block in time together */
-    double blocks;   /* blocks bought: ceil(instances / 64) side by side, x those in time */
-    double usd;      /* paid up front */
-    double used;     /* hours / (days x 24), in (0, 1] */
-    bool over_quota; /* more than 256 instances: past what one account may hold */
-};
-double tb_cost_cblock_days(double hours);
-int tb_cost_cblock(double hours, double instances, double usd_per_hour, struct tb_cost_cblock *out);
-
 /* Whether a serving configuration with ttft_ms and tpot_ms meets the limits (a limit
  * <= 0 or NAN is no limit; a latency that is NAN fails a limit it is held to). */
 bool tb_cost_meets(double ttft_ms, double tpot_ms, double ttft_limit_ms, double tpot_limit_ms);
@@ -354,13 +331,13 @@ const struct tb_cost *tb_costs_shown_row(const struct tb_costs *cs, const struct
 
 /* Training on cs->o.train_tokens tokens at c's throughput, at its shown price: by the
  * hour (on-demand, reserved, savings plans, spot), or as the Capacity Blocks it must
- * buy (tb_cost_cblock: whole days, whole instances, paid up front). */
+ * buy (tb_pricing_cblock: whole days, whole instances, paid up front). */
 struct tb_cost_train {
-    double days;              /* wall-clock days of the job; NAN unknown */
-    double usd;               /* what it costs; NAN without a price */
-    bool cblock;              /* priced as Capacity Blocks: cb says what is bought */
-    struct tb_cost_cblock cb; /* days and blocks bought, the share used */
-    double instances;         /* whole instances bought (cblock), else the share charged */
+    double days;                 /* wall-clock days of the job; NAN unknown */
+    double usd;                  /* what it costs; NAN without a price */
+    bool cblock;                 /* priced as Capacity Blocks: cb says what is bought */
+    struct tb_pricing_cblock cb; /* days and blocks bought, the share used */
+    double instances;            /* whole instances bought (cblock), else the share charged */
 };
 void tb_costs_train(const struct tb_costs *cs, const struct tb_cost *c, struct tb_cost_train *out);
 

@@ -629,3 +629,43 @@ int tb_pricing_check_choice(const struct tb_pricing *p, const char *region, cons
                       TB_PRICING_PURCHASES);
     return 0;
 }
+
+/* ---- Capacity Blocks ---- */
+
+static bool positive(double v)
+{
+    return v > 0 && isfinite(v);
+}
+
+double tb_pricing_cblock_days(double hours)
+{
+    double days, whole = 0;
+    if (!positive(hours))
+        return NAN;
+    days = ceil(hours / 24.0 - 1e-9); /* a job of exactly 48.0 h buys 2 days */
+    if (days < 1)
+        days = 1;
+    while (days > TB_CBLOCK_MAX_DAYS) { /* consecutive blocks of the longest duration */
+        whole += TB_CBLOCK_MAX_DAYS;
+        days -= TB_CBLOCK_MAX_DAYS;
+    }
+    if (days > TB_CBLOCK_DAILY_UNTIL)
+        days = 7.0 * ceil(days / 7.0);
+    return whole + days;
+}
+
+int tb_pricing_cblock(double hours, double instances, double usd_per_hour,
+                      struct tb_pricing_cblock *out)
+{
+    out->days = out->blocks = out->usd = out->used = NAN;
+    out->over_quota = false;
+    if (!positive(hours) || !positive(instances) || !positive(usd_per_hour) ||
+        instances != floor(instances) || instances > 1e9)
+        return -1;
+    out->days = tb_pricing_cblock_days(hours);
+    out->blocks = ceil(instances / TB_CBLOCK_MAX_INSTANCES) * ceil(out->days / TB_CBLOCK_MAX_DAYS);
+    out->usd = out->days * 24.0 * instances * usd_per_hour;
+    out->used = hours / (out->days * 24.0);
+    out->over_quota = instances > TB_CBLOCK_ACCOUNT_INSTANCES;
+    return 0;
+}

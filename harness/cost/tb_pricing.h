@@ -192,4 +192,30 @@ int tb_pricing_target_price(const struct tb_pricing *p, const char *target, cons
                             const char *purchase, struct tb_price_choice *out, char *err,
                             size_t errlen);
 
+/* ---- purchase models as AWS sells them ---- */
+
+/* A job of `hours` wall-clock hours on `instances` instances bought as EC2 Capacity Blocks
+ * for ML, as AWS sells them (EC2 User Guide, "Find and purchase Capacity Blocks"): a
+ * block lasts whole days, in 1-day steps up to 14 days and 7-day steps up to 182 days
+ * (so 1..14, 21, 28, ..., 182), holds at most 64 instances, is paid up front, and
+ * accounts hold at most 256 instances across blocks. A job longer than 182 days buys
+ * consecutive blocks (182-day ones, then the rest rounded as above). usd is what is paid:
+ * days x 24 x instances x usd_per_hour; used is the share of the bought hours the job
+ * uses. Returns 0, or -1 (out left NAN) unless every figure is positive and finite and
+ * instances a whole number. */
+#define TB_CBLOCK_MAX_DAYS          182
+#define TB_CBLOCK_DAILY_UNTIL       14
+#define TB_CBLOCK_MAX_INSTANCES     64
+#define TB_CBLOCK_ACCOUNT_INSTANCES 256
+struct tb_pricing_cblock {
+    double days;     /* days bought, every block in time together */
+    double blocks;   /* blocks bought: ceil(instances / 64) side by side, x those in time */
+    double usd;      /* paid up front */
+    double used;     /* hours / (days x 24), in (0, 1] */
+    bool over_quota; /* more than 256 instances: past what one account may hold */
+};
+double tb_pricing_cblock_days(double hours);
+int tb_pricing_cblock(double hours, double instances, double usd_per_hour,
+                      struct tb_pricing_cblock *out);
+
 #endif

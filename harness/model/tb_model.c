@@ -581,15 +581,21 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
         bool mlperf_rate =
             sc->request_rate > 0 && sc->scenario &&
             (!strcmp(sc->scenario, "server") || !strcmp(sc->scenario, "interactive"));
+        /* MLPerf Training's time to train (its evaluations): a training run, not a
+         * serving regime */
+        bool mlperf_train = sc->scenario && !strcmp(sc->scenario, "training");
+        bool serving_scen = sc->scenario && *sc->scenario && !mlperf_train;
         int regimes = (sc->batch > 0 || sc->batch_max) + (sc->concurrency > 0) +
-                      (sc->request_rate > 0 && !mlperf_rate) + (sc->scenario && *sc->scenario);
+                      (sc->request_rate > 0 && !mlperf_rate) + serving_scen;
+        if (mlperf_train && sc->phase != TB_PHASE_TRAIN)
+            return tb_err(err, errlen,
+                          "scenario training is MLPerf Training's time to train (phase train)");
         if (regimes > 1)
             return tb_err(err, errlen,
                           "batch, concurrency, request_rate and scenario are different serving "
                           "regimes: give one (request_rate may go with scenario server or "
                           "interactive: the run's own rate)");
-        if (regimes &&
-            (sc->concurrency > 0 || sc->request_rate > 0 || (sc->scenario && *sc->scenario)) &&
+        if (regimes && (sc->concurrency > 0 || sc->request_rate > 0 || serving_scen) &&
             (sc->phase == TB_PHASE_TRAIN || sc->phase == TB_PHASE_DENOISE))
             return tb_err(err, errlen,
                           "concurrency, request_rate and scenario are serving regimes (phase "

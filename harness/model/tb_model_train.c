@@ -228,7 +228,8 @@ static int divisors(long n, long max, long *out, int cap)
     return k;
 }
 
-/* MLPerf Training's evaluation: every `every` sequences, `seqs` sequences of the
+/* MLPerf Training's evaluation (a scenario row of scenario "training" only: a team's
+ * own job is timed without MLPerf's schedule): every `every` sequences, `seqs` sequences of the
  * validation set, none in the first `skip` intervals (the reference READMEs of
  * mlcommons/training, section 5 'Quality': small_llm_pretraining/nemo (llama31_8b) and
  * large_language_model_pretraining/nemo (llama31_405b), and the training rules'
@@ -241,10 +242,12 @@ static int divisors(long n, long max, long *out, int cap)
  * implementation README in mlcommons/training_results_v5.1, section 5 'Evaluation'):
  * every 384 sequences, as ceil(384 / batch) steps, skipping the first floor(0.125 batch +
  * 2) evaluations, over the 173 sequences of the validation subset. Other models: none. */
-static void mlperf_eval(const struct tb_arch *a, bool lora, double GB, double *every, double *seqs,
-                        double *skip)
+static void mlperf_eval(const struct tb_scenario *sc, const struct tb_arch *a, bool lora, double GB,
+                        double *every, double *seqs, double *skip)
 {
     *every = *seqs = *skip = 0;
+    if (!sc->scenario || strcmp(sc->scenario, "training") != 0)
+        return; /* a team's own job: its evaluations are its own, not MLPerf's */
     if (!lora && !strcmp(a->name, "llama-3.1-8b")) {
         *every = 12288;
         *seqs = 1024;
@@ -274,6 +277,19 @@ void tb_model_price_training(const struct tb_model *m, const struct tb_scenario 
     p->usd_to_train = p->time_to_train_s / 3600.0 * pc.usd_per_hour * (double)p->instances;
     snprintf(priced, len, "; usd_to_train at %.4g USD/h (%s %s, as of %.60s, %.150s line %ld)",
              pc.usd_per_hour, pc.region, pc.purchase, pc.as_of, m->pricing->prices_name, pc.line);
+    if (!strcmp(pc.purchase, "capacity-block")) {
+        /* Capacity Blocks are sold in whole days and paid up front: the days it buys, as
+         * trnbench compare and assess price them */
+        struct tb_pricing_cblock cb;
+        size_t n = strlen(priced);
+        if (tb_pricing_cblock(p->time_to_train_s / 3600.0, (double)p->instances, pc.usd_per_hour,
+                              &cb) == 0) {
+            p->usd_to_train = cb.usd;
+            snprintf(priced + n, len - n,
+                     " as Capacity Blocks: %.0f days x %ld instance%s bought, %.0f%% used", cb.days,
+                     p->instances, p->instances == 1 ? "" : "s", 100 * cb.used);
+        }
+    }
 }
 
 int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *sc,
@@ -453,7 +469,7 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
          * per token (a third in training, about half in LoRA), the busiest replica's
          * share of the sequences (each replica takes ceil(seqs / dp) of them) */
         double steps = sc->train_tokens / tokens, heal = 0, step8 = be.step;
-        mlperf_eval(a, sc->lora_rank > 0, (double)p->batch, &every, &seqs, &skip);
+        mlperf_eval(sc, a, sc->lora_rank > 0, (double)p->batch, &every, &seqs, &skip);
         n = every > 0 ? fmax(0.0, floor(sc->train_tokens / (double)sc->seq_in / every) - skip) : 0;
         fwd = tb_flops_forward(a, (double)p->batch, (double)sc->seq_in) / flops;
         /* NVFP4 LoRA heals: NVIDIA's recipe for MLPerf's llama2_70b_lora (every fp4

@@ -238,16 +238,19 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
     }
     in->sc.scenario = F(f, "scenario");
     if (*in->sc.scenario && strcmp(in->sc.scenario, "offline") &&
-        strcmp(in->sc.scenario, "server") && strcmp(in->sc.scenario, "interactive")) {
+        strcmp(in->sc.scenario, "server") && strcmp(in->sc.scenario, "interactive") &&
+        strcmp(in->sc.scenario, "training")) {
         snprintf(res->why, sizeof res->why,
-                 "field 'scenario': '%.100s' (offline, server or interactive: MLPerf's)",
+                 "field 'scenario': '%.100s' (offline, server or interactive: MLPerf "
+                 "Inference's; training: MLPerf Training's time to train)",
                  in->sc.scenario);
         return -1;
     }
     in->sc.dataset = F(f, "dataset");
     /* an MLPerf scenario with neither lengths nor a dataset: MLPerf's own set for the
      * model (the assumptions name it, "over openorca") */
-    if (*in->sc.scenario && !*in->sc.dataset && in->sc.seq_in <= 0 && in->sc.seq_out <= 0) {
+    if (*in->sc.scenario && strcmp(in->sc.scenario, "training") != 0 && !*in->sc.dataset &&
+        in->sc.seq_in <= 0 && in->sc.seq_out <= 0) {
         const char *ds = tb_model_mlperf_dataset(m, in->arch.name);
         if (ds)
             in->sc.dataset = ds;

@@ -587,7 +587,7 @@ struct plan {
 };
 
 /* sz with f times its capacity (the model's error), priced at rt: training by the hour
- * (or as Capacity Blocks of whole days: tb_cost_cblock, each of the clusters at once
+ * (or as Capacity Blocks of whole days: tb_pricing_cblock, each of the clusters at once
  * running cluster-hours / clusters hours) or, where cheaper, on a commitment; serving and
  * images always on, at spot with ceil(reserve x replicas) replicas on on-demand. Returns
  * 0, or -1 when a count passes 2^53 or a price is missing. */
@@ -609,9 +609,9 @@ static int plan_at(const struct workload *w, const struct sizing *sz, double f,
         pl->break_even = tc.break_even;
         pl->usd = tc.usd;
         if (rt->cblock && finite_pos(rt->hourly)) {
-            struct tb_cost_cblock cb;
-            if (tb_cost_cblock(tc.cluster_hours / tc.clusters, tc.clusters * (double)sz->n,
-                               rt->hourly, &cb) != 0)
+            struct tb_pricing_cblock cb;
+            if (tb_pricing_cblock(tc.cluster_hours / tc.clusters, tc.clusters * (double)sz->n,
+                                  rt->hourly, &cb) != 0)
                 return -1;
             pl->committed = finite_pos(rt->committed) && tc.committed_usd < cb.usd;
             pl->usd = pl->committed ? tc.committed_usd : cb.usd;

@@ -14,7 +14,7 @@
  * prices it as AWS sells it (tb_pricing.h): an always-on fleet (serving, images) at
  * on-demand, reserved or savings-plan prices only (Capacity Blocks end; spot only where
  * the file keeps a share of the fleet on on-demand, spot_reserve), a training job also
- * by the hour or as Capacity Blocks of whole days (tb_cost_cblock). Each candidate is
+ * by the hour or as Capacity Blocks of whole days (tb_pricing_cblock). Each candidate is
  * compared with what the team pays now (its purchase model and region) and, apart, like
  * for like (the current fleet bought as the candidate is; where the current instance has
  * no such price, its on-demand price, said so): monthly cost, savings, break-even on the

@@ -15,7 +15,7 @@ sc="$TB_SRCDIR/tests/data/scenarios.csv"
 
 field() { csv_cell "$1" "$3" id="$2"; } # field FILE ID NAME
 
-echo "1..61"
+echo "1..64"
 "$TB_BIN" predict --scenarios "$sc" >"$tmp/out.csv" 2>"$tmp/err"
 check "predict exits 0 with bad rows in the table" test $? -eq 0
 check "the columns predicted, model_version and why are added" \
@@ -163,12 +163,12 @@ check "an unknown purchase model exits 2 and names it" \
 check "an unknown region exits 2 and names it" sh -c "test $? -eq 2 && grep -q \"unknown region 'mars-1'\" '$tmp/mars.err'"
 
 # --pricing P --region R price usd_to_train: 8 p5.48xlarge training 1e12 tokens; the time
-# to train is MLPerf's: the tokens over the throughput plus llama31_8b's evaluations (every
+# to train is MLPerf's (scenario training): the tokens over the throughput plus llama31_8b's evaluations (every
 # 12288 sequences, 1024 sequences forward: a third of a training step's work per token)
-printf '%s\n' 'id,target,instances,model,phase,precision,seq_in,batch,train_tokens,metric,unit' \
-    'T1,p5.48xlarge,8,llama-3.1-8b,train,bf16,8192,1024,1e12,usd_to_train,USD' \
-    'T2,p5.48xlarge,8,llama-3.1-8b,train,bf16,8192,1024,1e12,train_tokens_per_s,tokens/s' \
-    'T3,p5.48xlarge,8,llama-3.1-8b,train,bf16,8192,1024,1e12,time_to_train_s,s' >"$tmp/train.csv"
+printf '%s\n' 'id,target,instances,model,phase,precision,seq_in,batch,train_tokens,metric,unit,scenario' \
+    'T1,p5.48xlarge,8,llama-3.1-8b,train,bf16,8192,1024,1e12,usd_to_train,USD,training' \
+    'T2,p5.48xlarge,8,llama-3.1-8b,train,bf16,8192,1024,1e12,train_tokens_per_s,tokens/s,training' \
+    'T3,p5.48xlarge,8,llama-3.1-8b,train,bf16,8192,1024,1e12,time_to_train_s,s,training' >"$tmp/train.csv"
 "$TB_BIN" predict --scenarios "$tmp/train.csv" >"$tmp/od.csv" 2>/dev/null
 "$TB_BIN" predict --scenarios "$tmp/train.csv" --pricing capacity-block --region us-east-2 >"$tmp/cb.csv" 2>/dev/null
 od=$(field "$tmp/od.csv" T1 predicted)
@@ -185,8 +185,9 @@ odh=$(field "$tmp/od.csv" T1 assumptions | sed -n 's/.*usd_to_train at \([0-9.]*
 cbh=$(field "$tmp/cb.csv" T1 assumptions | sed -n 's/.*usd_to_train at \([0-9.]*\) USD\/h (us-east-2 capacity-block, .*/\1/p')
 check "usd_to_train on-demand us-east-1 by default (\$$od at \$$odh/h)" \
     perl -e 'my ($u, $h, $t) = @ARGV; exit !($h > 0 && abs($u - $t / 3600 * $h * 8) < 1e-4 * $u)' "$od" "$odh" "$ttt"
-check "--pricing capacity-block --region us-east-2 prices it there (\$$cb at \$$cbh/h)" \
-    perl -e 'my ($u, $h, $t, $o) = @ARGV; exit !($h > 0 && $u != $o && abs($u - $t / 3600 * $h * 8) < 1e-4 * $u)' "$cb" "$cbh" "$ttt" "$od"
+check "--pricing capacity-block --region us-east-2 prices it there, in the whole days of blocks it buys (\$$cb at \$$cbh/h)" \
+    perl -MPOSIX=ceil -e 'my ($u, $h, $t, $o) = @ARGV; my $d = ceil($t / 86400); $d = 7 * ceil($d / 7) if $d > 14;
+                          exit !($h > 0 && $u != $o && abs($u - $d * 24 * $h * 8) < 1e-4 * $u)' "$cb" "$cbh" "$ttt" "$od"
 
 # report reads predict's output: each predicted row a modeled result, the others skipped
 "$TB_BIN" report "$tmp/out.csv" --out "$tmp/rep" >"$tmp/rep.out" 2>"$tmp/rep.err"
@@ -270,3 +271,25 @@ check "flux.1-dev in phase prefill: 'a diffusion model ... denoise and train (pr
     sh -c 'echo "$0" | grep -q "^field .model.: .flux.1-dev. is a diffusion model: the model predicts its phases denoise and train (prefill is not modeled for it)$" &&
            test -z "$1" && perl -e "exit !(\$ARGV[0] > 0)" "$2"' \
     "$(field "$tmp/dtrain.out" D1 why)" "$(field "$tmp/dtrain.out" D2 why)" "$(field "$tmp/dtrain.out" D2 predicted)"
+
+# a team's own training job is priced as compare prices it: no MLPerf evaluations
+# unless the row says scenario training; at capacity-block prices, the whole days of
+# Capacity Blocks it buys (EC2: 1-14 days, then 7-day steps)
+printf 'id,target,instances,model,phase,precision,seq_in,batch,train_tokens,metric,unit,scenario\nJ1,p5.48xlarge,1,llama-3.1-8b,train,bf16,8192,32,1e10,usd_to_train,USD,\nJ2,p5.48xlarge,1,llama-3.1-8b,train,bf16,8192,32,1e10,time_to_train_s,s,\nJ3,p5.48xlarge,1,llama-3.1-8b,train,bf16,8192,32,1e10,time_to_train_s,s,training\n' >"$tmp/job.csv"
+"$TB_BIN" predict --scenarios "$tmp/job.csv" >"$tmp/job.out" 2>/dev/null
+"$TB_BIN" compare --model llama-3.1-8b --phase train --seq-in 8192 --batch 32 --targets p5.48xlarge \
+    --train-tokens 1e10 --out "$tmp/job" >/dev/null 2>&1
+p=$(field "$tmp/job.out" J1 predicted)
+c=$(csv_cell "$tmp/job/cost.csv" train_usd metric=usd_per_mtok_train)
+check "predict and compare price the 10B-token 8B job alike (predict \$$p, compare \$$c)" \
+    perl -e 'exit !($ARGV[0] > 0 && abs($ARGV[0] - $ARGV[1]) < 1e-4 * $ARGV[1])' "$p" "$c"
+check "MLPerf's evaluations only with scenario training ($(field "$tmp/job.out" J2 predicted) s < $(field "$tmp/job.out" J3 predicted) s)" \
+    sh -c 'echo "$0" | grep -q "time_to_train without evaluations" && echo "$1" | grep -q "time_to_train adds [0-9]* evaluations (MLPerf" &&
+           perl -e "exit !(\$ARGV[0] < \$ARGV[1])" "$2" "$3"' \
+    "$(field "$tmp/job.out" J2 assumptions)" "$(field "$tmp/job.out" J3 assumptions)" \
+    "$(field "$tmp/job.out" J2 predicted)" "$(field "$tmp/job.out" J3 predicted)"
+"$TB_BIN" predict --pricing capacity-block --region us-east-2 --scenarios "$tmp/job.csv" >"$tmp/jobcb.out" 2>/dev/null
+s=$(field "$tmp/jobcb.out" J2 predicted)
+check "at capacity-block: the whole days bought, paid up front ($(field "$tmp/jobcb.out" J1 predicted) for $s s)" \
+    perl -MPOSIX=ceil -e 'my ($u, $s) = @ARGV; my $d = ceil($s / 86400); $d = 7 * ceil($d / 7) if $d > 14;
+                          exit !(abs($u - $d * 24 * 41.528) < 1e-4 * $u)' "$(field "$tmp/jobcb.out" J1 predicted)" "$s"

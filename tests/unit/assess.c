@@ -397,7 +397,7 @@ int main(void)
     OK(has(html, "<td class=\"tip\" title=\"$") && has(html, "/h us-east-1 on-demand, ") &&
            has(html, "\">p5.48xlarge (current)</td>"),
        "HTML: the price used as the candidate's tooltip");
-    OK(has(html, "<tr><td>trn3-ultraserver-gen1</td><td colspan=\"10\">no price: "),
+    OK(has(html, "<tr><td>trn3-ultraserver-gen1</td><td class=\"long\" colspan=\"10\">no price: "),
        "HTML: an unpriced row's reason spans the figures");
     OK(has(html, "<li><strong>nvidia</strong> ("), "HTML: risks by chip family");
 
@@ -511,7 +511,7 @@ int main(void)
         IS_STRING("reserved-3y, 1 cluster always on", r3 ? r3->basis : "", "the basis says so");
         IS_REL(730 * 23.777 * (double)p5->instances, r3 ? r3->monthly_usd : NAN, 1e-12,
                "730 h x $23.777 for the month");
-        /* trn2 by Capacity Blocks: whole days, 7-day steps past 14 (tb_cost_cblock) */
+        /* trn2 by Capacity Blocks: whole days, 7-day steps past 14 (tb_pricing_cblock) */
         {
             double h = t2->cluster_hours, days = ceil(h / 24);
             days = days > 14 ? 7 * ceil(days / 7) : days;

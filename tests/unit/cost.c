@@ -283,27 +283,27 @@ int main(void)
 
     /* Capacity Blocks: whole days (1..14, then weeks to 182), 64 instances a block */
     {
-        struct tb_cost_cblock b;
-        IS_DOUBLE(1, tb_cost_cblock_days(0.5), 0, "half an hour buys a day");
-        IS_DOUBLE(2, tb_cost_cblock_days(24.9), 0, "24.9 h buys 2 days");
-        IS_DOUBLE(2, tb_cost_cblock_days(48.0), 0, "exactly 48 h buys 2 days, not 3");
-        IS_DOUBLE(14, tb_cost_cblock_days(13.2 * 24), 0, "13.2 days: 14, by the day");
-        IS_DOUBLE(21, tb_cost_cblock_days(14.5 * 24), 0, "14.5 days: the next week, 21");
-        IS_DOUBLE(182, tb_cost_cblock_days(180 * 24), 0, "180 days: 182");
-        IS_DOUBLE(182 + 3, tb_cost_cblock_days(184.5 * 24), 0, "184.5 days: 182 then 3 more");
-        OK(isnan(tb_cost_cblock_days(0)), "no hours: no blocks");
-        OK(tb_cost_cblock(24.9, 1, 35.7608, &b) == 0, "one trn2 for 24.9 h");
+        struct tb_pricing_cblock b;
+        IS_DOUBLE(1, tb_pricing_cblock_days(0.5), 0, "half an hour buys a day");
+        IS_DOUBLE(2, tb_pricing_cblock_days(24.9), 0, "24.9 h buys 2 days");
+        IS_DOUBLE(2, tb_pricing_cblock_days(48.0), 0, "exactly 48 h buys 2 days, not 3");
+        IS_DOUBLE(14, tb_pricing_cblock_days(13.2 * 24), 0, "13.2 days: 14, by the day");
+        IS_DOUBLE(21, tb_pricing_cblock_days(14.5 * 24), 0, "14.5 days: the next week, 21");
+        IS_DOUBLE(182, tb_pricing_cblock_days(180 * 24), 0, "180 days: 182");
+        IS_DOUBLE(182 + 3, tb_pricing_cblock_days(184.5 * 24), 0, "184.5 days: 182 then 3 more");
+        OK(isnan(tb_pricing_cblock_days(0)), "no hours: no blocks");
+        OK(tb_pricing_cblock(24.9, 1, 35.7608, &b) == 0, "one trn2 for 24.9 h");
         IS_DOUBLE(2 * 24 * 35.7608, b.usd, 1e-9, "paid for 2 whole days: $1,716.52");
         IS_DOUBLE(24.9 / 48, b.used, 1e-12, "of which the job uses 52 percent");
         IS_DOUBLE(1, b.blocks, 0, "in one block");
-        OK(tb_cost_cblock(100, 65, 10, &b) == 0 && b.blocks == 2 && !b.over_quota,
+        OK(tb_pricing_cblock(100, 65, 10, &b) == 0 && b.blocks == 2 && !b.over_quota,
            "65 instances: two blocks");
-        OK(tb_cost_cblock(100, 300, 10, &b) == 0 && b.blocks == 5 && b.over_quota,
+        OK(tb_pricing_cblock(100, 300, 10, &b) == 0 && b.blocks == 5 && b.over_quota,
            "300 instances: five blocks, past an account's 256");
-        OK(tb_cost_cblock(200 * 24, 8, 10, &b) == 0 && b.blocks == 2 && b.days == 182 + 21,
+        OK(tb_pricing_cblock(200 * 24, 8, 10, &b) == 0 && b.blocks == 2 && b.days == 182 + 21,
            "200 days on 8: a 182-day block then a 21-day one");
-        OK(tb_cost_cblock(10, 1.5, 10, &b) < 0 && isnan(b.usd), "half an instance is refused");
-        OK(tb_cost_cblock(10, 1, NAN, &b) < 0, "no price: refused");
+        OK(tb_pricing_cblock(10, 1.5, 10, &b) < 0 && isnan(b.usd), "half an instance is refused");
+        OK(tb_pricing_cblock(10, 1, NAN, &b) < 0, "no price: refused");
     }
 
     /* latency limits */

@@ -160,7 +160,7 @@ int main(void)
 
     /* the last 13: attention's backward, the all-reduce across instances, the 405B
      * evaluation schedule, NVFP4 LoRA healing (issue 18's training round) */
-    plan(43 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9 + 4 + 11 + 7 + 5 + 4 + 13 + 11 + 5 +
+    plan(44 + 27 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9 + 4 + 11 + 7 + 5 + 4 + 13 + 11 + 5 +
          4 + 3 + 5);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
@@ -523,6 +523,7 @@ int main(void)
      * 12288 sequences 1024 sequences forward (llama31_8b) */
     s = scen(&a8, "p5.48xlarge", TB_PHASE_TRAIN, "bf16", 64, 8192, 0, 1024);
     s.train_tokens = 12288.0 * 8192 * 10;
+    s.scenario = "training"; /* MLPerf's: a team's own job has no such evaluations */
     p = predict(&s);
     IS_REL(p.eval_s, 10 * 1024.0 * 8192 / p.train_tokens_per_s / 3, 1e-12,
            "10 evaluations of 1024 sequences at a third of a training step's time per token");
@@ -530,6 +531,11 @@ int main(void)
            "time to train = tokens / throughput + evaluations");
     OK(strstr(p.assumptions, "10 evaluations (MLPerf: every 12288 sequences"),
        "the assumptions say so: %.60s", strstr(p.assumptions, "time_to_train"));
+    s.scenario = "";
+    p = predict(&s);
+    OK(p.eval_s == 0 && strstr(p.assumptions, "time_to_train without evaluations"),
+       "without scenario training, a team's own job: no MLPerf evaluations (%g s)", p.eval_s);
+    s.scenario = "training";
 
     /* llama31_405b since v5.1 (training rules, 'Quality measure'): every ceil(18432 /
      * batch) batches after skipping floor(0.0026 batch + 12) evaluations. By hand for
@@ -541,6 +547,7 @@ int main(void)
     s.pp = 8;
     s.dp = 8;
     s.train_tokens = 331776.0 * 8192;
+    s.scenario = "training";
     p = predict(&s);
     IS_REL(p.eval_s,
            4 * 5760.0 * 8192 / p.train_tokens_per_s * tb_flops_forward(&a405, 1152, 8192) /
@@ -601,6 +608,7 @@ int main(void)
         s.dp = 8;
         s.lora_rank = 16;
         s.train_tokens = 2688.0 * 8192;
+        s.scenario = "training";
         p = predict(&s);
         IS_REL(p.eval_s,
                4 * 176.0 * 8192 / p.train_tokens_per_s * tb_flops_forward(&l2, 8, 8192) /
