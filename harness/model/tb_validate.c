@@ -252,8 +252,10 @@ bool tb_validate_error(const struct tb_validation *v, const char *family, const 
         if (usable(f, 1) && f->p90 > e)
             e = f->p90;
         if (usable(f, 1))
-            snprintf(basis, len, "%s: validated on only %zu rows; the p90 of all %zu rows used",
-                     family, f->n, v->all.n);
+            snprintf(basis, len,
+                     "%s: validated on only %zu rows; the larger of their p90 (%.1f%%) and "
+                     "all %zu rows' (%.1f%%)",
+                     family, f->n, f->p90, v->all.n, v->all.p90);
         else
             snprintf(basis, len, "%s: not validated; the p90 of all %zu rows used",
                      family && *family ? family : "target", v->all.n);

@@ -80,6 +80,7 @@ int tb_assess_write_csv(const struct tb_assessment *as, FILE *f)
                                        "saving_usd_price_low",
                                        "saving_usd_price_high",
                                        "model_error_pct",
+                                       "model_error_basis",
                                        "saving_usd_model_low",
                                        "saving_usd_model_high",
                                        "model_range_note",
@@ -138,6 +139,7 @@ int tb_assess_write_csv(const struct tb_assessment *as, FILE *f)
         v[k++] = fmtn_(r->saving_lo_price, b[19], 48, 2, false);
         v[k++] = fmtn_(r->saving_hi_price, b[20], 48, 2, false);
         v[k++] = fmtn_(100 * r->model_err, b[21], 48, 1, false);
+        v[k++] = r->model_err_basis;
         v[k++] = fmtn_(r->saving_lo_model, b[22], 48, 2, false);
         v[k++] = fmtn_(r->saving_hi_model, b[23], 48, 2, false);
         v[k++] = r->model_note;
@@ -464,7 +466,9 @@ int tb_assess_doc(const struct tb_assessment *as, const struct tb_assess_opts *o
                 "move, it says so first. Thresholds: a spend "
                 "under $%.0f/month rarely repays a migration; %.0f-%.0f%% savings are the usual "
                 "claims to test. Sensitivity: prices +-%.0f%%, and the capacity within the "
-                "model's median validation error for the chip family (whole replicas, clusters "
+                "model's error band for the chip family and phase, the one the report's "
+                "cost.csv carries (the 90th percentile of its validation errors; whole "
+                "replicas, clusters "
                 "or days are bought, so a range can be one figure: the cell then says what room "
                 "the fleet has).",
                 o->min_monthly_usd, 100 * o->claim_low, 100 * o->claim_high, 100 * o->price_swing);

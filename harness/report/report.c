@@ -536,8 +536,10 @@ static void write_summary(struct tb_doc *d, const struct report *R)
              "repetitions.%s%s%s",
              R->cs.basis, R->o->region ? R->o->region : "us-east-1",
              R->o->purchase ? R->o->purchase : "on-demand",
-             *few ? " Validated on few rows or none, so given the overall error: " : "", few,
-             *few ? "." : "");
+             *few ? " Validated on few rows or none, so given the larger of their own p90 and "
+                    "every validated row's: "
+                  : "",
+             few, *few ? "." : "");
     tb_doc_list_begin(d);
     for (size_t i = 0; i < R->cs.nranks; i++)
         if (compared_workload(R, &R->cs.ranks[i]))

@@ -1409,9 +1409,15 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
                 continue;
             }
             {
-                const struct tb_validate_group *g = tb_validate_family(&v, chip->name);
-                /* no validated rows for the family: assume 25% */
-                row->model_err = g && !isnan(g->median) ? g->median / 100.0 : 0.25;
+                /* the report's band (cost.csv model_error_pct): one statement of the
+                 * model's error, tb_validate_error's p90 for the family and phase */
+                double pct;
+                bool few;
+                row->model_err =
+                    tb_validate_error(&v, chip->name, tb_phase_to_string(wk->phase), &pct, &few,
+                                      row->model_err_basis, sizeof row->model_err_basis)
+                        ? pct / 100.0
+                        : NAN;
             }
             row->family = e->family;
             risks_of(as->have_risks ? &as->risks : NULL, e->family, row->risks, sizeof row->risks);
