@@ -11,6 +11,9 @@
 # report's options are checked before the suite. Needs TB_SRCDIR and TB_BUILDDIR (make
 # check sets them).
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
+# the make -n below is this test's own: not a sub-make of `make check` (its -j's
+# jobserver is not ours: make would warn on stderr, which the checks read)
+unset MAKEFLAGS MFLAGS MAKELEVEL
 echo 1..16
 
 tmp="$TB_BUILDDIR/tests/tmp/make.t"
