@@ -32,7 +32,7 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: trnbench run --suite NAME|FILE [--out DIR]\n"
+    fputs("usage: trnbench run --suite NAME|FILE [--out DIR] [--progress S]\n"
           "       trnbench run --model M --phase P --seq-in T [--seq-out N] [--batch B]\n"
           "                    [--layers N] [--reps R] [--warmup W] [--seed S] [--out DIR]\n"
           "                    [--precision fp32|fp8] [--executor cpu|cuda|all]\n"
