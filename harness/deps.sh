@@ -57,8 +57,11 @@ echo "trnbench: missing Debian packages:$need" >&2
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1 && [ "${TRNBENCH_NO_INSTALL:-}" != 1 ]; then
     echo "trnbench: installing them with apt-get" >&2
     export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y --no-install-recommends $need >&2 ||
-        { apt-get update >&2 && apt-get install -y --no-install-recommends $need >&2; } || {
+    # another apt-get (a second build tree's, an engineer's) holds dpkg's lock: wait
+    # for it, up to 10 minutes, instead of failing the build at once
+    lock="-o DPkg::Lock::Timeout=600"
+    apt-get $lock install -y --no-install-recommends $need >&2 ||
+        { apt-get $lock update >&2 && apt-get $lock install -y --no-install-recommends $need >&2; } || {
         echo "trnbench: apt-get failed; run: apt-get install -y --no-install-recommends$need" >&2
         exit 1
     }

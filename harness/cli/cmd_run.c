@@ -21,6 +21,7 @@
 #include "tb_darch.h"
 #include "tb_results.h"
 #include "tb_run.h"
+#include "tb_timer.h"
 #include "tb_util.h"
 
 #include <limits.h>
@@ -31,7 +32,7 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: trnbench run --suite NAME|FILE [--out DIR]\n"
+    fputs("usage: trnbench run --suite NAME|FILE [--out DIR] [--progress S]\n"
           "       trnbench run --model M --phase P --seq-in T [--seq-out N] [--batch B]\n"
           "                    [--layers N] [--reps R] [--warmup W] [--seed S] [--out DIR]\n"
           "                    [--precision fp32|fp8] [--executor cpu|cuda|all]\n"
@@ -74,6 +75,10 @@ static void usage(FILE *f)
           "  --no-wait          when another trnbench writes DIR/results.csv, stop (exit 1)\n"
           "                     instead of waiting for it (the default: wait, then skip\n"
           "                     the runs it recorded)\n"
+          "  --progress S       during a run, a line on stderr every S seconds (default 10,\n"
+          "                     0: none) with the repetition, the time elapsed and about\n"
+          "                     how long is left; each run's lines start with [k/N], N\n"
+          "                     the measurements planned (a serving level is one)\n"
           "  --model M          catalogue name (see --list) or a .model file\n"
           "  --phase P          prefill, decode or train (Llama); denoise (diffusion: one\n"
           "                     generation of --batch images, every step, both CFG halves);\n"
@@ -198,6 +203,35 @@ static void usage(FILE *f)
           f);
 }
 
+/* ---- the end ---- */
+
+/* What the plan did, on stderr, in the plan's terms: every planned measurement and
+ * prediction in exactly one of the counts, so they add up to the plan line's total. */
+static void say_counts(const struct tb_run_counts *n, double secs, const char *results)
+{
+    char took[32], more[512] = "";
+    size_t k = 0;
+
+#define MORE(c, what)                                                                              \
+    if ((c) && k < sizeof more)                                                                    \
+    k += (size_t)snprintf(more + k, sizeof more - k, ", %d %s", (c), (what))
+    MORE(n->unsupported, "not for an executor here (precision, no torch or device for PyTorch; "
+                         "reasons above)");
+    MORE(n->unpredicted, "not predicted (reasons above)");
+    MORE(n->elsewhere, "reported by another node");
+#undef MORE
+    fprintf(stderr,
+            "trnbench run: done in %s: of %d planned, %d run%s measured, %d modeled, %d already "
+            "there, %d failed%s; results in '%s'\n",
+            tb_progress_duration(secs, took, sizeof took), n->planned, n->measured,
+            n->measured == 1 ? "" : "s", n->modeled, n->skipped, n->failed, more, results);
+    if (n->twins)
+        fprintf(stderr,
+                "trnbench run: and %d modeled twin%s of measured serving levels (the same load "
+                "on the target the model prices), not in the plan\n",
+                n->twins, n->twins == 1 ? "" : "s");
+}
+
 /* ---- --list ---- */
 
 struct list_ctx {
@@ -272,6 +306,7 @@ int tb_cmd_run(int argc, char **argv)
         {"out", required_argument, NULL, 'o'},
         {"executor", required_argument, NULL, 'x'},
         {"no-wait", no_argument, NULL, 'W'},
+        {"progress", required_argument, NULL, 'P'},
         {"model", required_argument, NULL, 1000},
         {"phase", required_argument, NULL, 1001},
         {"seq-in", required_argument, NULL, 1002},
@@ -336,12 +371,14 @@ int tb_cmd_run(int argc, char **argv)
     const char *suite_name = NULL, *out = ".";
     char err[2048] = "";
     bool have_one = false, list = false, wait = true;
+    double progress_s = 10; /* a progress line this often during a run */
     struct tb_lock lock = {0};
     enum tb_run_executors executor = TB_RUN_ALL;
     enum { MAX_TORCH_WORDS = 16 };
     char torch_words[MAX_TORCH_WORDS][1200];  /* --nproc-per-node ... as "key=value" */
     const char *torch_names[MAX_TORCH_WORDS]; /* their options' names */
     int rc, c, st = 0, ntorch = 0;
+    uint64_t t0;
     struct tb_run_slurm slurm = {.submit = true, .job = {.nodes = 1, .ntasks_per_node = 1}};
     struct tb_slurm_task task;
 
@@ -362,6 +399,15 @@ int tb_cmd_run(int argc, char **argv)
             break;
         case 'W':
             wait = false;
+            break;
+        case 'P':
+            if (tb_parse_double(optarg, 0, 86400, &progress_s) != 0) {
+                fprintf(stderr,
+                        "trnbench run: option '--progress': '%s' is not a number of seconds "
+                        "from 0 to 86400\n",
+                        optarg);
+                return 2;
+            }
             break;
         case 1300:
             slurm.on = true;
@@ -602,21 +648,15 @@ int tb_cmd_run(int argc, char **argv)
         rc = 1;
         goto out;
     }
+    plan.progress.every_s = progress_s;
+    t0 = tb_timer_now_ns();
     if (tb_plan_execute(&plan, &n, err, sizeof err) != TB_OK) {
         if (err[0])
             fprintf(stderr, "trnbench run: %s\n", err);
         rc = 1;
         goto out;
     }
-    fprintf(stderr,
-            "trnbench run: %d run%s measured, %d modeled, %d already there, %d failed; results "
-            "in '%s'\n",
-            n.measured, n.measured == 1 ? "" : "s", n.modeled, n.skipped, n.failed, plan.results);
-    if (n.unsupported)
-        fprintf(stderr,
-                "trnbench run: %d run%s not for an executor here (precision, no torch or "
-                "device for PyTorch; reasons above)\n",
-                n.unsupported, n.unsupported == 1 ? "" : "s");
+    say_counts(&n, tb_timer_seconds(t0, tb_timer_now_ns()), plan.results);
     rc = n.failed ? 1 : 0;
     if ((slurm.rank || slurm.node) && tb_run_slurm_done(out, &task, &n, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench run: %s\n", err);

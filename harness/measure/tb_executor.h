@@ -107,6 +107,8 @@ struct tb_workload {
     const struct tb_darch *darch;   /* borrowed: the diffusion model (denoise only) */
     const void *scenario;           /* borrowed: the model executor's question (struct
                                        tb_scenario, tb_model.h); NULL for the engines */
+    struct tb_progress *progress;   /* borrowed: progress lines on stderr while tb_measure
+                                       runs it (tb_progress.h); NULL: none */
 };
 
 enum tb_exec_flags {

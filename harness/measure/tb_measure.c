@@ -5,6 +5,7 @@
 #include "tb_counters.h"
 #include "tb_flops.h"
 #include "tb_loadgen.h"
+#include "tb_progress.h"
 #include "tb_timer.h"
 #include "tb_torch.h"
 #include "tb_util.h"
@@ -181,8 +182,9 @@ static void counters_per_rep(struct tb_counter_values *cv, int reps, char *buf, 
     tb_counters_format(cv, buf, len);
 }
 
-int tb_measure_run(const struct tb_executor_i *i, void *run, const struct tb_run_spec *spec,
-                   struct tb_exec_result *r, char *err, size_t errlen)
+/* The loop of tb_measure_run, its iterations counted into pg (NULL: none). */
+static int measure_loop(const struct tb_executor_i *i, void *run, const struct tb_run_spec *spec,
+                        struct tb_exec_result *r, struct tb_progress *pg, char *err, size_t errlen)
 {
     const bool host = i->flags & TB_EXEC_HOST_COUNTERS;
     struct tb_counter_values cv;
@@ -190,6 +192,7 @@ int tb_measure_run(const struct tb_executor_i *i, void *run, const struct tb_run
     bool counting = false;
     int rc = -1;
 
+    tb_progress_step(pg, 0);
     for (int k = -spec->warmup; k < spec->reps; k++) { /* k < 0: warm-up */
         double secs = -1;
         uint64_t t0;
@@ -220,6 +223,7 @@ int tb_measure_run(const struct tb_executor_i *i, void *run, const struct tb_run
             break;
         if (k >= 0 && r->valid && !r->note[0])
             tb_timer_check((uint64_t)(secs * 1e9), tick, r->note, sizeof r->note);
+        tb_progress_step(pg, k + spec->warmup + 1);
     }
     if (counting) {
         tb_counters_stop(&cv);
@@ -239,21 +243,33 @@ out:
     return rc;
 }
 
+int tb_measure_run(const struct tb_executor_i *i, void *run, const struct tb_run_spec *spec,
+                   struct tb_exec_result *r, char *err, size_t errlen)
+{
+    return measure_loop(i, run, spec, r, NULL, err, errlen);
+}
+
 int tb_measure(const struct tb_executor *ex, const struct tb_workload *w, struct tb_exec_result *r,
                char *err, size_t errlen)
 {
     void *run = NULL;
-    int rc;
+    int rc = -1;
 
     memset(r, 0, sizeof *r);
     if (!ex->i->can_run(ex->self, w, err, errlen))
         return -1;
+    /* progress from here: setting up a large model takes seconds too; without a
+     * thread the run goes on unannounced */
+    if (w->progress)
+        tb_progress_start(w->progress, w->spec->warmup, w->spec->reps);
     if (ex->i->setup(ex->self, w, r, &run, err, errlen) != 0) {
         if (run)
             ex->i->teardown(run);
-        return -1;
+        goto out;
     }
-    rc = tb_measure_run(ex->i, run, w->spec, r, err, errlen);
+    rc = measure_loop(ex->i, run, w->spec, r, w->progress, err, errlen);
     ex->i->teardown(run);
+out:
+    tb_progress_stop(w->progress);
     return rc;
 }

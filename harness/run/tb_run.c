@@ -331,10 +331,9 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
     snprintf(p->ctx.device, sizeof p->ctx.device, "%s (host CPU)",
              p->plat.cpu_model[0] ? p->plat.cpu_model : "unknown CPU");
     p->ctx.engine = "host-cpu";
-    fprintf(stderr,
-            "trnbench run: suite '%s', %zu run%s on %s (target %s) and %zu modeled into '%s'\n",
-            p->suite.name, p->suite.nruns, p->suite.nruns == 1 ? "" : "s", p->ctx.host,
-            p->ctx.target, p->suite.npredicts, p->results);
+    /* what it will do, counted, once the executors are known (tb_plan_execute) */
+    fprintf(stderr, "trnbench run: suite '%s' on %s (target %s) into '%s'\n", p->suite.name,
+            p->ctx.host, p->ctx.target, p->results);
     fprintf(stderr, "trnbench run: counters %s\n", tb_counters_status());
     if (p->which == TB_RUN_PYTORCH)
         return TB_OK; /* the training script finds its own device */
@@ -500,6 +499,28 @@ int tb_plan_has_run(const struct tb_plan *p, const char *id, char *err, size_t e
     return has;
 }
 
+void tb_plan_next(struct tb_plan *p, int n, char *tag, size_t len)
+{
+    struct tb_run_progress *g = &p->progress;
+    if (n > 1)
+        snprintf(tag, len, "%d-%d/%d", g->started + 1, g->started + n, g->measurements);
+    else
+        snprintf(tag, len, "%d/%d", g->started + 1, g->measurements);
+    g->started += n > 0 ? n : 0;
+}
+
+struct tb_progress *tb_plan_progress(struct tb_plan *p, const char *tag, const char *id)
+{
+    struct tb_progress *pg = &p->progress.pg;
+    if (!(p->progress.every_s > 0))
+        return NULL;
+    pg->who = "trnbench run";
+    pg->every_s = p->progress.every_s;
+    pg->suite_t0_ns = p->progress.t0_ns;
+    snprintf(pg->label, sizeof pg->label, "[%.40s] %.340s", tag, id);
+    return pg;
+}
+
 int tb_plan_already(const struct tb_plan *p, const char *id, const char *tag,
                     struct tb_run_counts *n)
 {
@@ -518,7 +539,7 @@ int tb_plan_already(const struct tb_plan *p, const char *id, const char *tag,
  * already there, or not for this executor), 1 when the run failed, -1 on a write
  * error. */
 static int run_one(struct tb_plan *p, const struct tb_executor *ex, const struct tb_record_ctx *c,
-                   size_t i, const char *tag, struct tb_run_counts *n)
+                   size_t i, struct tb_run_counts *n)
 {
     struct tb_run_spec spec = p->suite.runs[i];
     const struct tb_resolved *mr = &p->work[i];
@@ -526,11 +547,12 @@ static int run_one(struct tb_plan *p, const struct tb_executor *ex, const struct
     struct tb_workload w = {.spec = &spec};
     struct tb_exec_result r;
     struct tb_record_extra extra[TB_RECORD_MAX_EXTRA];
-    char id[256], err[2048], summary[512];
+    char id[256], err[2048], summary[512], tag[48];
     size_t k;
     int has, nextra = 0;
     uint64_t t0;
 
+    tb_plan_next(p, 1, tag, sizeof tag);
     if (ex->i->adapt)
         ex->i->adapt(ex->self, &spec);
     k = (size_t)snprintf(id, sizeof id, "%s", ex->i->id_prefix);
@@ -550,6 +572,7 @@ static int run_one(struct tb_plan *p, const struct tb_executor *ex, const struct
         return has < 0 ? -1 : 0;
     fprintf(stderr, "trnbench run: [%s] %s (%d warm-up + %d timed) ...\n", tag, id, spec.warmup,
             spec.reps);
+    w.progress = tb_plan_progress(p, tag, id);
     t0 = tb_timer_now_ns();
     if (tb_measure(ex, &w, &r, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench run: %s: %s\n", id, err);
@@ -579,21 +602,78 @@ static int run_one(struct tb_plan *p, const struct tb_executor *ex, const struct
     return 0;
 }
 
+/* The measurements of run i under p's executors: one a serving level, one for a
+ * PyTorch line or a line no executor here takes, else one per executor. */
+static int measurements_of(const struct tb_plan *p, size_t i)
+{
+    const struct tb_run_spec *r = &p->suite.runs[i];
+    if (r->phase == TB_PHASE_SERVE)
+        return tb_plan_serve_levels(r);
+    if (r->torch.on || p->which == TB_RUN_PYTORCH)
+        return 1;
+    return (p->which != TB_RUN_CUDA) + (p->gpu.on ? 1 : 0);
+}
+
+/* Count what p will do into n->planned and p->progress, and say it: the measurements
+ * by executor, the predictions. */
+static void plan_count(struct tb_plan *p, struct tb_run_counts *n)
+{
+    int cpu = 0, gpu = 0, levels = 0, torch = 0, predicts = 0;
+    char what[256] = "";
+    size_t k = 0;
+
+    for (size_t i = 0; i < p->suite.nruns; i++) {
+        const struct tb_run_spec *r = &p->suite.runs[i];
+        int m;
+        if (p->slurm && !tb_slurm_mine(p->slurm, i))
+            continue;
+        m = measurements_of(p, i);
+        if (r->phase == TB_PHASE_SERVE)
+            levels += m;
+        else if (r->torch.on || p->which == TB_RUN_PYTORCH)
+            torch += m;
+        else {
+            cpu += p->which != TB_RUN_CUDA;
+            gpu += p->gpu.on;
+        }
+    }
+    for (size_t i = 0; i < p->suite.npredicts; i++)
+        predicts += !p->slurm || tb_slurm_mine(p->slurm, p->suite.nruns + i);
+    p->progress.measurements = cpu + gpu + levels + torch;
+    p->progress.started = 0;
+    p->progress.t0_ns = tb_timer_now_ns();
+    n->planned = p->progress.measurements + predicts;
+    if (!p->progress.measurements)
+        return; /* predictions only (trnbench compare): their lines say it */
+#define PART(c, what_)                                                                             \
+    if ((c) && k < sizeof what)                                                                    \
+    k += (size_t)snprintf(what + k, sizeof what - k, "%s%d %s", k ? ", " : "", (c), (what_))
+    PART(cpu, "on the CPU");
+    PART(gpu, "on the GPU");
+    PART(levels, levels == 1 ? "serving level" : "serving levels");
+    PART(torch, "through PyTorch");
+#undef PART
+    fprintf(stderr,
+            "trnbench run: plan: %d measurement%s (%s) and %d prediction%s, %d in all; progress "
+            "every %g s during a run\n",
+            p->progress.measurements, p->progress.measurements == 1 ? "" : "s", what, predicts,
+            predicts == 1 ? "" : "s", n->planned, p->progress.every_s);
+}
+
 int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_t errlen)
 {
     const struct tb_executor cpu = {&tb_executor_cpu, NULL};
     const struct tb_executor cuda = {&tb_executor_cuda, &p->gpu.gpu};
 
     memset(n, 0, sizeof *n);
+    plan_count(p, n);
     for (size_t i = 0; i < p->suite.nruns; i++) {
-        char tag[48];
         int r = 0;
         if (p->slurm && !tb_slurm_mine(p->slurm, i))
             continue; /* another task's */
-        snprintf(tag, sizeof tag, "%zu/%zu", i + 1, p->suite.nruns);
         if (p->suite.runs[i].phase == TB_PHASE_SERVE) {
             /* a server, measured by the endpoint executor whichever executors measure */
-            if (tb_plan_serve(p, i, tag, n) < 0) {
+            if (tb_plan_serve(p, i, n) < 0) {
                 err[0] = '\0'; /* said */
                 return TB_EFAIL;
             }
@@ -602,6 +682,8 @@ int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_
         if (p->suite.runs[i].torch.on) {
             /* executor=pytorch: the training script's run alone */
             if (p->which == TB_RUN_CPU || p->which == TB_RUN_CUDA) {
+                char tag[48];
+                tb_plan_next(p, 1, tag, sizeof tag);
                 fprintf(stderr,
                         "trnbench run: [%s] line %ld: executor=pytorch, not run: --executor %s "
                         "was asked\n",
@@ -609,9 +691,10 @@ int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_
                 n->unsupported++;
                 continue;
             }
-            r = tb_plan_torch(p, i, tag, n);
+            r = tb_plan_torch(p, i, n);
         } else if (p->which == TB_RUN_PYTORCH) {
-            char id[256];
+            char id[256], tag[48];
+            tb_plan_next(p, 1, tag, sizeof tag);
             tb_run_spec_id(&p->suite.runs[i], id, sizeof id);
             fprintf(stderr,
                     "trnbench run: [%s] %s: not run: --executor pytorch trains (phase train) "
@@ -620,10 +703,14 @@ int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_
             n->unsupported++;
             continue;
         } else {
+            /* each executor's run counts on its own: a failed CPU run stays failed
+             * whatever the GPU's does */
             if (p->which != TB_RUN_CUDA)
-                r = run_one(p, &cpu, &p->ctx, i, tag, n);
-            if (r >= 0 && p->gpu.on)
-                r = run_one(p, &cuda, &p->gpu.ctx, i, tag, n);
+                r = run_one(p, &cpu, &p->ctx, i, n);
+            if (r >= 0 && p->gpu.on) {
+                int g = run_one(p, &cuda, &p->gpu.ctx, i, n);
+                r = g < 0 ? g : r + g;
+            }
         }
         if (r < 0) {
             err[0] = '\0'; /* said */
@@ -650,12 +737,14 @@ int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_
         fprintf(stderr, "trnbench run: [modeled %zu/%zu] %s\n", i + 1, p->suite.npredicts, id);
         if (tb_scenario_parse(spec_get, ps, &p->model, &in, &why) != 0) {
             fprintf(stderr, "trnbench run:   not predicted: %s\n", why.why);
+            n->unpredicted++;
             continue;
         }
         r = tb_plan_run_model(p, &in.sc, in.metric, id, err, errlen);
         if (r < 0)
             return TB_EFAIL;
         n->modeled += r;
+        n->unpredicted += !r;
     }
     return TB_OK;
 }

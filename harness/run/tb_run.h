@@ -26,6 +26,7 @@
 #include "tb_neuron_monitor.h"
 #include "tb_platform.h"
 #include "tb_pricing.h"
+#include "tb_progress.h"
 #include "tb_record.h"
 #include "tb_suite.h"
 
@@ -58,6 +59,16 @@ struct tb_plan_gpu {
     struct tb_gpu_share share; /* the part of the machine its rows are charged */
 };
 
+/* Where a plan's execution stands, for the "[k/N]" of its lines and the progress lines
+ * during a run (tb_progress.h). */
+struct tb_run_progress {
+    int started;           /* measurements started (or skipped) so far */
+    int measurements;      /* measurements planned */
+    uint64_t t0_ns;        /* when the plan started executing */
+    double every_s;        /* a progress line this often during a run; <= 0: none */
+    struct tb_progress pg; /* the current run's */
+};
+
 struct tb_plan {
     struct tb_suite suite;     /* owned */
     struct tb_resolved *work;  /* owned: [suite.nruns] */
@@ -79,11 +90,22 @@ struct tb_plan {
                                           as done (a Slurm task: the folder's results.csv,
                                           the other tasks' files) */
     size_t nresume;
+    struct tb_run_progress progress; /* tb_plan_execute's; set every_s before it (10 s) */
 };
 
-/* What executing a plan did. */
+/* What executing a plan did. Each planned measurement (a run on one executor, a
+ * serving level) and each prediction ends in exactly one of the first seven, so they
+ * add up to planned; twins are rows beside measured ones, not in the plan. */
 struct tb_run_counts {
-    int measured, modeled, skipped, failed, unsupported;
+    int planned;     /* measurements + predictions this process was to do */
+    int measured;    /* measurements recorded */
+    int modeled;     /* predictions recorded */
+    int skipped;     /* either, already in the results (resumed) */
+    int failed;      /* measurements that failed (or a serving level with failed requests) */
+    int unsupported; /* measurements not for an executor here (the reason said) */
+    int unpredicted; /* predictions the model could not make (the reason said) */
+    int elsewhere;   /* measurements another process reports (a node of a multi-node run) */
+    int twins;       /* modeled rows beside measured runs (the GPU's chip, a level's target) */
 };
 
 /* Load and check a plan: the suite suite_name (NULL: the one workload *one, already
@@ -136,6 +158,14 @@ int tb_plan_has_run(const struct tb_plan *p, const char *id, char *err, size_t e
 int tb_plan_already(const struct tb_plan *p, const char *id, const char *tag,
                     struct tb_run_counts *n);
 
+/* The tag of the next n measurements of the plan into tag: "3/19", or "15-19/19" for
+ * several; the count of those started advances by n. */
+void tb_plan_next(struct tb_plan *p, int n, char *tag, size_t len);
+/* p's progress lines for the run tag id (set in p->progress.pg); NULL when off. */
+struct tb_progress *tb_plan_progress(struct tb_plan *p, const char *tag, const char *id);
+/* How many measurements serving run spec is: one per load level. */
+int tb_plan_serve_levels(const struct tb_run_spec *spec);
+
 /* Load the price catalogue and the performance model into p (have_model). Returns 0 or
  * -1 with a message. */
 int tb_plan_load_model(struct tb_plan *p, char *err, size_t errlen);
@@ -147,7 +177,7 @@ int tb_plan_run_model(const struct tb_plan *p, const struct tb_scenario *sc, con
  * not yet in the results measured by the endpoint executor, the model's prediction of
  * each closed-loop level on a catalogue target, the server stopped. Failed levels are
  * counted in n. Returns 0, or -1 on a write error (said). */
-int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_counts *n);
+int tb_plan_serve(struct tb_plan *p, size_t i, struct tb_run_counts *n);
 /* Training run i through PyTorch (executor=pytorch, tb_run_torch.c): unless already in
  * the results, the training script under torchrun (the pytorch executor through
  * tb_measure), its rows appended with the script's environment as their provenance,
@@ -156,6 +186,6 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
  * the reason said, unless --executor pytorch asked for it (TB_RUN_PYTORCH: then it
  * failed, as --executor cuda without a GPU). Returns 0 (done, skipped or unavailable),
  * 1 when the run failed, -1 on a write error (said). */
-int tb_plan_torch(struct tb_plan *p, size_t i, const char *tag, struct tb_run_counts *n);
+int tb_plan_torch(struct tb_plan *p, size_t i, struct tb_run_counts *n);
 
 #endif

@@ -393,7 +393,12 @@ static int level_twin(struct tb_plan *p, const struct tb_run_spec *lv, const str
     return tb_plan_run_model(p, &sc, "output_tokens_per_s", id, err, errlen);
 }
 
-int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_counts *n)
+int tb_plan_serve_levels(const struct tb_run_spec *spec)
+{
+    return spec->serve.nconcurrency + spec->serve.nrate;
+}
+
+int tb_plan_serve(struct tb_plan *p, size_t i, struct tb_run_counts *n)
 {
     const struct tb_run_spec *spec = &p->suite.runs[i];
     const struct tb_arch *a = &p->work[i].a;
@@ -407,18 +412,27 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
     struct tb_record_ctx ctx = p->ctx;
     struct served srv;
     char ids[2 * TB_SERVE_MAX_LEVELS][320], err[2048], models[512] = "", version[128] = "";
-    char where[160], chips[24];
+    char where[160], chips[24], tag[48];
     int nl = levels_of(spec, lv), pending = 0, rc = 0, starts;
 
     memset(&srv, 0, sizeof srv);
     memset(&ep, 0, sizeof ep);
+    /* each level is a measurement of its own: the levels already there take their
+     * "[k/N]" first, the others theirs as they start */
     for (int k = 0; k < nl; k++) {
         int has;
         size_t off = (size_t)snprintf(ids[k], sizeof ids[k], "%s", tb_executor_endpoint.id_prefix);
         tb_run_spec_id(&lv[k], ids[k] + off, sizeof ids[k] - off);
-        has = tb_plan_already(p, ids[k], tag, n);
-        if (has < 0)
+        has = tb_plan_has_run(p, ids[k], err, sizeof err);
+        if (has < 0) {
+            fprintf(stderr, "trnbench run: %s\n", err);
             return -1;
+        }
+        if (has) {
+            tb_plan_next(p, 1, tag, sizeof tag);
+            fprintf(stderr, "trnbench run: [%s] %s: already in results, skipped\n", tag, ids[k]);
+            n->skipped++;
+        }
         done[k] = has;
         pending += !has;
     }
@@ -430,6 +444,7 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
         snprintf(ep.base_url, sizeof ep.base_url, "%s", spec->serve.endpoint);
     if ((self || spec->serve.server_cmd[0] || recipe) &&
         start_server(&srv, spec, a, &p->plat, p->out, i, &ep, err, sizeof err) != 0) {
+        tb_plan_next(p, pending, tag, sizeof tag); /* the sweep's levels */
         fprintf(stderr, "trnbench run: [%s] %s: server not started: %s\n", tag, ids[0], err);
         stop_server(&srv);
         n->failed += pending;
@@ -437,6 +452,7 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
     }
     if (tb_endpoint_probe(ep.base_url, models, sizeof models, version, sizeof version, err,
                           sizeof err) != 0) {
+        tb_plan_next(p, pending, tag, sizeof tag); /* the sweep's levels */
         fprintf(stderr, "trnbench run: [%s] %s: %s\n", tag, ids[0], err);
         stop_server(&srv);
         n->failed += pending;
@@ -447,6 +463,7 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
          * measurement of vLLM */
         const char *t = getenv("TRNBENCH_TEST");
         if (!t || strcmp(t, "1") != 0) {
+            tb_plan_next(p, pending, tag, sizeof tag); /* the sweep's levels */
             fprintf(stderr,
                     "trnbench run: [%s] %s: the server recipe vllm started answers as '%s': a "
                     "stand-in for tests (TRNBENCH_TEST=1), refused here\n",
@@ -523,7 +540,9 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
         int twin = 0, nextra = 0;
         if (done[k])
             continue;
+        tb_plan_next(p, 1, tag, sizeof tag);
         fprintf(stderr, "trnbench run: [%s] %s ...\n", tag, ids[k]);
+        w.progress = tb_plan_progress(p, tag, ids[k]);
         if (neuron)
             mon = tb_plan_monitor_start(p);
         t0 = tb_timer_now_ns();
@@ -548,12 +567,13 @@ int tb_plan_serve(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
             break;
         }
         starts = 0;
-        n->modeled += twin;
+        n->twins += twin;
         fprintf(stderr, "trnbench run:   %s\n", summary);
         fprintf(stderr, "trnbench run:   %.1f s wall\n", tb_timer_seconds(t0, tb_timer_now_ns()));
-        n->measured++;
         if (r.load->failed)
             n->failed++; /* recorded, with the reasons, but the run did not go cleanly */
+        else
+            n->measured++;
         tb_exec_result_release(&r);
     }
     stop_server(&srv);

@@ -84,7 +84,7 @@ static double compile_seconds(const struct tb_train_report *t, double steady)
     return s;
 }
 
-int tb_plan_torch(struct tb_plan *p, size_t i, const char *tag, struct tb_run_counts *n)
+int tb_plan_torch(struct tb_plan *p, size_t i, struct tb_run_counts *n)
 {
     const struct tb_executor ex = {&tb_executor_torch, NULL};
     const struct tb_resolved *mr = &p->work[i];
@@ -97,13 +97,14 @@ int tb_plan_torch(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
     const struct tb_chip *chip;
     struct tb_stats st;
     char id[320], err[2048], summary[512], note[800], compiler[160], cflags[256], source[1100];
-    char chips[24], why[512], fell_text[160], nodes[64] = "";
+    char chips[24], why[512], fell_text[160], nodes[64] = "", tag[48];
     double share, before, after;
     struct tb_record_extra mx[3];
     tb_neuron_monitor_t mon = NULL;
     int has, nx = 0, fell, rc = 1, rc_measure, nmon;
     uint64_t t0;
 
+    tb_plan_next(p, 1, tag, sizeof tag);
     spec.torch.on = true;
     snprintf(id, sizeof id, "%s", tb_executor_torch.id_prefix);
     tb_run_spec_id(&spec, id + strlen(id), sizeof id - strlen(id));
@@ -124,12 +125,14 @@ int tb_plan_torch(struct tb_plan *p, size_t i, const char *tag, struct tb_run_co
      * CPU; its figures are kept only when the script ran on xla */
     if (p->plat.neuron_devices > 0 && strcmp(spec.torch.device, "cpu") != 0)
         mon = tb_plan_monitor_start(p);
+    w.progress = tb_plan_progress(p, tag, id);
     t0 = tb_timer_now_ns();
     rc_measure = tb_measure(&ex, &w, &r, err, sizeof err);
     nmon = tb_plan_monitor_stop(mon, mx, 3);
     if (rc_measure != 0) {
         if (r.elsewhere) {
             fprintf(stderr, "trnbench run: [%s] %s: %s\n", tag, id, err);
+            n->elsewhere++;
             rc = 0;
         } else if (r.unavailable && p->which != TB_RUN_PYTORCH) {
             /* a suite's executor=pytorch line where there is no torch or device: skipped */

@@ -30,7 +30,7 @@ keys() { # keys FILE: "run_id metric" of every row
     perl -e "$csv_pl"'while (<$f>) { my @r = row($_); print "$r[$c{run_id}] $r[$c{metric}]\n" }' "$1"
 }
 
-echo "1..39"
+echo "1..47"
 
 # ---- the smoke suite ----
 out="$tmp/smoke"
@@ -164,3 +164,39 @@ check "an unknown option exits 2 and is named" \
 "$TB_BIN" run --model llama-tiny --phase prefill --seq-in 2>"$tmp/eq.err"
 check "an option without its value exits 2 and says so" \
     sh -c "test $? -eq 2 && grep -q \"option '--seq-in' needs a value\" '$tmp/eq.err'"
+
+# ---- progress and counts: a suite of each kind of measurement ----
+cat >"$tmp/progress.suite" <<'EOF'
+suite progress
+description progress lines and counts that add up
+run model=llama-tiny phase=prefill batch=1 seq_in=8 reps=2 warmup=1 precision=fp32,fp8
+run model=llama-small phase=train batch=2 seq_in=64 reps=6 warmup=1
+serve model=llama-tiny endpoint=self seq_in=8 seq_out=4 concurrency=1,2 requests=4
+predict target=p5.48xlarge model=llama-3.1-8b phase=serve seq_in=2048 seq_out=512 batch=1 precision=bf16
+predict target=inf2.xlarge model=llama-3.1-70b phase=serve seq_in=2048 seq_out=512 batch=1 precision=bf16
+EOF
+pr="$tmp/progress"
+"$TB_BIN" run --suite "$tmp/progress.suite" --out "$pr" --progress 0.1 >"$pr.out" 2>"$pr.err"
+check "a suite with --progress 0.1 exits 0 and writes nothing on stdout" \
+    sh -c "test $? -eq 0 && test ! -s '$pr.out'"
+check "the plan counted: 5 measurements (3 on the CPU, 2 serving levels), 2 predictions, 7 in all" \
+    grep -q '^trnbench run: plan: 5 measurements (3 on the CPU, 2 serving levels) and 2 predictions, 7 in all' "$pr.err"
+# "[k/5]" opens exactly one line each: a run, its skip, or a serving level
+tags=$(perl -ne 'print "$1 " if m{^trnbench run: \[(\d+)/5\] \S+( \(.*\))? \.\.\.$} || m{^trnbench run: \[(\d+)/5\] \S+: not run }' "$pr.err")
+check "[1/5] to [5/5] open one measurement each, in order ($tags)" test "$tags" = "1 2 3 4 5 "
+check "the serving levels are [4/5] and [5/5]" \
+    sh -c "grep -q '^trnbench run: \[4/5\] endpoint:llama-tiny/serve/c1/' '$pr.err' && grep -q '^trnbench run: \[5/5\] endpoint:llama-tiny/serve/c2/' '$pr.err'"
+check "the training run says its repetition, time elapsed and an estimate while it runs" \
+    grep -Eq '^trnbench run: \[3/5\] llama-small/train/b2/in64/fp32: timed rep [1-6]/6, [0-9.]+ s elapsed, about [0-9.]+ s left; suite [0-9.]+ s in$' "$pr.err"
+check "the end: 4 measured, 1 modeled, 1 not for the CPU, 1 not predicted, of 7 planned" \
+    grep -q '^trnbench run: done in .*: of 7 planned, 4 runs measured, 1 modeled, 0 already there, 0 failed, 1 not for an executor here (.*), 1 not predicted (reasons above); ' "$pr.err"
+# sum_end FILE: the counts of the last "done in" line add up to its planned total
+sum_end() {
+    perl -ne 'if (/^trnbench run: done in .*?: of (\d+) planned, (.*); results in /) {
+                  ($p, $t, $c) = ($1, 0, $2); $t += $1 while $c =~ /(?:^|, )(\d+) /g }
+              END { exit !(defined $p && $p == $t) }' "$1"
+}
+check "  and they add up" sum_end "$pr.err"
+"$TB_BIN" run --suite "$tmp/progress.suite" --out "$pr" --progress 0 2>"$pr.again"
+check "again: the 5 recorded already there, one line each, 7 planned, no progress lines" \
+    sh -c "grep -q ': of 7 planned, 0 runs measured, 0 modeled, 5 already there, 0 failed, 1 not for an executor here' '$pr.again' && ! grep -q 'elapsed' '$pr.again' && test \"\$(grep -c 'already in results, skipped' '$pr.again')\" -eq 4"
