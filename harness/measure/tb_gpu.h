@@ -6,7 +6,7 @@
  * never in a crash or a failed build:
  *
  *   "disabled (TRNBENCH_CUDA=0)"
- *   "CUDA executor not built (nvcc not found at build time)"
+ *   "CUDA executor not built (no nvcc or no NVIDIA GPU when it was built: make CUDA_ARCHS=90 builds it)"
  *   "no NVIDIA driver (no /proc/driver/nvidia/version, no /dev/nvidiactl)"
  *   "cannot load '.../libtrnbench-cuda.so': <dlerror>"
  *   "no CUDA device: <cudaGetErrorString>"

@@ -253,8 +253,8 @@ bool tb_validate_error(const struct tb_validation *v, const char *family, const 
             e = f->p90;
         if (usable(f, 1))
             snprintf(basis, len,
-                     "%s: validated on only %zu rows; the larger of their p90 (%.1f%%) and "
-                     "all %zu rows' (%.1f%%)",
+                     "%s: validated on only %zu rows; the larger of their p90 (%.1f%%) and that of "
+                     "all %zu rows (%.1f%%)",
                      family, f->n, f->p90, v->all.n, v->all.p90);
         else
             snprintf(basis, len, "%s: not validated; the p90 of all %zu rows used",

@@ -98,8 +98,8 @@ const struct tb_validate_group *tb_validate_family_phase_precision(const struct 
  *   - else the larger of every row's p90 and the family's own (few = true: the family is
  *     validated on fewer rows than that, or none).
  * Sets *pct (percent, at most 90) and basis ("p90 of 41 H100 SXM5 rows", "Trainium2:
- * validated on only 3 rows; the larger of their p90 (31.2%) and all 104 rows' (24.0%)"). Returns
- * false (and *pct NAN) when v has no predicted row at all. */
+ * validated on only 3 rows; the larger of their p90 (31.2%) and that of all 104 rows (24.0%)").
+ * Returns false (and *pct NAN) when v has no predicted row at all. */
 bool tb_validate_error(const struct tb_validation *v, const char *family, const char *phase,
                        double *pct, bool *few, char *basis, size_t len);
 

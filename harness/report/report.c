@@ -271,9 +271,7 @@ static void verdict_text(const struct tb_cost_versus *v, char *buf, size_t len)
         return;
     if (tb_cost_positive(v->plo) && v->plo < v->phi)
         snprintf(buf + n, len - (size_t)n, "; %.2f-%.2fx%s)", v->plo, v->phi,
-                 within_error(v) ? ": within the model's error, so the model alone cannot "
-                                   "tell which is cheaper"
-                                 : "");
+                 within_error(v) ? ": within the model's error" : "");
     else
         snprintf(buf + n, len - (size_t)n, ")");
 }
@@ -426,6 +424,43 @@ static void say_baseline_bought(struct tb_doc *d, const struct report *R,
     tb_doc_text(d, ".");
 }
 
+/* Where the model cannot tell (v's range spans no saving): the cheapest measurement that
+ * would settle it, on the side with the wider error band: which instance, which command,
+ * for about how long and what that costs at its shown price. */
+static void say_settle(struct tb_doc *d, const struct tb_cost_versus *v)
+{
+    const struct tb_cost *m = v->b && v->b->err > v->c->err ? v->b : v->c;
+    const struct tb_price_choice *p = tb_cost_shown_price(m);
+    const char *phase = F(m->row, "phase"), *fam = m->price->family;
+    bool neuron = strstr(fam, "Trainium") || strstr(fam, "Inferentia");
+    double hours = neuron ? 2 : 1; /* a sweep of loads, plus Neuron's compile */
+    char cmd[400], n1[32];
+    if (!within_error(v) || m->row->prov != TB_PROV_MODELED || !p)
+        return;
+    if (!strcmp(phase, "serve"))
+        snprintf(cmd, sizeof cmd,
+                 "trnbench run --recipe vllm --model %s --seq-in %s --seq-out %s "
+                 "--concurrency 1,8,64 --out DIR",
+                 F(m->row, "model"), F(m->row, "seq_in"), F(m->row, "seq_out"));
+    else if (!strcmp(phase, "train"))
+        snprintf(cmd, sizeof cmd,
+                 "trnbench run --executor pytorch --model %s --phase train --seq-in %s --out DIR",
+                 F(m->row, "model"), F(m->row, "seq_in"));
+    else
+        snprintf(cmd, sizeof cmd, "trnbench run --model %s --phase %s --out DIR",
+                 F(m->row, "model"), phase);
+    tb_doc_text(d, " The model alone cannot tell which is cheaper; a measurement would settle it: "
+                   "the same workload on one ");
+    tb_doc_code(d, F(m->row, "target"));
+    tb_doc_text(d, " (");
+    tb_doc_code(d, cmd);
+    tb_doc_text(d,
+                ", then --results DIR/results.csv here), about %.0f hour%s%s, about %s USD at "
+                "%s in %s.",
+                hours, hours == 1 ? "" : "s", neuron ? " with the Neuron compile" : "",
+                tb_report_num(hours * p->usd_per_hour, n1, sizeof n1), p->purchase, p->region);
+}
+
 /* The summary's sentence for one workload: the cheapest target at the prices chosen
  * (within the latency limits for serving), AWS's best chip when the cheapest is not
  * one, and the targets with no price at the chosen ones, at their nearest comparable. */
@@ -460,6 +495,8 @@ static void say_workload(struct tb_doc *d, const struct report *R, const struct 
         else
             tb_doc_code(d, F(best->row, "target"));
         tb_doc_text(d, ".");
+        if (v.c && v.b && v.c != v.b)
+            say_settle(d, &v);
     } else {
         tb_doc_text(d, "no target with a price at the chosen prices.");
     }

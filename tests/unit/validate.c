@@ -139,9 +139,9 @@ int main(void)
         tb_validate_error(&v, "G", "serve", &pct, &few, basis, sizeof basis);
         IS_DOUBLE(25, pct, 1e-9, "G on 2 rows: every row's p90, 25%%, over its own 5%%");
         OK(few, "few");
-        IS_STRING(
-            "G: validated on only 2 rows; the larger of their p90 (5.0%) and all 16 rows' (25.0%)",
-            basis, "said");
+        IS_STRING("G: validated on only 2 rows; the larger of their p90 (5.0%) and that of all 16 "
+                  "rows (25.0%)",
+                  basis, "said");
         tb_validate_error(&v, "H", "train", &pct, &few, basis, sizeof basis);
         IS_DOUBLE(25, pct, 1e-9, "H, never validated: every row's p90");
         IS_STRING("H: not validated; the p90 of all 16 rows used", basis, "said");
