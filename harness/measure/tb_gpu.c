@@ -61,7 +61,9 @@ static bool find_plugin(struct tb_gpu *g)
         return true;
     }
     if (!tb_gpu_built())
-        snprintf(g->why, sizeof g->why, "CUDA executor not built (no nvcc or no NVIDIA GPU when it was built: make CUDA_ARCHS=90 builds it)");
+        snprintf(g->why, sizeof g->why,
+                 "CUDA executor not built (no nvcc or no NVIDIA GPU when it was built: make "
+                 "CUDA_ARCHS=90 builds it)");
     else
         snprintf(g->why, sizeof g->why, "CUDA plugin not found (looked at '%.450s' and '%.450s')",
                  beside[0] ? beside : "<no /proc/self/exe>", installed);

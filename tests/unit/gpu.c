@@ -228,8 +228,9 @@ static void test_no_gpu_paths(void)
     OK(rc == 0 ? g.api != NULL && g.why[0] == '\0' : g.api == NULL && g.why[0] != '\0',
        "plain open: a device, or a reason (%s)", rc == 0 ? g.info.name : g.why);
     if (!tb_gpu_built())
-        IS_STRING("CUDA executor not built (no nvcc or no NVIDIA GPU when it was built: make CUDA_ARCHS=90 builds it)", g.why,
-                  "without nvcc at build time the reason says so");
+        IS_STRING("CUDA executor not built (no nvcc or no NVIDIA GPU when it was built: make "
+                  "CUDA_ARCHS=90 builds it)",
+                  g.why, "without nvcc at build time the reason says so");
     else
         OK(tb_file_exists(plugin), "nvcc built the plugin next to the binaries (%s)", plugin);
     tb_gpu_close(&g);
