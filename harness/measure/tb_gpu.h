@@ -6,10 +6,11 @@
  * never in a crash or a failed build:
  *
  *   "disabled (TRNBENCH_CUDA=0)"
- *   "CUDA executor not built (no nvcc or no NVIDIA GPU when it was built: make CUDA_ARCHS=90 builds
- * it)" "no NVIDIA driver (no /proc/driver/nvidia/version, no /dev/nvidiactl)" "cannot load
- * '.../libtrnbench-cuda.so': <dlerror>" "no CUDA device: <cudaGetErrorString>" "the CUDA emulator
- * (libtrnbench-cuemu.so) is for tests, not measurements"
+ *   "CUDA executor not built (no nvcc or no NVIDIA GPU when it was built: ...)"
+ *   "no NVIDIA driver (no /proc/driver/nvidia/version, no /dev/nvidiactl)"
+ *   "cannot load '.../libtrnbench-cuda.so': <dlerror>"
+ *   "no CUDA device: <cudaGetErrorString>"
+ *   "the CUDA emulator (libtrnbench-cuemu.so) is for tests, not measurements"
  *
  * The plugin is looked for at $TRNBENCH_CUDA_PLUGIN, next to the binary
  * (<dir of /proc/self/exe>/../lib/libtrnbench-cuda.so, the build tree) and at the
