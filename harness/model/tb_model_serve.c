@@ -420,11 +420,14 @@ static bool serving_tp_candidate(long tp, long chips)
 /* Serving (phase serve, or any phase at the throughput-maximising load) with no layout
  * given (neither tp nor dp): replicas (dp) of tensor-parallel
  * groups of tp chips, dp = chips / tp rounded down (chips left over idle), for every tp
- * serving_tp_candidate takes. The load is per replica: the throughput-maximising one
- * (batch max) or the static batch given, so every target serves at the same load per
- * model copy. The layout with the most output tokens per second of the target wins
- * (its chips, idle ones included); on a tie (within 0.1%) the larger group, the lower
- * latency. Latency limits (ttft_limit_ms, tpot_limit_ms) rule layouts out. */
+ * serving_tp_candidate takes. A static batch is the requests in flight on the whole
+ * target (its instances), shared by the replicas: as many replicas as hold an equal
+ * share (the largest count up to dp that divides it), the others idle, so "batch 16"
+ * means 16 requests whatever the layout. The throughput-maximising load (batch max) is
+ * each replica's; p->batch is then what the target holds in all (per replica x dp).
+ * The layout with the most output tokens per second of the target wins (its chips,
+ * idle ones included); on a tie (within 0.1%) the larger group, the lower latency.
+ * Latency limits (ttft_limit_ms, tpot_limit_ms) rule layouts out. */
 int tb_model_predict_serving_layout(const struct tb_model *m, const struct tb_scenario *sc,
                                     struct tb_prediction *p, char *err, size_t errlen)
 {
@@ -438,19 +441,32 @@ int tb_model_predict_serving_layout(const struct tb_model *m, const struct tb_sc
     /* what no layout changes (a precision the chip lacks) is said as such */
     if (tb_model_dev_init(&d, m, sc, 1, err, errlen) != 0)
         return -1;
+    const long want = sc->batch_max ? 0 : sc->batch; /* in flight on the target */
     for (long tp = init.chips; tp >= 1; tp--) {
-        long dp = init.chips / tp, idle = init.chips - tp * dp;
+        long dp = init.chips / tp, idle;
         if (!serving_tp_candidate(tp, init.chips))
             continue;
+        while (want > 0 && dp > 1 && want % dp != 0)
+            dp--; /* replicas that hold an equal share of the requests */
+        idle = init.chips - tp * dp;
         s.dp = dp;
         s.tp = tp;
         s.chips = tp * dp;
         s.instances = init.instances;
+        if (want > 0)
+            s.batch = want / dp;
         q = init;
         q.chips = tp * dp;
         if (tb_model_predict_inference(m, &s, &q, err, errlen) != 0)
             continue; /* e.g. a group the layout cannot place */
         layouts++;
+        if (dp > 1) { /* the target's requests in flight, all replicas together */
+            size_t n = strlen(q.assumptions);
+            snprintf(q.assumptions + n, sizeof q.assumptions - n,
+                     "; %ld requests in flight on the target, %ld per replica x %ld", q.batch * dp,
+                     q.batch, dp);
+            q.batch *= dp;
+        }
         q.chips = init.chips;
         q.output_tokens_per_s_per_chip = q.output_tokens_per_s / (double)init.chips;
         if (q.fits && !sc->batch_max &&

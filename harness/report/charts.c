@@ -515,6 +515,16 @@ static int draw_interactivity(struct report *R, const struct palette *pal,
             n++;
         }
         if (n) {
+            /* a line through its points in the order of their load: requests in flight
+             * on the target (results.csv batch; a measured level's concurrency) */
+            for (size_t a = npoints + 1; a < npoints + n; a++)
+                for (size_t b = a;
+                     b > npoints && strtod(pts[b - 1].batch, NULL) > strtod(pts[b].batch, NULL);
+                     b--) {
+                    struct ipoint tmp = pts[b];
+                    pts[b] = pts[b - 1];
+                    pts[b - 1] = tmp;
+                }
             one_word(t, word, sizeof word);
             snprintf(targets + strlen(targets), sizeof targets - strlen(targets), "%s%s%s%s%s",
                      *targets ? " " : "", word,

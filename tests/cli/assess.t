@@ -44,8 +44,14 @@ conc=$(cell "$csv" "chat assistant" p5.48xlarge concurrency_per_replica)
 bound=$(cell "$csv" "chat assistant" p5.48xlarge bound)
 check "Little's law: in flight = $rps requests/s x $e2e s = $inf" \
     perl -e 'exit !($ARGV[0] == 12 && abs($ARGV[0] * $ARGV[1] - $ARGV[2]) < 1e-3 * $ARGV[2])' "$rps" "$e2e" "$inf"
-check "the fleet is ceil(in flight / $conc a replica) = $fleet, the bound '$bound'" \
-    perl -e 'use POSIX; exit !($ARGV[3] eq "latency" && POSIX::ceil($ARGV[0] / $ARGV[1]) == $ARGV[2])' "$inf" "$conc" "$fleet" "$bound"
+cap=$(cell "$csv" "chat assistant" p5.48xlarge capacity_per_replica)
+need=$(cell "$csv" "chat assistant" p5.48xlarge need)
+# a replica is an instance here: its requests in flight are all its model copies' (the
+# model's batch is the target's, tp x dp, not one copy's)
+check "the fleet is the larger of ceil(in flight / $conc a replica) and ceil($need / $cap tokens/s) = $fleet, the bound '$bound' the larger" \
+    perl -e 'use POSIX; my ($i, $c, $f, $b, $n, $k) = @ARGV; my ($l, $t) = (ceil($i / $c), ceil($n / $k));
+             exit !($f == ($l > $t ? $l : $t) && $b eq ($l >= $t ? "latency" : "throughput"))' \
+    "$inf" "$conc" "$fleet" "$bound" "$need" "$cap"
 # the page carries its stylesheet and its table-sorting script inline and loads nothing
 check "the HTML is self-contained (inline style and script, no external resource)" \
     sh -c 'grep -q "<style>" "$1" && grep -q "<script>" "$1" && ! grep -Eq "<link|src=|href=|@import|url\(" "$1"' \

@@ -130,7 +130,7 @@ check "on-demand: the same, inf2 and trn1 within the limits, trn2 at its nearest
 check "on-demand: trn2 is shown at capacity-block in us-east-2 wherever p5 has a figure, never 'no price'" \
     perl -e 'open my $f, "<", $ARGV[0] or exit 1; local $/; my $r = <$f>;
              open my $t, "<", $ARGV[1] or exit 1; my $c = <$t>;
-             exit !($r =~ /\| trn2\.48xlarge \| 6 \| 3 \| 51 \| [^|]+\| [^|]+\| [^|]+\| 1\.955[^|]*\\\* \| modeled, price \\\[1\\\] \\\* capacity-block in us-east-2 \|/ &&
+             exit !($r =~ /\| trn2\.48xlarge \| 6 \| 4 \| 408 \| [^|]+\| [^|]+\| [^|]+\| 1\.955[^|]*\\\* \| modeled, price \\\[1\\\] \\\* capacity-block in us-east-2 \|/ &&
                     $r !~ /^\|(?! Price of the host).*no price/m &&
                     $c =~ /trn2\.48xlarge, modeled, \* capacity-block in us-east-2/)' \
     "$tmp/od/report.md" "$tmp/od/cost.tsv"
