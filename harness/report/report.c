@@ -446,9 +446,23 @@ static void say_settle(struct tb_doc *d, const struct tb_cost_versus *v)
         snprintf(cmd, sizeof cmd,
                  "trnbench run --executor pytorch --model %s --phase train --seq-in %s --out DIR",
                  F(m->row, "model"), F(m->row, "seq_in"));
-    else
-        snprintf(cmd, sizeof cmd, "trnbench run --model %s --phase %s --out DIR",
+    else if (!neuron)
+        snprintf(cmd, sizeof cmd, "trnbench run --executor cuda --model %s --phase %s --out DIR",
                  F(m->row, "model"), phase);
+    else { /* no trnbench executor runs this phase on Neuron devices yet */
+        tb_doc_text(d, " The model alone cannot tell which is cheaper; a measurement would settle "
+                       "it: the same workload on one ");
+        tb_doc_code(d, F(m->row, "target"));
+        tb_doc_text(d,
+                    " with the vendor's own stack (trnbench runs no %s on Neuron devices yet), "
+                    "its figures added as a measured results.csv row with ",
+                    phase);
+        tb_doc_code(d, "--results FILE");
+        tb_doc_text(d, ", about %.0f hours with the Neuron compile, about %s USD at %s in %s.",
+                    hours, tb_report_num(hours * p->usd_per_hour, n1, sizeof n1), p->purchase,
+                    p->region);
+        return;
+    }
     tb_doc_text(d, " The model alone cannot tell which is cheaper; a measurement would settle it: "
                    "the same workload on one ");
     tb_doc_code(d, F(m->row, "target"));
