@@ -318,24 +318,6 @@ static void write_load(struct tb_doc *d, const struct tb_assessment *as,
                  tb_csv_field(t, wi, "images_per_month"), fmtn_(r0->need, b[0], 48, -1, false));
 }
 
-/* A monthly cost a against b in words: "41% less", "costs 18% more", "2.7x the cost" (over
- * twice b, never "-168%"). */
-static const char *versus_text(double a, double b, char *buf, size_t len)
-{
-    double f = (b - a) / b;
-    if (!(b > 0) || isnan(a))
-        buf[0] = '\0';
-    else if (fabs(a - b) < 0.005)
-        snprintf(buf, len, "the same");
-    else if (f > 0)
-        snprintf(buf, len, "%.0f%% less", 100 * f);
-    else if (a / b >= 2)
-        snprintf(buf, len, a / b < 9.95 ? "%.1fx the cost" : "%.0fx the cost", a / b);
-    else
-        snprintf(buf, len, "costs %.0f%% more", -100 * f);
-    return buf;
-}
-
 /* One workload: what it is and costs now, its one verdict, its candidates by monthly cost,
  * the risks. */
 static void write_workload(struct tb_doc *d, const struct tb_assessment *as,
@@ -401,7 +383,7 @@ static void write_workload(struct tb_doc *d, const struct tb_assessment *as,
             snprintf(now, sizeof now, "%s", r->compare);
         else
             snprintf(now, sizeof now, "%s (%s)", fmtn_(r->saving_usd, b[0], 48, 0, false),
-                     versus_text(r->monthly_usd, as->current_monthly[wi], w, sizeof w));
+                     tb_assess_versus(r->monthly_usd, as->current_monthly[wi], w, sizeof w));
         if (r->current)
             snprintf(like, sizeof like, "itself");
         else if (isnan(r->base_usd))
@@ -409,7 +391,7 @@ static void write_workload(struct tb_doc *d, const struct tb_assessment *as,
         else
             snprintf(like, sizeof like, "%s: %s (%s)", r->base_basis,
                      fmtn_(r->base_usd, b[1], 48, 0, true),
-                     versus_text(r->monthly_usd, r->base_usd, w, sizeof w));
+                     tb_assess_versus(r->monthly_usd, r->base_usd, w, sizeof w));
         snprintf(price, sizeof price, "%s to %s", fmtn_(r->saving_lo_price, b[2], 48, 0, false),
                  fmtn_(r->saving_hi_price, b[3], 48, 0, false));
         if (isnan(r->saving_lo_model))

@@ -1075,13 +1075,11 @@ static const char *usd(double v, char *buf, size_t len)
     return buf;
 }
 
-/* How a monthly cost a compares with b, in words: "41% less", "the same", "costs 18%
- * more", "2.7x the cost" (over twice b, as the report says it, never "-168%"). */
-static void versus_words(double a, double b, char *buf, size_t len)
+const char *tb_assess_versus(double a, double b, char *buf, size_t len)
 {
     double f = (b - a) / b;
     if (!(b > 0) || isnan(a))
-        snprintf(buf, len, "no comparison");
+        buf[0] = '\0';
     else if (fabs(a - b) < 0.005)
         snprintf(buf, len, "the same");
     else if (f > 0)
@@ -1090,6 +1088,14 @@ static void versus_words(double a, double b, char *buf, size_t len)
         snprintf(buf, len, a / b < 9.95 ? "%.1fx the cost" : "%.0fx the cost", a / b);
     else
         snprintf(buf, len, "costs %.0f%% more", -100 * f);
+    return buf;
+}
+
+/* tb_assess_versus, or "no comparison" where there is none (a verdict's words). */
+static void versus_words(double a, double b, char *buf, size_t len)
+{
+    if (!*tb_assess_versus(a, b, buf, len))
+        snprintf(buf, len, "no comparison");
 }
 
 /* Why a row's model-error range has no width: the whole replicas, clusters or days

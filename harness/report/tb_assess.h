@@ -58,6 +58,11 @@ void tb_assess_opts_init(struct tb_assess_opts *o);
 
 /* ---- the arithmetic, pure and tested on its own ---- */
 
+/* How a monthly cost a compares with b, in words: "41% less", "the same", "costs 18%
+ * more", "2.7x the cost" (over twice b, as the report says it, never "-168%"); "" when
+ * there is nothing to compare (b not positive, a NAN). Returns buf. */
+const char *tb_assess_versus(double a, double b, char *buf, size_t len);
+
 /* A serving fleet from the load through Little's law: requests in flight = rps x
  * e2e_s (the end-to-end latency at the load one replica holds); replicas = ceil(in
  * flight / conc), conc being the requests one replica (one instance, or the instances
