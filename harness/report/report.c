@@ -1142,11 +1142,14 @@ static void write_purchase_matrix(struct tb_doc *d, const struct report *R)
                          "cost at each");
     tb_doc_p(d, NULL,
              "Each target's price per instance-hour under every purchase model in %s, or in "
-             "the nearest region that has one (named); empty where no price is listed (hover "
-             "for why). Then each workload's cheapest configuration at each of those prices. "
-             "Reserved and savings-plan prices are the no-upfront hourly rates where the source "
-             "says so; spot prices are dated snapshots; capacity blocks are bought ahead for "
-             "fixed dates.",
+             "the nearest region that has one (named); none listed where no source gives one "
+             "(hover for why). Then each workload's cheapest configuration at each of those "
+             "prices. Reserved and savings-plan prices are the no-upfront hourly rates where "
+             "the source says so. Spot prices are dated snapshots of an interruptible price: "
+             "no basis for an always-on fleet without capacity held in reserve. Capacity "
+             "Blocks are bought ahead for fixed dates, in whole days (1 to 14, then weeks up "
+             "to 182), at most 64 instances a block, paid up front (EC2 User Guide, \"Find and "
+             "purchase Capacity Blocks\"): a fleet on them ends with the block.",
              region);
     matrix_head("Target", order, TB_COST_NPURCHASE, head, kinds);
     tb_doc_table(d, kinds, head);
@@ -1160,7 +1163,7 @@ static void write_purchase_matrix(struct tb_doc *d, const struct report *R)
             cells[k + 1] = cell[k];
             tips[k + 1] = tip[k];
             if (!c->have) {
-                cell[k][0] = '\0';
+                snprintf(cell[k], sizeof cell[k], "none listed");
                 snprintf(tip[k], sizeof tip[k], "%s", c->why);
                 continue;
             }
@@ -1193,8 +1196,10 @@ static void write_purchase_matrix(struct tb_doc *d, const struct report *R)
             cells[0] = name;
             for (int k = 0; k < TB_COST_NPURCHASE; k++) {
                 cells[k + 1] = cell[k];
-                tb_report_num(pc[i][k].have ? tb_cost_at(c, pc[i][k].usd_per_hour) : NAN, cell[k],
-                              sizeof cell[k]);
+                if (pc[i][k].have)
+                    tb_report_num(tb_cost_at(c, pc[i][k].usd_per_hour), cell[k], sizeof cell[k]);
+                else
+                    snprintf(cell[k], sizeof cell[k], "none listed");
             }
             tb_doc_row(d, cells);
         }

@@ -26,7 +26,7 @@ costs() {
 # the smallest number on standard input
 least() { sort -g | head -1; }
 
-echo "1..47"
+echo "1..48"
 
 # ---- the acceptance command ----
 out="$tmp/serve"
@@ -134,6 +134,8 @@ check "on-demand: trn2 is shown at capacity-block in us-east-2 wherever p5 has a
                     $r !~ /^\|(?! Price of the host).*no price/m &&
                     $c =~ /trn2\.48xlarge, modeled, \* capacity-block in us-east-2/)' \
     "$tmp/od/report.md" "$tmp/od/cost.tsv"
+check "on-demand: the purchase-model table says 'none listed' where trn2 has no price, never an empty cell" \
+    grep -qF '| `trn2.48xlarge` | none listed | 35.7608 (us-east-2) | none listed | none listed | none listed | none listed | 14.5593 (us-east-2) |' "$tmp/od/report.md"
 check "on-demand: the summary names the cheapest way to buy the baseline" \
     grep -q 'Bought otherwise, `p5.48xlarge` is cheapest as reserved-3y in us-east-1: 1.491; spot in us-east-1 1.303, interruptible.' "$tmp/od/report.md"
 
