@@ -1088,8 +1088,15 @@ const struct tb_cost *tb_costs_shown_row(const struct tb_costs *cs, const struct
 
 void tb_costs_train(const struct tb_costs *cs, const struct tb_cost *c, struct tb_cost_train *out)
 {
-    const struct tb_price_choice *p = tb_cost_shown_price(c);
+    tb_costs_train_at(cs, c, tb_cost_shown_price(c), out);
+}
+
+void tb_costs_train_at(const struct tb_costs *cs, const struct tb_cost *c,
+                       const struct tb_price_choice *p, struct tb_cost_train *out)
+{
     double share = tb_cost_charged(c->row, c->price);
+    if (p && !p->have)
+        p = NULL;
     memset(out, 0, sizeof *out);
     out->usd = NAN;
     out->cb.days = out->cb.blocks = out->cb.usd = out->cb.used = NAN;
@@ -1106,7 +1113,7 @@ void tb_costs_train(const struct tb_costs *cs, const struct tb_cost *c, struct t
         }
         return;
     }
-    out->usd = tb_cost_shown(c) * cs->o.train_tokens / 1e6;
+    out->usd = out->days * 24.0 * share * p->usd_per_hour;
 }
 
 bool tb_costs_limits_apply(const struct tb_costs *cs, const struct tb_cost_rank *w)

@@ -340,6 +340,10 @@ struct tb_cost_train {
     double instances;            /* whole instances bought (cblock), else the share charged */
 };
 void tb_costs_train(const struct tb_costs *cs, const struct tb_cost *c, struct tb_cost_train *out);
+/* The same at price p (another purchase model or region of c's target, or NULL: none):
+ * the baseline's job bought the way a candidate's is, like for like. */
+void tb_costs_train_at(const struct tb_costs *cs, const struct tb_cost *c,
+                       const struct tb_price_choice *p, struct tb_cost_train *out);
 
 /* Instance-hours x is charged per hour at price t: its share of the instances when it
  * used part of their chips (tb_cost_instance_share). */

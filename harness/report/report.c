@@ -835,8 +835,10 @@ static void write_limits(struct tb_doc *d, const struct report *R)
 
 static void write_training(struct tb_doc *d, const struct report *R)
 {
-    static const char *const head[] = {"Model", "Target",     "Instances", "Chips",     "Tokens/s",
-                                       "Days",  "Cost (USD)", "Paid for",  "Provenance"};
+    static const char *const head[] = {"Model",      "Target",   "Instances",
+                                       "Chips",      "Tokens/s", "Days",
+                                       "Cost (USD)", "Paid for", "Baseline, bought the same way",
+                                       "Provenance"};
     bool any = false;
     char tok[48];
     for (size_t i = 0; i < R->cs.ncosts && !any; i++)
@@ -854,14 +856,18 @@ static void write_training(struct tb_doc *d, const struct report *R)
              "instances a block, paid up front (EC2 User Guide, \"Find and purchase Capacity "
              "Blocks\"): a job at capacity-block prices pays for the days it must buy, and "
              "Paid for says how much of them it uses. * at the target's nearest comparable "
-             "price where it has none at the chosen one.",
-             tb_report_tokens_text(R->o->train_tokens, tok, sizeof tok));
-    tb_doc_table(d, "ttnnnnntp", head);
+             "price where it has none at the chosen one. The baseline's column prices the same "
+             "job on %s the way the row's target is bought (the same purchase model and "
+             "region: like for like, blocks by the day where they are), and the saving.",
+             tb_report_tokens_text(R->o->train_tokens, tok, sizeof tok), R->cs.o.baseline);
+    tb_doc_table(d, "ttnnnnnttp", head);
     for (size_t i = 0; i < R->cs.ncosts; i++) {
         const struct tb_cost *c = &R->cs.costs[i];
-        char inst[64], chips[24], tps[32], days[32], usd[32], prov[200], tip[2400], paid[160];
-        const char *cells[9], *tips[9] = {0};
-        struct tb_cost_train tr;
+        char inst[64], chips[24], tps[32], days[32], usd[32], prov[200], tip[2400], paid[160],
+            base[96] = "", n1[32], s1[32];
+        const char *cells[10], *tips[10] = {0};
+        struct tb_cost_train tr, tb;
+        const struct tb_cost *b;
         if (strcmp(c->metric, "usd_per_mtok_train"))
             continue;
         tb_costs_train(&R->cs, c, &tr);
@@ -873,6 +879,18 @@ static void write_training(struct tb_doc *d, const struct report *R)
                      tr.cb.over_quota ? "; over the 256 instances an account may hold" : "");
         else
             snprintf(paid, sizeof paid, "%s", isnan(tr.usd) ? "" : "by the hour");
+        /* the baseline's same job at this row's price basis (its comparison's) */
+        b = c->host_cpu
+                ? NULL
+                : tb_costs_target_best(&R->cs, c->workload, c->metric, R->cs.o.baseline, false);
+        if (b && b != c && c->price->cmp_have && tb_cost_positive(tr.usd)) {
+            tb_costs_train_at(&R->cs, b, &c->price->bcmp, &tb);
+            if (tb_cost_positive(tb.usd))
+                snprintf(base, sizeof base, "%s%s: %s", tb_report_num(tb.usd, n1, sizeof n1),
+                         tb.cblock ? " (blocks)" : "", saving_text(tb.usd / tr.usd, s1, sizeof s1));
+        } else if (b == c) {
+            snprintf(base, sizeof base, "baseline");
+        }
         tb_cost_charged_text(c->row, c->price, inst, sizeof inst);
         snprintf(chips, sizeof chips, "%ld", c->chips);
         cost_tip(c, tip, sizeof tip);
@@ -885,8 +903,9 @@ static void write_training(struct tb_doc *d, const struct report *R)
         cells[5] = tb_report_num(tr.days, days, sizeof days);
         cells[6] = tb_cost_positive(tr.usd) ? shown_text(c, tr.usd, usd, sizeof usd) : "no price";
         cells[7] = paid;
-        cells[8] = prov;
-        tips[4] = tips[5] = tips[6] = tips[7] = tips[8] = tip;
+        cells[8] = base;
+        cells[9] = prov;
+        tips[4] = tips[5] = tips[6] = tips[7] = tips[9] = tip;
         tb_doc_row_tip(d, cells, tips);
     }
     tb_doc_table_end(d);

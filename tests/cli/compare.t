@@ -26,7 +26,7 @@ costs() {
 # the smallest number on standard input
 least() { sort -g | head -1; }
 
-echo "1..48"
+echo "1..49"
 
 # ---- the acceptance command ----
 out="$tmp/serve"
@@ -149,8 +149,14 @@ bd=$(costs "$tmp/job/cost.csv" target=trn2.48xlarge metric=usd_per_mtok_train tr
 check "the 10B-token job on trn2 pays for the whole capacity-block days it needs ($job days: $bd days, \$$usd)" \
     perl -MPOSIX=ceil -e 'my ($d, $u, $b) = @ARGV; my $want = ceil($d); $want = 7 * ceil($want / 7) if $want > 14;
                           exit !($d > 0 && $b == $want && abs($u - $want * 24 * 35.7608) < 1e-6 * $u)' -- "$job" "$usd" "$bd"
+pd=$(costs "$tmp/job/cost.csv" target=p5.48xlarge metric=usd_per_mtok_train train_days)
+check "and beside it the same job on p5 bought the same way (capacity blocks, us-east-2), with the saving" \
+    perl -MPOSIX=ceil -e 'my ($pd, $u, $f) = @ARGV; open my $r, "<", $f or exit 1; local $/; my $t = <$r>;
+                          my $b = ceil($pd) * 24 * 41.528; my $s = sprintf("%.0f", (1 - $u / $b) * 100);
+                          exit !($t =~ /\| (\d+) \(blocks\): saves (\d+)% \|/ && abs($1 - $b) < 1 && $2 == $s)' \
+    "$pd" "$usd" "$tmp/job/report.md"
 check "and the report says how much of the bought days it uses" \
-    grep -qE '^\| llama-3.1-8b \| trn2.48xlarge \| 1 \| 16 \| [0-9]+ \| [0-9.]+ \| [0-9]+.* \| [0-9]+ days? x 1 instance in 1 block, [0-9]+% used \| modeled' "$tmp/job/report.md"
+    grep -qE '^\| llama-3.1-8b \| trn2.48xlarge \| 1 \| 16 \| [0-9]+ \| [0-9.]+ \| [0-9]+.* \| [0-9]+ days? x 1 instance in 1 block, [0-9]+% used \| [^|]* \| modeled' "$tmp/job/report.md"
 
 # ---- training and a diffusion model ----
 "$TB_BIN" compare --model=llama-3.1-8b --phase=train --seq-in=8192 --batch=1024 --instances=8 \
