@@ -224,6 +224,9 @@ struct tb_prediction {
     const char *bound;
     char assumptions[1024]; /* efficiency figures and choices, for the report */
     long layouts_evaluated; /* training search: layouts looked at */
+    double rate_max;        /* an open loop refused as saturated: the most requests/s the
+                               target sustains (the serving search: on its best layout); 0
+                               otherwise */
 };
 
 /* The precisions a scenario takes, the vendors' names beside the generic ones: fp8

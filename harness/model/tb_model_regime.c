@@ -362,7 +362,7 @@ int tb_regime_solve(const struct tb_regime_costs *c, const struct tb_regime_leng
             s.e2e = N / s.X;
         }
     } else if (load->rate > 0) {
-        if (!open_ok(&r, load->rate, &s))
+        if (!open_ok(&r, load->rate, &s) && (o->rate_max = open_max(&r)) >= 0)
             return tb_err(why, whylen,
                           "saturated: at most %.4g requests/s (%.4g offered) before the prefills, "
                           "the decode steps or the KV cache (%.0f sequences) cannot keep up",
@@ -748,6 +748,14 @@ int tb_model_regime(const struct tb_model *m, const struct tb_scenario *sc,
     }
     if (tb_regime_solve(&cc, &L, &load, &o, p->why, sizeof p->why) != 0) {
         p->fits = false;
+        if (o.rate_max > 0) { /* the whole target's figures, every replica together */
+            p->rate_max = o.rate_max * dp;
+            snprintf(p->why, sizeof p->why,
+                     "saturated: at most %.4g requests/s (%.4g offered) on %.0f replica%s: the "
+                     "prefills, the decode steps or the KV cache (%.0f sequences each) cannot "
+                     "keep up",
+                     p->rate_max, sc->request_rate, dp, dp == 1 ? "" : "s", o.capacity);
+        }
         return 0;
     }
     p->fits = true;

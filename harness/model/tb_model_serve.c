@@ -442,6 +442,12 @@ int tb_model_predict_serving_layout(const struct tb_model *m, const struct tb_sc
     if (tb_model_dev_init(&d, m, sc, 1, err, errlen) != 0)
         return -1;
     const long want = sc->batch_max ? 0 : sc->batch; /* in flight on the target */
+    /* a load given (a request rate or a concurrency): every layout that carries it costs
+     * the same instance-hours, so the lowest latency wins (in a closed loop also the most
+     * throughput, Little's law); and when none carries the rate, the most any sustains */
+    const bool given_load = sc->request_rate > 0 || sc->concurrency > 0;
+    double rate_max = 0;
+    long rate_tp = 0, rate_dp = 0;
     for (long tp = init.chips; tp >= 1; tp--) {
         long dp = init.chips / tp, idle;
         if (!serving_tp_candidate(tp, init.chips))
@@ -477,7 +483,14 @@ int tb_model_predict_serving_layout(const struct tb_model *m, const struct tb_sc
                      "no layout meets the latency limits (TTFT %g ms, TPOT %g ms) at batch %ld",
                      sc->ttft_limit_ms, sc->tpot_limit_ms, q.batch);
         }
-        if (q.fits && (!have || q.output_tokens_per_s > p->output_tokens_per_s * 1.001)) {
+        if (!q.fits && q.rate_max > rate_max) {
+            rate_max = q.rate_max;
+            rate_tp = tp;
+            rate_dp = dp;
+        }
+        if (q.fits &&
+            (!have || (given_load ? q.e2e_latency_ms < p->e2e_latency_ms * 0.999
+                                  : q.output_tokens_per_s > p->output_tokens_per_s * 1.001))) {
             if (idle > 0) {
                 size_t n = strlen(q.assumptions);
                 snprintf(q.assumptions + n, sizeof q.assumptions - n, "; %ld of %ld chips idle",
@@ -493,6 +506,14 @@ int tb_model_predict_serving_layout(const struct tb_model *m, const struct tb_sc
         }
     }
     p->layouts_evaluated = layouts;
+    if (!have && rate_max > 0 && !strstr(p->why, "latency limits")) {
+        p->rate_max = rate_max;
+        snprintf(p->why, sizeof p->why,
+                 "saturated: at most %.4g requests/s on any layout (tp=%ld dp=%ld sustains the "
+                 "most; %.4g offered): the prefills, the decode steps or the KV cache cannot keep "
+                 "up",
+                 rate_max, rate_tp, rate_dp, sc->request_rate);
+    }
     if (!have) {
         p->fits = false;
         if (!p->why[0])

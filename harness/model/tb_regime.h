@@ -91,7 +91,9 @@ struct tb_regime_result {
     double wait_s;                            /* queueing before the prefill, mean */
     double capacity;                          /* sequences that fit (INFINITY: no limit) */
     double tin_mean, tout_mean, ctx_mean;
-    bool queued; /* the closed loop exceeds the capacity: requests wait for memory */
+    bool queued;     /* the closed loop exceeds the capacity: requests wait for memory */
+    double rate_max; /* an open loop refused as saturated: the most requests/s it sustains;
+                        0 otherwise */
 };
 
 /* Solve the load. Returns 0, or -1 with the reason in why: saturated (an open-loop rate

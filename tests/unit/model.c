@@ -160,7 +160,7 @@ int main(void)
 
     /* the last 13: attention's backward, the all-reduce across instances, the 405B
      * evaluation schedule, NVFP4 LoRA healing (issue 18's training round) */
-    plan(44 + 30 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9 + 4 + 11 + 7 + 5 + 4 + 13 + 11 + 5 +
+    plan(44 + 35 + 23 + 6 + 6 + 12 + 2 + 22 + 4 + 6 + 13 + 9 + 4 + 11 + 7 + 5 + 4 + 13 + 11 + 5 +
          4 + 3 + 5);
     if (tb_pricing_load(&pr, dir, err, sizeof err) != 0 ||
         tb_model_load(&model, &pr, dir, err, sizeof err) != 0)
@@ -364,6 +364,45 @@ int main(void)
        q.output_tokens_per_s_per_chip, p.output_tokens_per_s_per_chip, q.tp);
     OK(p.batch % p.dp == 0 && p.batch > p.dp,
        "its batch is the target's: %ld in flight over %ld replicas", p.batch, p.dp);
+    /* ---- under a given request rate the search picks the lowest latency, and a rate no
+     * layout carries is refused with the most any layout sustains ---- */
+    {
+        double best_e2e = INFINITY, best_rate = 0;
+        long best_tp = 0;
+        s = scen(&a8, "p6-b200.48xlarge", TB_PHASE_SERVE, "bf16", 0, 2048, 512, 0);
+        s.request_rate = 90;
+        for (long tp = 1; tp <= 8; tp *= 2) {
+            s.tp = tp;
+            s.dp = 8 / tp;
+            q = predict(&s);
+            if (q.fits && q.e2e_latency_ms < best_e2e) {
+                best_e2e = q.e2e_latency_ms;
+                best_tp = tp;
+            }
+        }
+        s.tp = s.dp = 0;
+        p = predict(&s);
+        OK(p.fits && p.tp == best_tp,
+           "8B on 8 B200 at 90 requests/s: the layout of the lowest latency, tp=%ld (tp=%ld)",
+           best_tp, p.tp);
+        IS_REL(best_e2e, p.e2e_latency_ms, 1e-12, "its end-to-end latency, %.0f ms", best_e2e);
+        s = scen(&a70, "p6-b200.48xlarge", TB_PHASE_SERVE, "bf16", 0, 2048, 512, 0);
+        s.request_rate = 90;
+        for (long tp = 1; tp <= 8; tp *= 2) {
+            s.tp = tp;
+            s.dp = 8 / tp;
+            q = predict(&s);
+            if (!q.fits && q.rate_max > best_rate)
+                best_rate = q.rate_max;
+        }
+        s.tp = s.dp = 0;
+        p = predict(&s);
+        OK(!p.fits && best_rate > 0, "70B at 90 requests/s: saturated on every layout");
+        IS_REL(best_rate, p.rate_max, 1e-12,
+               "and it says the most any layout sustains, %.4g requests/s: %s", best_rate, p.why);
+        OK(strstr(p.why, "on any layout (tp="), "naming that layout");
+    }
+
     /* any chip count: the 144-chip UltraServer, groups that divide it or leave chips idle */
     s = scen(&a70, "trn3-ultraserver-gen2", TB_PHASE_SERVE, "bf16", 0, 2048, 512, 64);
     p = predict(&s);
