@@ -739,21 +739,6 @@ static int build_costs(struct tb_costs *cs, char *err, size_t errlen)
     return rank_costs(cs, err, errlen);
 }
 
-bool tb_costs_cheapest_of_target(const struct tb_costs *cs, const struct tb_cost *c)
-{
-    if (!tb_cost_positive(c->usd) || !strcmp(c->metric, "usd_per_mtok_total") || c->host_cpu)
-        return false;
-    for (size_t k = 0; k < cs->ncosts; k++) {
-        const struct tb_cost *o = &cs->costs[k];
-        if (o != c && tb_cost_positive(o->usd) && !o->host_cpu && !strcmp(o->metric, c->metric) &&
-            !strcmp(o->workload, c->workload) &&
-            !strcmp(tb_result_field(o->row, "target"), tb_result_field(c->row, "target")) &&
-            (o->usd < c->usd || (o->usd == c->usd && o < c)))
-            return false;
-    }
-    return true;
-}
-
 int tb_cost_opts_check(const struct tb_pricing *pricing, const struct tb_cost_opts *o,
                        struct tb_price_choice *host, char *err, size_t errlen)
 {
@@ -1095,25 +1080,11 @@ void tb_costs_train_at(const struct tb_costs *cs, const struct tb_cost *c,
                        const struct tb_price_choice *p, struct tb_cost_train *out)
 {
     double share = tb_cost_charged(c->row, c->price);
-    if (p && !p->have)
-        p = NULL;
     memset(out, 0, sizeof *out);
-    out->usd = NAN;
-    out->cb.days = out->cb.blocks = out->cb.usd = out->cb.used = NAN;
-    out->instances = share;
     out->days = tb_cost_train_days(cs->o.train_tokens, c->row->value);
-    if (!p || !tb_cost_positive(out->days))
-        return;
-    if (!strcmp(p->purchase, "capacity-block") && tb_cost_positive(share)) {
-        /* a block holds whole instances: a run on part of one buys all of it */
-        out->instances = ceil(share - 1e-9);
-        if (tb_pricing_cblock(out->days * 24.0, out->instances, p->usd_per_hour, &out->cb) == 0) {
-            out->cblock = true;
-            out->usd = out->cb.usd;
-        }
-        return;
-    }
-    out->usd = out->days * 24.0 * share * p->usd_per_hour;
+    out->usd = tb_pricing_job_usd(p, out->days * 24.0, share, &out->cb);
+    out->cblock = !isnan(out->cb.days);
+    out->instances = out->cblock ? ceil(share - 1e-9) : share; /* a block holds whole ones */
 }
 
 bool tb_costs_limits_apply(const struct tb_costs *cs, const struct tb_cost_rank *w)

@@ -263,9 +263,6 @@ bool tb_cost_of_workload(const struct tb_cost *c, const char *workload, const ch
  * walking i over the costs visits each target of a workload once. */
 bool tb_costs_first_of_target(const struct tb_costs *cs, size_t i, const char *workload,
                               const char *metric);
-/* Whether c is the cheapest priced row of its (workload, target) pair (the by-target
- * charts); the serving total-token cost, which ranks like the output cost, never is. */
-bool tb_costs_cheapest_of_target(const struct tb_costs *cs, const struct tb_cost *c);
 
 /* The cheapest row of target in (workload, metric) that is compared (not the host CPU,
  * not led by a measurement, priced at the chosen prices or the comparison's; within the

@@ -669,3 +669,16 @@ int tb_pricing_cblock(double hours, double instances, double usd_per_hour,
     out->over_quota = instances > TB_CBLOCK_ACCOUNT_INSTANCES;
     return 0;
 }
+
+double tb_pricing_job_usd(const struct tb_price_choice *p, double hours, double instances,
+                          struct tb_pricing_cblock *cb)
+{
+    cb->days = cb->blocks = cb->usd = cb->used = NAN;
+    cb->over_quota = false;
+    if (!p || !p->have || !positive(p->usd_per_hour) || !positive(hours) || !positive(instances))
+        return NAN;
+    if (!strcmp(p->purchase, "capacity-block"))
+        return tb_pricing_cblock(hours, ceil(instances - 1e-9), p->usd_per_hour, cb) == 0 ? cb->usd
+                                                                                          : NAN;
+    return hours * instances * p->usd_per_hour;
+}

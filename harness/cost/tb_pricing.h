@@ -214,6 +214,13 @@ struct tb_pricing_cblock {
     double used;     /* hours / (days x 24), in (0, 1] */
     bool over_quota; /* more than 256 instances: past what one account may hold */
 };
+/* What a job of `hours` hours on `instances` instances (a share of one allowed) costs
+ * at price p: by the hour (hours x instances x usd_per_hour), or at capacity-block the
+ * Capacity Blocks it must buy (whole instances: a share of one buys all of it;
+ * tb_pricing_cblock, what is bought in *cb). cb->days is NAN unless priced as blocks.
+ * NAN when p has no price or a figure is not positive and finite. */
+double tb_pricing_job_usd(const struct tb_price_choice *p, double hours, double instances,
+                          struct tb_pricing_cblock *cb);
 double tb_pricing_cblock_days(double hours);
 int tb_pricing_cblock(double hours, double instances, double usd_per_hour,
                       struct tb_pricing_cblock *out);

@@ -274,21 +274,21 @@ void tb_model_price_training(const struct tb_model *m, const struct tb_scenario 
         snprintf(p->price_why, sizeof p->price_why, "%s", pc.why);
         return;
     }
-    p->usd_to_train = p->time_to_train_s / 3600.0 * pc.usd_per_hour * (double)p->instances;
-    snprintf(priced, len, "; usd_to_train at %.4g USD/h (%s %s, as of %.60s, %.150s line %ld)",
-             pc.usd_per_hour, pc.region, pc.purchase, pc.as_of, m->pricing->prices_name, pc.line);
-    if (!strcmp(pc.purchase, "capacity-block")) {
-        /* Capacity Blocks are sold in whole days and paid up front: the days it buys, as
-         * trnbench compare and assess price them */
+    {
+        /* Capacity Blocks are sold in whole days and paid up front: the days a job buys,
+         * as trnbench compare and assess price them */
         struct tb_pricing_cblock cb;
-        size_t n = strlen(priced);
-        if (tb_pricing_cblock(p->time_to_train_s / 3600.0, (double)p->instances, pc.usd_per_hour,
-                              &cb) == 0) {
-            p->usd_to_train = cb.usd;
+        size_t n;
+        p->usd_to_train =
+            tb_pricing_job_usd(&pc, p->time_to_train_s / 3600.0, (double)p->instances, &cb);
+        snprintf(priced, len, "; usd_to_train at %.4g USD/h (%s %s, as of %.60s, %.150s line %ld)",
+                 pc.usd_per_hour, pc.region, pc.purchase, pc.as_of, m->pricing->prices_name,
+                 pc.line);
+        n = strlen(priced);
+        if (!isnan(cb.days))
             snprintf(priced + n, len - n,
                      " as Capacity Blocks: %.0f days x %ld instance%s bought, %.0f%% used", cb.days,
                      p->instances, p->instances == 1 ? "" : "s", 100 * cb.used);
-        }
     }
 }
 

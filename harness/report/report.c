@@ -437,6 +437,7 @@ static void say_settle(struct tb_doc *d, const struct tb_cost_versus *v)
     char cmd[400], n1[32];
     if (!within_error(v) || m->row->prov != TB_PROV_MODELED || !p)
         return;
+    cmd[0] = '\0'; /* none: no trnbench executor runs this phase on Neuron devices yet */
     if (!strcmp(phase, "serve"))
         snprintf(cmd, sizeof cmd,
                  "trnbench run --recipe vllm --model %s --seq-in %s --seq-out %s "
@@ -449,29 +450,22 @@ static void say_settle(struct tb_doc *d, const struct tb_cost_versus *v)
     else if (!neuron)
         snprintf(cmd, sizeof cmd, "trnbench run --executor cuda --model %s --phase %s --out DIR",
                  F(m->row, "model"), phase);
-    else { /* no trnbench executor runs this phase on Neuron devices yet */
-        tb_doc_text(d, " The model alone cannot tell which is cheaper; a measurement would settle "
-                       "it: the same workload on one ");
-        tb_doc_code(d, F(m->row, "target"));
+    tb_doc_text(d, " The model alone cannot tell which is cheaper; a measurement would settle it: "
+                   "the same workload on one ");
+    tb_doc_code(d, F(m->row, "target"));
+    if (*cmd) {
+        tb_doc_text(d, " (");
+        tb_doc_code(d, cmd);
+        tb_doc_text(d, ", then --results DIR/results.csv here)");
+    } else {
         tb_doc_text(d,
                     " with the vendor's own stack (trnbench runs no %s on Neuron devices yet), "
                     "its figures added as a measured results.csv row with ",
                     phase);
         tb_doc_code(d, "--results FILE");
-        tb_doc_text(d, ", about %.0f hours with the Neuron compile, about %s USD at %s in %s.",
-                    hours, tb_report_num(hours * p->usd_per_hour, n1, sizeof n1), p->purchase,
-                    p->region);
-        return;
     }
-    tb_doc_text(d, " The model alone cannot tell which is cheaper; a measurement would settle it: "
-                   "the same workload on one ");
-    tb_doc_code(d, F(m->row, "target"));
-    tb_doc_text(d, " (");
-    tb_doc_code(d, cmd);
-    tb_doc_text(d,
-                ", then --results DIR/results.csv here), about %.0f hour%s%s, about %s USD at "
-                "%s in %s.",
-                hours, hours == 1 ? "" : "s", neuron ? " with the Neuron compile" : "",
+    tb_doc_text(d, ", about %.0f hour%s%s, about %s USD at %s in %s.", hours, hours == 1 ? "" : "s",
+                neuron ? " with the Neuron compile" : "",
                 tb_report_num(hours * p->usd_per_hour, n1, sizeof n1), p->purchase, p->region);
 }
 
