@@ -9,18 +9,22 @@
 #include "cli.h"
 #include "tb_coll_results.h"
 #include "tb_collective.h"
+#include "tb_cross.h"
 #include "tb_csv.h"
 #include "tb_model.h"
 #include "tb_pricing.h"
 #include "tb_scenario.h"
+#include "tb_timer.h"
 #include "tb_util.h"
 #include "tb_validate.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static void predict_usage(FILE *f)
 {
@@ -66,6 +70,8 @@ static void validate_usage(FILE *f)
     fputs("usage: trnbench validate FILE.csv [--prices DIR] [--pricing P] [--region R]\n"
           "                         [--median-max PCT] [--p90-max PCT]\n"
           "                         [--coverage-min PCT] [--quiet]\n"
+          "                         [--cross [--by source|round|family] [--jobs N]\n"
+          "                          [--family-p90-max PCT] [--write FILE]]\n"
           "\n"
           "Predict every row of a scenario table that carries a measured value and print\n"
           "each row's error, then the median and 90th-percentile absolute percentage\n"
@@ -78,6 +84,14 @@ static void validate_usage(FILE *f)
           "  --p90-max PCT       target for the overall p90 error (default 25)\n"
           "  --coverage-min PCT  share of rows that must be predicted (default 80)\n"
           "  --quiet             the summary only\n"
+          "  --cross             cross-validate: choose the efficiency figures again with\n"
+          "                      each fold's rows left out and predict them; the held-out\n"
+          "                      errors beside the in-sample ones (targets: held-out)\n"
+          "  --by KEY            a fold is one source (default), round or family (chip)\n"
+          "  --jobs N            folds run in N processes (default: the CPUs online)\n"
+          "  --family-p90-max PCT  no family with >= 10 held-out rows above it (default 35)\n"
+          "  --write FILE        the per-row in-sample and held-out predictions as CSV\n"
+          "                      (reports/validation/cross.csv is what reports use)\n"
           "Exit status: 0 the targets are met, 1 they are not, 2 usage or input error.\n",
           f);
 }
@@ -92,6 +106,11 @@ enum {
     OPT_P90_MAX,
     OPT_COVERAGE_MIN,
     OPT_QUIET,
+    OPT_CROSS,
+    OPT_BY,
+    OPT_JOBS,
+    OPT_WRITE,
+    OPT_FAMILY_P90_MAX,
     OPT_EFFICIENCY,
     OPT_COLLECTIVE,
     OPT_BYTES,
@@ -133,6 +152,11 @@ static const struct option VALIDATE_OPTS[] = {
     {"p90-max", required_argument, NULL, OPT_P90_MAX},
     {"coverage-min", required_argument, NULL, OPT_COVERAGE_MIN},
     {"quiet", no_argument, NULL, OPT_QUIET},
+    {"cross", no_argument, NULL, OPT_CROSS},
+    {"by", required_argument, NULL, OPT_BY},
+    {"jobs", required_argument, NULL, OPT_JOBS},
+    {"write", required_argument, NULL, OPT_WRITE},
+    {"family-p90-max", required_argument, NULL, OPT_FAMILY_P90_MAX},
     {NULL, 0, NULL, 0},
 };
 
@@ -433,13 +457,153 @@ static void print_rows(const struct tb_scenarios *s)
     }
 }
 
+/* One line of the cross-validation tables: name, rows, complete, then in-sample and
+ * held-out predicted, median and p90. */
+static void print_cross_line(const char *name, int width, const struct tb_validate_group *in,
+                             const struct tb_validate_group *out)
+{
+    printf("%-*s %5zu %9zu", width, name, in->rows, in->complete);
+    if (!isnan(in->median))
+        printf(" %9zu %8.1f %8.1f", in->n, in->median, in->p90);
+    else
+        printf(" %9zu %8s %8s", in->n, "-", "-");
+    if (out && !isnan(out->median))
+        printf(" %9zu %8.1f %8.1f\n", out->n, out->median, out->p90);
+    else
+        printf(" %9zu %8s %8s\n", out ? out->n : 0, "-", "-");
+}
+
+/* validate --cross's progress on stderr: a line every 30 s (a run takes minutes) */
+static void cross_progress(void *ctx, size_t done, size_t total)
+{
+    uint64_t *t0 = ctx, now = tb_timer_now_ns();
+    static uint64_t last;
+    if (!last)
+        last = *t0;
+    if (done >= total || now - last < 30000000000ull)
+        return;
+    last = now;
+    fprintf(stderr, "trnbench validate: %zu of %zu folds done, %.0f s in\n", done, total,
+            (double)(now - *t0) * 1e-9);
+}
+
+/* validate --cross: the folds, the held-out errors beside the in-sample ones per family
+ * and per family and phase, the figures' spread over the folds, the targets (held out). */
+static int validate_cross(const struct tb_scenarios *s, struct tb_model *m, const char *file,
+                          enum tb_cross_by by, int jobs, const struct tb_validate_targets *t,
+                          double family_p90_max, const char *write_path, bool quiet)
+{
+    struct tb_cross x;
+    char err[1024], why[256];
+    int rc, width;
+    bool ok;
+    uint64_t t0 = tb_timer_now_ns();
+    if ((rc = tb_cross_run(&x, s, m, by, jobs, cross_progress, &t0, err, sizeof err)) != TB_OK) {
+        fprintf(stderr, "trnbench validate: %s\n", err);
+        return rc == TB_EINPUT ? 2 : 1;
+    }
+    if (write_path) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        if (!f || tb_cross_write(&x, s, f) != 0 || fclose(f) != 0 ||
+            tb_write_file_atomic(write_path, buf, len, err, sizeof err) != 0) {
+            fprintf(stderr, "trnbench validate: --write %s: %s\n", write_path,
+                    f ? err : strerror(errno));
+            free(buf);
+            tb_cross_release(&x);
+            return 1;
+        }
+        free(buf);
+    }
+    if (!quiet) {
+        printf("%-6s %-16s %-15s %-8s %-28s %12s %12s %8s %12s %8s  %s\n", "id", "target", "model",
+               "phase", "metric", "value", "in-sample", "error%", "held-out", "error%", "fold");
+        for (size_t r = 0; r < s->nrows; r++) {
+            const struct tb_cross_row *c = &x.row[r];
+            double v = s->res[r].value;
+            if (!s->res[r].has_value)
+                continue;
+            printf("%-6s %-16s %-15s %-8s %-28s %12.5g", tb_csv_field(&s->csv, r, "id"),
+                   tb_csv_field(&s->csv, r, "target"), tb_csv_field(&s->csv, r, "model"),
+                   tb_csv_field(&s->csv, r, "phase"), tb_csv_field(&s->csv, r, "metric"), v);
+            if (!isnan(c->in_sample))
+                printf(" %12.5g %+8.1f", c->in_sample, (c->in_sample - v) / v * 100);
+            else
+                printf(" %12s %8s", "-", "-");
+            if (c->refit && !isnan(c->held_out))
+                printf(" %12.5g %+8.1f", c->held_out, (c->held_out - v) / v * 100);
+            else
+                printf(" %12s %8s", "-", c->refit ? "-" : "not refit");
+            printf("  %s\n", c->fold >= 0 ? x.fold[c->fold] : "");
+        }
+    }
+    printf("\n%s on %s, cross-validated: the efficiency figures chosen again without one %s\n"
+           "at a time (%zu folds), that %s's rows predicted; absolute percentage errors\n",
+           TB_MODEL_VERSION, file, tb_cross_by_name(by), x.nfolds, tb_cross_by_name(by));
+    width = family_width(&x.in);
+    printf("%-*s %5s %9s %9s %8s %8s %9s %8s %8s\n", width, "", "", "", "in-sample", "", "",
+           "held-out", "", "");
+    printf("%-*s %5s %9s %9s %8s %8s %9s %8s %8s\n", width, "family", "rows", "complete",
+           "predicted", "median%", "p90%", "predicted", "median%", "p90%");
+    for (size_t i = 0; i < x.in.ngroups; i++) {
+        const struct tb_validate_group *g = &x.in.groups[i];
+        print_cross_line(g->family[0] ? g->family : "(unknown target)", width, g,
+                         tb_validate_family(&x.out, g->family));
+    }
+    print_cross_line("overall", width, &x.in.all, &x.out.all);
+    if (x.not_refit)
+        printf("%zu rows not held out: no row outside their fold constrains their chips' "
+               "figures\n",
+               x.not_refit);
+    ok = tb_cross_met(&x, t, family_p90_max, why, sizeof why);
+    printf("targets (held out): median <= %g%% (%.1f), p90 <= %g%% (%.1f), no family with >= %d "
+           "rows above p90 %g%%, predicted >= %g%% of the rows with a complete shape (%.0f%%): "
+           "%s%s%s\n",
+           t->median_max, x.out.all.median, t->p90_max, x.out.all.p90, TB_VALIDATE_MIN_ROWS,
+           family_p90_max, t->coverage_min,
+           x.in.all.complete ? 100.0 * (double)x.out.all.n / (double)x.in.all.complete : 0.0,
+           ok ? "met" : "NOT met (", ok ? "" : why, ok ? "" : ")");
+    printf("\nper family and phase\n");
+    printf("%-*s %-8s %5s %9s %9s %8s %8s %9s %8s %8s\n", width, "family", "phase", "rows",
+           "complete", "predicted", "median%", "p90%", "predicted", "median%", "p90%");
+    for (size_t f = 0; f < x.in.ngroups; f++)
+        for (size_t i = 0; i < x.in.nphases; i++) {
+            const struct tb_validate_group *g = &x.in.phases[i];
+            char name[128];
+            if (strcmp(g->family, x.in.groups[f].family))
+                continue;
+            snprintf(name, sizeof name, "%-*s %-8s", width, g->family[0] ? g->family : "-",
+                     g->phase[0] ? g->phase : "-");
+            print_cross_line(name, width + 9, g,
+                             tb_validate_family_phase(&x.out, g->family, g->phase));
+        }
+    printf("\nthe figures chosen over the folds (table: efficiency.csv's value; rows: those it "
+           "moves)\n");
+    printf("%-36s %10s %10s %10s %7s %7s %7s\n", "figure", "table", "least", "most", "rows",
+           "folds", "moved");
+    for (size_t i = 0; i < x.nparams; i++) {
+        const struct tb_cross_param *p = &x.param[i];
+        if (p->folds_refit == 0 || p->rows == 0)
+            continue;
+        printf("%-36s %10.4g %10.4g %10.4g %7zu %7ld %7ld\n", p->name, p->table, p->lo, p->hi,
+               p->rows, p->folds_refit, p->folds_moved);
+    }
+    tb_cross_release(&x);
+    return ok ? 0 : 1;
+}
+
 int tb_cmd_validate(int argc, char **argv)
 {
     const char *file = NULL;
     struct model_opts mo = {NULL, NULL, NULL, NULL};
     struct tb_validate_targets t;
     struct tb_validation v;
-    bool quiet = false, ok;
+    bool quiet = false, ok, cross = false;
+    const char *write_path = NULL;
+    int by = TB_CROSS_SOURCE;
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    double family_p90_max = 35;
     struct tb_pricing pr;
     struct tb_model m;
     struct tb_scenarios s;
@@ -463,6 +627,33 @@ int tb_cmd_validate(int argc, char **argv)
             return 0;
         case OPT_QUIET:
             quiet = true;
+            break;
+        case OPT_CROSS:
+            cross = true;
+            break;
+        case OPT_BY:
+            if ((by = tb_cross_by_parse(optarg)) < 0) {
+                fprintf(stderr, "trnbench validate: --by: source, round or family, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case OPT_JOBS:
+            if (tb_parse_long(optarg, 1, 64, &jobs) != 0) {
+                fprintf(stderr, "trnbench validate: --jobs: a count from 1 to 64, not '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case OPT_WRITE:
+            write_path = optarg;
+            break;
+        case OPT_FAMILY_P90_MAX:
+            if (tb_parse_double(optarg, 0, 1e6, &family_p90_max) != 0) {
+                fprintf(stderr, "trnbench validate: --family-p90-max: not a percentage: '%s'\n",
+                        optarg);
+                return 2;
+            }
             break;
         case OPT_MEDIAN_MAX:
         case OPT_P90_MAX:
@@ -503,6 +694,16 @@ int tb_cmd_validate(int argc, char **argv)
         rc = rc == TB_EINPUT ? 2 : 1;
         goto done;
     }
+    if (write_path && !cross) {
+        fprintf(stderr, "trnbench validate: --write goes with --cross\n");
+        rc = 2;
+        goto val;
+    }
+    if (cross) {
+        rc = validate_cross(&s, &m, file, (enum tb_cross_by)by, (int)(jobs < 1 ? 1 : jobs), &t,
+                            family_p90_max, write_path, quiet);
+        goto val;
+    }
     if (!quiet)
         print_rows(&s);
     printf("\n%s on %s: absolute percentage error of the predicted rows\n", TB_MODEL_VERSION, file);
@@ -519,6 +720,7 @@ int tb_cmd_validate(int argc, char **argv)
            ok ? "met" : "NOT met");
     print_precisions(&v);
     rc = ok ? 0 : 1;
+val:
     tb_validate_release(&v);
 done:
     tb_scenarios_release(&s);

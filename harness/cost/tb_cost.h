@@ -181,7 +181,7 @@ struct tb_cost {
     double err;                    /* the model's error band for a modeled row (fraction of the
                                       throughput, tb_validate_error); 0 for measured or published */
     bool err_few;                  /* that band is borrowed: its family has few validation rows */
-    char err_basis[128];           /* what the band is ("p90 of 41 H100 SXM5 rows"); "" without */
+    char err_basis[256];           /* what the band is ("p90 of 41 H100 SXM5 rows"); "" without */
     double cmp_usd;                /* the cost at the comparison's price (price->cmp): usd itself
                                       when price->cmp_chosen */
     double base_usd;               /* the baseline's cost of the same configuration at the same

@@ -128,7 +128,8 @@ static int at_load(const struct rin *r, double X, double f, struct rpoint *s)
         if (hi > 1e9)
             return -1;
     }
-    for (int i = 0; i < 80; i++) {
+    /* to a part in 1e10: no figure needs more, and the searches run this often */
+    for (int i = 0; i < 80 && hi - lo > 1e-10 * hi; i++) {
         double mid = 0.5 * (lo + hi);
         if (X * (r->tout - 1) * decode_at(r, mid) / den > mid)
             lo = mid;
@@ -159,7 +160,8 @@ static double pct_of(double (*tail)(const struct rin *, const struct rpoint *, d
     double want = 1.0 - q / 100.0;
     while (tail(r, s, hi) > want && hi < 1e9)
         hi *= 2;
-    for (int i = 0; i < 80; i++) {
+    /* to a part in 1e10: no figure needs more, and the searches run this often */
+    for (int i = 0; i < 80 && hi - lo > 1e-10 * hi; i++) {
         double mid = 0.5 * (lo + hi);
         if (tail(r, s, mid) > want)
             lo = mid;
@@ -225,7 +227,8 @@ static int closed_loop(const struct rin *r, double N, struct rpoint *s)
     if (at_load(r, 0, f, &t) != 0)
         return -1;
     hi = N / t.e2e; /* e2e grows with the load: X <= N / e2e(0) */
-    for (int i = 0; i < 80; i++) {
+    /* to a part in 1e10: no figure needs more, and the searches run this often */
+    for (int i = 0; i < 80 && hi - lo > 1e-10 * hi; i++) {
         double mid = 0.5 * (lo + hi);
         if (at_load(r, mid, f, &t) == 0 && t.inflight < N)
             lo = mid;
@@ -249,7 +252,8 @@ static double open_max(const struct rin *r)
     if (at_load(r, 0, 1.0, &z) != 0)
         return 0;
     hi = (isinf(r->cap) ? 1e9 : r->cap) / z.e2e + 1.0 / r->pb;
-    for (int i = 0; i < 80; i++) {
+    /* to a part in 1e10: no figure needs more, and the searches run this often */
+    for (int i = 0; i < 80 && hi - lo > 1e-10 * hi; i++) {
         double mid = 0.5 * (lo + hi);
         if (open_ok(r, mid, &s))
             lo = mid;

@@ -326,6 +326,13 @@ static const char *csv_get(const void *ctx, const char *name)
     return c < 0 ? NULL : tb_csv_get(x->t, x->r, c);
 }
 
+int tb_scenario_parse_row(const struct tb_scenarios *s, size_t r, const struct tb_model *m,
+                          struct tb_scenario_in *in, struct tb_scenario_result *res)
+{
+    struct csv_row x = {&s->csv, r};
+    return tb_scenario_parse(csv_get, &x, m, in, res);
+}
+
 int tb_scenarios_predict(struct tb_scenarios *s, const char *path, const struct tb_model *m,
                          char *err, size_t errlen)
 {

@@ -62,6 +62,11 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
 void tb_scenario_predict_one(const char *(*get)(const void *ctx, const char *name), const void *ctx,
                              const struct tb_model *m, struct tb_scenario_result *res);
 
+/* Parse row r of s's table as tb_scenario_parse does (in's pointers borrow from s, which
+ * must outlive it). */
+int tb_scenario_parse_row(const struct tb_scenarios *s, size_t r, const struct tb_model *m,
+                          struct tb_scenario_in *in, struct tb_scenario_result *res);
+
 /* Read path and predict every row. Returns 0, or -1 with "path: ..." when the file
  * cannot be read as CSV. */
 int tb_scenarios_predict(struct tb_scenarios *s, const char *path, const struct tb_model *m,

@@ -3,6 +3,8 @@
  * migration assessment. */
 #include "tb_validate.h"
 
+#include "tb_cross.h"
+
 #include "tb_stats.h"
 #include "tb_util.h"
 
@@ -178,6 +180,13 @@ int tb_validate_file(struct tb_validation *v, const char *path, const struct tb_
     if (tb_scenarios_predict(&s, path, m, err, errlen) != 0)
         return TB_EINPUT;
     rc = tb_validate_compute(v, &s, err, errlen);
+    /* the project's own table: its held-out errors (cross.csv beside it) when they were
+     * computed from these very predictions; else the in-sample ones, said so */
+    if (rc == TB_OK && name != path &&
+        tb_cross_apply(v, &s, NULL, v->cross_why, sizeof v->cross_why) < 0) {
+        tb_err(err, errlen, "out of memory");
+        rc = TB_EFAIL;
+    }
     tb_scenarios_release(&s);
     return rc;
 }
@@ -253,12 +262,19 @@ bool tb_validate_error(const struct tb_validation *v, const char *family, const 
             e = f->p90;
         if (usable(f, 1))
             snprintf(basis, len,
-                     "%s: validated on only %zu rows; the larger of their p90 (%.1f%%) and that of "
-                     "all %zu rows (%.1f%%)",
+                     "%s: validated on only %zu rows; the larger of their p90 (%.1f%%) and that "
+                     "of all %zu rows (%.1f%%)",
                      family, f->n, f->p90, v->all.n, v->all.p90);
         else
             snprintf(basis, len, "%s: not validated; the p90 of all %zu rows used",
                      family && *family ? family : "target", v->all.n);
+    }
+    if (v->basis[0]) {
+        size_t k = strlen(basis);
+        snprintf(basis + k, len > k ? len - k : 0, " (%s)", v->basis);
+    } else {
+        size_t k = strlen(basis);
+        snprintf(basis + k, len > k ? len - k : 0, " (in-sample)");
     }
     *pct = e > 90 ? 90 : e;
     return true;

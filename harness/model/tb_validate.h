@@ -46,6 +46,12 @@ struct tb_validation {
     size_t nprecisions;
     struct tb_validate_group all; /* every row with a measured value */
     double coverage;              /* percent: all.n of all.complete (0 when none is complete) */
+    char basis[64];      /* how the errors were obtained: "" in-sample (the rows the figures
+                            were chosen on), "held out, one source at a time" from
+                            cross-validation (tb_cross_apply) */
+    char cross_why[256]; /* tb_validate_file of the project's table: why its errors are
+                            held out or are not ("reports/validation/cross.csv: row 'P001'
+                            was predicted ... : the model or its figures changed") */
 };
 
 /* Pass/fail targets, in percent. */
@@ -67,7 +73,9 @@ int tb_validate_compute(struct tb_validation *v, const struct tb_scenarios *s, c
 void tb_validate_release(struct tb_validation *v);
 
 /* The errors of the validation file path (NULL: the data folder's
- * reports/validation/published.csv) predicted with m. Returns TB_OK; TB_EINPUT with the
+ * reports/validation/published.csv, whose errors are then the held-out ones of
+ * reports/validation/cross.csv when that file was computed from the same predictions:
+ * tb_cross_apply; cross_why says which) predicted with m. Returns TB_OK; TB_EINPUT with the
  * reason when the file is missing or cannot be read as a scenario table; TB_EFAIL for
  * memory. v is empty unless TB_OK. */
 int tb_validate_file(struct tb_validation *v, const char *path, const struct tb_model *m, char *err,

@@ -1529,6 +1529,10 @@ static void load_validation(struct report *R)
         return;
     }
     R->have_val = true;
+    /* the ranges are held-out errors (cross-validation) unless the stored ones do not
+     * belong to this model: then the in-sample ones, which are too narrow, said so */
+    if (!R->val.basis[0])
+        tb_report_note(R, "model error ranges are in-sample, not held out: %s", R->val.cross_why);
 }
 
 /* The cost stage's options: the report's, its baseline resolved. */

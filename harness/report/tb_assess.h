@@ -157,7 +157,7 @@ struct tb_assess_row {
     double saving_lo_price, saving_hi_price; /* candidate price +-swing */
     double model_err;          /* the model's error band for the family and phase (fraction):
                                   tb_validate_error's p90, as the report's cost.csv */
-    char model_err_basis[128]; /* what that band is ("p90 of 41 H100 SXM5 serve rows") */
+    char model_err_basis[256]; /* what that band is ("p90 of 41 H100 SXM5 serve rows") */
     double saving_lo_model, saving_hi_model; /* capacity +-model_err, whole instances */
     char model_note[200];                    /* why the model-error range has no width, or "" */
     /* the comparison, like for like */

@@ -8,6 +8,7 @@
  * the page), the input errors (a misspelt column, a load too large to count); and the
  * tb_doc pieces the assessment added (tb_doc.h). */
 #include "tb_assess.h"
+#include "tb_cross.h"
 
 #include "tb_cost.h"
 #include "tb_doc.h"
@@ -320,12 +321,14 @@ int main(void)
     if (tb_scenarios_predict(&s, published, &m, err, sizeof err) != 0 ||
         tb_validate_compute(&v, &s, err, sizeof err) != TB_OK)
         bail("cannot validate: %s", err);
+    /* the held-out errors of reports/validation/cross.csv, as tb_validate_file takes them */
+    IS_INT(1, tb_cross_apply(&v, &s, NULL, err, sizeof err), "cross.csv is current: %s", err);
     h100 = tb_validate_family(&v, "H100 SXM5");
     OK(h100 && !isnan(h100->median), "published.csv has H100 SXM5 rows");
     {
         double pct = NAN;
         bool few;
-        char basis[128] = "";
+        char basis[256] = "";
         tb_validate_error(&v, "H100 SXM5", "serve", &pct, &few, basis, sizeof basis);
         IS_DOUBLE(pct / 100, cur->model_err, 0,
                   "p5.48xlarge's model error is the report's band for H100 SXM5 serving (%s)",

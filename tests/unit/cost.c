@@ -219,7 +219,7 @@ static void test_like_for_like(void)
         IS_DOUBLE(0.30, t ? t->err : NAN, 1e-12, "Trainium2 on 3 rows: the overall p90, 30%%");
         OK(t && t->err_few, "and flagged as few");
         IS_DOUBLE(0.20, b2 ? b2->err : NAN, 1e-12, "H100 serve on 12 rows: its own p90, 20%%");
-        IS_STRING("p90 of 12 H100 SXM5 serve rows", b2 ? b2->err_basis : "", "said");
+        IS_STRING("p90 of 12 H100 SXM5 serve rows (in-sample)", b2 ? b2->err_basis : "", "said");
         IS_DOUBLE(0.7 * cand, t ? t->usd_lo : NAN, 1e-9, "trn2's cost range: -30%%");
         IS_DOUBLE(1.3 * cand, t ? t->usd_hi : NAN, 1e-9, "to +30%%");
         IS_DOUBLE(base / cand * exp(-hypot(log(0.8), log(1.3))), t ? t->perf_lo : NAN, 1e-9,

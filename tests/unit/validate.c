@@ -132,19 +132,19 @@ int main(void)
         OK(tb_validate_error(&v, "F", "train", &pct, &few, basis, sizeof basis), "F train");
         IS_DOUBLE(10, pct, 1e-9, "12 rows of its own: their p90, 10%%");
         OK(!few, "not few");
-        IS_STRING("p90 of 12 F train rows", basis, "said");
+        IS_STRING("p90 of 12 F train rows (in-sample)", basis, "said");
         tb_validate_error(&v, "F", "serve", &pct, &few, basis, sizeof basis);
         IS_DOUBLE(40, pct, 1e-9, "2 serve rows: the larger of F's p90 (31%%) and their own (40%%)");
-        IS_STRING("p90 of 14 F rows (2 of them serve)", basis, "said");
+        IS_STRING("p90 of 14 F rows (2 of them serve) (in-sample)", basis, "said");
         tb_validate_error(&v, "G", "serve", &pct, &few, basis, sizeof basis);
         IS_DOUBLE(25, pct, 1e-9, "G on 2 rows: every row's p90, 25%%, over its own 5%%");
         OK(few, "few");
         IS_STRING("G: validated on only 2 rows; the larger of their p90 (5.0%) and that of all 16 "
-                  "rows (25.0%)",
+                  "rows (25.0%) (in-sample)",
                   basis, "said");
         tb_validate_error(&v, "H", "train", &pct, &few, basis, sizeof basis);
         IS_DOUBLE(25, pct, 1e-9, "H, never validated: every row's p90");
-        IS_STRING("H: not validated; the p90 of all 16 rows used", basis, "said");
+        IS_STRING("H: not validated; the p90 of all 16 rows used (in-sample)", basis, "said");
         tb_validate_release(&v);
         tb_csv_release(&s.csv);
         memset(&s, 0, sizeof s);
