@@ -204,9 +204,25 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
      * LoRA: the adapters' only. Megatron orders the ranks tp, cp, dp, pp (pp outermost),
      * so a stage's dp x cp group spreads over t x cp x dp consecutive devices, one
      * member every t */
-    tdp = dp * cp > 1 ? tb_model_allreduce_s(d, train_shard * 2.0, dp * cp, t * cp * dp) *
-                            (1.0 - d->e->dp_overlap)
-                      : 0;
+    /* Overlap hides it only behind compute running at the same time: the gradients'
+     * reduce-scatter behind the backward of the step's last micro-batch (the earlier
+     * ones only accumulate; Megatron's overlap_grad_reduce starts the buckets as the last
+     * backward makes them), the weights' all-gather behind the forward of the first
+     * (overlap_param_gather). Each half hides dp_overlap of itself at most, and at most
+     * that pass's time on the device: a step of one short micro-batch (a strong-scaled
+     * run at a fraction of a sequence per device) pays the rest. A pipeline's warm-up
+     * runs up to pp forwards before the first backward and its cool-down up to pp
+     * backwards after the last forward, the stages' (and interleaved chunks') buckets
+     * gathered and reduced in turn: min(m, pp) passes each */
+    tdp = 0;
+    if (dp * cp > 1) {
+        double half = tb_model_allreduce_s(d, train_shard * 2.0, dp * cp, t * cp * dp) / 2.0;
+        /* a forward's worth, times the passes beside each half */
+        double pass = (tcomp + ttp + tcp + tlayer) / (m * (2.0 + fwd)) * fmin(m, (double)pp);
+        /* the backward: its two forwards' worth and any recomputed forward */
+        tdp = 2.0 * half - fmin(d->e->dp_overlap * half, (1.0 + fwd) * pass) -
+              fmin(d->e->dp_overlap * half, pass);
+    }
     /* optimizer: reads gradients and fp32 state of its shard, writes state and weights */
     topt = (train_shard * 4.0 + train_shard / (double)(dp * cp) * 24.0 + train_shard * 2.0) /
            (d->hbm_bw * d->e->mem_eff);
