@@ -16,7 +16,7 @@ has() { grep -qF -- "$2" "$1"; }
 # within LO X HI: LO < X < HI
 within() { perl -e 'exit !($ARGV[0] < $ARGV[1] && $ARGV[1] < $ARGV[2])' -- "$@"; }
 
-echo "1..28"
+echo "1..30"
 
 h=id,target,instances,chips,model,phase,precision,seq_in,seq_out,batch,tp,metric,unit,spec_accept,spec_len,draft_model,prefix_hit
 d="p5.48xlarge,1,1,llama-3.1-8b,decode,bf16,512,128,1,1,tpot_ms,ms"
@@ -100,6 +100,11 @@ check "the speculative line's TPOT is the table's ($v1 = $s ms; without: $v0 = $
     sh -c "test '$v1' = '$s' && test '$v0' = '$b'"
 v2=$(csv_cell "$tmp/ok/results.csv" value run_id=$sid/hit0.5 metric=tpot_ms)
 check "the prefix line has its own id ($v2 ms)" test -n "$v2"
+"$TB_BIN" report --out "$tmp/rep" "$tmp/ok/results.csv" >/dev/null 2>"$tmp/rep.err"
+check "the report says which modeled run assumes speculative decoding" \
+    has "$tmp/rep/report.md" "1 modeled run assumes speculative decoding (their TPOT and throughput hold at the acceptance length each states): $sid/spec3/k3."
+check "and which prefix caching" \
+    has "$tmp/rep/report.md" "1 modeled run assumes prefix caching (their TTFT holds at the share of the prompt each finds cached): $sid/hit0.5."
 for bad in spec_accept=0.5 prefix_hit=2; do
     printf 'suite bad\n# a comment\n%s %s\n' "$line" "$bad" >"$tmp/bad.suite"
     rm -rf "$tmp/bad"
