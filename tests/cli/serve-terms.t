@@ -16,7 +16,7 @@ has() { grep -qF -- "$2" "$1"; }
 # within LO X HI: LO < X < HI
 within() { perl -e 'exit !($ARGV[0] < $ARGV[1] && $ARGV[1] < $ARGV[2])' -- "$@"; }
 
-echo "1..30"
+echo "1..32"
 
 h=id,target,instances,chips,model,phase,precision,seq_in,seq_out,batch,tp,metric,unit,spec_accept,spec_len,draft_model,prefix_hit
 d="p5.48xlarge,1,1,llama-3.1-8b,decode,bf16,512,128,1,1,tpot_ms,ms"
@@ -129,3 +129,7 @@ check "rows without their acceptance length are incomplete, with the reason" \
     test "$(grep -c '^F00[4-8] .*spec_accept missing: a speculative row (draft_model given)' "$tmp/val.out")" -eq 5
 check "and rows without a prompt length likewise" \
     test "$(grep -c '^F01[234] .*seq_in missing' "$tmp/val.out")" -eq 3
+check "a speculative row counts in a phase group of its own, decode+spec" \
+    grep -Eq '^Trainium2 +decode\+spec +bf16 +2 +1 +1 ' "$tmp/val.out"
+check "and not in its family's: Trainium2's 12 plain rows (F010, F013 among them), 9 predicted" \
+    grep -Eq '^Trainium2 +12 +9 +9 ' "$tmp/val.out"
