@@ -389,7 +389,7 @@ static int run_fold(struct work *w, long k, int (*out)(void *ctx, const struct r
                 continue;
             if (w->fold[r] == k)
                 touched = true;
-            else if (w->ok[r] && !isnan(s->res[r].predicted)) {
+            else if (w->ok[r] && !isnan(s->res[r].predicted) && !tb_validate_term(s, r)) {
                 at[r] = (long)n;
                 fit[n] = r;
                 val[n++] = s->res[r].value;

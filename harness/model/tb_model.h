@@ -183,6 +183,20 @@ struct tb_scenario {
     const char *scenario; /* MLPerf: "offline", "server", "interactive"; NULL or "": none */
     const char *dataset;  /* a named distribution of prompt and output lengths in place of
                              seq_in and seq_out; NULL or "": the fixed lengths */
+    /* speculative decoding (README "The performance model"): each decode step of the
+     * target verifies spec_len drafted tokens and its own (spec_len + 1 query tokens per
+     * sequence: their compute, the weights and the KV cache read once) and emits
+     * spec_accept tokens on average (the acceptance length vendors publish, 1 to
+     * spec_len + 1); the draft proposes them by spec_len forwards of draft (a catalogue
+     * model on the same devices) or, with draft NULL, of a head one layer of the
+     * target's shape (EAGLE's) */
+    double spec_accept;          /* 0: no speculative decoding */
+    long spec_len;               /* 0: ceil(spec_accept) */
+    const struct tb_arch *draft; /* borrowed: the draft model; NULL: a one-layer head */
+    /* prefix caching: the share of each prompt's tokens whose KV cache is found cached
+     * (0 to 1); a prefill computes the others only, their attention over the whole
+     * prompt, the cached prefix's KV read; 0: none */
+    double prefix_hit;
 };
 
 /* What the model predicts; fields that do not apply are NAN. */

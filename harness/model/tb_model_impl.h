@@ -36,6 +36,14 @@ struct dev {
     const char *format; /* the number format, for the assumptions ("NVFP4", "bf16") */
     long per_node;      /* devices per instance */
     long k;             /* devices per chip */
+    /* serving's terms (tb_model_serve.c; zero from tb_model_dev_init): speculative
+     * decoding, spec_q query tokens per sequence a decode step verifies (spec_len + 1)
+     * emitting spec_accept on average, the draft's forwards on the device draft
+     * describes; prefix caching, the share of a prompt's tokens found cached */
+    double spec_accept; /* 0: no speculative decoding */
+    double spec_q;
+    const struct dev *draft; /* borrowed: the draft (a model or a one-layer head) */
+    double prefix_hit;
 };
 
 /* Fill *d for scenario sc with k devices per chip: the precision's peaks, bytes and

@@ -48,17 +48,30 @@ static double kv_read_per_device(const struct dev *d, long tp, double tokens)
     return (1.0 - rep) * stored + rep * repeated;
 }
 
-/* Compute time of the prefill of B prompts of T tokens (chunks of M rows at a time)
- * over tp devices: the weights' products at the precision's peak, the attention's
- * (QK^T, AV) at the KV cache format's (attn_peak). */
-static double prefill_compute_s(const struct dev *d, double B, double T, double M, long tp)
+/* Compute time of the prefill of B prompts of n new tokens after c cached ones (chunks
+ * of M rows at a time) over tp devices: the weights' products over the n tokens at the
+ * precision's peak, the attention's (QK^T, AV) of the n queries over all c + n
+ * positions (causal) at the KV cache format's (attn_peak). c is 0 without a prefix
+ * cache. */
+static double prefill_compute_s(const struct dev *d, double B, double n, double c, double M,
+                                long tp)
 {
     const struct tb_arch *a = d->a;
-    double attn = tb_flops_attention(a, B, T);
+    double dense = tb_flops_prefill(a, B, n) - tb_flops_attention(a, B, n);
+    double attn = tb_flops_attention(a, B, n + c) - tb_flops_attention(a, B, c);
     double eff = tb_model_gemm_eff(d, M, tp);
-    return ((tb_flops_prefill(a, B, T) - attn) * tb_model_head_pad(a, tp) / d->peak +
+    return (dense * tb_model_head_pad(a, tp) / d->peak +
             attn * tb_model_head_pad(a, tp) / d->attn_peak) /
            (double)tp / eff;
+}
+
+/* The tokens of a prompt of T a prefill computes (*n) and finds cached (*c): the share
+ * prefix_hit of them cached, at least one computed (the last position's logits give the
+ * first token, so a server recomputes it on a full hit: vLLM's prefix cache). */
+static void prefill_split(const struct dev *d, double T, double *n, double *c)
+{
+    *n = fmax(1.0, T - floor(d->prefix_hit * T));
+    *c = T - *n;
 }
 
 /* Bytes per weight of the embedding and the LM head: 16-bit where the stack keeps them
@@ -79,19 +92,25 @@ static double stream_wbytes(const struct dev *d, long tp)
            (double)tp;
 }
 
-/* Prefill of B prompts of T tokens with tensor parallelism tp. */
+/* Prefill of B prompts of T tokens with tensor parallelism tp (a share d->prefix_hit of
+ * each found in the prefix cache); with speculative decoding, the draft's prefill of the
+ * same prompts too. */
 static struct step prefill_step(const struct dev *d, double B, double T, long tp)
 {
     const struct tb_arch *a = d->a;
     struct step s;
-    double M;
+    double M, n, c;
+    /* the tokens computed: a cached prefix's are not, but are read (its KV, the same
+     * bytes as writing them) and attended to */
+    prefill_split(d, T, &n, &c);
     /* a compiled stack (Neuron) runs the prompt through a graph of a fixed length, the
      * smallest bucket that holds it: a shorter prompt is padded to the smallest bucket
      * (prefill_min_tokens; 0 where the kernels take the prompt's own length) */
-    T = fmax(T, d->e->prefill_min_tokens);
-    M = B * T;
-    s.tcomp = prefill_compute_s(d, B, T, fmin(M, 16384), tp);
-    s.tmem = (stream_wbytes(d, tp) + kv_per_device(d, tp, M)) / (d->hbm_bw * d->e->mem_eff);
+    n = fmax(n, d->e->prefill_min_tokens);
+    M = B * n;
+    s.tcomp = prefill_compute_s(d, B, n, c, fmin(M, 16384), tp);
+    s.tmem =
+        (stream_wbytes(d, tp) + kv_per_device(d, tp, B * (n + c))) / (d->hbm_bw * d->e->mem_eff);
     s.tcomm = a->layers * 2.0 * tb_model_allreduce_s(d, M * a->hidden * 2.0, tp, tp);
     /* the prefill's fixed cost per layer (prefill_layer_us): the kernels of a prompt's
      * forward that the FLOP and byte counts leave out (norms, rotary, quantisation,
@@ -108,27 +127,46 @@ static struct step prefill_step(const struct dev *d, double B, double T, long tp
         s.t = d->e->prefill_floor_s;
         s.tover = s.t;
     }
+    if (d->draft) {
+        /* the draft's own prefill of the prompt (a draft model's KV cache, EAGLE's head
+         * over the target's hidden states): its work and its layers' fixed costs, run
+         * in the same call (no second floor or step cost) */
+        const struct dev *dr = d->draft;
+        double tc = prefill_compute_s(dr, B, n, c, fmin(M, 16384), tp);
+        double tm = (stream_wbytes(dr, tp) + kv_per_device(dr, tp, B * (n + c))) /
+                    (dr->hbm_bw * dr->e->mem_eff);
+        s.tcomp += tc;
+        s.tmem += tm;
+        s.t += fmax(tc, tm) +
+               dr->a->layers * 2.0 * tb_model_allreduce_s(dr, M * dr->a->hidden * 2.0, tp, tp) +
+               dr->a->layers * dr->e->prefill_layer_s;
+    }
     return s;
 }
 
-/* One decode step of B sequences, each attending to ctx positions. */
-static struct step decode_step(const struct dev *d, double B, double ctx, long tp)
+/* One forward step of B sequences, each with q query tokens attending to ctx positions
+ * (q 1: a decode step; q > 1: speculative decoding's verification of q - 1 drafted
+ * tokens, their compute q times one token's, the weights and the KV cache read once);
+ * host: whether the host's work per request counts (not for a draft's steps, run on the
+ * device between the target's). */
+static struct step decode_rows(const struct dev *d, double B, double ctx, long tp, double q,
+                               bool with_host)
 {
     const struct tb_arch *a = d->a;
     struct step s;
-    double eff = tb_model_gemm_eff(d, B, tp);
-    double attn = tb_flops_decode_step(a, B, ctx - 1) - tb_flops_decode_step(a, B, -1);
+    double eff = tb_model_gemm_eff(d, B * q, tp);
+    double attn = q * (tb_flops_decode_step(a, B, ctx - 1) - tb_flops_decode_step(a, B, -1));
     double tw, tkv, ta, dev, host, hidden, ov = d->e->attn_overlap;
     /* the weights' products at the precision's peak (a 16-bit LM head at bf16's), the
      * attention's at the cache's */
-    double head = head_wbytes(d) > d->wbytes ? 2.0 * B * tb_arch_params_embedding(a) : 0;
-    s.tcomp = ((tb_flops_decode_step(a, B, ctx - 1) - attn - head) / d->peak + head / d->bf16_peak +
-               attn / d->attn_peak) *
+    double head = head_wbytes(d) > d->wbytes ? 2.0 * q * B * tb_arch_params_embedding(a) : 0;
+    s.tcomp = ((q * tb_flops_decode_step(a, B, ctx - 1) - attn - head) / d->peak +
+               head / d->bf16_peak + attn / d->attn_peak) *
               tb_model_head_pad(a, tp) / (double)tp / eff;
     tw = stream_wbytes(d, tp) / (d->hbm_bw * d->e->mem_eff);
     tkv = kv_read_per_device(d, tp, B * ctx) / (d->hbm_bw * d->e->kv_eff);
     s.tmem = tw + tkv;
-    s.tcomm = a->layers * 2.0 * tb_model_allreduce_s(d, B * a->hidden * 2.0, tp, tp);
+    s.tcomm = a->layers * 2.0 * tb_model_allreduce_s(d, q * B * a->hidden * 2.0, tp, tp);
     /* the attention (reading the KV cache) and the weights' products: one roofline over
      * the step where they overlap (attn_overlap 1: a compiled graph), each kernel its
      * own where they run one after another (0: a GPU's attention kernel between the QKV
@@ -142,10 +180,32 @@ static struct step decode_step(const struct dev *d, double B, double ctx, long t
     /* the host's work per request (scheduling, stop checks, detokenising): the part an
      * overlap scheduler runs beside the device's step (request_overlap) costs only what
      * exceeds that step */
-    host = B * d->e->request_s;
+    host = with_host ? B * d->e->request_s : 0;
     hidden = d->e->request_overlap * fmin(host, dev);
     s.tover = a->layers * d->e->layer_s + d->e->step_s + host - hidden;
     s.t = dev + host - hidden;
+    return s;
+}
+
+/* The decode time per output token of B sequences at context ctx: one step, or with
+ * speculative decoding the target's verification of spec_q tokens and the draft's
+ * spec_q - 1 forwards over the spec_accept tokens the step emits on average (the
+ * components likewise, for what bounds it). */
+static struct step decode_step(const struct dev *d, double B, double ctx, long tp)
+{
+    struct step s, ds;
+    double k, A;
+    if (d->spec_accept <= 0)
+        return decode_rows(d, B, ctx, tp, 1, true);
+    k = d->spec_q - 1;
+    A = d->spec_accept;
+    s = decode_rows(d, B, ctx, tp, d->spec_q, true);
+    ds = decode_rows(d->draft, B, ctx, tp, 1, false);
+    s.t = (s.t + k * ds.t) / A;
+    s.tcomp = (s.tcomp + k * ds.tcomp) / A;
+    s.tmem = (s.tmem + k * ds.tmem) / A;
+    s.tcomm = (s.tcomm + k * ds.tcomm) / A;
+    s.tover = (s.tover + k * ds.tover) / A;
     return s;
 }
 
@@ -157,6 +217,10 @@ static double serve_mem(const struct dev *d, double B, double ctx, double chunk,
                       tb_arch_params_embedding(a) * (2.0 * head_wbytes(d) - d->wbytes)) /
                      (double)tp;
     double kv = kv_per_device(d, tp, B * ctx);
+    if (d->draft) /* the draft's weights and its KV cache beside the target's */
+        return serve_mem(d->draft, B, ctx, 0, tp) + weights + kv +
+               chunk * (4.0 * a->hidden + 2.0 * a->ffn) * 2.0 / (double)tp +
+               fmin(B, chunk) * a->vocab * 4.0 / (double)tp;
     /* working set of the largest forward chunk: activations and the logits */
     double work = chunk * (4.0 * a->hidden + 2.0 * a->ffn) * 2.0 / (double)tp +
                   fmin(B, chunk) * a->vocab * 4.0 / (double)tp;
@@ -208,9 +272,13 @@ static struct serve_point serve_continuous(const struct dev *d, double B, double
     const struct tb_arch *a = d->a;
     struct serve_point p;
     struct step dc = decode_step(d, B, Tin + Tout / 2.0, tp);
-    double chunk = fmin(B * Tin, 8192);
-    double pf = prefill_compute_s(d, B, Tin, chunk, tp) +
-                a->layers * 2.0 * tb_model_allreduce_s(d, B * Tin * a->hidden * 2.0, tp, tp);
+    double n, c;
+    prefill_split(d, Tin, &n, &c);
+    double chunk = fmin(B * n, 8192);
+    double pf = prefill_compute_s(d, B, n, c, chunk, tp) +
+                a->layers * 2.0 * tb_model_allreduce_s(d, B * n * a->hidden * 2.0, tp, tp);
+    if (d->draft) /* the draft's prefill of the same prompts */
+        pf += prefill_compute_s(d->draft, B, n, c, chunk, tp);
     double cycle = Tout * dc.t + pf;
     p.ttft = prefill_step(d, 1, Tin, tp).t + dc.t;
     p.tpot = cycle / Tout;
@@ -265,10 +333,69 @@ static double replica_capacity(const void *ctx, double tin, double len)
     return fit_load(r->d, tin, len, r->tp, r->cap);
 }
 
+/* Set up serving's terms on d from sc: speculative decoding's draft (on *draft, over
+ * the same k devices per chip; a draft model of the catalogue, or with none EAGLE's head,
+ * taken as one layer of the target's shape on *head) and the prefix cache's share. 0,
+ * or -1 with the reason. */
+static int serve_terms(struct dev *d, struct dev *draft, struct tb_arch *head,
+                       const struct tb_model *m, const struct tb_scenario *sc, long k, char *err,
+                       size_t errlen)
+{
+    d->prefix_hit = sc->prefix_hit;
+    if (sc->spec_accept <= 0)
+        return 0;
+    struct tb_scenario s2 = *sc;
+    if (sc->draft) {
+        s2.arch = sc->draft;
+    } else {
+        *head = *sc->arch;
+        head->layers = 1;
+        s2.arch = head;
+    }
+    d->spec_accept = sc->spec_accept;
+    d->spec_q = (sc->spec_len > 0 ? (double)sc->spec_len : ceil(sc->spec_accept)) + 1;
+    if (sc->spec_accept > d->spec_q)
+        return tb_err(err, errlen,
+                      "spec_accept %g is above spec_len + 1 = %g: a step emits at most the "
+                      "drafted tokens and its own",
+                      sc->spec_accept, d->spec_q);
+    if (tb_model_dev_init(draft, m, &s2, k, err, errlen) != 0)
+        return -1;
+    d->draft = draft;
+    return 0;
+}
+
+/* Put what serving's terms assume at the head of p's assumptions (the regimes' own run
+ * long: said first, so that no truncation drops it). */
+static void note_terms(const struct dev *d, const struct tb_scenario *sc, struct tb_prediction *p)
+{
+    char t[sizeof p->assumptions], buf[sizeof p->assumptions];
+    size_t n = 0;
+    t[0] = '\0';
+    if (d->spec_accept > 0)
+        n += (size_t)snprintf(t + n, sizeof t - n,
+                              "assumes speculative decoding: %.0f drafted tokens per step by %s%s, "
+                              "acceptance length %.3g tokens per target step (TPOT = (verify %.0f "
+                              "tokens + %.0f draft steps) / %.3g); ",
+                              d->spec_q - 1, sc->draft ? sc->draft->name : "a one-layer head",
+                              sc->draft ? "" : " (EAGLE-style)", d->spec_accept, d->spec_q,
+                              d->spec_q - 1, d->spec_accept);
+    if (d->prefix_hit > 0 && n < sizeof t)
+        snprintf(t + n, sizeof t - n,
+                 "assumes prefix caching: %.3g%% of each prompt's tokens found cached (a prefill "
+                 "computes the rest, attending over the whole prompt); ",
+                 d->prefix_hit * 100);
+    if (!t[0])
+        return;
+    snprintf(buf, sizeof buf, "%s%s", t, p->assumptions);
+    snprintf(p->assumptions, sizeof p->assumptions, "%s", buf);
+}
+
 int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenario *sc,
                                struct tb_prediction *p, char *err, size_t errlen)
 {
-    struct dev d;
+    struct dev d, draft;
+    struct tb_arch head;
     long chips = p->chips, k, tp, dp;
     double Tin = (double)sc->seq_in, Tout = (double)(sc->seq_out > 0 ? sc->seq_out : 1);
     double cap, ctx = Tin + Tout;
@@ -300,7 +427,8 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
     }
     if (k != 1 && k != 2 && k != 4 && k != 8)
         return tb_err(err, errlen, "tp x dp over %ld chips gives %ld devices per chip", chips, k);
-    if (tb_model_dev_init(&d, m, sc, k, err, errlen) != 0)
+    if (tb_model_dev_init(&d, m, sc, k, err, errlen) != 0 ||
+        serve_terms(&d, &draft, &head, m, sc, k, err, errlen) != 0)
         return -1;
     p->devices = chips * k;
     p->devices_per_chip = k;
@@ -319,7 +447,11 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
                  "tp=%ld dp=%ld over %ld devices (%ld per chip); gemm_eff %.2f, mem_eff %.2f, "
                  "%s weights",
                  tp, dp, p->devices, k, d.gemm_eff, d.e->mem_eff, d.format);
-        return tb_model_regime(m, sc, &c, layout, p, err, errlen);
+        if (tb_model_regime(m, sc, &c, layout, p, err, errlen) != 0)
+            return -1;
+        if (p->fits)
+            note_terms(&d, sc, p);
+        return 0;
     }
     if (sc->batch_max) {
         double best = -1, bestB = 0, Bmem = fit_load(&d, Tin, ctx, tp, cap), B;
@@ -406,6 +538,7 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
             snprintf(p->assumptions + n, sizeof p->assumptions - n,
                      "; a prefill call takes at least %.2f ms", d.e->prefill_floor_s * 1e3);
     }
+    note_terms(&d, sc, p);
     return 0;
 }
 

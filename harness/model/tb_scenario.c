@@ -45,10 +45,13 @@ const struct tb_range TB_SCENARIO_RANGES[] = {
     {"resolution", 1, 16384, true, "pixels"},
     {"concurrency", 1, 1048576, true, "requests in flight"},
     {"lora_rank", 1, 65536, true, "adapter rank"},
+    {"spec_len", 1, 63, true, "drafted tokens per decode step"},
     {"ttft_limit_ms", 0, 1e9, false, "ms"},
     {"tpot_limit_ms", 0, 1e9, false, "ms"},
     {"train_tokens", 0, 1e18, false, "tokens"},
     {"request_rate", 0, 1e6, false, "requests/s"},
+    {"spec_accept", 1, 64, false, "tokens a speculative decode step emits, mean"},
+    {"prefix_hit", 0, 1, false, "share of prompt tokens found cached"},
     {"value", 1e-300, 1e300, false, "the measured value, in the metric's unit; above 0"},
     {NULL, 0, 0, false, NULL},
 };
@@ -214,8 +217,51 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
         dbl_field(f, "train_tokens", &in->sc.train_tokens, res->why, sizeof res->why) ||
         int_field(f, "concurrency", &in->sc.concurrency, res->why, sizeof res->why) ||
         dbl_field(f, "request_rate", &in->sc.request_rate, res->why, sizeof res->why) ||
-        int_field(f, "lora_rank", &in->sc.lora_rank, res->why, sizeof res->why))
+        int_field(f, "lora_rank", &in->sc.lora_rank, res->why, sizeof res->why) ||
+        dbl_field(f, "spec_accept", &in->sc.spec_accept, res->why, sizeof res->why) ||
+        int_field(f, "spec_len", &in->sc.spec_len, res->why, sizeof res->why) ||
+        dbl_field(f, "prefix_hit", &in->sc.prefix_hit, res->why, sizeof res->why))
         return -1;
+    {
+        /* serving's terms (README "The performance model"): speculative decoding and
+         * prefix caching belong to an LLM's inference */
+        const char *draft = F(f, "draft_model");
+        bool serving = in->sc.phase != TB_PHASE_TRAIN && in->sc.phase != TB_PHASE_DENOISE;
+        const char *term = in->sc.spec_accept > 0  ? "spec_accept"
+                           : in->sc.spec_len > 0   ? "spec_len"
+                           : *draft                ? "draft_model"
+                           : in->sc.prefix_hit > 0 ? "prefix_hit"
+                                                   : NULL;
+        if (term && !serving) {
+            snprintf(res->why, sizeof res->why,
+                     "field '%s': speculative decoding and prefix caching are serving's "
+                     "(prefill, decode, serve), not '%s'",
+                     term, phase);
+            return -1;
+        }
+        if ((in->sc.spec_len > 0 || *draft) && in->sc.spec_accept <= 0) {
+            res->incomplete = true;
+            snprintf(res->why, sizeof res->why,
+                     "spec_accept missing: a speculative row (%s given) needs its acceptance "
+                     "length, tokens per target step",
+                     *draft ? "draft_model" : "spec_len");
+            return -1;
+        }
+        if (in->sc.spec_len > 0 && in->sc.spec_accept > (double)in->sc.spec_len + 1) {
+            snprintf(res->why, sizeof res->why,
+                     "field 'spec_accept': %g is above spec_len + 1 = %ld (a step emits at most "
+                     "the drafted tokens and its own)",
+                     in->sc.spec_accept, in->sc.spec_len + 1);
+            return -1;
+        }
+        if (*draft) {
+            if (tb_arch_find(&in->draft, draft, e, sizeof e) != 0) {
+                snprintf(res->why, sizeof res->why, "field 'draft_model': %.480s", e);
+                return -1;
+            }
+            in->sc.draft = &in->draft;
+        }
+    }
     if (in->sc.lora_rank > 0) {
         /* adapters train, so a training phase; low rank: no wider than the projections
          * they sit beside (the attention's C in and NH HD out) */

@@ -46,7 +46,8 @@ struct tb_scenario_in {
     struct tb_scenario sc; /* sc.arch or sc.darch point into this struct */
     struct tb_arch arch;
     struct tb_darch darch;
-    const char *metric; /* borrowed from the fields: the metric asked for */
+    struct tb_arch draft; /* sc.draft points here when the row names a draft_model */
+    const char *metric;   /* borrowed from the fields: the metric asked for */
 };
 
 /* Parse the fields of one scenario (as tb_scenario_predict_one) into *in without

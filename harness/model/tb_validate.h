@@ -6,7 +6,11 @@
  * percent), their median and 90th percentile per family and overall, the coverage (the share of
  * rows with a complete shape that the model predicted) and the pass/fail verdict against targets.
  * `trnbench validate` prints them (harness/cmd_predict.c); the migration assessment (tb_assess.h)
- * takes each family's median as the model's error there.
+ * takes each family's median as the model's error there. A row that assumes a serving
+ * term (speculative decoding, prefix caching: its spec_accept, spec_len, draft_model or a
+ * prefix_hit above 0) counts overall and in a phase group of its own ("decode+spec",
+ * "prefill+prefix"), not in its family's, so that a plain workload's error band comes
+ * from plain rows.
  *
  * Ownership: a struct tb_validation owns its groups and their error arrays and borrows
  * nothing from the scenarios it was computed from; tb_validate_release frees it.
@@ -71,6 +75,12 @@ void tb_validate_targets_init(struct tb_validate_targets *t);
 int tb_validate_compute(struct tb_validation *v, const struct tb_scenarios *s, char *err,
                         size_t errlen);
 void tb_validate_release(struct tb_validation *v);
+
+/* The serving term row r of s assumes: "spec" (speculative decoding: spec_accept,
+ * spec_len or draft_model given), "prefix" (a prefix-cache hit above 0), NULL for a
+ * plain row. Such a row counts in a phase group of its own ("decode+spec"), not in its
+ * family's, and no efficiency figure is chosen on it (tb_cross.h). */
+const char *tb_validate_term(const struct tb_scenarios *s, size_t r);
 
 /* The errors of the validation file path (NULL: the data folder's
  * reports/validation/published.csv, whose errors are then the held-out ones of

@@ -1276,6 +1276,42 @@ static void write_definitions(struct tb_doc *d, const struct report *R)
     tb_doc_fold_end(d);
 }
 
+/* The modeled rows that assume speculative decoding or prefix caching (their notes carry
+ * the model's assumptions, which say so first: tb_model_serve.c), named by run id, so
+ * that a reader knows which figures hold only at the acceptance length or hit rate they
+ * state; nothing when none does. */
+static void report_terms(const struct report *R, struct tb_doc *d)
+{
+    static const struct {
+        const char *mark, *what;
+    } T[] = {{"assumes speculative decoding", "speculative decoding (their TPOT and throughput "
+                                              "hold at the acceptance length each states)"},
+             {"assumes prefix caching", "prefix caching (their TTFT holds at the share of "
+                                        "the prompt each finds cached)"}};
+    for (size_t t = 0; t < sizeof T / sizeof T[0]; t++) {
+        char ids[768] = "";
+        size_t n = 0, used = 0;
+        for (size_t i = 0; i < R->res.nrows; i++) {
+            const struct tb_result *x = &R->res.rows[i];
+            bool seen = false;
+            if (!tb_report_selects(x, TB_PROV_MODELED) || !strstr(F(x, "notes"), T[t].mark))
+                continue;
+            for (size_t j = 0; j < i && !seen; j++) /* a run's metrics: one run */
+                seen = tb_report_selects(&R->res.rows[j], TB_PROV_MODELED) &&
+                       !strcmp(F(&R->res.rows[j], "run_id"), F(x, "run_id"));
+            if (seen)
+                continue;
+            if (n < 8 && used < sizeof ids)
+                used += (size_t)snprintf(ids + used, sizeof ids - used, "%s%s", n ? ", " : "",
+                                         F(x, "run_id"));
+            n++;
+        }
+        if (n)
+            tb_doc_p(d, NULL, "%zu modeled run%s assume%s %s: %s%s.", n, n == 1 ? "" : "s",
+                     n == 1 ? "s" : "", T[t].what, ids, n > 8 ? ", ..." : "");
+    }
+}
+
 static void write_provenance(struct tb_doc *d, const struct report *R)
 {
     char a[1024], b[1024], c[1024], e[1024], f[512];
@@ -1329,6 +1365,7 @@ static void write_provenance(struct tb_doc *d, const struct report *R)
         tb_doc_p(d, NULL, "modeled (%zu row%s): predicted by a performance model, not run: %s.",
                  R->res.nprov[TB_PROV_MODELED], R->res.nprov[TB_PROV_MODELED] == 1 ? "" : "s",
                  *a ? a : "model version not recorded");
+        report_terms(R, d);
     }
     if (R->res.nprov[TB_PROV_PUBLISHED]) {
         tb_report_distinct(R, TB_PROV_PUBLISHED, "source", a, sizeof a);

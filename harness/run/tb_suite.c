@@ -1,6 +1,7 @@
 /* harness/run/tb_suite.c: see tb_suite.h. */
 #include "tb_suite.h"
 
+#include "tb_arch.h"
 #include "tb_darch.h"
 #include "tb_model.h"
 #include "tb_range.h"
@@ -657,11 +658,34 @@ void tb_model_run_id(char *buf, size_t len, const char *target, const char *mode
     tb_run_id_fit(buf, len, full);
 }
 
+void tb_model_run_id_terms(char *full, size_t len, const char *spec_accept, const char *spec_len,
+                           const char *draft, const char *prefix_hit)
+{
+    size_t k = strlen(full);
+    if (spec_accept && *spec_accept && k < len)
+        k += (size_t)snprintf(full + k, len - k, "/spec%.32s", spec_accept);
+    if (spec_len && *spec_len && k < len)
+        k += (size_t)snprintf(full + k, len - k, "/k%.32s", spec_len);
+    if (draft && *draft && k < len)
+        k += (size_t)snprintf(full + k, len - k, "/draft-%.64s", draft);
+    if (prefix_hit && *prefix_hit && k < len)
+        snprintf(full + k, len - k, "/hit%.32s", prefix_hit);
+}
+
 void tb_predict_spec_id(const struct tb_predict_spec *p, char *buf, size_t len)
 {
 #define G(k) tb_predict_spec_get(p, k)
-    tb_model_run_id(buf, len, G("target"), G("model"), G("phase"), G("batch"), G("seq_in"),
-                    G("seq_out"), G("steps"), G("resolution"), G("precision"), G("instances"));
+    char full[1600];
+    size_t k;
+    tb_model_run_id(full, sizeof full, G("target"), G("model"), G("phase"), G("batch"), G("seq_in"),
+                    G("seq_out"), G("steps"), G("resolution"), G("precision"), NULL);
+    /* serving's terms, then the instances last (tb_results_config takes "/x" off) */
+    tb_model_run_id_terms(full, sizeof full, G("spec_accept"), G("spec_len"), G("draft_model"),
+                          G("prefix_hit"));
+    k = strlen(full);
+    if (G("instances") && k < sizeof full)
+        snprintf(full + k, sizeof full - k, "/x%s", G("instances"));
+    tb_run_id_fit(buf, len, full);
 #undef G
 }
 
@@ -673,7 +697,8 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
     static const char *const keys[] = {
         "target",        "model",         "phase",        "precision", "seq_in",     "seq_out",
         "batch",         "instances",     "chips",        "tp",        "pp",         "dp",
-        "ttft_limit_ms", "tpot_limit_ms", "train_tokens", "steps",     "resolution", NULL};
+        "ttft_limit_ms", "tpot_limit_ms", "train_tokens", "steps",     "resolution", "spec_accept",
+        "spec_len",      "draft_model",   "prefix_hit",   NULL};
     struct tb_predict_spec base;
     char targets[512] = "", models[512] = "", *word, *t, *ts = NULL;
 
@@ -694,7 +719,7 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
             return tb_err(err, errlen, "%s: unknown field '%.*s' (%s)", where, (int)kn, word,
                           "target, model, phase, precision, seq_in, seq_out, batch, instances, "
                           "chips, tp, pp, dp, ttft_limit_ms, tpot_limit_ms, train_tokens, steps, "
-                          "resolution");
+                          "resolution, spec_accept, spec_len, draft_model, prefix_hit");
         if (!strcmp(key, "target") || !strcmp(key, "model")) {
             char *dst = key[0] == 't' ? targets : models;
             if (strlen(v) >= 512)
@@ -711,6 +736,11 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
                 strcmp(v, "serve") && strcmp(v, "denoise"))
                 return tb_err(err, errlen,
                               "%s: field 'phase': '%s' (train, prefill, decode, serve or denoise)",
+                              where, v);
+        } else if (!strcmp(key, "draft_model")) {
+            /* speculative decoding's draft: a catalogue name (the model reads it) */
+            if (!tb_arch_name_ok(v))
+                return tb_err(err, errlen, "%s: field 'draft_model': '%s' is not a model name",
                               where, v);
         } else if (!strcmp(key, "precision")) {
             if (!tb_model_precision_known(v))

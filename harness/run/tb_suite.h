@@ -121,7 +121,7 @@ struct tb_run_spec {
 /* A modeled run: "predict key=value ..." in a suite, the columns of one scenario-table
  * row (tb_scenario.h) as text. A comma list in target or model expands into one spec
  * per target and model. */
-#define TB_PREDICT_MAX_FIELDS 16
+#define TB_PREDICT_MAX_FIELDS 24
 struct tb_predict_spec {
     char keys[TB_PREDICT_MAX_FIELDS][24];
     char values[TB_PREDICT_MAX_FIELDS][64];
@@ -144,6 +144,11 @@ const char *tb_predict_spec_get(const struct tb_predict_spec *p, const char *key
 /* Stable id of a modeled run: model:<target>/<model>/<phase>/b<batch|max>/in<T>[/out<n>]
  * /<precision>[/x<instances>]. */
 void tb_predict_spec_id(const struct tb_predict_spec *p, char *buf, size_t len);
+/* Append to the id full (of len bytes) serving's terms a predict line or a scenario row
+ * gives ("/spec3.2/k3/draft-llama-3.2-1b/hit0.9"; each NULL or "" left out), so that
+ * runs differing only in them stay apart. */
+void tb_model_run_id_terms(char *full, size_t len, const char *spec_accept, const char *spec_len,
+                           const char *draft, const char *prefix_hit);
 /* The room a modeled run id takes (TB_MODEL_RUN_ID_LEN - 1 characters): every writer and
  * reader of one fits it to this. */
 #define TB_MODEL_RUN_ID_LEN 256
