@@ -89,7 +89,8 @@ static void validate_usage(FILE *f)
           "                      errors beside the in-sample ones (targets: held-out)\n"
           "  --by KEY            a fold is one source (default), round or family (chip)\n"
           "  --jobs N            folds run in N processes (default: the CPUs online)\n"
-          "  --family-p90-max PCT  no family with >= 10 held-out rows above it (default 35)\n"
+          "  --family-p90-max PCT  no family with >= 10 held-out rows above it (default 35);\n"
+          "                      with --cross --coverage-min defaults to 90\n"
           "  --write FILE        the per-row in-sample and held-out predictions as CSV\n"
           "                      (reports/validation/cross.csv is what reports use)\n"
           "Exit status: 0 the targets are met, 1 they are not, 2 usage or input error.\n",
@@ -552,6 +553,8 @@ static int validate_cross(const struct tb_scenarios *s, struct tb_model *m, cons
                          tb_validate_family(&x.out, g->family));
     }
     print_cross_line("overall", width, &x.in.all, &x.out.all);
+    if (x.in.plain.rows < x.in.all.rows)
+        print_cross_line("dense, no serving term", width, &x.in.plain, &x.out.plain);
     if (x.not_refit)
         printf("%zu rows not held out: no row outside their fold constrains their chips' "
                "figures\n",
@@ -599,7 +602,7 @@ int tb_cmd_validate(int argc, char **argv)
     struct model_opts mo = {NULL, NULL, NULL, NULL};
     struct tb_validate_targets t;
     struct tb_validation v;
-    bool quiet = false, ok, cross = false;
+    bool quiet = false, ok, cross = false, coverage_given = false;
     const char *write_path = NULL;
     int by = TB_CROSS_SOURCE;
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
@@ -655,9 +658,11 @@ int tb_cmd_validate(int argc, char **argv)
                 return 2;
             }
             break;
+        case OPT_COVERAGE_MIN:
+            coverage_given = true;
+            /* fall through */
         case OPT_MEDIAN_MAX:
         case OPT_P90_MAX:
-        case OPT_COVERAGE_MIN:
             if (tb_parse_double(optarg, 0, 1e6, target) != 0) {
                 fprintf(stderr, "trnbench validate: --%s: not a percentage: '%s'\n",
                         tb_cli_opt_name(VALIDATE_OPTS, c), optarg);
@@ -700,6 +705,8 @@ int tb_cmd_validate(int argc, char **argv)
         goto val;
     }
     if (cross) {
+        if (!coverage_given) /* the held-out target (issue 33): 90% of the complete rows */
+            t.coverage_min = 90;
         rc = validate_cross(&s, &m, file, (enum tb_cross_by)by, (int)(jobs < 1 ? 1 : jobs), &t,
                             family_p90_max, write_path, quiet);
         goto val;
@@ -713,6 +720,8 @@ int tb_cmd_validate(int argc, char **argv)
         print_group(&v.groups[i], v.groups[i].family[0] ? v.groups[i].family : "(unknown target)",
                     family_width(&v));
     print_group(&v.all, "overall", family_width(&v));
+    if (v.plain.rows < v.all.rows)
+        print_group(&v.plain, "dense, no serving term", family_width(&v));
     ok = tb_validate_met(&v, &t);
     printf("targets: median <= %g%% (%.1f), p90 <= %g%% (%.1f), predicted >= %g%% of the "
            "rows with a complete shape (%.0f%%): %s\n",

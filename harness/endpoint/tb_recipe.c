@@ -123,6 +123,12 @@ fail:
 int tb_recipe_write_model(const struct tb_arch *a, const char *dir, char *err, size_t errlen)
 {
     json_t *tc;
+    /* LlamaConfig has no experts: a mixture of experts' config would be a dense model */
+    if (a->experts > 0)
+        return tb_err(err, errlen,
+                      "model '%s': a mixture of experts has no LlamaConfig (serve its published "
+                      "checkpoint by name)",
+                      a->name);
     if (write_json(dir, "config.json", llama_config(a), err, errlen) != 0 ||
         write_json(dir, "tokenizer.json", word_tokenizer(a), err, errlen) != 0)
         return -1;

@@ -8,6 +8,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,12 @@ const struct tb_range TB_ARCH_RANGES[] = {
     {"rope_low_freq_factor", 0, 1e6, false, "llama3 RoPE scaling"},
     {"rope_high_freq_factor", 0, 1e6, false, "llama3 RoPE scaling, above the low one"},
     {"published_params", 0, 1e15, false, "parameters (0: not given)"},
+    {"experts", 0, 65536, true, "routed experts per MoE layer (0: dense)"},
+    {"experts_active", 1, 65536, true, "routed experts per token, at most experts"},
+    {"expert_ffn", 1, 4194304, true, "width"},
+    {"shared_experts", 0, 64, true, "experts every token uses"},
+    {"shared_expert_ffn", 1, 4194304, true, "width"},
+    {"moe_layer_step", 1, 100000, true, "layers (1: every layer MoE)"},
     {NULL, 0, 0, false, NULL},
 };
 
@@ -122,6 +129,12 @@ int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen)
         INT_KEY("vocab", vocab, REQ_VOCAB)
         INT_KEY("max_context", max_context, 0)
         INT_KEY("rope_original_context", rope_original_context, 0)
+        INT_KEY("experts", experts, 0)
+        INT_KEY("experts_active", experts_active, 0)
+        INT_KEY("expert_ffn", expert_ffn, 0)
+        INT_KEY("shared_experts", shared_experts, 0)
+        INT_KEY("shared_expert_ffn", shared_expert_ffn, 0)
+        INT_KEY("moe_layer_step", moe_layer_step, 0)
         DBL_KEY("rope_theta", rope_theta)
         DBL_KEY("norm_eps", norm_eps)
         DBL_KEY("rope_scale_factor", rope_scale_factor)
@@ -183,6 +196,38 @@ int tb_arch_load(struct tb_arch *a, const char *path, char *err, size_t errlen)
     }
     if (!a->max_context)
         a->max_context = 2048;
+    /* a mixture of experts: the router's k of E, each expert's width, and at least one
+     * MoE layer; the MoE keys of a dense model (experts 0) are an error, not ignored */
+    if (a->experts > 0) {
+        const char *bad = !a->experts_active               ? "experts_active"
+                          : a->experts_active > a->experts ? "experts_active"
+                          : !a->expert_ffn                 ? "expert_ffn"
+                          : a->moe_layer_step > a->layers  ? "moe_layer_step"
+                                                           : NULL;
+        if (bad) {
+            tb_err(err, errlen,
+                   "%s: field '%s': a mixture of experts needs experts_active from 1 to experts "
+                   "(%d), expert_ffn, and moe_layer_step at most layers (%d)",
+                   path, bad, a->experts, a->layers);
+            goto out;
+        }
+        if (!a->moe_layer_step)
+            a->moe_layer_step = 1;
+        if (!a->shared_expert_ffn)
+            a->shared_expert_ffn = a->expert_ffn;
+    } else if (a->experts_active || a->expert_ffn || a->shared_experts || a->shared_expert_ffn ||
+               a->moe_layer_step) {
+        tb_err(err, errlen,
+               "%s: field '%s': a mixture-of-experts key without experts (the routed experts "
+               "per layer)",
+               path,
+               a->experts_active      ? "experts_active"
+               : a->expert_ffn        ? "expert_ffn"
+               : a->shared_experts    ? "shared_experts"
+               : a->shared_expert_ffn ? "shared_expert_ffn"
+                                      : "moe_layer_step");
+        goto out;
+    }
     a->full_layers = a->layers;
     rc = 0;
 out:
@@ -286,16 +331,88 @@ double tb_arch_params_lm_head(const struct tb_arch *a)
     return a->tied_embeddings ? 0.0 : (double)a->vocab * a->hidden;
 }
 
+/* ---- mixture of experts ---- */
+
+int tb_arch_moe_layers(const struct tb_arch *a)
+{
+    return a->experts > 0 ? a->layers / a->moe_layer_step : 0;
+}
+
+double tb_arch_params_expert(const struct tb_arch *a)
+{
+    return a->experts > 0 ? 3.0 * a->hidden * a->expert_ffn : 0.0;
+}
+
+double tb_arch_params_experts(const struct tb_arch *a)
+{
+    return (double)tb_arch_moe_layers(a) * a->experts * tb_arch_params_expert(a);
+}
+
+/* A MoE layer's FFN parameters besides the routed experts: the shared experts and the
+ * router (C x E). */
+static double moe_fixed_params(const struct tb_arch *a)
+{
+    return 3.0 * a->hidden * a->shared_expert_ffn * a->shared_experts +
+           (double)a->hidden * a->experts;
+}
+
+/* The matrix-product parameters of a MoE model with r routed experts per MoE layer,
+ * LM head included: attention of every layer, the dense layers' FFN, the MoE layers'
+ * shared experts, router and r routed experts. */
+static double moe_matmul(const struct tb_arch *a, double r)
+{
+    double Lm = tb_arch_moe_layers(a);
+    double attn = tb_arch_params_per_layer(a) - 2.0 * a->hidden - 3.0 * a->hidden * a->ffn;
+    return a->layers * attn + (a->layers - Lm) * 3.0 * a->hidden * a->ffn +
+           Lm * (moe_fixed_params(a) + r * tb_arch_params_expert(a)) + (double)a->vocab * a->hidden;
+}
+
 double tb_arch_params_total(const struct tb_arch *a)
 {
+    if (a->experts > 0)
+        return moe_matmul(a, a->experts) - (double)a->vocab * a->hidden +
+               2.0 * a->hidden * a->layers + tb_arch_params_embedding(a) +
+               tb_arch_params_lm_head(a) + a->hidden;
     return a->layers * tb_arch_params_per_layer(a) + tb_arch_params_embedding(a) +
            tb_arch_params_lm_head(a) + a->hidden; /* final norm */
 }
 
 double tb_arch_params_matmul(const struct tb_arch *a)
 {
+    if (a->experts > 0)
+        return moe_matmul(a, a->experts);
     return a->layers * (tb_arch_params_per_layer(a) - 2.0 * a->hidden) +
            (double)a->vocab * a->hidden;
+}
+
+double tb_arch_params_active(const struct tb_arch *a)
+{
+    return a->experts > 0 ? moe_matmul(a, a->experts_active) : tb_arch_params_matmul(a);
+}
+
+double tb_arch_experts_touched(const struct tb_arch *a, double n)
+{
+    double E = a->experts, k = a->experts_active;
+    if (a->experts <= 0 || n <= 0)
+        return 0.0;
+    if (n <= 1.0)
+        return k * n;
+    return E * (1.0 - pow(1.0 - k / E, n));
+}
+
+double tb_arch_params_touched(const struct tb_arch *a, double n)
+{
+    return a->experts > 0 ? moe_matmul(a, tb_arch_experts_touched(a, n)) : tb_arch_params_matmul(a);
+}
+
+double tb_arch_ffn_active(const struct tb_arch *a)
+{
+    double Lm = tb_arch_moe_layers(a);
+    if (a->experts <= 0)
+        return a->ffn;
+    return ((a->layers - Lm) * a->ffn + Lm * ((double)a->experts_active * a->expert_ffn +
+                                              (double)a->shared_experts * a->shared_expert_ffn)) /
+           a->layers;
 }
 
 double tb_arch_params_lora(const struct tb_arch *a, long r)

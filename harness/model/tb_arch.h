@@ -6,6 +6,11 @@
  * Shape legend used across the engine and the FLOP counts:
  *   L layers, C hidden (d_model), NH query heads, NKV key/value heads, HD = C/NH head
  *   dim, F FFN width, V vocabulary.
+ * A mixture of experts (experts > 0): E routed experts of SwiGLU width FE per MoE layer,
+ * k of them active per token, S shared experts of width FS every token passes through,
+ * and a router (C x E); Lm = floor(L / moe_layer_step) MoE layers (every
+ * moe_layer_step-th layer, counting from 1: Llama 4 Maverick's odd layers), the other
+ * L - Lm layers dense with width F.
  */
 #ifndef TB_ARCH_H
 #define TB_ARCH_H
@@ -39,6 +44,13 @@ struct tb_arch {
     int rope_original_context;
     double published_params; /* parameter count the publisher states (0 = not given) */
     int full_layers;         /* layers before any tb_arch_truncate() */
+    /* mixture of experts (README "The .model format"); experts 0: a dense model */
+    int experts;           /* E, routed experts per MoE layer */
+    int experts_active;    /* k, routed experts per token */
+    int expert_ffn;        /* FE, a routed expert's SwiGLU width */
+    int shared_experts;    /* S, experts every token passes through (0: none) */
+    int shared_expert_ffn; /* FS, their width (default FE) */
+    int moe_layer_step;    /* every moe_layer_step-th layer is MoE (default 1: all) */
 };
 
 /* Read one model file. Unknown keys, missing required keys and bad values fail with
@@ -62,13 +74,16 @@ int tb_arch_path(const char *name, char *out, size_t len, char *err, size_t errl
  * name gets a suffix "@Ln" so results never pass for the full model. */
 int tb_arch_truncate(struct tb_arch *a, int n, char *err, size_t errlen);
 
-/* Parameter counts (in parameters, as doubles to avoid overflow at 405B). */
+/* Parameter counts (in parameters, as doubles to avoid overflow at 405B). Per layer: a
+ * dense layer's (attention, FFN of width F, two norms); a mixture of experts' layers
+ * differ (tb_arch_params_total counts them). */
 double tb_arch_params_per_layer(const struct tb_arch *a);
 double tb_arch_params_embedding(const struct tb_arch *a); /* token embedding V*C */
 double tb_arch_params_lm_head(const struct tb_arch *a);   /* 0 when tied */
 double tb_arch_params_total(const struct tb_arch *a);
-/* Parameters that take part in matrix products per token: every layer's weight
- * matrices plus the LM head (tied or not); embeddings lookups and norms excluded. */
+/* Parameters that take part in matrix products: every layer's weight matrices (all
+ * experts of a mixture of experts, and its router) plus the LM head (tied or not);
+ * embeddings lookups and norms excluded. */
 double tb_arch_params_matmul(const struct tb_arch *a);
 /* Parameters of LoRA adapters of rank r (Hu et al. 2021, arXiv 2106.09685) on the
  * attention's projections, as MLPerf's llama2_70b_lora trains them (NeMo's
@@ -76,6 +91,28 @@ double tb_arch_params_matmul(const struct tb_arch *a);
  * the fused QKV projection (in C, out (NH + 2 NKV) HD) and on the output projection (in
  * NH HD, out C), r (in + out) each. */
 double tb_arch_params_lora(const struct tb_arch *a, long r);
+
+/* ---- mixture of experts (all 0, or the dense counts, for a dense model) ---- */
+
+/* Lm: the layers whose FFN is a mixture of experts. */
+int tb_arch_moe_layers(const struct tb_arch *a);
+/* One routed expert of one layer: 3 C FE. */
+double tb_arch_params_expert(const struct tb_arch *a);
+/* All routed experts' parameters: Lm E 3 C FE (0 for a dense model). */
+double tb_arch_params_experts(const struct tb_arch *a);
+/* The matrix-product parameters one token uses (tb_arch_params_matmul's, with k of the E
+ * routed experts of each MoE layer): what FLOPs count. A dense model: params_matmul. */
+double tb_arch_params_active(const struct tb_arch *a);
+/* Routed experts a layer's batch of n tokens touches, each choosing k of E at random:
+ * E (1 - (1 - k/E)^n), the expected number of distinct experts hit (k at n = 1, all E
+ * as n grows); 0 for a dense model. */
+double tb_arch_experts_touched(const struct tb_arch *a, double n);
+/* The matrix-product parameters a step over n tokens reads: tb_arch_params_active with
+ * the routed experts the n tokens touch in place of k. A dense model: params_matmul. */
+double tb_arch_params_touched(const struct tb_arch *a, double n);
+/* The SwiGLU width a token's FFN computes, averaged over the layers: F for a dense
+ * model; k FE + S FS in the MoE layers. */
+double tb_arch_ffn_active(const struct tb_arch *a);
 
 /* List the catalogue: calls fn(path, ctx) for every *.model under
  * <datadir>/workloads, in sorted order. Returns the number found or -1. */

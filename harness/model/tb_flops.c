@@ -1,9 +1,13 @@
 /* harness/model/tb_flops.c: see tb_flops.h. */
 #include "tb_flops.h"
 
-/* Matrix-product parameters of the layers only (no LM head). */
+/* Matrix-product parameters of the layers a token uses (no LM head): a mixture of
+ * experts' k routed experts of each MoE layer, not all E (FLOPs count active
+ * parameters). */
 static double layer_matmul_params(const struct tb_arch *a)
 {
+    if (a->experts > 0)
+        return tb_arch_params_active(a) - (double)a->vocab * a->hidden;
     return a->layers * (tb_arch_params_per_layer(a) - 2.0 * a->hidden);
 }
 
@@ -67,7 +71,7 @@ double tb_bytes_train_elementwise(const struct tb_arch *a, double B, double T)
      * (read and write C each), the residual adds (two, reading 2C and writing C),
      * RoPE on Q and K (read and write), SwiGLU (read gate and up, write F); the
      * backward pass moves about twice as much */
-    double C = a->hidden, kv = (double)a->kv_heads * a->head_dim, F = a->ffn;
+    double C = a->hidden, kv = (double)a->kv_heads * a->head_dim, F = tb_arch_ffn_active(a);
     double fwd = 2.0 * (2.0 * 2.0 * C + 2.0 * 3.0 * C + 2.0 * (C + kv) + 3.0 * F);
     return 3.0 * fwd * a->layers * B * T;
 }
@@ -91,6 +95,9 @@ double tb_bytes_kv_per_token(const struct tb_arch *a, double bytes_per_kv)
 double tb_bytes_decode_step(const struct tb_arch *a, double B, double pos, double bytes_per_param,
                             double bytes_per_kv)
 {
+    if (a->experts > 0) /* the routed experts the B tokens touch, each read once */
+        return tb_arch_params_touched(a, B) * bytes_per_param +
+               B * (pos + 1.0) * tb_bytes_kv_per_token(a, bytes_per_kv);
     return (layer_matmul_params(a) + lm_head_params(a)) * bytes_per_param +
            B * (pos + 1.0) * tb_bytes_kv_per_token(a, bytes_per_kv);
 }

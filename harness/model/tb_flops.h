@@ -13,6 +13,9 @@
  * its step must compute: the forward, the input gradients of every product (the frozen
  * weights get none of their own) and the adapters' products (tb_flops_train_lora).
  * Activation recomputation is not model FLOPs.
+ * A mixture of experts counts the parameters a token uses (tb_arch_params_active: k of
+ * the E routed experts of each MoE layer, the shared experts and the router), so Llama 4
+ * Maverick's forward is about 2 x 17B FLOPs per token, not 2 x 400B.
  */
 #ifndef TB_FLOPS_H
 #define TB_FLOPS_H
@@ -63,7 +66,8 @@ double tb_flops_train(const struct tb_arch *a, double B, double T);
 double tb_flops_train_lora(const struct tb_arch *a, double B, double T, long r);
 
 /* Bytes one decode step must read from memory at minimum: every matrix-product weight
- * once (bytes_per_param each) plus the K and V cache of B sequences at pos + 1
+ * the step uses once (bytes_per_param each; of a mixture of experts, the routed experts
+ * its B tokens touch, tb_arch_params_touched) plus the K and V cache of B sequences at pos + 1
  * positions (bytes_per_kv each). */
 double tb_bytes_decode_step(const struct tb_arch *a, double B, double pos, double bytes_per_param,
                             double bytes_per_kv);

@@ -462,6 +462,8 @@ int tb_model_dev_init(struct dev *d, const struct tb_model *m, const struct tb_s
     d->link_bw = (c->interconnect_gbps > 0 ? c->interconnect_gbps : 512) * 1e9 / 8 / (double)k *
                  d->e->link_eff;
     d->per_node = sc->inst->accel_count * k;
+    d->ep = 1; /* no expert parallelism until tb_model_expert_layout says otherwise */
+    d->etp = d->eg = 0;
     d->net_bw = (sc->inst->network_gbps > 0 ? sc->inst->network_gbps : 100) * 1e9 / 8 /
                 (double)d->per_node * d->e->net_eff;
     return 0;
@@ -497,7 +499,9 @@ double tb_model_head_pad(const struct tb_arch *a, long tp)
     double attn = (double)a->hidden * (2.0 * q + 2.0 * kv) * a->layers;
     if (padded <= a->heads)
         return 1.0;
-    return 1.0 + attn * (padded / a->heads - 1.0) / tb_arch_params_matmul(a);
+    /* of the parameters a token uses: all of a dense model's, the active ones of a
+     * mixture of experts */
+    return 1.0 + attn * (padded / a->heads - 1.0) / tb_arch_params_active(a);
 }
 
 /* Latency of one collective over c chips: the fixed cost of starting and
@@ -536,6 +540,47 @@ double tb_model_allreduce_s(const struct dev *d, double S, long g, long span)
            2.0 * (double)(g - 1) / (double)g * S / bw;
 }
 
+double tb_model_alltoall_s(const struct dev *d, double S, long g, long span)
+{
+    long c = (g + d->k - 1) / d->k; /* chips the group spans */
+    double bw = span > d->per_node ? fmin(d->link_bw, d->net_bw) : d->link_bw;
+    if (g <= 1)
+        return 0;
+    /* each device exchanges with every other: (g-1)/g of its bytes leave it, over its
+     * link within an instance or the instance's network card share across instances;
+     * the latency as a collective's over the chips (x4 across instances, as
+     * tb_model_allreduce_s) */
+    return tb_model_collective_latency_s(d->e, c < d->per_node / d->k ? c : d->per_node / d->k) *
+               (span <= d->per_node ? 1 : 4) +
+           (double)(g - 1) / (double)g * S / bw;
+}
+
+int tb_model_expert_layout(struct dev *d, long tp, long dp, long ep, char *err, size_t errlen)
+{
+    const struct tb_arch *a = d->a;
+    long devs = tp * dp;
+    if (ep <= 0)
+        ep = 1;
+    d->ep = 1;
+    d->etp = d->eg = tp;
+    if (ep == 1)
+        return 0;
+    if (a->experts <= 0)
+        return tb_err(err, errlen, "ep=%ld: %s is a dense model (no experts to split)", ep,
+                      a->name);
+    if (ep > a->experts)
+        return tb_err(err, errlen, "ep=%ld: more than %s's %d experts", ep, a->name, a->experts);
+    if (ep <= tp ? tp % ep != 0 : devs % ep != 0)
+        return tb_err(err, errlen,
+                      "ep=%ld: divides neither tp=%ld (experts within each tensor-parallel group) "
+                      "nor tp x dp = %ld (one expert group over the layout)",
+                      ep, tp, devs);
+    d->ep = ep;
+    d->eg = ep <= tp ? tp : devs;
+    d->etp = d->eg / ep;
+    return 0;
+}
+
 /* ---- entry points ---- */
 
 int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
@@ -552,6 +597,7 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
     p->s_per_image = p->images_per_s = p->images_per_s_per_chip = p->ms_per_step = NAN;
     p->weight_load_s = p->compile_s = NAN;
     p->mem_per_device_gib = p->hbm_per_device_gib = NAN;
+    p->ep = 1;
     p->bound = "";
     if (!sc->inst ||
         (sc->phase == TB_PHASE_DENOISE || (sc->phase == TB_PHASE_TRAIN && sc->darch) ? !sc->darch

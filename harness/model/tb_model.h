@@ -170,6 +170,11 @@ struct tb_scenario {
     bool batch_max;
     long tp, pp, dp;                     /* 0: chosen; when tp x pp x dp is a divisor of the
                                             devices, the rest is context parallelism */
+    long ep;                             /* expert parallelism (a mixture of experts): the
+                                            routed experts split over ep devices, each
+                                            expert tensor-parallel over the rest of its
+                                            group (README "The performance model"); 0:
+                                            chosen (1 for a dense model) */
     double ttft_limit_ms, tpot_limit_ms; /* 0: none (batch_max only) */
     double train_tokens;                 /* time and cost to train this many tokens; 0: none */
     long lora_rank; /* train: LoRA fine-tuning, adapters of this rank on the attention's
@@ -206,6 +211,8 @@ struct tb_prediction {
     long devices, devices_per_chip, chips, instances;
     long tp, pp, dp, cp, micro_batch, batch; /* the layout and load used (cp: context
                                                 parallel, sequences split over cp devices) */
+    long ep, etp;                            /* expert parallel and the experts' own tensor
+                                                parallel (1, tp for a dense model) */
     bool recompute;                          /* training: full activation recomputation */
     const char *recompute_kind;              /* training: "no", "selective" or "full" */
     long virtual_stages;                     /* training: interleaved stages per device (1:

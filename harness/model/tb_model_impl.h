@@ -44,6 +44,11 @@ struct dev {
     double spec_q;
     const struct dev *draft; /* borrowed: the draft (a model or a one-layer head) */
     double prefix_hit;
+    /* a mixture of experts' layout (tb_model_dev_init: ep 1, etp 0 = tp, eg 0 = tp):
+     * the routed experts split over ep devices, each expert tensor-parallel over etp, in
+     * an expert group of eg = ep x etp devices: the tensor-parallel group (ep <= tp), or
+     * the whole layout tp x dp, attention data-parallel (ep > tp) */
+    long ep, etp, eg;
 };
 
 /* Fill *d for scenario sc with k devices per chip: the precision's peaks, bytes and
@@ -64,6 +69,15 @@ double tb_model_head_pad(const struct tb_arch *a, long tp);
 double tb_model_collective_latency_s(const struct tb_model_eff *e, long c);
 /* Ring all-reduce of S bytes over g devices spread over `span` devices of the layout. */
 double tb_model_allreduce_s(const struct dev *d, double S, long g, long span);
+/* All-to-all where each of g devices (spread over `span`) sends S bytes in all, a share
+ * to every other: a mixture of experts' dispatch of tokens to their experts' devices, or
+ * the combine back; nccl-tests' bus factor (g-1)/g. */
+double tb_model_alltoall_s(const struct dev *d, double S, long g, long span);
+/* The expert layout of tp x dp devices with ep given (0 taken as 1) into d->ep, d->etp,
+ * d->eg: ep <= tp, a divisor of tp (experts within each tensor-parallel group); ep > tp,
+ * a divisor of tp x dp (one expert group over the layout, attention data-parallel).
+ * ep above the experts, or ep > 1 for a dense model, is refused. 0, or -1 with why. */
+int tb_model_expert_layout(struct dev *d, long tp, long dp, long ep, char *err, size_t errlen);
 
 /* Training's activation recomputation: none, selective (the cheap element-wise
  * operations' outputs dropped and redone), full (each layer's forward redone). */

@@ -48,6 +48,73 @@ static double kv_read_per_device(const struct dev *d, long tp, double tokens)
     return (1.0 - rep) * stored + rep * repeated;
 }
 
+/* ---- mixture of experts (tb_arch.h; the layout: struct dev's ep, etp, eg) ---- */
+
+/* FLOPs of the routed experts for n tokens: 2 per multiply-add of the k experts each
+ * token passes through in every MoE layer. */
+static double expert_flops(const struct tb_arch *a, double n)
+{
+    return 2.0 * tb_arch_moe_layers(a) * (double)a->experts_active * tb_arch_params_expert(a) * n;
+}
+
+/* Replicas whose tokens one expert group serves: 1 when the experts sit in each
+ * tensor-parallel group, dp when the group spans the layout (attention data-parallel). */
+static double group_replicas(const struct dev *d, long tp)
+{
+    return d->eg > tp ? (double)d->eg / (double)tp : 1.0;
+}
+
+/* Efficiency of the routed experts' products when a replica runs n tokens: each expert
+ * gets the rows routed to it, n x replicas x k / E (a decode step's few: a grouped GEMM
+ * of small M), over columns C / etp. */
+static double expert_eff(const struct dev *d, double n, long tp)
+{
+    const struct tb_arch *a = d->a;
+    double rows = n * group_replicas(d, tp) * a->experts_active / (double)a->experts;
+    return tb_model_gemm_eff(d, fmax(rows, 1.0), d->etp > 0 ? d->etp : tp);
+}
+
+/* Routed experts of a MoE layer one device holds: E / ep, rounded up on the busiest. */
+static double experts_held(const struct dev *d)
+{
+    return ceil((double)d->a->experts / (double)d->ep);
+}
+
+/* Routed experts of a MoE layer the busiest device reads for a step of n tokens per
+ * replica: the experts the group's tokens touch (tb_arch_experts_touched), all of its
+ * own share when ep is 1 (each expert split over the tensor-parallel group), else an
+ * equal share of them rounded up, since a step waits for the device that reads a whole
+ * expert (one token routed to one expert: that device reads it, the others nothing). */
+static double experts_read(const struct dev *d, double n, long tp)
+{
+    double hit = tb_arch_experts_touched(d->a, n * group_replicas(d, tp));
+    if (d->ep <= 1)
+        return hit;
+    return fmin(experts_held(d), ceil(hit / (double)d->ep - 1e-9));
+}
+
+/* Bytes of a MoE layer's routed experts per device: r experts, each 1/etp of it. */
+static double expert_bytes(const struct dev *d, double r, long tp)
+{
+    return tb_arch_moe_layers(d->a) * r * tb_arch_params_expert(d->a) * d->wbytes /
+           (double)(d->etp > 0 ? d->etp : tp);
+}
+
+/* Time of the all-to-alls a step over n tokens per replica makes when the experts span
+ * the replicas (ep > tp): in every MoE layer each device dispatches its 1/tp of the
+ * replica's tokens to the devices of their k experts and gets the results back (two
+ * all-to-alls of n/tp x k x C 16-bit values). Experts within a tensor-parallel group need
+ * none: every device holds every token, and the layer's all-reduce combines. */
+static double moe_alltoall_s(const struct dev *d, double n, long tp)
+{
+    const struct tb_arch *a = d->a;
+    if (a->experts <= 0 || d->eg <= tp)
+        return 0;
+    return tb_arch_moe_layers(a) * 2.0 *
+           tb_model_alltoall_s(d, n / (double)tp * a->experts_active * a->hidden * 2.0, d->eg,
+                               d->eg);
+}
+
 /* Compute time of the prefill of B prompts of n new tokens after c cached ones (chunks
  * of M rows at a time) over tp devices: the weights' products over the n tokens at the
  * precision's peak, the attention's (QK^T, AV) of the n queries over all c + n
@@ -60,6 +127,14 @@ static double prefill_compute_s(const struct dev *d, double B, double n, double 
     double dense = tb_flops_prefill(a, B, n) - tb_flops_attention(a, B, n);
     double attn = tb_flops_attention(a, B, n + c) - tb_flops_attention(a, B, c);
     double eff = tb_model_gemm_eff(d, M, tp);
+    if (a->experts > 0) {
+        /* the routed experts' products at the efficiency of their own rows */
+        double X = expert_flops(a, B * n);
+        return ((dense - X) * tb_model_head_pad(a, tp) / d->peak +
+                attn * tb_model_head_pad(a, tp) / d->attn_peak) /
+                   (double)tp / eff +
+               X / (double)tp / (d->peak * expert_eff(d, M, tp));
+    }
     return (dense * tb_model_head_pad(a, tp) / d->peak +
             attn * tb_model_head_pad(a, tp) / d->attn_peak) /
            (double)tp / eff;
@@ -83,10 +158,17 @@ static double head_wbytes(const struct dev *d)
 }
 
 /* Bytes of the weights one step's matrix products stream per device: the layers' at the
- * format (heads padded to tp), the LM head at head_wbytes. */
-static double stream_wbytes(const struct dev *d, long tp)
+ * format (heads padded to tp), the LM head at head_wbytes; of a mixture of experts, the
+ * routed experts its n tokens (per replica) touch. */
+static double stream_wbytes(const struct dev *d, long tp, double n)
 {
     const struct tb_arch *a = d->a;
+    if (a->experts > 0) /* the routed experts the step's n tokens touch (experts_read) */
+        return ((tb_arch_params_matmul(a) - tb_arch_params_experts(a)) * tb_model_head_pad(a, tp) *
+                    d->wbytes +
+                tb_arch_params_embedding(a) * (head_wbytes(d) - d->wbytes)) /
+                   (double)tp +
+               expert_bytes(d, experts_read(d, n, tp), tp);
     return (tb_arch_params_matmul(a) * tb_model_head_pad(a, tp) * d->wbytes +
             tb_arch_params_embedding(a) * (head_wbytes(d) - d->wbytes)) /
            (double)tp;
@@ -110,8 +192,9 @@ static struct step prefill_step(const struct dev *d, double B, double T, long tp
     M = B * n;
     s.tcomp = prefill_compute_s(d, B, n, c, fmin(M, 16384), tp);
     s.tmem =
-        (stream_wbytes(d, tp) + kv_per_device(d, tp, B * (n + c))) / (d->hbm_bw * d->e->mem_eff);
-    s.tcomm = a->layers * 2.0 * tb_model_allreduce_s(d, M * a->hidden * 2.0, tp, tp);
+        (stream_wbytes(d, tp, M) + kv_per_device(d, tp, B * (n + c))) / (d->hbm_bw * d->e->mem_eff);
+    s.tcomm = a->layers * 2.0 * tb_model_allreduce_s(d, M * a->hidden * 2.0, tp, tp) +
+              moe_alltoall_s(d, M, tp);
     /* the prefill's fixed cost per layer (prefill_layer_us): the kernels of a prompt's
      * forward that the FLOP and byte counts leave out (norms, rotary, quantisation,
      * residual adds, the attention plugin's set-up), each launched and synchronised on
@@ -133,7 +216,7 @@ static struct step prefill_step(const struct dev *d, double B, double T, long tp
          * in the same call (no second floor or step cost) */
         const struct dev *dr = d->draft;
         double tc = prefill_compute_s(dr, B, n, c, fmin(M, 16384), tp);
-        double tm = (stream_wbytes(dr, tp) + kv_per_device(dr, tp, B * (n + c))) /
+        double tm = (stream_wbytes(dr, tp, M) + kv_per_device(dr, tp, B * (n + c))) /
                     (dr->hbm_bw * dr->e->mem_eff);
         s.tcomp += tc;
         s.tmem += tm;
@@ -160,13 +243,18 @@ static struct step decode_rows(const struct dev *d, double B, double ctx, long t
     /* the weights' products at the precision's peak (a 16-bit LM head at bf16's), the
      * attention's at the cache's */
     double head = head_wbytes(d) > d->wbytes ? 2.0 * q * B * tb_arch_params_embedding(a) : 0;
-    s.tcomp = ((q * tb_flops_decode_step(a, B, ctx - 1) - attn - head) / d->peak +
+    /* a mixture of experts' routed experts at the efficiency of their rows per expert */
+    double X = a->experts > 0 ? expert_flops(a, q * B) : 0;
+    s.tcomp = ((q * tb_flops_decode_step(a, B, ctx - 1) - attn - head - X) / d->peak +
                head / d->bf16_peak + attn / d->attn_peak) *
               tb_model_head_pad(a, tp) / (double)tp / eff;
-    tw = stream_wbytes(d, tp) / (d->hbm_bw * d->e->mem_eff);
+    if (X > 0)
+        s.tcomp += X / (double)tp / (d->peak * expert_eff(d, q * B, tp));
+    tw = stream_wbytes(d, tp, q * B) / (d->hbm_bw * d->e->mem_eff);
     tkv = kv_read_per_device(d, tp, B * ctx) / (d->hbm_bw * d->e->kv_eff);
     s.tmem = tw + tkv;
-    s.tcomm = a->layers * 2.0 * tb_model_allreduce_s(d, q * B * a->hidden * 2.0, tp, tp);
+    s.tcomm = a->layers * 2.0 * tb_model_allreduce_s(d, q * B * a->hidden * 2.0, tp, tp) +
+              moe_alltoall_s(d, q * B, tp);
     /* the attention (reading the KV cache) and the weights' products: one roofline over
      * the step where they overlap (attn_overlap 1: a compiled graph), each kernel its
      * own where they run one after another (0: a GPU's attention kernel between the QKV
@@ -222,8 +310,13 @@ static double serve_mem(const struct dev *d, double B, double ctx, double chunk,
                chunk * (4.0 * a->hidden + 2.0 * a->ffn) * 2.0 / (double)tp +
                fmin(B, chunk) * a->vocab * 4.0 / (double)tp;
     /* working set of the largest forward chunk: activations and the logits */
-    double work = chunk * (4.0 * a->hidden + 2.0 * a->ffn) * 2.0 / (double)tp +
+    double work = chunk * (4.0 * a->hidden + 2.0 * tb_arch_ffn_active(a)) * 2.0 / (double)tp +
                   fmin(B, chunk) * a->vocab * 4.0 / (double)tp;
+    /* a mixture of experts: every expert held (not only those a step reads), each device
+     * its share of the expert group's (E / ep experts, 1/etp of each) */
+    if (a->experts > 0)
+        weights += expert_bytes(d, experts_held(d), tp) -
+                   tb_arch_params_experts(a) * d->wbytes / (double)tp;
     return weights + kv + work;
 }
 
@@ -276,7 +369,8 @@ static struct serve_point serve_continuous(const struct dev *d, double B, double
     prefill_split(d, Tin, &n, &c);
     double chunk = fmin(B * n, 8192);
     double pf = prefill_compute_s(d, B, n, c, chunk, tp) +
-                a->layers * 2.0 * tb_model_allreduce_s(d, B * n * a->hidden * 2.0, tp, tp);
+                a->layers * 2.0 * tb_model_allreduce_s(d, B * n * a->hidden * 2.0, tp, tp) +
+                moe_alltoall_s(d, B * n, tp);
     if (d->draft) /* the draft's prefill of the same prompts */
         pf += prefill_compute_s(d->draft, B, n, c, chunk, tp);
     double cycle = Tout * dc.t + pf;
@@ -400,6 +494,7 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
     double Tin = (double)sc->seq_in, Tout = (double)(sc->seq_out > 0 ? sc->seq_out : 1);
     double cap, ctx = Tin + Tout;
     struct serve_point sp;
+    char moe[192] = ""; /* the expert layout, for the assumptions */
 
     (void)m;
     if (sc->seq_in <= 0 && !(sc->dataset && *sc->dataset))
@@ -428,6 +523,7 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
     if (k != 1 && k != 2 && k != 4 && k != 8)
         return tb_err(err, errlen, "tp x dp over %ld chips gives %ld devices per chip", chips, k);
     if (tb_model_dev_init(&d, m, sc, k, err, errlen) != 0 ||
+        tb_model_expert_layout(&d, tp, dp, sc->ep, err, errlen) != 0 ||
         serve_terms(&d, &draft, &head, m, sc, k, err, errlen) != 0)
         return -1;
     p->devices = chips * k;
@@ -435,6 +531,13 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
     p->tp = tp;
     p->pp = 1;
     p->dp = dp;
+    p->ep = d.ep;
+    p->etp = d.etp;
+    if (d.a->experts > 0)
+        snprintf(moe, sizeof moe,
+                 "; MoE: %d experts, %d active (%d shared), ep=%ld, experts' tp=%ld%s",
+                 d.a->experts, d.a->experts_active, d.a->shared_experts, d.ep, d.etp,
+                 d.eg > tp ? ", attention data-parallel over the expert group" : "");
     p->hbm_per_device_gib = d.hbm / 1073741824.0;
     cap = d.hbm * d.e->hbm_usable;
 
@@ -442,11 +545,11 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
         const struct replica rep = {&d, tp, cap};
         const struct tb_regime_costs c = {
             &rep, replica_prefill, replica_decode, replica_capacity, 8192, 0};
-        char layout[160];
+        char layout[360];
         snprintf(layout, sizeof layout,
                  "tp=%ld dp=%ld over %ld devices (%ld per chip); gemm_eff %.2f, mem_eff %.2f, "
-                 "%s weights",
-                 tp, dp, p->devices, k, d.gemm_eff, d.e->mem_eff, d.format);
+                 "%s weights%s",
+                 tp, dp, p->devices, k, d.gemm_eff, d.e->mem_eff, d.format, moe);
         if (tb_model_regime(m, sc, &c, layout, p, err, errlen) != 0)
             return -1;
         if (p->fits)
@@ -534,6 +637,8 @@ int tb_model_predict_inference(const struct tb_model *m, const struct tb_scenari
                      "a device)",
                      rep, ceil((double)d.a->heads / (double)tp));
         n = strlen(p->assumptions);
+        snprintf(p->assumptions + n, sizeof p->assumptions - n, "%s", moe);
+        n = strlen(p->assumptions);
         if (d.e->prefill_floor_s > 0)
             snprintf(p->assumptions + n, sizeof p->assumptions - n,
                      "; a prefill call takes at least %.2f ms", d.e->prefill_floor_s * 1e3);
@@ -594,48 +699,63 @@ int tb_model_predict_serving_layout(const struct tb_model *m, const struct tb_sc
         s.instances = init.instances;
         if (want > 0)
             s.batch = want / dp;
-        q = init;
-        q.chips = tp * dp;
-        if (tb_model_predict_inference(m, &s, &q, err, errlen) != 0)
-            continue; /* e.g. a group the layout cannot place */
-        layouts++;
-        if (dp > 1) { /* the target's requests in flight, all replicas together */
-            size_t n = strlen(q.assumptions);
-            snprintf(q.assumptions + n, sizeof q.assumptions - n,
-                     "; %ld requests in flight on the target, %ld per replica x %ld", q.batch * dp,
-                     q.batch, dp);
-            q.batch *= dp;
+        /* a mixture of experts: the experts within each tensor-parallel group (ep 1, each
+         * expert split over tp; or ep = tp, whole experts), or over the layout with the
+         * attention data-parallel (ep = tp x dp); a dense model, none */
+        long eps[3] = {sc->ep, 0, 0};
+        int nep = 1;
+        if (sc->ep <= 0 && sc->arch->experts > 0) {
+            eps[0] = 1;
+            if (tp > 1 && tp <= sc->arch->experts)
+                eps[nep++] = tp;
+            if (dp > 1 && tp * dp <= sc->arch->experts)
+                eps[nep++] = tp * dp;
         }
-        q.chips = init.chips;
-        q.output_tokens_per_s_per_chip = q.output_tokens_per_s / (double)init.chips;
-        if (q.fits && !sc->batch_max &&
-            ((sc->ttft_limit_ms > 0 && q.ttft_ms > sc->ttft_limit_ms) ||
-             (sc->tpot_limit_ms > 0 && q.tpot_ms > sc->tpot_limit_ms))) {
-            q.fits = false;
-            snprintf(q.why, sizeof q.why,
-                     "no layout meets the latency limits (TTFT %g ms, TPOT %g ms) at batch %ld",
-                     sc->ttft_limit_ms, sc->tpot_limit_ms, q.batch);
-        }
-        if (!q.fits && q.rate_max > rate_max) {
-            rate_max = q.rate_max;
-            rate_tp = tp;
-            rate_dp = dp;
-        }
-        if (q.fits &&
-            (!have || (given_load ? q.e2e_latency_ms < p->e2e_latency_ms * 0.999
-                                  : q.output_tokens_per_s > p->output_tokens_per_s * 1.001))) {
-            if (idle > 0) {
+        for (int ie = 0; ie < nep; ie++) {
+            s.ep = eps[ie];
+            q = init;
+            q.chips = tp * dp;
+            if (tb_model_predict_inference(m, &s, &q, err, errlen) != 0)
+                continue; /* e.g. a group the layout cannot place */
+            layouts++;
+            if (dp > 1) { /* the target's requests in flight, all replicas together */
                 size_t n = strlen(q.assumptions);
-                snprintf(q.assumptions + n, sizeof q.assumptions - n, "; %ld of %ld chips idle",
-                         idle, init.chips);
+                snprintf(q.assumptions + n, sizeof q.assumptions - n,
+                         "; %ld requests in flight on the target, %ld per replica x %ld",
+                         q.batch * dp, q.batch, dp);
+                q.batch *= dp;
             }
-            *p = q;
-            have = true;
-        } else if (!have && (!p->why[0] || (strstr(q.why, "latency limits") &&
-                                            !strstr(p->why, "latency limits")))) {
-            /* the first reason, or a layout that fits but is too slow: said over one
-             * that does not fit */
-            snprintf(p->why, sizeof p->why, "%s", q.why);
+            q.chips = init.chips;
+            q.output_tokens_per_s_per_chip = q.output_tokens_per_s / (double)init.chips;
+            if (q.fits && !sc->batch_max &&
+                ((sc->ttft_limit_ms > 0 && q.ttft_ms > sc->ttft_limit_ms) ||
+                 (sc->tpot_limit_ms > 0 && q.tpot_ms > sc->tpot_limit_ms))) {
+                q.fits = false;
+                snprintf(q.why, sizeof q.why,
+                         "no layout meets the latency limits (TTFT %g ms, TPOT %g ms) at batch %ld",
+                         sc->ttft_limit_ms, sc->tpot_limit_ms, q.batch);
+            }
+            if (!q.fits && q.rate_max > rate_max) {
+                rate_max = q.rate_max;
+                rate_tp = tp;
+                rate_dp = dp;
+            }
+            if (q.fits &&
+                (!have || (given_load ? q.e2e_latency_ms < p->e2e_latency_ms * 0.999
+                                      : q.output_tokens_per_s > p->output_tokens_per_s * 1.001))) {
+                if (idle > 0) {
+                    size_t n = strlen(q.assumptions);
+                    snprintf(q.assumptions + n, sizeof q.assumptions - n, "; %ld of %ld chips idle",
+                             idle, init.chips);
+                }
+                *p = q;
+                have = true;
+            } else if (!have && (!p->why[0] || (strstr(q.why, "latency limits") &&
+                                                !strstr(p->why, "latency limits")))) {
+                /* the first reason, or a layout that fits but is too slow: said over one
+                 * that does not fit */
+                snprintf(p->why, sizeof p->why, "%s", q.why);
+            }
         }
     }
     p->layouts_evaluated = layouts;
@@ -649,6 +769,8 @@ int tb_model_predict_serving_layout(const struct tb_model *m, const struct tb_sc
     }
     if (!have) {
         p->fits = false;
+        if (!layouts && sc->ep > 0)
+            return -1; /* the given ep fits no layout: its reason is in err */
         if (!p->why[0])
             return tb_err(err, errlen, "no serving layout of %ld chips is possible", p->chips);
     }

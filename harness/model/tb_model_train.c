@@ -17,8 +17,11 @@ static const char *const RC_NAME[RC_KINDS] = {"no", "selective", "full"};
 
 struct layout {
     long tp, pp, dp, cp, mb;
-    long v; /* virtual stages per device: interleaved 1F1B (Megatron), 1: plain 1F1B */
-    int rc; /* RC_NONE, RC_SELECTIVE, RC_FULL */
+    long ep; /* a mixture of experts' routed experts split over ep of the dp replicas
+                (Megatron's expert parallelism: each holds E/ep experts, tensor-parallel
+                as the rest; the other replicas' tokens dispatched to them); 1: none */
+    long v;  /* virtual stages per device: interleaved 1F1B (Megatron), 1: plain 1F1B */
+    int rc;  /* RC_NONE, RC_SELECTIVE, RC_FULL */
 };
 
 struct train_eval {
@@ -45,12 +48,13 @@ struct train_eval {
  * norm's output to drop, which leaves what it leaves in full training. */
 static double act_bytes_per_token_layer(const struct tb_arch *a, int rc, bool lora)
 {
-    double kv = (double)a->kv_heads * a->head_dim;
+    /* F: the FFN width a token computes (a mixture of experts: its k experts') */
+    double kv = (double)a->kv_heads * a->head_dim, F = tb_arch_ffn_active(a);
     if (rc == RC_SELECTIVE)
-        return 2.0 * (4.0 * a->hidden + 2.0 * kv + 2.0 * a->ffn);
+        return 2.0 * (4.0 * a->hidden + 2.0 * kv + 2.0 * F);
     if (lora)
-        return 2.0 * (5.0 * a->hidden + 2.0 * kv + 2.0 * a->ffn);
-    return 2.0 * (6.0 * a->hidden + 2.0 * kv + 3.0 * a->ffn);
+        return 2.0 * (5.0 * a->hidden + 2.0 * kv + 2.0 * F);
+    return 2.0 * (6.0 * a->hidden + 2.0 * kv + 3.0 * F);
 }
 
 /* Bytes selective recomputation moves again per token and layer: the two RMSNorms
@@ -60,7 +64,7 @@ static double selective_bytes_per_token_layer(const struct tb_arch *a, bool lora
 {
     if (lora)
         return 2.0 * 2.0 * a->hidden;
-    return 2.0 * (4.0 * a->hidden + 3.0 * a->ffn);
+    return 2.0 * (4.0 * a->hidden + 3.0 * tb_arch_ffn_active(a));
 }
 
 double tb_model_train_act_bytes(const struct tb_arch *a, int rc, bool lora, double M, long tp,
@@ -106,7 +110,11 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
      * 2021, 'Efficient Large-Scale Language Model Training on GPU Clusters') */
     const double inflight =
         fmin(m, (double)pp) * (v > 1 ? 1.0 + (double)(pp - 1) / (double)(pp * v) : 1.0);
-    double shard = P / (double)(t * pp) * Lst * (double)pp / L;
+    /* a device's parameters: its stage's share of the layers over tp; a mixture of
+     * experts' routed experts further over ep (the same for a dense model, ep 1) */
+    const double Pe = tb_arch_params_experts(a);
+    double shard =
+        (l->ep > 1 ? P - Pe + Pe / (double)l->ep : P) / (double)(t * pp) * Lst * (double)pp / L;
     /* LoRA: the adapters are what trains (their gradients, optimizer state and traffic);
      * the frozen weights only take part in the products */
     const bool lora = sc->lora_rank > 0;
@@ -124,6 +132,10 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
     if (lora)
         mem = shard * (d->lowp_frac * d->wbytes + (1.0 - d->lowp_frac) * 2.0) +
               train_shard * (2.0 + 4.0) + train_shard * 12.0 / (double)(dp * cp);
+    else if (l->ep > 1) /* the experts' optimizer state over their dp x cp / ep replicas:
+                           every parameter's state once over all devices, as without ep */
+        mem = shard * (2.0 + 4.0) +
+              P / (double)(t * pp) * Lst * (double)pp / L * 12.0 / (double)(dp * cp);
     else
         mem = shard * (2.0 + 4.0) + shard * 12.0 / (double)(dp * cp);
     act = tb_model_train_act_bytes(a, l->rc, lora, M, t, Lst, inflight);
@@ -187,6 +199,15 @@ static struct train_eval train_step(const struct dev *d, const struct tb_scenari
      * Training's 512-GPU Llama 3.1 8B at 1,024 tokens per GPU) and a few percent of a
      * step of full micro-batches */
     tlayer = m * Lst * (2.0 + fwd) * d->e->prefill_layer_s;
+    /* expert parallelism: each MoE layer dispatches a micro-batch's tokens (1/t of them
+     * per device) to the devices of their k experts and combines the results, forward
+     * (2 all-to-alls), backward (2) and again in a recomputed forward, over the ep
+     * replicas (Megatron orders tp, cp, dp: ep members every t x cp devices) */
+    if (l->ep > 1)
+        tlayer += m * Lst / L * tb_arch_moe_layers(a) * (2.0 + 2.0 * fwd) *
+                  tb_model_alltoall_s(d, M / (double)t * a->experts_active * C * 2.0, l->ep,
+                                      t * cp * l->ep) *
+                  (1.0 - d->e->tp_overlap);
     /* the pipeline bubble: pp - 1 micro-batch slots of a stage, shrunk v times by the
      * interleaved schedule (a device's v stages are v times shorter) */
     r.bubble = ((double)pp - 1.0) / (double)v / m;
@@ -326,6 +347,12 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
     if (sc->lora_rank < 0 || sc->lora_rank > a->hidden || sc->lora_rank > a->heads * a->head_dim)
         return tb_err(err, errlen, "lora_rank %ld: from 1 to %s's attention width", sc->lora_rank,
                       a->name);
+    if (sc->ep > 1 && a->experts <= 0)
+        return tb_err(err, errlen, "ep=%ld: %s is a dense model (no experts to split)", sc->ep,
+                      a->name);
+    if (sc->ep > a->experts && a->experts > 0)
+        return tb_err(err, errlen, "ep=%ld: more than %s's %d experts", sc->ep, a->name,
+                      a->experts);
     e = tb_model_eff_of(m, sc->inst->chip);
     if (given) {
         if (tb_model_layout_devices(sc, &devs, err, errlen) != 0)
@@ -413,6 +440,17 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
                         continue;
                     if (!given && sc->batch > 0 && dp > sc->batch)
                         continue; /* a replica without a sequence */
+                    /* expert parallelism over the replicas: a given ep, or every divisor
+                     * of dp up to the experts; none for a dense model */
+                    long eps[16] = {1};
+                    int nep = 1;
+                    if (a->experts > 0 && sc->ep > 0) {
+                        if (dp % sc->ep)
+                            continue;
+                        eps[0] = sc->ep;
+                    } else if (a->experts > 0) {
+                        nep = divisors(dp, a->experts, eps, 16);
+                    }
                     for (long mb = 1; mb <= 8; mb *= 2) {
                         GB = sc->batch > 0 ? (double)sc->batch : (double)(dp * mb * 4 * pp);
                         if ((double)(dp * mb) > GB && !(given && mb == 1))
@@ -421,9 +459,10 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
                             double nmb = ceil(GB / (double)(dp * mb));
                             if (v > 1 && (pp == 1 || nmb < (double)pp))
                                 break;
-                            for (int rc = 0; rc < RC_KINDS; rc++) {
+                            for (int ie = 0; ie < nep * RC_KINDS; ie++) {
                                 struct train_eval ev;
-                                l = (struct layout){tp, pp, dp, c, mb, v, rc};
+                                const int rc = ie % RC_KINDS;
+                                l = (struct layout){tp, pp, dp, c, mb, eps[ie / RC_KINDS], v, rc};
                                 ev = train_step(&d, sc, GB, &l, cap);
                                 p->layouts_evaluated++;
                                 if (!ev.fits) {
@@ -459,6 +498,8 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
     p->tp = best.tp;
     p->pp = best.pp;
     p->dp = best.dp;
+    p->ep = best.ep;
+    p->etp = best.tp;
     p->cp = best.cp;
     p->micro_batch = best.mb;
     p->recompute = best.rc == RC_FULL;
@@ -527,9 +568,16 @@ int tb_model_predict_train(const struct tb_model *m, const struct tb_scenario *s
         tb_model_price_training(m, sc, p, priced, sizeof priced);
     }
     p->bound = be.bound;
-    char lora[160] = "";
-    if (sc->lora_rank > 0)
+    char lora[360] = "";
+    if (a->experts > 0)
         snprintf(lora, sizeof lora,
+                 "; MoE: %d experts, %d active (%d shared), ep=%ld over the replicas, experts' "
+                 "tp=%ld; FLOPs of the %.4g B active parameters, weights and optimizer state of "
+                 "all %.4g B",
+                 a->experts, a->experts_active, a->shared_experts, best.ep, best.tp,
+                 tb_arch_params_active(a) / 1e9, tb_arch_params_total(a) / 1e9);
+    if (sc->lora_rank > 0)
+        snprintf(lora + strlen(lora), sizeof lora - strlen(lora),
                  "; LoRA rank %ld on QKV and O (%.4g M trained), frozen %s weights", sc->lora_rank,
                  tb_arch_params_lora(a, sc->lora_rank) / 1e6, d.format);
     snprintf(p->assumptions, sizeof p->assumptions,

@@ -41,6 +41,7 @@ const struct tb_range TB_SCENARIO_RANGES[] = {
     {"tp", 1, 65536, true, "devices"},
     {"pp", 1, 65536, true, "devices"},
     {"dp", 1, 1048576, true, "replicas"},
+    {"ep", 1, 65536, true, "devices the routed experts split over"},
     {"steps", 1, 10000, true, "denoising steps"},
     {"resolution", 1, 16384, true, "pixels"},
     {"concurrency", 1, 1048576, true, "requests in flight"},
@@ -190,6 +191,7 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
         in->sc.darch = &in->darch;
     } else {
         in->sc.arch = &in->arch;
+        res->moe = in->arch.experts > 0;
     }
     in->sc.precision = F(f, "precision");
     if (*in->sc.precision && !tb_model_precision_known(in->sc.precision)) {
@@ -212,6 +214,7 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
         int_field(f, "tp", &in->sc.tp, res->why, sizeof res->why) ||
         int_field(f, "pp", &in->sc.pp, res->why, sizeof res->why) ||
         int_field(f, "dp", &in->sc.dp, res->why, sizeof res->why) ||
+        int_field(f, "ep", &in->sc.ep, res->why, sizeof res->why) ||
         dbl_field(f, "ttft_limit_ms", &in->sc.ttft_limit_ms, res->why, sizeof res->why) ||
         dbl_field(f, "tpot_limit_ms", &in->sc.tpot_limit_ms, res->why, sizeof res->why) ||
         dbl_field(f, "train_tokens", &in->sc.train_tokens, res->why, sizeof res->why) ||
@@ -281,6 +284,18 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
                      in->sc.lora_rank, in->arch.name, most);
             return -1;
         }
+    }
+    if (in->sc.ep > 1 && (in->sc.darch || in->arch.experts <= 0)) {
+        snprintf(res->why, sizeof res->why,
+                 "field 'ep': %ld, but '%.100s' is not a mixture of experts (expert parallelism "
+                 "splits routed experts)",
+                 in->sc.ep, model);
+        return -1;
+    }
+    if (in->sc.ep > in->arch.experts && in->arch.experts > 0) {
+        snprintf(res->why, sizeof res->why, "field 'ep': %ld is above %s's %d experts", in->sc.ep,
+                 in->arch.name, in->arch.experts);
+        return -1;
     }
     in->sc.scenario = F(f, "scenario");
     if (*in->sc.scenario && strcmp(in->sc.scenario, "offline") &&

@@ -25,6 +25,7 @@ struct tb_scenario_result {
     char why[512];          /* why not predicted; "" when predicted */
     char family[64];        /* chip name of the target ("Trainium1", "H100 SXM5"), or "" */
     bool incomplete;        /* the row's shape lacks what the phase needs (seq_in, seq_out) */
+    bool moe;               /* the row's model is a mixture of experts */
     bool has_value;         /* the row carries a measured value */
     bool bad_value;         /* the row's value is not a number above 0 (why says so) */
     double value;           /* that value */

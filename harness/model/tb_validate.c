@@ -60,6 +60,8 @@ static const char *field_of(const struct tb_scenarios *s, size_t r, const char *
 const char *tb_validate_term(const struct tb_scenarios *s, size_t r)
 {
     const char *hit = field_of(s, r, "prefix_hit");
+    if (s->res[r].moe)
+        return "moe";
     return *field_of(s, r, "spec_accept") || *field_of(s, r, "spec_len") ||
                    *field_of(s, r, "draft_model")
                ? "spec"
@@ -122,6 +124,7 @@ int tb_validate_compute(struct tb_validation *v, const struct tb_scenarios *s, c
     size_t counts[3];
     memset(v, 0, sizeof *v);
     v->all.median = v->all.p90 = NAN;
+    v->plain.median = v->plain.p90 = NAN;
     /* a measured value that is NaN, infinite, zero or negative is a broken row, refused
      * by name, never a row quietly left out of the error */
     for (size_t r = 0; r < s->nrows; r++)
@@ -133,7 +136,8 @@ int tb_validate_compute(struct tb_validation *v, const struct tb_scenarios *s, c
     v->phases = calloc(s->nrows + 1, sizeof *v->phases);
     v->precisions = calloc(s->nrows + 1, sizeof *v->precisions);
     v->all.ape = tb_alloc_array(s->nrows + 1, sizeof *v->all.ape);
-    if (!v->groups || !v->phases || !v->precisions || !v->all.ape)
+    v->plain.ape = tb_alloc_array(s->nrows + 1, sizeof *v->plain.ape);
+    if (!v->groups || !v->phases || !v->precisions || !v->all.ape || !v->plain.ape)
         goto oom;
     /* the groups and their row counts first, then each group's errors */
     for (size_t r = 0; r < s->nrows; r++) {
@@ -150,6 +154,10 @@ int tb_validate_compute(struct tb_validation *v, const struct tb_scenarios *s, c
         }
         v->all.rows++;
         v->all.complete += !x->incomplete;
+        if (!tb_validate_term(s, r)) {
+            v->plain.rows++;
+            v->plain.complete += !x->incomplete;
+        }
     }
     lists[0] = v->groups, counts[0] = v->ngroups;
     lists[1] = v->phases, counts[1] = v->nphases;
@@ -169,12 +177,14 @@ int tb_validate_compute(struct tb_validation *v, const struct tb_scenarios *s, c
             if (g[k])
                 g[k]->ape[g[k]->n++] = ape;
         v->all.ape[v->all.n++] = ape;
+        if (!tb_validate_term(s, r))
+            v->plain.ape[v->plain.n++] = ape;
     }
     for (int k = 0; k < 3; k++)
         for (size_t i = 0; i < counts[k]; i++)
             if (summarise(&lists[k][i], err, errlen) != TB_OK)
                 goto oom;
-    if (summarise(&v->all, err, errlen) != TB_OK)
+    if (summarise(&v->all, err, errlen) != TB_OK || summarise(&v->plain, err, errlen) != TB_OK)
         goto oom;
     v->coverage = v->all.complete ? 100.0 * (double)v->all.n / (double)v->all.complete : 0;
     return TB_OK;
@@ -226,6 +236,7 @@ void tb_validate_release(struct tb_validation *v)
     free(v->phases);
     free(v->precisions);
     free(v->all.ape);
+    free(v->plain.ape);
     memset(v, 0, sizeof *v);
 }
 

@@ -48,8 +48,10 @@ struct tb_validation {
     struct tb_validate_group *precisions; /* owned: nprecisions (family, phase, precision)
                                              groups, in the order they first appear */
     size_t nprecisions;
-    struct tb_validate_group all; /* every row with a measured value */
-    double coverage;              /* percent: all.n of all.complete (0 when none is complete) */
+    struct tb_validate_group all;   /* every row with a measured value */
+    struct tb_validate_group plain; /* of those, the rows without a term (tb_validate_term):
+                                       the rows efficiency figures are chosen on */
+    double coverage;                /* percent: all.n of all.complete (0 when none is complete) */
     char basis[64];      /* how the errors were obtained: "" in-sample (the rows the figures
                             were chosen on), "held out, one source at a time" from
                             cross-validation (tb_cross_apply) */
@@ -76,10 +78,11 @@ int tb_validate_compute(struct tb_validation *v, const struct tb_scenarios *s, c
                         size_t errlen);
 void tb_validate_release(struct tb_validation *v);
 
-/* The serving term row r of s assumes: "spec" (speculative decoding: spec_accept,
- * spec_len or draft_model given), "prefix" (a prefix-cache hit above 0), NULL for a
- * plain row. Such a row counts in a phase group of its own ("decode+spec"), not in its
- * family's, and no efficiency figure is chosen on it (tb_cross.h). */
+/* The term row r of s assumes: "moe" (its model is a mixture of experts), "spec"
+ * (speculative decoding: spec_accept, spec_len or draft_model given), "prefix" (a
+ * prefix-cache hit above 0), NULL for a plain row (a dense model, no serving term). Such a row
+ * counts in a phase group of its own ("decode+spec"), not in its family's, and no efficiency figure
+ * is chosen on it (tb_cross.h). */
 const char *tb_validate_term(const struct tb_scenarios *s, size_t r);
 
 /* The errors of the validation file path (NULL: the data folder's

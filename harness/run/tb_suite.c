@@ -695,10 +695,10 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
                          char *err, size_t errlen)
 {
     static const char *const keys[] = {
-        "target",        "model",         "phase",        "precision", "seq_in",     "seq_out",
-        "batch",         "instances",     "chips",        "tp",        "pp",         "dp",
-        "ttft_limit_ms", "tpot_limit_ms", "train_tokens", "steps",     "resolution", "spec_accept",
-        "spec_len",      "draft_model",   "prefix_hit",   NULL};
+        "target",      "model",         "phase",         "precision",    "seq_in", "seq_out",
+        "batch",       "instances",     "chips",         "tp",           "pp",     "dp",
+        "ep",          "ttft_limit_ms", "tpot_limit_ms", "train_tokens", "steps",  "resolution",
+        "spec_accept", "spec_len",      "draft_model",   "prefix_hit",   NULL};
     struct tb_predict_spec base;
     char targets[512] = "", models[512] = "", *word, *t, *ts = NULL;
 
@@ -718,8 +718,8 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
         if (!known || kn >= sizeof key)
             return tb_err(err, errlen, "%s: unknown field '%.*s' (%s)", where, (int)kn, word,
                           "target, model, phase, precision, seq_in, seq_out, batch, instances, "
-                          "chips, tp, pp, dp, ttft_limit_ms, tpot_limit_ms, train_tokens, steps, "
-                          "resolution, spec_accept, spec_len, draft_model, prefix_hit");
+                          "chips, tp, pp, dp, ep, ttft_limit_ms, tpot_limit_ms, train_tokens, "
+                          "steps, resolution, spec_accept, spec_len, draft_model, prefix_hit");
         if (!strcmp(key, "target") || !strcmp(key, "model")) {
             char *dst = key[0] == 't' ? targets : models;
             if (strlen(v) >= 512)

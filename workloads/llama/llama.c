@@ -402,6 +402,11 @@ static int check_arch(const struct tb_arch *a, int maxB, int maxS, char *err, si
     if (a->layers < 1 || a->hidden < 1 || a->heads < 1 || a->kv_heads < 1 || a->head_dim < 2 ||
         a->ffn < 1 || a->vocab < 1)
         return tb_err(err, errlen, "model '%s': dimensions must be positive", a->name);
+    if (a->experts > 0)
+        return tb_err(err, errlen,
+                      "model '%s': a mixture of experts (%d experts) is not run by the CPU "
+                      "engine; its performance is predicted (trnbench predict)",
+                      a->name, a->experts);
     if (a->heads % a->kv_heads != 0)
         return tb_err(err, errlen, "model '%s': heads %d not a multiple of kv_heads %d", a->name,
                       a->heads, a->kv_heads);

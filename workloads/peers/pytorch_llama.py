@@ -78,7 +78,12 @@ class ModelError(Exception):
 INT_KEYS = {"layers": (1, 100000), "hidden": (1, 1 << 20), "heads": (1, 1 << 16),
             "kv_heads": (1, 1 << 16), "head_dim": (1, 1 << 16), "ffn": (1, 1 << 22),
             "vocab": (2, 1 << 24), "max_context": (1, 1 << 26),
-            "rope_original_context": (1, 1 << 26)}
+            "rope_original_context": (1, 1 << 26),
+            # a mixture of experts (tb_arch.h): read so that the catalogue's files parse;
+            # the peer runs dense models only (main refuses the others)
+            "experts": (0, 1 << 16), "experts_active": (1, 1 << 16), "expert_ffn": (1, 1 << 22),
+            "shared_experts": (0, 64), "shared_expert_ffn": (1, 1 << 22),
+            "moe_layer_step": (1, 100000)}
 FLOAT_KEYS = {"rope_theta": (1.0, 1e12), "norm_eps": (1e-12, 1.0),
               "rope_scale_factor": (0.0, 1e6), "rope_low_freq_factor": (0.0, 1e6),
               "rope_high_freq_factor": (0.0, 1e6), "published_params": (0.0, 1e15)}
@@ -95,7 +100,8 @@ def load_model(path):
     cfg = {"kv_heads": 0, "head_dim": 0, "rope_theta": 10000.0, "max_context": 2048,
            "tied_embeddings": False, "norm_eps": 1e-5, "rope_scale_factor": 0.0,
            "rope_low_freq_factor": 0.0, "rope_high_freq_factor": 0.0,
-           "rope_original_context": 0, "published_params": 0.0, "source": "", "path": path}
+           "rope_original_context": 0, "published_params": 0.0, "source": "", "path": path,
+           "experts": 0}
     seen, line = set(), 0
     try:
         f = open(path, encoding="utf-8-sig")
@@ -622,6 +628,10 @@ def main(argv):
     args = parse_args(argv)
     try:
         cfg = find_model(args.model)
+        if cfg["experts"]:
+            raise ModelError(f"model '{cfg['name']}': a mixture of experts ({cfg['experts']} "
+                             f"experts) is not run by this peer; its performance is predicted "
+                             f"(trnbench predict)")
         if args.layers:
             cfg = truncate(cfg, args.layers)
     except ModelError as e:
