@@ -421,14 +421,14 @@ static void print_precisions(const struct tb_validation *v)
 {
     printf("\nper family, phase and precision\n");
     int width = family_width(v);
-    printf("%-*s %-8s %-9s %5s %9s %9s %9s %9s\n", width, "family", "phase", "precision", "rows",
+    printf("%-*s %-14s %-9s %5s %9s %9s %9s %9s\n", width, "family", "phase", "precision", "rows",
            "complete", "predicted", "median%", "p90%");
     for (size_t f = 0; f < v->ngroups; f++)
         for (size_t i = 0; i < v->nprecisions; i++) {
             const struct tb_validate_group *g = &v->precisions[i];
             if (strcmp(g->family, v->groups[f].family))
                 continue;
-            printf("%-*s %-8s %-9s", width, g->family[0] ? g->family : "(unknown target)",
+            printf("%-*s %-14s %-9s", width, g->family[0] ? g->family : "(unknown target)",
                    g->phase[0] ? g->phase : "-", g->precision[0] ? g->precision : "-");
             print_counts(g);
         }
@@ -568,7 +568,7 @@ static int validate_cross(const struct tb_scenarios *s, struct tb_model *m, cons
            x.in.all.complete ? 100.0 * (double)x.out.all.n / (double)x.in.all.complete : 0.0,
            ok ? "met" : "NOT met (", ok ? "" : why, ok ? "" : ")");
     printf("\nper family and phase\n");
-    printf("%-*s %-8s %5s %9s %9s %8s %8s %9s %8s %8s\n", width, "family", "phase", "rows",
+    printf("%-*s %-14s %5s %9s %9s %8s %8s %9s %8s %8s\n", width, "family", "phase", "rows",
            "complete", "predicted", "median%", "p90%", "predicted", "median%", "p90%");
     for (size_t f = 0; f < x.in.ngroups; f++)
         for (size_t i = 0; i < x.in.nphases; i++) {
@@ -576,9 +576,9 @@ static int validate_cross(const struct tb_scenarios *s, struct tb_model *m, cons
             char name[128];
             if (strcmp(g->family, x.in.groups[f].family))
                 continue;
-            snprintf(name, sizeof name, "%-*s %-8s", width, g->family[0] ? g->family : "-",
+            snprintf(name, sizeof name, "%-*s %-14s", width, g->family[0] ? g->family : "-",
                      g->phase[0] ? g->phase : "-");
-            print_cross_line(name, width + 9, g,
+            print_cross_line(name, width + 15, g,
                              tb_validate_family_phase(&x.out, g->family, g->phase));
         }
     printf("\nthe figures chosen over the folds (table: efficiency.csv's value; rows: those it "

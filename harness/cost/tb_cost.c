@@ -2,6 +2,8 @@
  * target, a cost per throughput row, the ranking per workload, and cost.csv. */
 #include "tb_cost.h"
 
+#include "tb_arch.h"
+
 #include "tb_csv.h"
 #include "tb_util.h"
 #include "tb_vocab.h"
@@ -674,12 +676,21 @@ const struct tb_cost *tb_costs_base_at(const struct tb_costs *cs, const char *wo
 static void model_error(const struct tb_costs *cs, struct tb_cost *c)
 {
     double pct;
+    const char *phase = tb_result_field(c->row, "phase"), *model = tb_result_field(c->row, "model");
+    char ph[40], e[256];
+    struct tb_arch a;
     c->err = 0;
     c->err_few = false;
     c->err_basis[0] = '\0';
+    /* a mixture of experts' rows are validated in a group of their own ("serve+moe",
+     * tb_validate_term): its band comes from them, not from the dense models' */
+    if (phase && model && *model && tb_arch_find(&a, model, e, sizeof e) == 0 && a.experts > 0) {
+        snprintf(ph, sizeof ph, "%.30s+moe", phase);
+        phase = ph;
+    }
     if (c->row->prov == TB_PROV_MODELED && cs->o.validation && !c->host_cpu &&
-        tb_validate_error(cs->o.validation, c->price->family, tb_result_field(c->row, "phase"),
-                          &pct, &c->err_few, c->err_basis, sizeof c->err_basis))
+        tb_validate_error(cs->o.validation, c->price->family, phase, &pct, &c->err_few,
+                          c->err_basis, sizeof c->err_basis))
         c->err = pct / 100.0;
     if (!tb_cost_positive(c->usd)) {
         c->usd_lo = c->usd_hi = NAN;

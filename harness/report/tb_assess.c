@@ -1419,9 +1419,13 @@ int tb_assess_run(struct tb_assessment *as, const char *path, const struct tb_mo
                  * model's error, tb_validate_error's p90 for the family and phase */
                 double pct;
                 bool few;
+                char ph[40];
+                /* a mixture of experts: the band of its own rows ("serve+moe") */
+                snprintf(ph, sizeof ph, "%s%s", tb_phase_to_string(wk->phase),
+                         wk->phase != TB_PHASE_DENOISE && wk->arch.experts > 0 ? "+moe" : "");
                 row->model_err =
-                    tb_validate_error(&v, chip->name, tb_phase_to_string(wk->phase), &pct, &few,
-                                      row->model_err_basis, sizeof row->model_err_basis)
+                    tb_validate_error(&v, chip->name, ph, &pct, &few, row->model_err_basis,
+                                      sizeof row->model_err_basis)
                         ? pct / 100.0
                         : NAN;
             }

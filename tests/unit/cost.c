@@ -238,6 +238,87 @@ static void test_like_for_like(void)
     free(pdir);
 }
 
+/* A mixture of experts' modeled row takes the band of the family's MoE rows ("serve+moe",
+ * tb_validate_term), not the dense models' (the MoE rows of published.csv miss by several
+ * times as much). */
+static void test_moe_band(void)
+{
+    struct tb_result_row rows[1];
+    struct tb_results res;
+    struct tb_pricing pr;
+    struct tb_costs cs;
+    struct tb_cost_opts o;
+    struct tb_validation v;
+    struct tb_validate_group fam[1], ph[2];
+    double a[12], m[12], all[24];
+    const struct tb_cost *c;
+    char err[1024] = "";
+    char *path = test_tmp_path("cost_moe.csv"), *pdir = test_src_path("pricing");
+    const char *files[1] = {path};
+
+    remove(path);
+    memset(rows, 0, sizeof rows);
+    rows[0].col[TB_COL_RUN_ID] =
+        "model:p5.48xlarge/llama-4-maverick-17b-128e/serve/b8/in1024/out1024/fp8";
+    rows[0].col[TB_COL_PROVENANCE] = "modeled";
+    rows[0].col[TB_COL_TARGET] = "p5.48xlarge";
+    rows[0].col[TB_COL_INSTANCES] = "1";
+    rows[0].col[TB_COL_EXECUTOR] = "model";
+    rows[0].col[TB_COL_MODEL] = "llama-4-maverick-17b-128e";
+    rows[0].col[TB_COL_PHASE] = "serve";
+    rows[0].col[TB_COL_PRECISION] = "fp8";
+    rows[0].col[TB_COL_BATCH] = "8";
+    rows[0].col[TB_COL_SEQ_IN] = "1024";
+    rows[0].col[TB_COL_SEQ_OUT] = "1024";
+    rows[0].col[TB_COL_METRIC] = "output_tokens_per_s";
+    rows[0].col[TB_COL_VALUE] = "2000";
+    rows[0].col[TB_COL_UNIT] = "tokens/s";
+    if (tb_results_append(path, rows, 1, err, sizeof err) != 0 ||
+        tb_results_load(&res, files, 1, err, sizeof err) != 0 ||
+        tb_pricing_load(&pr, pdir, err, sizeof err) != 0)
+        bail("%s", err);
+    for (int i = 0; i < 12; i++) {
+        a[i] = all[i] = 20;
+        m[i] = all[12 + i] = 60;
+    }
+    memset(&v, 0, sizeof v);
+    memset(fam, 0, sizeof fam);
+    memset(ph, 0, sizeof ph);
+    snprintf(fam[0].family, sizeof fam[0].family, "H100 SXM5");
+    fam[0].ape = a;
+    fam[0].rows = fam[0].complete = fam[0].n = 12;
+    fam[0].median = fam[0].p90 = 20;
+    ph[0] = fam[0];
+    snprintf(ph[0].phase, sizeof ph[0].phase, "serve");
+    ph[1] = ph[0];
+    ph[1].ape = m;
+    ph[1].median = ph[1].p90 = 60;
+    snprintf(ph[1].phase, sizeof ph[1].phase, "serve+moe");
+    v.groups = fam;
+    v.ngroups = 1;
+    v.phases = ph;
+    v.nphases = 2;
+    v.all.ape = all;
+    v.all.rows = v.all.complete = v.all.n = 24;
+    v.all.median = 40;
+    v.all.p90 = 60;
+    memset(&o, 0, sizeof o);
+    o.usd_per_hour = NAN;
+    o.baseline = "p5.48xlarge";
+    o.max_price_age_days = 180;
+    o.now = "2026-11-24T00:00:00Z";
+    o.validation = &v;
+    IS_INT(0, tb_costs_build(&cs, &res, &pr, &o, err, sizeof err), "a MoE row priced: %s", err);
+    c = find(&cs, "p5.48xlarge", "usd_per_mtok_out");
+    IS_DOUBLE(0.60, c ? c->err : NAN, 1e-12, "Maverick on H100: the MoE rows' p90, 60%%");
+    IS_STRING("p90 of 12 H100 SXM5 serve+moe rows (in-sample)", c ? c->err_basis : "", "said");
+    tb_costs_release(&cs);
+    tb_pricing_release(&pr);
+    tb_results_release(&res);
+    free(path);
+    free(pdir);
+}
+
 int main(void)
 {
     long d = 0;
@@ -351,5 +432,6 @@ int main(void)
 
     test_stage();
     test_like_for_like();
+    test_moe_band();
     return 0;
 }
