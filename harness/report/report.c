@@ -577,10 +577,13 @@ static void write_summary(struct tb_doc *d, const struct report *R)
     tb_doc_p(d, NULL,
              "Savings against %s, like for like (in bold: a target's nearest comparable price "
              "where it has none at %s %s); in brackets the price-performance and its range: the "
-             "model's error (p90 of its validation per chip family and phase) or the measured "
-             "repetitions.%s%s%s",
+             "model's error (p90 of its validation per chip family and phase, %s) or the "
+             "measured repetitions.%s%s%s",
              R->cs.basis, R->o->region ? R->o->region : "us-east-1",
              R->o->purchase ? R->o->purchase : "on-demand",
+             R->have_val && R->val.basis[0]
+                 ? "held out: each source's rows predicted with the figures chosen without them"
+                 : "in sample: the rows the figures were chosen on",
              *few ? " Validated on few rows or none, so given the larger of their own p90 and "
                     "every validated row's: "
                   : "",

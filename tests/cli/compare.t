@@ -26,7 +26,7 @@ costs() {
 # the smallest number on standard input
 least() { sort -g | head -1; }
 
-echo "1..49"
+echo "1..50"
 
 # ---- the acceptance command ----
 out="$tmp/serve"
@@ -53,6 +53,9 @@ check "trn2.48xlarge and p5.48xlarge have priced rows ($trn2, $p5 USD/Mtok)" \
     perl -e 'exit !($ARGV[0] > 0 && $ARGV[1] > 0)' "$trn2" "$p5"
 # the summary's sentence: the cheapest target, its cost (4 significant digits) and its
 # price-performance against the baseline (2 decimals)
+check "the ranges are the model's held-out errors, said so, and cost.csv names their basis" \
+    sh -c "grep -q 'held out: each source.s rows predicted with the figures chosen without them' '$out/report.md' &&
+           grep -q 'p90 of [0-9]* H100 SXM5 serve rows (held out, one source at a time)' '$out/cost.csv'"
 row=$(grep '^- `llama-3.1-70b/serve/in2048/out512/bf16` (USD per 1M output tokens, within latency limits): cheapest' "$out/report.md")
 # the cheapest of the three within the latency limits, from cost.csv
 cheap=$(for t in p5.48xlarge p5en.48xlarge trn2.48xlarge; do
