@@ -671,20 +671,34 @@ const struct tb_cost *tb_costs_base_at(const struct tb_costs *cs, const char *wo
     return b;
 }
 
+/* Whether model names a mixture of experts, remembered for the model asked last (a cost
+ * table's rows are mostly of one model: its file is read once). */
+static bool model_is_moe(const char *model, char last[128], bool *last_moe)
+{
+    struct tb_arch a;
+    char e[256];
+    if (!model || !*model)
+        return false;
+    if (strcmp(model, last) != 0) {
+        snprintf(last, 128, "%s", model);
+        *last_moe = tb_arch_find(&a, model, e, sizeof e) == 0 && a.experts > 0;
+    }
+    return *last_moe;
+}
+
 /* c's error band and cost range: the model's validation error for a modeled row (its
- * chip family and phase), the repetitions for a measured one. */
-static void model_error(const struct tb_costs *cs, struct tb_cost *c)
+ * chip family and phase; a mixture of experts' rows are validated in a group of their
+ * own, "serve+moe" (tb_validate_term), and its band comes from them), the repetitions
+ * for a measured one. */
+static void model_error(const struct tb_costs *cs, struct tb_cost *c, bool moe)
 {
     double pct;
-    const char *phase = tb_result_field(c->row, "phase"), *model = tb_result_field(c->row, "model");
-    char ph[40], e[256];
-    struct tb_arch a;
+    const char *phase = tb_result_field(c->row, "phase");
+    char ph[40];
     c->err = 0;
     c->err_few = false;
     c->err_basis[0] = '\0';
-    /* a mixture of experts' rows are validated in a group of their own ("serve+moe",
-     * tb_validate_term): its band comes from them, not from the dense models' */
-    if (phase && model && *model && tb_arch_find(&a, model, e, sizeof e) == 0 && a.experts > 0) {
+    if (phase && moe) {
         snprintf(ph, sizeof ph, "%.30s+moe", phase);
         phase = ph;
     }
@@ -707,6 +721,8 @@ static void model_error(const struct tb_costs *cs, struct tb_cost *c)
  * of first use), then the ranking. */
 static int build_costs(struct tb_costs *cs, char *err, size_t errlen)
 {
+    char last_model[128] = "";
+    bool last_moe = false;
     cs->tp = tb_alloc_array(cs->res->nrows + 1, sizeof(*cs->tp));
     cs->costs = tb_alloc_array(cs->res->nrows + 1, sizeof(*cs->costs));
     if (!cs->tp || !cs->costs)
@@ -743,7 +759,9 @@ static int build_costs(struct tb_costs *cs, char *err, size_t errlen)
             c->tokens_per_usd = x->value * 3600.0 / h;
             cs->npriced++;
         }
-        model_error(cs, c);
+        model_error(cs, c,
+                    c->row->prov == TB_PROV_MODELED && cs->o.validation && !c->host_cpu &&
+                        model_is_moe(tb_result_field(x, "model"), last_model, &last_moe));
         if (!price->ref)
             price->ref = ++cs->nrefs;
     }
