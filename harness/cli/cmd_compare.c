@@ -41,7 +41,7 @@ static void usage(FILE *f)
           "                        [--instances N] [--chips N] [--pricing P] [--region R]\n"
           "                        [--prices DIR] [--baseline TYPE] [--ttft-ms X]\n"
           "                        [--tpot-ms X] [--train-tokens N] [--max-price-age D]\n"
-          "                        [--results FILE]...\n"
+          "                        [--software S] [--results FILE]...\n"
           "\n"
           "Price one workload on the targets named: the performance model predicts it on\n"
           "each (a serving workload over a batch sweep, for the cheapest configuration\n"
@@ -61,6 +61,10 @@ static void usage(FILE *f)
           "                     1,4,16,64,256,max), global batch in sequences (train;\n"
           "                     default: the model's choice), images (denoise; default\n"
           "                     max: the throughput-maximising batch)\n"
+          "  --software S       the software stack on every target (pricing/stacks.csv:\n"
+          "                     vllm, tensorrt-llm@1, torchtitan, ...; default: each\n"
+          "                     chip family's reference stack, the one its figures\n"
+          "                     were chosen on)\n"
           "  --precision P      bf16 (default), fp16, fp8, cfp8, mxfp8, fp4, nvfp4, mxfp4,\n"
           "                     int8, fp32 (the chips without one are refused, with why)\n"
           "  --steps N          denoise: denoising steps (default: the model's)\n"
@@ -109,6 +113,7 @@ enum {
     OPT_TPOT_MS,
     OPT_TRAIN_TOKENS,
     OPT_MAX_PRICE_AGE,
+    OPT_SOFTWARE,
 };
 
 static const struct option OPTS[] = {
@@ -136,6 +141,7 @@ static const struct option OPTS[] = {
     {"tpot-ms", required_argument, NULL, OPT_TPOT_MS},
     {"train-tokens", required_argument, NULL, OPT_TRAIN_TOKENS},
     {"max-price-age", required_argument, NULL, OPT_MAX_PRICE_AGE},
+    {"software", required_argument, NULL, OPT_SOFTWARE},
     {NULL, 0, NULL, 0},
 };
 
@@ -147,7 +153,7 @@ static const struct option OPTS[] = {
 
 /* The question, as the options give it. */
 struct question {
-    const char *model, *phase, *targets, *out, *precision, *batch;
+    const char *model, *phase, *targets, *out, *precision, *batch, *software;
     long seq_in, seq_out, steps, resolution, instances, chips; /* 0: not given */
     const char *results[MAX_RESULTS];
     size_t nresults;
@@ -333,6 +339,8 @@ static int predict_words(const struct question *q, char *buf, size_t len)
         ADD(" instances=%ld", q->instances);
     if (q->chips)
         ADD(" chips=%ld", q->chips);
+    if (q->software)
+        ADD(" software=%s", q->software);
 #undef ADD
     return 0;
 }
@@ -499,6 +507,16 @@ int tb_cmd_compare(int argc, char **argv)
             break;
         case OPT_PRECISION:
             q.precision = optarg;
+            break;
+        case OPT_SOFTWARE:
+            if (!tb_model_software_name_ok(optarg)) {
+                fprintf(stderr,
+                        "trnbench compare: --software: '%s' (a stack of pricing/stacks.csv: "
+                        "vllm, tensorrt-llm@1, ...)\n",
+                        optarg);
+                goto out;
+            }
+            q.software = optarg;
             break;
         case OPT_RESULTS:
             if (q.nresults == MAX_RESULTS) {

@@ -29,7 +29,7 @@ struct fit_def {
     const char *col;
     size_t off;
     double scale;
-    double grid[8];
+    double grid[10];
     int ngrid;
 };
 
@@ -53,7 +53,12 @@ static const struct fit_def FITS[] = {
     {"conv_eff", EFF(conv_eff), 1, {0.15, 0.25, 0.4, 0.6, 0.8}, 5},
     {"dit_train_eff", EFF(dit_train_eff), 1, {0.4, 0.55, 0.7, 0.85}, 4},
 };
-#define NFITS  (sizeof FITS / sizeof FITS[0])
+#define NFITS (sizeof FITS / sizeof FITS[0])
+/* A software stack's speed (pricing/stacks.csv, status fitted), chosen on its rows as
+ * the efficiency figures are; a stack whose rows are all left out is taken at the
+ * reference's speed, 1, as a stack without a row would be. */
+static const struct fit_def STACK_FIT = {
+    "speed", 0, 1, {0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2, 1.3}, 10};
 #define PASSES 4
 
 /* One figure chosen on rows: a column of FITS over a set of chips (all the chips of an
@@ -62,6 +67,7 @@ struct unit {
     const struct fit_def *d;
     int family; /* index into the families */
     size_t chip[32], nchip;
+    long stack;   /* a stack's speed: its index in the model's stacks; else -1 */
     double table; /* the table's value (table unit) */
     size_t *dep;  /* rows (indices into the family's fit rows) whose prediction it moves */
     size_t ndep;
@@ -167,8 +173,20 @@ static double *slot(struct tb_model *m, size_t chip, const struct fit_def *d)
     return (double *)(void *)((char *)&m->eff[chip] + d->off);
 }
 
+/* A unit's value as the model holds it (table unit). */
+static double unit_value(const struct work *w, const struct unit *u)
+{
+    if (u->stack >= 0)
+        return w->m->stacks[u->stack].speed;
+    return *slot(w->m, u->chip[0], u->d) / u->d->scale;
+}
+
 static void set_unit(struct work *w, const struct unit *u, double table_value)
 {
+    if (u->stack >= 0) {
+        w->m->stacks[u->stack].speed = table_value;
+        return;
+    }
     for (size_t i = 0; i < u->nchip; i++)
         *slot(w->m, u->chip[i], u->d) = table_value * u->d->scale;
 }
@@ -199,10 +217,11 @@ static double objective(double *e, size_t n)
     return q[0] + 0.5 * q[1];
 }
 
-/* Find the chips of efficiency family f and the units over them. */
+/* Find the chips of efficiency family f and the units over them, then the fitted
+ * stacks of each family (after them: a pass moves the units in this order). */
 static int build_units(struct work *w)
 {
-    w->units = calloc(NFITS * (w->m->neff + 1) + 1, sizeof *w->units);
+    w->units = calloc(NFITS * (w->m->neff + 1) + w->m->nstacks + 1, sizeof *w->units);
     if (!w->units)
         return -1;
     for (int f = 0; f < w->nfam; f++)
@@ -226,6 +245,7 @@ static int build_units(struct work *w)
                     }
                 if (!placed) {
                     struct unit *u = &w->units[w->nunits++];
+                    u->stack = -1;
                     u->d = def;
                     u->family = f;
                     u->table = v;
@@ -233,6 +253,17 @@ static int build_units(struct work *w)
                 }
             }
         }
+    /* the stacks last: each family's figures move first, a stack's speed then takes
+     * what its own rows still say */
+    for (size_t i = 0; i < w->m->nstacks; i++)
+        for (int f = 0; f < w->nfam; f++)
+            if (!w->m->stacks[i].reference && !strcmp(w->m->stacks[i].family, w->fam_name[f])) {
+                struct unit *u = &w->units[w->nunits++];
+                u->d = &STACK_FIT;
+                u->family = f;
+                u->stack = (long)i;
+                u->table = w->m->stacks[i].speed;
+            }
     return 0;
 }
 
@@ -309,7 +340,7 @@ static int fit_family(struct work *w, int f, const size_t *fit, const double *va
             int g0, keep;
             if (x->family != f || x->ndep == 0)
                 continue;
-            g0 = keep = grid_at(x, *slot(w->m, x->chip[0], x->d) / x->d->scale);
+            g0 = keep = grid_at(x, unit_value(w, x));
             for (int step = -1; step <= 1; step += 2)
                 for (int g = g0 + step; g >= 0 && g < x->d->ngrid; g += step) {
                     double o;
@@ -376,10 +407,13 @@ static int run_fold(struct work *w, long k, int (*out)(void *ctx, const struct r
     double *val = malloc((s->nrows + 1) * sizeof *val);
     long *at = malloc((s->nrows + 1) * sizeof *at);
     struct tb_model_eff *saved = malloc((w->m->neff + 1) * sizeof *saved);
+    double *speed = malloc((w->m->nstacks + 1) * sizeof *speed);
     int rc = -1;
-    if (!fit || !val || !saved || !at)
+    if (!fit || !val || !saved || !at || !speed)
         goto done;
     memcpy(saved, w->m->eff, w->m->neff * sizeof *saved);
+    for (size_t i = 0; i < w->m->nstacks; i++)
+        speed[i] = w->m->stacks[i].speed;
     for (int f = 0; f < w->nfam; f++) {
         size_t n = 0;
         bool touched = false;
@@ -397,6 +431,17 @@ static int run_fold(struct work *w, long k, int (*out)(void *ctx, const struct r
         }
         if (!touched)
             continue;
+        /* a stack none of whose rows is left in: the reference's speed */
+        for (size_t u = 0; u < w->nunits; u++) {
+            const struct unit *x = &w->units[u];
+            size_t in = 0;
+            if (x->family != f || x->stack < 0)
+                continue;
+            for (size_t d = 0; d < x->ndep; d++)
+                in += at[x->dep[d]] >= 0;
+            if (in == 0)
+                set_unit(w, x, 1.0);
+        }
         if (n > 0 && fit_family(w, f, fit, val, n, at) != 0)
             goto done;
         for (size_t r = 0; r < s->nrows; r++) {
@@ -411,11 +456,13 @@ static int run_fold(struct work *w, long k, int (*out)(void *ctx, const struct r
             struct rec x = {1, 1, k, u, NAN};
             if (w->units[u].family != f)
                 continue;
-            x.v = *slot(w->m, w->units[u].chip[0], w->units[u].d) / w->units[u].d->scale;
+            x.v = unit_value(w, &w->units[u]);
             if (out(ctx, &x) != 0)
                 goto done;
         }
         memcpy(w->m->eff, saved, w->m->neff * sizeof *saved);
+        for (size_t i = 0; i < w->m->nstacks; i++)
+            w->m->stacks[i].speed = speed[i];
     }
     {
         struct rec x = {2, 0, k, 0, NAN};
@@ -426,6 +473,9 @@ static int run_fold(struct work *w, long k, int (*out)(void *ctx, const struct r
 done:
     if (saved)
         memcpy(w->m->eff, saved, w->m->neff * sizeof *saved);
+    for (size_t i = 0; speed && i < w->m->nstacks; i++)
+        w->m->stacks[i].speed = speed[i];
+    free(speed);
     free(fit);
     free(val);
     free(at);
@@ -646,6 +696,11 @@ int tb_cross_run(struct tb_cross *x, const struct tb_scenarios *s, struct tb_mod
     for (size_t u = 0; u < w.nunits; u++) {
         struct tb_cross_param *p = &x->param[u];
         const struct unit *un = &w.units[u];
+        if (un->stack >= 0) {
+            snprintf(p->name, sizeof p->name, "%s %s speed", w.fam_name[un->family],
+                     m->stacks[un->stack].software);
+            goto named;
+        }
         if (un->nchip == 1 && w.nfam > 0) {
             size_t same = 0;
             for (size_t c = 0; c < m->neff; c++)

@@ -272,7 +272,8 @@ int tb_model_load(struct tb_model *m, const struct tb_pricing *pricing, const ch
         if (tb_csv_load_optional(&m->storage, path, "storage.csv", scols, err, errlen) != 0 ||
             tb_csv_load_optional(&m->compile, path, "compile.csv", ccols, err, errlen) != 0 ||
             tb_range_check_csv(&m->storage, TB_STORAGE_RANGES, err, errlen) != 0 ||
-            tb_range_check_csv(&m->compile, TB_COMPILE_RANGES, err, errlen) != 0)
+            tb_range_check_csv(&m->compile, TB_COMPILE_RANGES, err, errlen) != 0 ||
+            tb_model_stacks_load(m, path, err, errlen) != 0)
             goto fail;
     }
     return 0;
@@ -343,6 +344,8 @@ void tb_model_release(struct tb_model *m)
     tb_csv_release(&m->limits);
     tb_csv_release(&m->storage);
     tb_csv_release(&m->compile);
+    tb_csv_release(&m->stacks_csv);
+    free(m->stacks);
     memset(m, 0, sizeof *m);
 }
 
@@ -583,6 +586,36 @@ int tb_model_expert_layout(struct dev *d, long tp, long dp, long ep, char *err, 
 
 /* ---- entry points ---- */
 
+/* The phase's own prediction of sc, with m's figures as they are. */
+static int predict_phase(const struct tb_model *m, const struct tb_scenario *sc,
+                         struct tb_prediction *p, char *err, size_t errlen)
+{
+    int rc;
+    if (sc->phase == TB_PHASE_TRAIN && sc->darch) {
+        rc = tb_model_predict_dtrain(m, sc, p, err, errlen);
+    } else if (sc->phase == TB_PHASE_TRAIN) {
+        rc = tb_model_predict_train(m, sc, p, err, errlen);
+    } else if (sc->phase == TB_PHASE_DENOISE && sc->dataset && *sc->dataset) {
+        /* a diffusion dataset fixes the steps and the image size (coco-2014: MLPerf's) */
+        struct tb_scenario s = *sc;
+        if (tb_model_dataset_diffusion(m, sc->dataset, &s.steps, &s.resolution, err, errlen) != 0)
+            return -1;
+        s.dataset = NULL;
+        rc = tb_model_predict_denoise(m, &s, p, err, errlen);
+    } else if (sc->phase == TB_PHASE_DENOISE) {
+        rc = tb_model_predict_denoise(m, sc, p, err, errlen);
+    } else if (sc->tp <= 0 && sc->dp <= 0 &&
+               (sc->batch_max || (sc->scenario && *sc->scenario) || sc->phase == TB_PHASE_SERVE)) {
+        /* serving with no layout given: replicas of tensor-parallel groups, searched; a
+         * prefill or decode phase at a static batch measures its latency over the chips
+         * given (tp = chips) */
+        rc = tb_model_predict_serving_layout(m, sc, p, err, errlen);
+    } else {
+        rc = tb_model_predict_inference(m, sc, p, err, errlen);
+    }
+    return rc;
+}
+
 int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
                      struct tb_prediction *p, char *err, size_t errlen)
 {
@@ -656,31 +689,9 @@ int tb_model_predict(const struct tb_model *m, const struct tb_scenario *sc,
             return -1;
     }
     {
-        int rc;
-        if (sc->phase == TB_PHASE_TRAIN && sc->darch) {
-            rc = tb_model_predict_dtrain(m, sc, p, err, errlen);
-        } else if (sc->phase == TB_PHASE_TRAIN) {
-            rc = tb_model_predict_train(m, sc, p, err, errlen);
-        } else if (sc->phase == TB_PHASE_DENOISE && sc->dataset && *sc->dataset) {
-            /* a diffusion dataset fixes the steps and the image size (coco-2014: MLPerf's) */
-            struct tb_scenario s = *sc;
-            if (tb_model_dataset_diffusion(m, sc->dataset, &s.steps, &s.resolution, err, errlen) !=
-                0)
-                return -1;
-            s.dataset = NULL;
-            rc = tb_model_predict_denoise(m, &s, p, err, errlen);
-        } else if (sc->phase == TB_PHASE_DENOISE) {
-            rc = tb_model_predict_denoise(m, sc, p, err, errlen);
-        } else if (sc->tp <= 0 && sc->dp <= 0 &&
-                   (sc->batch_max || (sc->scenario && *sc->scenario) ||
-                    sc->phase == TB_PHASE_SERVE)) {
-            /* serving with no layout given: replicas of tensor-parallel groups, searched; a
-             * prefill or decode phase at a static batch measures its latency over the chips
-             * given (tp = chips) */
-            rc = tb_model_predict_serving_layout(m, sc, p, err, errlen);
-        } else {
-            rc = tb_model_predict_inference(m, sc, p, err, errlen);
-        }
+        int rc = sc->software && *sc->software
+                     ? tb_model_predict_stack(m, sc, p, err, errlen, predict_phase)
+                     : predict_phase(m, sc, p, err, errlen);
         if (rc == 0 && p->fits)
             tb_model_startup(m, sc, p);
         return rc;

@@ -113,6 +113,22 @@ struct tb_model_eff {
     double dit_train_eff;
 };
 
+/* A software stack's figure (pricing/stacks.csv; README "Software stacks"): how fast
+ * the stack runs a family's work of some phases against the family's reference stack,
+ * the one its efficiency figures were chosen on (speed 1). A prediction under a stack
+ * of speed s has the chip's fractions of peak times s (at most 1) and its fixed costs
+ * over s; links and networks are the hardware's and stay. */
+struct tb_model_stack {
+    const char *software;    /* "vllm", "tensorrt-llm@1.0": a name, optionally @version */
+    const char *family;      /* efficiency family ("nvidia", "neuron-v3") */
+    const char *phases_name; /* "serve" (prefill, decode, serve), "train", "denoise" */
+    unsigned phases;         /* TB_PHASE_BIT of each */
+    double speed;            /* times the reference stack's; 1 for the reference */
+    bool reference;          /* status reference: the stack the figures were chosen on */
+    const char *rows;        /* the published rows it was chosen on ("" for a reference) */
+    long line;
+};
+
 struct tb_model {
     const struct tb_pricing *pricing; /* borrowed */
     const char *region;               /* borrowed: usd_to_train's prices are this region's
@@ -130,6 +146,10 @@ struct tb_model {
     struct tb_csv_table storage, compile; /* owned */
     struct tb_csv_table user_csv;         /* owned: the --efficiency file whose rows
                                              replaced ours (empty when none) */
+    struct tb_csv_table stacks_csv;       /* owned: stacks.csv beside efficiency.csv
+                                             (empty if absent) */
+    struct tb_model_stack *stacks;        /* owned: nstacks rows of it */
+    size_t nstacks;
 };
 
 /* The figures of efficiency.csv and their ranges (README.md, "Input ranges"). */
@@ -139,6 +159,7 @@ extern const struct tb_range TB_STORAGE_RANGES[];
 extern const struct tb_range TB_COMPILE_RANGES[];
 extern const struct tb_range TB_DATASETS_RANGES[];
 extern const struct tb_range TB_LIMITS_RANGES[];
+extern const struct tb_range TB_STACKS_RANGES[];
 
 /* Load dir/efficiency.csv (dir NULL: the data folder's pricing/) for the chips of
  * pricing. Every field checked; a chip not in chips.csv is an error ("file: line N:
@@ -202,6 +223,11 @@ struct tb_scenario {
      * (0 to 1); a prefill computes the others only, their attention over the whole
      * prompt, the cached prefix's KV read; 0: none */
     double prefix_hit;
+    /* the software stack that runs it (pricing/stacks.csv's key, "vllm" or
+     * "tensorrt-llm@1.0"; a version without a row of its own takes its name's row); NULL
+     * or "": the family's reference stack, the one the efficiency figures were chosen
+     * on */
+    const char *software;
 };
 
 /* What the model predicts; fields that do not apply are NAN. */
@@ -284,6 +310,19 @@ int tb_model_dataset_status(const struct tb_model *m, const char *name, char *wh
  * for llama-3.1-8b, mlperf-llama3.1-405b for llama-3.1-405b), NULL when MLPerf has no
  * LLM benchmark of it: a scenario row with neither lengths nor a dataset runs it. */
 const char *tb_model_mlperf_dataset(const struct tb_model *m, const char *model);
+
+/* The stack software names for efficiency family `family` and phase ph: 0 and *out
+ * (*by_name: software's version has no row and its name's stands in), or -1 with why
+ * ("unknown software 'x' ...; stacks.csv has: a (the reference) b"). */
+int tb_model_stack_find(const struct tb_model *m, const char *software, const char *family,
+                        enum tb_phase ph, const struct tb_model_stack **out, bool *by_name,
+                        char *why, size_t whylen);
+/* Whether k has a stack key's form: a-z, 0-9 and '-', then optionally '@' and a
+ * version of a-z, 0-9, '.' and '-'. */
+bool tb_model_software_name_ok(const char *k);
+/* The reference stack of family and phase, or NULL when stacks.csv names none. */
+const struct tb_model_stack *tb_model_stack_reference(const struct tb_model *m, const char *family,
+                                                      enum tb_phase ph);
 
 /* Efficiency row of a chip, or NULL. */
 const struct tb_model_eff *tb_model_eff_of(const struct tb_model *m, const char *chip);

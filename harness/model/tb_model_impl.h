@@ -122,6 +122,17 @@ int tb_model_regime(const struct tb_model *m, const struct tb_scenario *sc,
 int tb_model_regime_check(const struct tb_model *m, const struct tb_scenario *sc, char *err,
                           size_t errlen);
 /* A diffusion dataset's steps and resolution, where *steps and *res are 0. */
+/* Load stacks.csv from dir (efficiency.csv's folder) into m->stacks: an absent file is
+ * no stacks. Every field checked ("file: line N: field 'x': ..."). 0 or -1. */
+int tb_model_stacks_load(struct tb_model *m, const char *dir, char *err, size_t errlen);
+/* predict(m, sc, ...) under sc->software: the chip's efficiency scaled to the stack's
+ * speed (tb_model.h, struct tb_model_stack), the stack said first in the assumptions.
+ * A software with no row for the chip's family and phase is an error naming those it
+ * has. */
+int tb_model_predict_stack(const struct tb_model *m, const struct tb_scenario *sc,
+                           struct tb_prediction *p, char *err, size_t errlen,
+                           int (*predict)(const struct tb_model *m, const struct tb_scenario *sc,
+                                          struct tb_prediction *p, char *err, size_t errlen));
 int tb_model_dataset_diffusion(const struct tb_model *m, const char *name, long *steps, long *res,
                                char *err, size_t errlen);
 

@@ -297,6 +297,17 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
                  in->arch.name, in->arch.experts);
         return -1;
     }
+    in->sc.software = F(f, "software");
+    if (*in->sc.software) {
+        const struct tb_model_eff *eff = tb_model_eff_of(m, in->sc.inst->chip);
+        const struct tb_model_stack *st;
+        bool by_name;
+        if (eff && tb_model_stack_find(m, in->sc.software, eff->family, in->sc.phase, &st, &by_name,
+                                       e, sizeof e) != 0) {
+            snprintf(res->why, sizeof res->why, "field 'software': %.480s", e);
+            return -1;
+        }
+    }
     in->sc.scenario = F(f, "scenario");
     if (*in->sc.scenario && strcmp(in->sc.scenario, "offline") &&
         strcmp(in->sc.scenario, "server") && strcmp(in->sc.scenario, "interactive") &&

@@ -1290,7 +1290,10 @@ static void report_terms(const struct report *R, struct tb_doc *d)
     } T[] = {{"assumes speculative decoding", "speculative decoding (their TPOT and throughput "
                                               "hold at the acceptance length each states)"},
              {"assumes prefix caching", "prefix caching (their TTFT holds at the share of "
-                                        "the prompt each finds cached)"}};
+                                        "the prompt each finds cached)"},
+             {"assumes software", "a software stack other than their chip family's reference "
+                                  "(the reference's figures at the stack's speed, "
+                                  "pricing/stacks.csv)"}};
     for (size_t t = 0; t < sizeof T / sizeof T[0]; t++) {
         char ids[768] = "";
         size_t n = 0, used = 0;
@@ -1368,6 +1371,10 @@ static void write_provenance(struct tb_doc *d, const struct report *R)
         tb_doc_p(d, NULL, "modeled (%zu row%s): predicted by a performance model, not run: %s.",
                  R->res.nprov[TB_PROV_MODELED], R->res.nprov[TB_PROV_MODELED] == 1 ? "" : "s",
                  *a ? a : "model version not recorded");
+        tb_doc_p(d, NULL,
+                 "A modeled run that names no software stack is predicted for its chip "
+                 "family's reference stack, the one the efficiency figures were chosen on "
+                 "(pricing/stacks.csv).");
         report_terms(R, d);
     }
     if (R->res.nprov[TB_PROV_PUBLISHED]) {

@@ -89,7 +89,7 @@ static int convert_row(const struct tb_csv_table *t, size_t r, struct conv *cv, 
     if (*chips && k < sizeof full)
         k += (size_t)snprintf(full + k, sizeof full - k, "/chips%.64s", chips);
     tb_model_run_id_terms(full, sizeof full, G("spec_accept"), G("spec_len"), G("draft_model"),
-                          G("prefix_hit"));
+                          G("prefix_hit"), G("software"));
     k = strlen(full);
     if (*G("instances") && k < sizeof full) /* last: the config leaves it out */
         snprintf(full + k, sizeof full - k, "/x%.64s", G("instances"));

@@ -659,9 +659,11 @@ void tb_model_run_id(char *buf, size_t len, const char *target, const char *mode
 }
 
 void tb_model_run_id_terms(char *full, size_t len, const char *spec_accept, const char *spec_len,
-                           const char *draft, const char *prefix_hit)
+                           const char *draft, const char *prefix_hit, const char *software)
 {
     size_t k = strlen(full);
+    if (software && *software && k < len)
+        k += (size_t)snprintf(full + k, len - k, "/sw-%.64s", software);
     if (spec_accept && *spec_accept && k < len)
         k += (size_t)snprintf(full + k, len - k, "/spec%.32s", spec_accept);
     if (spec_len && *spec_len && k < len)
@@ -681,7 +683,7 @@ void tb_predict_spec_id(const struct tb_predict_spec *p, char *buf, size_t len)
                     G("seq_out"), G("steps"), G("resolution"), G("precision"), NULL);
     /* serving's terms, then the instances last (tb_results_config takes "/x" off) */
     tb_model_run_id_terms(full, sizeof full, G("spec_accept"), G("spec_len"), G("draft_model"),
-                          G("prefix_hit"));
+                          G("prefix_hit"), G("software"));
     k = strlen(full);
     if (G("instances") && k < sizeof full)
         snprintf(full + k, sizeof full - k, "/x%s", G("instances"));
@@ -695,10 +697,10 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
                          char *err, size_t errlen)
 {
     static const char *const keys[] = {
-        "target",      "model",         "phase",         "precision",    "seq_in", "seq_out",
-        "batch",       "instances",     "chips",         "tp",           "pp",     "dp",
-        "ep",          "ttft_limit_ms", "tpot_limit_ms", "train_tokens", "steps",  "resolution",
-        "spec_accept", "spec_len",      "draft_model",   "prefix_hit",   NULL};
+        "target",      "model",         "phase",         "precision",    "seq_in",   "seq_out",
+        "batch",       "instances",     "chips",         "tp",           "pp",       "dp",
+        "ep",          "ttft_limit_ms", "tpot_limit_ms", "train_tokens", "steps",    "resolution",
+        "spec_accept", "spec_len",      "draft_model",   "prefix_hit",   "software", NULL};
     struct tb_predict_spec base;
     char targets[512] = "", models[512] = "", *word, *t, *ts = NULL;
 
@@ -719,7 +721,8 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
             return tb_err(err, errlen, "%s: unknown field '%.*s' (%s)", where, (int)kn, word,
                           "target, model, phase, precision, seq_in, seq_out, batch, instances, "
                           "chips, tp, pp, dp, ep, ttft_limit_ms, tpot_limit_ms, train_tokens, "
-                          "steps, resolution, spec_accept, spec_len, draft_model, prefix_hit");
+                          "steps, resolution, spec_accept, spec_len, draft_model, prefix_hit, "
+                          "software");
         if (!strcmp(key, "target") || !strcmp(key, "model")) {
             char *dst = key[0] == 't' ? targets : models;
             if (strlen(v) >= 512)
@@ -741,6 +744,13 @@ static int parse_predict(struct tb_suite *s, size_t *cap, char **save, const cha
             /* speculative decoding's draft: a catalogue name (the model reads it) */
             if (!tb_arch_name_ok(v))
                 return tb_err(err, errlen, "%s: field 'draft_model': '%s' is not a model name",
+                              where, v);
+        } else if (!strcmp(key, "software")) {
+            /* a stack of pricing/stacks.csv (the model says which it has) */
+            if (!tb_model_software_name_ok(v))
+                return tb_err(err, errlen,
+                              "%s: field 'software': '%s' (a name of a-z, 0-9 and '-', then "
+                              "optionally @version: vllm, tensorrt-llm@1)",
                               where, v);
         } else if (!strcmp(key, "precision")) {
             if (!tb_model_precision_known(v))

@@ -144,11 +144,11 @@ const char *tb_predict_spec_get(const struct tb_predict_spec *p, const char *key
 /* Stable id of a modeled run: model:<target>/<model>/<phase>/b<batch|max>/in<T>[/out<n>]
  * /<precision>[/x<instances>]. */
 void tb_predict_spec_id(const struct tb_predict_spec *p, char *buf, size_t len);
-/* Append to the id full (of len bytes) serving's terms a predict line or a scenario row
- * gives ("/spec3.2/k3/draft-llama-3.2-1b/hit0.9"; each NULL or "" left out), so that
- * runs differing only in them stay apart. */
+/* Append to the id full (of len bytes) the software stack and serving's terms a predict
+ * line or a scenario row gives ("/sw-vllm/spec3.2/k3/draft-llama-3.2-1b/hit0.9"; each
+ * NULL or "" left out), so that runs differing only in them stay apart. */
 void tb_model_run_id_terms(char *full, size_t len, const char *spec_accept, const char *spec_len,
-                           const char *draft, const char *prefix_hit);
+                           const char *draft, const char *prefix_hit, const char *software);
 /* The room a modeled run id takes (TB_MODEL_RUN_ID_LEN - 1 characters): every writer and
  * reader of one fits it to this. */
 #define TB_MODEL_RUN_ID_LEN 256

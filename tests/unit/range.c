@@ -40,6 +40,7 @@ static const struct {
     {"pricing/efficiency.csv", TB_EFFICIENCY_RANGES},
     {"pricing/storage.csv", TB_STORAGE_RANGES},
     {"pricing/compile.csv", TB_COMPILE_RANGES},
+    {"pricing/stacks.csv", TB_STACKS_RANGES},
     {"workloads/datasets.csv", TB_DATASETS_RANGES},
     {"workloads/mlperf_limits.csv", TB_LIMITS_RANGES},
 };
