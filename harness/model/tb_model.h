@@ -126,6 +126,8 @@ struct tb_model_stack {
     double speed;            /* times the reference stack's; 1 for the reference */
     bool reference;          /* status reference: the stack the figures were chosen on */
     const char *rows;        /* the published rows it was chosen on ("" for a reference) */
+    const char *chips;       /* the family's chips it holds for, space-separated chips.csv
+                                keys (the chips its rows ran on); "": every chip */
     long line;
 };
 
@@ -311,12 +313,13 @@ int tb_model_dataset_status(const struct tb_model *m, const char *name, char *wh
  * LLM benchmark of it: a scenario row with neither lengths nor a dataset runs it. */
 const char *tb_model_mlperf_dataset(const struct tb_model *m, const char *model);
 
-/* The stack software names for efficiency family `family` and phase ph: 0 and *out
- * (*by_name: software's version has no row and its name's stands in), or -1 with why
- * ("unknown software 'x' ...; stacks.csv has: a (the reference) b"). */
+/* The stack software names for efficiency family `family`, chip (a chips.csv key; NULL:
+ * any) and phase ph: 0 and *out (*by_name: software's version has no row for them and
+ * its nearest listed release's, or its name's, stands in), or -1 with why ("unknown
+ * software 'x' ...; stacks.csv has: a (the reference) b"). */
 int tb_model_stack_find(const struct tb_model *m, const char *software, const char *family,
-                        enum tb_phase ph, const struct tb_model_stack **out, bool *by_name,
-                        char *why, size_t whylen);
+                        const char *chip, enum tb_phase ph, const struct tb_model_stack **out,
+                        bool *by_name, char *why, size_t whylen);
 /* Whether k has a stack key's form: a-z, 0-9 and '-', then optionally '@' and a
  * version of a-z, 0-9, '.' and '-'. */
 bool tb_model_software_name_ok(const char *k);

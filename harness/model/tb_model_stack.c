@@ -73,6 +73,7 @@ int tb_model_stacks_load(struct tb_model *m, const char *dir, char *err, size_t 
         s->phases_name = tb_csv_field(t, r, "phases");
         s->phases = phases_of(s->phases_name);
         s->rows = tb_csv_field(t, r, "rows");
+        s->chips = tb_csv_field(t, r, "chips"); /* optional column: "" when absent */
         s->line = t->lines[r];
         if (!tb_model_software_name_ok(s->software))
             return tb_err(err, errlen,
@@ -86,6 +87,25 @@ int tb_model_stacks_load(struct tb_model *m, const char *dir, char *err, size_t 
                           "%s: line %ld: field 'family': '%s' is no chip's family in "
                           "efficiency.csv",
                           path, s->line, s->family);
+        {
+            /* the chips the figure was measured on: chips.csv keys of the family */
+            const char *c = s->chips;
+            while (*c) {
+                size_t n = strcspn(c, " ");
+                bool ok = false;
+                for (size_t e = 0; e < m->neff && !ok; e++)
+                    ok = strlen(m->eff[e].chip) == n && !strncmp(m->eff[e].chip, c, n) &&
+                         !strcmp(m->eff[e].family, s->family);
+                if (!ok)
+                    return tb_err(err, errlen,
+                                  "%s: line %ld: field 'chips': '%.*s' is no %s chip of "
+                                  "efficiency.csv",
+                                  path, s->line, (int)n, c, s->family);
+                c += n;
+                while (*c == ' ')
+                    c++;
+            }
+        }
         if (!s->phases)
             return tb_err(err, errlen,
                           "%s: line %ld: field 'phases': '%s' (serve, train or denoise)", path,
@@ -109,7 +129,8 @@ int tb_model_stacks_load(struct tb_model *m, const char *dir, char *err, size_t 
         }
         for (size_t q = 0; q < r; q++)
             if (!strcmp(m->stacks[q].software, s->software) &&
-                !strcmp(m->stacks[q].family, s->family) && (m->stacks[q].phases & s->phases))
+                !strcmp(m->stacks[q].family, s->family) && (m->stacks[q].phases & s->phases) &&
+                !strcmp(m->stacks[q].chips, s->chips))
                 return tb_err(err, errlen, "%s: line %ld: '%s' for %s %s again (line %ld)", path,
                               s->line, s->software, s->family, s->phases_name, m->stacks[q].line);
             else if (s->reference && m->stacks[q].reference &&
@@ -124,13 +145,31 @@ int tb_model_stacks_load(struct tb_model *m, const char *dir, char *err, size_t 
     return 0;
 }
 
+/* Whether a row's chips (space-separated; "" for every chip of its family) hold chip
+ * (NULL: any). */
+static bool on_chip(const struct tb_model_stack *s, const char *chip)
+{
+    size_t n = chip ? strlen(chip) : 0;
+    if (!chip || !*s->chips)
+        return true;
+    for (const char *c = s->chips; *c;) {
+        size_t k = strcspn(c, " ");
+        if (k == n && !strncmp(c, chip, n))
+            return true;
+        c += k;
+        while (*c == ' ')
+            c++;
+    }
+    return false;
+}
+
 static const struct tb_model_stack *find(const struct tb_model *m, const char *key, size_t n,
-                                         const char *family, enum tb_phase ph)
+                                         const char *family, const char *chip, enum tb_phase ph)
 {
     for (size_t i = 0; i < m->nstacks; i++) {
         const struct tb_model_stack *s = &m->stacks[i];
         if (strlen(s->software) == n && !strncmp(s->software, key, n) &&
-            !strcmp(s->family, family) && (s->phases & TB_PHASE_BIT(ph)))
+            !strcmp(s->family, family) && (s->phases & TB_PHASE_BIT(ph)) && on_chip(s, chip))
             return s;
     }
     return NULL;
@@ -147,13 +186,13 @@ const struct tb_model_stack *tb_model_stack_reference(const struct tb_model *m, 
 }
 
 int tb_model_stack_find(const struct tb_model *m, const char *software, const char *family,
-                        enum tb_phase ph, const struct tb_model_stack **out, bool *by_name,
-                        char *why, size_t whylen)
+                        const char *chip, enum tb_phase ph, const struct tb_model_stack **out,
+                        bool *by_name, char *why, size_t whylen)
 {
     const char *at = strchr(software, '@');
     size_t n = 0;
     bool known = false;
-    *out = find(m, software, strlen(software), family, ph);
+    *out = find(m, software, strlen(software), family, chip, ph);
     *by_name = false;
     if (*out)
         return 0;
@@ -163,12 +202,12 @@ int tb_model_stack_find(const struct tb_model *m, const char *software, const ch
         for (n = strlen(software); n > (size_t)(at - software); n--) {
             if (software[n] != '.' && software[n] != '\0' && software[n] != '@')
                 continue;
-            if (n < strlen(software) && (*out = find(m, software, n, family, ph))) {
+            if (n < strlen(software) && (*out = find(m, software, n, family, chip, ph))) {
                 *by_name = true;
                 return 0;
             }
         }
-        if ((*out = find(m, software, (size_t)(at - software), family, ph))) {
+        if ((*out = find(m, software, (size_t)(at - software), family, chip, ph))) {
             *by_name = true;
             return 0;
         }
@@ -186,7 +225,8 @@ int tb_model_stack_find(const struct tb_model *m, const char *software, const ch
                          : ph == TB_PHASE_DENOISE ? "diffusion"
                                                   : "serving");
     for (size_t i = 0; i < m->nstacks && n < whylen; i++)
-        if (!strcmp(m->stacks[i].family, family) && (m->stacks[i].phases & TB_PHASE_BIT(ph)))
+        if (!strcmp(m->stacks[i].family, family) && (m->stacks[i].phases & TB_PHASE_BIT(ph)) &&
+            on_chip(&m->stacks[i], chip))
             n += (size_t)snprintf(why + n, whylen - n, " %s%s", m->stacks[i].software,
                                   m->stacks[i].reference ? " (the reference)" : "");
     if (n < whylen && !strchr(why, '('))
@@ -223,7 +263,8 @@ int tb_model_predict_stack(const struct tb_model *m, const struct tb_scenario *s
     if (!e)
         return tb_err(err, errlen, "no efficiency figures for chip '%s' (pricing/efficiency.csv)",
                       sc->inst->chip);
-    if (tb_model_stack_find(m, sc->software, e->family, sc->phase, &s, &by_name, err, errlen))
+    if (tb_model_stack_find(m, sc->software, e->family, e->chip, sc->phase, &s, &by_name, err,
+                            errlen))
         return -1;
     if (s->reference || s->speed == 1)
         return predict(m, sc, p, err, errlen);

@@ -78,9 +78,9 @@ static int dbl_field(const struct fields *f, const char *name, double *out, char
     return tb_range_field(TB_SCENARIO_RANGES, name, v, out, why, whylen);
 }
 
-int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), const void *ctx,
-                      const struct tb_model *m, struct tb_scenario_in *in,
-                      struct tb_scenario_result *res)
+static int parse_fields(const char *(*get)(const void *ctx, const char *name), const void *ctx,
+                        const struct tb_model *m, struct tb_scenario_in *in,
+                        struct tb_scenario_result *res)
 {
     const struct fields fl = {get, ctx}, *f = &fl;
     memset(res, 0, sizeof *res);
@@ -298,16 +298,6 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
         return -1;
     }
     in->sc.software = F(f, "software");
-    if (*in->sc.software) {
-        const struct tb_model_eff *eff = tb_model_eff_of(m, in->sc.inst->chip);
-        const struct tb_model_stack *st;
-        bool by_name;
-        if (eff && tb_model_stack_find(m, in->sc.software, eff->family, in->sc.phase, &st, &by_name,
-                                       e, sizeof e) != 0) {
-            snprintf(res->why, sizeof res->why, "field 'software': %.480s", e);
-            return -1;
-        }
-    }
     in->sc.scenario = F(f, "scenario");
     if (*in->sc.scenario && strcmp(in->sc.scenario, "offline") &&
         strcmp(in->sc.scenario, "server") && strcmp(in->sc.scenario, "interactive") &&
@@ -349,6 +339,30 @@ int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), con
         strcmp(metric, "tpot_ms") && strcmp(metric, "ttft_ms")) {
         res->incomplete = true;
         snprintf(res->why, sizeof res->why, "seq_out missing: the output length is needed");
+        return -1;
+    }
+    return 0;
+}
+
+/* The fields, then the software stack: a stack the chip's family has no figure for is
+ * an error of a row whose shape is otherwise complete (an incomplete row stays counted
+ * as such). */
+int tb_scenario_parse(const char *(*get)(const void *ctx, const char *name), const void *ctx,
+                      const struct tb_model *m, struct tb_scenario_in *in,
+                      struct tb_scenario_result *res)
+{
+    const struct tb_model_eff *eff;
+    const struct tb_model_stack *st;
+    char e[512];
+    bool by_name;
+    if (parse_fields(get, ctx, m, in, res) != 0)
+        return -1;
+    if (!in->sc.software || !*in->sc.software)
+        return 0;
+    eff = tb_model_eff_of(m, in->sc.inst->chip);
+    if (eff && tb_model_stack_find(m, in->sc.software, eff->family, eff->chip, in->sc.phase, &st,
+                                   &by_name, e, sizeof e) != 0) {
+        snprintf(res->why, sizeof res->why, "field 'software': %.480s", e);
         return -1;
     }
     return 0;

@@ -13,10 +13,10 @@ rm -rf "$tmp" && mkdir -p "$tmp"
 field() { csv_cell "$1" "$3" id="$2"; } # field FILE ID NAME
 has() { grep -qF -- "$2" "$1"; }
 
-echo "1..14"
+echo "1..15"
 
 # the table's vllm speed on nvidia serving, as the file states it
-speed=$(perl -ne 'print((split /,/)[3]) if /^vllm,nvidia,serve,/' "$TB_SRCDIR/pricing/stacks.csv")
+speed=$(csv_cell "$TB_SRCDIR/pricing/stacks.csv" speed software=vllm family=nvidia)
 d="p5.48xlarge,1,1,llama-3.1-8b,decode,bf16,512,128,1,1,tpot_ms,ms"
 cat >"$tmp/sc.csv" <<CSV
 id,target,instances,chips,model,phase,precision,seq_in,seq_out,batch,tp,metric,unit,software
@@ -26,6 +26,7 @@ vllm,$d,vllm
 v12,$d,tensorrt-llm@1.2
 bad,$d,fastllm
 inf2,inf2.48xlarge,1,1,llama-3.1-8b,decode,bf16,512,128,1,1,tpot_ms,ms,torchtitan
+b200,p6-b200.48xlarge,1,1,llama-3.1-8b,decode,bf16,512,128,1,1,tpot_ms,ms,vllm
 CSV
 "$TB_BIN" predict --scenarios "$tmp/sc.csv" >"$tmp/out.csv" 2>"$tmp/err"
 check "predict exits 0" test $? -eq 0
@@ -47,6 +48,10 @@ check "an unknown stack: no prediction, the field and the family's stacks named"
 check "a stack with no figure for the family: refused, saying so" \
     sh -c "echo \"\$0\" | grep -q \"software 'torchtitan' has no figure for neuron-v2 serving work\"" \
     "$(field "$tmp/out.csv" inf2 why)"
+
+check "a speed holds for the chips its rows ran on: vllm (H100 rows) on a B200 is refused" \
+    sh -c "echo \"\$0\" | grep -q \"software 'vllm' has no figure for nvidia serving work\"" \
+    "$(field "$tmp/out.csv" b200 why)"
 
 # ---- a suite's predict line ----
 line="predict target=p5.48xlarge model=llama-3.1-8b phase=decode seq_in=512 seq_out=128 batch=1 tp=1 precision=bf16"

@@ -94,7 +94,8 @@ static const char *kv_get(const void *ctx, const char *name)
     return NULL;
 }
 
-#define HEAD "software,family,phases,speed,status,rows,source,notes\n"
+#define HEAD  "software,family,phases,speed,status,rows,source,notes\n"
+#define HEADC "software,family,phases,chips,speed,status,rows,source,notes\n"
 
 int main(void)
 {
@@ -121,7 +122,7 @@ int main(void)
     st = tb_model_stack_reference(&model, "nvidia", TB_PHASE_TRAIN);
     OK(st && !strcmp(st->software, "nemo"), "nvidia training's reference is nemo");
     IS_INT(0,
-           tb_model_stack_find(&model, "vllm", "nvidia", TB_PHASE_DECODE, &st, &by_name, err,
+           tb_model_stack_find(&model, "vllm", "nvidia", NULL, TB_PHASE_DECODE, &st, &by_name, err,
                                sizeof err),
            "vllm on nvidia decode: found (serve covers prefill, decode and serve)");
     OK(st && st->speed > 0.3 && st->speed < 1 && !by_name,
@@ -133,7 +134,8 @@ int main(void)
         bail("%s %s", err, p0.why);
     if (decode(&a, "p5.48xlarge", "bf16", "vllm", &p1, err, sizeof err) != 0 || !p1.fits)
         bail("%s %s", err, p1.why);
-    tb_model_stack_find(&model, "vllm", "nvidia", TB_PHASE_DECODE, &st, &by_name, err, sizeof err);
+    tb_model_stack_find(&model, "vllm", "nvidia", NULL, TB_PHASE_DECODE, &st, &by_name, err,
+                        sizeof err);
     IS_REL(p0.tpot_ms / st->speed, p1.tpot_ms, 1e-9, "TPOT under vllm is the reference's / %g",
            st->speed);
     OK(strncmp(p1.assumptions, "assumes software vllm: ", 23) == 0,
@@ -149,18 +151,34 @@ int main(void)
     if (decode(&a, "p5.48xlarge", "bf16", "tensorrt-llm@1.2.3", &p2, err, sizeof err) != 0)
         bail("%s", err);
     IS_INT(0,
-           tb_model_stack_find(&model, "tensorrt-llm@1.2.3", "nvidia", TB_PHASE_SERVE, &st,
-                               &by_name, err, sizeof err),
+           tb_model_stack_find(&model, "tensorrt-llm@1.2.3", "nvidia", "h100-sxm", TB_PHASE_SERVE,
+                               &st, &by_name, err, sizeof err),
            "tensorrt-llm@1.2.3 found");
     OK(st && !strcmp(st->software, "tensorrt-llm@1") && by_name,
        "... as tensorrt-llm@1, its nearest listed release");
     IS_REL(p0.tpot_ms / st->speed, p2.tpot_ms, 1e-9, "... at that row's speed");
     OK(strstr(p2.assumptions, "no row of its own, taken as tensorrt-llm@1") != NULL,
        "... and the assumptions say so: %.120s", p2.assumptions);
-    tb_model_stack_find(&model, "tensorrt-llm@0.14", "nvidia", TB_PHASE_SERVE, &st, &by_name, err,
-                        sizeof err);
+    tb_model_stack_find(&model, "tensorrt-llm@0.14", "nvidia", NULL, TB_PHASE_SERVE, &st, &by_name,
+                        err, sizeof err);
     OK(st && !strcmp(st->software, "tensorrt-llm") && by_name,
        "tensorrt-llm@0.14 (no 0.x row): the name's own row");
+
+    /* a speed holds for the chips its rows ran on: tensorrt-llm@1's Hopper rows say
+     * nothing of a B200, where the version falls back to the name's row */
+    IS_INT(0,
+           tb_model_stack_find(&model, "tensorrt-llm@1", "nvidia", "b200", TB_PHASE_SERVE, &st,
+                               &by_name, err, sizeof err),
+           "tensorrt-llm@1 on a B200: found");
+    OK(st && !strcmp(st->software, "tensorrt-llm") && by_name,
+       "... as the reference tensorrt-llm (its @1 row holds for h100-sxm h200-sxm only)");
+    IS_INT(-1,
+           tb_model_stack_find(&model, "vllm", "nvidia", "b200", TB_PHASE_SERVE, &st, &by_name, err,
+                               sizeof err),
+           "vllm on a B200 (its rows ran on an H100) is refused");
+    OK(strstr(err, "software 'vllm' has no figure for nvidia serving work") &&
+           !strstr(err, " vllm"),
+       "... listing what a B200 has, without vllm: %s", err);
 
     /* refused: unknown, and a stack the family has no figure for */
     IS_INT(-1, decode(&a, "p5.48xlarge", "bf16", "fastllm", &p2, err, sizeof err),
@@ -199,6 +217,8 @@ int main(void)
     expect_bad(HEAD "vllm,nvidia,serve,0.8,guessed,,s,n\n", "field 'status'", "a status unknown");
     expect_bad(HEAD "vllm,nvidia,serve,0.8,fitted,,s,n\nvllm,nvidia,serve,0.7,fitted,,s,n\n",
                "'vllm' for nvidia serve again (line 2)", "a stack twice");
+    expect_bad(HEADC "vllm,nvidia,serve,h100-sxm trainium2,0.8,fitted,,s,n\n", "field 'chips'",
+               "a chip of another family");
     expect_bad(HEAD "VLLM,nvidia,serve,0.8,fitted,,s,n\n", "field 'software'",
                "a key outside a-z, 0-9, '-' and @version");
     return 0;
