@@ -176,19 +176,26 @@ int tb_cost_region_distance(const char *a, const char *b)
 
 /* ---- the cost stage ---- */
 
-/* Flag a price that needs a second look: older than the threshold, or undated. */
+/* Flag a price c that needs a second look, in flag: older than the threshold, or
+ * undated; its age in *age (-1: undated, no price or the user's own rate). */
+static void age_flag(const struct tb_costs *cs, const struct tb_price_choice *c, long *age,
+                     char *flag, size_t flen)
+{
+    *age = -1;
+    flag[0] = '\0';
+    if (!c->have || !c->line)
+        return; /* no price, or the user's own rate */
+    *age = tb_cost_age_days(c->as_of, cs->o.now);
+    if (*age < 0)
+        snprintf(flag, flen, "undated (the source says '%s')", c->as_of);
+    else if ((double)*age > cs->o.max_price_age_days)
+        snprintf(flag, flen, "stale: %ld days old (threshold %g)", *age, cs->o.max_price_age_days);
+}
+
+/* Flag the price t is charged at (t->c). */
 static void price_age(struct tb_costs *cs, struct tb_cost_price *t)
 {
-    t->age = -1;
-    t->flag[0] = '\0';
-    if (!t->c.have || !t->c.line)
-        return; /* no price, or the user's own rate */
-    t->age = tb_cost_age_days(t->c.as_of, cs->o.now);
-    if (t->age < 0)
-        snprintf(t->flag, sizeof t->flag, "undated (the source says '%s')", t->c.as_of);
-    else if ((double)t->age > cs->o.max_price_age_days)
-        snprintf(t->flag, sizeof t->flag, "stale: %ld days old (threshold %g)", t->age,
-                 cs->o.max_price_age_days);
+    age_flag(cs, &t->c, &t->age, t->flag, sizeof t->flag);
 }
 
 /* What an instance's chips are called in the report: "GPUs" (NVIDIA) or "chips". */
@@ -275,10 +282,14 @@ static int compare_basis(struct tb_costs *cs, struct tb_cost_price *t, char *err
     const char *region = cs->o.region ? cs->o.region : "us-east-1";
 
     t->cmp_have = t->cmp_chosen = false;
+    t->cmp_age = -1;
+    t->cmp_flag[0] = '\0';
     if (t->c.have && cs->btp.c.have) {
         t->cmp = t->c;
         t->bcmp = cs->btp.c;
         t->cmp_have = t->cmp_chosen = true;
+        t->cmp_age = t->age;
+        snprintf(t->cmp_flag, sizeof t->cmp_flag, "%s", t->flag);
         snprintf(t->cmp_basis, sizeof t->cmp_basis, "%s in %s", want, region);
         return 0;
     }
@@ -292,6 +303,10 @@ static int compare_basis(struct tb_costs *cs, struct tb_cost_price *t, char *err
                            t->cmp_basis, sizeof t->cmp_basis, err, errlen) != 0)
         return -1;
     t->cmp_have = t->cmp.have && t->bcmp.have;
+    /* a stand-in from another region or purchase model is as old as its row: say so as
+     * the chosen price's flag would */
+    if (t->cmp_have)
+        age_flag(cs, &t->cmp, &t->cmp_age, t->cmp_flag, sizeof t->cmp_flag);
     return 0;
 }
 

@@ -159,6 +159,9 @@ struct tb_cost_price {
     bool cmp_have;      /* both priced somewhere comparable; else cmp_basis says why not */
     bool cmp_chosen;    /* cmp is the chosen purchase model and region */
     char cmp_basis[96]; /* "capacity-block in us-east-2", or why there is none */
+    long cmp_age;       /* cmp's age in days, as age is c's; -1 undated or none */
+    char cmp_flag[160]; /* cmp's flag, as flag is c's: a stand-in is flagged stale or
+                           undated like the chosen price */
 };
 
 /* One priced throughput row. */

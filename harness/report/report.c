@@ -1091,15 +1091,17 @@ static void write_prices(struct tb_doc *d, const struct report *R)
         for (size_t i = 0; i < R->cs.ntp + 1; i++) {
             const struct tb_cost_price *t = i < R->cs.ntp ? &R->cs.tp[i] : &R->cs.btp;
             char num[32], h[32], chips[24], pch[32], src[700], flag[400];
-            const char *cells[10];
+            const char *cells[10], *fl;
             struct tb_price_choice pc;
             if (t->ref != ref)
                 continue;
             /* a target without the chosen price is shown at its nearest comparable one */
             pc = !t->c.have && t->cmp_have ? t->cmp : t->c;
-            snprintf(flag, sizeof flag, "%s%s%s%s%s", t->flag,
-                     pc.have && !t->c.have ? (*t->flag ? "; * nearest comparable: none at "
-                                                       : "* nearest comparable: none at ")
+            /* the flag of the price shown: the stand-in's own age when it stands in */
+            fl = pc.have && !t->c.have ? t->cmp_flag : t->flag;
+            snprintf(flag, sizeof flag, "%s%s%s%s%s", fl,
+                     pc.have && !t->c.have ? (*fl ? "; * nearest comparable: none at "
+                                                  : "* nearest comparable: none at ")
                                            : "",
                      pc.have && !t->c.have ? (R->o->purchase ? R->o->purchase : "on-demand") : "",
                      pc.have && !t->c.have ? " in " : "",

@@ -176,7 +176,19 @@ static void test_like_for_like(void)
     IS_DOUBLE(base / cand, t ? t->perf : NAN, 1e-9, "the same price-performance (%.3fx)",
               base / cand);
     IS_DOUBLE(cand, t ? t->cmp_usd : NAN, 1e-9, "at the comparison's cost");
+    OK(t && !*t->price->cmp_flag && t->price->cmp_age >= 0,
+       "the stand-in is dated and recent enough: no flag ('%s', %ld days)",
+       t ? t->price->cmp_flag : "", t ? t->price->cmp_age : -1L);
     tb_costs_release(&cs);
+    /* the same with a threshold the stand-in's date passes: it is flagged as the chosen
+     * price would be, not shown as fresh because it stands in */
+    o.max_price_age_days = 30;
+    IS_INT(0, tb_costs_build(&cs, &res, &pr, &o, err, sizeof err), "threshold 30 days: %s", err);
+    t = find(&cs, "trn2.48xlarge", "usd_per_mtok_out");
+    OK(t && !strncmp(t->price->cmp_flag, "stale: ", 7) && t->price->cmp_age > 30,
+       "a stand-in older than the threshold is flagged: '%s'", t ? t->price->cmp_flag : "");
+    tb_costs_release(&cs);
+    o.max_price_age_days = 180;
 
     /* the model's error as ranges: a hand-made validation, H100 SXM5 serve at 20% (12
      * rows), Trainium2 at 10% on 3 rows only (the overall 30% is used) */
