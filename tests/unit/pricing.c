@@ -132,6 +132,27 @@ int main(void)
     IS_INT(1, rc, "rejected claims ($9.80, $80.62) are never a price");
     rc = tb_pricing_best(&p, "trn3-ultraserver-gen1", "us-east-2", "spot", &x, why, sizeof why);
     IS_INT(1, rc, "Trn3 has no price in any region or purchase model");
+    /* Trainium3 as the Neuron driver names it: chips read from its platform table, no
+     * price of any kind (the savings-plan lookup included) */
+    {
+        static const char *const trn3[] = {"trn3.48xlarge", "trn3p.48xlarge", "trn3e.24xlarge"};
+        static const long chips[] = {16, 16, 4};
+        for (size_t i = 0; i < 3; i++) {
+            const struct tb_instance *t = tb_pricing_instance(&p, trn3[i]);
+            IS_INT(chips[i], t ? t->accel_count : -1, "%s: chips as the driver maps them", trn3[i]);
+            IS_STRING("trainium3", t ? t->chip : "", "%s: a Trainium3", trn3[i]);
+            IS_DOUBLE(144.0 * (double)chips[i], t ? t->accel_mem_gib : NAN, 1e-9,
+                      "%s: 144 GiB per chip", trn3[i]);
+            OK(t && t->vcpu == 0 && isnan(t->mem_gib) && isnan(t->network_gbps),
+               "%s: vCPU, host memory and network left empty (not published)", trn3[i]);
+            OK(t && strstr(t->source, "aws-neuron-driver v4/neuron_dhal_v4.c @ 9cc489ec") &&
+                   strstr(t->source, "trn3-arch.rst"),
+               "%s: sourced to the driver's table and the Trn3 page", trn3[i]);
+            rc = tb_pricing_best(&p, trn3[i], "us-east-1", "savings-plan-1y", &x, why, sizeof why);
+            OK(rc == 1 && x && !strcmp(x->status, "none"), "%s: no public price (%s)", trn3[i],
+               why);
+        }
+    }
     {
         size_t bad_rows = 0;
         for (size_t i = 0; i < p.nprices; i++) {
@@ -278,7 +299,7 @@ int main(void)
                    "trn1.32xlarge,eu-north-1,on-demand,12.34,listed,2026-11-01,2026-11-01,test,\n");
         IS_INT(0, tb_pricing_load(&q, only, err, sizeof err), "a folder with prices.csv alone: %s",
                err);
-        OK(q.ninstances == 26 && q.nregions >= 30,
+        OK(q.ninstances == 29 && q.nregions >= 30,
            "instances and regions from the data folder: %zu, %zu", q.ninstances, q.nregions);
         IS_STRING("pricing/instances.csv", q.instances_name, "named as shipped");
         OK(strstr(q.prices_name, "pricing_only/prices.csv") != NULL, "prices named by path: %s",
