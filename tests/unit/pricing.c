@@ -200,6 +200,66 @@ int main(void)
            "a target in us-west-1");
     OK(!c.have && strstr(c.why, "no price in us-west-1") != NULL, "no price, why: %s", c.why);
 
+    /* a user's discount for a purchase model: on-demand less the fraction, labelled */
+    {
+        struct tb_pricing_discounts ds = {0};
+        struct tb_price_choice od, sp;
+        IS_INT(0, tb_pricing_discount_add(&ds, "savings-plan-1y=0.28", err, sizeof err),
+               "--discount savings-plan-1y=0.28 taken: %s", err);
+        IS_INT(-1, tb_pricing_discount_add(&ds, "savings-plan-1y=0.3", err, sizeof err),
+               "the same purchase model twice refused");
+        IS_STRING("--discount: savings-plan-1y given twice", err, "said so");
+        IS_INT(-1, tb_pricing_discount_add(&ds, "lease=0.3", err, sizeof err), "unknown model");
+        OK(strstr(err, "unknown purchase model 'lease'") != NULL, "%s", err);
+        IS_INT(-1, tb_pricing_discount_add(&ds, "reserved-1y=1", err, sizeof err), "1 refused");
+        IS_INT(-1, tb_pricing_discount_add(&ds, "reserved-1y=0", err, sizeof err), "0 refused");
+        IS_INT(-1, tb_pricing_discount_add(&ds, "on-demand=0.1", err, sizeof err),
+               "on-demand itself refused");
+        IS_INT(1, (long)ds.n, "only the good one kept");
+        IS_INT(0,
+               tb_pricing_target_price(&p, "p5.48xlarge", "us-east-1", "on-demand", &od, err,
+                                       sizeof err),
+               "p5.48xlarge on-demand");
+        /* without the discount: savings plans have no public rate (a none row) */
+        IS_INT(0,
+               tb_pricing_target_price(&p, "p5.48xlarge", "us-east-1", "savings-plan-1y", &sp, err,
+                                       sizeof err),
+               "p5.48xlarge savings-plan-1y, no discount");
+        OK(!sp.have, "no savings-plan price of its own: %s", sp.why);
+        p.discounts = ds;
+        IS_INT(0,
+               tb_pricing_target_price(&p, "p5.48xlarge", "us-east-1", "savings-plan-1y", &sp, err,
+                                       sizeof err),
+               "p5.48xlarge savings-plan-1y with the discount");
+        OK(od.have && sp.have, "both priced");
+        IS_DOUBLE(55.04 * 0.72, sp.usd_per_hour, 1e-9, "55.04 x (1 - 0.28)");
+        IS_DOUBLE(od.usd_per_hour * 0.72, sp.usd_per_hour, 1e-12, "the on-demand price less 28%%");
+        IS_STRING("savings-plan-1y", sp.purchase, "under the purchase model discounted");
+        IS_DOUBLE(0.28, sp.discount, 0, "the discount carried");
+        IS_INT(od.line, sp.line, "dated by the on-demand row it is taken off");
+        {
+            static const char label[] = "user discount 28% off on-demand, given on the command "
+                                        "line (--discount savings-plan-1y=0.28), of on-demand "
+                                        "$55.04/h: ";
+            OK(!strncmp(sp.source, label, sizeof label - 1), "labelled as the user's: %s",
+               sp.source);
+        }
+        /* on-demand itself is untouched; no on-demand price, no discounted one */
+        IS_INT(0,
+               tb_pricing_target_price(&p, "p5.48xlarge", "us-east-1", "on-demand", &c, err,
+                                       sizeof err),
+               "on-demand again");
+        IS_DOUBLE(od.usd_per_hour, c.usd_per_hour, 0, "on-demand not discounted");
+        IS_INT(0,
+               tb_pricing_target_price(&p, "trn3.48xlarge", "us-east-1", "savings-plan-1y", &c, err,
+                                       sizeof err),
+               "trn3.48xlarge savings-plan-1y with the discount");
+        OK(!c.have && strstr(c.why, "user discount 28% off on-demand") &&
+               strstr(c.why, "no public on-demand price for 'trn3.48xlarge'"),
+           "none: no on-demand price to take it off: %s", c.why);
+        memset(&p.discounts, 0, sizeof p.discounts);
+    }
+
     /* host price */
     IS_INT(-1, tb_pricing_host_price(&p, "x9.huge", NULL, NULL, NAN, &c, err, sizeof err),
            "unknown --instance refused");
