@@ -917,6 +917,7 @@ static const char *const COST_COLS[] = {"run_id",
                                         "train_billed_days",
                                         "train_billed_instances",
                                         "train_billed_use",
+                                        "price_provenance",
                                         NULL};
 
 static const char *num_text(double v, char *buf, size_t len)
@@ -1036,6 +1037,8 @@ int tb_costs_write_csv(const struct tb_costs *cs, const char *path, char *err, s
         v[k++] = num_text(train && tr.cblock ? tr.cb.days : NAN, b[40], sizeof b[40]);
         v[k++] = num_text(train && tr.cblock ? tr.instances : NAN, b[41], sizeof b[41]);
         v[k++] = num_text(train && tr.cblock ? tr.cb.used : NAN, b[42], sizeof b[42]);
+        /* whose price: the table's, or the user's (--usd-per-hour, --discount) */
+        v[k++] = !p->have ? "" : !p->line || p->discount > 0 ? "user" : "table";
         for (size_t j = 0; j < k; j++)
             bad |= tb_csv_put_text(f, v[j], j + 1 < k ? ',' : '\n');
     }

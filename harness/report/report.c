@@ -378,6 +378,43 @@ static void say_unpriced(struct tb_doc *d, const struct report *R)
     }
 }
 
+/* Savings plans, said once: AWS publishes no machine-readable rate for them, so a
+ * savings-plan price here is the user's own discount (--discount) or a table row a user
+ * imported; each discount given is named as the user's. Nothing when the compared
+ * targets have a table savings-plan price and no discount was given. */
+static void say_savings_plans(struct tb_doc *d, const struct report *R, const char **targets,
+                              size_t nt)
+{
+    static const char *const sp[] = {"savings-plan-1y", "savings-plan-3y"};
+    const struct tb_pricing_discounts *ds = &R->pricing.discounts;
+    bool table = false;
+    char label[96];
+    for (size_t i = 0; i < nt && !table; i++)
+        for (size_t k = 0; k < 2 && !table; k++) {
+            struct tb_price_choice pc;
+            char e[256];
+            table = tb_costs_nearest_price(&R->cs, targets[i], sp[k], &pc, e, sizeof e) == 0 &&
+                    pc.have && pc.line && !(pc.discount > 0);
+        }
+    if (table && ds->n == 0)
+        return;
+    tb_doc_p_begin(d, NULL);
+    if (!table)
+        tb_doc_text(d, "AWS publishes no machine-readable savings-plan rate for these instances");
+    for (size_t i = 0; i < ds->n; i++) {
+        tb_pricing_discount_text(&ds->d[i], label, sizeof label);
+        tb_doc_text(d, "%s%s prices here are the ", i || !table ? "; " : "", ds->d[i].purchase);
+        tb_doc_strong(d, label);
+        tb_doc_text(d, " (--discount %s=%g), not a published rate", ds->d[i].purchase,
+                    ds->d[i].fraction);
+    }
+    if (!table && !tb_pricing_discount_of(ds, sp[0]) && !tb_pricing_discount_of(ds, sp[1]))
+        tb_doc_text(d, "; enter yours with --discount savings-plan-1y=FRACTION (the fraction "
+                       "off on-demand) or --usd-per-hour");
+    tb_doc_text(d, ".");
+    tb_doc_p_end(d);
+}
+
 /* The baseline bought each way it is sold (the chosen region, else the nearest with a
  * price): " Bought otherwise, p5.48xlarge is cheapest as reserved-3y (us-east-1): 1.491
  * (spot 0.9016, interruptible)." Said when a way other than the chosen one is cheaper;
@@ -594,6 +631,7 @@ static void write_summary(struct tb_doc *d, const struct report *R)
             say_workload(d, R, &R->cs.ranks[i], targets, nt);
     tb_doc_list_end(d);
     say_unpriced(d, R);
+    say_savings_plans(d, R, targets, nt);
 }
 
 /* A matrix's head: first, then n column names, each column a number that may wrap
@@ -1613,6 +1651,8 @@ int tb_report_check(const struct tb_report_opts *o, char *err, size_t errlen)
     tb_utc_now(R.now, sizeof R.now);
     if (tb_pricing_load(&R.pricing, o->pricing_dir, err, errlen) != 0)
         return TB_EINPUT;
+    if (o->discounts)
+        R.pricing.discounts = *o->discounts;
     cost_opts(&R, &co);
     rc = tb_cost_opts_check(&R.pricing, &co, &host, err, errlen) != 0 ? TB_EINPUT : TB_OK;
     if (rc == TB_OK && o->nresults) /* and the results' rows, as the cost stage takes them */
@@ -1646,6 +1686,8 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     if (tb_pricing_load(&R.pricing, o->pricing_dir, err, errlen) != 0)
         goto out;
     R.have_pricing = true;
+    if (o->discounts)
+        R.pricing.discounts = *o->discounts;
     load_validation(&R);
     if (tb_report_coll_load(&R, err, errlen) != 0)
         goto out;
