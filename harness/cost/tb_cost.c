@@ -120,6 +120,13 @@ double tb_cost_price_perf(double baseline_usd, double usd)
     return baseline_usd / usd;
 }
 
+double tb_cost_flip_rate(double rate, double usd, double other_usd)
+{
+    if (!tb_cost_positive(rate) || !tb_cost_positive(usd) || !tb_cost_positive(other_usd))
+        return NAN;
+    return rate * other_usd / usd;
+}
+
 void tb_cost_perf_range(double base, double base_lo, double base_hi, double usd, double lo,
                         double hi, double *plo, double *phi)
 {

@@ -176,7 +176,7 @@ static const char *const PURCHASES[] = {"on-demand",
                                         "any",
                                         "unspecified",
                                         NULL};
-static const char *const STATUSES[] = {"listed", "none", "suspect", "rejected", NULL};
+static const char *const STATUSES[] = {"listed", "secondary", "none", "suspect", "rejected", NULL};
 
 static int load_chips(struct tb_pricing *p, char *err, size_t errlen)
 {
@@ -432,9 +432,15 @@ size_t tb_pricing_instances(const struct tb_pricing *p, const struct tb_instance
     return p->ninstances;
 }
 
+/* A price a lookup may return: listed, or secondary (used, but weak: the report says so). */
+static bool priced_row(const struct tb_price *x)
+{
+    return !strcmp(x->status, "listed") || !strcmp(x->status, "secondary");
+}
+
 static bool usable(const struct tb_price *x)
 {
-    return !strcmp(x->status, "listed") || !strcmp(x->status, "none");
+    return priced_row(x) || !strcmp(x->status, "none");
 }
 
 /* Whether some row of prices.csv is for region. */
@@ -465,7 +471,7 @@ int tb_pricing_best(const struct tb_pricing *p, const char *instance, const char
             best = x;
     }
     *out = best;
-    if (best && !strcmp(best->status, "listed"))
+    if (best && priced_row(best))
         return 0;
     if (best && !region_priced(p, region)) { /* a row for every region says none */
         const struct tb_region *r = tb_pricing_region(p, region);
@@ -495,11 +501,10 @@ int tb_pricing_best(const struct tb_pricing *p, const char *instance, const char
     for (size_t i = 0, shown = 0; i < p->nprices && used < whylen && shown < 6; i++) {
         const struct tb_price *x = &p->prices[i];
         bool seen = false;
-        if (strcmp(x->instance, instance) || strcmp(x->status, "listed"))
+        if (strcmp(x->instance, instance) || !priced_row(x))
             continue;
         for (size_t k = 0; k < i && !seen; k++)
-            seen = !strcmp(p->prices[k].instance, instance) &&
-                   !strcmp(p->prices[k].status, "listed") &&
+            seen = !strcmp(p->prices[k].instance, instance) && priced_row(&p->prices[k]) &&
                    !strcmp(p->prices[k].region, x->region) &&
                    !strcmp(p->prices[k].purchase, x->purchase);
         if (seen)
@@ -533,6 +538,7 @@ static void choice_from_row(struct tb_price_choice *o, const struct tb_price *x)
         snprintf(o->as_of, sizeof o->as_of, "%s", *x->as_of_text ? x->as_of_text : "undated");
     snprintf(o->source, sizeof o->source, "%s", x->source);
     o->line = x->line;
+    o->secondary = !strcmp(x->status, "secondary");
 }
 
 /* ---- a user's discount ---- */

@@ -10,8 +10,11 @@
  * while loading; read-only lookups afterwards are.
  *
  * Prices are per instance-hour in USD. A price row has a status: `listed` (a published
- * price), `none` (a source says there is no public price: usd_per_hour is empty),
- * `suspect` or `rejected` (kept for the record, never used by a lookup).
+ * price), `secondary` (a published price known only through a secondary summary, with a
+ * second source that agrees: used like `listed`, but weak, and the report says so beside
+ * every saving that rests on it), `none` (a source says there is no public price:
+ * usd_per_hour is empty), `suspect` or `rejected` (kept for the record, never used by a
+ * lookup).
  */
 #ifndef TB_PRICING_H
 #define TB_PRICING_H
@@ -70,7 +73,7 @@ struct tb_price {
     const char *region;     /* AWS region code, "any" or "unspecified" */
     const char *purchase;   /* on-demand, spot, capacity-block, reserved-1y, ... */
     double usd_per_hour;    /* NAN when status is "none" */
-    const char *status;     /* listed | none | suspect | rejected */
+    const char *status;     /* listed | secondary | none | suspect | rejected */
     const char *as_of;      /* ISO date (YYYY[-MM[-DD]]) or "" when undated */
     const char *as_of_text; /* the date as the source gives it */
     const char *source;
@@ -179,10 +182,10 @@ const struct tb_region *tb_pricing_region(const struct tb_pricing *p, const char
 int tb_pricing_check_choice(const struct tb_pricing *p, const char *region, const char *purchase,
                             char *err, size_t errlen);
 
-/* The best price for (instance, region, purchase): among the rows with status listed
- * or none whose region is `region` or "any" and whose purchase is `purchase` or "any",
+/* The best price for (instance, region, purchase): among the rows with status listed,
+ * secondary or none whose region is `region` or "any" and whose purchase is `purchase` or "any",
  * the newest as_of wins (undated rows lose to dated ones; ties go to the earlier line).
- * Returns 0 with *out set to a listed row, or 1 when there is no price, with *out the
+ * Returns 0 with *out set to a listed or secondary row, or 1 when there is no price, with *out the
  * row saying so (or NULL when no row matched) and the reason in why, e.g.
  *   "no public on-demand price for 'trn2.48xlarge' in 'us-east-2' (as of 2026-10-03): ..."
  */
@@ -203,6 +206,7 @@ struct tb_price_choice {
     long line;        /* line in prices.csv (the on-demand row a discount is taken off),
                          0 when user-given */
     double discount;  /* the user's fraction off on-demand this price is (--discount), or 0 */
+    bool secondary;   /* from a row of status secondary: a weak price (see above) */
     char why[512];    /* when !have: "no price: <reason>"-style reason */
 };
 

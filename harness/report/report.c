@@ -312,6 +312,56 @@ static bool compared_workload(const struct report *R, const struct tb_cost_rank 
     return false;
 }
 
+/* Where a saving rests on a weak price (prices.csv status secondary: known only through a
+ * secondary summary), say so beside it with the price at which the answer flips
+ * (tb_cost_flip_rate), so a team can hold its own quote against it: "; trn2.48xlarge's
+ * price here, $35.7608/h (capacity-block in us-east-2, prices.csv line 31), rests on a
+ * secondary source: it stays cheaper than p5.48xlarge up to $47.65/h ($27.80/h at the low
+ * end of the model's error); p5.48xlarge's, $41.528/h (line 88), too: trn2.48xlarge stays
+ * cheaper while that is above $31.17/h". Nothing when both prices are strong (listed, or
+ * the user's own). */
+static void say_weak_price(struct tb_doc *d, const char *target, const char *base,
+                           const struct tb_cost_versus *v)
+{
+    const struct tb_price_choice *tp = &v->c->price->cmp, *bp = &v->c->price->bcmp;
+    double flip = tb_cost_flip_rate(tp->usd_per_hour, v->usd, v->base);
+    double bflip = tb_cost_flip_rate(bp->usd_per_hour, v->base, v->usd);
+    bool cheaper = v->perf >= 1;
+    char h[32];
+    if (tp->secondary && tb_cost_positive(flip)) {
+        tb_doc_text(d, "; ");
+        tb_doc_code(d, target);
+        tb_doc_text(d,
+                    "'s price here, $%s/h (%s in %s, prices.csv line %ld), rests on a secondary "
+                    "source: it %s ",
+                    fmt_usd(tp->usd_per_hour, h, sizeof h), tp->purchase, tp->region, tp->line,
+                    cheaper ? "stays cheaper than" : "would be cheaper than");
+        tb_doc_code(d, base);
+        tb_doc_text(d, "%s$%.2f/h", cheaper ? " up to " : " below ", flip);
+        /* the price-performance at the low end of its range: rate x plo */
+        if (tb_cost_positive(v->plo) && v->plo < v->phi)
+            tb_doc_text(d, " ($%.2f/h at the low end of the model's error)",
+                        tb_cost_flip_rate(tp->usd_per_hour, v->usd, v->usd * v->plo));
+    }
+    if (bp->secondary && tb_cost_positive(bflip)) {
+        tb_doc_text(d, "; ");
+        tb_doc_code(d, base);
+        if (tp->secondary && tb_cost_positive(flip))
+            tb_doc_text(d, "'s, $%s/h (line %ld), too: ", fmt_usd(bp->usd_per_hour, h, sizeof h),
+                        bp->line);
+        else
+            tb_doc_text(d,
+                        "'s price here, $%s/h (%s in %s, prices.csv line %ld), rests on a "
+                        "secondary source: ",
+                        fmt_usd(bp->usd_per_hour, h, sizeof h), bp->purchase, bp->region, bp->line);
+        tb_doc_code(d, target);
+        tb_doc_text(d, "%s$%.2f/h",
+                    cheaper ? " stays cheaper while that is above "
+                            : " would be cheaper were that above ",
+                    bflip);
+    }
+}
+
 /* One target's figures in a sentence: "trn2.48xlarge 2.33 at capacity-block in us-east-2
  * (no on-demand price in us-east-1), saves 10% against p5.48xlarge there (1.11x; 0.62x to
  * 1.80x: within the model's error)"; a measured row says so and what the model said. */
@@ -350,6 +400,7 @@ static void say_versus(struct tb_doc *d, const struct report *R, const char *tar
     verdict_text(v, verdict, sizeof verdict);
     tb_doc_text(d, ", against %s's %s there: %s", R->cs.o.baseline,
                 tb_report_num(v->base, n2, sizeof n2), verdict);
+    say_weak_price(d, target, R->cs.o.baseline, v);
 }
 
 /* The targets with rows but no price to compare, at the chosen prices or any comparable
@@ -1121,7 +1172,8 @@ static void write_prices(struct tb_doc *d, const struct report *R)
     tb_doc_p(d, NULL,
              "USD per instance-hour from %s unless given on the command line: the newest row "
              "for the instance, region and purchase model. Prices older than %g days "
-             "(--max-price-age) or undated are flagged; a missing price is reported as "
+             "(--max-price-age), undated, or weak (status secondary: known only through a "
+             "secondary summary) are flagged; a missing price is reported as "
              "missing, never estimated.",
              R->pricing.prices_name, R->o->max_price_age_days);
     tb_doc_table(d, "ttntnttttt", ph);
@@ -1144,6 +1196,9 @@ static void write_prices(struct tb_doc *d, const struct report *R)
                      pc.have && !t->c.have ? (R->o->purchase ? R->o->purchase : "on-demand") : "",
                      pc.have && !t->c.have ? " in " : "",
                      pc.have && !t->c.have ? (R->o->region ? R->o->region : "us-east-1") : "");
+            if (pc.have && pc.secondary) /* a weak price (tb_pricing.h) */
+                snprintf(flag + strlen(flag), sizeof flag - strlen(flag), "%s%s", *flag ? "; " : "",
+                         "weak: a secondary source");
             snprintf(num, sizeof num, "[%d]%s", ref, t == &R->cs.btp ? " baseline" : "");
             snprintf(chips, sizeof chips, "%ld", t->chips);
             h[0] = pch[0] = '\0';

@@ -412,6 +412,26 @@ int main(void)
     IS_DOUBLE(0.5, tb_cost_price_perf(1.0, 2.0), 1e-12, "twice the cost: 0.5x");
     OK(isnan(tb_cost_price_perf(NAN, 2.0)), "no baseline: no ratio");
 
+    /* the price at which an answer flips: cost scales with the hourly rate */
+    IS_DOUBLE(45.0, tb_cost_flip_rate(30.0, 2.0, 3.0), 1e-12,
+              "$30/h at 2 against 3: cheaper up to $45/h");
+    IS_DOUBLE(20.0, tb_cost_flip_rate(30.0, 3.0, 2.0), 1e-12,
+              "$30/h at 3 against 2: cheaper only below $20/h");
+    IS_DOUBLE(30.0, tb_cost_flip_rate(30.0, 2.0, 2.0), 1e-12, "equal costs: its own price");
+    {
+        /* the brief's form: the target stays cheaper while its rate is under the
+         * baseline's cost per token x its throughput (tokens an hour) */
+        double tput = 5082.0, usd = tb_cost_usd_per(35.7608, tput, 1e6), base = 2.604;
+        double flip = tb_cost_flip_rate(35.7608, usd, base);
+        IS_DOUBLE(2.604e-6 * 5082.0 * 3600.0, flip, 1e-9, "trn2 vs p5 case: $%.4f/h", flip);
+        IS_DOUBLE(47.6407008, flip, 1e-9, "by hand: 2.604 / 1e6 x 5082 x 3600 = 47.6407008");
+        IS_DOUBLE(base, tb_cost_usd_per(flip, tput, 1e6), 1e-12,
+                  "at the flip price the two cost the same");
+    }
+    OK(isnan(tb_cost_flip_rate(NAN, 2.0, 3.0)), "no rate: no flip price");
+    OK(isnan(tb_cost_flip_rate(30.0, 0.0, 3.0)), "no cost: no flip price");
+    OK(isnan(tb_cost_flip_rate(30.0, 2.0, INFINITY)), "an infinite cost: no flip price");
+
     /* a price-performance's range: independent errors add in quadrature (in logs) */
     {
         double lo, hi;

@@ -158,13 +158,25 @@ int main(void)
         size_t bad_rows = 0;
         for (size_t i = 0; i < p.nprices; i++) {
             const struct tb_price *r = &p.prices[i];
-            bool listed = !strcmp(r->status, "listed");
+            bool listed = !strcmp(r->status, "listed") || !strcmp(r->status, "secondary");
             if (!*r->source || !*r->as_of_text || (listed && !(r->usd_per_hour > 0)) ||
                 (!strcmp(r->status, "none") && !isnan(r->usd_per_hour)))
                 bad_rows++;
         }
         IS_INT(0, (long long)bad_rows,
                "every price row has a source and a date; listed > 0; none empty");
+    }
+    {
+        /* a secondary price is used, and known to be weak */
+        struct tb_price_choice pc;
+        OK(tb_pricing_target_price(&p, "trn2.48xlarge", "us-east-2", "capacity-block", &pc, err,
+                                   sizeof err) == 0 &&
+               pc.have && pc.secondary && pc.usd_per_hour == 35.7608,
+           "trn2.48xlarge capacity-block in us-east-2: $35.7608/h, secondary");
+        OK(tb_pricing_target_price(&p, "p5.48xlarge", "us-east-1", "on-demand", &pc, err,
+                                   sizeof err) == 0 &&
+               pc.have && !pc.secondary && pc.usd_per_hour == 55.04,
+           "p5.48xlarge on-demand in us-east-1: $55.04/h, listed");
     }
 
     /* gaps stated in the table (2026-11-24 review) */
