@@ -41,7 +41,7 @@ static void usage(FILE *f)
           "                        [--instances N] [--chips N] [--pricing P] [--region R]\n"
           "                        [--prices DIR] [--baseline TYPE] [--ttft-ms X]\n"
           "                        [--tpot-ms X] [--train-tokens N] [--max-price-age D]\n"
-          "                        [--software S] [--results FILE]...\n"
+          "                        [--software S] [--discount P=F]... [--results FILE]...\n"
           "\n"
           "Price one workload on the targets named: the performance model predicts it on\n"
           "each (a serving workload over a batch sweep, for the cheapest configuration\n"
@@ -78,6 +78,10 @@ static void usage(FILE *f)
           "                     reserved-3y, savings-plan-1y, savings-plan-3y, spot,\n"
           "                     capacity-block\n"
           "  --region R         region of the prices (default us-east-1)\n"
+          "  --discount P=F     your discount for purchase model P: the fraction F, in\n"
+          "                     (0, 1), off the on-demand price of the same instance and\n"
+          "                     region (savings-plan-1y=0.28); labelled as yours, it wins\n"
+          "                     over the table's P; once per purchase model, repeatable\n"
           "  --prices DIR       the price and catalogue tables (default: pricing/ in the\n"
           "                     data folder; efficiency.csv too)\n"
           "  --baseline TYPE    price-performance baseline (p5.48xlarge), priced like\n"
@@ -114,6 +118,7 @@ enum {
     OPT_TRAIN_TOKENS,
     OPT_MAX_PRICE_AGE,
     OPT_SOFTWARE,
+    OPT_DISCOUNT,
 };
 
 static const struct option OPTS[] = {
@@ -142,6 +147,7 @@ static const struct option OPTS[] = {
     {"train-tokens", required_argument, NULL, OPT_TRAIN_TOKENS},
     {"max-price-age", required_argument, NULL, OPT_MAX_PRICE_AGE},
     {"software", required_argument, NULL, OPT_SOFTWARE},
+    {"discount", required_argument, NULL, OPT_DISCOUNT},
     {NULL, 0, NULL, 0},
 };
 
@@ -157,7 +163,8 @@ struct question {
     long seq_in, seq_out, steps, resolution, instances, chips; /* 0: not given */
     const char *results[MAX_RESULTS];
     size_t nresults;
-    struct tb_report_opts ro; /* the report's options (results set later) */
+    struct tb_report_opts ro;              /* the report's options (results set later) */
+    struct tb_pricing_discounts discounts; /* --discount, ro's */
 };
 
 /* ---- checks: every one before anything is written ---- */
@@ -459,6 +466,7 @@ int tb_cmd_compare(int argc, char **argv)
     memset(&plan, 0, sizeof plan);
     tmp[0] = '\0';
     tb_report_opts_init(&q.ro);
+    q.ro.discounts = &q.discounts;
     while ((c = tb_cli_getopt("compare", argc, argv, OPTS, &state)) != -1) {
         long *cnt = c == OPT_SEQ_IN       ? &q.seq_in
                     : c == OPT_SEQ_OUT    ? &q.seq_out
@@ -537,6 +545,14 @@ int tb_cmd_compare(int argc, char **argv)
         case OPT_BASELINE:
             q.ro.baseline = optarg;
             break;
+        case OPT_DISCOUNT: {
+            char e[512];
+            if (tb_pricing_discount_add(&q.discounts, optarg, e, sizeof e) != 0) {
+                fprintf(stderr, "trnbench compare: %s\n", e);
+                goto out;
+            }
+            break;
+        }
         default: /* '?': tb_cli_getopt said what is wrong */
             usage(stderr);
             goto out;

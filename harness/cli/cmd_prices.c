@@ -1,8 +1,9 @@
 /*
  * harness/cli/cmd_prices.c: `trnbench prices import --from FORMAT FILE... --out DIR`:
  * AWS's own price readings, as the AWS CLI writes them (get-products, spot price
- * history, Capacity Block offerings, Savings Plans offering rates), merged into
- * DIR/prices.csv, which `trnbench report --prices DIR` then uses (tb_price_import.h).
+ * history, Capacity Block offerings, Savings Plans offering rates), or ec2instances.info's
+ * public instances.json (vantage, no credentials), merged into DIR/prices.csv, which
+ * `trnbench report --prices DIR` then uses (tb_price_import.h).
  * Every file is read and checked before anything is written; on an input error (exit 2)
  * DIR is left as it was.
  */
@@ -18,11 +19,13 @@ static void usage(FILE *f)
 {
     fputs("usage: trnbench prices import --from FORMAT FILE... --out DIR [--prices DIR]\n"
           "\n"
-          "Import AWS's price readings, as the AWS CLI writes them, into DIR/prices.csv\n"
+          "Import AWS's price readings, as the AWS CLI writes them (needs AWS credentials),\n"
+          "or ec2instances.info's public instances.json (does not), into DIR/prices.csv\n"
           "(created, or merged: rows already there are not added again). Each row is dated\n"
-          "by the data and names the file and the day of the import. `trnbench report\n"
-          "--prices DIR` then prices with them (the chips, instances and regions tables\n"
-          "come from pricing/ when DIR has none).\n"
+          "by the data (a file without dates: by the file's modification day) and names the\n"
+          "file and the day of the import. `trnbench report --prices DIR` then prices with\n"
+          "them (the chips, instances and regions tables come from pricing/ when DIR has\n"
+          "none).\n"
           "\n"
           "  --from FORMAT  get-products: aws pricing get-products --service-code AmazonEC2\n"
           "                   (on-demand; Reserved standard No Upfront 1yr/3yr)\n"
@@ -30,10 +33,22 @@ static void usage(FILE *f)
           "                 capacity-block-offerings: aws ec2 describe-capacity-block-offerings\n"
           "                 savings-plan-rates: aws savingsplans\n"
           "                   describe-savings-plans-offering-rates (Compute, No Upfront)\n"
+          "                 vantage: ec2instances.info's public instances.json:\n"
+          "                   curl -fsSLR --compressed -o instances.json \\\n"
+          "                     https://instances.vantage.sh/instances.json\n"
+          "                   (-R: the file keeps the server's date, which dates the rows)\n"
+          "                   linux.ondemand -> on-demand\n"
+          "                   yrTerm1Standard.noUpfront, yrTerm3Standard.noUpfront\n"
+          "                     -> reserved-1y, reserved-3y\n"
+          "                   yrTerm1Savings.noUpfront, yrTerm3Savings.noUpfront\n"
+          "                     -> savings-plan-1y, savings-plan-3y (Compute Savings Plans)\n"
+          "                   Partial/All Upfront rates go into the notes; \"pricing\": {}\n"
+          "                   gives none rows; Convertible, InstanceSavings, spot left out\n"
           "  --out DIR      folder of the prices.csv to write\n"
           "  --prices DIR   the catalogue whose instance types are kept (default: pricing/)\n"
           "Kept: Linux, shared tenancy, no pre-installed software, USD, instance types in\n"
-          "instances.csv; the rest is counted and said. See README.md, \"Refreshing prices\".\n"
+          "instances.csv, regions in regions.csv; the rest is counted and said. See\n"
+          "README.md, \"Refreshing prices\".\n"
           "Exit status: 0 ok (or nothing new), 1 DIR/prices.csv could not be written,\n"
           "2 usage or input error (file, JSON path and why; nothing written).\n",
           f);
@@ -89,7 +104,7 @@ static int import(int argc, char **argv)
     if (tb_price_format_from_string(from, &f) != 0) {
         fprintf(stderr,
                 "trnbench prices import: --from '%s': not get-products, spot-price-history, "
-                "capacity-block-offerings or savings-plan-rates\n",
+                "capacity-block-offerings, savings-plan-rates or vantage\n",
                 from);
         return 2;
     }

@@ -18,7 +18,8 @@
 static void usage(FILE *f)
 {
     fputs("usage: trnbench report [--out DIR] [--region R] [--pricing P] [--instance TYPE]\n"
-          "                       [--usd-per-hour X] [--baseline TYPE] [--max-price-age DAYS]\n"
+          "                       [--usd-per-hour X] [--discount P=F]... [--baseline TYPE]\n"
+          "                       [--max-price-age DAYS]\n"
           "                       [--ttft-ms X] [--tpot-ms X] [--train-tokens N]\n"
           "                       [--assess FILE] [--prices DIR] [--efficiency FILE]\n"
           "                       [--host-mem-gbyte-per-s X] [--host-net-gbit-per-s X]\n"
@@ -41,6 +42,12 @@ static void usage(FILE *f)
           "  --usd-per-hour X   the host's price in USD per hour; wins over the table (a rate\n"
           "                     you actually pay); with --instance TYPE every row of TYPE\n"
           "                     is priced at X\n"
+          "  --discount P=F     your discount for purchase model P: the fraction F, in\n"
+          "                     (0, 1), off the on-demand price of the same instance and\n"
+          "                     region (savings-plan-1y=0.28: 28% off); the report labels\n"
+          "                     it as yours; it wins over the table's P; once per purchase\n"
+          "                     model, repeatable (AWS publishes no machine-readable\n"
+          "                     savings-plan rate for these instances)\n"
           "  --baseline TYPE    price-performance baseline (p5.48xlarge), priced like the\n"
           "                     candidates (the same purchase model and region)\n"
           "  --max-price-age D  flag prices older than D days (180)\n"
@@ -84,6 +91,7 @@ enum {
     OPT_EFFICIENCY,
     OPT_HOST_BW,
     OPT_NET_BW,
+    OPT_DISCOUNT,
 };
 
 static const struct option OPTS[] = {
@@ -105,6 +113,7 @@ static const struct option OPTS[] = {
     {"efficiency", required_argument, NULL, OPT_EFFICIENCY},
     {"host-mem-gbyte-per-s", required_argument, NULL, OPT_HOST_BW},
     {TB_COLL_NET_OPT, required_argument, NULL, OPT_NET_BW},
+    {"discount", required_argument, NULL, OPT_DISCOUNT},
     {NULL, 0, NULL, 0},
 };
 
@@ -172,12 +181,14 @@ int tb_cmd_report(int argc, char **argv)
     struct tb_report_opts o;
     struct tb_report_info info;
     struct assessment assessed;
+    struct tb_pricing_discounts discounts = {0};
     const char *assess = NULL;
     bool check = false;
     char err[1024] = "";
     int rc = 2, state = 0, c;
 
     tb_report_opts_init(&o);
+    o.discounts = &discounts;
     memset(&assessed, 0, sizeof assessed);
     while ((c = tb_cli_getopt("report", argc, argv, OPTS, &state)) != -1) {
         double *num = c == OPT_MAX_PRICE_AGE  ? &o.max_price_age_days
@@ -245,6 +256,12 @@ int tb_cmd_report(int argc, char **argv)
             if (tb_parse_double(optarg, 1e-9, 1e7, &o.usd_per_hour) != 0) {
                 fprintf(stderr, "trnbench report: --usd-per-hour: not a positive price: '%s'\n",
                         optarg);
+                goto out;
+            }
+            break;
+        case OPT_DISCOUNT:
+            if (tb_pricing_discount_add(&discounts, optarg, err, sizeof err) != 0) {
+                fprintf(stderr, "trnbench report: %s\n", err);
                 goto out;
             }
             break;

@@ -120,6 +120,13 @@ double tb_cost_price_perf(double baseline_usd, double usd)
     return baseline_usd / usd;
 }
 
+double tb_cost_flip_rate(double rate, double usd, double other_usd)
+{
+    if (!tb_cost_positive(rate) || !tb_cost_positive(usd) || !tb_cost_positive(other_usd))
+        return NAN;
+    return rate * other_usd / usd;
+}
+
 void tb_cost_perf_range(double base, double base_lo, double base_hi, double usd, double lo,
                         double hi, double *plo, double *phi)
 {
@@ -176,19 +183,26 @@ int tb_cost_region_distance(const char *a, const char *b)
 
 /* ---- the cost stage ---- */
 
-/* Flag a price that needs a second look: older than the threshold, or undated. */
+/* Flag a price c that needs a second look, in flag: older than the threshold, or
+ * undated; its age in *age (-1: undated, no price or the user's own rate). */
+static void age_flag(const struct tb_costs *cs, const struct tb_price_choice *c, long *age,
+                     char *flag, size_t flen)
+{
+    *age = -1;
+    flag[0] = '\0';
+    if (!c->have || !c->line)
+        return; /* no price, or the user's own rate */
+    *age = tb_cost_age_days(c->as_of, cs->o.now);
+    if (*age < 0)
+        snprintf(flag, flen, "undated (the source says '%s')", c->as_of);
+    else if ((double)*age > cs->o.max_price_age_days)
+        snprintf(flag, flen, "stale: %ld days old (threshold %g)", *age, cs->o.max_price_age_days);
+}
+
+/* Flag the price t is charged at (t->c). */
 static void price_age(struct tb_costs *cs, struct tb_cost_price *t)
 {
-    t->age = -1;
-    t->flag[0] = '\0';
-    if (!t->c.have || !t->c.line)
-        return; /* no price, or the user's own rate */
-    t->age = tb_cost_age_days(t->c.as_of, cs->o.now);
-    if (t->age < 0)
-        snprintf(t->flag, sizeof t->flag, "undated (the source says '%s')", t->c.as_of);
-    else if ((double)t->age > cs->o.max_price_age_days)
-        snprintf(t->flag, sizeof t->flag, "stale: %ld days old (threshold %g)", t->age,
-                 cs->o.max_price_age_days);
+    age_flag(cs, &t->c, &t->age, t->flag, sizeof t->flag);
 }
 
 /* What an instance's chips are called in the report: "GPUs" (NVIDIA) or "chips". */
@@ -275,10 +289,14 @@ static int compare_basis(struct tb_costs *cs, struct tb_cost_price *t, char *err
     const char *region = cs->o.region ? cs->o.region : "us-east-1";
 
     t->cmp_have = t->cmp_chosen = false;
+    t->cmp_age = -1;
+    t->cmp_flag[0] = '\0';
     if (t->c.have && cs->btp.c.have) {
         t->cmp = t->c;
         t->bcmp = cs->btp.c;
         t->cmp_have = t->cmp_chosen = true;
+        t->cmp_age = t->age;
+        snprintf(t->cmp_flag, sizeof t->cmp_flag, "%s", t->flag);
         snprintf(t->cmp_basis, sizeof t->cmp_basis, "%s in %s", want, region);
         return 0;
     }
@@ -292,6 +310,10 @@ static int compare_basis(struct tb_costs *cs, struct tb_cost_price *t, char *err
                            t->cmp_basis, sizeof t->cmp_basis, err, errlen) != 0)
         return -1;
     t->cmp_have = t->cmp.have && t->bcmp.have;
+    /* a stand-in from another region or purchase model is as old as its row: say so as
+     * the chosen price's flag would */
+    if (t->cmp_have)
+        age_flag(cs, &t->cmp, &t->cmp_age, t->cmp_flag, sizeof t->cmp_flag);
     return 0;
 }
 
@@ -902,6 +924,7 @@ static const char *const COST_COLS[] = {"run_id",
                                         "train_billed_days",
                                         "train_billed_instances",
                                         "train_billed_use",
+                                        "price_provenance",
                                         NULL};
 
 static const char *num_text(double v, char *buf, size_t len)
@@ -1021,6 +1044,8 @@ int tb_costs_write_csv(const struct tb_costs *cs, const char *path, char *err, s
         v[k++] = num_text(train && tr.cblock ? tr.cb.days : NAN, b[40], sizeof b[40]);
         v[k++] = num_text(train && tr.cblock ? tr.instances : NAN, b[41], sizeof b[41]);
         v[k++] = num_text(train && tr.cblock ? tr.cb.used : NAN, b[42], sizeof b[42]);
+        /* whose price: the table's, or the user's (--usd-per-hour, --discount) */
+        v[k++] = !p->have ? "" : !p->line || p->discount > 0 ? "user" : "table";
         for (size_t j = 0; j < k; j++)
             bad |= tb_csv_put_text(f, v[j], j + 1 < k ? ',' : '\n');
     }

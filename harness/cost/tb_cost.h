@@ -66,6 +66,14 @@ bool tb_cost_meets(double ttft_ms, double tpot_ms, double ttft_limit_ms, double 
  * for the same work); NAN unless both are positive and finite. */
 double tb_cost_price_perf(double baseline_usd, double usd);
 
+/* The hourly rate at which a cost of usd, priced at rate (USD per instance-hour), would
+ * equal other_usd: rate x other_usd / usd. A cost is its rate over its throughput, so it
+ * scales with the rate: for a target against the baseline (other_usd the baseline's
+ * cost) it is the target's price up to which it stays cheaper, the price at which the
+ * answer flips; for the baseline against a target, the baseline's price down to which
+ * the target stays cheaper. NAN unless all three are positive and finite. */
+double tb_cost_flip_rate(double rate, double usd, double other_usd);
+
 /* The range of a price-performance base / usd when the baseline's true cost lies in
  * [base x base_lo, base x base_hi] and the candidate's in [usd x lo, usd x hi] (the factors
  * 1 - e and 1 + e of the model's error e, or a measurement's fastest and slowest
@@ -159,6 +167,9 @@ struct tb_cost_price {
     bool cmp_have;      /* both priced somewhere comparable; else cmp_basis says why not */
     bool cmp_chosen;    /* cmp is the chosen purchase model and region */
     char cmp_basis[96]; /* "capacity-block in us-east-2", or why there is none */
+    long cmp_age;       /* cmp's age in days, as age is c's; -1 undated or none */
+    char cmp_flag[160]; /* cmp's flag, as flag is c's: a stand-in is flagged stale or
+                           undated like the chosen price */
 };
 
 /* One priced throughput row. */

@@ -3,8 +3,8 @@
  * parsed by jansson (get-products' products are JSON inside JSON strings, parsed in
  * turn); every field used is checked, and an error names the file and the JSON path
  * ("offers.json: PriceList[3].terms.OnDemand.X.priceDimensions.Y.pricePerUnit.USD: not a
- * number: 'abc'"). Rows are collected first and appended only when the whole file read
- * cleanly.
+ * number: 'abc'"). A vantage file (an array of some 300 MB) is parsed one element at a
+ * time. Rows are collected first and appended only when the whole file read cleanly.
  */
 #include "tb_price_import.h"
 
@@ -22,12 +22,13 @@
 #include <sys/stat.h>
 #include <time.h>
 
-static const char *const FORMAT_NAMES[TB_PRICES_NFORMATS] = {
-    "get-products", "spot-price-history", "capacity-block-offerings", "savings-plan-rates"};
+static const char *const FORMAT_NAMES[TB_PRICES_NFORMATS] = {"get-products", "spot-price-history",
+                                                             "capacity-block-offerings",
+                                                             "savings-plan-rates", "vantage"};
 static const char *const FORMAT_TOOLS[TB_PRICES_NFORMATS] = {
     "aws pricing get-products", "aws ec2 describe-spot-price-history",
     "aws ec2 describe-capacity-block-offerings",
-    "aws savingsplans describe-savings-plans-offering-rates"};
+    "aws savingsplans describe-savings-plans-offering-rates", "ec2instances.info instances.json"};
 
 const char *tb_price_format_to_string(enum tb_price_format f)
 {
@@ -687,6 +688,335 @@ static int import_plans(struct pctx *c, const json_t *root, const char *file_day
     return 0;
 }
 
+/* ---- vantage: ec2instances.info's instances.json ---- */
+
+/* The keys a vantage file's linux.reserved object holds for one purchase model. */
+struct vterm {
+    const char *key;      /* "yrTerm1Standard" */
+    const char *purchase; /* "reserved-1y" */
+    const char *what;     /* for the notes */
+    const char *others;   /* how the notes name the other payment options */
+};
+
+static const struct vterm VTERMS[] = {
+    {"yrTerm1Standard", "reserved-1y",
+     "Reserved Instance, standard offering class, 1 year, No Upfront",
+     "USD/h with the upfront fee spread over the term's hours"},
+    {"yrTerm3Standard", "reserved-3y",
+     "Reserved Instance, standard offering class, 3 years, No Upfront",
+     "USD/h with the upfront fee spread over the term's hours"},
+    {"yrTerm1Savings", "savings-plan-1y", "Compute Savings Plan, 1 year, No Upfront",
+     "USD/h as the file gives them"},
+    {"yrTerm3Savings", "savings-plan-3y", "Compute Savings Plan, 3 years, No Upfront",
+     "USD/h as the file gives them"},
+};
+#define NVTERMS (sizeof VTERMS / sizeof VTERMS[0])
+
+static const char *const VPAY[] = {"noUpfront", "partialUpfront", "allUpfront"};
+
+#define V_SAVINGS_OLD                                                                              \
+    "Savings keys of a file with no InstanceSavings key (older than ec2instances.info's split "    \
+    "of Compute and EC2 Instance plans, 2026-07: either plan's rate)"
+
+/* Whether s looks like an AWS region or zone code: "us-east-2", "us-east-1-atl-2". */
+static bool region_shaped(const char *s)
+{
+    bool digit = false;
+    if (!(s[0] >= 'a' && s[0] <= 'z' && s[1] >= 'a' && s[1] <= 'z' && s[2] == '-'))
+        return false;
+    for (const char *q = s + 2; *q; q++) {
+        if (*q >= '0' && *q <= '9')
+            digit = true;
+        else if (!((*q >= 'a' && *q <= 'z') || (*q == '-' && q[1] && q[1] != '-')))
+            return false;
+    }
+    return digit;
+}
+
+/* The regions.csv row of code, or of the region a Local Zone code is named after
+ * ("us-east-1-atl-2"), as tb_pricing_load accepts a price row's region; NULL if none. */
+static const struct tb_region *region_of(const struct tb_pricing *cat, const char *code)
+{
+    const struct tb_region *r = tb_pricing_region(cat, code);
+    for (size_t i = 0; !r && i < cat->nregions; i++) {
+        size_t n = strlen(cat->regions[i].region);
+        if (!strncmp(code, cat->regions[i].region, n) && code[n] == '-' && code[n + 1])
+            r = &cat->regions[i];
+    }
+    return r;
+}
+
+/* One purchase model's keys in linux.reserved (at: its JSON path). */
+static int vantage_term(struct pctx *c, const char *type, const char *region, const json_t *res,
+                        const char *at, const struct vterm *t, const char *day, const char *ast)
+{
+    double v[3];
+    bool have[3];
+    char key[64], notes[1024];
+    size_t n;
+
+    for (int k = 0; k < 3; k++) {
+        snprintf(key, sizeof key, "%s.%s", t->key, VPAY[k]);
+        have[k] = json_object_get(res, key) != NULL;
+        if (have[k] && money(c, res, at, key, &v[k]) != 0)
+            return TB_EINPUT;
+    }
+    if (!have[0]) {
+        if (have[1] || have[2])
+            skip_n(&c->got, "Partial or All Upfront rates without a No Upfront rate for their term",
+                   (size_t)have[1] + (size_t)have[2]);
+        return 0;
+    }
+    if (!(v[0] > 0)) {
+        skip(&c->got, "No Upfront rates of 0");
+        return 0;
+    }
+    n = (size_t)snprintf(notes, sizeof notes, "%s (ec2instances.info key %s.noUpfront); Linux",
+                         t->what, t->key);
+    if (have[1] || have[2]) {
+        n += (size_t)snprintf(notes + n, n < sizeof notes ? sizeof notes - n : 0,
+                              "; the file's other payment options, %s:", t->others);
+        for (int k = 1; k < 3; k++)
+            if (have[k] && n < sizeof notes)
+                n += (size_t)snprintf(notes + n, sizeof notes - n, "%s %s %.10g",
+                                      k == 2 && have[1] ? "," : "", VPAY[k], v[k]);
+    }
+    return new_row(c, type, region, t->purchase, v[0], day, ast, notes);
+}
+
+/* Whether key is one vantage_term reads ("yrTerm1Standard.allUpfront"). */
+static bool vantage_mine(const char *key)
+{
+    for (size_t i = 0; i < NVTERMS; i++) {
+        size_t n = strlen(VTERMS[i].key);
+        for (int k = 0; k < 3; k++)
+            if (!strncmp(key, VTERMS[i].key, n) && key[n] == '.' && !strcmp(key + n + 1, VPAY[k]))
+                return true;
+    }
+    return false;
+}
+
+/* linux.reserved of one region: the four purchase models, the rest counted. */
+static int vantage_reserved(struct pctx *c, const char *type, const char *region, const json_t *res,
+                            const char *at, const char *day, const char *ast)
+{
+    const char *key;
+    const json_t *val;
+
+    for (size_t i = 0; i < NVTERMS; i++)
+        if (vantage_term(c, type, region, res, at, &VTERMS[i], day, ast) != 0)
+            return TB_EINPUT;
+    json_object_foreach((json_t *)res, key, val)
+    {
+        if (vantage_mine(key))
+            continue;
+        if (strstr(key, "Convertible."))
+            skip(&c->got, "Convertible Reserved Instance rates (yrTerm1Convertible.*, "
+                          "yrTerm3Convertible.*)");
+        else if (strstr(key, "InstanceSavings."))
+            skip(&c->got, "EC2 Instance Savings Plans rates (yrTerm*InstanceSavings.*): "
+                          "savings-plan-1y/-3y are Compute Savings Plans");
+        else
+            skip(&c->got, "linux.reserved keys of another kind");
+    }
+    return 0;
+}
+
+/* One region of a catalogued instance's pricing object (at: "[3].pricing.us-east-2"). */
+static int vantage_region(struct pctx *c, const char *type, const char *region, const json_t *rv,
+                          const char *at, const char *day, const char *ast)
+{
+    const struct tb_region *reg;
+    const json_t *lin, *od, *res;
+    char lp[320], rp[340];
+    double usd;
+
+    if (!region_shaped(region))
+        return jbad(c, at, "not an AWS region code");
+    reg = region_of(c->cat, region);
+    if (!reg) {
+        skip(&c->got, "prices in regions not in %s", c->cat->regions_name);
+        return 0;
+    }
+    if (!strcmp(reg->partition, "aws-cn")) {
+        skip(&c->got, "prices in China regions (ec2instances.info gives them in CNY)");
+        return 0;
+    }
+    if (member(c, rv, at, "linux", JSON_OBJECT, false, &lin) < 0)
+        return TB_EINPUT;
+    if (!lin) {
+        skip(&c->got, "regions without a Linux price");
+        return 0;
+    }
+    snprintf(lp, sizeof lp, "%s.linux", at);
+    if (member(c, lin, lp, "ondemand", JSON_STRING, false, &od) < 0 ||
+        member(c, lin, lp, "reserved", JSON_OBJECT, false, &res) < 0)
+        return TB_EINPUT;
+    if (od) {
+        if (money(c, lin, lp, "ondemand", &usd) != 0)
+            return TB_EINPUT;
+        if (usd > 0) {
+            if (new_row(c, type, region, "on-demand", usd, day, ast,
+                        "Linux on-demand rate (ec2instances.info key linux.ondemand, read by its "
+                        "scraper from the AWS Price List)") != 0)
+                return -1;
+        } else
+            skip(&c->got, "Linux on-demand rates of 0 (the scraper's placeholder for none)");
+    }
+    if (json_object_get(lin, "spot_min") || json_object_get(lin, "spot_max") ||
+        json_object_get(lin, "spot_avg"))
+        skip(&c->got, "spot figures (spot_min, spot_max, spot_avg): undated, spot_avg may be "
+                      "an estimate; use --from spot-price-history");
+    snprintf(rp, sizeof rp, "%s.reserved", lp);
+    return res ? vantage_reserved(c, type, region, res, rp, day, ast) : 0;
+}
+
+/* One element of the array ([idx]); *instance_savings set when it has such a key. */
+static int vantage_instance(struct pctx *c, const json_t *inst, size_t idx, const char *day,
+                            bool *instance_savings)
+{
+    static const char *const NONE_PURCHASES[] = {"on-demand", "reserved-1y", "reserved-3y",
+                                                 "savings-plan-1y", "savings-plan-3y"};
+    const json_t *pricing, *rv;
+    const char *region;
+    char at[48], type[64], ast[96], p[300];
+
+    snprintf(at, sizeof at, "[%zu]", idx);
+    if (!json_is_object(inst))
+        return jbad(c, at, "not an object (instances.json is an array of instances)");
+    if (text(c, inst, at, "instance_type", true, type, sizeof type) < 0 ||
+        member(c, inst, at, "pricing", JSON_OBJECT, true, &pricing) < 0)
+        return TB_EINPUT;
+    json_object_foreach((json_t *)pricing, region, rv)
+    {
+        const json_t *lin, *res, *v;
+        const char *key;
+        if (!json_is_object(rv)) {
+            snprintf(p, sizeof p, "%s.pricing.%s", at, region);
+            return jbad(c, p, "not an object");
+        }
+        lin = json_object_get(rv, "linux");
+        res = json_is_object(lin) ? json_object_get(lin, "reserved") : NULL;
+        json_object_foreach((json_t *)res, key,
+                            v) if (strstr(key, "InstanceSavings.")) *instance_savings = true;
+    }
+    if (!tb_pricing_instance(c->cat, type)) {
+        skip(&c->got, "instance types not in %s", c->cat->instances_name);
+        return 0;
+    }
+    snprintf(ast, sizeof ast, "file modified %s (instances.json carries no date)", day);
+    if (json_object_size(pricing) == 0) {
+        char notes[512];
+        snprintf(notes, sizeof notes,
+                 "listed by ec2instances.info without a price: its instances.json has "
+                 "\"pricing\": {} for %s (no on-demand, reserved or savings-plan rate in any "
+                 "region of the AWS Price List as its scraper read it)",
+                 type);
+        for (size_t k = 0; k < sizeof NONE_PURCHASES / sizeof NONE_PURCHASES[0]; k++)
+            if (new_row(c, type, "any", NONE_PURCHASES[k], NAN, day, ast, notes) != 0)
+                return -1;
+        return 0;
+    }
+    json_object_foreach((json_t *)pricing, region, rv)
+    {
+        snprintf(p, sizeof p, "%s.pricing.%s", at, region);
+        if (vantage_region(c, type, region, rv, p, day, ast) != 0) {
+            size_t n = strlen(c->err);
+            snprintf(c->err + n, n < c->errlen ? c->errlen - n : 0, " (instance_type %s)", type);
+            return TB_EINPUT;
+        }
+    }
+    return 0;
+}
+
+static size_t skip_space(const char *s, size_t len, size_t off)
+{
+    while (off < len && (s[off] == ' ' || s[off] == '\t' || s[off] == '\n' || s[off] == '\r'))
+        off++;
+    return off;
+}
+
+/* "FILE: line L, column C: not valid JSON (why)" for a fault at chunk-relative (line,
+ * column) of the text that starts at off. */
+static int vantage_syntax(struct pctx *c, const char *s, size_t off, int line, int column,
+                          const char *why)
+{
+    long l = 1, col = 1;
+    for (size_t i = 0; i < off; i++)
+        if (s[i] == '\n') {
+            l++;
+            col = 1;
+        } else
+            col++;
+    if (line > 1) {
+        l += line - 1;
+        col = column;
+    } else
+        col += column > 0 ? column - 1 : 0;
+    tb_err(c->err, c->errlen, "%s: line %ld, column %ld: not valid JSON (%s)", c->path, l, col,
+           why);
+    return TB_EINPUT;
+}
+
+/* The array, read one instance at a time (the real file is some 300 MB: one jansson
+ * tree of it would take gigabytes), then the Savings keys' fate (see the header). */
+static int import_vantage(struct pctx *c, const char *s, size_t len, const char *day)
+{
+    size_t off = skip_space(s, len, 0), idx = 0, kept = 0, dropped = 0;
+    bool instance_savings = false;
+    int rc = 0;
+
+    if (off >= len || s[off] != '[') {
+        tb_err(c->err, c->errlen,
+               "%s: not a JSON array at the top (ec2instances.info's instances.json is one)",
+               c->path);
+        return TB_EINPUT;
+    }
+    off = skip_space(s, len, off + 1);
+    if (off < len && s[off] == ']')
+        off++;
+    else
+        for (;;) {
+            json_error_t je;
+            json_t *inst =
+                json_loadb(s + off, len - off,
+                           JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+            if (!inst)
+                return vantage_syntax(c, s, off, je.line, je.column, je.text);
+            rc = vantage_instance(c, inst, idx++, day, &instance_savings);
+            json_decref(inst);
+            if (rc != 0)
+                return rc;
+            off = skip_space(s, len, off + (size_t)je.position);
+            if (off < len && s[off] == ',') {
+                off = skip_space(s, len, off + 1);
+                continue;
+            }
+            if (off < len && s[off] == ']') {
+                off++;
+                break;
+            }
+            return vantage_syntax(c, s, off, 1, 1,
+                                  off < len ? "',' or ']' expected" : "the array does not end");
+        }
+    off = skip_space(s, len, off);
+    if (off < len)
+        return vantage_syntax(c, s, off, 1, 1, "data after the array");
+    for (size_t i = 0; i < c->got.nrows; i++) {
+        const struct tb_price_row *r = &c->got.rows[i];
+        if (!instance_savings && !strncmp(r->purchase, "savings-plan", 12) &&
+            !strcmp(r->status, "listed")) {
+            dropped++;
+            continue;
+        }
+        c->got.rows[kept++] = *r;
+    }
+    c->got.nrows = kept;
+    if (dropped)
+        skip_n(&c->got, V_SAVINGS_OLD, dropped);
+    return 0;
+}
+
 /* ---- the file ---- */
 
 static void base_name(const char *path, char *buf, size_t len)
@@ -723,6 +1053,11 @@ int tb_price_import_file(struct tb_price_import *im, const struct tb_pricing *ca
         gmtime_r(&st.st_mtime, &tm);
         strftime(file_day, sizeof file_day, "%Y-%m-%d", &tm);
     }
+    if (f == TB_PRICES_VANTAGE) { /* an array, read one element at a time */
+        rc = import_vantage(&c, data, len, file_day);
+        free(data);
+        goto merge;
+    }
     root = json_loadb(data, len, JSON_REJECT_DUPLICATES, &je);
     free(data);
     if (!root) {
@@ -750,6 +1085,7 @@ int tb_price_import_file(struct tb_price_import *im, const struct tb_pricing *ca
         break;
     }
     json_decref(root);
+merge:
     for (size_t i = 0; rc == 0 && i < c.got.nrows; i++)
         if (add_row(im, &c.got.rows[i]) != 0)
             rc = tb_err(err, errlen, "out of memory");

@@ -32,6 +32,21 @@
  *                  usageType, operation, properties[] of {name, value}: region,
  *                  instanceType, productDescription, tenancy). Savings Plans are not in
  *                  get-products: AWS publishes them in this separate list.
+ *   vantage        ec2instances.info's public instances.json
+ *                  (https://instances.vantage.sh/instances.json, no credentials), as its
+ *                  scraper writes it (vantage-sh/ec2instances.info, scraper/aws/ec2/:
+ *                  ec2_instance.go EC2Instance and EC2PricingData, process_data.go,
+ *                  reserved_pricing.go; scraper/aws/awsutils/get_savings_plans.go): a JSON
+ *                  array of instances, each with instance_type and pricing, an object of
+ *                  region code -> operating system ("linux", "mswin", "dedicated", ...) ->
+ *                  {ondemand, reserved: {TERM: rate}, spot_min, spot_max, spot_avg, ...};
+ *                  every rate a string, USD per hour. TERM is yrTerm1|yrTerm3, then
+ *                  Standard|Convertible (Reserved Instances; the rate includes the upfront
+ *                  fee spread over the term's hours), Savings (Compute Savings Plans) or
+ *                  InstanceSavings (EC2 Instance Savings Plans), then .noUpfront,
+ *                  .partialUpfront or .allUpfront. An instance AWS lists without any
+ *                  price has "pricing": {}. The file carries no date.
+ *                  tests/data/vantage/README.md gives the details and the commits read.
  *
  * What is kept: Linux, shared tenancy, no pre-installed software, capacitystatus Used,
  * USD; on-demand, Reserved Instances standard No Upfront 1yr/3yr (reserved-1y/-3y),
@@ -40,12 +55,23 @@
  * range), Capacity Blocks (UpfrontFee / (hours x instances or UltraServers); the row is
  * the lowest offering, the notes give the range). A get-products file that has products
  * for an instance and region but no on-demand price (Capacity Block products only)
- * gives a `none` row saying so. Everything else is counted in `skipped` with why.
+ * gives a `none` row saying so. From a vantage file: linux.ondemand (on-demand),
+ * yrTerm1Standard.noUpfront / yrTerm3Standard.noUpfront (reserved-1y/-3y) and
+ * yrTerm1Savings.noUpfront / yrTerm3Savings.noUpfront (savings-plan-1y/-3y, Compute
+ * Savings Plans), in the regions of regions.csv (a Local Zone of one included) outside
+ * China (whose prices are in CNY); the same term's Partial and All Upfront rates go into
+ * the No Upfront row's notes; an instance listed with "pricing": {} gives `none` rows for
+ * those five purchase models, region `any`. Left out and counted: Convertible RIs, EC2
+ * Instance Savings Plans, spot (undated; spot_avg may be an estimate), an on-demand of
+ * "0" (the scraper's "no price"), and the Savings keys of a file with no InstanceSavings
+ * key (written before the scraper told the two plan types apart: either plan's rate).
+ * Everything else is counted in `skipped` with why.
  *
  * Every row is dated by the data (effectiveDate, Timestamp, StartDate; a Savings Plans
- * response carries no date: the file's modification date, said so) and sourced
- * "aws pricing get-products (imported FILE, DATE)" with FILE the file's name and DATE
- * the day of the import.
+ * response and a vantage file carry no date: the file's modification date, said so) and
+ * sourced "aws pricing get-products (imported FILE, DATE)" ("ec2instances.info
+ * instances.json (imported FILE, DATE)") with FILE the file's name and DATE the day of
+ * the import.
  */
 #ifndef TB_PRICE_IMPORT_H
 #define TB_PRICE_IMPORT_H
@@ -59,10 +85,12 @@ enum tb_price_format {
     TB_PRICES_SPOT_HISTORY,
     TB_PRICES_CAPACITY_BLOCKS,
     TB_PRICES_SAVINGS_PLAN_RATES,
+    TB_PRICES_VANTAGE,
 };
-#define TB_PRICES_NFORMATS 4
+#define TB_PRICES_NFORMATS 5
 
-/* "get-products", "spot-price-history", "capacity-block-offerings", "savings-plan-rates". */
+/* "get-products", "spot-price-history", "capacity-block-offerings", "savings-plan-rates",
+ * "vantage". */
 const char *tb_price_format_to_string(enum tb_price_format f);
 /* The name above to the format; -1 for any other. */
 int tb_price_format_from_string(const char *s, enum tb_price_format *f);
@@ -83,7 +111,8 @@ struct tb_price_row {
 struct tb_price_import {
     struct tb_price_row *rows; /* owned */
     size_t nrows, cap;
-    size_t skipped; /* products, terms, records or offerings left out */
+    size_t skipped; /* products, terms, records, offerings, instances, regions or rates
+                       left out */
     struct {
         char why[160];
         size_t n;

@@ -176,7 +176,7 @@ static const char *const PURCHASES[] = {"on-demand",
                                         "any",
                                         "unspecified",
                                         NULL};
-static const char *const STATUSES[] = {"listed", "none", "suspect", "rejected", NULL};
+static const char *const STATUSES[] = {"listed", "secondary", "none", "suspect", "rejected", NULL};
 
 static int load_chips(struct tb_pricing *p, char *err, size_t errlen)
 {
@@ -432,9 +432,15 @@ size_t tb_pricing_instances(const struct tb_pricing *p, const struct tb_instance
     return p->ninstances;
 }
 
+/* A price a lookup may return: listed, or secondary (used, but weak: the report says so). */
+static bool priced_row(const struct tb_price *x)
+{
+    return !strcmp(x->status, "listed") || !strcmp(x->status, "secondary");
+}
+
 static bool usable(const struct tb_price *x)
 {
-    return !strcmp(x->status, "listed") || !strcmp(x->status, "none");
+    return priced_row(x) || !strcmp(x->status, "none");
 }
 
 /* Whether some row of prices.csv is for region. */
@@ -465,7 +471,7 @@ int tb_pricing_best(const struct tb_pricing *p, const char *instance, const char
             best = x;
     }
     *out = best;
-    if (best && !strcmp(best->status, "listed"))
+    if (best && priced_row(best))
         return 0;
     if (best && !region_priced(p, region)) { /* a row for every region says none */
         const struct tb_region *r = tb_pricing_region(p, region);
@@ -495,11 +501,10 @@ int tb_pricing_best(const struct tb_pricing *p, const char *instance, const char
     for (size_t i = 0, shown = 0; i < p->nprices && used < whylen && shown < 6; i++) {
         const struct tb_price *x = &p->prices[i];
         bool seen = false;
-        if (strcmp(x->instance, instance) || strcmp(x->status, "listed"))
+        if (strcmp(x->instance, instance) || !priced_row(x))
             continue;
         for (size_t k = 0; k < i && !seen; k++)
-            seen = !strcmp(p->prices[k].instance, instance) &&
-                   !strcmp(p->prices[k].status, "listed") &&
+            seen = !strcmp(p->prices[k].instance, instance) && priced_row(&p->prices[k]) &&
                    !strcmp(p->prices[k].region, x->region) &&
                    !strcmp(p->prices[k].purchase, x->purchase);
         if (seen)
@@ -533,15 +538,81 @@ static void choice_from_row(struct tb_price_choice *o, const struct tb_price *x)
         snprintf(o->as_of, sizeof o->as_of, "%s", *x->as_of_text ? x->as_of_text : "undated");
     snprintf(o->source, sizeof o->source, "%s", x->source);
     o->line = x->line;
+    o->secondary = !strcmp(x->status, "secondary");
+}
+
+/* ---- a user's discount ---- */
+
+int tb_pricing_discount_add(struct tb_pricing_discounts *ds, const char *arg, char *err,
+                            size_t errlen)
+{
+    const char *eq = strchr(arg, '=');
+    char purchase[32];
+    double f;
+    if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof purchase)
+        return tb_err(err, errlen,
+                      "--discount: expected PURCHASE=FRACTION (savings-plan-1y=0.28), got '%s'",
+                      arg);
+    snprintf(purchase, sizeof purchase, "%.*s", (int)(eq - arg), arg);
+    if (!tb_pricing_known_purchase(purchase))
+        return tb_err(err, errlen, "--discount: unknown purchase model '%s' (%s)", purchase,
+                      TB_PRICING_PURCHASES);
+    if (!strcmp(purchase, "on-demand"))
+        return tb_err(err, errlen,
+                      "--discount: on-demand is what a discount is taken off: name another "
+                      "purchase model (savings-plan-1y=0.28)");
+    if (tb_parse_double(eq + 1, 0, 1, &f) != 0 || !(f > 0 && f < 1))
+        return tb_err(err, errlen,
+                      "--discount: not a fraction in (0, 1) (0.28 is 28%% off on-demand): '%s'",
+                      arg);
+    if (tb_pricing_discount_of(ds, purchase))
+        return tb_err(err, errlen, "--discount: %s given twice", purchase);
+    if (ds->n >= TB_PRICING_NDISCOUNT)
+        return tb_err(err, errlen, "--discount: more than %d given", TB_PRICING_NDISCOUNT);
+    snprintf(ds->d[ds->n].purchase, sizeof ds->d[ds->n].purchase, "%s", purchase);
+    ds->d[ds->n++].fraction = f;
+    return 0;
+}
+
+const struct tb_pricing_discount *tb_pricing_discount_of(const struct tb_pricing_discounts *ds,
+                                                         const char *purchase)
+{
+    for (size_t i = 0; ds && purchase && i < ds->n; i++)
+        if (!strcmp(ds->d[i].purchase, purchase))
+            return &ds->d[i];
+    return NULL;
+}
+
+void tb_pricing_discount_text(const struct tb_pricing_discount *d, char *buf, size_t len)
+{
+    snprintf(buf, len, "user discount %.4g%% off on-demand, given on the command line",
+             100 * d->fraction);
 }
 
 static int priced(const struct tb_pricing *p, const char *instance, const char *region,
                   const char *purchase, struct tb_price_choice *o)
 {
+    const struct tb_pricing_discount *d = tb_pricing_discount_of(&p->discounts, purchase);
     const struct tb_price *x;
     snprintf(o->instance, sizeof o->instance, "%s", instance);
     snprintf(o->region, sizeof o->region, "%s", region);
     snprintf(o->purchase, sizeof o->purchase, "%s", purchase);
+    if (d) { /* the user's discount off the on-demand price, labelled as theirs */
+        char why[sizeof o->why], label[96];
+        tb_pricing_discount_text(d, label, sizeof label);
+        if (tb_pricing_best(p, instance, region, "on-demand", &x, why, sizeof why) != 0) {
+            snprintf(o->why, sizeof o->why, "%s (--discount %s=%g), but %.300s", label, purchase,
+                     d->fraction, why);
+            return 0;
+        }
+        choice_from_row(o, x);
+        snprintf(o->purchase, sizeof o->purchase, "%s", purchase);
+        o->usd_per_hour = x->usd_per_hour * (1 - d->fraction);
+        o->discount = d->fraction;
+        snprintf(o->source, sizeof o->source, "%s (--discount %s=%g), of on-demand $%g/h: %.300s",
+                 label, purchase, d->fraction, x->usd_per_hour, x->source);
+        return 0;
+    }
     if (tb_pricing_best(p, instance, region, purchase, &x, o->why, sizeof o->why) == 0)
         choice_from_row(o, x);
     return 0;

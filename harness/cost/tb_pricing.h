@@ -10,8 +10,11 @@
  * while loading; read-only lookups afterwards are.
  *
  * Prices are per instance-hour in USD. A price row has a status: `listed` (a published
- * price), `none` (a source says there is no public price: usd_per_hour is empty),
- * `suspect` or `rejected` (kept for the record, never used by a lookup).
+ * price), `secondary` (a published price known only through a secondary summary, with a
+ * second source that agrees: used like `listed`, but weak, and the report says so beside
+ * every saving that rests on it), `none` (a source says there is no public price:
+ * usd_per_hour is empty), `suspect` or `rejected` (kept for the record, never used by a
+ * lookup).
  */
 #ifndef TB_PRICING_H
 #define TB_PRICING_H
@@ -70,7 +73,7 @@ struct tb_price {
     const char *region;     /* AWS region code, "any" or "unspecified" */
     const char *purchase;   /* on-demand, spot, capacity-block, reserved-1y, ... */
     double usd_per_hour;    /* NAN when status is "none" */
-    const char *status;     /* listed | none | suspect | rejected */
+    const char *status;     /* listed | secondary | none | suspect | rejected */
     const char *as_of;      /* ISO date (YYYY[-MM[-DD]]) or "" when undated */
     const char *as_of_text; /* the date as the source gives it */
     const char *source;
@@ -86,6 +89,31 @@ struct tb_region {
     const char *source;
     long line;
 };
+
+/* A user's discount for a purchase model (`--discount savings-plan-1y=0.28`): that
+ * purchase model's price of an instance in a region is its on-demand price there less the
+ * fraction, labelled as the user's own. It stands in for rates no public source gives
+ * (AWS publishes no machine-readable savings-plan rate for these instances) and wins over
+ * a table row of that purchase model, as --usd-per-hour wins over the table. */
+#define TB_PRICING_NDISCOUNT 6 /* every purchase model but on-demand */
+struct tb_pricing_discount {
+    char purchase[32]; /* one of TB_PRICING_PURCHASES other than on-demand */
+    double fraction;   /* off on-demand, in (0, 1) */
+};
+struct tb_pricing_discounts {
+    struct tb_pricing_discount d[TB_PRICING_NDISCOUNT]; /* in the order given */
+    size_t n;
+};
+/* Add one "PURCHASE=FRACTION" to ds. Returns 0, or -1 with e.g. "--discount: unknown
+ * purchase model 'lease' (...)", "--discount: not a fraction in (0, 1): 'savings-plan-1y=28'",
+ * "--discount: savings-plan-1y given twice" (ds unchanged). */
+int tb_pricing_discount_add(struct tb_pricing_discounts *ds, const char *arg, char *err,
+                            size_t errlen);
+/* ds's discount for purchase, or NULL. */
+const struct tb_pricing_discount *tb_pricing_discount_of(const struct tb_pricing_discounts *ds,
+                                                         const char *purchase);
+/* "user discount 28% off on-demand, given on the command line": how a report labels it. */
+void tb_pricing_discount_text(const struct tb_pricing_discount *d, char *buf, size_t len);
 
 struct tb_pricing {
     struct tb_csv_table chips_csv;     /* owned */
@@ -103,6 +131,9 @@ struct tb_pricing {
     /* the tables as reasons name them: "pricing/prices.csv" for the data folder's (no
      * machine's path in a report), else the path given */
     char instances_name[512], prices_name[512], regions_name[512];
+    /* the user's discounts (empty after a load: set them after tb_pricing_load), applied
+     * by tb_pricing_target_price and tb_pricing_host_price, never by tb_pricing_best */
+    struct tb_pricing_discounts discounts;
 };
 
 /* Load dir/prices.csv with dir/chips.csv, dir/instances.csv and dir/regions.csv (dir
@@ -151,10 +182,10 @@ const struct tb_region *tb_pricing_region(const struct tb_pricing *p, const char
 int tb_pricing_check_choice(const struct tb_pricing *p, const char *region, const char *purchase,
                             char *err, size_t errlen);
 
-/* The best price for (instance, region, purchase): among the rows with status listed
- * or none whose region is `region` or "any" and whose purchase is `purchase` or "any",
+/* The best price for (instance, region, purchase): among the rows with status listed,
+ * secondary or none whose region is `region` or "any" and whose purchase is `purchase` or "any",
  * the newest as_of wins (undated rows lose to dated ones; ties go to the earlier line).
- * Returns 0 with *out set to a listed row, or 1 when there is no price, with *out the
+ * Returns 0 with *out set to a listed or secondary row, or 1 when there is no price, with *out the
  * row saying so (or NULL when no row matched) and the reason in why, e.g.
  *   "no public on-demand price for 'trn2.48xlarge' in 'us-east-2' (as of 2026-10-03): ..."
  */
@@ -169,8 +200,13 @@ struct tb_price_choice {
     char region[32];
     char purchase[32];
     char as_of[96];   /* ISO date, or the source's text when undated */
-    char source[512]; /* the price row's source, or "user-given (--usd-per-hour)" */
-    long line;        /* line in prices.csv, 0 when user-given */
+    char source[512]; /* the price row's source, or "user-given (--usd-per-hour)", or
+                         "user discount 28% off on-demand, given on the command line
+                         (--discount savings-plan-1y=0.28), of on-demand $X/h: SOURCE" */
+    long line;        /* line in prices.csv (the on-demand row a discount is taken off),
+                         0 when user-given */
+    double discount;  /* the user's fraction off on-demand this price is (--discount), or 0 */
+    bool secondary;   /* from a row of status secondary: a weak price (see above) */
     char why[512];    /* when !have: "no price: <reason>"-style reason */
 };
 
@@ -186,7 +222,10 @@ int tb_pricing_host_price(const struct tb_pricing *p, const char *instance, cons
                           char *err, size_t errlen);
 
 /* The price of a catalogued target (an instance type in a results row), as above
- * without a user rate. Returns 0 (check out->have) or -1 when target is not in the
+ * without a user rate. With a user's discount for purchase (p->discounts): the on-demand
+ * price in region less it (usd_per_hour, as_of and line those of the on-demand row,
+ * discount set, source saying so), or none when there is no on-demand price to take it
+ * off, with the reason. Returns 0 (check out->have) or -1 when target is not in the
  * catalogue. */
 int tb_pricing_target_price(const struct tb_pricing *p, const char *target, const char *region,
                             const char *purchase, struct tb_price_choice *out, char *err,

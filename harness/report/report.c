@@ -312,6 +312,56 @@ static bool compared_workload(const struct report *R, const struct tb_cost_rank 
     return false;
 }
 
+/* Where a saving rests on a weak price (prices.csv status secondary: known only through a
+ * secondary summary), say so beside it with the price at which the answer flips
+ * (tb_cost_flip_rate), so a team can hold its own quote against it: "; trn2.48xlarge's
+ * price here, $35.7608/h (capacity-block in us-east-2, prices.csv line 31), rests on a
+ * secondary source: it stays cheaper than p5.48xlarge up to $47.65/h ($27.80/h at the low
+ * end of the model's error); p5.48xlarge's, $41.528/h (line 88), too: trn2.48xlarge stays
+ * cheaper while that is above $31.17/h". Nothing when both prices are strong (listed, or
+ * the user's own). */
+static void say_weak_price(struct tb_doc *d, const char *target, const char *base,
+                           const struct tb_cost_versus *v)
+{
+    const struct tb_price_choice *tp = &v->c->price->cmp, *bp = &v->c->price->bcmp;
+    double flip = tb_cost_flip_rate(tp->usd_per_hour, v->usd, v->base);
+    double bflip = tb_cost_flip_rate(bp->usd_per_hour, v->base, v->usd);
+    bool cheaper = v->perf >= 1;
+    char h[32];
+    if (tp->secondary && tb_cost_positive(flip)) {
+        tb_doc_text(d, "; ");
+        tb_doc_code(d, target);
+        tb_doc_text(d,
+                    "'s price here, $%s/h (%s in %s, prices.csv line %ld), rests on a secondary "
+                    "source: it %s ",
+                    fmt_usd(tp->usd_per_hour, h, sizeof h), tp->purchase, tp->region, tp->line,
+                    cheaper ? "stays cheaper than" : "would be cheaper than");
+        tb_doc_code(d, base);
+        tb_doc_text(d, "%s$%.2f/h", cheaper ? " up to " : " below ", flip);
+        /* the price-performance at the low end of its range: rate x plo */
+        if (tb_cost_positive(v->plo) && v->plo < v->phi)
+            tb_doc_text(d, " ($%.2f/h at the low end of the model's error)",
+                        tb_cost_flip_rate(tp->usd_per_hour, v->usd, v->usd * v->plo));
+    }
+    if (bp->secondary && tb_cost_positive(bflip)) {
+        tb_doc_text(d, "; ");
+        tb_doc_code(d, base);
+        if (tp->secondary && tb_cost_positive(flip))
+            tb_doc_text(d, "'s, $%s/h (line %ld), too: ", fmt_usd(bp->usd_per_hour, h, sizeof h),
+                        bp->line);
+        else
+            tb_doc_text(d,
+                        "'s price here, $%s/h (%s in %s, prices.csv line %ld), rests on a "
+                        "secondary source: ",
+                        fmt_usd(bp->usd_per_hour, h, sizeof h), bp->purchase, bp->region, bp->line);
+        tb_doc_code(d, target);
+        tb_doc_text(d, "%s$%.2f/h",
+                    cheaper ? " stays cheaper while that is above "
+                            : " would be cheaper were that above ",
+                    bflip);
+    }
+}
+
 /* One target's figures in a sentence: "trn2.48xlarge 2.33 at capacity-block in us-east-2
  * (no on-demand price in us-east-1), saves 10% against p5.48xlarge there (1.11x; 0.62x to
  * 1.80x: within the model's error)"; a measured row says so and what the model said. */
@@ -350,6 +400,7 @@ static void say_versus(struct tb_doc *d, const struct report *R, const char *tar
     verdict_text(v, verdict, sizeof verdict);
     tb_doc_text(d, ", against %s's %s there: %s", R->cs.o.baseline,
                 tb_report_num(v->base, n2, sizeof n2), verdict);
+    say_weak_price(d, target, R->cs.o.baseline, v);
 }
 
 /* The targets with rows but no price to compare, at the chosen prices or any comparable
@@ -376,6 +427,43 @@ static void say_unpriced(struct tb_doc *d, const struct report *R)
         tb_doc_text(d, ".");
         tb_doc_p_end(d);
     }
+}
+
+/* Savings plans, said once: AWS publishes no machine-readable rate for them, so a
+ * savings-plan price here is the user's own discount (--discount) or a table row a user
+ * imported; each discount given is named as the user's. Nothing when the compared
+ * targets have a table savings-plan price and no discount was given. */
+static void say_savings_plans(struct tb_doc *d, const struct report *R, const char **targets,
+                              size_t nt)
+{
+    static const char *const sp[] = {"savings-plan-1y", "savings-plan-3y"};
+    const struct tb_pricing_discounts *ds = &R->pricing.discounts;
+    bool table = false;
+    char label[96];
+    for (size_t i = 0; i < nt && !table; i++)
+        for (size_t k = 0; k < 2 && !table; k++) {
+            struct tb_price_choice pc;
+            char e[256];
+            table = tb_costs_nearest_price(&R->cs, targets[i], sp[k], &pc, e, sizeof e) == 0 &&
+                    pc.have && pc.line && !(pc.discount > 0);
+        }
+    if (table && ds->n == 0)
+        return;
+    tb_doc_p_begin(d, NULL);
+    if (!table)
+        tb_doc_text(d, "AWS publishes no machine-readable savings-plan rate for these instances");
+    for (size_t i = 0; i < ds->n; i++) {
+        tb_pricing_discount_text(&ds->d[i], label, sizeof label);
+        tb_doc_text(d, "%s%s prices here are the ", i || !table ? "; " : "", ds->d[i].purchase);
+        tb_doc_strong(d, label);
+        tb_doc_text(d, " (--discount %s=%g), not a published rate", ds->d[i].purchase,
+                    ds->d[i].fraction);
+    }
+    if (!table && !tb_pricing_discount_of(ds, sp[0]) && !tb_pricing_discount_of(ds, sp[1]))
+        tb_doc_text(d, "; enter yours with --discount savings-plan-1y=FRACTION (the fraction "
+                       "off on-demand) or --usd-per-hour");
+    tb_doc_text(d, ".");
+    tb_doc_p_end(d);
 }
 
 /* The baseline bought each way it is sold (the chosen region, else the nearest with a
@@ -594,6 +682,7 @@ static void write_summary(struct tb_doc *d, const struct report *R)
             say_workload(d, R, &R->cs.ranks[i], targets, nt);
     tb_doc_list_end(d);
     say_unpriced(d, R);
+    say_savings_plans(d, R, targets, nt);
 }
 
 /* A matrix's head: first, then n column names, each column a number that may wrap
@@ -1083,7 +1172,8 @@ static void write_prices(struct tb_doc *d, const struct report *R)
     tb_doc_p(d, NULL,
              "USD per instance-hour from %s unless given on the command line: the newest row "
              "for the instance, region and purchase model. Prices older than %g days "
-             "(--max-price-age) or undated are flagged; a missing price is reported as "
+             "(--max-price-age), undated, or weak (status secondary: known only through a "
+             "secondary summary) are flagged; a missing price is reported as "
              "missing, never estimated.",
              R->pricing.prices_name, R->o->max_price_age_days);
     tb_doc_table(d, "ttntnttttt", ph);
@@ -1091,19 +1181,24 @@ static void write_prices(struct tb_doc *d, const struct report *R)
         for (size_t i = 0; i < R->cs.ntp + 1; i++) {
             const struct tb_cost_price *t = i < R->cs.ntp ? &R->cs.tp[i] : &R->cs.btp;
             char num[32], h[32], chips[24], pch[32], src[700], flag[400];
-            const char *cells[10];
+            const char *cells[10], *fl;
             struct tb_price_choice pc;
             if (t->ref != ref)
                 continue;
             /* a target without the chosen price is shown at its nearest comparable one */
             pc = !t->c.have && t->cmp_have ? t->cmp : t->c;
-            snprintf(flag, sizeof flag, "%s%s%s%s%s", t->flag,
-                     pc.have && !t->c.have ? (*t->flag ? "; * nearest comparable: none at "
-                                                       : "* nearest comparable: none at ")
+            /* the flag of the price shown: the stand-in's own age when it stands in */
+            fl = pc.have && !t->c.have ? t->cmp_flag : t->flag;
+            snprintf(flag, sizeof flag, "%s%s%s%s%s", fl,
+                     pc.have && !t->c.have ? (*fl ? "; * nearest comparable: none at "
+                                                  : "* nearest comparable: none at ")
                                            : "",
                      pc.have && !t->c.have ? (R->o->purchase ? R->o->purchase : "on-demand") : "",
                      pc.have && !t->c.have ? " in " : "",
                      pc.have && !t->c.have ? (R->o->region ? R->o->region : "us-east-1") : "");
+            if (pc.have && pc.secondary) /* a weak price (tb_pricing.h) */
+                snprintf(flag + strlen(flag), sizeof flag - strlen(flag), "%s%s", *flag ? "; " : "",
+                         "weak: a secondary source");
             snprintf(num, sizeof num, "[%d]%s", ref, t == &R->cs.btp ? " baseline" : "");
             snprintf(chips, sizeof chips, "%ld", t->chips);
             h[0] = pch[0] = '\0';
@@ -1611,6 +1706,8 @@ int tb_report_check(const struct tb_report_opts *o, char *err, size_t errlen)
     tb_utc_now(R.now, sizeof R.now);
     if (tb_pricing_load(&R.pricing, o->pricing_dir, err, errlen) != 0)
         return TB_EINPUT;
+    if (o->discounts)
+        R.pricing.discounts = *o->discounts;
     cost_opts(&R, &co);
     rc = tb_cost_opts_check(&R.pricing, &co, &host, err, errlen) != 0 ? TB_EINPUT : TB_OK;
     if (rc == TB_OK && o->nresults) /* and the results' rows, as the cost stage takes them */
@@ -1644,6 +1741,8 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     if (tb_pricing_load(&R.pricing, o->pricing_dir, err, errlen) != 0)
         goto out;
     R.have_pricing = true;
+    if (o->discounts)
+        R.pricing.discounts = *o->discounts;
     load_validation(&R);
     if (tb_report_coll_load(&R, err, errlen) != 0)
         goto out;

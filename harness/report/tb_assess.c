@@ -900,6 +900,8 @@ static int price_row(const struct tb_csv_table *t, size_t r, const struct worklo
         double f_lo = 1 - fmin(row->model_err, 0.9), f_hi = 1 + row->model_err;
         struct rates same = rt;
         row->usd_per_hour = used->usd_per_hour;
+        row->price_weak = used->secondary;
+        row->price_line = used->line;
         snprintf(row->purchase, sizeof row->purchase, "%s", used->purchase);
         snprintf(row->region, sizeof row->region, "%s", used->region);
         cite(used, row->price, sizeof row->price);
@@ -949,6 +951,8 @@ static int baseline(const struct tb_model *m, const struct workload *w,
     struct workload wb = *w;
 
     row->base_usd = NAN;
+    row->base_usd_per_hour = NAN;
+    row->base_weak = false;
     row->like_for_like = false;
     wb.region = row->region;
     no_price(&px.hp);
@@ -991,6 +995,8 @@ static int baseline(const struct tb_model *m, const struct workload *w,
     if (plan_at(&wb, cur, 1, &rt, o->hours_per_month, &pl) != 0)
         return -1;
     row->base_usd = pl.usd;
+    row->base_usd_per_hour = px.hp.have ? px.hp.usd_per_hour : px.cp.usd_per_hour;
+    row->base_weak = (px.hp.have ? px.hp.secondary : px.cp.secondary) && !px.op.have;
     return 0;
 }
 
@@ -1186,6 +1192,51 @@ static void compare(struct tb_assessment *as, size_t first, size_t last, const s
     }
 }
 
+/* Whether a row's monthly cost scales with its hourly price (no share of the fleet on
+ * another purchase model's price): then the price at which a saving flips is
+ * tb_cost_flip_rate's. */
+static bool scales(const struct tb_assess_row *r)
+{
+    return isnan(r->od_replicas) || r->od_replicas <= 0;
+}
+
+/* Where a move's saving rests on a weak price (status secondary, tb_pricing.h), say so
+ * beside it with the price at which it flips, so a team can hold its own quote against
+ * it: "; trn2.48xlarge's price, $35.7608/h (capacity-block in us-east-2, prices.csv line
+ * 31), rests on a secondary source: the move saves while it stays under $41.53/h". keep
+ * is the alternative the saving is against when it is the current instance bought
+ * another way (NULL: what the team pays now), priced at keep_rate, weak when keep_weak.
+ * Appends at v + n; returns the new length. */
+static size_t weak_price_note(char *v, size_t n, size_t len, const struct tb_assess_row *best,
+                              double alt, const char *current, bool keep_weak, double keep_rate,
+                              bool keep_scales)
+{
+    double flip = tb_cost_flip_rate(best->usd_per_hour, best->monthly_usd, alt);
+    double kflip = tb_cost_flip_rate(keep_rate, alt, best->monthly_usd);
+    bool mine = best->price_weak, theirs = keep_weak && tb_cost_positive(keep_rate);
+    if (mine && n < len) {
+        n += (size_t)snprintf(v + n, len - n,
+                              "; %s's price, $%.10g/h (%s in %s, prices.csv line %ld), rests on "
+                              "a secondary source",
+                              best->candidate, best->usd_per_hour, best->purchase, best->region,
+                              best->price_line);
+        if (scales(best) && tb_cost_positive(flip) && n < len)
+            n += (size_t)snprintf(v + n, len - n, ": the move saves while it stays under $%.2f/h",
+                                  flip);
+    }
+    if (theirs && n < len) {
+        n += (size_t)snprintf(v + n, len - n,
+                              mine ? "; %s's, $%.10g/h, too"
+                                   : "; %s's price "
+                                     "bought that way, $%.10g/h, rests on a secondary source",
+                              current, keep_rate);
+        if (keep_scales && tb_cost_positive(kflip) && n < len)
+            n += (size_t)snprintf(v + n, len - n, ": the move saves while that stays above $%.2f/h",
+                                  kflip);
+    }
+    return n < len ? n : len;
+}
+
 /* The one verdict of workload wi, from its rows [first, last) and what it costs now,
  * every figure in it shown in its table: buying the current hardware differently is said
  * first where that is cheaper than any move. */
@@ -1196,6 +1247,8 @@ static void workload_verdict(struct tb_assessment *as, size_t first, size_t last
     double cur = as->current_monthly[wi], keep_usd = INFINITY, alt;
     const struct tb_assess_row *best = NULL;
     const char *keep_how = NULL, *now_how = wk->purchase;
+    bool keep_weak = false, keep_scales = true; /* keep's price (weak_price_note) */
+    double keep_rate = NAN;
     char *v = as->verdict[wi], words[64], a[32], b[32], c[32], t[32];
     size_t len = sizeof as->verdict[wi], n = 0;
 
@@ -1206,6 +1259,9 @@ static void workload_verdict(struct tb_assessment *as, size_t first, size_t last
         if (r->rebuy && r->monthly_usd < keep_usd) {
             keep_usd = r->monthly_usd;
             keep_how = r->purchase;
+            keep_weak = r->price_weak;
+            keep_rate = r->usd_per_hour;
+            keep_scales = scales(r);
         } else if (!r->current && (!best || r->monthly_usd < best->monthly_usd)) {
             best = r;
         }
@@ -1214,6 +1270,9 @@ static void workload_verdict(struct tb_assessment *as, size_t first, size_t last
             strcmp(r->base_basis, "the spend given in the file") != 0) {
             keep_usd = r->base_usd;
             keep_how = r->base_how;
+            keep_weak = r->base_weak;
+            keep_rate = r->base_usd_per_hour;
+            keep_scales = !(wk->spot_reserve > 0);
         }
     }
     if (isnan(cur)) {
@@ -1290,7 +1349,10 @@ static void workload_verdict(struct tb_assessment *as, size_t first, size_t last
             n += (size_t)snprintf(v + n, len - n,
                                   "; above the usual claims: measure before believing it");
         if (n < len && worst >= alt)
-            snprintf(v + n, len - n, "; within the model's error of no saving");
+            n += (size_t)snprintf(v + n, len - n, "; within the model's error of no saving");
+        if (n < len)
+            weak_price_note(v, n, len, best, alt, wk->current, alt < cur && keep_weak, keep_rate,
+                            keep_scales);
         return;
     }
     n = (size_t)snprintf(v, len, "keep %s as bought now (%s a month %s): ", wk->current, c,

@@ -23,6 +23,8 @@
  * (pricing/risks.csv). The current instance is also priced bought the other ways it is
  * sold (rebuy rows). One verdict per workload weighs the three: keep and buy it as now,
  * keep and buy it differently (said first when that is cheaper than any move), or move.
+ * Where a move's saving rests on a weak price (prices.csv status secondary, tb_pricing.h),
+ * the verdict names it and the price at which the saving flips (tb_cost_flip_rate).
  * A candidate without a price for the purchase model in the region, or that cannot hold
  * the model, is listed with the reason.
  *
@@ -148,6 +150,9 @@ struct tb_assess_row {
     bool committed;       /* train: bought as clusters for the whole month */
     double usd_per_hour;  /* one instance */
     char price[600];      /* price row used: region, purchase, date, source */
+    bool price_weak;      /* that row's status is secondary (tb_pricing.h): a weak price; the
+                             verdict names it with the price at which its saving flips */
+    long price_line;      /* its line in prices.csv (0: none) */
     char price_note[600]; /* prices missing for this candidate, said ("" when none) */
     double monthly_usd;
     /* against what the team pays now (the workload's current_monthly) */
@@ -166,6 +171,10 @@ struct tb_assess_row {
     char base_basis[256]; /* "p5.48xlarge reserved-3y in us-east-1", or the fallback said */
     char base_how[80];    /* how that baseline is bought: "reserved-3y in us-east-1" */
     bool like_for_like;
+    /* the current instance's price in that baseline (NAN without), and whether it is
+     * secondary (weak), as price_weak */
+    double base_usd_per_hour;
+    bool base_weak;
     double like_saving_usd; /* base_usd - monthly_usd (NAN without a baseline) */
     double like_saving_frac;
     char layout[1024];  /* the model's assumptions for one replica/cluster */

@@ -46,16 +46,20 @@
 
 struct tb_assessment;
 struct tb_assess_opts;
+struct tb_pricing_discounts;
 
 struct tb_report_opts {
     const char *const *results; /* borrowed: nresults results.csv paths, at least one */
     size_t nresults;
-    const char *out_dir;       /* NULL: the folder of the first results file */
-    const char *instance;      /* the host's EC2 instance type, or NULL */
-    const char *region;        /* NULL: us-east-1 */
-    const char *purchase;      /* NULL: on-demand */
-    double usd_per_hour;       /* the host's price as the user gives it; NAN: none */
-    const char *pricing_dir;   /* NULL: tb_datadir()/pricing */
+    const char *out_dir;  /* NULL: the folder of the first results file */
+    const char *instance; /* the host's EC2 instance type, or NULL */
+    const char *region;   /* NULL: us-east-1 */
+    const char *purchase; /* NULL: on-demand */
+    double usd_per_hour;  /* the host's price as the user gives it; NAN: none */
+    const struct tb_pricing_discounts *discounts; /* borrowed, or NULL: the user's
+                                  discounts off on-demand per purchase model (tb_pricing.h,
+                                  --discount), labelled as the user's own */
+    const char *pricing_dir;                      /* NULL: tb_datadir()/pricing */
     const char *baseline;      /* price-performance baseline, priced on-demand in region;
                                   NULL: p5.48xlarge */
     double max_price_age_days; /* older prices are flagged (default 180) */

@@ -176,7 +176,19 @@ static void test_like_for_like(void)
     IS_DOUBLE(base / cand, t ? t->perf : NAN, 1e-9, "the same price-performance (%.3fx)",
               base / cand);
     IS_DOUBLE(cand, t ? t->cmp_usd : NAN, 1e-9, "at the comparison's cost");
+    OK(t && !*t->price->cmp_flag && t->price->cmp_age >= 0,
+       "the stand-in is dated and recent enough: no flag ('%s', %ld days)",
+       t ? t->price->cmp_flag : "", t ? t->price->cmp_age : -1L);
     tb_costs_release(&cs);
+    /* the same with a threshold the stand-in's date passes: it is flagged as the chosen
+     * price would be, not shown as fresh because it stands in */
+    o.max_price_age_days = 30;
+    IS_INT(0, tb_costs_build(&cs, &res, &pr, &o, err, sizeof err), "threshold 30 days: %s", err);
+    t = find(&cs, "trn2.48xlarge", "usd_per_mtok_out");
+    OK(t && !strncmp(t->price->cmp_flag, "stale: ", 7) && t->price->cmp_age > 30,
+       "a stand-in older than the threshold is flagged: '%s'", t ? t->price->cmp_flag : "");
+    tb_costs_release(&cs);
+    o.max_price_age_days = 180;
 
     /* the model's error as ranges: a hand-made validation, H100 SXM5 serve at 20% (12
      * rows), Trainium2 at 10% on 3 rows only (the overall 30% is used) */
@@ -399,6 +411,26 @@ int main(void)
     IS_DOUBLE(2.0, tb_cost_price_perf(4.0, 2.0), 1e-12, "half the cost: 2x");
     IS_DOUBLE(0.5, tb_cost_price_perf(1.0, 2.0), 1e-12, "twice the cost: 0.5x");
     OK(isnan(tb_cost_price_perf(NAN, 2.0)), "no baseline: no ratio");
+
+    /* the price at which an answer flips: cost scales with the hourly rate */
+    IS_DOUBLE(45.0, tb_cost_flip_rate(30.0, 2.0, 3.0), 1e-12,
+              "$30/h at 2 against 3: cheaper up to $45/h");
+    IS_DOUBLE(20.0, tb_cost_flip_rate(30.0, 3.0, 2.0), 1e-12,
+              "$30/h at 3 against 2: cheaper only below $20/h");
+    IS_DOUBLE(30.0, tb_cost_flip_rate(30.0, 2.0, 2.0), 1e-12, "equal costs: its own price");
+    {
+        /* the brief's form: the target stays cheaper while its rate is under the
+         * baseline's cost per token x its throughput (tokens an hour) */
+        double tput = 5082.0, usd = tb_cost_usd_per(35.7608, tput, 1e6), base = 2.604;
+        double flip = tb_cost_flip_rate(35.7608, usd, base);
+        IS_DOUBLE(2.604e-6 * 5082.0 * 3600.0, flip, 1e-9, "trn2 vs p5 case: $%.4f/h", flip);
+        IS_DOUBLE(47.6407008, flip, 1e-9, "by hand: 2.604 / 1e6 x 5082 x 3600 = 47.6407008");
+        IS_DOUBLE(base, tb_cost_usd_per(flip, tput, 1e6), 1e-12,
+                  "at the flip price the two cost the same");
+    }
+    OK(isnan(tb_cost_flip_rate(NAN, 2.0, 3.0)), "no rate: no flip price");
+    OK(isnan(tb_cost_flip_rate(30.0, 0.0, 3.0)), "no cost: no flip price");
+    OK(isnan(tb_cost_flip_rate(30.0, 2.0, INFINITY)), "an infinite cost: no flip price");
 
     /* a price-performance's range: independent errors add in quadrature (in logs) */
     {

@@ -662,9 +662,14 @@ int main(void)
            "baseline cost of the same configuration, on-demand");
     IS_REL((55.04 / 9000.0) / (21.5 / 1200.0), cost_of(&t, r, "price_performance"), 1e-9,
            "price-performance 0.341x");
-    OK(r >= 0 && !strncmp(tb_csv_field(&t, (size_t)r, "price_flag"), "undated", 7),
-       "the undated trn1.32xlarge price is flagged: %s",
-       r >= 0 ? tb_csv_field(&t, (size_t)r, "price_flag") : "");
+    {
+        /* Karpenter's us-east-1 table of 2026-07-20 dates it (it was an undated
+         * SkyPilot row before 2026-11-28) */
+        double age = cost_of(&t, r, "price_age_days");
+        OK(age >= 0, "the trn1.32xlarge price is dated (2026-07-20): %g days old", age);
+        IS_INT(age > 180, r >= 0 && *tb_csv_field(&t, (size_t)r, "price_flag"),
+               "flagged exactly when older than 180 days");
+    }
     r = cost_row(&t, "decode_tokens_per_s", "p5.48xlarge");
     IS_REL(1, cost_of(&t, r, "price_performance"), 1e-12, "the baseline against itself: 1x");
     {
