@@ -68,7 +68,7 @@ static void expect_bad(const char *stacks, const char *want, const char *what)
 {
     static int n;
     char name[64], *dir, path[4096], err[1024] = "";
-    char *eff = read_file(test_src_path("pricing/efficiency.csv"));
+    char *src = test_src_path("pricing/efficiency.csv"), *eff = read_file(src);
     struct tb_model m;
     snprintf(name, sizeof name, "stacks%d", n++);
     dir = test_tmp_path(name);
@@ -81,6 +81,7 @@ static void expect_bad(const char *stacks, const char *want, const char *what)
     OK(strstr(err, want) != NULL && strstr(err, "stacks.csv: line ") != NULL,
        "%s: the message names file, line and '%s': %s", what, want, err);
     free(eff);
+    free(src);
     free(dir);
 }
 
@@ -221,5 +222,8 @@ int main(void)
                "a chip of another family");
     expect_bad(HEAD "VLLM,nvidia,serve,0.8,fitted,,s,n\n", "field 'software'",
                "a key outside a-z, 0-9, '-' and @version");
+    tb_model_release(&model);
+    tb_pricing_release(&pr);
+    free(dir);
     return 0;
 }
