@@ -185,7 +185,8 @@ static const struct tb_metric METRICS[] = {
      H, NULL, NULL, 0},
     {"latency_us", "us",
      "a collective's time per operation: over MPI and NCCL the mean over the timed iterations of "
-     "the slowest rank's time, from nccom-test its P50 (the row's notes say which)",
+     "the slowest rank's time; from nccom-test the statistic it printed, its mean when it "
+     "printed one (the row's notes say which; the mean column is filled for a mean only)",
      L, NULL, NULL, 0},
     {"host_mem_gbyte_per_s", "GB/s",
      "the host's memory bandwidth before a collectives sweep within one host (shm, loopback, "

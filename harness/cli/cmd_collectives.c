@@ -370,9 +370,13 @@ static int run_neuron(const struct args *a)
 {
     struct tb_nccom_opts o = {0};
     struct tb_coll_result res = {0};
+    struct tb_nccom_format fmt;
     char err[1400] = "", tool[1024] = "", sw[1200], link[32], how[300], path[4200];
+    char notes[1024], unit[96];
     struct tb_coll_prov p;
     struct prov_buf pb;
+    static struct tb_neuron neuron; /* large: not on the stack */
+    struct tb_neuron_lnc lnc;
     struct tb_lock lock = {0};
     long n = 0, marked = 0;
     int rc;
@@ -391,13 +395,11 @@ static int run_neuron(const struct args *a)
     o.warmup = a->o.warmup;
     o.check = a->o.check;
     if (!tb_nccom_op(o.op)) {
-        fprintf(stderr,
-                "trnbench collectives: --backend neuron: nccom-test has no %s (its guide lists "
-                "all_reduce, all_gather, reduce_scatter and sendrecv)\n",
+        fprintf(stderr, "trnbench collectives: --backend neuron: nccom-test has no %s\n",
                 tb_coll_op_name(o.op));
         return 2;
     }
-    rc = tb_nccom_run(&o, &res, tool, sizeof tool, err, sizeof err);
+    rc = tb_nccom_run(&o, &res, &fmt, tool, sizeof tool, err, sizeof err);
     if (rc == 1) {
         fprintf(stderr, "trnbench collectives: --backend neuron: %s\n", err);
         return 2;
@@ -419,8 +421,23 @@ static int run_neuron(const struct args *a)
     }
     snprintf(sw, sizeof sw, "nccom-test (%.1000s)", tool);
     fill_prov(a, &p, &pb, a->nodes, a->ranks, a->ranks % a->nodes == 0 ? a->ranks / a->nodes : 0,
-              sw, link, how, "Neuron cores",
-              "nccom-test's table: time is its P50, GiB/s converted to GB/s; out of place only");
+              sw, link, how, "Neuron cores", NULL);
+    /* nccom-test's ranks are logical NeuronCores: the LNC they were counted at, and
+     * whether neuron-ls stated it or it is guessed */
+    if (tb_neuron_detect(&neuron, &pb.plat, 0, err, sizeof err) != 0)
+        fprintf(stderr, "trnbench collectives: %s\n", err);
+    tb_neuron_lnc_resolve(&neuron, &pb.plat, &lnc);
+    if (fmt.unit[0])
+        snprintf(unit, sizeof unit, "its algbw printed in %s%s", fmt.unit,
+                 strcmp(fmt.unit, "GB/s") ? "" : " (10^9 B/s)");
+    else
+        snprintf(unit, sizeof unit, "the unit of its algbw not told (every one below 0.5)");
+    snprintf(notes, sizeof notes,
+             "nccom-test's %s (time column %s; %s; bandwidths recomputed as size / time in "
+             "GB/s); out of place only%s%s",
+             fmt.json ? "JSON report" : "table", fmt.time_col, unit,
+             lnc.lnc > 0 ? "; ranks are logical NeuronCores at " : "", lnc.lnc > 0 ? lnc.how : "");
+    p.notes = notes;
     tb_coll_print(stdout, &res);
     fflush(stdout);
     /* nccom-test measured every size; the ones recorded before are not added again */

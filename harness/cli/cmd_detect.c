@@ -119,6 +119,17 @@ int tb_cmd_detect(int argc, char **argv)
         ctx.failed = 1;
     tb_platform_each(&p, emit, &ctx);
     tb_neuron_each(&neuron, emit, &ctx);
+    if (p.neuron_devices > 0 || neuron.ndevices > 0) {
+        /* the LNC, and whether neuron-ls stated it or it is guessed */
+        struct tb_neuron_lnc lnc;
+        char v[16];
+        tb_neuron_lnc_resolve(&neuron, &p, &lnc);
+        if (strcmp(lnc.source, "neuron-ls") != 0 && lnc.lnc > 0) {
+            snprintf(v, sizeof v, "%d", lnc.lnc);
+            emit("neuron_lnc_config", v, &ctx);
+        }
+        emit("neuron_lnc_source", lnc.how, &ctx);
+    }
     tb_neuron_sdk_each(&sdk, emit, &ctx);
     emit("counters", tb_counters_status(), &ctx);
     if (fflush(stdout) != 0 || ctx.failed) {

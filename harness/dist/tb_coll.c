@@ -531,11 +531,11 @@ long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct
     enum { NMETRIC = 4, CELL = 512 };
     struct tb_result_row *rows = NULL;
     char(*cells)[12][CELL] = NULL; /* per row: the numbers and the names built for it */
-    char(*notes)[512] = NULL;
+    char(*notes)[1536] = NULL;
     char now[32], nodes[16], rpn[16], nranks[16], n[16], w[16], instances[16], hn[16];
     int nmetric = p->host_bw > 0 ? 4 : 3;
     const char *op = tb_coll_op_name(r->op);
-    char workload[64], precision[8] = "fp32";
+    char workload[64], precision[8] = "fp32", how[300];
     size_t nrows = 0, cap = r->nsizes * 2 * NMETRIC;
     long rc = -1;
 
@@ -557,6 +557,11 @@ long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct
     snprintf(w, sizeof w, "%d", p->warmup);
     snprintf(hn, sizeof hn, "%d", p->host_bw_n);
     snprintf(workload, sizeof workload, "collective/%s", op);
+    if (r->time_how[0])
+        snprintf(how, sizeof how, "%s", r->time_how);
+    else
+        snprintf(how, sizeof how, "mean over %d iterations of the slowest of %d ranks' time",
+                 p->iters, p->nranks);
     for (size_t k = 0; k < r->nsizes; k++) {
         const struct tb_coll_size *z = &r->sizes[k];
         for (int pl = 0; pl < 2; pl++) {
@@ -566,7 +571,7 @@ long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct
                 struct tb_result_row *row = &rows[nrows];
                 char(*c)[CELL] = cells[nrows];
                 char *note = notes[nrows];
-                double value, lo, hi, mean = NAN, sd = NAN;
+                double value, lo, hi, mean = NAN, sd = NAN, p90 = NAN, p99 = NAN;
                 const char *metric, *unit = m == 2 ? "us" : "GB/s";
                 double f = m == 0 ? r->factor : 1.0;
                 if (m < 2) {
@@ -583,10 +588,16 @@ long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct
                 } else {
                     metric = "latency_us";
                     value = z->time_us[pl];
-                    lo = z->min_us[pl];
-                    hi = z->max_us[pl];
-                    mean = z->time_us[pl];
-                    sd = z->stddev_us[pl];
+                    lo = z->min_us[pl] > 0 ? z->min_us[pl] : NAN;
+                    hi = z->max_us[pl] > 0 ? z->max_us[pl] : NAN;
+                    /* the mean column holds a mean only: a percentile or a time whose
+                     * statistic is not known stays in value, said in the notes */
+                    if (r->time_stat == TB_COLL_STAT_MEAN) {
+                        mean = z->time_us[pl];
+                        sd = z->stddev_us[pl];
+                    }
+                    p90 = z->p90_us[pl] > 0 ? z->p90_us[pl] : NAN;
+                    p99 = z->p99_us[pl] > 0 ? z->p99_us[pl] : NAN;
                 }
                 tb_coll_run_id(c[0], CELL, r->op, z->bytes, pl, p);
                 snprintf(c[1], CELL, "%.6g", value);
@@ -596,21 +607,22 @@ long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct
                 snprintf(c[5], CELL, "%.6g", sd);
                 snprintf(c[6], CELL, "%zuB/%s", z->bytes, PLACEMENT[pl]);
                 snprintf(c[7], CELL, "%zu", z->bytes);
+                snprintf(c[8], CELL, "%.6g", p90);
+                snprintf(c[9], CELL, "%.6g", p99);
                 if (m == 3)
-                    snprintf(note, 512,
+                    snprintf(note, sizeof notes[0],
                              "the host's memory bandwidth before the sweep: rank 0's STREAM "
                              "triad, 1 thread, 3 x 32 MiB, median of %d (the model's raw "
                              "bandwidth for link %s)",
                              p->host_bw_n, p->link);
                 else
-                    snprintf(note, 512,
-                             "%s; time: mean over %d iterations of the slowest of %d ranks' time; "
-                             "busbw factor %.4f; link %s (%s)%s%s",
+                    snprintf(note, sizeof notes[0],
+                             "%s; time: %s; busbw factor %.4f; link %s (%s)%s%s",
                              z->wrong[pl] != 0 ? "not checked (--no-check)"
                              : p->checked      ? p->checked
                                                : "check: every element exact",
-                             p->iters, p->nranks, r->factor, p->link, p->link_how,
-                             p->notes ? "; " : "", p->notes ? p->notes : "");
+                             how, r->factor, p->link, p->link_how, p->notes ? "; " : "",
+                             p->notes ? p->notes : "");
                 row->col[TB_COL_RUN_ID] = c[0];
                 row->col[TB_COL_PROVENANCE] = "measured";
                 row->col[TB_COL_TARGET] = p->target;
@@ -629,6 +641,8 @@ long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct
                 row->col[TB_COL_MAX] = isnan(hi) ? NULL : c[3];
                 row->col[TB_COL_MEAN] = isnan(mean) ? NULL : c[4];
                 row->col[TB_COL_STDDEV] = isnan(sd) ? NULL : c[5];
+                row->col[TB_COL_P90] = isnan(p90) ? NULL : c[8];
+                row->col[TB_COL_P99] = isnan(p99) ? NULL : c[9];
                 row->col[TB_COL_TIMESTAMP] = now;
                 row->col[TB_COL_COMMIT] = tb_version_commit();
                 row->col[TB_COL_COMPILER] = tb_version_compiler();

@@ -97,19 +97,36 @@ struct tb_coll_opts {
 
 /* One size, out of place [0] and in place [1]. */
 struct tb_coll_size {
-    size_t bytes, count; /* count: bytes / 4 (f32 elements), as nccl-tests prints it */
-    double time_us[2];   /* mean over iterations of the slowest rank's time */
-    double min_us[2], max_us[2], stddev_us[2];
+    size_t bytes, count;         /* count: bytes / 4 (f32 elements), as nccl-tests prints it */
+    double time_us[2];           /* the time per operation: its statistic is the result's time_stat
+                                    (trnbench's engines: the mean over iterations of the slowest
+                                    rank's time) */
+    double min_us[2], max_us[2]; /* <= 0: not known (nccom-test prints neither) */
+    double stddev_us[2];         /* NaN: not known */
+    double p90_us[2], p99_us[2]; /* percentiles when the tool printed them; <= 0: not */
     double algbw_gbs[2], busbw_gbs[2];
     long wrong[2];    /* -1: not checked */
     bool ran[2];      /* false: no such placement (sendrecv in place), or recorded */
     bool recorded[2]; /* already in the results file (tb_coll_mark_recorded): not run */
 };
 
+/* What a size's time_us is. trnbench's own engines time every iteration and record the
+ * mean; nccom-test prints the statistics it computes (tb_nccom.h). */
+enum tb_coll_stat {
+    TB_COLL_STAT_MEAN,       /* the mean over the timed iterations (0: the engines') */
+    TB_COLL_STAT_PERCENTILE, /* a percentile of them: time_pct */
+    TB_COLL_STAT_UNLABELLED, /* a time whose statistic the tool does not say */
+};
+
 struct tb_coll_result {
     enum tb_coll_op op;
     int nranks;
     double factor;
+    enum tb_coll_stat time_stat; /* what the sizes' time_us is */
+    int time_pct;                /* TB_COLL_STAT_PERCENTILE: which (50: the median) */
+    /* how the time was taken, for the rows' notes ("time: ..."); "": the engines' mean
+     * over the iterations of the slowest rank's time */
+    char time_how[256];
     struct tb_coll_size *sizes; /* owned: nsizes, rising */
     size_t nsizes;
     long wrong; /* over all sizes and placements; 0 when not checked */
@@ -177,8 +194,10 @@ long tb_coll_mark_recorded(const char *path, struct tb_coll_result *r, const str
 
 /* Append r's rows to path (results.csv) atomically: per size whose check found nothing
  * wrong (or not checked), per placement run and not recorded, busbw_gbyte_per_s,
- * algbw_gbyte_per_s and latency_us. The caller holds the folder's lock. Returns the
- * rows written, or -1 with a message. With p->host_bw > 0 each also gets the metric
+ * algbw_gbyte_per_s and latency_us. latency_us's value is time_us; its mean column is
+ * filled only when that is a mean (r->time_stat), min, max, stddev, p90 and p99 only
+ * when known; the notes say which statistic the time is. The caller holds the folder's lock.
+ * Returns the rows written, or -1 with a message. With p->host_bw > 0 each also gets the metric
  * host_mem_gbyte_per_s (the host's triad measured before the sweep). */
 long tb_coll_rows(const char *path, const struct tb_coll_result *r, const struct tb_coll_prov *p,
                   char *err, size_t errlen);

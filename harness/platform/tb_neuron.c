@@ -56,6 +56,46 @@ int tb_neuron_logical_per_device(const struct tb_platform *p, int *lnc)
     return p->neuron_cores / p->neuron_devices / l;
 }
 
+void tb_neuron_lnc_resolve(const struct tb_neuron *n, const struct tb_platform *p,
+                           struct tb_neuron_lnc *out)
+{
+    const char *env = getenv("NEURON_LOGICAL_NC_CONFIG");
+    bool env_ok = env && (!strcmp(env, "1") || !strcmp(env, "2"));
+    int devices = p->neuron_devices;
+
+    memset(out, 0, sizeof *out);
+    if (n && !strcmp(n->source, "neuron-ls") && n->logical_nc_config > 0) {
+        out->lnc = n->logical_nc_config;
+        out->per_device = n->ndevices > 0 ? n->ncores / n->ndevices : 0;
+        snprintf(out->source, sizeof out->source, "neuron-ls");
+        snprintf(out->how, sizeof out->how,
+                 "LNC %d as neuron-ls states it (logical_neuroncore_config)%s%s%s", out->lnc,
+                 env_ok && env[0] - '0' != out->lnc ? "; NEURON_LOGICAL_NC_CONFIG=" : "",
+                 env_ok && env[0] - '0' != out->lnc ? env : "",
+                 env_ok && env[0] - '0' != out->lnc ? " here differs" : "");
+        return;
+    }
+    if (devices <= 0 && n && n->ndevices > 0)
+        devices = n->ndevices;
+    if (devices <= 0) {
+        snprintf(out->source, sizeof out->source, "none");
+        snprintf(out->how, sizeof out->how, "no LNC: no Neuron device seen");
+        return;
+    }
+    out->per_device = tb_neuron_logical_per_device(p, &out->lnc);
+    if (env_ok) {
+        snprintf(out->source, sizeof out->source, "NEURON_LOGICAL_NC_CONFIG");
+        snprintf(out->how, sizeof out->how,
+                 "LNC %d guessed from NEURON_LOGICAL_NC_CONFIG (neuron-ls stated none)", out->lnc);
+    } else {
+        snprintf(out->source, sizeof out->source, "default");
+        snprintf(out->how, sizeof out->how,
+                 "LNC %d guessed: the Neuron SDK's default on %s (neuron-ls stated none, "
+                 "NEURON_LOGICAL_NC_CONFIG unset)",
+                 out->lnc, p->neuron_name[0] ? p->neuron_name : "this Neuron device");
+    }
+}
+
 bool tb_neuron_stand_in_allowed(void)
 {
     const char *test = getenv("TRNBENCH_TEST");

@@ -117,6 +117,28 @@ bool tb_neuron_stand_in_allowed(void);
 struct tb_platform;
 int tb_neuron_logical_per_device(const struct tb_platform *p, int *lnc);
 
+/* The logical NeuronCore configuration (LNC: physical NeuronCores a logical one groups,
+ * which sets how many NeuronCores a process and a tensor-parallel rank see) and where it
+ * was read: neuron-ls states the current one ("logical_neuroncore_config" in each device
+ * object of --json-output, and "logical-neuroncore-config:" in its text header, trn2 and
+ * later: aws-neuron-sdk tools/neuron-sys-tools/neuron-ls.rst, commit 539a73c5, Neuron
+ * 2.29, unchanged at 81ce03ae); without it the configuration is guessed as
+ * tb_neuron_logical_per_device does. neuron-ls runs in trnbench's environment, so its
+ * figure already reflects a NEURON_LOGICAL_NC_CONFIG set there. */
+struct tb_neuron_lnc {
+    int lnc;         /* 1 or 2; 0 when the machine shows no Neuron device */
+    int per_device;  /* logical NeuronCores a device offers; 0 unknown */
+    char source[32]; /* "neuron-ls", "NEURON_LOGICAL_NC_CONFIG", "default" or "none" */
+    char how[320];   /* for notes: "LNC 2 as neuron-ls states it (logical_neuroncore_config)" */
+};
+
+/* The LNC of the machine p into out: n's logical_neuroncore_config when n (NULL: none)
+ * is neuron-ls's list and states one, else the guess of tb_neuron_logical_per_device
+ * (NEURON_LOGICAL_NC_CONFIG when 1 or 2, else the SDK's default for p's chip), with
+ * where it came from. Always fills out; reads the environment, runs nothing. */
+void tb_neuron_lnc_resolve(const struct tb_neuron *n, const struct tb_platform *p,
+                           struct tb_neuron_lnc *out);
+
 /* Why n Neuron devices described as `what` ("16 Trainium2 devices (128 NeuronCores)")
  * go unused by this run, with what to do, into buf: no SDK found (neither neuron-ls nor
  * sdk, the SDK's provenance line of tb_neuron_sdk_describe, "" or NULL when none: and

@@ -16,7 +16,7 @@
 tmp=$TB_BUILDDIR/tests/tmp/collectives
 rm -rf "$tmp" && mkdir -p "$tmp"
 fake=$TB_SRCDIR/tests/data/neuron/nccom-test
-echo "1..50"
+echo "1..67"
 
 # ---- usage ----
 "$TB_BIN" collectives --backend mpi --op all-sum --out "$tmp/u" 2>"$tmp/err"
@@ -46,8 +46,13 @@ check "neuron: nccom-test got its documented argv" \
 v=$(csv_cell "$tmp/n/results.csv" value config=1073741824B/outofplace metric=busbw_gbyte_per_s)
 check "neuron: 1 GiB busbw is 1073741824 B / 18930 us = 56.72 GB/s (the guide's 52.83 GiB/s) ($v)" \
     perl -e 'exit !(abs($ARGV[0] - 1073741824 / 18930e3) < 0.001)' "$v"
-check "neuron: latency_us is the P50 printed (18930)" test "$(csv_cell "$tmp/n/results.csv" value \
+check "neuron: latency_us is the time printed (18930)" test "$(csv_cell "$tmp/n/results.csv" value \
     config=1073741824B/outofplace metric=latency_us)" = 18930
+check "neuron: time(us), a P50 or a mean by the guide's version, fills no mean column" \
+    test "$(csv_cell "$tmp/n/results.csv" mean config=1073741824B/outofplace metric=latency_us)" = ""
+v=$(csv_cell "$tmp/n/results.csv" notes config=1073741824B/outofplace metric=latency_us)
+check "neuron: the notes say the time column, unlabelled, and algbw found in GiB/s" \
+    sh -c 'case "$0" in *"unlabelled time(us): the P50 by nccom-test'"'"'s guide up to Neuron 2.27, the mean from 2.28"*"time column time(us); its algbw printed in GiB/s;"*) exit 0;; esac; exit 1' "$v"
 check "neuron: 11 sizes x 3 metrics, out of place only" \
     test "$(grep -c ',neuron,' "$tmp/n/results.csv")" = 33
 check "neuron: executor, link and ranks recorded" test "$(csv_cell "$tmp/n/results.csv" link \
@@ -77,15 +82,85 @@ check "neuron: a failed benchmark is exit 1 naming the line, no rows" \
 PATH="$fake:$PATH" TRNBENCH_TEST=1 NCCOM_TEST_FIXTURE=garbled.txt "$TB_BIN" collectives \
     --backend neuron --op all-reduce --ranks 2 --out "$tmp/ng" >/dev/null 2>"$tmp/err"
 check "neuron: an algbw that is not size / time is refused" \
-    sh -c 'test $0 = 1 && grep -q "line 4: algbw 41.36 GiB/s is not size / time" "$1"' $? "$tmp/err"
+    sh -c 'test $0 = 1 && grep -q "line 4: algbw 41.36 is not size / time" "$1"' $? "$tmp/err"
 PATH="$fake:$PATH" TRNBENCH_TEST=1 NCCOM_TEST_FIXTURE=repeated.txt "$TB_BIN" collectives \
     --backend neuron --op all-reduce --ranks 2 --out "$tmp/nrep" >/dev/null 2>"$tmp/err"
 check "neuron: a size printed twice is refused naming the line, no rows" \
     sh -c 'test $0 = 1 && grep -q "line 5: size 4096 B is not above the line before.s 4096 B" "$1" && test ! -e "$2"' \
     $? "$tmp/err" "$tmp/nrep/results.csv"
-PATH="$fake:$PATH" TRNBENCH_TEST=1 "$TB_BIN" collectives --backend neuron --op all-to-all \
-    --ranks 2 --out "$tmp/na" >/dev/null 2>"$tmp/err"
-check "neuron: all-to-all, which nccom-test's guide lacks, is exit 2" test $? = 2
+
+# ---- neuron: nccom-test as it prints today (time:avg(us), 10^9 B/s, the JSON report) ----
+# the stand-in makes the table for the sizes asked: s bytes in 20 + s / 40000 us
+PATH="$fake:$PATH" TRNBENCH_TEST=1 NCCOM_TEST_FORMAT=new NCCOM_TEST_JSON=0 \
+    NCCOM_TEST_ARGV="$tmp/argv" "$TB_BIN" collectives --backend neuron --op all-reduce --ranks 2 \
+    --min-bytes 1K --max-bytes 1M --step-factor 4 --out "$tmp/nn" >/dev/null 2>"$tmp/err"
+check "neuron: exit 0 on the current header time:avg(us) with GB/s" \
+    sh -c 'test $0 = 0 || { sed "s/^/# /" "$1" >&2; exit 1; }' $? "$tmp/err"
+check "neuron: no --report-to-json-file when --help does not offer it" \
+    sh -c '! grep -q report-to-json-file "$0"' "$tmp/argv"
+check "neuron: 1 MiB's latency_us is the mean printed, 46.21 us" test "$(csv_cell "$tmp/nn/results.csv" \
+    value config=1048576B/outofplace metric=latency_us)" = 46.21
+check "neuron: and its mean column holds it (a mean)" test "$(csv_cell "$tmp/nn/results.csv" \
+    mean config=1048576B/outofplace metric=latency_us)" = 46.21
+v=$(csv_cell "$tmp/nn/results.csv" value config=1048576B/outofplace metric=busbw_gbyte_per_s)
+check "neuron: 1 MiB's busbw 1048576 B / 46.21 us = 22.69 GB/s, not GiB/s converted ($v)" \
+    perl -e 'exit !(abs($ARGV[0] - 1048576 / 46.21e3) < 0.0001)' "$v"
+v=$(csv_cell "$tmp/nn/results.csv" notes config=1048576B/outofplace metric=latency_us)
+check "neuron: the notes say the mean, the table and algbw in 10^9 B/s" \
+    sh -c 'case "$0" in *"nccom-test'"'"'s time:avg(us), the mean"*"nccom-test'"'"'s table (time column time:avg(us); its algbw printed in GB/s (10^9 B/s);"*) exit 0;; esac; exit 1' "$v"
+check "neuron: 6 sizes x 3 metrics" test "$(grep -c ',neuron,' "$tmp/nn/results.csv")" = 18
+
+PATH="$fake:$PATH" TRNBENCH_TEST=1 NCCOM_TEST_FORMAT=old NCCOM_TEST_JSON=0 "$TB_BIN" collectives \
+    --backend neuron --op all-reduce --ranks 2 --min-bytes 1K --max-bytes 1M --step-factor 4 \
+    --out "$tmp/no" >/dev/null 2>"$tmp/err"
+rc=$?
+v=$(csv_cell "$tmp/no/results.csv" value config=1048576B/outofplace metric=latency_us)
+w=$(csv_cell "$tmp/no/results.csv" notes config=1048576B/outofplace metric=latency_us)
+check "neuron: the older header from the same stand-in: 1 MiB in 46 us, GiB/s found" \
+    sh -c 'test $0 = 0 && test "$1" = 46 && case "$2" in *"algbw printed in GiB/s;"*) ;; *) exit 1;; esac' \
+    $rc "$v" "$w"
+
+mkdir -p "$tmp/rep"
+PATH="$fake:$PATH" TMPDIR="$tmp/rep" TRNBENCH_TEST=1 NCCOM_TEST_FORMAT=stats \
+    NCCOM_TEST_ARGV="$tmp/argv" "$TB_BIN" collectives --backend neuron --op all-gather --ranks 4 \
+    --min-bytes 1K --max-bytes 1M --step-factor 4 --out "$tmp/ns" >/dev/null 2>"$tmp/err"
+check "neuron: --stats columns and the JSON report: exit 0" \
+    sh -c 'test $0 = 0 || { sed "s/^/# /" "$1" >&2; exit 1; }' $? "$tmp/err"
+check "neuron: the report asked for in TMPDIR, then removed; no progress animation" \
+    sh -c 'grep -qx -- "--report-to-json-file" "$0" && grep -q "^$1/trnbench-nccom-" "$0" &&
+           grep -qx -- "--non-interactive" "$0" &&
+           test -z "$(ls -A "$1")"' "$tmp/argv" "$tmp/rep"
+v=$(csv_cell "$tmp/ns/results.csv" notes config=1048576B/outofplace metric=latency_us)
+check "neuron: the rows say they come from the JSON report" \
+    sh -c 'case "$0" in *"nccom-test'"'"'s JSON report (time column time:avg(us); its algbw printed in GB/s"*) exit 0;; esac; exit 1' "$v"
+check "neuron: the report's p99 fills the p99 column (1.5 x 46.21)" \
+    test "$(csv_cell "$tmp/ns/results.csv" p99 config=1048576B/outofplace metric=latency_us)" = 69.32
+
+PATH="$fake:$PATH" TRNBENCH_TEST=1 NCCOM_TEST_FORMAT=new NCCOM_TEST_ARGV="$tmp/argv" \
+    "$TB_BIN" collectives --backend neuron --op all-to-all --ranks 4 --min-bytes 4K \
+    --max-bytes 64K --step-factor 4 --out "$tmp/na" >/dev/null 2>"$tmp/err"
+check "neuron: all-to-all runs nccom-test's alltoall" \
+    sh -c 'test $0 = 0 && test "$(tail -1 "$1")" = alltoall' $? "$tmp/argv"
+v=$(csv_cell "$tmp/na/results.csv" value config=65536B/outofplace metric=busbw_gbyte_per_s)
+check "neuron: all-to-all's busbw is algbw x 3/4 ($v)" \
+    perl -e 'exit !(abs($ARGV[0] - 65536 / 21.64e3 * 0.75) < 0.0001)' "$v"
+
+# the LNC nccom-test's ranks were counted at: neuron-ls's, else guessed, said which
+mkdir -p "$tmp/lsbin"
+printf '#!/bin/sh\ncat "%s"\n' "$TB_SRCDIR/tests/data/neuron/ls-trn2.json" >"$tmp/lsbin/neuron-ls"
+chmod +x "$tmp/lsbin/neuron-ls"
+PATH="$fake:$tmp/lsbin:$PATH" TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$TB_SRCDIR/tests/data/platform_trn2" \
+    NCCOM_TEST_FORMAT=new "$TB_BIN" collectives --backend neuron --op all-reduce --ranks 8 \
+    --min-bytes 1K --max-bytes 4K --out "$tmp/nl" >/dev/null 2>"$tmp/err"
+check "neuron: with neuron-ls, the rows say its LNC" \
+    sh -c 'test $0 = 0 && grep -q "ranks are logical NeuronCores at LNC 2 as neuron-ls states it (logical_neuroncore_config)" "$1"' \
+    $? "$tmp/nl/results.csv"
+PATH="$fake:$PATH" TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$TB_SRCDIR/tests/data/platform_trn2" \
+    NCCOM_TEST_FORMAT=new "$TB_BIN" collectives --backend neuron --op all-reduce --ranks 8 \
+    --min-bytes 1K --max-bytes 4K --out "$tmp/ng2" >/dev/null 2>"$tmp/err"
+check "neuron: without neuron-ls, the LNC guessed and said so" \
+    sh -c 'test $0 = 0 && grep -q "ranks are logical NeuronCores at LNC 2 guessed: the Neuron SDK.s default on Trainium2" "$1"' \
+    $? "$tmp/ng2/results.csv"
 
 # ---- mpi ----
 . "$TB_SRCDIR/tests/cli/mpi.sh"

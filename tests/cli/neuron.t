@@ -31,7 +31,7 @@ detect() {
 value() { sed -n "s/^$2  *//p" "$1"; }
 has_line() { grep -qxF -- "$2" "$1"; }
 
-echo "1..30"
+echo "1..34"
 
 # ---- neuron-ls lists the devices ----
 stand_in "cat '$fixtures/ls-trn2.json'"
@@ -43,6 +43,11 @@ check "no reason printed for not using it" sh -c "! grep -q '^neuron_ls_not_used
 check "16 devices, 64 logical NeuronCores, their memory ($(value "$tmp/ls" neuron))" \
     test "$(value "$tmp/ls" neuron)" = "16 Trainium2 devices, 64 NeuronCores (logical, LNC 2), 1536 GiB device memory (neuron-ls)"
 check "the logical NeuronCore configuration" test "$(value "$tmp/ls" neuron_lnc_config)" = 2
+check "  read from neuron-ls, said so" \
+    test "$(value "$tmp/ls" neuron_lnc_source)" = "LNC 2 as neuron-ls states it (logical_neuroncore_config)"
+(NEURON_LOGICAL_NC_CONFIG=1 && export NEURON_LOGICAL_NC_CONFIG && detect lsenv)
+check "  neuron-ls's LNC kept over NEURON_LOGICAL_NC_CONFIG=1, the difference said" \
+    test "$(value "$tmp/lsenv" neuron_lnc_source)" = "LNC 2 as neuron-ls states it (logical_neuroncore_config); NEURON_LOGICAL_NC_CONFIG=1 here differs"
 check "one line per device" test "$(grep -c '^neuron_device_[0-9]' "$tmp/ls")" = 16
 check "device 0: cores, memory, PCI, links, its process" \
     test "$(value "$tmp/ls" neuron_device_0)" = "4 NeuronCores, 96 GiB, PCI cc:00.0, linked to 12 3 4 1, 1 process (runtime 2.0.0)"
@@ -66,9 +71,9 @@ check "csv: each device a row" \
 
 # ---- the sysfs facts, and why not neuron-ls ----
 if [ -x /opt/aws/neuron/bin/neuron-ls ]; then
-    echo "ok 16 # SKIP this machine has /opt/aws/neuron/bin/neuron-ls"
-    echo "ok 17 # SKIP this machine has /opt/aws/neuron/bin/neuron-ls"
-    tap_n=17
+    echo "ok 18 # SKIP this machine has /opt/aws/neuron/bin/neuron-ls"
+    echo "ok 19 # SKIP this machine has /opt/aws/neuron/bin/neuron-ls"
+    tap_n=19
 else
     rm -f "$tmp/bin/neuron-ls"
     detect none
@@ -84,6 +89,13 @@ check "a failing neuron-ls: exit 0" test "$(cat "$tmp/fails.rc")" = 0
 check "  the reason, with its message" \
     test "$(value "$tmp/fails" neuron_ls_not_used)" = "'$tmp/bin/neuron-ls --json-output' exited with status 1: level=fatal msg=\"failed to discover Neuron devices\""
 check "  the sysfs facts" test "$(value "$tmp/fails" neuron_source)" = sysfs
+check "  the LNC guessed: the SDK's default on Trainium2" \
+    sh -c 'test "$(sed -n "s/^neuron_lnc_config  *//p" "$0")" = 2 &&
+           test "$(sed -n "s/^neuron_lnc_source  *//p" "$0")" = "LNC 2 guessed: the Neuron SDK'"'"'s default on Trainium2 (neuron-ls stated none, NEURON_LOGICAL_NC_CONFIG unset)"' "$tmp/fails"
+(NEURON_LOGICAL_NC_CONFIG=1 && export NEURON_LOGICAL_NC_CONFIG && detect failsenv)
+check "  or NEURON_LOGICAL_NC_CONFIG's, said so" \
+    sh -c 'test "$(sed -n "s/^neuron_lnc_config  *//p" "$0")" = 1 &&
+           test "$(sed -n "s/^neuron_lnc_source  *//p" "$0")" = "LNC 1 guessed from NEURON_LOGICAL_NC_CONFIG (neuron-ls stated none)"' "$tmp/failsenv"
 
 stand_in "cat '$fixtures/ls-truncated.json'"
 detect cut

@@ -1,7 +1,8 @@
-/* tests/fuzz/nccom_test.c: nccom-test's table on its stdout (tb_nccom_parse), then what
- * `trnbench collectives --backend neuron` does with it: nccl-tests' table printed and
- * the rows appended to a scratch results.csv. Byte 0 picks the operation (mod 5) and the
- * ranks (1 + byte 0 / 8: 1..32); byte 1's low bit says whether --check was given; the
+/* tests/fuzz/nccom_test.c: nccom-test's table on its stdout (tb_nccom_parse) or its JSON
+ * report (tb_nccom_parse_json), then what `trnbench collectives --backend neuron` does
+ * with it: nccl-tests' table printed and the rows appended to a scratch results.csv.
+ * Byte 0 picks the operation (mod 5) and the ranks (1 + byte 0 / 8: 1..32); byte 1's low
+ * bit says whether --check was given, its second bit that the rest is a JSON report; the
  * rest is the output, not NUL-terminated. */
 #include "fz.h"
 #include "tb_coll.h"
@@ -20,7 +21,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct tb_coll_prov p = {0};
     enum tb_coll_op op;
     char err[1024], *text;
-    bool stand_in = false, checked;
+    struct tb_nccom_format f;
+    bool checked, json;
     int nranks;
 
     if (size < 2)
@@ -30,14 +32,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     op = (enum tb_coll_op)(data[0] % TB_COLL_NOPS);
     nranks = 1 + data[0] / 8;
     checked = data[1] & 1;
+    json = data[1] & 2;
     size -= 2;
     text = malloc(size ? size : 1); /* exact size: a read past it is caught */
     if (!text)
         fz_die("malloc", "out of memory");
     if (size)
         memcpy(text, data + 2, size);
-    if (fz_note(tb_nccom_parse("nccom-test", text, size, op, nranks, checked, &r, &stand_in, err,
-                               sizeof err),
+    if (fz_note(json ? tb_nccom_parse_json("report", text, size, op, nranks, checked, &r, &f, err,
+                                           sizeof err)
+                     : tb_nccom_parse("nccom-test", text, size, op, nranks, checked, &r, &f, err,
+                                      sizeof err),
                 err) == 0) {
         char path[4200];
         long n;

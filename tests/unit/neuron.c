@@ -298,12 +298,68 @@ static void detect(void)
     free(bin_dir);
 }
 
+/* ---- the LNC: neuron-ls's when it states one, else guessed, said which ---- */
+
+static void lnc(void)
+{
+    struct tb_platform p;
+    struct tb_neuron_lnc l;
+    char err[256];
+    const char *old = getenv("NEURON_LOGICAL_NC_CONFIG");
+    char *saved = old ? tb_strdup(old) : NULL;
+
+    memset(&p, 0, sizeof p);
+    p.neuron_devices = 16;
+    p.neuron_cores = 128; /* sysfs: physical */
+    snprintf(p.neuron_name, sizeof p.neuron_name, "Trainium2");
+    unsetenv("NEURON_LOGICAL_NC_CONFIG");
+
+    IS_INT(0, parse_fixture("ls-trn2.json", err, sizeof err), "lnc: trn2 list parsed (%s)", err);
+    tb_neuron_lnc_resolve(&n, &p, &l);
+    IS_INT(2, l.lnc, "lnc: neuron-ls's logical_neuroncore_config 2");
+    IS_STRING("neuron-ls", l.source, "  from neuron-ls");
+    IS_INT(4, l.per_device, "  4 logical NeuronCores a device (nc_count)");
+    IS_STRING("LNC 2 as neuron-ls states it (logical_neuroncore_config)", l.how, "  said");
+
+    setenv("NEURON_LOGICAL_NC_CONFIG", "1", 1);
+    tb_neuron_lnc_resolve(&n, &p, &l);
+    IS_INT(2, l.lnc, "lnc: neuron-ls's kept over NEURON_LOGICAL_NC_CONFIG=1");
+    IS_STRING("LNC 2 as neuron-ls states it (logical_neuroncore_config); "
+              "NEURON_LOGICAL_NC_CONFIG=1 here differs",
+              l.how, "  the difference said");
+
+    tb_neuron_lnc_resolve(NULL, &p, &l);
+    IS_INT(1, l.lnc, "lnc: no neuron-ls: NEURON_LOGICAL_NC_CONFIG=1");
+    IS_STRING("NEURON_LOGICAL_NC_CONFIG", l.source, "  its source");
+    IS_INT(8, l.per_device, "  8 logical NeuronCores a Trainium2 at LNC 1");
+
+    unsetenv("NEURON_LOGICAL_NC_CONFIG");
+    IS_INT(0, parse_fixture("ls-inf2.json", err, sizeof err), "lnc: inf2 list parsed (%s)", err);
+    tb_neuron_lnc_resolve(&n, &p, &l);
+    IS_STRING("default", l.source, "lnc: a list without logical_neuroncore_config: guessed");
+    IS_INT(2, l.lnc, "  the SDK's default on Trainium2");
+    IS_INT(4, l.per_device, "  4 a device");
+    IS_STRING("LNC 2 guessed: the Neuron SDK's default on Trainium2 (neuron-ls stated none, "
+              "NEURON_LOGICAL_NC_CONFIG unset)",
+              l.how, "  said");
+
+    memset(&p, 0, sizeof p);
+    tb_neuron_lnc_resolve(NULL, &p, &l);
+    IS_INT(0, l.lnc, "lnc: no Neuron device: none");
+    IS_STRING("none", l.source, "  said");
+
+    if (saved)
+        setenv("NEURON_LOGICAL_NC_CONFIG", saved, 1);
+    free(saved);
+}
+
 int main(void)
 {
     plan_lazy();
     trn2();
     inf2();
     garbage();
+    lnc();
     detect();
     return 0;
 }
