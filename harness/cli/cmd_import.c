@@ -1,6 +1,7 @@
 /*
  * harness/cli/cmd_import.c: `trnbench import --format F FILE... --model M --out DIR`: a
- * team's own measurements, made with vLLM's, NxD Inference's or LLMPerf's benchmark,
+ * team's own measurements, made with vLLM's, NxD Inference's or LLMPerf's benchmark or
+ * logged by TorchTitan's training,
  * appended to DIR/results.csv as measured rows of executor "import" (tb_import.h). Every
  * file is read and checked before anything is written; on an input error (exit 2) the
  * results are left as they were. A file already imported (its runs, keyed by its
@@ -22,10 +23,11 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: trnbench import --format vllm|nxdi|llmperf|llmperf-upstream|auto FILE...\n"
-          "                       --model MODEL --out DIR [--target TYPE] [--chips N]\n"
+    fputs("usage: trnbench import --format vllm|nxdi|llmperf|llmperf-upstream|torchtitan|auto\n"
+          "                       FILE... --model MODEL --out DIR [--target TYPE] [--chips N]\n"
           "                       [--precision P] [--measured-by WHO] [--measured-on DATE]\n"
-          "                       [--batch B --seq-in T --seq-out N] [--prices DIR]\n"
+          "                       [--batch B --seq-in T --seq-out N] [--devices N]\n"
+          "                       [--prices DIR]\n"
           "\n"
           "Import a team's own measurements, made with a vendor's benchmark, into\n"
           "DIR/results.csv as measured rows (executor import), under trnbench's metric\n"
@@ -41,13 +43,16 @@ static void usage(FILE *f)
           "                       neuron_perf.patch (inter-token latency without TTFT)\n"
           "                     llmperf-upstream: the same from ray-project/llmperf as\n"
           "                       published (its inter-token latency includes TTFT)\n"
-          "                     auto: vllm or nxdi from the keys (LLMPerf must be named)\n"
+          "                     torchtitan: TorchTitan's training log (its metrics lines:\n"
+          "                       step, loss, tps, mfu), with --batch, --seq-in, --devices\n"
+          "                     auto: torchtitan from its lines, vllm or nxdi from the keys\n"
+          "                       (LLMPerf must be named)\n"
           "  --model MODEL      the catalogue model the file measured (trnbench run --list)\n"
           "  --out DIR          folder of results.csv\n"
           "  --target TYPE      the instance type it ran on (pricing/instances.csv); without\n"
           "                     it the rows' target is \"unknown\" and they are not priced\n"
-          "  --chips N          chips (GPUs, Trainium chips) the server used, when fewer\n"
-          "                     than the instance's: the report charges that share\n"
+          "  --chips N          chips (GPUs, Trainium chips) the server or training used,\n"
+          "                     when fewer than the instance's: the report charges that share\n"
           "  --precision P      fp32, bf16, fp16, fp8 (cfp8, mxfp8), fp4 (nvfp4, mxfp4) or\n"
           "                     int8 (default bf16, said in notes)\n"
           "  --measured-by WHO  who measured (a team, a person): the rows' provenance\n"
@@ -56,6 +61,11 @@ static void usage(FILE *f)
           "                     nxdi only: the batch size, context length and new tokens\n"
           "                     the model was compiled and benchmarked with (the report\n"
           "                     does not carry them; its throughput is checked against them)\n"
+          "                     torchtitan: --batch the global batch in sequences and\n"
+          "                     --seq-in the seq_len it trained with (no --seq-out)\n"
+          "  --devices N        torchtitan only: the devices it trained on, its world size\n"
+          "                     (GPUs; logical NeuronCores on Trainium: NGPU x nodes); its\n"
+          "                     tps is per device\n"
           "  --prices DIR       chips, instances and prices tables (default: pricing/)\n"
           "Exit status: 0 ok (or nothing new), 1 the results could not be written,\n"
           "2 usage or input error (file, field and why; nothing written).\n",
@@ -74,6 +84,7 @@ enum {
     OPT_BATCH,
     OPT_SEQ_IN,
     OPT_SEQ_OUT,
+    OPT_DEVICES,
     OPT_PRICES,
 };
 
@@ -90,6 +101,7 @@ static const struct option OPTS[] = {
     {"batch", required_argument, NULL, OPT_BATCH},
     {"seq-in", required_argument, NULL, OPT_SEQ_IN},
     {"seq-out", required_argument, NULL, OPT_SEQ_OUT},
+    {"devices", required_argument, NULL, OPT_DEVICES},
     {"prices", required_argument, NULL, OPT_PRICES},
     {NULL, 0, NULL, 0},
 };
@@ -107,10 +119,26 @@ static int bad(const char *fmt, ...)
     return 2;
 }
 
+/* One chip's dense peak at precision p (NULL: bf16), TFLOP/s; 0 when chips.csv has none. */
+static double chip_peak(const struct tb_chip *c, const char *p)
+{
+    if (!p || !strcmp(p, "bf16") || !strcmp(p, "fp16"))
+        return c->bf16_dense_tflops;
+    if (!strcmp(p, "fp32"))
+        return c->fp32_tflops;
+    if (!strcmp(p, "fp8") || !strcmp(p, "cfp8") || !strcmp(p, "mxfp8"))
+        return c->fp8_dense_tflops;
+    if (!strcmp(p, "fp4") || !strcmp(p, "nvfp4") || !strcmp(p, "mxfp4"))
+        return c->fp4_dense_tflops;
+    return 0;
+}
+
 /* The checks on the options that need the catalogues: the model, the target, the
- * chips. Returns 0 or 2 (said). */
+ * chips; and, for mfu, the target's chips and one chip's peak at o's precision into o
+ * (chip_name: a copy, chip_len bytes). Returns 0 or 2 (said). */
 static int check_catalogue(const char *model, const char *target, long chips, const char *prices,
-                           struct tb_arch *a)
+                           struct tb_arch *a, struct tb_import_opts *o, char *chip_name,
+                           size_t chip_len)
 {
     struct tb_pricing pr;
     char err[1024];
@@ -130,6 +158,14 @@ static int check_catalogue(const char *model, const char *target, long chips, co
         } else if (chips > in->accel_count) {
             rc = bad("--chips: %ld, more than the %ld chips of a %s", chips, in->accel_count,
                      target);
+        } else {
+            const struct tb_chip *c = tb_pricing_chip(&pr, in->chip);
+            o->target_chips = (int)in->accel_count;
+            if (c) {
+                o->chip_peak_tflops = chip_peak(c, o->precision);
+                snprintf(chip_name, chip_len, "%s", c->name);
+                o->chip_name = chip_name;
+            }
         }
     }
     tb_pricing_release(&pr);
@@ -143,8 +179,8 @@ int tb_cmd_import(int argc, char **argv)
     struct tb_arch arch;
     struct tb_import *ims = NULL;
     struct tb_result_row *rows = NULL;
-    char results[PATH_MAX], err[2048], now[32];
-    long chips = 0, batch = 0, seq_in = 0, seq_out = 0;
+    char results[PATH_MAX], err[2048], now[32], chip_name[64] = "";
+    long chips = 0, batch = 0, seq_in = 0, seq_out = 0, devices = 0;
     int state = 0, c, nfiles, rc = 2;
     size_t nrows = 0, total = 0, fresh_files = 0;
     struct tb_lock lock = {0};
@@ -155,6 +191,7 @@ int tb_cmd_import(int argc, char **argv)
                     : c == OPT_BATCH   ? &batch
                     : c == OPT_SEQ_IN  ? &seq_in
                     : c == OPT_SEQ_OUT ? &seq_out
+                    : c == OPT_DEVICES ? &devices
                                        : NULL;
         switch (c) {
         case 'h':
@@ -188,6 +225,7 @@ int tb_cmd_import(int argc, char **argv)
         case OPT_BATCH:
         case OPT_SEQ_IN:
         case OPT_SEQ_OUT:
+        case OPT_DEVICES:
             if (tb_parse_long(optarg, 1, 10000000, num) != 0) {
                 fprintf(stderr, "trnbench import: --%s: not a whole number from 1 up: '%s'\n",
                         tb_cli_opt_name(OPTS, c), optarg);
@@ -202,7 +240,8 @@ int tb_cmd_import(int argc, char **argv)
     nfiles = argc - optind;
     if (!format || !model || !out || nfiles < 1) {
         fprintf(stderr, "trnbench import: %s\n",
-                !format  ? "--format is required (vllm, nxdi, llmperf, llmperf-upstream, auto)"
+                !format  ? "--format is required (vllm, nxdi, llmperf, llmperf-upstream, "
+                           "torchtitan, auto)"
                 : !model ? "--model is required: the catalogue model the file measured"
                 : !out   ? "--out DIR is required"
                          : "no file to import");
@@ -212,7 +251,9 @@ int tb_cmd_import(int argc, char **argv)
     if (strcmp(format, "auto") != 0) {
         enum tb_import_format f;
         if (tb_import_format_from_string(format, &f) != 0)
-            return bad("--format: '%s': not vllm, nxdi, llmperf, llmperf-upstream or auto", format);
+            return bad("--format: '%s': not vllm, nxdi, llmperf, llmperf-upstream, torchtitan or "
+                       "auto",
+                       format);
     }
     if (o.precision && !tb_model_precision_known(o.precision))
         return bad("--precision: '%s': not one of %s", o.precision, TB_MODEL_PRECISIONS);
@@ -220,7 +261,8 @@ int tb_cmd_import(int argc, char **argv)
         return bad("--measured-on: '%s': not a date YYYY-MM-DD", o.measured_on);
     if (o.measured_by && !*o.measured_by)
         return bad("--measured-by: empty");
-    if (check_catalogue(model, o.target, chips, prices, &arch) != 0)
+    if (check_catalogue(model, o.target, chips, prices, &arch, &o, chip_name, sizeof chip_name) !=
+        0)
         return 2;
     if ((size_t)snprintf(results, sizeof results, "%s/results.csv", out) >= sizeof results)
         return bad("--out: folder name too long: '%s'", out);
@@ -230,6 +272,7 @@ int tb_cmd_import(int argc, char **argv)
     o.batch = (int)batch;
     o.seq_in = (int)seq_in;
     o.seq_out = (int)seq_out;
+    o.devices = (int)devices;
     o.now = now;
 
     /* read and check every file before anything is written */
@@ -248,8 +291,20 @@ int tb_cmd_import(int argc, char **argv)
         } else {
             tb_import_format_from_string(format, &f);
         }
-        if ((f == TB_IMPORT_NXDI) != (batch > 0 || seq_in > 0 || seq_out > 0) ||
-            (f == TB_IMPORT_NXDI && !(batch > 0 && seq_in > 0 && seq_out > 0))) {
+        if (f == TB_IMPORT_TORCHTITAN) {
+            if (!(batch > 0 && seq_in > 0 && devices > 0) || seq_out > 0) {
+                snprintf(err, sizeof err,
+                         "%s: a TorchTitan log does not say its shape: give --batch (the global "
+                         "batch in sequences), --seq-in (seq_len) and --devices (its world "
+                         "size)%s",
+                         path, seq_out > 0 ? ", and no --seq-out (training has none)" : "");
+                goto input_error;
+            }
+        } else if (devices > 0) {
+            snprintf(err, sizeof err, "%s: --devices is for torchtitan only", path);
+            goto input_error;
+        } else if ((f == TB_IMPORT_NXDI) != (batch > 0 || seq_in > 0 || seq_out > 0) ||
+                   (f == TB_IMPORT_NXDI && !(batch > 0 && seq_in > 0 && seq_out > 0))) {
             if (f == TB_IMPORT_NXDI)
                 snprintf(err, sizeof err,
                          "%s: an NxD Inference report does not say its shape: give --batch, "
@@ -258,8 +313,8 @@ int tb_cmd_import(int argc, char **argv)
                          path);
             else
                 snprintf(err, sizeof err,
-                         "%s: --batch, --seq-in and --seq-out are for nxdi only: this file "
-                         "carries its own shape",
+                         "%s: --batch, --seq-in and --seq-out are for nxdi (and --batch and "
+                         "--seq-in for torchtitan) only: this file carries its own shape",
                          path);
             goto input_error;
         }

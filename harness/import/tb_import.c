@@ -11,6 +11,7 @@
  */
 #include "tb_import.h"
 
+#include "tb_flops.h"
 #include "tb_suite.h"
 #include "tb_util.h"
 #include "tb_vocab.h"
@@ -28,12 +29,13 @@
 /* ---- formats ---- */
 
 static const char *const FORMAT_NAMES[TB_IMPORT_NFORMATS] = {"vllm", "nxdi", "llmperf",
-                                                             "llmperf-upstream"};
+                                                             "llmperf-upstream", "torchtitan"};
 static const char *const FORMAT_TOOLS[TB_IMPORT_NFORMATS] = {
     "vLLM bench serve",
     "NxD Inference benchmark_sampling (inference_demo --benchmark)",
     "LLMPerf with Neuron's neuron_perf.patch",
     "LLMPerf (ray-project, unpatched)",
+    "TorchTitan (its training log's metrics lines)",
 };
 
 const char *tb_import_format_to_string(enum tb_import_format f)
@@ -1084,6 +1086,432 @@ static int import_llmperf(struct tb_import *im, struct ictx *c, const json_t *ro
     return 0;
 }
 
+/* ---- TorchTitan's training log ---- */
+
+/* One metrics line of a TorchTitan log: MetricsProcessor.log's console line (pytorch/
+ * torchtitan torchtitan/components/metrics.py at b5bcd76c, August 2026):
+ *   step: {step:2}  loss: {loss:8.5f}  grad_norm: {grad_norm:7.4f}
+ *   memory: {max_reserved_gib:5.2f}GiB({max_reserved_pct:.2f}%)  tps: {round(tps):,}
+ *   tflops: {tflops:,.2f}  mfu: {mfu:.2f}% (or "N/A" under FP8/MX quantization)
+ * each field after a colour escape unless metrics.disable_color_printing; tps is tokens
+ * per second per device (ntokens_since_last_log / (time_delta x non_data_parallel_size))
+ * over the steps since the last such line. grad_norm (2025-06) and tflops (2025-02) are
+ * later additions: older logs lack them. */
+struct titan_line {
+    long line, step, rank; /* rank: of "[rankN]:" before the line (torchrun --role rank
+                              --tee, run_train.sh), -1 none */
+    double loss, grad_norm, mem_gib, tps, tflops, mfu_pct; /* NAN: absent (mfu: N/A) */
+    char when[20];                                         /* "YYYY-MM-DD HH:MM:SS" or "" */
+};
+
+/* Drop ANSI escape sequences (ESC [ ... letter) from s, in place. */
+static void strip_ansi(char *s)
+{
+    char *w = s;
+    for (const char *r = s; *r;) {
+        if (r[0] == '\033' && r[1] == '[') {
+            r += 2;
+            while (*r && !((*r >= 'A' && *r <= 'Z') || (*r >= 'a' && *r <= 'z')))
+                r++;
+            if (*r)
+                r++;
+            continue;
+        }
+        *w++ = *r++;
+    }
+    *w = '\0';
+}
+
+/* A number as TorchTitan prints it: digits in groups of three after commas (Python's
+ * ",") where commas is true, a fraction, then exactly end (a unit: "", "GiB", "%").
+ * Returns 0 with *v, or -1. */
+static int titan_num(const char *s, bool commas, const char *end, double *v)
+{
+    char digits[64];
+    size_t k = 0, run = 0;
+    const char *p = s;
+    bool grouped = false;
+    char *stop;
+    if (*p == '-' && k < sizeof digits - 1)
+        digits[k++] = *p++;
+    while ((*p >= '0' && *p <= '9') || (commas && *p == ',')) {
+        if (*p == ',') {
+            if (run == 0 || (grouped && run != 3) || (!grouped && run > 3))
+                return -1;
+            grouped = true;
+            run = 0;
+            p++;
+            continue;
+        }
+        if (k >= sizeof digits - 1)
+            return -1;
+        digits[k++] = *p++;
+        run++;
+    }
+    if (run == 0 || (grouped && run != 3))
+        return -1;
+    if (*p == '.') {
+        if (k >= sizeof digits - 2)
+            return -1;
+        digits[k++] = *p++;
+        if (*p < '0' || *p > '9')
+            return -1;
+        while (*p >= '0' && *p <= '9' && k < sizeof digits - 1)
+            digits[k++] = *p++;
+    }
+    digits[k] = '\0';
+    if (strncmp(p, end, strlen(end)) || p[strlen(end)] != '\0')
+        return -1;
+    *v = strtod(digits, &stop);
+    return *stop == '\0' && isfinite(*v) ? 0 : -1;
+}
+
+/* The message of one log line, after torchrun's "[rankN]:" and the "[titan] DATE -
+ * NAME - LEVEL - " of torchtitan/tools/logging.py init_logger; *rank and when set from
+ * them. */
+static char *titan_message(char *s, long *rank, char when[20])
+{
+    char *m;
+    *rank = -1;
+    when[0] = '\0';
+    if (!strncmp(s, "[rank", 5)) {
+        char *e;
+        long r = strtol(s + 5, &e, 10);
+        if (e != s + 5 && e[0] == ']' && e[1] == ':') {
+            *rank = r;
+            s = e + 2;
+        }
+    }
+    if (!strncmp(s, "[titan] ", 8) && strlen(s) >= 27 && s[12] == '-' && s[15] == '-' &&
+        s[18] == ' ')
+        snprintf(when, 20, "%.19s", s + 8);
+    m = strstr(s, " - INFO - ");
+    return m ? m + 10 : s;
+}
+
+/* Parse the metrics line msg (line L of the log) into *t. Returns 1 when it is one, 0
+ * when msg is not a metrics line, -1 with "FILE: line L: field 'F': ..." */
+static int titan_parse(struct ictx *c, struct tb_import *im, char *msg, struct titan_line *t)
+{
+    char *save = NULL, *tok;
+    bool have_loss = false, have_tps = false, have_mfu = false;
+    if (strncmp(msg, "step:", 5) != 0)
+        return 0;
+    t->loss = t->grad_norm = t->mem_gib = t->tps = t->tflops = t->mfu_pct = NAN;
+    t->step = -1;
+    tok = strtok_r(msg, " \t\r", &save);
+    while (tok) {
+        char key[32], *val;
+        size_t n = strlen(tok);
+        double v;
+        if (n < 2 || tok[n - 1] != ':' || n > sizeof key)
+            return tb_err(c->err, c->errlen,
+                          "%s: line %ld: '%.40s' where a field name and its colon go", c->path,
+                          t->line, tok);
+        snprintf(key, sizeof key, "%.*s", (int)(n - 1), tok);
+        val = strtok_r(NULL, " \t\r", &save);
+        if (!val)
+            return tb_err(c->err, c->errlen, "%s: line %ld: field '%s': no value", c->path, t->line,
+                          key);
+        if (!strcmp(key, "step")) {
+            if (titan_num(val, false, "", &v) != 0 || v < 1 || v != floor(v) || v > 1e12)
+                return tb_err(c->err, c->errlen,
+                              "%s: line %ld: field 'step': not a step number from 1: '%.40s'",
+                              c->path, t->line, val);
+            t->step = (long)v;
+        } else if (!strcmp(key, "loss")) {
+            if (titan_num(val, false, "", &t->loss) != 0 || t->loss < 0)
+                return tb_err(c->err, c->errlen,
+                              "%s: line %ld: field 'loss': not a finite loss: '%.40s'", c->path,
+                              t->line, val);
+            have_loss = true;
+        } else if (!strcmp(key, "grad_norm")) {
+            if (titan_num(val, false, "", &t->grad_norm) != 0 || t->grad_norm < 0)
+                return tb_err(c->err, c->errlen,
+                              "%s: line %ld: field 'grad_norm': not a finite norm: '%.40s'",
+                              c->path, t->line, val);
+        } else if (!strcmp(key, "memory")) {
+            char gib[64];
+            const char *paren = strchr(val, '(');
+            double pct;
+            snprintf(gib, sizeof gib, "%.*s", paren ? (int)(paren - val) : 0, val);
+            if (!paren || titan_num(gib, false, "GiB", &t->mem_gib) != 0 ||
+                titan_num(paren + 1, false, "%)", &pct) != 0 || t->mem_gib < 0)
+                return tb_err(c->err, c->errlen,
+                              "%s: line %ld: field 'memory': not GIB(PCT%%): '%.40s'", c->path,
+                              t->line, val);
+        } else if (!strcmp(key, "tps")) {
+            if (titan_num(val, true, "", &t->tps) != 0 || t->tps != floor(t->tps) || t->tps <= 0 ||
+                t->tps > 1e9)
+                return tb_err(c->err, c->errlen,
+                              "%s: line %ld: field 'tps': not a whole number of tokens/s above "
+                              "0 (TorchTitan prints round(tps) with thousands commas): '%.40s'",
+                              c->path, t->line, val);
+            have_tps = true;
+        } else if (!strcmp(key, "tflops")) {
+            if (titan_num(val, true, "", &t->tflops) != 0 || t->tflops < 0)
+                return tb_err(c->err, c->errlen,
+                              "%s: line %ld: field 'tflops': not a number: '%.40s'", c->path,
+                              t->line, val);
+        } else if (!strcmp(key, "mfu")) {
+            if (strcmp(val, "N/A") && (titan_num(val, false, "%", &t->mfu_pct) != 0 ||
+                                       t->mfu_pct < 0 || t->mfu_pct > 100))
+                return tb_err(c->err, c->errlen,
+                              "%s: line %ld: field 'mfu': not a percentage from 0 to 100 or "
+                              "N/A: '%.40s'",
+                              c->path, t->line, val);
+            have_mfu = true;
+        } else if (!strstr(im->skipped, key)) {
+            skip_note(im,
+                      "%s: a field of the metrics lines trnbench does not know (first on "
+                      "line %ld)",
+                      key, t->line);
+        }
+        tok = strtok_r(NULL, " \t\r", &save);
+    }
+    if (t->step < 0 || !have_loss || !have_tps || !have_mfu)
+        return tb_err(c->err, c->errlen,
+                      "%s: line %ld: field '%s': missing (every metrics line of "
+                      "MetricsProcessor.log has step, loss, tps and mfu)",
+                      c->path, t->line,
+                      t->step < 0  ? "step"
+                      : !have_loss ? "loss"
+                      : !have_tps  ? "tps"
+                                   : "mfu");
+    return 1;
+}
+
+/* Median, min, max, mean and standard deviation of x[0..n-1] (n >= 1) into g. */
+static void spread_fig(struct fig *g, double *x, size_t n)
+{
+    double sum = 0, ss = 0;
+    for (size_t i = 1; i < n; i++) /* insertion sort: a log has few windows */
+        for (size_t j = i; j > 0 && x[j - 1] > x[j]; j--) {
+            double tmp = x[j];
+            x[j] = x[j - 1];
+            x[j - 1] = tmp;
+        }
+    for (size_t i = 0; i < n; i++)
+        sum += x[i];
+    g->mean = sum / (double)n;
+    for (size_t i = 0; i < n; i++)
+        ss += (x[i] - g->mean) * (x[i] - g->mean);
+    g->stddev = n > 1 ? sqrt(ss / (double)(n - 1)) : NAN;
+    g->value = n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2;
+    g->min = x[0];
+    g->max = x[n - 1];
+    g->n = (long)n;
+}
+
+/* When the log says it was measured: the "[titan] YYYY-MM-DD HH:MM:SS,mmm" of its first
+ * line from TorchTitan's logger (asctime: the measuring machine's local time, no zone). */
+static void titan_time(struct ictx *c, const char *text, size_t len)
+{
+    const char *p = text, *end = text + len;
+    c->timestamp[0] = c->date[0] = '\0';
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t n = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        char buf[64], when[20], day[11];
+        long rank;
+        snprintf(buf, sizeof buf, "%.*s", (int)(n < sizeof buf ? n : sizeof buf - 1), p);
+        strip_ansi(buf);
+        titan_message(buf, &rank, when);
+        snprintf(day, sizeof day, "%.10s", when);
+        if (when[0] && tb_import_check_date(day)) {
+            snprintf(c->timestamp, sizeof c->timestamp, "%sT%.8s", day, when + 11);
+            snprintf(c->date, sizeof c->date,
+                     "%s (the log's clock: the measuring machine's "
+                     "local time)",
+                     day);
+            return;
+        }
+        p += n + (nl != NULL);
+    }
+}
+
+static int import_torchtitan(struct tb_import *im, struct ictx *c, char *text, size_t len)
+{
+    const struct tb_import_opts *o = c->o;
+    const double B = o->batch, T = o->seq_in, D = o->devices;
+    struct titan_line *w = NULL, t;
+    double *x = NULL, flops, step_med, mfu_titan;
+    size_t nw = 0, cap = 0, others = 0;
+    long line = 0, first_rank = -2;
+    int rc = -1, mfu_chips;
+    struct level lv;
+    struct fig g;
+
+    for (char *s = text, *end = text + len; s < end;) {
+        char *nl = memchr(s, '\n', (size_t)(end - s)), *msg;
+        size_t n = nl ? (size_t)(nl - s) : (size_t)(end - s);
+        char buf[2048];
+        int r;
+        line++;
+        snprintf(buf, sizeof buf, "%.*s", (int)(n < sizeof buf ? n : sizeof buf - 1), s);
+        s += n + (nl != NULL);
+        strip_ansi(buf);
+        memset(&t, 0, sizeof t);
+        t.line = line;
+        msg = titan_message(buf, &t.rank, t.when);
+        r = titan_parse(c, im, msg, &t);
+        if (r < 0)
+            goto out;
+        if (r == 0)
+            continue;
+        if (first_rank == -2)
+            first_rank = t.rank;
+        if (t.rank != first_rank) { /* LOG_RANK with several ranks: the first one's */
+            others++;
+            continue;
+        }
+        if (nw && t.step <= w[nw - 1].step) {
+            tb_err(c->err, c->errlen,
+                   "%s: line %ld: field 'step': %ld after step %ld (line %ld): more than one "
+                   "run in the log, or a restart from a checkpoint: import each run's log",
+                   c->path, line, t.step, w[nw - 1].step, w[nw - 1].line);
+            goto out;
+        }
+        if (nw == cap) {
+            struct titan_line *m = realloc(w, (cap ? 2 * cap : 64) * sizeof *w);
+            if (!m) {
+                tb_err(c->err, c->errlen, "out of memory");
+                goto out;
+            }
+            w = m;
+            cap = cap ? 2 * cap : 64;
+        }
+        w[nw++] = t;
+    }
+    if (nw < 2) {
+        tb_err(c->err, c->errlen,
+               "%s: %s: TorchTitan's metrics lines ('step: N  loss: ...  tps: ...  mfu: ...') "
+               "are needed after the first, whose window holds compilation and warm-up",
+               c->path, nw ? "only one metrics line" : "no metrics line");
+        goto out;
+    }
+    x = malloc(nw * sizeof *x);
+    if (!x) {
+        tb_err(c->err, c->errlen, "out of memory");
+        goto out;
+    }
+
+    memset(&lv, 0, sizeof lv);
+    lv.phase = "train";
+    lv.batch = o->batch;
+    lv.seq_in = o->seq_in;
+    engine_level(&lv, c, im->hash, TB_PHASE_TRAIN);
+    snprintf(lv.note, sizeof lv.note,
+             "TorchTitan log: %zu metrics lines, steps %ld to %ld; the first (step %ld) left "
+             "out: its window holds compilation and warm-up; %d devices (TorchTitan's world "
+             "size), global batch %d x seq_len %d%s",
+             nw, w[0].step, w[nw - 1].step, w[0].step, o->devices, o->batch, o->seq_in,
+             others ? "; the lines of other ranks than the first seen left out" : "");
+
+    /* step time of each window: global batch x seq / (tps x devices) */
+    for (size_t i = 1; i < nw; i++)
+        x[i - 1] = B * T / (w[i].tps * D);
+    fig_init(&g, "step_time_s");
+    spread_fig(&g, x, nw - 1);
+    step_med = g.value;
+    snprintf(g.notes, sizeof g.notes,
+             "converted: global batch x seq_len / (tps x devices) per metrics line, the median "
+             "over the lines (value) and their spread: TorchTitan's tps is tokens per second "
+             "per device over the steps since its last metrics line (ntokens_since_last_log / "
+             "(time_delta x non_data_parallel_size), MetricsProcessor.log), so this is that "
+             "window's time per step; tps printed rounded to a whole token/s");
+    if (push_row(im, c, &lv, &g))
+        goto out;
+
+    for (size_t i = 1; i < nw; i++)
+        x[i - 1] = w[i].tps * D;
+    fig_init(&g, "train_tokens_per_s");
+    spread_fig(&g, x, nw - 1);
+    snprintf(g.notes, sizeof g.notes,
+             "converted: tps x %d devices per metrics line (all devices together; TorchTitan's "
+             "tps is per device: its data-parallel ranks' tokens, each counted once over the "
+             "tensor, pipeline and context parallel devices that share them), median over the "
+             "lines (value) and their spread; per device the median is %.10g tokens/s",
+             o->devices, g.value / D);
+    if (push_row(im, c, &lv, &g))
+        goto out;
+
+    flops = tb_flops_train(o->arch, B, T);
+    for (size_t i = 1; i < nw; i++)
+        x[i - 1] = flops / (B * T / (w[i].tps * D)) / 1e9;
+    fig_init(&g, "gflop_per_s");
+    spread_fig(&g, x, nw - 1);
+    snprintf(g.notes, sizeof g.notes,
+             "converted: trnbench's FLOPs of a training step of %s at this shape (%.6g, "
+             "tb_flops.h) / the step time; TorchTitan's own tflops (its num_flops_per_token, "
+             "per device) is not used",
+             o->arch->name, flops);
+    if (push_row(im, c, &lv, &g))
+        goto out;
+
+    fig_init(&g, "loss");
+    g.value = w[nw - 1].loss;
+    g.n = 1;
+    snprintf(g.notes, sizeof g.notes,
+             "TorchTitan's loss of step %ld (line %ld), the last logged: global_avg_loss, the "
+             "cross-entropy over all valid tokens of all ranks",
+             w[nw - 1].step, w[nw - 1].line);
+    if (push_row(im, c, &lv, &g))
+        goto out;
+
+    mfu_titan = NAN;
+    {
+        size_t k = 0;
+        for (size_t i = 1; i < nw; i++)
+            if (!isnan(w[i].mfu_pct))
+                x[k++] = w[i].mfu_pct;
+        if (k) {
+            struct fig m;
+            fig_init(&m, "mfu");
+            spread_fig(&m, x, k);
+            mfu_titan = m.value;
+        }
+    }
+    mfu_chips = o->chips > 0 ? o->chips : o->target_chips;
+    if (o->chip_peak_tflops > 0 && mfu_chips > 0) {
+        fig_init(&g, "mfu");
+        g.value = flops / step_med / (mfu_chips * o->chip_peak_tflops * 1e12);
+        g.n = (long)(nw - 1);
+        char theirs[64];
+        if (isnan(mfu_titan))
+            snprintf(theirs, sizeof theirs, "N/A (quantized)");
+        else
+            snprintf(theirs, sizeof theirs, "median %.4g%%", mfu_titan);
+        snprintf(g.notes, sizeof g.notes,
+                 "converted: trnbench's model FLOPs of a step / (median step time x %d chip%s "
+                 "x %.1f TFLOP/s, the %s's %s peak in pricing/chips.csv)%s; TorchTitan's own "
+                 "mfu, %s, counts its FLOPs per token against its peak per device "
+                 "(torchtitan/tools/utils.py get_peak_flops): not trnbench's",
+                 mfu_chips, mfu_chips == 1 ? "" : "s", o->chip_peak_tflops,
+                 o->chip_name ? o->chip_name : "target's chip", c->precision,
+                 o->chips > 0 ? "" : " (every chip of the target: --chips not given)", theirs);
+        if (push_row(im, c, &lv, &g))
+            goto out;
+    } else {
+        skip_note(im,
+                  "mfu: TorchTitan's mfu (median %.4g%%) counts its own FLOPs per token "
+                  "against its own peak per device, not trnbench's definition; trnbench's "
+                  "needs the chip's peak: give --target (and --chips when the run used "
+                  "fewer than all)",
+                  isnan(mfu_titan) ? 0.0 : mfu_titan);
+    }
+    skip_note(im, "memory: TorchTitan's peak reserved memory of one device (its allocator's), "
+                  "not trnbench's device_mem_gib");
+    skip_note(im, "tflops: TorchTitan's FLOPs per token (its model's count) per device; "
+                  "gflop_per_s counts trnbench's");
+    skip_note(im, "grad_norm: not a metric trnbench records");
+    rc = 0;
+out:
+    free(w);
+    free(x);
+    return rc;
+}
+
 /* ---- one file ---- */
 
 /* When the file says it was measured: vLLM's "date" (YYYYMMDD-HHMMSS, the measuring
@@ -1128,8 +1556,9 @@ int tb_import_file(struct tb_import *im, const char *path, enum tb_import_format
                    const struct tb_import_opts *o, char *err, size_t errlen)
 {
     struct ictx c;
-    json_t *root;
-    char version[64] = "";
+    json_t *root = NULL;
+    char version[64] = "", *text = NULL;
+    size_t len = 0;
     int rc = -1;
 
     memset(im, 0, sizeof *im);
@@ -1142,11 +1571,18 @@ int tb_import_file(struct tb_import *im, const char *path, enum tb_import_format
     c.errlen = errlen;
     if ((unsigned)f >= TB_IMPORT_NFORMATS)
         return tb_err(err, errlen, "%s: unknown format", path);
-    root = load_json(path, im->hash, err, errlen);
-    if (!root)
-        return -1;
-    if (file_time(&c, root) != 0)
-        goto out;
+    if (f == TB_IMPORT_TORCHTITAN) { /* a text log, not JSON */
+        if (tb_read_file(path, &text, &len, err, errlen) != 0)
+            return -1;
+        snprintf(im->hash, sizeof im->hash, "%016llx", (unsigned long long)fnv1a(text, len));
+        titan_time(&c, text, len);
+    } else {
+        root = load_json(path, im->hash, err, errlen);
+        if (!root)
+            return -1;
+        if (file_time(&c, root) != 0)
+            goto out;
+    }
     if ((f == TB_IMPORT_LLMPERF || f == TB_IMPORT_LLMPERF_UPSTREAM) &&
         str(&c, root, "version", version, sizeof version) < 0)
         goto out;
@@ -1181,9 +1617,13 @@ int tb_import_file(struct tb_import *im, const char *path, enum tb_import_format
     case TB_IMPORT_LLMPERF_UPSTREAM:
         rc = import_llmperf(im, &c, root);
         break;
+    case TB_IMPORT_TORCHTITAN:
+        rc = import_torchtitan(im, &c, text, len);
+        break;
     }
 out:
     json_decref(root);
+    free(text);
     if (rc != 0) {
         char keep[17];
         memcpy(keep, im->hash, sizeof keep);
@@ -1204,9 +1644,27 @@ void tb_import_release(struct tb_import *im)
 
 int tb_import_sniff(const char *path, enum tb_import_format *f, char *err, size_t errlen)
 {
-    char hash[17];
-    json_t *root = load_json(path, hash, err, errlen);
+    char hash[17], *text = NULL;
+    size_t len = 0;
+    json_t *root;
     int rc = 0;
+    /* a text log whose lines have TorchTitan's metrics fields: no JSON to parse */
+    if (tb_read_file(path, &text, &len, err, errlen) != 0)
+        return -1;
+    {
+        size_t i = 0;
+        while (i < len && (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r'))
+            i++;
+        /* NUL-terminated (tb_read_file): a NUL inside only shortens the search */
+        if (i < len && text[i] != '{' && strstr(text, "step:") && strstr(text, "tps: ") &&
+            strstr(text, "mfu: ")) {
+            free(text);
+            *f = TB_IMPORT_TORCHTITAN;
+            return 0;
+        }
+    }
+    free(text);
+    root = load_json(path, hash, err, errlen);
     if (!root)
         return -1;
     if (json_object_get(root, "results_ttft_s_quantiles_p50") ||

@@ -24,6 +24,15 @@
  *   llmperf-upstream  the same summary from ray-project/llmperf unpatched, whose
  *             inter-token latency includes TTFT ((TTFT + gaps) / output tokens): not a
  *             TPOT, and not convertible from its quantiles, so it is left out
+ *   torchtitan  TorchTitan's training log, its metrics lines (pytorch/torchtitan
+ *             torchtitan/components/metrics.py MetricsProcessor.log, commit b5bcd76c;
+ *             torchtitan/tools/logging.py for the line's prefix; torchtitan/trainer.py for
+ *             the tokens counted): tps (per device), loss and mfu per log window, the
+ *             first window (compilation, warm-up) left out; step_time_s,
+ *             train_tokens_per_s, gflop_per_s and mfu converted with the global batch,
+ *             seq_len and devices given, TorchTitan's own mfu and tflops (its FLOP count,
+ *             its peak) only in the notes. TorchTitan Neuron (aws-neuron/torchtitan-neuron,
+ *             the trainer the Neuron docs set up from SDK 2.33) prints the same lines.
  *
  * Every row is provenance measured (real hardware, measured by the team, not a
  * published figure), executor "import", source naming the tool and the file, notes
@@ -50,19 +59,21 @@ enum tb_import_format {
     TB_IMPORT_NXDI,
     TB_IMPORT_LLMPERF,          /* the Neuron fork (neuron_perf.patch) */
     TB_IMPORT_LLMPERF_UPSTREAM, /* ray-project/llmperf as published */
+    TB_IMPORT_TORCHTITAN,       /* TorchTitan's training log (text) */
 };
-#define TB_IMPORT_NFORMATS 4
+#define TB_IMPORT_NFORMATS 5
 
-/* "vllm", "nxdi", "llmperf", "llmperf-upstream". */
+/* "vllm", "nxdi", "llmperf", "llmperf-upstream", "torchtitan". */
 const char *tb_import_format_to_string(enum tb_import_format f);
 /* The name above to the format; -1 for any other. */
 int tb_import_format_from_string(const char *s, enum tb_import_format *f);
 /* The tool in words, for notes and messages: "vLLM bench serve", ... */
 const char *tb_import_format_tool(enum tb_import_format f);
 
-/* The format of the JSON file at path, from the keys it has. Returns 0, or -1 with why
- * (not JSON, no known format, or an LLMPerf summary: which LLMPerf made it cannot be
- * told from the file, so the caller must say llmperf or llmperf-upstream). */
+/* The format of the file at path: torchtitan for a text log with TorchTitan's metrics
+ * fields ("step:", "tps: ", "mfu: "), else from the keys of the JSON. Returns 0, or -1
+ * with why (not JSON, no known format, or an LLMPerf summary: which LLMPerf made it
+ * cannot be told from the file, so the caller must say llmperf or llmperf-upstream). */
 int tb_import_sniff(const char *path, enum tb_import_format *f, char *err, size_t errlen);
 
 /* What the file does not say and the person importing it does. */
@@ -74,8 +85,17 @@ struct tb_import_opts {
     const char *measured_by;    /* who measured; NULL: not named */
     const char *measured_on;    /* YYYY-MM-DD; NULL: the file's date, if it has one */
     int batch, seq_in, seq_out; /* nxdi: the shape the model was compiled and benchmarked
-                                   for (benchmark_report.json does not carry it); 0 for
+                                   for (benchmark_report.json does not carry it);
+                                   torchtitan: batch and seq_in, the global batch (in
+                                   sequences) and seq_len it trained with (seq_out 0); 0 for
                                    the other formats, whose files carry theirs */
+    int devices;                /* torchtitan: the devices it trained on, TorchTitan's world
+                                   size (GPUs, logical NeuronCores: NGPU x nodes); 0 others */
+    int target_chips;           /* torchtitan: the chips of the target (instances.csv), for
+                                   mfu when chips is 0; 0: no target */
+    double chip_peak_tflops;    /* torchtitan: one chip's dense peak at the precision
+                                   (pricing/chips.csv), for mfu; 0: unknown (mfu left out) */
+    const char *chip_name;      /* that chip's name, for the notes; NULL: none */
     const char *now;            /* when the import runs, ISO 8601 UTC (for the notes) */
 };
 
@@ -92,11 +112,12 @@ struct tb_import {
 };
 
 /* Read path as format f and convert it into im's rows. Returns 0, or -1 with an error
- * naming the file, the field (a JSON path: "e2e_model.latency_ms_p50") and why: not
- * JSON, a missing or non-numeric field, a value negative, not finite or absurd, a file
- * whose own figures disagree (vLLM's throughputs against its counts and duration; NxDI's
- * throughput against the shape given); im is then empty. Release with
- * tb_import_release. */
+ * naming the file, the field (a JSON path: "e2e_model.latency_ms_p50"; for torchtitan
+ * "line N: field 'tps'") and why: not JSON, a missing or non-numeric field, a value
+ * negative, not finite or absurd, a file whose own figures disagree (vLLM's throughputs
+ * against its counts and duration; NxDI's throughput against the shape given), a
+ * TorchTitan log whose steps go back or that has no metrics line after the first; im is
+ * then empty. Release with tb_import_release. */
 int tb_import_file(struct tb_import *im, const char *path, enum tb_import_format f,
                    const struct tb_import_opts *o, char *err, size_t errlen);
 /* Free what im owns; im is left empty. */

@@ -8,6 +8,7 @@
 #include <jansson.h>
 #include <limits.h>
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,8 +134,9 @@ static int parse_start(struct tb_train_report *t, const struct line_ctx *c)
         get_text(c, "compile", t->compile_how, sizeof t->compile_how, false) ||
         get_text(c, "parallelism", t->parallelism, sizeof t->parallelism, false))
         return -1;
-    if (strcmp(t->device, "cpu") && strcmp(t->device, "cuda") && strcmp(t->device, "xla"))
-        return bad(c, "device", "not cpu, cuda or xla");
+    if (strcmp(t->device, "cpu") && strcmp(t->device, "cuda") && strcmp(t->device, "neuron") &&
+        strcmp(t->device, "xla"))
+        return bad(c, "device", "not cpu, cuda, neuron or xla");
     if (strcmp(t->precision, "fp32") && strcmp(t->precision, "bf16"))
         return bad(c, "precision", "not fp32 or bf16");
     t->global_batch = batch;
@@ -381,6 +383,60 @@ int tb_train_loss_fell(const struct tb_train_report *t, double *before, double *
 }
 
 /* ---- running it ---- */
+
+/* MAJOR.MINOR at the start of version; 0, or -1 when it does not start so. */
+static int major_minor(const char *version, long *major, long *minor)
+{
+    char *end;
+    if (!version || version[0] < '0' || version[0] > '9')
+        return -1;
+    *major = strtol(version, &end, 10);
+    if (*end != '.' || end[1] < '0' || end[1] > '9')
+        return -1;
+    *minor = strtol(end + 1, NULL, 10);
+    return 0;
+}
+
+const char *tb_torch_neuron_device(const char *torch_neuronx, const char *neuronx_cc, char *why,
+                                   size_t whylen)
+{
+    long tmaj = 0, tmin = 0, cmaj = 0, cmin = 0;
+    const bool have_t = major_minor(torch_neuronx, &tmaj, &tmin) == 0;
+    const bool have_c = major_minor(neuronx_cc, &cmaj, &cmin) == 0;
+    const bool native = have_t && (tmaj > 2 || (tmaj == 2 && tmin >= 10));
+    const bool sdk230 = have_c && (cmaj > 2 || (cmaj == 2 && cmin >= 25));
+
+    if (native) {
+        snprintf(why, whylen,
+                 "torch-neuronx %.40s is TorchNeuron (PyTorch %ld.%ld), the native device that "
+                 "Neuron trains on from 2.30",
+                 torch_neuronx, tmaj, tmin);
+        return "neuron";
+    }
+    if (sdk230) {
+        snprintf(why, whylen,
+                 "neuronx-cc %.40s is Neuron 2.30 or later, which trains on TorchNeuron's native "
+                 "device; %s%.40s%s",
+                 neuronx_cc, have_t ? "torch-neuronx " : "no torch-neuronx found",
+                 have_t ? torch_neuronx : "",
+                 have_t ? " is PyTorch/XLA, no longer supported for training there "
+                          "(torch_device=xla runs it anyway)"
+                        : "");
+        return "neuron";
+    }
+    if (have_t) {
+        snprintf(why, whylen, "torch-neuronx %.40s is PyTorch/XLA (PyTorch %ld.%ld) %s%.40s%s",
+                 torch_neuronx, tmaj, tmin, have_c ? "with neuronx-cc " : "",
+                 have_c ? neuronx_cc : "",
+                 have_c ? ", Neuron 2.29 or before: the XLA path"
+                        : "and no neuronx-cc was found to date the SDK: the XLA path");
+        return "xla";
+    }
+    snprintf(why, whylen, "neither torch-neuronx (%.40s) nor neuronx-cc (%.40s) says which SDK",
+             torch_neuronx && *torch_neuronx ? torch_neuronx : "not found",
+             neuronx_cc && *neuronx_cc ? neuronx_cc : "not found");
+    return NULL;
+}
 
 int tb_train_world(const struct tb_run_spec *spec)
 {

@@ -26,7 +26,7 @@
  * with '{' are not the protocol's (torchrun, neuronx-cc and libraries print there too)
  * and are ignored; every line that starts with '{' must be one of
  *   {"event": "start", "protocol": 1, "model", "layers", "world_size", "global_batch",
- *    "seq", "steps", "warmup_steps", "precision", "device" (cpu|cuda|xla),
+ *    "seq", "steps", "warmup_steps", "precision", "device" (cpu|cuda|neuron|xla),
  *    "device_name", "backend", "torch", "tokens_per_step", "flops_per_step",
  *    "distinct_batches", and optionally "device_mem_gib", "python", "cuda",
  *    "torch_xla", "torch_neuronx", "neuronx_cc", "blas", "attention", "compile",
@@ -66,10 +66,11 @@ struct tb_train_report {
     int layers, world_size, steps, warmup_steps, distinct_batches;
     long global_batch, seq;
     char precision[8];
-    char device[8];        /* "cpu", "cuda" or "xla" */
-    char device_name[160]; /* "NVIDIA H100 80GB HBM3", the CPU model, "NEURON (xla:0)" */
+    char device[8];        /* "cpu", "cuda", "neuron" (TorchNeuron) or "xla" (PyTorch/XLA) */
+    char device_name[160]; /* "NVIDIA H100 80GB HBM3", the CPU model, "NEURON (xla:0)",
+                              "trn2 (neuron:0)" */
     double device_mem_gib; /* the device's memory (cuda) */
-    char backend[16];      /* "gloo", "nccl", "xla" */
+    char backend[16];      /* "gloo", "nccl", "neuron", "xla" */
     char parallelism[96];
     char torch[64], python[32], cuda[32], torch_xla[64], torch_neuronx[64], neuronx_cc[64];
     char blas[192], attention[160], compile_how[320];
@@ -119,6 +120,36 @@ int tb_train_check(const struct tb_train_report *t, const char *name,
  * changes it). Returns 1 (fell), 0 (it did not: before and after say), or -1 when the
  * run has fewer than twice distinct_batches steps (the windows would overlap). */
 int tb_train_loss_fell(const struct tb_train_report *t, double *before, double *after);
+
+/* The device `torch_device=auto` trains on where the machine has Neuron devices, from
+ * the versions of two packages of its Python environment (tb_neuron_sdk.h reads them
+ * from their metadata; NULL or "" where not found):
+ *
+ *   torch_neuronx  one package name for two backends, told apart by the PyTorch
+ *                  release its version starts with (aws-neuron/aws-neuron-sdk
+ *                  release-notes/components/pytorch.rst, Neuron 2.27-2.29: "PyTorch 2.9
+ *                  is the last version using PyTorch/XLA", TorchNeuron from PyTorch
+ *                  2.10; the TorchNeuron release notes of Neuron 2.33 pair
+ *                  torch-neuronx 2.14.* with PyTorch 2.14): 2.10 and later TorchNeuron,
+ *                  2.9 and earlier PyTorch/XLA (2.9.0.2.15.32035, Neuron 2.31's, the last
+ *                  shipped: setup/pytorch/manual.rst at Neuron 2.32)
+ *   neuronx_cc     the compiler, whose minor version follows the SDK release in the
+ *                  setup pages' pins (frameworks/torch/torch-neuronx/setup/
+ *                  pytorch-install-prev-u24.rst: Neuron 2.29.1 neuronx-cc 2.24.8799.0,
+ *                  2.30.0 2.25.3371.0, 2.31.0 2.26.6360.0; manual.rst: 2.32 2.27.5334.0):
+ *                  2.25 or later is Neuron 2.30 or later, where PyTorch/XLA training is
+ *                  no longer supported (about-neuron/announcements/neuron2.x/
+ *                  announce-no-support-pytorch-xla-training.rst)
+ *
+ * The choice: "neuron" (TorchNeuron, the native device) where torch-neuronx is
+ * TorchNeuron, or where the SDK is 2.30 or later whatever torch-neuronx is there (a
+ * PyTorch/XLA one left from an older SDK is not the training path any more: the script
+ * then says TorchNeuron is missing, and `torch_device=xla` still runs it); "xla" where
+ * torch-neuronx is PyTorch/XLA on an SDK before 2.30 (or of no compiler found); NULL
+ * where neither version says anything (the script chooses by what imports). why: the
+ * reason in words, for the rows' notes (always set). */
+const char *tb_torch_neuron_device(const char *torch_neuronx, const char *neuronx_cc, char *why,
+                                   size_t whylen);
 
 /* The processes of spec's training: nnodes x nproc_per_node. */
 int tb_train_world(const struct tb_run_spec *spec);

@@ -4,6 +4,10 @@
  * machine's engines: torch's version in `compiler`, the mode and the launch in
  * `cflags`, torch's libraries in `blas`, the script in `source`, the device it trained
  * on in `device` and, on accelerators, the chips its processes used in `chips_used`.
+ * On Neuron the path that ran is in `device` ("..., TorchNeuron" or "..., torch-xla"),
+ * `cflags` and `blas`; `torch_device=auto` is decided here from the torch-neuronx
+ * installed (tb_torch_neuron_device), the launch asks for that device, and the notes
+ * say which and why.
  * Beside the recorder's step_time_s, train_tokens_per_s, gflop_per_s and loss: compile_s
  * (the warm-up steps' time beyond a steady step), mfu against the catalogue chip of the
  * device (none on the CPU: the catalogue has no peak for a host CPU), and on a GPU the
@@ -12,6 +16,7 @@
 
 #include "tb_executor.h"
 #include "tb_neuron.h"
+#include "tb_neuron_sdk.h"
 #include "tb_results.h"
 #include "tb_stats.h"
 #include "tb_timer.h"
@@ -23,6 +28,44 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+/* Whether t trained on NeuronCores: TorchNeuron's device or PyTorch/XLA's. */
+static bool on_neuron(const struct tb_train_report *t)
+{
+    return !strcmp(t->device, "neuron") || !strcmp(t->device, "xla");
+}
+
+/* The Neuron path in words, for `device` and the notes. */
+static const char *neuron_path(const struct tb_train_report *t)
+{
+    return !strcmp(t->device, "neuron") ? "TorchNeuron" : "torch-xla";
+}
+
+/* `torch_device=auto` on a machine with Neuron devices: the device the installed
+ * torch-neuronx trains on, into spec (the launch asks for it, and the report must
+ * answer it); note says which and why, or why the script is left to choose. */
+static void torch_auto_neuron(const struct tb_plan *p, struct tb_run_spec *spec, char *note,
+                              size_t len)
+{
+    struct tb_neuron_sdk sdk;
+    const char *dev;
+    char why[400];
+    tb_neuron_sdk_detect(&sdk, p->plat.root, getenv("VIRTUAL_ENV"), getenv("PATH"));
+    dev = tb_torch_neuron_device(sdk.version[TB_NEURON_SDK_TORCH_NEURONX],
+                                 sdk.version[TB_NEURON_SDK_NEURONX_CC], why, sizeof why);
+    if (!dev) {
+        snprintf(note, len, "torch_device auto: %s; the script chose by what imports", why);
+        return;
+    }
+    snprintf(spec->torch.device, sizeof spec->torch.device, "%s", dev);
+    {
+        /* the environment read, where the versions came from: its last 150 characters */
+        size_t k = strlen(sdk.python_env);
+        snprintf(note, len, "torch_device auto: %s, as %.300s (%s%.150s, %.31s)", dev, why,
+                 k > 150 ? "..." : "", sdk.python_env + (k > 150 ? k - 150 : 0),
+                 sdk.python_env_from);
+    }
+}
 
 /* The catalogue chip of the device t trained on, and how many chips its processes used
  * (*share: a process per GPU; a process per NeuronCore, so a fraction of a Neuron chip
@@ -49,12 +92,12 @@ static const struct tb_chip *torch_chip(struct tb_plan *p, const struct tb_train
         info.mem_gib = isfinite(t->device_mem_gib) ? t->device_mem_gib : 0;
         return tb_gpu_chip(&p->pricing, &info, &inst, why, whylen);
     }
-    /* xla: the Neuron devices of this machine (sysfs), one process per NeuronCore */
+    /* neuron, xla: the Neuron devices of this machine (sysfs), one process per NeuronCore */
     if (!p->plat.neuron_name[0]) {
         snprintf(why, whylen,
-                 "no mfu: torch-xla ran on '%s', but this machine shows no Neuron device in "
+                 "no mfu: %s ran on '%s', but this machine shows no Neuron device in "
                  "/sys/class/neuron_device to name its chip",
-                 t->device_name);
+                 neuron_path(t), t->device_name);
         return NULL;
     }
     for (size_t k = 0; k < p->pricing.nchips; k++) {
@@ -96,8 +139,8 @@ int tb_plan_torch(struct tb_plan *p, size_t i, struct tb_run_counts *n)
     const struct tb_train_report *t;
     const struct tb_chip *chip;
     struct tb_stats st;
-    char id[320], err[2048], summary[512], note[800], compiler[160], cflags[256], source[1100];
-    char chips[24], why[512], fell_text[160], nodes[64] = "", tag[48];
+    char id[320], err[2048], summary[512], note[1400], compiler[160], cflags[256], source[1100];
+    char chips[24], why[512], fell_text[160], nodes[64] = "", tag[48], path_note[600] = "";
     double share, before, after;
     struct tb_record_extra mx[3];
     tb_neuron_monitor_t mon = NULL;
@@ -116,13 +159,18 @@ int tb_plan_torch(struct tb_plan *p, size_t i, struct tb_run_counts *n)
     has = tb_plan_already(p, id, tag, n);
     if (has != 0)
         return has < 0 ? -1 : 0;
+    /* the run id keeps "auto" (what was asked); the launch asks for what auto chose */
+    if (!strcmp(spec.torch.device, TB_TORCH_DEVICE_AUTO) && p->plat.neuron_devices > 0) {
+        torch_auto_neuron(p, &spec, path_note, sizeof path_note);
+        fprintf(stderr, "trnbench run: [%s] %s\n", tag, path_note);
+    }
     fprintf(stderr,
             "trnbench run: [%s] %s (PyTorch, %d process%s, device %s: %d warm-up + %d timed "
             "steps) ...\n",
             tag, id, spec.torch.nproc_per_node, spec.torch.nproc_per_node == 1 ? "" : "es",
             spec.torch.device, spec.warmup, spec.reps);
     /* on a Neuron machine neuron-monitor runs beside the script unless it trains on the
-     * CPU; its figures are kept only when the script ran on xla */
+     * CPU; its figures are kept only when the script ran on NeuronCores (neuron, xla) */
     if (p->plat.neuron_devices > 0 && strcmp(spec.torch.device, "cpu") != 0)
         mon = tb_plan_monitor_start(p);
     w.progress = tb_plan_progress(p, tag, id);
@@ -165,13 +213,19 @@ int tb_plan_torch(struct tb_plan *p, size_t i, struct tb_run_counts *n)
         snprintf(nodes, sizeof nodes, "nnodes=%d (c10d rendezvous) ",
                  spec.torch.nnodes > 1 ? spec.torch.nnodes : 1);
     snprintf(cflags, sizeof cflags, "%s, %s, torchrun %snproc_per_node=%d, %s over %s",
-             strcmp(t->device, "xla") ? "eager" : "xla (lazy tensors, compiled graphs)",
+             !strcmp(t->device, "xla")      ? "xla (lazy tensors, compiled graphs)"
+             : !strcmp(t->device, "neuron") ? "TorchNeuron (device neuron)"
+                                            : "eager",
              strcmp(t->precision, "bf16") ? "fp32" : "bf16 autocast, fp32 master weights", nodes,
              spec.torch.nproc_per_node, t->world_size > 1 ? t->parallelism : "one process",
              t->backend);
     if (!strcmp(t->device, "xla"))
         snprintf(c.blas, sizeof c.blas, "torch-xla %s, torch-neuronx %s, neuronx-cc %s",
                  t->torch_xla[0] ? t->torch_xla : "?", t->torch_neuronx[0] ? t->torch_neuronx : "-",
+                 t->neuronx_cc[0] ? t->neuronx_cc : "-");
+    else if (!strcmp(t->device, "neuron"))
+        snprintf(c.blas, sizeof c.blas, "TorchNeuron: torch-neuronx %s, neuronx-cc %s",
+                 t->torch_neuronx[0] ? t->torch_neuronx : "?",
                  t->neuronx_cc[0] ? t->neuronx_cc : "-");
     else
         snprintf(c.blas, sizeof c.blas, "%s", t->blas[0] ? t->blas : "torch's own");
@@ -196,15 +250,15 @@ int tb_plan_torch(struct tb_plan *p, size_t i, struct tb_run_counts *n)
         long used = (long)ceil(share - 1e-9);
         snprintf(chips, sizeof chips, "%ld", used < 1 ? 1 : used);
         /* NeuronCores of an unknown chip are not chips: the whole instance is charged */
-        c.chips_used = !strcmp(t->device, "xla") && !chip ? NULL : chips;
+        c.chips_used = on_neuron(t) && !chip ? NULL : chips;
         if (!strcmp(t->device, "cuda"))
             snprintf(c.device, sizeof c.device, "%.200s x%d", t->device_name, t->world_size);
         else if (chip)
-            snprintf(c.device, sizeof c.device, "%s x%s (%d NeuronCore%s, torch-xla)", chip->name,
-                     chips, t->world_size, t->world_size == 1 ? "" : "s");
+            snprintf(c.device, sizeof c.device, "%s x%s (%d NeuronCore%s, %s)", chip->name, chips,
+                     t->world_size, t->world_size == 1 ? "" : "s", neuron_path(t));
         else
-            snprintf(c.device, sizeof c.device, "%.200s x%d (torch-xla)", t->device_name,
-                     t->world_size);
+            snprintf(c.device, sizeof c.device, "%.200s x%d (%s)", t->device_name, t->world_size,
+                     neuron_path(t));
     }
 
     /* ---- the rows beside the recorder's ---- */
@@ -241,9 +295,9 @@ int tb_plan_torch(struct tb_plan *p, size_t i, struct tb_run_counts *n)
                      "%s peak in pricing/chips.csv)%s",
                      share, share == 1 ? "" : "s", peak, chip->name,
                      strcmp(t->precision, "bf16") ? "fp32" : "dense bf16",
-                     strcmp(t->device, "xla") ? ""
-                                              : "; one process per NeuronCore, the cores of a "
-                                                "chip from /sys/class/neuron_device");
+                     !on_neuron(t) ? ""
+                                   : "; one process per NeuronCore, the cores of a "
+                                     "chip from /sys/class/neuron_device");
             nx++;
         } else if (chip) {
             snprintf(why, sizeof why, "no mfu: pricing/chips.csv has no %s peak for the %s",
@@ -258,7 +312,7 @@ int tb_plan_torch(struct tb_plan *p, size_t i, struct tb_run_counts *n)
                  "activations, besides the CUDA context and torch's cache");
         nx++;
     }
-    for (int k = 0; k < nmon && !strcmp(t->device, "xla") && nx < TB_RECORD_MAX_EXTRA; k++)
+    for (int k = 0; k < nmon && on_neuron(t) && nx < TB_RECORD_MAX_EXTRA; k++)
         x[nx++] = mx[k];
     fell = tb_train_loss_fell(t, &before, &after);
     if (fell == 1)
@@ -271,9 +325,10 @@ int tb_plan_torch(struct tb_plan *p, size_t i, struct tb_run_counts *n)
                  "too few steps to see the loss fall (%d steps, %d batches cycled)", t->nsteps,
                  t->distinct_batches);
     {
-        size_t k = (size_t)snprintf(note, sizeof note, "PyTorch on %s (%.100s), %d process%s; %s",
-                                    t->device, t->device_name, t->world_size,
-                                    t->world_size == 1 ? "" : "es", fell_text);
+        size_t k = (size_t)snprintf(note, sizeof note,
+                                    "PyTorch on %s (%.100s), %d process%s; %s%s%s", t->device,
+                                    t->device_name, t->world_size, t->world_size == 1 ? "" : "es",
+                                    path_note, path_note[0] ? "; " : "", fell_text);
         if (!chip && k < sizeof note)
             k += (size_t)snprintf(note + k, sizeof note - k, "; %.200s", why);
         if (t->attention[0] && k < sizeof note)

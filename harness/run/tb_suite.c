@@ -265,10 +265,11 @@ static int torch_field(struct tb_torch_opts *o, const char *key, const char *v, 
     if (!strcmp(key, "nproc_per_node"))
         rc = int_field(where, key, v, &o->nproc_per_node, err, errlen);
     else if (!strcmp(key, "torch_device")) {
-        if (strcmp(v, "auto") && strcmp(v, "cpu") && strcmp(v, "cuda") && strcmp(v, "xla"))
+        if (strcmp(v, "auto") && strcmp(v, "cpu") && strcmp(v, "cuda") && strcmp(v, "neuron") &&
+            strcmp(v, "xla"))
             return tb_err(err, errlen,
-                          "%s: field 'torch_device': '%s' (auto, cpu, cuda or xla: Neuron through "
-                          "torch-neuronx)",
+                          "%s: field 'torch_device': '%s' (auto, cpu, cuda, neuron: TorchNeuron, "
+                          "or xla: PyTorch/XLA on Neuron SDK 2.29 and before)",
                           where, v);
         snprintf(o->device, sizeof o->device, "%s", v);
         rc = 0;

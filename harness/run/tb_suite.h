@@ -82,8 +82,9 @@ struct tb_serve_opts {
 struct tb_torch_opts {
     bool on;            /* executor=pytorch (or `run --executor pytorch`) */
     int nproc_per_node; /* torchrun's processes (data parallel ranks; default 1) */
-    char device[8];     /* "auto" (xla with torch-neuronx, cuda, cpu), "cpu", "cuda",
-                           "xla" */
+    char device[8];     /* "auto" (on Neuron: neuron or xla by the torch-neuronx
+                           installed, tb_torch_neuron_device; else cuda, cpu), "cpu",
+                           "cuda", "neuron" (TorchNeuron), "xla" (PyTorch/XLA) */
     char python[256];   /* the interpreter, looked up on PATH (default "python3") */
     char script[1024];  /* the training script; "": <datadir>/workloads/train/llama_train.py */
     double timeout_s;   /* the whole launch, compilation included (default 3600) */

@@ -14,7 +14,7 @@ out="$t/out"
 res="$out/results.csv"
 rm -rf "$t" && mkdir -p "$t"
 
-echo "1..41"
+echo "1..50"
 "$TB_BIN" import --help > "$t/help" 2>&1
 check "import --help exits 0" test $? -eq 0
 check "and names the formats" grep -q 'llmperf-upstream' "$t/help"
@@ -108,3 +108,35 @@ check "lists their serving levels with the tool" \
     grep -q 'imported: LLMPerf with Neuron' "$t/report/report.md"
 check "and prices them (usd_per_mtok_out rows in cost.csv)" \
     sh -c "grep '^import:' '$t/report/cost.csv' | grep -q 'usd_per_mtok_out'"
+
+# TorchTitan's training log: its metrics lines into measured training rows
+tt="$t/titan"
+"$TB_BIN" import --format torchtitan "$d/torchtitan-trn2.log" --model llama-3.1-8b \
+    --target trn2.48xlarge --batch 64 --seq-in 8192 --out "$tt" > /dev/null 2> "$t/e7"
+check "a TorchTitan log without --devices: exit 2, asking for it" \
+    sh -c "test $? -eq 2 && grep -q -- '--devices (its world size)' '$t/e7' && test ! -e '$tt/results.csv'"
+"$TB_BIN" import --format torchtitan "$d/torchtitan-trn2.log" --model llama-3.1-8b \
+    --target trn2.48xlarge --batch 64 --seq-in 8192 --devices 64 --measured-by 'Team T' \
+    --out "$tt" > /dev/null 2> "$t/e8"
+check "a TorchTitan log imported: exit 0" test $? -eq 0
+check "5 rows: step_time_s, train_tokens_per_s, gflop_per_s, loss, mfu" \
+    test "$(tail -n +2 "$tt/results.csv" | cut -d, -f16 | tr '\n' ' ')" = "step_time_s train_tokens_per_s gflop_per_s loss mfu "
+check "step_time_s 4 s, train 64 x 8192, measured by import" \
+    test "$(csv_cell "$tt/results.csv" value metric=step_time_s)/$(csv_cell "$tt/results.csv" phase metric=step_time_s)/$(csv_cell "$tt/results.csv" executor metric=step_time_s)" = "4/train/import"
+check "train_tokens_per_s: tps 2,048 x 64 devices" \
+    test "$(csv_cell "$tt/results.csv" value metric=train_tokens_per_s)" = 131072
+check "what was left out is said" grep -q 'not imported: memory: ' "$t/e8"
+cp "$tt/results.csv" "$t/titan-before.csv"
+"$TB_BIN" import --format auto "$d/torchtitan-trn2.log" --model llama-3.1-8b \
+    --batch 64 --seq-in 8192 --devices 64 --out "$tt" > /dev/null 2> "$t/e9"
+check "again with --format auto: told a TorchTitan log, already imported" \
+    sh -c "test $? -eq 0 && grep -q 'TorchTitan.*already imported\|already imported' '$t/e9' && cmp -s '$tt/results.csv' '$t/titan-before.csv'"
+sed 's/tps: 2,000/tps: 2,00/' "$d/torchtitan-trn2.log" > "$t/titan-bad.log"
+"$TB_BIN" import --format torchtitan "$t/titan-bad.log" --model llama-3.1-8b \
+    --batch 64 --seq-in 8192 --devices 64 --out "$tt" > /dev/null 2> "$t/e10"
+check "a malformed metrics line: exit 2, the file, line and field named, nothing written" \
+    sh -c "test $? -eq 2 && grep -q \"titan-bad.log: line 6: field 'tps'\" '$t/e10' && cmp -s '$tt/results.csv' '$t/titan-before.csv'"
+"$TB_BIN" import --format vllm "$d/vllm-rate.json" --model llama-3.1-8b --devices 8 \
+    --out "$tt" > /dev/null 2> "$t/e11"
+check "--devices with another format: exit 2" \
+    sh -c "test $? -eq 2 && grep -q -- '--devices is for torchtitan only' '$t/e11'"

@@ -5,7 +5,9 @@
 # With a stand-in interpreter (a Python script written here that answers the launch the
 # way the training script does, without torch): the rows of a CPU run, a run on two
 # "GPUs" (mfu against the H100's dense bf16 peak in pricing/chips.csv, chips_used, device
-# memory) and on "NeuronCores" of a simulated trn2.48xlarge; and a malformed line, a NaN
+# memory) and on "NeuronCores" of a simulated trn2.48xlarge, through torch-xla and through
+# TorchNeuron (--torch-device neuron), and which of the two --torch-device auto asks
+# for on a simulated Neuron 2.32 SDK (neuron) and 2.29 SDK (xla); and a malformed line, a NaN
 # loss and a hang (killed at --train-timeout) each fail the run with the reason and leave
 # results.csv as it was. Where an interpreter imports torch (python3 on the PATH, else
 # Debian's /usr/bin/python3), the real script on llama-tiny in 2 processes (gloo):
@@ -45,7 +47,9 @@ close_to() { # close_to A B REL: |A - B| <= REL |B|
 
 # The stand-in: called as PYTHON LAUNCHER --standalone --nproc_per_node K SCRIPT ARGS, it
 # prints what the training script would (FLOPs from the peer's count, no torch), as
-# FAKE_TRAIN says: good, cuda, xla, malformed, nan, hang.
+# FAKE_TRAIN says: good, cuda, xla, malformed, nan, hang, or asked: on the device of its
+# --device (auto: the CPU, the stand-in having no device to find), its arguments written
+# to FAKE_ARGS.
 cat >"$tmp/fake-python" <<EOF
 #!/usr/bin/env python3
 import json, os, sys, time
@@ -62,6 +66,11 @@ if opt("--layers"):
 B, T = int(opt("--batch")) * world, int(opt("--seq"))
 steps, warm = int(opt("--steps")), int(opt("--warmup-steps"))
 device = {"cuda": "cuda", "xla": "xla"}.get(mode, "cpu")
+if mode == "asked":
+    device = {"auto": "cpu"}.get(opt("--device"), opt("--device"))
+    with open(os.environ["FAKE_ARGS"], "w") as f:
+        f.write(" ".join(a) + "\n")
+neuron = device == "neuron"
 def emit(o):
     sys.stdout.write(json.dumps(o) + "\n")
     sys.stdout.flush()
@@ -69,13 +78,16 @@ print("a line of torchrun's that is not JSON")
 emit({"event": "start", "protocol": 1, "model": cfg["name"], "layers": cfg["layers"],
       "world_size": world, "global_batch": B, "seq": T, "steps": steps,
       "warmup_steps": warm, "precision": opt("--precision"), "device": device,
-      "device_name": {"cuda": "NVIDIA H100 80GB HBM3", "xla": "NEURON (xla:0)"}.get(device, "Stand-in CPU"),
+      "device_name": {"cuda": "NVIDIA H100 80GB HBM3", "xla": "NEURON (xla:0)",
+                      "neuron": "trn2 (neuron:0)"}.get(device, "Stand-in CPU"),
       "device_mem_gib": 79.1 if device == "cuda" else None,
-      "backend": {"cuda": "nccl", "xla": "xla"}.get(device, "gloo"),
+      "backend": {"cuda": "nccl", "xla": "xla", "neuron": "neuron"}.get(device, "gloo"),
       "parallelism": "data parallel: DistributedDataParallel", "torch": "2.5.1-standin",
       "python": "3.11.2", "tokens_per_step": B * T, "flops_per_step": pl.flops(cfg, "train", B, T, 1),
       "distinct_batches": 2, "blas": "stand-in BLAS", "torch_xla": "2.1.5" if device == "xla" else None,
-      "compile": "stand-in: nothing compiles"})
+      "torch_neuronx": "2.14.3.0-standin" if neuron else None,
+      "neuronx_cc": "2.28.7631.0-standin" if neuron else None,
+      "compile": "stand-in: torch.compile(backend=neuron)" if neuron else "stand-in: nothing compiles"})
 for i in range(warm + steps):
     secs = 0.5 if i == 0 else 0.1
     loss = 5.6 - 0.05 * i
@@ -101,7 +113,7 @@ fake() { # fake MODE OUT [ARGS...]: a run of llama-tiny through the stand-in
         --train-timeout 3 --out "$out" "$@" 2>"$out.err"
 }
 
-echo "1..62"
+echo "1..80"
 
 # ---- usage ----
 "$TB_BIN" run --executor pytorch --model llama-tiny --phase prefill --seq-in 16 \
@@ -184,6 +196,58 @@ check "  run id names the device asked" test "$(field "$r" loss run_id)" = "pyto
 check "  neuron-monitor's NeuronCore utilisation beside it, a percentage (360/7)" \
     perl -e 'exit !(abs($ARGV[0] - 360/7) < 1e-3 && $ARGV[1] eq "%")' \
     "$(field "$r" neuroncore_utilization_pct value)" "$(field "$r" neuroncore_utilization_pct unit)"
+
+# ---- TorchNeuron: --torch-device neuron, and what auto asks for by the SDK ----
+asked() { # asked OUT ROOT [ARGS...]: the stand-in on ROOT's simulated trn2, on the device asked
+    out=$1 root=$2
+    shift 2
+    env -u VIRTUAL_ENV PATH="$tmp/monbin:$PATH" TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$root" \
+        FAKE_ARGS="$out.args" FAKE_TRAIN=asked "$TB_BIN" run --executor pytorch \
+        --model llama-tiny --phase train --seq-in 16 --reps 3 --warmup 1 \
+        --python "$tmp/fake-python" --train-timeout 3 --out "$out" --precision bf16 --batch 4 \
+        --nproc-per-node 4 "$@" 2>"$out.err"
+}
+launched() { grep -q -- "--device $2 " "$1.args"; } # launched OUT DEVICE: the launch asked for it
+asked "$tmp/tn" "$trn2" --torch-device neuron
+check "--torch-device neuron on 4 NeuronCores of a trn2.48xlarge: exit 0" test $? -eq 0
+r="$tmp/tn/results.csv"
+check "  the launch asked for --device neuron" launched "$tmp/tn" neuron
+check "  device: the path that ran, TorchNeuron; chips_used 1" \
+    test "$(field "$r" mfu device)/$(field "$r" mfu chips_used)" = "Trainium2 x1 (4 NeuronCores, TorchNeuron)/1"
+check "  cflags: TorchNeuron over its neuron process group" \
+    test "$(field "$r" loss cflags)" = "TorchNeuron (device neuron), bf16 autocast, fp32 master weights, torchrun nproc_per_node=4, data parallel: DistributedDataParallel over neuron"
+check "  blas: the TorchNeuron stack" \
+    test "$(field "$r" loss blas)" = "TorchNeuron: torch-neuronx 2.14.3.0-standin, neuronx-cc 2.28.7631.0-standin"
+check "  run id names the device asked" test "$(field "$r" loss run_id)" = "pytorch:llama-tiny/train/b4/in16/bf16/np4/neuron"
+mfu=$(field "$r" mfu value)
+check "  mfu against a whole Trainium2's 667 TFLOP/s ($mfu)" close_to "$mfu" "$want" 1e-5
+check "  neuron-monitor's NeuronCore utilisation kept beside it" \
+    test -n "$(field "$r" neuroncore_utilization_pct value)"
+# the simulated trn2 holds Neuron 2.32's compiler (neuronx-cc 2.27.5334.0) and the
+# PyTorch/XLA torch-neuronx 2.9.0.2.15.32035 the 2.32 manual setup still pins
+# (tests/data/platform_trn2/README)
+asked "$tmp/auto232" "$trn2"
+check "--torch-device auto on a simulated Neuron 2.32 SDK: exit 0" test $? -eq 0
+r="$tmp/auto232/results.csv"
+check "  the launch asked for --device neuron" launched "$tmp/auto232" neuron
+check "  device: TorchNeuron" test "$(field "$r" loss device)" = "Trainium2 x1 (4 NeuronCores, TorchNeuron)"
+check "  run id keeps auto (what was asked)" test "$(field "$r" loss run_id)" = "pytorch:llama-tiny/train/b4/in16/bf16/np4"
+check "  notes say which path and why" has "$r" \
+    "torch_device auto: neuron, as neuronx-cc 2.27.5334.0 is Neuron 2.30 or later, which trains on TorchNeuron's native device; torch-neuronx 2.9.0.2.15.32035 is PyTorch/XLA, no longer supported for training there (torch_device=xla runs it anyway)"
+# the same machine with Neuron 2.29.1's pins (tests/data/neuron/sdk-2.29)
+rm -rf "$tmp/root229" && cp -R "$trn2" "$tmp/root229" && rm -rf "$tmp/root229/opt" &&
+    cp -R "$TB_SRCDIR/tests/data/neuron/sdk-2.29/opt" "$tmp/root229/opt"
+asked "$tmp/auto229" "$tmp/root229"
+check "--torch-device auto on a simulated Neuron 2.29 SDK: exit 0" test $? -eq 0
+r="$tmp/auto229/results.csv"
+check "  the launch asked for --device xla" launched "$tmp/auto229" xla
+check "  device: torch-xla" test "$(field "$r" loss device)" = "Trainium2 x1 (4 NeuronCores, torch-xla)"
+check "  notes say which path and why" has "$r" \
+    "torch_device auto: xla, as torch-neuronx 2.9.0.2.13.26312 is PyTorch/XLA (PyTorch 2.9) with neuronx-cc 2.24.8799.0, Neuron 2.29 or before: the XLA path"
+printf 'run model=llama-tiny phase=train seq_in=16 batch=2 reps=3 warmup=1 executor=pytorch torch_device=neuron python=/nonexistent/python3\n' >"$tmp/tn.suite"
+"$TB_BIN" run --suite "$tmp/tn.suite" --out "$tmp/tn-suite" 2>"$tmp/tn-suite.err"
+check "a suite line with torch_device=neuron is read (skipped here: no interpreter)" \
+    has "$tmp/tn-suite.err" "not run by PyTorch: cannot run '/nonexistent/python3'"
 
 # ---- bad output: the run fails, results.csv stays as it was ----
 "$TB_BIN" run --executor cpu --model llama-tiny --phase prefill --seq-in 8 --reps 1 --warmup 0 \

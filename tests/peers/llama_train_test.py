@@ -86,6 +86,13 @@ def usage():
     ok(r.returncode == 2 and "--batch" in r.stderr, "--batch 0: exit 2, names the option")
     r = run(["--model", TINY, "--batch", "1", "--seq", "8", "--steps", "1", "--device", "tpu"])
     ok(r.returncode == 2 and "--device" in r.stderr, "--device tpu: exit 2")
+    r = run(ARGS[:-4] + ["--device", "neuron"])
+    got = lines_of(r.stdout) or [{}]
+    ok(r.returncode == 3 and got[0].get("event") == "unavailable"
+       and ("TorchNeuron is not installed" in got[0].get("reason", "")
+            or "torch not importable" in got[0].get("reason", "")),
+       f"--device neuron (TorchNeuron) is a device, not here: exit 3 ({r.returncode}), "
+       f"{got[0].get('reason')}")
     r = run(["--model", TINY, "--batch", "1", "--seq", "8", "--steps", "1", "--precision", "fp8"])
     ok(r.returncode == 2 and "--precision" in r.stderr, "--precision fp8: exit 2")
     r = run(["--model", "llama-9", "--batch", "1", "--seq", "8", "--steps", "1"])

@@ -3,10 +3,14 @@
  * format gives, its value, percentiles and spread exactly as the file has them or as the
  * conversion makes them, the shape, load and provenance columns; what is left out and
  * why; the bad inputs each refused with the file and the field named; and the rows read
- * back (tb_results_load) and priced (tb_costs_build) like any measured row. */
+ * back (tb_results_load) and priced (tb_costs_build) like any measured row. TorchTitan's
+ * log (torchtitan): its metrics lines read through colour escapes and torchrun's rank
+ * prefix, the figures converted with the shape and devices given, each malformed line
+ * refused with its line and field. */
 #include "tb_import.h"
 
 #include "tb_cost.h"
+#include "tb_flops.h"
 #include "tb_pricing.h"
 #include "tb_results.h"
 #include "tb_util.h"
@@ -400,6 +404,150 @@ static void test_bad(void)
 
 /* The rows read back as results and priced like any measured row: a GPU of a
  * p5.48xlarge charged 1/8 of its hour. */
+/* ---- TorchTitan's training log ---- */
+
+static void titan_opts(struct tb_import_opts *o, bool priced)
+{
+    opts_init(o);
+    o->batch = 64;
+    o->seq_in = 8192;
+    o->devices = 64; /* a trn2.48xlarge: 16 Trainium2 x 4 logical NeuronCores */
+    if (priced) {
+        o->target = "trn2.48xlarge";
+        o->target_chips = 16;
+        o->chip_peak_tflops = 667;
+        o->chip_name = "Trainium2";
+    }
+}
+
+/* A log of TorchTitan's metrics lines without colour (metrics.disable_color_printing),
+ * its steps as given, each "step: S  loss: L  ...  tps: TPS  ...  mfu: M". */
+static const char TITAN_PLAIN[] =
+    "[titan] 2026-09-20 17:00:00,001 - root - INFO - Training starts at step 1\n"
+    "[titan] 2026-09-20 17:02:00,001 - root - INFO - step:  1  loss: 12.00000  grad_norm: "
+    " 9.0000  memory: 20.00GiB(83.33%)  tps: 100  tflops: 2.58  mfu: 1.63%\n"
+    "[titan] 2026-09-20 17:02:40,001 - root - INFO - step: 10  loss:  9.50000  grad_norm: "
+    " 3.0000  memory: 20.00GiB(83.33%)  tps: 1,024  tflops: 26.40  mfu: 16.71%\n"
+    "[titan] 2026-09-20 17:03:20,001 - root - INFO - step: 20  loss:  8.25000  grad_norm: "
+    " 2.0000  memory: 20.00GiB(83.33%)  tps: 1,024  tflops: 26.40  mfu: 16.71%\n";
+
+static void titan_refused(const char *name, const char *from, const char *to, const char *field,
+                          const char *why)
+{
+    struct tb_import im;
+    struct tb_import_opts o;
+    char text[2048], err[1024] = "", *p;
+    const char *at = strstr(TITAN_PLAIN, from);
+    if (!at)
+        bail("'%s' is not in the log", from);
+    snprintf(text, sizeof text, "%.*s%s%s", (int)(at - TITAN_PLAIN), TITAN_PLAIN, to,
+             at + strlen(from));
+    p = scratch(name, text);
+    titan_opts(&o, false);
+    OK(tb_import_file(&im, p, TB_IMPORT_TORCHTITAN, &o, err, sizeof err) != 0 && has(err, name) &&
+           has(err, field) && has(err, why) && im.nrows == 0,
+       "%s: refused naming '%s' and '%s': %s", name, field, why, err);
+    tb_import_release(&im);
+    free(p);
+}
+
+static void test_torchtitan(void)
+{
+    struct tb_import im;
+    struct tb_import_opts o;
+    const struct tb_result_row *r;
+    enum tb_import_format f = TB_IMPORT_VLLM;
+    char err[1024] = "", *p = test_src_path("tests/data/import/torchtitan-trn2.log"), *q;
+    const double flops = tb_flops_train(&arch, 64, 8192);
+    const double steps[3] = {64.0 * 8192 / (2048.0 * 64), 64.0 * 8192 / (2000.0 * 64),
+                             64.0 * 8192 / (2100.0 * 64)};
+    double mean = (steps[0] + steps[1] + steps[2]) / 3;
+
+    OK(tb_import_sniff(p, &f, err, sizeof err) == 0 && f == TB_IMPORT_TORCHTITAN,
+       "a TorchTitan log is told by its lines (%s)", err);
+    titan_opts(&o, true);
+    OK(tb_import_file(&im, p, TB_IMPORT_TORCHTITAN, &o, err, sizeof err) == 0,
+       "the TorchTitan log (colour escapes, torchrun's [rank0]: prefix) imported: %s", err);
+    IS_INT(5, (int)im.nrows, "  5 rows: step_time_s, train_tokens_per_s, gflop_per_s, loss, mfu");
+    r = row_of(&im, "step_time_s", NULL);
+    IS_DOUBLE(4.0, num_of(r, TB_COL_VALUE), 1e-12,
+              "  step_time_s: the median window, 64 x 8192 / (2,048 tps x 64 devices)");
+    IS_DOUBLE(steps[2], num_of(r, TB_COL_MIN), 1e-9, "  its min: the window at 2,100 tps");
+    IS_DOUBLE(steps[1], num_of(r, TB_COL_MAX), 1e-9, "  its max: the window at 2,000 tps");
+    IS_DOUBLE(mean, num_of(r, TB_COL_MEAN), 1e-9, "  its mean");
+    IS_STRING("3", cell(r, TB_COL_N), "  n: the 3 windows after the first (step 1 left out)");
+    IS_STRING("train", cell(r, TB_COL_PHASE), "  phase train");
+    IS_STRING("64", cell(r, TB_COL_BATCH), "  batch: the global batch given");
+    IS_STRING("8192", cell(r, TB_COL_SEQ_IN), "  seq_in: the seq_len given");
+    IS_STRING("measured", cell(r, TB_COL_PROVENANCE), "  provenance measured");
+    IS_STRING("trn2.48xlarge", cell(r, TB_COL_TARGET), "  the target given");
+    OK(has(cell(r, TB_COL_RUN_ID), "import:torchtitan:"), "  run id %s", cell(r, TB_COL_RUN_ID));
+    IS_STRING("2026-09-14T09:12:01", cell(r, TB_COL_TIMESTAMP), "  timestamp: the log's clock");
+    OK(has(cell(r, TB_COL_NOTES), "measured by a team not named (--measured-by not given) on "
+                                  "2026-09-14 (the log's clock") &&
+           has(cell(r, TB_COL_NOTES), "tokens per second per device"),
+       "  notes: when, by whom, and what tps is: %s", cell(r, TB_COL_NOTES));
+    r = row_of(&im, "train_tokens_per_s", NULL);
+    IS_DOUBLE(2048.0 * 64, num_of(r, TB_COL_VALUE), 1e-9, "  train_tokens_per_s: tps x 64");
+    r = row_of(&im, "gflop_per_s", NULL);
+    IS_DOUBLE(flops / 4.0 / 1e9, num_of(r, TB_COL_VALUE), 1e-3,
+              "  gflop_per_s: trnbench's FLOPs of the step / 4 s");
+    r = row_of(&im, "loss", NULL);
+    IS_DOUBLE(7.8321, num_of(r, TB_COL_VALUE), 1e-12, "  loss: the last metrics line's (step 30)");
+    r = row_of(&im, "mfu", NULL);
+    IS_DOUBLE(flops / 4.0 / (16 * 667e12), num_of(r, TB_COL_VALUE), 1e-9,
+              "  mfu: trnbench's, over 16 Trainium2 chips at 667 TFLOP/s");
+    OK(has(cell(r, TB_COL_NOTES), "TorchTitan's own mfu, median 33.41%"),
+       "  TorchTitan's own mfu only in the notes: %s", cell(r, TB_COL_NOTES));
+    OK(has(im.skipped, "memory:") && has(im.skipped, "tflops:") && has(im.skipped, "grad_norm:"),
+       "  memory, tflops and grad_norm left out, said: %s", im.skipped);
+    tb_import_release(&im);
+
+    titan_opts(&o, false);
+    OK(tb_import_file(&im, p, TB_IMPORT_TORCHTITAN, &o, err, sizeof err) == 0 && im.nrows == 4 &&
+           !row_of(&im, "mfu", NULL) && has(im.skipped, "mfu: TorchTitan's mfu (median 33.41%)"),
+       "no target: 4 rows, mfu left out and why (%s)", err);
+    tb_import_release(&im);
+
+    q = scratch("titan-plain.log", TITAN_PLAIN);
+    titan_opts(&o, false);
+    OK(tb_import_file(&im, q, TB_IMPORT_TORCHTITAN, &o, err, sizeof err) == 0,
+       "a log without colour, no rank prefix: imported (%s)", err);
+    r = row_of(&im, "step_time_s", NULL);
+    IS_DOUBLE(64.0 * 8192 / (1024.0 * 64), num_of(r, TB_COL_VALUE), 1e-12,
+              "  step_time_s from tps 1,024");
+    IS_STRING("2", cell(r, TB_COL_N), "  2 windows after the first");
+    tb_import_release(&im);
+    free(q);
+
+    titan_refused("titan-tps.log",
+                  "tps: 1,024  tflops: 26.40  mfu: 16.71%\n[titan] 2026-09-20 17:03",
+                  "tps: 1,02  tflops: 26.40  mfu: 16.71%\n[titan] 2026-09-20 17:03",
+                  "line 3: field 'tps'", "thousands commas");
+    titan_refused("titan-loss.log", "loss:  9.50000", "loss: nan", "line 3: field 'loss'",
+                  "not a finite loss");
+    titan_refused("titan-mfu.log", "mfu: 16.71%\n[titan] 2026-09-20 17:03",
+                  "\n[titan] 2026-09-20 17:03", "line 3: field 'mfu'", "missing");
+    titan_refused("titan-pct.log", "mfu: 1.63%", "mfu: 163%", "line 2: field 'mfu'",
+                  "percentage from 0 to 100");
+    titan_refused("titan-back.log", "step: 20", "step:  5", "line 4: field 'step'",
+                  "5 after step 10");
+    {
+        char *one = scratch("titan-one.log",
+                            "[titan] 2026-09-20 17:02:00,001 - root - INFO - step:  1  loss: "
+                            "12.00000  memory: 20.00GiB(83.33%)  tps: 100  mfu: 1.63%\n");
+        titan_opts(&o, false);
+        OK(tb_import_file(&im, one, TB_IMPORT_TORCHTITAN, &o, err, sizeof err) != 0 &&
+               has(err, "titan-one.log: only one metrics line") && im.nrows == 0,
+           "a log of the first window only: refused (%s)", err);
+        tb_import_release(&im);
+        free(one);
+    }
+    titan_refused("titan-mem.log", "memory: 20.00GiB(83.33%)  tps: 100", "memory: 20.00 tps: 100",
+                  "line 2: field 'memory'", "not GIB(PCT%)");
+    free(p);
+}
+
 static void test_results_and_cost(void)
 {
     struct tb_import im;
@@ -464,6 +612,7 @@ int main(void)
     test_nxdi();
     test_llmperf();
     test_bad();
+    test_torchtitan();
     test_results_and_cost();
     return 0;
 }

@@ -210,7 +210,7 @@ static void parsing(void)
     refused(replaced(text, "\"protocol\": 1", "\"protocol\": 2"),
             "field 'protocol': 2, but trnbench reads protocol 1", "a later protocol");
     refused(replaced(text, "\"device\": \"cpu\"", "\"device\": \"tpu\""),
-            "field 'device': not cpu, cuda or xla", "an unknown device");
+            "field 'device': not cpu, cuda, neuron or xla", "an unknown device");
     refused(replaced(text, "{\"event\": \"end\"", "{\"event\": \"finish\""),
             "field 'event': not start, step, end, unavailable or error", "an unknown event");
     refused(replaced(text, "{\"event\": \"end\"",
@@ -315,6 +315,75 @@ static void keys(void)
     tb_run_spec_set(&s, "nproc_per_node=2", "cmd", err, sizeof err);
     IS_INT(-1, tb_run_spec_check(&s, "cmd", err, sizeof err), "nproc_per_node without it");
     OK(strstr(err, "are for executor=pytorch only") != NULL, "  refused: %s", err);
+}
+
+/* TorchNeuron, the native device: the key, a report from it, and which device
+ * torch_device=auto takes from the torch-neuronx installed. */
+static void neuron(void)
+{
+    static const struct {
+        const char *torch_neuronx, *neuronx_cc, *want;
+    } V[] = {
+        {"2.14.3.0", "2.28.7631.0", "neuron"},         /* Neuron 2.33's TorchNeuron */
+        {"2.10.0.0", NULL, "neuron"},                  /* PyTorch 2.10: TorchNeuron */
+        {"3.0.1", "", "neuron"},                       /* a later major */
+        {"2.9.0.2.15.32035", "2.27.5334.0", "neuron"}, /* Neuron 2.32 (its compiler), the
+                                                          XLA package left from 2.31 */
+        {NULL, "2.25.3371.0", "neuron"},               /* Neuron 2.30, no torch-neuronx */
+        {"2.9.0.2.13.26312", "2.24.8799.0", "xla"},    /* Neuron 2.29.1 */
+        {"2.9.0.2.15.32035", NULL, "xla"},             /* no compiler to date the SDK */
+        {"1.13.1.1.13.1", "2.12.54.0", "xla"},         /* PyTorch 1.13's */
+        {"", "", NULL},                                /* nothing installed */
+        {"torch", "cc", NULL},                         /* not versions */
+        {"2.x", "2.", NULL},                           /* no minor */
+    };
+    struct tb_run_spec s;
+    struct tb_train_report t;
+    char text[8192], err[1024], id[256], why[400];
+
+    spec_of(&s);
+    IS_INT(0, tb_run_spec_set(&s, "torch_device=neuron", "x.suite: line 2", err, sizeof err),
+           "torch_device=neuron accepted (%s)", err);
+    IS_INT(0, tb_run_spec_check(&s, "x.suite: line 2", err, sizeof err), "  checks (%s)", err);
+    tb_run_spec_id(&s, id, sizeof id);
+    IS_STRING("llama-tiny/train/b2/in16/fp32/np1/neuron", id, "  its id names the device");
+    IS_INT(-1, tb_run_spec_set(&s, "torch_device=trainium", "x.suite: line 2", err, sizeof err),
+           "torch_device=trainium refused");
+    OK(strstr(err, "field 'torch_device': 'trainium' (auto, cpu, cuda, neuron") != NULL,
+       "  names the devices: %s", err);
+
+    report_text(text, sizeof text, FALLS, 1);
+    snprintf(text, sizeof text, "%s",
+             replaced(text, "\"device\": \"cpu\", \"device_name\": \"Test CPU\"",
+                      "\"device\": \"neuron\", \"device_name\": \"trn2 (neuron:0)\""));
+    IS_INT(TB_TRAIN_OK, tb_train_parse(&t, NAME, text, strlen(text), err, sizeof err),
+           "a report from device neuron: read (%s)", err);
+    IS_STRING("neuron", t.device, "  its device");
+    IS_INT(0, tb_train_check(&t, NAME, &s, tiny, err, sizeof err),
+           "  answers torch_device=neuron (%s)", err);
+    tb_train_report_release(&t);
+    refused(replaced(text, "\"device\": \"neuron\"", "\"device\": \"tpu\""),
+            "field 'device': not cpu, cuda, neuron or xla", "a device of no known kind");
+
+    for (size_t i = 0; i < sizeof V / sizeof V[0]; i++) {
+        const char *got =
+            tb_torch_neuron_device(V[i].torch_neuronx, V[i].neuronx_cc, why, sizeof why);
+        OK(got == V[i].want || (got && V[i].want && !strcmp(got, V[i].want)),
+           "torch-neuronx %s, neuronx-cc %s: %s (%s)",
+           V[i].torch_neuronx ? V[i].torch_neuronx : "-", V[i].neuronx_cc ? V[i].neuronx_cc : "-",
+           V[i].want ? V[i].want : "the script's choice", why);
+    }
+    tb_torch_neuron_device("2.14.3.0", NULL, why, sizeof why);
+    OK(strstr(why, "torch-neuronx 2.14.3.0 is TorchNeuron (PyTorch 2.14)") != NULL, "  said: %s",
+       why);
+    tb_torch_neuron_device("2.9.0.2.15.32035", "2.27.5334.0", why, sizeof why);
+    OK(strstr(why, "neuronx-cc 2.27.5334.0 is Neuron 2.30 or later") != NULL &&
+           strstr(why, "torch-neuronx 2.9.0.2.15.32035 is PyTorch/XLA, no longer supported for "
+                       "training there (torch_device=xla runs it anyway)") != NULL,
+       "  said: %s", why);
+    tb_torch_neuron_device("2.9.0.2.13.26312", "2.24.8799.0", why, sizeof why);
+    OK(strstr(why, "with neuronx-cc 2.24.8799.0, Neuron 2.29 or before: the XLA path") != NULL,
+       "  said: %s", why);
 }
 
 static void running(void)
@@ -505,6 +574,7 @@ int main(void)
     tiny = &a;
     parsing();
     keys();
+    neuron();
     running();
     executor();
     return 0;

@@ -6,12 +6,14 @@ with an argv and no shell:
 
     python3 -m torch.distributed.run --standalone --nproc_per_node K llama_train.py \\
         --model workloads/llama/llama-3.2-1b.model [--layers N] --batch B --seq T \\
-        --steps N --warmup-steps W --precision fp32|bf16 --device auto|cpu|cuda|xla \\
+        --steps N --warmup-steps W --precision fp32|bf16 --device auto|cpu|cuda|neuron|xla \\
         --seed S [--lr LR] [--distinct-batches K]
 
 and it runs by hand the same way (or as a plain `python3 llama_train.py ...`: one
-process). It needs python3 and torch (1.13 or later); on Neuron, torch-neuronx (which
-brings torch-xla); it never needs trnbench.
+process). It needs python3 and torch (1.13 or later); on Neuron, torch-neuronx: from
+PyTorch 2.10 TorchNeuron, the native device "neuron" (Neuron 2.30 and later), before it
+PyTorch/XLA (torch-neuronx 2.9 and older, with torch-xla: the device "xla"); it never
+needs trnbench.
 
 What it trains: the Llama of a trnbench catalogue file (workloads/README.md), the model
 of workloads/peers/pytorch_llama.py (imported from there, not copied: the same modules,
@@ -34,9 +36,15 @@ work. The shapes, and so the work and the speed, are those of fresh data.
 Processes: under torchrun (RANK, WORLD_SIZE, LOCAL_RANK in the environment) data
 parallel over WORLD_SIZE processes, each with --batch sequences of its own data
 (drawn from the seed and its rank): DistributedDataParallel on gloo (cpu) or NCCL
-(cuda, one GPU per process: LOCAL_RANK), and on Neuron torch-xla's "xla" process
-group with xm.optimizer_step all-reducing the gradients, as AWS's torch-neuronx data
-parallel tutorials do (one NeuronCore per process). Tensor and pipeline parallelism
+(cuda, one GPU per process: LOCAL_RANK), on TorchNeuron DistributedDataParallel on
+the "neuron" process group that importing torch_neuronx registers (aws-neuron-sdk
+torch/guides/torch-distributed.rst: init_process_group(backend="neuron"), one logical
+NeuronCore per process), and on PyTorch/XLA torch-xla's "xla" process group with
+xm.optimizer_step all-reducing the gradients, as AWS's torch-neuronx data parallel
+tutorials do (one NeuronCore per process). On TorchNeuron the model runs under
+torch.compile(backend="neuron"), as the TorchNeuron overview says a compiled model is
+run (frameworks/torch/pytorch-native-overview.rst: "Specify backend=\"neuron\"") and
+bf16 autocast is torch.autocast(device_type="neuron"). Tensor and pipeline parallelism
 (NxD, neuronx-distributed) are not here: every process holds the whole model, its
 gradients and AdamW state (16 bytes a parameter), so on a NeuronCore only models of
 about a billion parameters or fewer fit (use --layers N for a big model's layers).
@@ -53,7 +61,9 @@ Output: one JSON object a line on stdout, from rank 0 only (progress goes to std
                             was: JSON has no NaN); the first --warmup-steps are warm-up
   {"event": "end", ...}     compile_s (the warm-up steps' time beyond a steady step:
                             graph tracing and compilation on xla, where torch-neuronx
-                            compiles each new graph with neuronx-cc; on cuda and cpu
+                            compiles each new graph with neuronx-cc, and on neuron
+                            torch.compile's (TorchDynamo's graphs lowered by the
+                            Neuron backend, compiled by neuronx-cc); on cuda and cpu
                             eager there is no compilation, only first-call allocation
                             and kernel selection), torch-xla's own CompileTime where it
                             counts one, peak memory, wall time
@@ -61,11 +71,13 @@ Output: one JSON object a line on stdout, from rank 0 only (progress goes to std
   {"event": "error", "reason": r}        a step failed (with exit 1)
 A step's time: from zeroing the gradients to the loss on the host, the device
 synchronised (cuda: torch.cuda.synchronize; xla: xm.mark_step, then the loss read
-back waits for the graph to run).
+back waits for the graph to run; neuron: torch.neuron.synchronize where it exists, and
+the loss read back waits for the device's queue in any case).
 
 Exit status: 0 trained; 1 failed (a step raised, the loss was not finite); 2 usage or
-input error; 3 cannot run here (no torch, no torch-xla for --device xla, no CUDA
-device for --device cuda), with a one-line reason on stderr.
+input error; 3 cannot run here (no torch, no torch-xla for --device xla, no
+TorchNeuron for --device neuron, no CUDA device for --device cuda), with a one-line
+reason on stderr.
 """
 import argparse
 import json
@@ -86,7 +98,7 @@ import pytorch_llama as pl  # noqa: E402  the model, the catalogue parser, the c
 torch, F = pl.torch, pl.F
 EXIT_FAILED, EXIT_USAGE, EXIT_UNAVAILABLE = 1, 2, 3
 PROTOCOL = 1
-DEVICES = ("auto", "cpu", "cuda", "xla")
+DEVICES = ("auto", "cpu", "cuda", "neuron", "xla")
 PRECISIONS = ("fp32", "bf16")
 
 
@@ -147,8 +159,8 @@ def parse_args(argv):
     p.add_argument("--precision", choices=PRECISIONS, default="fp32",
                    help="fp32, or bf16 mixed precision (autocast; fp32 master weights)")
     p.add_argument("--device", choices=DEVICES, default="auto",
-                   help="auto (xla with torch-neuronx, else cuda when torch sees a GPU, else "
-                   "cpu), cpu, cuda or xla")
+                   help="auto (neuron with TorchNeuron, xla with PyTorch/XLA's torch-neuronx, "
+                   "else cuda when torch sees a GPU, else cpu), cpu, cuda, neuron or xla")
     p.add_argument("--seed", type=non_negative, default=1, help="weights and tokens (default 1)")
     p.add_argument("--lr", type=learning_rate, default=pl.ADAMW["lr"],
                    help=f"AdamW learning rate (default {pl.ADAMW['lr']:g})")
@@ -179,12 +191,28 @@ def version_of(name):
         return None
 
 
+def neuron_module():
+    """TorchNeuron's device module (torch.neuron), once torch_neuronx has registered the
+    device; None where this torch has no such device (PyTorch/XLA's torch-neuronx, or
+    none)."""
+    try:
+        import torch_neuronx  # noqa: F401  registers the neuron device and process group
+    except Exception:  # noqa: BLE001
+        return None
+    return getattr(torch, "neuron", None)
+
+
 def pick_device(asked):
-    """The device kind to train on: asked, or for auto the first of xla (torch-neuronx
-    installed: a Neuron machine), cuda (torch sees a GPU), cpu."""
+    """The device kind to train on: asked, or for auto the first of neuron (TorchNeuron
+    installed and a device seen), xla (PyTorch/XLA's torch-neuronx with torch-xla), cuda
+    (torch sees a GPU), cpu. trnbench decides auto itself on a Neuron machine (from the
+    torch-neuronx version) and asks for the device; this is the script run by hand."""
     if asked != "auto":
         return asked
-    if importable("torch_neuronx"):
+    mod = neuron_module()
+    if mod is not None and getattr(mod, "is_available", lambda: False)():
+        return "neuron"
+    if importable("torch_neuronx") and importable("torch_xla"):
         return "xla"
     if torch.cuda.is_available():
         return "cuda"
@@ -199,7 +227,7 @@ class Env:
         self.world = int(os.environ.get("WORLD_SIZE", "1"))
         self.local_rank = int(os.environ.get("LOCAL_RANK", "0"))
         self.kind = kind
-        self.xm = None
+        self.xm = self.neuron = None
         if kind == "cpu":
             self.device, self.backend = torch.device("cpu"), "gloo"
             self.name = cpu_name()
@@ -215,6 +243,25 @@ class Env:
             self.device, self.backend = torch.device("cuda", self.local_rank), "nccl"
             self.name = torch.cuda.get_device_name(self.device)
             self.mem_gib = torch.cuda.get_device_properties(self.device).total_memory / 2**30
+        elif kind == "neuron":
+            mod = neuron_module()
+            if mod is None:
+                raise Unavailable("--device neuron: TorchNeuron is not installed (torch-neuronx "
+                                  "2.10 or later, the native backend; torch "
+                                  f"{torch.__version__} has no neuron device)")
+            count = mod.device_count() if hasattr(mod, "device_count") else 1
+            # one logical NeuronCore a process: LOCAL_RANK's, or the one visible (as
+            # TorchTitan's get_local_device picks, pytorch/torchtitan torchtitan/tools/utils.py)
+            index = 0 if count == 1 else self.local_rank
+            if index >= count:
+                raise Unavailable(f"process {self.local_rank} of this node has no NeuronCore: "
+                                  f"{count} visible")
+            if hasattr(mod, "set_device"):
+                mod.set_device(index)
+            self.neuron = mod
+            self.device, self.backend = torch.device("neuron", index), "neuron"
+            self.name = neuron_device_name(mod, self.device)
+            self.mem_gib = None
         else:
             try:
                 import torch_xla.core.xla_model as xm
@@ -234,6 +281,9 @@ class Env:
         """Wait for the device to finish the step's work."""
         if self.kind == "cuda":
             torch.cuda.synchronize(self.device)
+        elif self.kind == "neuron":
+            if hasattr(self.neuron, "synchronize"):
+                self.neuron.synchronize()
         elif self.kind == "xla":
             self.xm.mark_step()  # cut the graph here and run it
 
@@ -247,6 +297,14 @@ def cpu_name():
     except OSError:
         pass
     return platform.processor() or "cpu"
+
+
+def neuron_device_name(mod, device):
+    try:  # "trn2": the chip TorchTitan's peak-FLOPs table keys on
+        kind = mod.get_device_properties().name
+    except Exception:  # noqa: BLE001
+        kind = "neuron"
+    return f"{kind} ({device})"
 
 
 def xla_device_name(xm, device):
@@ -301,16 +359,21 @@ def environment(args, cfg, env):
         "python": platform.python_version(),
         "cuda": torch.version.cuda,
         "torch_xla": version_of("torch_xla") if env.kind == "xla" else None,
-        "torch_neuronx": version_of("torch_neuronx") if env.kind == "xla" else None,
-        "neuronx_cc": version_of("neuronxcc") if env.kind == "xla" else None,
+        "torch_neuronx": version_of("torch_neuronx") if env.kind in ("xla", "neuron") else None,
+        "neuronx_cc": version_of("neuronxcc") if env.kind in ("xla", "neuron") else None,
         "blas": ("cuBLAS (CUDA " + str(torch.version.cuda) + ")" if env.kind == "cuda"
-                 else blas_info() if env.kind == "cpu" else "XLA"),
+                 else blas_info() if env.kind == "cpu"
+                 else "TorchNeuron" if env.kind == "neuron" else "XLA"),
         "threads": torch.get_num_threads(),
         "attention": "SDPA" if hasattr(F, "scaled_dot_product_attention")
                      else "explicit softmax(q k^T / sqrt(d)) v in fp32 (torch has no SDPA)",
         "compile": ("xla: each new graph is traced and compiled (neuronx-cc on Neuron) in the "
                     "first steps; a persistent cache can make a later run's compilation short"
                     if env.kind == "xla" else
+                    "torch.compile(backend=\"neuron\"): TorchDynamo's forward and backward "
+                    "graphs lowered by the Neuron backend and compiled by neuronx-cc in the "
+                    "first steps; TorchDynamo's cache can make a later run's compilation short"
+                    if env.kind == "neuron" else
                     f"eager {env.kind}: no graph compilation; the first step includes "
                     "allocation and kernel selection"),
     }
@@ -337,8 +400,9 @@ def make_batches(cfg, args, env):
 
 def build_model(cfg, args, env):
     # the peer draws weights with a generator on the model's device; torch-xla has no
-    # device generators, so on xla the model is drawn on the CPU and moved
-    where = torch.device("cpu") if env.kind == "xla" else env.device
+    # device generators, so on xla (and neuron, whose generators the peer does not
+    # assume) the model is drawn on the CPU and moved
+    where = torch.device("cpu") if env.kind in ("xla", "neuron") else env.device
     model = pl.build(cfg, args.seq, torch.float32, args.seed, where)
     return model.to(env.device) if where != env.device else model
 
@@ -366,6 +430,8 @@ def train(cfg, args, env):
         net = torch.nn.parallel.DistributedDataParallel(
             model, device_ids=[env.local_rank] if env.kind == "cuda" else None,
             broadcast_buffers=False)
+    if env.kind == "neuron":
+        net = torch.compile(net, backend="neuron")
     opt = make_optimizer(model, args, env)
     inputs, targets = make_batches(cfg, args, env)
     tokens = args.batch * args.seq * W
