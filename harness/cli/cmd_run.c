@@ -159,14 +159,21 @@ static void usage(FILE *f)
           "  --client-threads T the load client's threads, streams split among them\n"
           "                     (default: one per 64 streams, at most one per core but one)\n"
           "  --recipe vllm      start vLLM for the model instead of naming an endpoint:\n"
-          "                     random weights (--load-format dummy) from a config.json\n"
-          "                     written from the .model file, nothing downloaded; on Neuron\n"
-          "                     through the vllm-neuron plugin, on GPUs plain vLLM; its\n"
+          "                     random weights (GPUs: --load-format dummy) from a\n"
+          "                     config.json written from the .model file, nothing\n"
+          "                     downloaded; on Neuron through the vllm-neuron plugin, on\n"
+          "                     GPUs plain vLLM; its\n"
           "                     compile cache in the out folder (cold, then warm with\n"
           "                     --server-start cold,warm: the difference is compile time)\n"
           "  --tp N, --max-model-len N  the recipe's tensor-parallel degree (1) and length\n"
           "                     (seq-in + seq-out); --max-num-seqs N its batch (16)\n"
           "  --prefill-buckets 128,512  --decode-buckets 1,4,16  Neuron's compiled shapes\n"
+          "  --model-path DIR   the recipe serves this Hugging Face checkpoint (config.json\n"
+          "                     of the model's dimensions, *.safetensors) instead of random\n"
+          "                     weights; on Neuron without it the recipe writes random bf16\n"
+          "                     safetensors of the model (16 GB for llama-3.1-8b, 141 GB for\n"
+          "                     llama-3.1-70b) into the out folder, its free space checked\n"
+          "                     first\n"
           "Serving metrics, per level: ttft_ms, tpot_ms ((e2e - ttft) / (output tokens -\n"
           "1), never including TTFT), itl_ms, e2e_latency_ms, tokens_per_s_per_user (value\n"
           "p50, columns p90 and p99), output_tokens_per_s, total_tokens_per_s,\n"
@@ -350,6 +357,7 @@ int tb_cmd_run(int argc, char **argv)
         {"max-model-len", required_argument, NULL, 1122},
         {"prefill-buckets", required_argument, NULL, 1123},
         {"decode-buckets", required_argument, NULL, 1124},
+        {"model-path", required_argument, NULL, 1126},
         /* training through PyTorch (executor=pytorch) */
         {"nproc-per-node", required_argument, NULL, 1200},
         {"torch-device", required_argument, NULL, 1201},

@@ -1,12 +1,17 @@
 /* harness/endpoint/tb_recipe.c: see tb_recipe.h. */
 #include "tb_recipe.h"
 
+#include "tb_safetensors.h"
 #include "tb_util.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Dump j (stolen) to dir/name atomically. */
 static int write_json(const char *dir, const char *name, json_t *j, char *err, size_t errlen)
@@ -75,7 +80,8 @@ static json_t *llama_config(const struct tb_arch *a)
     }
     json_object_set_new(c, "trnbench_note",
                         json_sprintf("written by trnbench from %s (dimensions: %s); random "
-                                     "weights through --load-format dummy",
+                                     "weights: --load-format dummy on GPUs, model*.safetensors "
+                                     "drawn from the seed on Neuron",
                                      a->path, a->source));
     return c;
 }
@@ -138,6 +144,90 @@ int tb_recipe_write_model(const struct tb_arch *a, const char *dir, char *err, s
     return write_json(dir, "tokenizer_config.json", tc, err, errlen);
 }
 
+/* The integer field key of config.json c, or -1. */
+static long long config_int(json_t *c, const char *key)
+{
+    json_t *v = json_object_get(c, key);
+    return json_is_integer(v) ? (long long)json_integer_value(v) : -1;
+}
+
+int tb_recipe_check_checkpoint(const struct tb_arch *a, const char *dir, char *err, size_t errlen)
+{
+    static const char *const keys[] = {"num_hidden_layers", "hidden_size", "vocab_size"};
+    const long long want[] = {a->layers, a->hidden, a->vocab};
+    char path[PATH_MAX];
+    struct stat st;
+    json_error_t je;
+    json_t *c, *idx, *map;
+    const char *name;
+    json_t *file;
+    DIR *d;
+    struct dirent *e;
+    int found = 0;
+
+    if (stat(dir, &st) != 0)
+        return tb_err(err, errlen, "--model-path '%s': %s", dir, strerror(errno));
+    if (!S_ISDIR(st.st_mode))
+        return tb_err(err, errlen, "--model-path '%s': not a folder", dir);
+    if ((size_t)snprintf(path, sizeof path, "%s/config.json", dir) >= sizeof path)
+        return tb_err(err, errlen, "--model-path '%s': name too long", dir);
+    if (!(c = json_load_file(path, 0, &je)))
+        return tb_err(err, errlen, "--model-path: '%s': line %d: %s", path, je.line, je.text);
+    for (size_t k = 0; k < sizeof keys / sizeof *keys; k++) {
+        long long got = config_int(c, keys[k]);
+        if (got != want[k]) {
+            tb_err(err, errlen,
+                   "--model-path: '%s': field '%s': %lld, but model '%s' has %lld (the rows "
+                   "would name the wrong model)",
+                   path, keys[k], got, a->name, want[k]);
+            json_decref(c);
+            return -1;
+        }
+    }
+    json_decref(c);
+    snprintf(path, sizeof path, "%s/" TB_SAFETENSORS_INDEX, dir);
+    if (stat(path, &st) == 0) { /* sharded: every file its index names */
+        if (!(idx = json_load_file(path, 0, &je)))
+            return tb_err(err, errlen, "--model-path: '%s': line %d: %s", path, je.line, je.text);
+        map = json_object_get(idx, "weight_map");
+        if (!json_is_object(map) || !json_object_size(map)) {
+            json_decref(idx);
+            return tb_err(err, errlen, "--model-path: '%s': field 'weight_map': missing or empty",
+                          path);
+        }
+        json_object_foreach(map, name, file)
+        {
+            char shard[PATH_MAX];
+            const char *f = json_string_value(file);
+            if (!f || strchr(f, '/') ||
+                (size_t)snprintf(shard, sizeof shard, "%s/%s", dir, f) >= sizeof shard ||
+                stat(shard, &st) != 0 || !S_ISREG(st.st_mode)) {
+                tb_err(err, errlen,
+                       "--model-path: '%s': field 'weight_map': '%s' is in '%s', which is not a "
+                       "file of '%s'",
+                       path, name, f ? f : "(not a string)", dir);
+                json_decref(idx);
+                return -1;
+            }
+        }
+        json_decref(idx);
+        return 0;
+    }
+    if (!(d = opendir(dir)))
+        return tb_err(err, errlen, "--model-path '%s': %s", dir, strerror(errno));
+    while (!found && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        found = n > 12 && !strcmp(e->d_name + n - 12, ".safetensors");
+    }
+    closedir(d);
+    if (!found)
+        return tb_err(err, errlen,
+                      "--model-path '%s': no " TB_SAFETENSORS_INDEX " and no *.safetensors file "
+                      "(the vllm-neuron plugin loads safetensors only)",
+                      dir);
+    return 0;
+}
+
 /* Append a copy of s to c's text; NULL when there is no room. */
 static char *keep(struct tb_recipe_cmd *c, const char *s)
 {
@@ -185,8 +275,10 @@ int tb_recipe_vllm(struct tb_recipe_cmd *c, const char *model_dir, const char *s
     args[n++] = model_dir;
     args[n++] = "--served-model-name";
     args[n++] = served;
-    args[n++] = "--load-format";
-    args[n++] = "dummy";
+    if (!o->neuron && !o->checkpoint) { /* vllm-neuron ignores it and reads the folder */
+        args[n++] = "--load-format";
+        args[n++] = "dummy";
+    }
     args[n++] = "--dtype";
     args[n++] = "bfloat16";
     args[n++] = "--tensor-parallel-size";
@@ -222,7 +314,11 @@ int tb_recipe_vllm(struct tb_recipe_cmd *c, const char *model_dir, const char *s
         if (!(c->env[ne++] = keep(c, env[i])))
             return tb_err(err, errlen, "recipe vllm: environment too long");
     snprintf(c->label, sizeof c->label,
-             "vLLM (recipe vllm: tp=%d, max-num-seqs %d, max-model-len %d, dummy weights%s)", o->tp,
-             o->max_num_seqs, o->max_model_len, o->neuron ? ", Neuron" : "");
+             "vLLM (recipe vllm: tp=%d, max-num-seqs %d, max-model-len %d, %s%s)", o->tp,
+             o->max_num_seqs, o->max_model_len,
+             o->checkpoint ? "checkpoint weights"
+             : o->neuron   ? "random safetensors weights"
+                           : "dummy weights",
+             o->neuron ? ", Neuron" : "");
     return 0;
 }

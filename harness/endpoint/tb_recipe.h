@@ -4,14 +4,18 @@
  * Trainium and on GPUs with the same client (`serve ... recipe=vllm`).
  *
  * Recipe vllm: `vllm serve` on a model folder written from the .model file, with
- * random weights (vLLM's --load-format dummy), so nothing is downloaded:
+ * random weights, so nothing is downloaded (on GPUs vLLM's --load-format dummy; on
+ * Neuron, where the vllm-neuron plugin ignores it and loads the folder's safetensors,
+ * model*.safetensors drawn from the seed: tb_safetensors.h), or on a real checkpoint
+ * (--model-path DIR, tb_recipe_check_checkpoint):
  *   config.json             a Hugging Face LlamaConfig of the catalogue dimensions
  *                           (layers, widths, heads, vocabulary, RoPE and its llama3
  *                           scaling, tied embeddings), bf16
  *   tokenizer.json          a synthetic word-level tokenizer of exactly the model's
  *   tokenizer_config.json   vocabulary ("t0" .. "t<V-1>"), so token-id prompts map
  *                           one to one and a text prompt of N words is N tokens
- * The server's flags: --served-model-name, --load-format dummy, --dtype bfloat16,
+ * The server's flags: --served-model-name, --load-format dummy (GPUs' random weights
+ * only), --dtype bfloat16,
  * --tensor-parallel-size, --max-num-seqs, --max-model-len, --seed, the loopback host
  * and port; on a Neuron machine (the vllm-neuron plugin) the prefill and decode
  * buckets as --additional-config '{"neuron_config": {"num_batched_tokens_buckets":
@@ -43,7 +47,8 @@ struct tb_recipe_opts {
     int nprefill;
     int decode_buckets[TB_RECIPE_MAX_BUCKETS]; /* Neuron: num_seqs_buckets */
     int ndecode;
-    bool neuron; /* the machine has Neuron devices: vllm-neuron's options */
+    bool neuron;     /* the machine has Neuron devices: vllm-neuron's options */
+    bool checkpoint; /* the model folder holds real weights (--model-path): no dummy */
     uint64_t seed;
 };
 
@@ -60,6 +65,13 @@ struct tb_recipe_cmd {
  * folder must exist). Each file is written whole to a temporary name and renamed.
  * Returns 0, or -1 with a message. */
 int tb_recipe_write_model(const struct tb_arch *a, const char *dir, char *err, size_t errlen);
+
+/* Check that dir is a Hugging Face checkpoint of a for --model-path: its config.json
+ * (num_hidden_layers, hidden_size and vocab_size those of a) and its weights as
+ * safetensors (model.safetensors.index.json and every file its weight_map names, or
+ * else at least one *.safetensors file). Returns 0, or -1 with a message naming the
+ * file and field. */
+int tb_recipe_check_checkpoint(const struct tb_arch *a, const char *dir, char *err, size_t errlen);
 
 /* The command of recipe vllm: `vllm serve MODEL_DIR` as served, on 127.0.0.1:port,
  * its compile cache in cache_dir. Returns 0, or -1 with a message (a value out of

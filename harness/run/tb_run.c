@@ -6,6 +6,7 @@
 #include "tb_executor.h"
 #include "tb_neuron.h"
 #include "tb_neuron_sdk.h"
+#include "tb_recipe.h"
 #include "tb_results.h"
 #include "tb_scenario.h"
 #include "tb_slurm.h"
@@ -178,6 +179,15 @@ int tb_plan_load(struct tb_plan *p, const char *suite_name, const struct tb_run_
         if (resolve(&p->suite.runs[i], where, &p->work[i], err, errlen) != 0)
             return TB_EINPUT;
     }
+    for (size_t i = 0; i < p->suite.nruns; i++) { /* a recipe's real checkpoint */
+        const struct tb_run_spec *r = &p->suite.runs[i];
+        char where[PATH_MAX + 32], e[PATH_MAX + 512];
+        if (r->phase != TB_PHASE_SERVE || !r->serve.model_path[0])
+            continue;
+        where_of(&p->suite, r, where, sizeof where);
+        if (tb_recipe_check_checkpoint(&p->work[i].a, r->serve.model_path, e, sizeof e) != 0)
+            return tb_err(err, errlen, "%s: %s", where, e), TB_EINPUT;
+    }
     for (size_t i = 0; i < p->suite.nruns; i++) {
         const struct tb_run_spec *r = &p->suite.runs[i];
         char where[PATH_MAX + 32];
@@ -328,6 +338,8 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
         fprintf(stderr, "trnbench run: %s\n",
                 p->neuron_sdk[0] ? p->neuron_sdk : "no Neuron SDK package found");
     }
+    if (tb_plan_serve_space(p, e, sizeof e) != TB_OK) /* before anything is written */
+        return tb_err(err, errlen, "%s", e), TB_EINPUT;
     snprintf(p->ctx.device, sizeof p->ctx.device, "%s (host CPU)",
              p->plat.cpu_model[0] ? p->plat.cpu_model : "unknown CPU");
     p->ctx.engine = "host-cpu";

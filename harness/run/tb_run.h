@@ -165,6 +165,11 @@ void tb_plan_next(struct tb_plan *p, int n, char *tag, size_t len);
 struct tb_progress *tb_plan_progress(struct tb_plan *p, const char *tag, const char *id);
 /* How many measurements serving run spec is: one per load level. */
 int tb_plan_serve_levels(const struct tb_run_spec *spec);
+/* On a machine with Neuron devices, the free space the random safetensors weights of p's
+ * recipe runs need (those without a model_path whose folder does not hold them yet),
+ * checked against p->out's file system before anything is written, and said. Returns
+ * TB_OK, or TB_EINPUT with the bytes needed and free in the message. */
+int tb_plan_serve_space(const struct tb_plan *p, char *err, size_t errlen);
 
 /* Load the price catalogue and the performance model into p (have_model). Returns 0 or
  * -1 with a message. */

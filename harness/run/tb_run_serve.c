@@ -14,6 +14,7 @@
 #include "tb_neuron.h"
 #include "tb_recipe.h"
 #include "tb_results.h"
+#include "tb_safetensors.h"
 #include "tb_scenario.h"
 #include "tb_server_proc.h"
 #include "tb_timer.h"
@@ -156,22 +157,111 @@ static int recipe_chips(const struct tb_platform *pl, int tp, char *note, size_t
     return 0;
 }
 
-/* The command of spec's recipe into s->recipe, its model folder written and (cold
- * start) its compile cache emptied under out/recipe-<i+1>/. */
+/* The random weights of spec's recipe on Neuron (tb_safetensors.h): its seed, the
+ * default shards. */
+static struct tb_safetensors_opts weights_opts(const struct tb_run_spec *spec)
+{
+    return (struct tb_safetensors_opts){.seed = spec->seed};
+}
+
+/* The model folder of run i's recipe: out/recipe-<i+1>/model. */
+static int recipe_dir(const char *out, size_t i, const char *sub, char *buf, size_t len, char *err,
+                      size_t errlen)
+{
+    if ((size_t)snprintf(buf, len, "%s/recipe-%zu%s%s", out, i + 1, sub ? "/" : "",
+                         sub ? sub : "") >= len)
+        return tb_err(err, errlen, "--out: folder name too long");
+    return 0;
+}
+
+int tb_plan_serve_space(const struct tb_plan *p, char *err, size_t errlen)
+{
+    uint64_t need = 0, free_bytes = 0;
+    int runs = 0;
+    char dir[PATH_MAX];
+
+    if (p->plat.neuron_devices <= 0)
+        return TB_OK; /* GPUs: --load-format dummy, nothing written */
+    for (size_t i = 0; i < p->suite.nruns; i++) {
+        const struct tb_run_spec *spec = &p->suite.runs[i];
+        struct tb_safetensors_opts o = weights_opts(spec);
+        struct tb_safetensors_info info;
+        if (spec->phase != TB_PHASE_SERVE || !spec->serve.recipe[0] || spec->serve.model_path[0])
+            continue;
+        if (recipe_dir(p->out, i, "model", dir, sizeof dir, err, errlen) != 0)
+            return TB_EINPUT;
+        if (tb_safetensors_llama_present(&p->work[i].a, dir, &o))
+            continue; /* written by an earlier run of this folder */
+        if (tb_safetensors_llama_size(&p->work[i].a, &o, &info, err, errlen) != 0)
+            return TB_EINPUT;
+        need += info.need_bytes;
+        runs++;
+    }
+    if (!runs)
+        return TB_OK;
+    if (tb_safetensors_free_bytes(p->out, &free_bytes, err, errlen) != 0)
+        return TB_EINPUT;
+    if (free_bytes < need)
+        return tb_err(err, errlen,
+                      "the vllm-neuron plugin loads weights from the model folder: the random "
+                      "weights of %d recipe run%s need %llu bytes (%.2f GiB, with a margin of "
+                      "5%% + 64 MiB), and '%s' has %llu bytes (%.2f GiB) free: free some space, "
+                      "give --out on a larger disk, or serve a real checkpoint with "
+                      "--model-path DIR",
+                      runs, runs == 1 ? "" : "s", (unsigned long long)need,
+                      (double)need / (1ULL << 30), p->out, (unsigned long long)free_bytes,
+                      (double)free_bytes / (1ULL << 30)),
+               TB_EINPUT;
+    fprintf(stderr,
+            "trnbench run: random weights for the vllm-neuron plugin: %.2f GiB to write (margin "
+            "included), %.2f GiB free in '%s'\n",
+            (double)need / (1ULL << 30), (double)free_bytes / (1ULL << 30), p->out);
+    return TB_OK;
+}
+
+/* The command of spec's recipe into s->recipe, its model folder written (on Neuron with
+ * random safetensors weights; --model-path: the user's checkpoint, nothing written)
+ * and (cold start) its compile cache emptied under out/recipe-<i+1>/. */
 static int recipe_command(struct served *s, const struct tb_run_spec *spec, const struct tb_arch *a,
                           const struct tb_platform *pl, const char *out, size_t i, int port,
                           char *err, size_t errlen)
 {
     const struct tb_serve_opts *o = &spec->serve;
+    const bool neuron = pl->neuron_devices > 0;
     struct tb_recipe_opts ro;
-    char dir[PATH_MAX], model[PATH_MAX + 8], cache[PATH_MAX + 16];
+    struct tb_safetensors_info wi = {0};
+    char dir[PATH_MAX], model[PATH_MAX + 8], cache[PATH_MAX + 16], weights[160];
 
-    if ((size_t)snprintf(dir, sizeof dir, "%s/recipe-%zu", out, i + 1) >= sizeof dir)
-        return tb_err(err, errlen, "--out: folder name too long");
-    snprintf(model, sizeof model, "%s/model", dir);
+    if (recipe_dir(out, i, NULL, dir, sizeof dir, err, errlen) != 0)
+        return -1;
     snprintf(cache, sizeof cache, "%s/vllm-cache", dir);
-    if (tb_mkdir_p(model, err, errlen) != 0 || tb_recipe_write_model(a, model, err, errlen) != 0 ||
-        rm_tree(cache, err, errlen) != 0 || tb_mkdir_p(cache, err, errlen) != 0)
+    if (o->model_path[0]) { /* checked with the plan (tb_recipe_check_checkpoint) */
+        char cwd[PATH_MAX];
+        if (o->model_path[0] != '/' && !getcwd(cwd, sizeof cwd))
+            return tb_err(err, errlen, "--model-path '%s': %s", o->model_path, strerror(errno));
+        /* absolute: the server's working folder is not ours to assume */
+        if ((size_t)snprintf(model, sizeof model, "%s%s%s", o->model_path[0] == '/' ? "" : cwd,
+                             o->model_path[0] == '/' ? "" : "/", o->model_path) >= sizeof model)
+            return tb_err(err, errlen, "--model-path '%s': name too long", o->model_path);
+        snprintf(weights, sizeof weights, "the checkpoint's weights");
+    } else {
+        struct tb_safetensors_opts wo = weights_opts(spec);
+        snprintf(model, sizeof model, "%s/model", dir);
+        if (tb_mkdir_p(model, err, errlen) != 0 ||
+            tb_recipe_write_model(a, model, err, errlen) != 0)
+            return -1;
+        if (neuron && tb_safetensors_write_llama(a, model, &wo, &wi, err, errlen) != 0)
+            return -1;
+        if (neuron)
+            snprintf(weights, sizeof weights,
+                     "random weights: %d tensors in %d safetensors "
+                     "file%s, %.2f GiB%s",
+                     wi.tensors, wi.shards, wi.shards == 1 ? "" : "s",
+                     (double)wi.file_bytes / (1ULL << 30), wi.reused ? ", already there" : "");
+        else
+            snprintf(weights, sizeof weights, "random weights: --load-format dummy");
+    }
+    if (rm_tree(cache, err, errlen) != 0 || tb_mkdir_p(cache, err, errlen) != 0)
         return -1;
     memset(&ro, 0, sizeof ro);
     ro.tp = o->tp ? o->tp : 1;
@@ -181,7 +271,8 @@ static int recipe_command(struct served *s, const struct tb_run_spec *spec, cons
     ro.nprefill = o->nprefill;
     memcpy(ro.decode_buckets, o->decode_buckets, sizeof ro.decode_buckets);
     ro.ndecode = o->ndecode;
-    ro.neuron = pl->neuron_devices > 0;
+    ro.neuron = neuron;
+    ro.checkpoint = o->model_path[0] != '\0';
     ro.seed = spec->seed;
     if (!ro.neuron && (ro.nprefill || ro.ndecode))
         fprintf(stderr, "trnbench run:   no Neuron device: the buckets are not passed to vLLM\n");
@@ -189,9 +280,9 @@ static int recipe_command(struct served *s, const struct tb_run_spec *spec, cons
         return -1;
     s->is_recipe = true;
     fprintf(stderr,
-            "trnbench run:   recipe vllm: model folder '%s' (config.json, tokenizer), "
-            "compile cache '%s' (emptied: a cold start)\n",
-            model, cache);
+            "trnbench run:   recipe vllm: model folder '%s' (%s), compile cache '%s' (emptied: "
+            "a cold start)\n",
+            model, weights, cache);
     return 0;
 }
 

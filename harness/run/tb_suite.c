@@ -244,6 +244,8 @@ static int serve_field(struct tb_serve_opts *o, const char *key, const char *v, 
         return count_list(where, key, v, o->prefill_buckets, &o->nprefill, err, errlen);
     if (!strcmp(key, "decode_buckets"))
         return count_list(where, key, v, o->decode_buckets, &o->ndecode, err, errlen);
+    if (!strcmp(key, "model_path"))
+        return text_field(where, key, v, o->model_path, sizeof o->model_path, err, errlen);
     return 1;
 }
 
@@ -401,13 +403,15 @@ static int serve_check(const struct tb_run_spec *r, const char *where, char *err
     if (o->recipe[0] && o->server_cmd[0])
         return tb_err(err, errlen, "%s: field 'server_cmd': the recipe gives the server's command",
                       where);
-    if (!o->recipe[0] && (o->tp || o->max_model_len || o->nprefill || o->ndecode))
+    if (!o->recipe[0] &&
+        (o->tp || o->max_model_len || o->nprefill || o->ndecode || o->model_path[0]))
         return tb_err(err, errlen, "%s: field '%s': for a recipe's server (recipe=vllm) only",
                       where,
                       o->tp              ? "tp"
                       : o->max_model_len ? "max_model_len"
                       : o->nprefill      ? "prefill_buckets"
-                                         : "decode_buckets");
+                      : o->ndecode       ? "decode_buckets"
+                                         : "model_path");
     if (o->max_model_len && o->max_model_len < r->seq_in + r->seq_out)
         return tb_err(err, errlen,
                       "%s: field 'max_model_len': %d is shorter than seq_in + seq_out (%d)", where,

@@ -65,10 +65,12 @@ struct tb_serve_opts {
     int nprefill;
     int decode_buckets[16]; /* recipe on Neuron: compiled decode batch sizes */
     int ndecode;
-    int client_threads; /* the load client's threads (tb_load_spec.threads; 0: auto) */
-    char target[64];    /* the instance type the server runs on, when it is not this
-                           machine (an instance of pricing/instances.csv); "": the
-                           one detected */
+    char model_path[1024]; /* recipe: a real checkpoint folder to serve; "": random
+                              weights written by trnbench (tb_recipe.h) */
+    int client_threads;    /* the load client's threads (tb_load_spec.threads; 0: auto) */
+    char target[64];       /* the instance type the server runs on, when it is not this
+                              machine (an instance of pricing/instances.csv); "": the
+                              one detected */
     /* the level a run of the plan measures: concurrency (0: none, open loop uncapped) and
      * rate (0: closed loop) */
     int level_concurrency;

@@ -28,9 +28,16 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-# what the recipe promises: a config.json of the model, dummy weights, its own cache
+# what the recipe promises: a config.json of the model, random weights (GPUs: vLLM's
+# --load-format dummy; Neuron: the vllm-neuron plugin ignores that flag and asserts "No
+# .safetensors files found" in the folder), its own cache
 grep -q '"num_hidden_layers": 2' "$dir/config.json" || { echo "bad config.json" >&2; exit 3; }
-[ "$load" = dummy ] || { echo "weights not dummy" >&2; exit 3; }
+if [ -z "$load" ]; then
+    ls "$dir"/*.safetensors >/dev/null 2>&1 || { echo "No .safetensors files found" >&2; exit 3; }
+elif [ "$load" != dummy ]; then
+    echo "weights not dummy" >&2; exit 3
+fi
+printf '%s\n' "${load:-none}" >"$VLLM_CACHE_ROOT/../load-format"
 [ -d "$VLLM_CACHE_ROOT" ] && [ "$HF_HUB_OFFLINE" = 1 ] || { echo "no cache root" >&2; exit 3; }
 echo "$*" >/dev/null
 # a cold cache "compiles" for a second, then leaves its artifact for the warm start
@@ -50,7 +57,7 @@ recipe() { # recipe OUT [ARGS...]
         --out "$out" "$@" 2>"$out.err"
 }
 
-echo "1..29"
+echo "1..43"
 TRNBENCH_TEST=1 recipe "$tmp/ok" --server-start cold,warm --tp 2 --max-num-seqs 4
 check "recipe vllm, cold then warm: exit 0" test $? -eq 0
 r="$tmp/ok/results.csv"
@@ -110,8 +117,39 @@ check "the rows' host names the Neuron SDK" \
     "$(field "$r" output_tokens_per_s host)"
 check "tp=8 at LNC=2 on Trainium2: 2 chips used" test "$(field "$r" output_tokens_per_s chips_used)" = 2
 check "the vllm-neuron buckets would be passed there (the label says Neuron)" \
-    sh -c 'case "$0" in "vLLM (recipe vllm: tp=8, max-num-seqs 16, max-model-len 24, dummy weights, Neuron)"*) exit 0;; esac; exit 1' \
+    sh -c 'case "$0" in "vLLM (recipe vllm: tp=8, max-num-seqs 16, max-model-len 24, random safetensors weights, Neuron)"*) exit 0;; esac; exit 1' \
     "$(field "$r" output_tokens_per_s device)"
+check "on Neuron the random weights are in the folder: model.safetensors (llama-tiny: 238208 bytes of bf16)" \
+    sh -c 'test -s "$0/model.safetensors" && test "$(od -An -tu8 -N8 "$0/model.safetensors" | tr -d " ")" -gt 0 &&
+        test $(($(wc -c <"$0/model.safetensors") - 8 - $(od -An -tu8 -N8 "$0/model.safetensors"))) -eq 238208' \
+    "$tmp/trn2/recipe-1/model"
+check "and no --load-format dummy, which the plugin ignores" \
+    test "$(cat "$tmp/trn2/recipe-1/load-format")" = none
+check "the run said the space the weights take and what is free" \
+    grep -q 'random weights for the vllm-neuron plugin: 0.06 GiB to write (margin included), .* GiB free in' "$tmp/trn2.err"
+
+# not enough disk for the weights: refused before anything is written (a stand-in's
+# free space, TRNBENCH_TEST_DISK_FREE, tests only)
+TRNBENCH_TEST=1 TRNBENCH_TEST_DISK_FREE=1000 TRNBENCH_TEST_PLATFORM="$TB_SRCDIR/tests/data/platform_trn2" \
+    VIRTUAL_ENV= PATH="$tmp/bin:$PATH" TB_BIN_ABS="$bin" "$TB_BIN" run --recipe vllm \
+    --model llama-tiny --seq-in 16 --seq-out 8 --concurrency 1 --tp 8 --out "$tmp/full" \
+    2>"$tmp/full.err"
+check "a full disk on Neuron: exit 2" test $? -eq 2
+check "naming the bytes needed and free" \
+    grep -q "the random weights of 1 recipe run need [0-9]* bytes (0.06 GiB, with a margin of 5% + 64 MiB), and '.*/full' has 1000 bytes (0.00 GiB) free: .* --model-path DIR" "$tmp/full.err"
+check "nothing written" test ! -e "$tmp/full"
+
+# --model-path: a real checkpoint (here the folder the run above wrote), nothing written
+TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$TB_SRCDIR/tests/data/platform_trn2" VIRTUAL_ENV= \
+    PATH="$tmp/bin:$PATH" TB_BIN_ABS="$bin" "$TB_BIN" run --recipe vllm --model llama-tiny \
+    --seq-in 16 --seq-out 8 --concurrency 1 --requests 2 --tp 8 --out "$tmp/ckpt" \
+    --model-path "$tmp/trn2/recipe-1/model" 2>"$tmp/ckpt.err"
+check "--model-path on the simulated trn2: exit 0" test $? -eq 0
+check "no model folder written" test ! -e "$tmp/ckpt/recipe-1/model"
+check "the checkpoint served, without --load-format" test "$(cat "$tmp/ckpt/recipe-1/load-format")" = none
+check "the label says checkpoint weights" \
+    sh -c 'case "$0" in "vLLM (recipe vllm: tp=8, max-num-seqs 16, max-model-len 24, checkpoint weights, Neuron)"*) exit 0;; esac; exit 1' \
+    "$(field "$tmp/ckpt/results.csv" output_tokens_per_s device)"
 
 # the stand-in refused outside tests
 recipe "$tmp/refused"
@@ -136,3 +174,11 @@ bad "max_model_len too short" "field 'max_model_len': 20 is shorter than seq_in 
 bad "buckets not increasing" "field 'prefill_buckets': values must increase" \
     --recipe vllm --prefill-buckets 512,128
 bad "a tp of 2^40" "field 'tp': expected" --recipe vllm --tp 1099511627776
+bad "model_path without a recipe" "field 'model_path': for a recipe's server (recipe=vllm) only" \
+    --endpoint http://x:1/v1 --model-path "$tmp"
+bad "a model path that does not exist" "command line: --model-path '$tmp/none': No such file or directory" \
+    --recipe vllm --model-path "$tmp/none"
+bad "a model path without config.json" "command line: --model-path: '$tmp/bin/config.json'" \
+    --recipe vllm --model-path "$tmp/bin"
+bad "another model's checkpoint" "config.json': field 'num_hidden_layers': 2, but model 'llama-3.1-8b' has 32" \
+    --recipe vllm --model llama-3.1-8b --model-path "$tmp/trn2/recipe-1/model"

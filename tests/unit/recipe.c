@@ -3,7 +3,8 @@
  * folder written from a catalogue file (config.json with the published dimensions of
  * llama-3.1-8b, its llama3 RoPE scaling; a word-level tokenizer of exactly the
  * vocabulary) and vLLM's command line and environment, on a GPU machine and on Neuron
- * (the buckets as vllm-neuron's additional config), with bad values refused.
+ * (the buckets as vllm-neuron's additional config; no --load-format dummy there, nor
+ * with a real checkpoint), with bad values refused; --model-path's checkpoint checks.
  */
 #include "tb_arch.h"
 #include "tb_recipe.h"
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static json_t *load(const char *dir, const char *name)
 {
@@ -170,13 +172,23 @@ static void commands(void)
         IS_INT(64, json_integer_value(json_array_get(db, 2)), "the largest 64");
     }
     json_decref(x);
-    IS_STRING(
-        "vLLM (recipe vllm: tp=8, max-num-seqs 64, max-model-len 2560, dummy weights, Neuron)",
-        c.label, "label says Neuron");
+    IS_INT(-1, arg_at(c.argv, "--load-format"),
+           "Neuron: no --load-format (vllm-neuron loads the folder's safetensors)");
+    IS_STRING("vLLM (recipe vllm: tp=8, max-num-seqs 64, max-model-len 2560, random safetensors "
+              "weights, Neuron)",
+              c.label, "label says Neuron and the weights");
     o.nprefill = 0;
     IS_INT(0, tb_recipe_vllm(&c, "m", "x", "cache", 8000, &o, err, sizeof err), "decode only");
     IS_STRING("{\"neuron_config\": {\"num_seqs_buckets\": [1, 8, 64]}}",
               after(c.argv, "--additional-config"), "only the decode buckets");
+
+    o.neuron = false;
+    o.checkpoint = true;
+    IS_INT(0, tb_recipe_vllm(&c, "/ckpt", "x", "cache", 8000, &o, err, sizeof err),
+           "a real checkpoint on a GPU machine");
+    IS_INT(-1, arg_at(c.argv, "--load-format"), "--model-path: its weights, no dummy");
+    OK(strstr(c.label, "checkpoint weights") != NULL, "the label says so: %s", c.label);
+    o.checkpoint = false;
 
     o.tp = 0;
     IS_INT(-1, tb_recipe_vllm(&c, "m", "x", "cache", 8000, &o, err, sizeof err), "tp 0 refused");
@@ -186,10 +198,64 @@ static void commands(void)
            "port 70000 refused");
 }
 
+/* --model-path: a checkpoint folder of the model, its weights as safetensors. */
+static void checkpoints(void)
+{
+    struct tb_arch a, tiny;
+    char err[1024], path[4096];
+    char *dir = test_tmp_path("recipe_ckpt");
+    FILE *f;
+
+    if (tb_arch_find(&a, "llama-3.1-8b", err, sizeof err) != 0 ||
+        tb_arch_find(&tiny, "llama-tiny", err, sizeof err) != 0)
+        bail("%s", err);
+    mkdir(dir, 0777);
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/model.safetensors.index.json", dir);
+    unlink(path);
+    if (tb_recipe_write_model(&a, dir, err, sizeof err) != 0)
+        bail("%s", err);
+    IS_INT(-1, tb_recipe_check_checkpoint(&a, dir, err, sizeof err), "no weights: refused");
+    OK(strstr(err, "no model.safetensors.index.json and no *.safetensors file") != NULL,
+       "saying so: %s", err);
+    IS_INT(-1, tb_recipe_check_checkpoint(&tiny, dir, err, sizeof err),
+           "another model's config.json: refused");
+    OK(strstr(err, "config.json': field 'num_hidden_layers': 32, but model 'llama-tiny' has 2") !=
+           NULL,
+       "naming the file and field: %s", err);
+    if (!(f = fopen(path, "w")))
+        bail("cannot write '%s'", path);
+    fputs("{\"metadata\": {}, \"weight_map\": {\"lm_head.weight\": "
+          "\"model-00002-of-00002.safetensors\"}}\n",
+          f);
+    fclose(f);
+    IS_INT(-1, tb_recipe_check_checkpoint(&a, dir, err, sizeof err),
+           "an index naming a missing shard: refused");
+    OK(strstr(err, "'lm_head.weight' is in 'model-00002-of-00002.safetensors', which is not a "
+                   "file") != NULL,
+       "naming the tensor and file: %s", err);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/model.safetensors", dir);
+    if (!(f = fopen(path, "w")))
+        bail("cannot write '%s'", path);
+    fclose(f);
+    IS_INT(0, tb_recipe_check_checkpoint(&a, dir, err, sizeof err),
+           "config.json and a "
+           "model.safetensors: taken %s",
+           err);
+    IS_INT(-1, tb_recipe_check_checkpoint(&a, path, err, sizeof err), "a file: refused");
+    OK(strstr(err, "not a folder") != NULL, "saying so: %s", err);
+    IS_INT(-1, tb_recipe_check_checkpoint(&a, "/nonexistent/ckpt", err, sizeof err),
+           "a folder that does not exist: refused");
+    free(dir);
+}
+
 int main(void)
 {
     plan_lazy();
     model_folder();
     commands();
+    checkpoints();
     return 0;
 }
