@@ -81,6 +81,9 @@ struct tb_plan {
     struct tb_platform plat;   /* this machine */
     char neuron_sdk[640];      /* on a machine with Neuron devices, the SDK's provenance
                                   line ("Neuron SDK: neuronx-cc ..., runtime ..."); "" */
+    char vllm_neuron[64];      /* the installed vllm-neuron's version there; "" none */
+    int recipe_plugin;         /* enum tb_recipe_plugin of a recipe's server on Neuron */
+    char plugin_note[900];     /* which plugin and why (tb_recipe_plugin_choose); "" */
     struct tb_record_ctx ctx;  /* the CPU rows' facts */
     struct tb_plan_gpu gpu;    /* owned */
     enum tb_run_executors which;

@@ -157,32 +157,32 @@ static int recipe_chips(const struct tb_platform *pl, int tp, char *note, size_t
 }
 
 /* The command of spec's recipe into s->recipe, its model folder written and (cold
- * start) its compile cache emptied under out/recipe-<i+1>/. */
+ * start) its compile cache emptied under out/recipe-<i+1>/; on Neuron, plugin says
+ * which vllm-neuron serves it (enum tb_recipe_plugin). */
 static int recipe_command(struct served *s, const struct tb_run_spec *spec, const struct tb_arch *a,
-                          const struct tb_platform *pl, const char *out, size_t i, int port,
-                          char *err, size_t errlen)
+                          const struct tb_platform *pl, int plugin, const char *out, size_t i,
+                          int port, char *err, size_t errlen)
 {
-    const struct tb_serve_opts *o = &spec->serve;
     struct tb_recipe_opts ro;
-    char dir[PATH_MAX], model[PATH_MAX + 8], cache[PATH_MAX + 16];
+    char dir[PATH_MAX], model[PATH_MAX + 8], cache[PATH_MAX + 16], artifacts[PATH_MAX + 32];
 
     if ((size_t)snprintf(dir, sizeof dir, "%s/recipe-%zu", out, i + 1) >= sizeof dir)
         return tb_err(err, errlen, "--out: folder name too long");
     snprintf(model, sizeof model, "%s/model", dir);
     snprintf(cache, sizeof cache, "%s/vllm-cache", dir);
-    if (tb_mkdir_p(model, err, errlen) != 0 || tb_recipe_write_model(a, model, err, errlen) != 0 ||
-        rm_tree(cache, err, errlen) != 0 || tb_mkdir_p(cache, err, errlen) != 0)
-        return -1;
-    memset(&ro, 0, sizeof ro);
-    ro.tp = o->tp ? o->tp : 1;
-    ro.max_num_seqs = o->max_num_seqs;
-    ro.max_model_len = o->max_model_len ? o->max_model_len : spec->seq_in + spec->seq_out;
-    memcpy(ro.prefill_buckets, o->prefill_buckets, sizeof ro.prefill_buckets);
-    ro.nprefill = o->nprefill;
-    memcpy(ro.decode_buckets, o->decode_buckets, sizeof ro.decode_buckets);
-    ro.ndecode = o->ndecode;
+    /* the NxDI-based plugin's compiled model: kept between the starts of the run, or
+     * that plugin deletes and compiles it again on every load */
+    snprintf(artifacts, sizeof artifacts, "%s/neuron-compiled-artifacts", dir);
+    tb_run_spec_recipe_opts(spec, &ro);
     ro.neuron = pl->neuron_devices > 0;
-    ro.seed = spec->seed;
+    ro.plugin = (enum tb_recipe_plugin)plugin;
+    if (ro.neuron && ro.plugin == TB_RECIPE_PLUGIN_NXDI)
+        ro.artifacts_dir = artifacts;
+    if (tb_mkdir_p(model, err, errlen) != 0 || tb_recipe_write_model(a, model, err, errlen) != 0 ||
+        rm_tree(cache, err, errlen) != 0 || tb_mkdir_p(cache, err, errlen) != 0 ||
+        (ro.artifacts_dir &&
+         (rm_tree(artifacts, err, errlen) != 0 || tb_mkdir_p(artifacts, err, errlen) != 0)))
+        return -1;
     if (!ro.neuron && (ro.nprefill || ro.ndecode))
         fprintf(stderr, "trnbench run:   no Neuron device: the buckets are not passed to vLLM\n");
     if (tb_recipe_vllm(&s->recipe, model, spec->model, cache, port, &ro, err, errlen) != 0)
@@ -192,6 +192,8 @@ static int recipe_command(struct served *s, const struct tb_run_spec *spec, cons
             "trnbench run:   recipe vllm: model folder '%s' (config.json, tokenizer), "
             "compile cache '%s' (emptied: a cold start)\n",
             model, cache);
+    if (s->recipe.note[0])
+        fprintf(stderr, "trnbench run:   recipe vllm: %s\n", s->recipe.note);
     return 0;
 }
 
@@ -199,7 +201,7 @@ static int recipe_command(struct served *s, const struct tb_run_spec *spec, cons
  * times (cold, then warm), recording each start's time. Returns 0, or -1 with a
  * message (the server is stopped then). */
 static int start_server(struct served *s, const struct tb_run_spec *spec, const struct tb_arch *a,
-                        const struct tb_platform *pl, const char *out, size_t i,
+                        const struct tb_platform *pl, int plugin, const char *out, size_t i,
                         struct tb_endpoint *ep, char *err, size_t errlen)
 {
     const struct tb_serve_opts *o = &spec->serve;
@@ -210,7 +212,7 @@ static int start_server(struct served *s, const struct tb_run_spec *spec, const 
 
     if (o->recipe[0]) {
         int port = tb_loopback_port(err, errlen);
-        if (port < 0 || recipe_command(s, spec, a, pl, out, i, port, err, errlen) != 0)
+        if (port < 0 || recipe_command(s, spec, a, pl, plugin, out, i, port, err, errlen) != 0)
             return -1;
         snprintf(ep->base_url, sizeof ep->base_url, "http://127.0.0.1:%d/v1", port);
         argv = s->recipe.argv;
@@ -247,6 +249,9 @@ static int start_server(struct served *s, const struct tb_run_spec *spec, const 
                  strrchr(log, '/') + 1);
         if (s->is_recipe) { /* the recipe's settings, as the server got them */
             size_t nl = strlen(x->notes);
+            if (s->recipe.note[0])
+                nl += (size_t)snprintf(x->notes + nl, sizeof x->notes - nl, "; %.320s",
+                                       s->recipe.note);
             nl += (size_t)snprintf(x->notes + nl, sizeof x->notes - nl, "; command:");
             for (int w = 0; argv[w] && nl < sizeof x->notes; w++)
                 nl += (size_t)snprintf(x->notes + nl, sizeof x->notes - nl, " %s",
@@ -443,7 +448,8 @@ int tb_plan_serve(struct tb_plan *p, size_t i, struct tb_run_counts *n)
     if (!self && !recipe)
         snprintf(ep.base_url, sizeof ep.base_url, "%s", spec->serve.endpoint);
     if ((self || spec->serve.server_cmd[0] || recipe) &&
-        start_server(&srv, spec, a, &p->plat, p->out, i, &ep, err, sizeof err) != 0) {
+        start_server(&srv, spec, a, &p->plat, p->recipe_plugin, p->out, i, &ep, err, sizeof err) !=
+            0) {
         tb_plan_next(p, pending, tag, sizeof tag); /* the sweep's levels */
         fprintf(stderr, "trnbench run: [%s] %s: server not started: %s\n", tag, ids[0], err);
         stop_server(&srv);
