@@ -50,7 +50,8 @@ static void usage(FILE *f)
           "                    [--server-label TEXT] [--server-start cold|cold,warm] [--out DIR]\n"
           "       trnbench run --recipe vllm --model M --seq-in T --seq-out N [--tp N]\n"
           "                    [--max-num-seqs N] [--max-model-len N] [--prefill-buckets L]\n"
-          "                    [--decode-buckets L] [--server-start cold,warm] [load options]\n"
+          "                    [--decode-buckets L] [--max-num-batched-tokens N]\n"
+          "                    [--prefix-caching on|off] [--server-start cold,warm] [...]\n"
           "       trnbench run --slurm --nodes N [--ntasks-per-node K] [--partition P]\n"
           "                    [--time T] [--account A] [--no-submit] --suite S --out DIR\n"
           "       trnbench run --slurm --nodes N [--partition P] [--time T] [--account A]\n"
@@ -167,7 +168,17 @@ static void usage(FILE *f)
           "                     --server-start cold,warm: the difference is compile time)\n"
           "  --tp N, --max-model-len N  the recipe's tensor-parallel degree (1) and length\n"
           "                     (seq-in + seq-out); --max-num-seqs N its batch (16)\n"
-          "  --prefill-buckets 128,512  --decode-buckets 1,4,16  Neuron's compiled shapes\n"
+          "  --max-num-batched-tokens N  prompt tokens a step prefills (default: the\n"
+          "                     max-model-len up to 16384, else 8192); on Neuron one of\n"
+          "                     512, 1024, 2048, 4096, 8192 when below the max-model-len\n"
+          "  --prefix-caching on|off  the server's prefix cache (default off, on GPUs and\n"
+          "                     Neuron alike; on Neuron it needs segmented prefill)\n"
+          "  --prefill-buckets 128,512,2560  --decode-buckets 1,4,16  Neuron's compiled\n"
+          "                     shapes (vllm-neuron): the largest prefill bucket must be\n"
+          "                     min(max-num-batched-tokens, max-model-len), the largest\n"
+          "                     decode bucket --max-num-seqs; a list short of them is\n"
+          "                     completed, one past them refused (exit 2) before any\n"
+          "                     start. Compile and execute timeouts: --server-timeout\n"
           "  --model-path DIR   the recipe serves this Hugging Face checkpoint (config.json\n"
           "                     of the model's dimensions, *.safetensors) instead of random\n"
           "                     weights; on Neuron without it the recipe writes random bf16\n"
@@ -357,7 +368,9 @@ int tb_cmd_run(int argc, char **argv)
         {"max-model-len", required_argument, NULL, 1122},
         {"prefill-buckets", required_argument, NULL, 1123},
         {"decode-buckets", required_argument, NULL, 1124},
-        {"model-path", required_argument, NULL, 1126},
+        {"max-num-batched-tokens", required_argument, NULL, 1126},
+        {"prefix-caching", required_argument, NULL, 1127},
+        {"model-path", required_argument, NULL, 1128},
         /* training through PyTorch (executor=pytorch) */
         {"nproc-per-node", required_argument, NULL, 1200},
         {"torch-device", required_argument, NULL, 1201},

@@ -259,11 +259,14 @@ int tb_server_start_env(struct tb_server_proc *p, const char *const *argv, const
         for (size_t k = 0; env && env[k]; k++) {
             char name[128];
             size_t n = strcspn(env[k], "=");
-            if (env[k][n] == '=' && n > 0 && n < sizeof name) {
-                memcpy(name, env[k], n);
-                name[n] = '\0';
+            if (n == 0 || n >= sizeof name)
+                continue;
+            memcpy(name, env[k], n);
+            name[n] = '\0';
+            if (env[k][n] == '=')
                 setenv(name, env[k] + n + 1, 1);
-            }
+            else /* "NAME" alone: not inherited (a recipe's cold start) */
+                unsetenv(name);
         }
         tb_proc_exec_child(argv, logfd, logfd, execp[1]);
     }

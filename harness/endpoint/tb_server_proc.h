@@ -37,7 +37,8 @@ void tb_argv_free(char **argv);
 int tb_server_start(struct tb_server_proc *p, const char *const *argv, const char *log_path,
                     const char *base_url, double ready_timeout_s, char *err, size_t errlen);
 /* The same with env ("NAME=value" strings, NULL-terminated; NULL: none) added to the
- * child's environment, e.g. a recipe's VLLM_CACHE_ROOT. */
+ * child's environment, e.g. a recipe's VLLM_CACHE_ROOT; a "NAME" without '=' is removed
+ * from it (an inherited variable the child must not see). */
 int tb_server_start_env(struct tb_server_proc *p, const char *const *argv, const char *const *env,
                         const char *log_path, const char *base_url, double ready_timeout_s,
                         char *err, size_t errlen);

@@ -315,6 +315,40 @@ static void note_unused(struct tb_plan *p)
                 p->ctx.accel_unused, p->ctx.device, p->ctx.target);
 }
 
+/* A recipe's server on this Neuron machine: which plugin serves it (from the installed
+ * vllm-neuron and the device), and its settings by that plugin's rules, checked before
+ * anything starts (an input error). */
+static int recipe_check(struct tb_plan *p, char *err, size_t errlen)
+{
+    enum tb_recipe_plugin plugin;
+    bool any = false;
+    char e[1024];
+    for (size_t i = 0; i < p->suite.nruns; i++)
+        any |= p->suite.runs[i].phase == TB_PHASE_SERVE && p->suite.runs[i].serve.recipe[0];
+    if (!any)
+        return 0;
+    if (tb_recipe_plugin_choose(p->vllm_neuron, p->plat.neuron_name, &plugin, p->plugin_note,
+                                sizeof p->plugin_note, err, errlen) != 0)
+        return -1;
+    p->recipe_plugin = (int)plugin;
+    fprintf(stderr, "trnbench run: recipe vllm on Neuron: %s\n", p->plugin_note);
+    for (size_t i = 0; i < p->suite.nruns; i++) {
+        const struct tb_run_spec *r = &p->suite.runs[i];
+        struct tb_recipe_opts ro;
+        char where[PATH_MAX + 32];
+        if (r->phase != TB_PHASE_SERVE || !r->serve.recipe[0])
+            continue;
+        tb_run_spec_recipe_opts(r, &ro);
+        ro.neuron = true;
+        ro.plugin = plugin;
+        if (tb_recipe_settle(&ro, NULL, 0, e, sizeof e) != 0) {
+            where_of(&p->suite, r, where, sizeof where);
+            return tb_err(err, errlen, "%s: %s", where, e);
+        }
+    }
+    return 0;
+}
+
 int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
 {
     struct tb_plan_gpu *g = &p->gpu;
@@ -337,6 +371,18 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
         tb_neuron_sdk_describe(&sdk, p->neuron_sdk, sizeof p->neuron_sdk);
         fprintf(stderr, "trnbench run: %s\n",
                 p->neuron_sdk[0] ? p->neuron_sdk : "no Neuron SDK package found");
+        snprintf(p->vllm_neuron, sizeof p->vllm_neuron, "%s",
+                 sdk.version[TB_NEURON_SDK_VLLM_NEURON]);
+        {
+            /* neuron-ls states the LNC (trn2 and later); else it is guessed, and said */
+            struct tb_neuron n;
+            if (tb_neuron_detect(&n, &p->plat, 0, e, sizeof e) != 0)
+                fprintf(stderr, "trnbench run: %s\n", e);
+            tb_neuron_lnc_resolve(&n, &p->plat, &p->lnc);
+            fprintf(stderr, "trnbench run: %s\n", p->lnc.how);
+        }
+        if (recipe_check(p, err, errlen) != 0)
+            return TB_EINPUT;
     }
     if (tb_plan_serve_space(p, e, sizeof e) != TB_OK) /* before anything is written */
         return tb_err(err, errlen, "%s", e), TB_EINPUT;

@@ -23,6 +23,7 @@
 #include "tb_darch.h"
 #include "tb_gpu.h"
 #include "tb_model.h"
+#include "tb_neuron.h"
 #include "tb_neuron_monitor.h"
 #include "tb_platform.h"
 #include "tb_pricing.h"
@@ -81,6 +82,12 @@ struct tb_plan {
     struct tb_platform plat;   /* this machine */
     char neuron_sdk[640];      /* on a machine with Neuron devices, the SDK's provenance
                                   line ("Neuron SDK: neuronx-cc ..., runtime ..."); "" */
+    char vllm_neuron[64];      /* the installed vllm-neuron's version there; "" none */
+    struct tb_neuron_lnc lnc;  /* there, the LNC a recipe's tp and a training's processes
+                                  are counted in, and where it was read (neuron-ls, or
+                                  guessed); lnc.lnc 0 without Neuron devices */
+    int recipe_plugin;         /* enum tb_recipe_plugin of a recipe's server on Neuron */
+    char plugin_note[900];     /* which plugin and why (tb_recipe_plugin_choose); "" */
     struct tb_record_ctx ctx;  /* the CPU rows' facts */
     struct tb_plan_gpu gpu;    /* owned */
     enum tb_run_executors which;

@@ -135,17 +135,30 @@ static int rm_tree(const char *path, char *err, size_t errlen)
     return 0;
 }
 
+/* "; chips used: what" into a start's notes before its "; command: ..." (the command,
+ * last, is what a full buffer cuts). */
+static void notes_before_command(char *notes, size_t len, const char *what)
+{
+    char tail[sizeof((struct tb_record_extra *)0)->notes];
+    char *cmd = strstr(notes, "; command:");
+    size_t at = cmd ? (size_t)(cmd - notes) : strlen(notes);
+    snprintf(tail, sizeof tail, "%s", notes + at);
+    snprintf(notes + at, len - at, "; chips used: %s%s", what, tail);
+}
+
 /* The chips a recipe's server of tensor-parallel degree tp uses on this machine: tp
- * GPUs, or on Neuron tp logical NeuronCores, LNC=2 on Trainium2 and Trainium3 (two
- * physical cores a logical one, vllm-neuron's default there), 1 elsewhere; 0 when the
+ * GPUs, or on Neuron tp logical NeuronCores at the machine's LNC (lnc: as neuron-ls
+ * states it, else guessed: 2 on Trainium2 and Trainium3, 1 elsewhere); 0 when the
  * machine has no accelerator (the rows are charged the whole instance). */
-static int recipe_chips(const struct tb_platform *pl, int tp, char *note, size_t len)
+static int recipe_chips(const struct tb_platform *pl, const struct tb_neuron_lnc *lnc, int tp,
+                        char *note, size_t len)
 {
     if (pl->neuron_devices > 0 && pl->neuron_cores > 0) {
-        int lnc, per = tb_neuron_logical_per_device(pl, &lnc);
+        int per = lnc->per_device;
         int chips = per > 0 ? (tp + per - 1) / per : 0;
-        snprintf(note, len, "tp=%d logical NeuronCores at LNC=%d, %d a %s device: %d of %d devices",
-                 tp, lnc, per, pl->neuron_name[0] ? pl->neuron_name : "Neuron", chips,
+        snprintf(note, len,
+                 "tp=%d logical NeuronCores at LNC=%d (%s), %d a %s device: %d of %d devices", tp,
+                 lnc->lnc, lnc->source, per, pl->neuron_name[0] ? pl->neuron_name : "Neuron", chips,
                  pl->neuron_devices);
         return chips > pl->neuron_devices ? pl->neuron_devices : chips;
     }
@@ -221,16 +234,18 @@ int tb_plan_serve_space(const struct tb_plan *p, char *err, size_t errlen)
 
 /* The command of spec's recipe into s->recipe, its model folder written (on Neuron with
  * random safetensors weights; --model-path: the user's checkpoint, nothing written)
- * and (cold start) its compile cache emptied under out/recipe-<i+1>/. */
+ * and (cold start) its compile cache emptied under out/recipe-<i+1>/; on Neuron, plugin
+ * says which vllm-neuron serves it (enum tb_recipe_plugin). */
 static int recipe_command(struct served *s, const struct tb_run_spec *spec, const struct tb_arch *a,
-                          const struct tb_platform *pl, const char *out, size_t i, int port,
-                          char *err, size_t errlen)
+                          const struct tb_platform *pl, int plugin, const char *plugin_version,
+                          const char *out, size_t i, int port, char *err, size_t errlen)
 {
     const struct tb_serve_opts *o = &spec->serve;
     const bool neuron = pl->neuron_devices > 0;
     struct tb_recipe_opts ro;
     struct tb_safetensors_info wi = {0};
-    char dir[PATH_MAX], model[PATH_MAX + 8], cache[PATH_MAX + 16], weights[160];
+    char dir[PATH_MAX], model[PATH_MAX + 8], cache[PATH_MAX + 16], artifacts[PATH_MAX + 32],
+        weights[160];
 
     if (recipe_dir(out, i, NULL, dir, sizeof dir, err, errlen) != 0)
         return -1;
@@ -261,19 +276,19 @@ static int recipe_command(struct served *s, const struct tb_run_spec *spec, cons
         else
             snprintf(weights, sizeof weights, "random weights: --load-format dummy");
     }
-    if (rm_tree(cache, err, errlen) != 0 || tb_mkdir_p(cache, err, errlen) != 0)
-        return -1;
-    memset(&ro, 0, sizeof ro);
-    ro.tp = o->tp ? o->tp : 1;
-    ro.max_num_seqs = o->max_num_seqs;
-    ro.max_model_len = o->max_model_len ? o->max_model_len : spec->seq_in + spec->seq_out;
-    memcpy(ro.prefill_buckets, o->prefill_buckets, sizeof ro.prefill_buckets);
-    ro.nprefill = o->nprefill;
-    memcpy(ro.decode_buckets, o->decode_buckets, sizeof ro.decode_buckets);
-    ro.ndecode = o->ndecode;
+    /* the NxDI-based plugin's compiled model: kept between the starts of the run, or
+     * that plugin deletes and compiles it again on every load */
+    snprintf(artifacts, sizeof artifacts, "%s/neuron-compiled-artifacts", dir);
+    tb_run_spec_recipe_opts(spec, &ro);
     ro.neuron = neuron;
-    ro.checkpoint = o->model_path[0] != '\0';
-    ro.seed = spec->seed;
+    ro.plugin = (enum tb_recipe_plugin)plugin;
+    ro.plugin_version = plugin_version;
+    if (ro.neuron && ro.plugin == TB_RECIPE_PLUGIN_NXDI)
+        ro.artifacts_dir = artifacts;
+    if (rm_tree(cache, err, errlen) != 0 || tb_mkdir_p(cache, err, errlen) != 0 ||
+        (ro.artifacts_dir &&
+         (rm_tree(artifacts, err, errlen) != 0 || tb_mkdir_p(artifacts, err, errlen) != 0)))
+        return -1;
     if (!ro.neuron && (ro.nprefill || ro.ndecode))
         fprintf(stderr, "trnbench run:   no Neuron device: the buckets are not passed to vLLM\n");
     if (tb_recipe_vllm(&s->recipe, model, spec->model, cache, port, &ro, err, errlen) != 0)
@@ -283,6 +298,8 @@ static int recipe_command(struct served *s, const struct tb_run_spec *spec, cons
             "trnbench run:   recipe vllm: model folder '%s' (%s), compile cache '%s' (emptied: "
             "a cold start)\n",
             model, weights, cache);
+    if (s->recipe.note[0])
+        fprintf(stderr, "trnbench run:   recipe vllm: %s\n", s->recipe.note);
     return 0;
 }
 
@@ -290,8 +307,8 @@ static int recipe_command(struct served *s, const struct tb_run_spec *spec, cons
  * times (cold, then warm), recording each start's time. Returns 0, or -1 with a
  * message (the server is stopped then). */
 static int start_server(struct served *s, const struct tb_run_spec *spec, const struct tb_arch *a,
-                        const struct tb_platform *pl, const char *out, size_t i,
-                        struct tb_endpoint *ep, char *err, size_t errlen)
+                        const struct tb_platform *pl, int plugin, const char *plugin_version,
+                        const char *out, size_t i, struct tb_endpoint *ep, char *err, size_t errlen)
 {
     const struct tb_serve_opts *o = &spec->serve;
     char *self[24], exe[4096], buf[5][64], log[PATH_MAX], how[160];
@@ -301,7 +318,8 @@ static int start_server(struct served *s, const struct tb_run_spec *spec, const 
 
     if (o->recipe[0]) {
         int port = tb_loopback_port(err, errlen);
-        if (port < 0 || recipe_command(s, spec, a, pl, out, i, port, err, errlen) != 0)
+        if (port < 0 ||
+            recipe_command(s, spec, a, pl, plugin, plugin_version, out, i, port, err, errlen) != 0)
             return -1;
         snprintf(ep->base_url, sizeof ep->base_url, "http://127.0.0.1:%d/v1", port);
         argv = s->recipe.argv;
@@ -338,6 +356,9 @@ static int start_server(struct served *s, const struct tb_run_spec *spec, const 
                  strrchr(log, '/') + 1);
         if (s->is_recipe) { /* the recipe's settings, as the server got them */
             size_t nl = strlen(x->notes);
+            if (s->recipe.note[0])
+                nl += (size_t)snprintf(x->notes + nl, sizeof x->notes - nl, "; %.320s",
+                                       s->recipe.note);
             nl += (size_t)snprintf(x->notes + nl, sizeof x->notes - nl, "; command:");
             for (int w = 0; argv[w] && nl < sizeof x->notes; w++)
                 nl += (size_t)snprintf(x->notes + nl, sizeof x->notes - nl, " %s",
@@ -534,7 +555,8 @@ int tb_plan_serve(struct tb_plan *p, size_t i, struct tb_run_counts *n)
     if (!self && !recipe)
         snprintf(ep.base_url, sizeof ep.base_url, "%s", spec->serve.endpoint);
     if ((self || spec->serve.server_cmd[0] || recipe) &&
-        start_server(&srv, spec, a, &p->plat, p->out, i, &ep, err, sizeof err) != 0) {
+        start_server(&srv, spec, a, &p->plat, p->recipe_plugin, p->vllm_neuron, p->out, i, &ep, err,
+                     sizeof err) != 0) {
         tb_plan_next(p, pending, tag, sizeof tag); /* the sweep's levels */
         fprintf(stderr, "trnbench run: [%s] %s: server not started: %s\n", tag, ids[0], err);
         stop_server(&srv);
@@ -604,9 +626,12 @@ int tb_plan_serve(struct tb_plan *p, size_t i, struct tb_run_counts *n)
     } else if (self && spec->serve.engine_cuda) {
         ctx.chips_used = "1"; /* trnbench serve --engine cuda runs on one GPU */
     } else if (recipe) {
-        char note[200];
-        int c = recipe_chips(&p->plat, spec->serve.tp ? spec->serve.tp : 1, note, sizeof note);
+        char note[240];
+        int c =
+            recipe_chips(&p->plat, &p->lnc, spec->serve.tp ? spec->serve.tp : 1, note, sizeof note);
         fprintf(stderr, "trnbench run:   chips used: %s\n", note);
+        for (int k = 0; k < srv.nstarts; k++) /* the LNC it counted in, and its source */
+            notes_before_command(srv.starts[k].notes, sizeof srv.starts[k].notes, note);
         if (c > 0) {
             snprintf(chips, sizeof chips, "%d", c);
             ctx.chips_used = chips;

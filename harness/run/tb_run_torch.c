@@ -106,7 +106,7 @@ static const struct tb_chip *torch_chip(struct tb_plan *p, const struct tb_train
             continue;
         {
             /* one process per logical NeuronCore (LNC=2 on Trainium2: 4 a chip) */
-            int per_chip = tb_neuron_logical_per_device(&p->plat, NULL);
+            int per_chip = p->lnc.per_device;
             if (per_chip <= 0)
                 per_chip = (int)c->cores;
             *share = per_chip > 0 ? (double)t->world_size / per_chip : t->world_size;
@@ -292,12 +292,11 @@ int tb_plan_torch(struct tb_plan *p, size_t i, struct tb_run_counts *n)
                                              .n = r.reps};
             snprintf(x[nx].notes, sizeof x[nx].notes,
                      "model FLOPs / (median step time x %.4g chip%s x %.1f TFLOP/s, the %s's "
-                     "%s peak in pricing/chips.csv)%s",
+                     "%s peak in pricing/chips.csv)%s%.300s",
                      share, share == 1 ? "" : "s", peak, chip->name,
                      strcmp(t->precision, "bf16") ? "fp32" : "dense bf16",
-                     !on_neuron(t) ? ""
-                                   : "; one process per NeuronCore, the cores of a "
-                                     "chip from /sys/class/neuron_device");
+                     on_neuron(t) ? "; one process per logical NeuronCore, " : "",
+                     on_neuron(t) ? p->lnc.how : "");
             nx++;
         } else if (chip) {
             snprintf(why, sizeof why, "no mfu: pricing/chips.csv has no %s peak for the %s",

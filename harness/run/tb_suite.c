@@ -3,6 +3,7 @@
 
 #include "tb_arch.h"
 #include "tb_darch.h"
+#include "tb_recipe.h"
 #include "tb_model.h"
 #include "tb_range.h"
 #include "tb_scenario.h"
@@ -67,6 +68,7 @@ const struct tb_range TB_SUITE_RUN_RANGES[] = {
     {"max_num_seqs", 1, 4096, true, "sequences"},
     {"tp", 1, 1024, true, "devices"},
     {"max_model_len", 2, 16777216, true, "tokens"},
+    {"max_num_batched_tokens", 1, 16777216, true, "tokens"},
     {"prefill_buckets", 1, 16777216, true, "tokens (a rising list of at most 16)"},
     {"decode_buckets", 1, 4096, true, "sequences (a rising list of at most 16)"},
     {"nproc_per_node", 1, 4096, true, "processes"},
@@ -240,6 +242,14 @@ static int serve_field(struct tb_serve_opts *o, const char *key, const char *v, 
         return int_field(where, key, v, &o->tp, err, errlen);
     if (!strcmp(key, "max_model_len"))
         return int_field(where, key, v, &o->max_model_len, err, errlen);
+    if (!strcmp(key, "max_num_batched_tokens"))
+        return int_field(where, key, v, &o->max_batched_tokens, err, errlen);
+    if (!strcmp(key, "prefix_caching")) {
+        if (strcmp(v, "on") && strcmp(v, "off"))
+            return tb_err(err, errlen, "%s: field 'prefix_caching': '%s' (on or off)", where, v);
+        o->prefix_caching = !strcmp(v, "on");
+        return 0;
+    }
     if (!strcmp(key, "prefill_buckets"))
         return count_list(where, key, v, o->prefill_buckets, &o->nprefill, err, errlen);
     if (!strcmp(key, "decode_buckets"))
@@ -375,8 +385,9 @@ void tb_run_spec_defaults(struct tb_run_spec *r)
         snprintf(o->endpoint, sizeof o->endpoint, "recipe");
         if (!o->tp)
             o->tp = 1;
-        if (!o->server_label[0])
-            snprintf(o->server_label, sizeof o->server_label, "%s-tp%d", o->recipe, o->tp);
+        if (!o->server_label[0]) /* prefix caching measures something else: its own runs */
+            snprintf(o->server_label, sizeof o->server_label, "%s-tp%d%s", o->recipe, o->tp,
+                     o->prefix_caching ? "-prefix-caching" : "");
     }
     if (!r->precision_set && o->endpoint[0] && (strcmp(o->endpoint, "self") || o->engine_cuda))
         snprintf(r->precision, sizeof r->precision, "bf16");
@@ -384,6 +395,24 @@ void tb_run_spec_defaults(struct tb_run_spec *r)
         o->concurrency[0] = 1;
         o->nconcurrency = 1;
     }
+}
+
+void tb_run_spec_recipe_opts(const struct tb_run_spec *r, struct tb_recipe_opts *ro)
+{
+    const struct tb_serve_opts *o = &r->serve;
+    memset(ro, 0, sizeof *ro);
+    ro->tp = o->tp ? o->tp : 1;
+    ro->max_num_seqs = o->max_num_seqs;
+    ro->max_model_len = o->max_model_len ? o->max_model_len : r->seq_in + r->seq_out;
+    ro->max_num_batched_tokens = o->max_batched_tokens;
+    memcpy(ro->prefill_buckets, o->prefill_buckets, sizeof ro->prefill_buckets);
+    ro->nprefill = o->nprefill;
+    memcpy(ro->decode_buckets, o->decode_buckets, sizeof ro->decode_buckets);
+    ro->ndecode = o->ndecode;
+    ro->prefix_caching = o->prefix_caching;
+    ro->server_timeout_s = o->server_timeout_s;
+    ro->checkpoint = o->model_path[0] != '\0';
+    ro->seed = r->seed;
 }
 
 /* The checks of a serving run. */
@@ -403,19 +432,31 @@ static int serve_check(const struct tb_run_spec *r, const char *where, char *err
     if (o->recipe[0] && o->server_cmd[0])
         return tb_err(err, errlen, "%s: field 'server_cmd': the recipe gives the server's command",
                       where);
-    if (!o->recipe[0] &&
-        (o->tp || o->max_model_len || o->nprefill || o->ndecode || o->model_path[0]))
+    if (!o->recipe[0] && (o->tp || o->max_model_len || o->max_batched_tokens || o->prefix_caching ||
+                          o->nprefill || o->ndecode || o->model_path[0]))
         return tb_err(err, errlen, "%s: field '%s': for a recipe's server (recipe=vllm) only",
                       where,
-                      o->tp              ? "tp"
-                      : o->max_model_len ? "max_model_len"
-                      : o->nprefill      ? "prefill_buckets"
-                      : o->ndecode       ? "decode_buckets"
-                                         : "model_path");
+                      o->tp                   ? "tp"
+                      : o->max_model_len      ? "max_model_len"
+                      : o->max_batched_tokens ? "max_num_batched_tokens"
+                      : o->prefix_caching     ? "prefix_caching"
+                      : o->nprefill           ? "prefill_buckets"
+                      : o->ndecode            ? "decode_buckets"
+                                              : "model_path");
     if (o->max_model_len && o->max_model_len < r->seq_in + r->seq_out)
         return tb_err(err, errlen,
                       "%s: field 'max_model_len': %d is shorter than seq_in + seq_out (%d)", where,
                       o->max_model_len, r->seq_in + r->seq_out);
+    if (o->recipe[0] && r->seq_in > 0 && (o->nprefill || o->ndecode)) {
+        /* buckets are vllm-neuron's: its rules, before anything starts (the machine's
+         * plugin is checked again once the platform is known: tb_plan_open) */
+        struct tb_recipe_opts ro;
+        char why[1024];
+        tb_run_spec_recipe_opts(r, &ro);
+        ro.neuron = true;
+        if (tb_recipe_settle(&ro, NULL, 0, why, sizeof why) != 0)
+            return tb_err(err, errlen, "%s: %s", where, why);
+    }
     if (r->seq_in <= 0)
         return tb_err(err, errlen, "%s: field 'seq_in': missing", where);
     if (r->batch != 1)

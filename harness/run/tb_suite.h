@@ -61,6 +61,9 @@ struct tb_serve_opts {
     char recipe[16];         /* "vllm": start that server for the model (tb_recipe.h) */
     int tp;                  /* recipe: tensor-parallel degree (default 1) */
     int max_model_len;       /* recipe: --max-model-len (0: seq_in + seq_out) */
+    int max_batched_tokens;  /* recipe: --max-num-batched-tokens (0: tb_recipe_settle's) */
+    bool prefix_caching;     /* recipe: the server caches prompt prefixes (default off on
+                                every vendor: prefix_caching=on to measure it) */
     int prefill_buckets[16]; /* recipe on Neuron: compiled prefill token counts */
     int nprefill;
     int decode_buckets[16]; /* recipe on Neuron: compiled decode batch sizes */
@@ -180,6 +183,12 @@ int tb_run_spec_set(struct tb_run_spec *r, const char *word, const char *where, 
 /* Fill the defaults that depend on other fields, once every word is set: a serving
  * run's precision (bf16 for an endpoint) and its level (concurrency 1). */
 void tb_run_spec_defaults(struct tb_run_spec *r);
+
+/* The recipe's options of r (recipe=vllm): tp, max_num_seqs, max_model_len (default
+ * seq_in + seq_out), max_num_batched_tokens, the buckets, prefix caching and the server
+ * timeout, for a machine without Neuron (the caller sets neuron, plugin and the rest). */
+struct tb_recipe_opts;
+void tb_run_spec_recipe_opts(const struct tb_run_spec *r, struct tb_recipe_opts *ro);
 /* Check the run is complete and consistent (model and phase given, seq_in > 0, fp8
  * only for prefill and decode, executor=pytorch only for train with bf16 or fp32, a
  * warm-up step and a batch that its processes share evenly, ...). */
