@@ -1,7 +1,8 @@
 #!/bin/sh
 # tests/cli/recipe.t: `trnbench run --recipe vllm` end to end with a stand-in `vllm` on
-# PATH (this test's own script, which checks what the recipe gives it and then runs
-# `trnbench serve` in its place: trnbench refuses it without TRNBENCH_TEST=1). The
+# PATH (tests/data/neuron/vllm/vllm: it refuses what vLLM and the vLLM Neuron plugins
+# refuse, then runs `trnbench serve` in its place, which trnbench refuses without
+# TRNBENCH_TEST=1). The
 # recipe writes the model folder, empties its compile cache before the cold start and
 # keeps it for the warm one; the rows record both starts and the compile time between
 # them, and the report prices a compile. Bad recipe options are input errors (exit 2).
