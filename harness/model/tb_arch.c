@@ -9,9 +9,11 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define REQ_LAYERS (1u << 0)
 #define REQ_HIDDEN (1u << 1)
@@ -236,19 +238,79 @@ out:
     return rc;
 }
 
-struct find_ctx {
-    const char *want;
-    char found[PATH_MAX];
+/* The catalogue of this process (tb_arch_path, tb_arch_find): the paths of the data
+ * folder's *.model files, walked once per data folder (again when a name is not found:
+ * a file added since), and each catalogue model read once while its file keeps its
+ * inode, size and time. One compare asks for the same few models hundreds of times (a
+ * validation row each); without it each ask walked workloads/ and read the file again.
+ * A mutex: a server's threads may ask too. */
+struct arch_memo {
+    char path[PATH_MAX]; /* the file (a.path may be cut short) */
+    struct tb_arch a;
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
 };
+static struct {
+    pthread_mutex_t mu;
+    char datadir[PATH_MAX]; /* the folder the index is of; "" none yet */
+    char **paths;           /* sorted, as tb_arch_list gives them */
+    size_t npaths, cap;
+    struct arch_memo *memo;
+    size_t nmemo, capmemo;
+} cat = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-static void find_cb(const char *path, void *p)
+static void index_add(const char *path, void *ctx)
 {
-    struct find_ctx *c = p;
-    const char *base = strrchr(path, '/');
-    size_t n = strlen(c->want);
-    base = base ? base + 1 : path;
-    if (!c->found[0] && !strncmp(base, c->want, n) && !strcmp(base + n, ".model"))
-        snprintf(c->found, sizeof c->found, "%s", path);
+    bool *oom = ctx;
+    char *p;
+    if (*oom)
+        return;
+    if (cat.npaths == cat.cap) {
+        size_t nc = cat.cap ? cat.cap * 2 : 64;
+        char **np = realloc(cat.paths, nc * sizeof *np);
+        if (!np) {
+            *oom = true;
+            return;
+        }
+        cat.paths = np;
+        cat.cap = nc;
+    }
+    if (!(p = strdup(path))) {
+        *oom = true;
+        return;
+    }
+    cat.paths[cat.npaths++] = p;
+}
+
+/* (Re)build the index of the data folder dir; cat.mu held. */
+static int index_build(const char *dir, char *err, size_t errlen)
+{
+    bool oom = false;
+    for (size_t i = 0; i < cat.npaths; i++)
+        free(cat.paths[i]);
+    cat.npaths = 0;
+    cat.datadir[0] = '\0';
+    if (tb_arch_list(index_add, &oom, err, errlen) < 0)
+        return -1;
+    if (oom)
+        return tb_err(err, errlen, "out of memory listing the model catalogue");
+    snprintf(cat.datadir, sizeof cat.datadir, "%s", dir);
+    return 0;
+}
+
+/* The first indexed path whose file is NAME.model; NULL none. cat.mu held. */
+static const char *index_find(const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < cat.npaths; i++) {
+        const char *base = strrchr(cat.paths[i], '/');
+        base = base ? base + 1 : cat.paths[i];
+        if (!strncmp(base, name, n) && !strcmp(base + n, ".model"))
+            return cat.paths[i];
+    }
+    return NULL;
 }
 
 bool tb_arch_name_ok(const char *name)
@@ -264,7 +326,6 @@ bool tb_arch_name_ok(const char *name)
 
 int tb_arch_path(const char *name, char *out, size_t len, char *err, size_t errlen)
 {
-    struct find_ctx c;
     size_t n = strlen(name);
     /* the one form of a path: a file named *.model, which tb_arch_load opens only as a
      * regular file of bounded size; anything else is a catalogue name */
@@ -278,23 +339,68 @@ int tb_arch_path(const char *name, char *out, size_t len, char *err, size_t errl
                       "bad model name '%s' (a catalogue name: a letter or digit, then letters, "
                       "digits and . _ + @ -; or a file ending in .model)",
                       name);
-    memset(&c, 0, sizeof c);
-    c.want = name;
-    if (tb_arch_list(find_cb, &c, err, errlen) < 0)
-        return -1;
-    if (!c.found[0])
-        return tb_err(err, errlen, "unknown model '%s' (no %s.model under '%s/workloads')", name,
-                      name, tb_datadir());
-    snprintf(out, len, "%s", c.found);
-    return 0;
+    {
+        const char *dir = tb_datadir(), *found;
+        int rc = 0;
+        pthread_mutex_lock(&cat.mu);
+        if (strcmp(cat.datadir, dir) != 0 || !cat.datadir[0])
+            rc = index_build(dir, err, errlen);
+        if (rc == 0 && !(found = index_find(name)) && (rc = index_build(dir, err, errlen)) == 0)
+            found = index_find(name);
+        if (rc == 0 && !found)
+            rc = tb_err(err, errlen, "unknown model '%s' (no %s.model under '%s/workloads')", name,
+                        name, dir);
+        if (rc == 0)
+            snprintf(out, len, "%s", found);
+        pthread_mutex_unlock(&cat.mu);
+        return rc;
+    }
 }
 
 int tb_arch_find(struct tb_arch *a, const char *name, char *err, size_t errlen)
 {
     char path[PATH_MAX];
+    struct stat st;
+    size_t n = strlen(name);
+    struct arch_memo *m = NULL;
+    int rc;
+
     if (tb_arch_path(name, path, sizeof path, err, errlen) != 0)
         return -1;
-    return tb_arch_load(a, path, err, errlen);
+    if (n > 6 && !strcmp(name + n - 6, ".model"))
+        return tb_arch_load(a, path, err, errlen); /* a user's file: read every time */
+    if (stat(path, &st) != 0)
+        return tb_arch_load(a, path, err, errlen); /* its own error */
+    pthread_mutex_lock(&cat.mu);
+    for (size_t i = 0; i < cat.nmemo; i++)
+        if (!strcmp(cat.memo[i].path, path)) {
+            m = &cat.memo[i];
+            break;
+        }
+    if (m && m->dev == st.st_dev && m->ino == st.st_ino && m->size == st.st_size &&
+        m->mtime.tv_sec == st.st_mtim.tv_sec && m->mtime.tv_nsec == st.st_mtim.tv_nsec) {
+        *a = m->a;
+        pthread_mutex_unlock(&cat.mu);
+        return 0;
+    }
+    rc = tb_arch_load(a, path, err, errlen);
+    if (rc == 0 && !m && cat.nmemo == cat.capmemo) {
+        size_t nc = cat.capmemo ? cat.capmemo * 2 : 32;
+        struct arch_memo *nm = realloc(cat.memo, nc * sizeof *nm);
+        if (nm) {
+            cat.memo = nm;
+            cat.capmemo = nc;
+        }
+    }
+    if (rc == 0 && (m || cat.nmemo < cat.capmemo)) {
+        if (!m)
+            m = &cat.memo[cat.nmemo++];
+        *m = (struct arch_memo){
+            .a = *a, .dev = st.st_dev, .ino = st.st_ino, .size = st.st_size, .mtime = st.st_mtim};
+        snprintf(m->path, sizeof m->path, "%s", path);
+    }
+    pthread_mutex_unlock(&cat.mu);
+    return rc;
 }
 
 int tb_arch_truncate(struct tb_arch *a, int n, char *err, size_t errlen)

@@ -1,13 +1,18 @@
 /* tests/unit/arch.c: the model catalogue reads, its parameter counts match the
- * published sizes, and bad model files are refused with file, line and field. */
+ * published sizes, and bad model files are refused with file, line and field; the
+ * process's catalogue (a folder walked once, a file read once while it is unchanged)
+ * still sees a file changed, a file added and another data folder. */
 #include "tb_arch.h"
 #include "tb_util.h"
 
 #include "tests/tap/basic.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Parameter counts Meta publishes for each checkpoint (Hugging Face's safetensors
  * metadata, "Model size"), independent of the catalogue files' own published_params. */
@@ -48,6 +53,66 @@ static void expect_error(const char *text, const char *want, const char *what)
     IS_INT(-1, tb_arch_load(&a, p, err, sizeof err), "%s is refused", what);
     OK(strstr(err, want) != NULL, "%s: message names it: %s", what, err);
     free(p);
+}
+
+/* A model file of L layers at path (the catalogue's llama-tiny otherwise). */
+static void write_model(const char *path, const char *name, int layers)
+{
+    FILE *f = fopen(path, "w");
+    if (!f)
+        bail("cannot write '%s'", path);
+    fprintf(f,
+            "name = %s\nfamily = llama\nlayers = %d\nhidden = 64\nheads = 4\nkv_heads = 2\n"
+            "ffn = 160\nvocab = 256\n",
+            name, layers);
+    fclose(f);
+}
+
+/* The catalogue of the process: walked and read once, but never stale. */
+static void catalogue_cache(void)
+{
+    char *dir = test_tmp_path("arch_catalogue"), path[4096], err[512], *was;
+    struct tb_arch a;
+    struct stat st;
+    struct timespec times[2];
+
+    snprintf(path, sizeof path, "%s/workloads/mine", dir);
+    if (tb_mkdir_p(path, err, sizeof err) != 0)
+        bail("%s", err);
+    snprintf(path, sizeof path, "%s/workloads/mine/cached.model", dir);
+    write_model(path, "cached", 2);
+    was = strdup(getenv("TRNBENCH_DATADIR"));
+    setenv("TRNBENCH_DATADIR", dir, 1);
+    IS_INT(0, tb_arch_find(&a, "cached", err, sizeof err), "another data folder: found %s", err);
+    IS_INT(2, a.layers, "its 2 layers");
+    IS_INT(-1, tb_arch_find(&a, "llama-3.1-8b", err, sizeof err),
+           "the first folder's models are not in it");
+
+    /* the same size and time, the content changed in place: the copy read before */
+    if (stat(path, &st) != 0)
+        bail("stat '%s'", path);
+    write_model(path, "cached", 3);
+    times[0] = st.st_atim;
+    times[1] = st.st_mtim;
+    if (utimensat(AT_FDCWD, path, times, 0) != 0)
+        bail("utimensat '%s'", path);
+    IS_INT(0, tb_arch_find(&a, "cached", err, sizeof err), "unchanged file: found");
+    IS_INT(2, a.layers, "read once: the copy read before (2 layers, not the 3 written)");
+    /* a change that shows: read again */
+    write_model(path, "cached", 12);
+    IS_INT(0, tb_arch_find(&a, "cached", err, sizeof err), "changed file: found");
+    IS_INT(12, a.layers, "changed file: read again (12 layers)");
+    /* a file added after the folder was walked */
+    snprintf(path, sizeof path, "%s/workloads/mine/added.model", dir);
+    write_model(path, "added", 5);
+    IS_INT(0, tb_arch_find(&a, "added", err, sizeof err), "a file added since: found %s", err);
+    IS_INT(5, a.layers, "its 5 layers");
+
+    setenv("TRNBENCH_DATADIR", was, 1);
+    IS_INT(0, tb_arch_find(&a, "llama-tiny", err, sizeof err), "back to the first folder");
+    IS_INT(-1, tb_arch_find(&a, "added", err, sizeof err), "not the other folder's models");
+    free(was);
+    free(dir);
 }
 
 int main(void)
@@ -123,5 +188,6 @@ int main(void)
     expect_error("name = x\nfamily = llama\nlayers = 2\nhidden = 64\nheads = 4\nffn = 10\n"
                  "vocab = 10\ntied_embeddings = maybe\n",
                  "line 8: field 'tied_embeddings'", "bad boolean");
+    catalogue_cache();
     return 0;
 }
