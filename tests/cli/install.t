@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/cli/install.t: `make install DESTDIR=...` from the build tree make check just
 # built, into a scratch folder: the program, the data it reads at run time in the layout
-# it reads them, README.md and the man pages (or the --help texts without help2man), and
+# it reads them, README.md, the manual (docs/) and the man pages (or the --help texts without help2man), and
 # no source file; the installed program then runs on the installed data. `make
 # uninstall` takes it all away again. Needs TB_SRCDIR and TB_BUILDDIR (make check sets
 # them) and a built tree.
@@ -20,7 +20,7 @@ root="$tmp/root"
 src="$TB_SRCDIR"
 o="$TB_BUILDDIR"
 
-echo "1..24"
+echo "1..25"
 
 make -C "$src" O="$o" DESTDIR="$root" -o "$o/bin/trnbench" -o "$o/lib/libtrnbench-cuda.so" \
     -o "$o/doc/stamp" install >"$tmp/install.log" 2>&1
@@ -66,6 +66,10 @@ check "no report output installed" test ! -e "$root$data/reports/out"
 
 # ---- the docs ----
 check "README.md in share/doc/trnbench" cmp -s "$src/README.md" "$root$prefix/share/doc/trnbench/README.md"
+n=$(count "$src" docs/*.md)
+check "  and the manual beside it, where its links point: all $n pages of docs/" \
+    sh -c 'test "$3" -gt 0 && for f in "$1"/docs/*.md; do cmp -s "$f" "$2/docs/${f##*/}" || exit 1; done' \
+    sh "$src" "$root$prefix/share/doc/trnbench" "$n"
 # one page per command `trnbench --help` lists, or its --help text where help2man was missing
 "$bin" --help | sed -n '/^Commands:$/,/^$/s/^  \([a-z][a-z-]*\) .*/\1/p' >"$tmp/commands"
 man1="$root$prefix/share/man/man1"

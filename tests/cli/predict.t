@@ -57,7 +57,7 @@ check "no published row waits for a serving regime the model lacks" \
 # The rows of issue 33's new terms came after the figures were chosen, and nothing was
 # chosen on them: speculative decoding and prefix caching (F001 on; some contradict the
 # model and are kept, reports/validation/README.md "Serving terms", checked by
-# tests/cli/serve-terms.t) and mixtures of experts (M001 on, README "Mixture of
+# tests/cli/serve-terms.t) and mixtures of experts (M001 on, docs/model.md "Mixture of
 # experts"). Every complete row, those included, must be predicted; the targets guard
 # the rows the figures were chosen on.
 "$TB_BIN" validate --quiet --coverage-min=100 --p90-max=100 "$TB_SRCDIR/reports/validation/published.csv" >"$tmp/val.out" 2>&1

@@ -237,7 +237,7 @@ trn2_bad "trn2: one-step prefill past 16384" \
     "field 'max_num_batched_tokens': 20000 prefills max_model_len 20000 in one step, which vllm-neuron allows up to 16384 only" \
     --seq-in 16 --seq-out 8 --max-model-len 20000 --max-num-batched-tokens 20000
 
-# The README's bucket example (llama-tiny for llama-3.1-8b: the same lengths) on the
+# docs/serving.md's bucket example (llama-tiny for llama-3.1-8b: the same lengths) on the
 # simulated trn2: the stand-in plugin accepts its buckets as given
 TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$TB_SRCDIR/tests/data/platform_trn2" VIRTUAL_ENV= \
     VLLM_STAND_IN_PLUGIN=current VLLM_STAND_IN_DUMP="$tmp/readme.dump" \
@@ -245,7 +245,7 @@ TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$TB_SRCDIR/tests/data/platform_trn2" VIR
     --tp 8 --max-num-seqs 64 --prefill-buckets 512,2048,2560 --decode-buckets 1,8,64 \
     --seq-in 2048 --seq-out 512 --concurrency 1 --requests 1 --warmup-requests 0 \
     --out "$tmp/readme" 2>"$tmp/readme.err"
-check "the README's bucket example: exit 0" test $? -eq 0
+check "docs/serving.md's bucket example: exit 0" test $? -eq 0
 check "its buckets as vllm-neuron's neuron_config" \
     grep -qxF 'arg {"neuron_config": {"num_batched_tokens_buckets": [512, 2048, 2560], "num_seqs_buckets": [1, 8, 64]}}' "$tmp/readme.dump"
 check "with --max-num-batched-tokens 2560" \
@@ -295,12 +295,12 @@ TRNBENCH_TEST=1 TRNBENCH_TEST_PLATFORM="$tmp/trn1" VIRTUAL_ENV= PATH="$tmp/bin:$
 check "trn1: decode buckets refused (exit 2): NxD Inference has no batch buckets" \
     sh -c "test $? -eq 2 && grep -q \"field 'decode_buckets': vllm-neuron 0.x (on NxD Inference) has no batch-size buckets\" '$tmp/trn1dec.err' && test ! -e '$tmp/trn1dec'"
 
-# vLLM 0.10 removed --device: the README's old --server-cmd example is refused by vLLM
+# vLLM 0.10 removed --device: the manual's old --server-cmd example is refused by vLLM
 TRNBENCH_TEST=1 PATH="$tmp/bin:$PATH" TB_BIN_ABS="$bin" "$TB_BIN" run \
     --endpoint http://127.0.0.1:1/v1 --model llama-tiny --seq-in 16 --seq-out 8 \
     --server-cmd 'vllm serve m --device neuron --port 1' --server-timeout 5 \
     --out "$tmp/device" 2>"$tmp/device.err"
 check "--device: the server does not start (exit 1)" test $? -eq 1
 check "vLLM's words in its log" grep -q 'unrecognized arguments: --device neuron' "$tmp/device/server-1.log"
-check "the README's vllm --server-cmd examples pass no --device" \
-    sh -c "grep -q -- \"--server-cmd 'vllm serve \" '$TB_SRCDIR/README.md' && ! grep -q -- \"--server-cmd 'vllm serve [^']*--device\" '$TB_SRCDIR/README.md'"
+check "docs/serving.md's vllm --server-cmd examples pass no --device" \
+    sh -c "grep -q -- \"--server-cmd 'vllm serve \" '$TB_SRCDIR/docs/serving.md' && ! grep -q -- \"--server-cmd 'vllm serve [^']*--device\" '$TB_SRCDIR/docs/serving.md'"

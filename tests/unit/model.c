@@ -1520,7 +1520,7 @@ int main(void)
 
     /* ---- the token budget: decodes take their tokens of it first (TensorRT-LLM's
      * max_num_tokens, vLLM's max_num_batched_tokens); MLPerf's server and interactive
-     * budgets fit the TPOT limit (README "Serving regimes") ---- */
+     * budgets fit the TPOT limit (docs/model.md "Serving regimes") ---- */
     {
         struct tb_regime_costs c = {NULL, syn_prefill, syn_decode, NULL, 1000, 0};
         struct tb_regime_lengths L = {0};

@@ -3,7 +3,7 @@
  * refuses what overflows a long; a field out of its range is refused by name with its
  * range; the model refuses a layout whose tp x pp x dp or instances x chips overflows
  * instead of dividing by the wrapped product (issue 19 item 1: SIGFPE); and every
- * format's table of ranges is the one README.md ("Input ranges") documents.
+ * format's table of ranges is the one docs/results.md ("Input ranges") documents.
  */
 #include "tb_range.h"
 
@@ -24,7 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Every format's table, as README.md lists them. */
+/* Every format's table, as docs/results.md lists them. */
 static const struct {
     const char *format;
     const struct tb_range *table;
@@ -161,10 +161,10 @@ static void run_ids(void)
               "an id that fits is kept as it is");
 }
 
-/* Each table's rows, as tb_range_markdown writes them, are in README.md. */
-static void readme(void)
+/* Each table's rows, as tb_range_markdown writes them, are in docs/results.md. */
+static void documented(void)
 {
-    char *path = test_src_path("README.md"), *text = NULL, err[256];
+    char *path = test_src_path("docs/results.md"), *text = NULL, err[256];
     size_t len;
     if (tb_read_file(path, &text, &len, err, sizeof err) != 0)
         bail("%s", err);
@@ -175,10 +175,10 @@ static void readme(void)
         for (line = strtok_r(md, "\n", &save); line; line = strtok_r(NULL, "\n", &save), rows++)
             if (!strstr(text, line)) {
                 if (!missing++)
-                    diag("README.md lacks the row: %s", line);
+                    diag("docs/results.md lacks the row: %s", line);
             }
-        OK(rows > 0 && missing == 0, "README.md lists the %zu ranges of the %s (%zu missing)", rows,
-           TABLES[i].format, missing);
+        OK(rows > 0 && missing == 0, "docs/results.md lists the %zu ranges of the %s (%zu missing)",
+           rows, TABLES[i].format, missing);
     }
     free(text);
     free(path);
@@ -186,7 +186,7 @@ static void readme(void)
 
 int main(void)
 {
-    /* TB_PRINT_RANGES=1: the tables as README.md's "Input ranges" shows them, to paste */
+    /* TB_PRINT_RANGES=1: the tables as docs/results.md's "Input ranges" shows them, to paste */
     if (getenv("TB_PRINT_RANGES")) {
         for (size_t i = 0; i < NTABLES; i++) {
             char md[8192];
@@ -202,6 +202,6 @@ int main(void)
     parsing();
     model_products();
     run_ids();
-    readme();
+    documented();
     return 0;
 }

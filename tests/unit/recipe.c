@@ -328,8 +328,8 @@ static void settle(void)
 {
     settle_case("defaults: one-step prefill of the max-model-len", 2560, 16, 0, false, "", "", 2560,
                 "", "");
-    settle_case("the README's buckets, as given", 2560, 64, 0, false, "512,2048,2560", "1,8,64",
-                2560, "512,2048,2560", "1,8,64");
+    settle_case("docs/serving.md's buckets, as given", 2560, 64, 0, false, "512,2048,2560",
+                "1,8,64", 2560, "512,2048,2560", "1,8,64");
     settle_case("short lists completed", 2560, 64, 0, false, "512,2048", "1,8", 2560,
                 "512,2048,2560", "1,8,64");
     settle_case("completed with min(max-num-batched-tokens, max-model-len)", 1000, 4, 4096, false,

@@ -5,7 +5,7 @@
  * times the five collectives with nccl-tests' conventions (time: the mean over the timed
  * iterations of the max over ranks; algbw = bytes / time; busbw = algbw x the op's
  * factor; bytes: the whole buffer as nccl-tests counts it) and prints results.csv rows
- * (the 42 columns of README "results.csv" then nodes, ranks_per_node, link, bytes) on
+ * (the 42 columns of docs/results.md "results.csv" then nodes, ranks_per_node, link, bytes) on
  * rank 0's stdout.
  *
  *   mpicc -O2 -o build/gen_fixture tests/data/collectives/gen_fixture.c
