@@ -115,6 +115,11 @@ int tb_cli_main(int argc, char **argv)
     return 2;
 }
 
+int tb_cli_exit_status(int rc)
+{
+    return rc == TB_OK ? 0 : rc == TB_EINPUT ? 2 : 1;
+}
+
 bool tb_cli_test_switch(const char *cmd, const char *var, bool say)
 {
     const char *v = getenv(var);

@@ -12,6 +12,10 @@
 
 int tb_cli_main(int argc, char **argv);
 
+/* The exit status for a module's status (enum tb_status, tb_util.h): 0 for TB_OK, 2 for
+ * TB_EINPUT (bad input, the file, line and field named), 1 for any other failure. */
+int tb_cli_exit_status(int rc);
+
 /* getopt_long with the commands' conventions: long options take "--opt value" and
  * "--opt=value"; `opts` ends with a zeroed entry; -h is the only short option (give it
  * as {"help", no_argument, NULL, 'h'} and "h" is accepted too). Call with *state = 0

@@ -181,7 +181,7 @@ int tb_cmd_assess(int argc, char **argv)
     r = tb_assess_run(&as, file, &m, &o, err, sizeof err);
     if (r != TB_OK) {
         fprintf(stderr, "trnbench assess: %s\n", err);
-        rc = r == TB_EINPUT ? 2 : 1;
+        rc = tb_cli_exit_status(r);
         goto out;
     }
     if (tb_mkdir_p(out, err, sizeof err) != 0 || emit(out, &as, &o, err, sizeof err) != 0) {

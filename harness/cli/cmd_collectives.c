@@ -406,7 +406,7 @@ static int run_neuron(const struct args *a)
     }
     if (rc != 0) {
         fprintf(stderr, "trnbench collectives: %s\n", err);
-        return rc == TB_EINPUT ? 1 : 1;
+        return 1; /* bad input or not, the measurement failed */
     }
     if (a->link) {
         snprintf(link, sizeof link, "%s", a->link);

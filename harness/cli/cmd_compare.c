@@ -685,7 +685,7 @@ int tb_cmd_compare(int argc, char **argv)
     r = tb_report_write(&q.ro, &info, err, sizeof err);
     if (r != TB_OK) {
         fprintf(stderr, "trnbench compare: %s\n", err);
-        rc = r == TB_EINPUT ? 2 : 1;
+        rc = tb_cli_exit_status(r);
         goto out;
     }
     moved = made_out = false; /* published: the new results stay */

@@ -501,7 +501,7 @@ static int validate_cross(const struct tb_scenarios *s, struct tb_model *m, cons
     uint64_t t0 = tb_timer_now_ns();
     if ((rc = tb_cross_run(&x, s, m, by, jobs, cross_progress, &t0, err, sizeof err)) != TB_OK) {
         fprintf(stderr, "trnbench validate: %s\n", err);
-        return rc == TB_EINPUT ? 2 : 1;
+        return tb_cli_exit_status(rc);
     }
     if (write_path) {
         char *buf = NULL;
@@ -696,7 +696,7 @@ int tb_cmd_validate(int argc, char **argv)
     }
     if ((rc = tb_validate_compute(&v, &s, err, sizeof err)) != TB_OK) {
         fprintf(stderr, "trnbench validate: %s\n", err);
-        rc = rc == TB_EINPUT ? 2 : 1;
+        rc = tb_cli_exit_status(rc);
         goto done;
     }
     if (write_path && !cross) {

@@ -119,14 +119,14 @@ static int import(int argc, char **argv)
         int r = tb_price_import_file(&im, &cat, f, argv[i], today, err, sizeof err);
         if (r != 0) {
             fprintf(stderr, "trnbench prices import: %s\n", err);
-            rc = r == TB_EINPUT ? 2 : 1;
+            rc = tb_cli_exit_status(r);
         }
     }
     if (rc == 0) {
         int r = tb_price_import_write(&im, out, &added, err, sizeof err);
         if (r != 0) {
             fprintf(stderr, "trnbench prices import: %s\n", err);
-            rc = r == TB_EINPUT ? 2 : 1;
+            rc = tb_cli_exit_status(r);
         }
     }
     if (rc == 0) {

@@ -274,7 +274,7 @@ int tb_cmd_report(int argc, char **argv)
         int r = check_options(&o, assess, err, sizeof err);
         if (r != TB_OK) {
             fprintf(stderr, "trnbench report: %s\n", err);
-            rc = r == TB_EINPUT ? 2 : 1;
+            rc = tb_cli_exit_status(r);
         } else {
             printf("trnbench report: options checked\n");
             rc = 0;
@@ -294,7 +294,7 @@ int tb_cmd_report(int argc, char **argv)
         int r = run_assessment(&assessed, assess, o.pricing_dir, err, sizeof err);
         if (r != TB_OK) {
             fprintf(stderr, "trnbench report: %s\n", err);
-            rc = r == TB_EINPUT ? 2 : 1;
+            rc = tb_cli_exit_status(r);
             goto out;
         }
         o.assessment = &assessed.as;

@@ -602,7 +602,7 @@ int tb_cmd_run(int argc, char **argv)
     rc = tb_plan_load(&plan, suite_name, &one, out, executor, err, sizeof err);
     if (rc != TB_OK) {
         fprintf(stderr, "trnbench run: %s\n", err);
-        rc = rc == TB_EINPUT ? 2 : 1;
+        rc = tb_cli_exit_status(rc);
         goto out;
     }
     if (suite_name && ntorch) {
@@ -638,7 +638,7 @@ int tb_cmd_run(int argc, char **argv)
         rc = tb_plan_slurm(&plan, &task, err, sizeof err);
         if (rc != TB_OK) {
             fprintf(stderr, "trnbench run: %s\n", err);
-            rc = rc == TB_EINPUT ? 2 : 1;
+            rc = tb_cli_exit_status(rc);
             goto out;
         }
         fprintf(stderr, "trnbench run: Slurm job %s, task %ld of %ld on %s (node %ld of %ld)\n",
@@ -647,7 +647,7 @@ int tb_cmd_run(int argc, char **argv)
     rc = tb_plan_open(&plan, err, sizeof err);
     if (rc != TB_OK) {
         fprintf(stderr, "trnbench run: %s\n", err);
-        rc = rc == TB_EINPUT ? 2 : 1;
+        rc = tb_cli_exit_status(rc);
         goto out;
     }
     /* the output folder only once the run can go ahead (--executor cuda without a
