@@ -240,8 +240,8 @@ perl -MText::ParseWords -ne 'if ($. == 1) { print; chomp; my @h = parse_line(","
     bad "unknown model" "--model: unknown model 'llama-9-1t'" --model llama-9-1t $srv
     bad "unknown target" "--targets: unknown target 'x9.huge' (not in pricing/instances.csv)" \
         --model llama-3.1-70b --phase serve --seq-in 2048 --seq-out 512 --targets p5.48xlarge,x9.huge
-    bad "unknown phase" "--phase: 'fly' (serve, train or denoise)" --model llama-3.1-70b --phase fly --targets p5.48xlarge
-    bad "a bad number" "--seq-in: not a positive whole number: '2k'" --model llama-3.1-70b $srv --seq-in 2k
+    bad "unknown phase" "option '--phase': 'fly' is not serve, train or denoise" --model llama-3.1-70b --phase fly --targets p5.48xlarge
+    bad "a bad number" "trnbench compare: option '--seq-in': '2k' is not a whole number from 1 to 1099511627776" --model llama-3.1-70b $srv --seq-in 2k
     bad "serving without --seq-out" "phase serve: --seq-out N is required" \
         --model llama-3.1-70b --phase serve --seq-in 2048 --targets p5.48xlarge
     bad "a diffusion model served" "sdxl is a diffusion model: --phase denoise" --model sdxl $srv
