@@ -2,6 +2,7 @@
 #include "cli.h"
 
 #include "cli_opt.h"
+#include "tb_log.h"
 #include "tb_neuron.h"
 #include "tb_pricing.h"
 #include "tb_util.h"
@@ -77,8 +78,10 @@ int tb_cli_main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
-        if (!strcmp(cmd, COMMANDS[i].name))
+        if (!strcmp(cmd, COMMANDS[i].name)) {
+            tb_log_prefix(cmd); /* the library's lines: "trnbench compare: ..." */
             return COMMANDS[i].fn(argc - 1, argv + 1);
+        }
     fprintf(stderr, "trnbench: unknown command '%s'\n", cmd);
     usage(stderr);
     return 2;
