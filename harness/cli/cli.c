@@ -1,7 +1,10 @@
 /* harness/cli/cli.c: `trnbench COMMAND ...`, dispatch to the subcommands (cli.h). */
 #include "cli.h"
 
+#include "cli_opt.h"
+#include "tb_log.h"
 #include "tb_neuron.h"
+#include "tb_pricing.h"
 #include "tb_util.h"
 
 #include <stdio.h>
@@ -57,39 +60,6 @@ static void usage(FILE *f)
           f);
 }
 
-int tb_cli_getopt(const char *cmd, int argc, char **argv, const struct option *opts, int *state)
-{
-    const char *opt;
-    int c;
-    if (!*state) {
-        optind = 0; /* glibc: a full re-initialisation, for a second command in one process */
-        opterr = 0; /* our messages, with the command's name */
-        *state = 1;
-    }
-    c = getopt_long(argc, argv, ":h", opts, NULL); /* ':' first: a missing value is ':' */
-    if (c != '?' && c != ':')
-        return c;
-    opt = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
-    if (c == ':') {
-        /* a long option's name without any "=value" */
-        int n = (int)strcspn(opt, "=");
-        fprintf(stderr, "trnbench %s: option '%.*s' needs a value\n", cmd, n, opt);
-    } else if (optopt && strncmp(opt, "--", 2)) {
-        fprintf(stderr, "trnbench %s: unknown option '-%c'\n", cmd, optopt);
-    } else {
-        fprintf(stderr, "trnbench %s: unknown option '%s'\n", cmd, opt);
-    }
-    return '?';
-}
-
-const char *tb_cli_opt_name(const struct option *opts, int val)
-{
-    for (const struct option *o = opts; o->name; o++)
-        if (o->val == val)
-            return o->name;
-    return "?";
-}
-
 int tb_cli_main(int argc, char **argv)
 {
     const char *cmd = argc > 1 ? argv[1] : NULL;
@@ -108,11 +78,28 @@ int tb_cli_main(int argc, char **argv)
         return 0;
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
-        if (!strcmp(cmd, COMMANDS[i].name))
+        if (!strcmp(cmd, COMMANDS[i].name)) {
+            tb_log_prefix(cmd); /* the library's lines: "trnbench compare: ..." */
             return COMMANDS[i].fn(argc - 1, argv + 1);
+        }
     fprintf(stderr, "trnbench: unknown command '%s'\n", cmd);
     usage(stderr);
     return 2;
+}
+
+int tb_cli_exit_status(int rc)
+{
+    return rc == TB_OK ? 0 : rc == TB_EINPUT ? 2 : 1;
+}
+
+int tb_cli_take_discount(const struct tb_opt *o, const char *value, char *err, size_t errlen)
+{
+    static const char own[] = "--discount: "; /* the option is named where it is said */
+    if (tb_pricing_discount_add(o->dst, value, err, errlen) == 0)
+        return 0;
+    if (!strncmp(err, own, sizeof own - 1))
+        memmove(err, err + sizeof own - 1, strlen(err + sizeof own - 1) + 1);
+    return -1;
 }
 
 bool tb_cli_test_switch(const char *cmd, const char *var, bool say)

@@ -2,27 +2,25 @@
  * harness/cli/cli.h: the trnbench command line. Each subcommand is a function taking the
  * arguments after its name (argv[0] is the subcommand) and returning the exit status:
  * 0 ok, 1 a run or validation failed, 2 usage or input error. Each prints its own
- * --help.
+ * --help, and declares its options as a table (cli_opt.h).
  */
 #ifndef TB_CLI_H
 #define TB_CLI_H
 
-#include <getopt.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 int tb_cli_main(int argc, char **argv);
 
-/* getopt_long with the commands' conventions: long options take "--opt value" and
- * "--opt=value"; `opts` ends with a zeroed entry; -h is the only short option (give it
- * as {"help", no_argument, NULL, 'h'} and "h" is accepted too). Call with *state = 0
- * before the first option (it resets getopt for a command called twice in one
- * process). Returns the option's val, -1 when the options end (argv[optind] is then
- * the first operand; "--" ends them too), or '?' after printing
- * "trnbench CMD: unknown option '--x'" or "trnbench CMD: option '--x' needs a value"
- * on stderr. Operands may come before, between or after options (GNU permutation). */
-int tb_cli_getopt(const char *cmd, int argc, char **argv, const struct option *opts, int *state);
-/* The long name of the option whose val is val ("ttft-ms"), for messages; "?" if none. */
-const char *tb_cli_opt_name(const struct option *opts, int val);
+/* The exit status for a module's status (enum tb_status, tb_util.h): 0 for TB_OK, 2 for
+ * TB_EINPUT (bad input, the file, line and field named), 1 for any other failure. */
+int tb_cli_exit_status(int rc);
+
+/* A TB_OPT_FN (cli_opt.h) for --discount MODEL=FRACTION: the option's dst is the
+ * command's struct tb_pricing_discounts (tb_pricing_discount_add); 0, or -1 with why in
+ * err. */
+struct tb_opt;
+int tb_cli_take_discount(const struct tb_opt *o, const char *value, char *err, size_t errlen);
 /* A test-only switch: whether the environment variable var is set and the tests'
  * TRNBENCH_TEST=1 lets it act; set without it, "trnbench CMD: VAR ignored (only with
  * TRNBENCH_TEST=1)" on stderr when say. */

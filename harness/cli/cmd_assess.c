@@ -6,6 +6,7 @@
  * the file named) leaves the three that were there.
  */
 #include "cli.h"
+#include "cli_opt.h"
 #include "tb_assess.h"
 #include "tb_model.h"
 #include "tb_pricing.h"
@@ -87,27 +88,6 @@ out:
     return rc;
 }
 
-/* Long options only (values past every character); "--opt value" or "--opt=value". */
-enum {
-    OPT_OUT = 256,
-    OPT_PRICES,
-    OPT_MIN_MONTHLY_USD,
-    OPT_CLAIM_LOW,
-    OPT_CLAIM_HIGH,
-    OPT_PRICE_SWING,
-};
-
-static const struct option OPTS[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"out", required_argument, NULL, OPT_OUT},
-    {"prices", required_argument, NULL, OPT_PRICES},
-    {"min-monthly-usd", required_argument, NULL, OPT_MIN_MONTHLY_USD},
-    {"claim-low", required_argument, NULL, OPT_CLAIM_LOW},
-    {"claim-high", required_argument, NULL, OPT_CLAIM_HIGH},
-    {"price-swing", required_argument, NULL, OPT_PRICE_SWING},
-    {NULL, 0, NULL, 0},
-};
-
 int tb_cmd_assess(int argc, char **argv)
 {
     struct tb_assess_opts o;
@@ -116,40 +96,20 @@ int tb_cmd_assess(int argc, char **argv)
     struct tb_assessment as;
     const char *file = NULL, *out = NULL, *pricing = NULL;
     char err[1024];
-    int rc = 2, r, state = 0, c;
+    int rc = 2, r;
+    const struct tb_opt opts[] = {
+        TB_OPT_STR("out", &out),
+        TB_OPT_STR("prices", &pricing),
+        TB_OPT_DOUBLE("min-monthly-usd", &o.min_monthly_usd, 0, 1e12),
+        TB_OPT_DOUBLE("claim-low", &o.claim_low, 0, 1e12),
+        TB_OPT_DOUBLE("claim-high", &o.claim_high, 0, 1e12),
+        TB_OPT_DOUBLE("price-swing", &o.price_swing, 0, 1e12),
+        TB_OPT_END,
+    };
 
     tb_assess_opts_init(&o);
-    while ((c = tb_cli_getopt("assess", argc, argv, OPTS, &state)) != -1) {
-        double *num = c == OPT_MIN_MONTHLY_USD ? &o.min_monthly_usd
-                      : c == OPT_CLAIM_LOW     ? &o.claim_low
-                      : c == OPT_CLAIM_HIGH    ? &o.claim_high
-                      : c == OPT_PRICE_SWING   ? &o.price_swing
-                                               : NULL;
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return 0;
-        case OPT_OUT:
-            out = optarg;
-            break;
-        case OPT_PRICES:
-            pricing = optarg;
-            break;
-        case OPT_MIN_MONTHLY_USD:
-        case OPT_CLAIM_LOW:
-        case OPT_CLAIM_HIGH:
-        case OPT_PRICE_SWING:
-            if (tb_parse_double(optarg, 0, 1e12, num) != 0) {
-                fprintf(stderr, "trnbench assess: --%s: not a number: '%s'\n",
-                        tb_cli_opt_name(OPTS, c), optarg);
-                return 2;
-            }
-            break;
-        default: /* '?': tb_cli_getopt said what is wrong */
-            usage(stderr);
-            return 2;
-        }
-    }
+    if ((r = tb_cli_parse("assess", argc, argv, opts, usage)) != TB_CLI_GO)
+        return r;
     /* one operand, wherever it was among the options */
     if (optind < argc)
         file = argv[optind];
@@ -181,7 +141,7 @@ int tb_cmd_assess(int argc, char **argv)
     r = tb_assess_run(&as, file, &m, &o, err, sizeof err);
     if (r != TB_OK) {
         fprintf(stderr, "trnbench assess: %s\n", err);
-        rc = r == TB_EINPUT ? 2 : 1;
+        rc = tb_cli_exit_status(r);
         goto out;
     }
     if (tb_mkdir_p(out, err, sizeof err) != 0 || emit(out, &as, &o, err, sizeof err) != 0) {

@@ -6,6 +6,7 @@
  * place of the matching rows of ours. Ours is never written.
  */
 #include "cli.h"
+#include "cli_opt.h"
 #include "tb_coll_results.h"
 #include "tb_collective.h"
 #include "tb_csv.h"
@@ -48,18 +49,6 @@ static void usage(FILE *f)
           "Exit status: 0 written, 2 usage or input error (file, line and field).\n",
           f);
 }
-
-enum { OPT_OUT = 256, OPT_PRICES, OPT_HOST_BW, OPT_NET_BW, OPT_CALIBRATE };
-
-static const struct option OPTS[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"out", required_argument, NULL, OPT_OUT},
-    {"prices", required_argument, NULL, OPT_PRICES},
-    {"host-mem-gbyte-per-s", required_argument, NULL, OPT_HOST_BW},
-    {TB_COLL_NET_OPT, required_argument, NULL, OPT_NET_BW},
-    {"calibrate", required_argument, NULL, OPT_CALIBRATE},
-    {NULL, 0, NULL, 0},
-};
 
 /* One efficiency row being fitted: its key and its points. */
 struct key {
@@ -164,8 +153,9 @@ out:
 int tb_cmd_calibrate(int argc, char **argv)
 {
     const char *out = NULL, *dir = NULL, *files[64];
-    size_t nfiles = 0, nmeas = 0, nkeys = 0;
-    double host_given = 0, net_bw = 0, *hbw = NULL;
+    struct tb_opt_list fl = {files, 0, sizeof files / sizeof files[0]};
+    size_t nmeas = 0, nkeys = 0;
+    double host_given = 0, net_gbit = 0, net_bw, *hbw = NULL;
     struct stat sa, sb;
     struct tb_pricing pr;
     struct tb_model m;
@@ -174,48 +164,28 @@ int tb_cmd_calibrate(int argc, char **argv)
     struct key *keys = NULL;
     struct tb_coll_fit *fits = NULL;
     char err[1024], how[900] = "", hostwhat[512] = "", ours[PATH_MAX], names[512] = "";
-    int rc = 2, state = 0, c;
+    int rc;
     bool have_pr = false, have_m = false, have_res = false;
 
-    while ((c = tb_cli_getopt(argv[0], argc, argv, OPTS, &state)) != -1) {
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return 0;
-        case OPT_OUT:
-            out = optarg;
-            break;
-        case OPT_PRICES:
-            dir = optarg;
-            break;
-        case OPT_CALIBRATE:
-            if (nfiles < sizeof files / sizeof files[0])
-                files[nfiles++] = optarg;
-            break;
-        case OPT_HOST_BW:
-            if (tb_parse_double(optarg, 0.001, 1e5, &host_given) != 0) {
-                fprintf(stderr,
-                        "trnbench %s: --host-mem-gbyte-per-s: not a bandwidth in GB/s: "
-                        "'%s'\n",
-                        argv[0], optarg);
-                return 2;
-            }
-            host_given *= 1e9;
-            break;
-        case OPT_NET_BW:
-            if (tb_coll_net_bw_arg(argv[0], optarg, &net_bw) != 0)
-                return 2;
-            break;
-        default:
-            usage(stderr);
-            return 2;
-        }
-    }
-    for (int i = optind; i < argc && nfiles < sizeof files / sizeof files[0]; i++)
-        files[nfiles++] = argv[i];
-    if (nfiles == 0 || !out) {
+    const struct tb_opt opts[] = {
+        TB_OPT_STR("out", &out),
+        TB_OPT_STR("prices", &dir),
+        TB_OPT_DOUBLE("host-mem-gbyte-per-s", &host_given, 0.001, 1e5),
+        TB_OPT_DOUBLE(TB_COLL_NET_OPT, &net_gbit, TB_COLL_NET_GBIT_MIN, TB_COLL_NET_GBIT_MAX),
+        TB_OPT_LIST("calibrate", &fl),
+        TB_OPT_END,
+    };
+
+    if ((rc = tb_cli_parse(argv[0], argc, argv, opts, usage)) != TB_CLI_GO)
+        return rc;
+    rc = 2;
+    host_given *= 1e9;           /* GB/s */
+    net_bw = net_gbit * 1e9 / 8; /* Gbit/s */
+    for (int i = optind; i < argc && fl.n < fl.cap; i++)
+        files[fl.n++] = argv[i];
+    if (fl.n == 0 || !out) {
         fprintf(stderr, "trnbench %s: %s\n", argv[0],
-                nfiles ? "--out FILE.csv is required" : "no results file given");
+                fl.n ? "--out FILE.csv is required" : "no results file given");
         usage(stderr);
         return 2;
     }
@@ -240,7 +210,7 @@ int tb_cmd_calibrate(int argc, char **argv)
     if (tb_model_load(&m, &pr, dir, err, sizeof err) != 0)
         goto fail;
     have_m = true;
-    if (tb_results_load(&res, files, nfiles, err, sizeof err) != 0)
+    if (tb_results_load(&res, files, fl.n, err, sizeof err) != 0)
         goto fail;
     have_res = true;
     if (tb_coll_meas_load(&res, &meas, &nmeas, err, sizeof err) != 0)
@@ -309,7 +279,7 @@ int tb_cmd_calibrate(int argc, char **argv)
     for (size_t k = 0; k < nkeys; k++)
         if (tb_collective_fit(&m, keys[k].pts, keys[k].n, &fits[k], err, sizeof err) != 0)
             goto fail;
-    for (size_t i = 0; i < nfiles; i++)
+    for (size_t i = 0; i < fl.n; i++)
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
                  files[i]);
     if (write_rows(&m, keys, nkeys, fits, names, how, out, err, sizeof err) != 0)

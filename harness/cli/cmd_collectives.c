@@ -4,6 +4,7 @@
  * GPUs, or Neuron's nccom-test; rank 0 prints the table and writes the rows.
  */
 #include "cli.h"
+#include "cli_opt.h"
 
 #include "tb_coll.h"
 #include "tb_comm.h"
@@ -60,22 +61,6 @@ static void usage(FILE *f)
           "failed run, 2 usage, or a backend that cannot run here (the reason said).\n",
           f);
 }
-
-enum {
-    O_BACKEND = 256,
-    O_OP,
-    O_MIN,
-    O_MAX,
-    O_STEP,
-    O_ITERS,
-    O_WARMUP,
-    O_NO_CHECK,
-    O_LINK,
-    O_RANKS,
-    O_NODES,
-    O_OUT,
-    O_CALIBRATE,
-};
 
 static const char *const LINKS[] = {"loopback", "shm", "tcp", "efa", "nvlink", "neuronlink", NULL};
 
@@ -406,7 +391,7 @@ static int run_neuron(const struct args *a)
     }
     if (rc != 0) {
         fprintf(stderr, "trnbench collectives: %s\n", err);
-        return rc == TB_EINPUT ? 1 : 1;
+        return 1; /* bad input or not, the measurement failed */
     }
     if (a->link) {
         snprintf(link, sizeof link, "%s", a->link);
@@ -460,30 +445,40 @@ static int run_neuron(const struct args *a)
 
 /* ---- the command ---- */
 
+/* --min-bytes, --max-bytes: *(size_t *)dst = a size of at least 1 byte. 0 is refused:
+ * the sizes double from --min-bytes, and 0 doubled stays 0 (a run of --min-bytes 0 used
+ * to loop for ever). */
+static int take_bytes(const struct tb_opt *o, const char *v, char *err, size_t errlen)
+{
+    size_t n;
+    if (tb_coll_parse_bytes(v, &n) != 0 || n == 0)
+        return tb_err(err, errlen, "'%s' is not a size in bytes of at least 1 (8, 64K, 1M, 1G)", v);
+    *(size_t *)o->dst = n;
+    return 0;
+}
+
 int tb_cmd_collectives(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"backend", required_argument, NULL, O_BACKEND},
-        {"op", required_argument, NULL, O_OP},
-        {"min-bytes", required_argument, NULL, O_MIN},
-        {"max-bytes", required_argument, NULL, O_MAX},
-        {"step-factor", required_argument, NULL, O_STEP},
-        {"iters", required_argument, NULL, O_ITERS},
-        {"warmup", required_argument, NULL, O_WARMUP},
-        {"no-check", no_argument, NULL, O_NO_CHECK},
-        {"link", required_argument, NULL, O_LINK},
-        {"ranks", required_argument, NULL, O_RANKS},
-        {"nodes", required_argument, NULL, O_NODES},
-        {"out", required_argument, NULL, O_OUT},
-        {"calibrate", optional_argument, NULL, O_CALIBRATE},
-        {"help", no_argument, NULL, 'h'},
-        {0, 0, 0, 0},
-    };
     struct args a;
     const char *op = NULL;
-    int state = 0, c;
-    long v;
-    bool ok;
+    long iters = 20, warmup = 5, ranks = 0, nodes = 1;
+    bool no_check = false;
+    int link_k = -1, rc;
+    const struct tb_opt opts[] = {
+        TB_OPT_STR("backend", &a.backend),
+        TB_OPT_STR("op", &op),
+        TB_OPT_FN("min-bytes", take_bytes, &a.o.min_bytes),
+        TB_OPT_FN("max-bytes", take_bytes, &a.o.max_bytes),
+        TB_OPT_DOUBLE("step-factor", &a.o.step_factor, 1.0001, 1024),
+        TB_OPT_LONG("iters", &iters, 1, 1000000),
+        TB_OPT_LONG("warmup", &warmup, 0, 1000000),
+        TB_OPT_FLAG("no-check", &no_check),
+        TB_OPT_CHOICE("link", &link_k, LINKS),
+        TB_OPT_LONG("ranks", &ranks, 1, 1000000),
+        TB_OPT_LONG("nodes", &nodes, 1, 1000000),
+        TB_OPT_STR("out", &a.out),
+        TB_OPT_END,
+    };
 
     for (int i = 1; i < argc; i++)
         if (!strcmp(argv[i], "--calibrate") || !strncmp(argv[i], "--calibrate=", 12))
@@ -492,86 +487,14 @@ int tb_cmd_collectives(int argc, char **argv)
     a.o.min_bytes = 8;
     a.o.max_bytes = (size_t)1 << 30;
     a.o.step_factor = 2;
-    a.o.iters = 20;
-    a.o.warmup = 5;
-    a.o.check = true;
-    a.nodes = 1;
-    while ((c = tb_cli_getopt("collectives", argc, argv, opts, &state)) != -1) {
-        const char *name = tb_cli_opt_name(opts, c);
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return 0;
-        case O_BACKEND:
-            a.backend = optarg;
-            break;
-        case O_OP:
-            op = optarg;
-            break;
-        case O_MIN:
-        case O_MAX:
-            /* 0 is refused: the sizes double from --min-bytes, and 0 doubled stays 0 (a
-             * run of --min-bytes 0 used to loop for ever) */
-            if (tb_coll_parse_bytes(optarg, c == O_MIN ? &a.o.min_bytes : &a.o.max_bytes) != 0 ||
-                (c == O_MIN ? a.o.min_bytes : a.o.max_bytes) == 0) {
-                fprintf(stderr,
-                        "trnbench collectives: --%s: not a size in bytes of at least 1 (8, 64K, "
-                        "1M, 1G): '%s'\n",
-                        name, optarg);
-                return 2;
-            }
-            break;
-        case O_STEP:
-            if (tb_parse_double(optarg, 1.0001, 1024, &a.o.step_factor) != 0) {
-                fprintf(stderr,
-                        "trnbench collectives: --step-factor: not a number in (1, 1024]: '%s'\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case O_ITERS:
-        case O_WARMUP:
-        case O_RANKS:
-        case O_NODES:
-            if (tb_parse_long(optarg, c == O_WARMUP ? 0 : 1, 1000000, &v) != 0) {
-                fprintf(stderr,
-                        "trnbench collectives: --%s: not a whole number in [%d, 1000000]: '%s'\n",
-                        name, c == O_WARMUP ? 0 : 1, optarg);
-                return 2;
-            }
-            if (c == O_ITERS)
-                a.o.iters = (int)v;
-            else if (c == O_WARMUP)
-                a.o.warmup = (int)v;
-            else if (c == O_RANKS)
-                a.ranks = (int)v;
-            else
-                a.nodes = (int)v;
-            break;
-        case O_NO_CHECK:
-            a.o.check = false;
-            break;
-        case O_LINK:
-            ok = false;
-            for (const char *const *l = LINKS; *l; l++)
-                ok = ok || !strcmp(*l, optarg);
-            if (!ok) {
-                fprintf(stderr,
-                        "trnbench collectives: --link: '%s' is not one of loopback, shm, tcp, "
-                        "efa, nvlink, neuronlink\n",
-                        optarg);
-                return 2;
-            }
-            a.link = optarg;
-            break;
-        case O_OUT:
-            a.out = optarg;
-            break;
-        default:
-            usage(stderr);
-            return 2;
-        }
-    }
+    if ((rc = tb_cli_parse("collectives", argc, argv, opts, usage)) != TB_CLI_GO)
+        return rc;
+    a.o.iters = (int)iters;
+    a.o.warmup = (int)warmup;
+    a.o.check = !no_check;
+    a.ranks = (int)ranks;
+    a.nodes = (int)nodes;
+    a.link = link_k >= 0 ? LINKS[link_k] : NULL;
     if (optind < argc) {
         fprintf(stderr, "trnbench collectives: unexpected argument '%s'\n", argv[optind]);
         return 2;

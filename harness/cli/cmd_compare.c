@@ -15,6 +15,7 @@
  * the new one, whole. A rerun into the same folder replaces both.
  */
 #include "cli.h"
+#include "cli_opt.h"
 #include "tb_arch.h"
 #include "tb_darch.h"
 #include "tb_model.h"
@@ -95,62 +96,6 @@ static void usage(FILE *f)
           f);
 }
 
-enum {
-    OPT_MODEL = 256, /* past every character: long options only */
-    OPT_PHASE,
-    OPT_TARGETS,
-    OPT_OUT,
-    OPT_SEQ_IN,
-    OPT_SEQ_OUT,
-    OPT_BATCH,
-    OPT_PRECISION,
-    OPT_STEPS,
-    OPT_RESOLUTION,
-    OPT_INSTANCES,
-    OPT_CHIPS,
-    OPT_RESULTS,
-    OPT_PRICING,
-    OPT_REGION,
-    OPT_PRICES,
-    OPT_BASELINE,
-    OPT_TTFT_MS,
-    OPT_TPOT_MS,
-    OPT_TRAIN_TOKENS,
-    OPT_MAX_PRICE_AGE,
-    OPT_SOFTWARE,
-    OPT_DISCOUNT,
-};
-
-static const struct option OPTS[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"model", required_argument, NULL, OPT_MODEL},
-    {"phase", required_argument, NULL, OPT_PHASE},
-    {"targets", required_argument, NULL, OPT_TARGETS},
-    {"target", required_argument, NULL, OPT_TARGETS},
-    {"out", required_argument, NULL, OPT_OUT},
-    {"seq-in", required_argument, NULL, OPT_SEQ_IN},
-    {"seq-out", required_argument, NULL, OPT_SEQ_OUT},
-    {"batch", required_argument, NULL, OPT_BATCH},
-    {"precision", required_argument, NULL, OPT_PRECISION},
-    {"steps", required_argument, NULL, OPT_STEPS},
-    {"resolution", required_argument, NULL, OPT_RESOLUTION},
-    {"instances", required_argument, NULL, OPT_INSTANCES},
-    {"chips", required_argument, NULL, OPT_CHIPS},
-    {"results", required_argument, NULL, OPT_RESULTS},
-    {"pricing", required_argument, NULL, OPT_PRICING},
-    {"purchase", required_argument, NULL, OPT_PRICING}, /* report's other name */
-    {"region", required_argument, NULL, OPT_REGION},
-    {"prices", required_argument, NULL, OPT_PRICES},
-    {"baseline", required_argument, NULL, OPT_BASELINE},
-    {"ttft-ms", required_argument, NULL, OPT_TTFT_MS},
-    {"tpot-ms", required_argument, NULL, OPT_TPOT_MS},
-    {"train-tokens", required_argument, NULL, OPT_TRAIN_TOKENS},
-    {"max-price-age", required_argument, NULL, OPT_MAX_PRICE_AGE},
-    {"software", required_argument, NULL, OPT_SOFTWARE},
-    {"discount", required_argument, NULL, OPT_DISCOUNT},
-    {NULL, 0, NULL, 0},
-};
-
 /* The serving sweep of the default suite: the report's latency-limited ranking and its
  * throughput-versus-interactivity chart come from it. */
 #define SERVE_SWEEP "1,4,16,64,256,max"
@@ -169,14 +114,13 @@ struct question {
 
 /* ---- checks: every one before anything is written ---- */
 
-/* Take a whole-number option into *out (at least 1). */
-static int count_opt(int c, long *out)
+/* --software S: *(const char **)dst = a stack's name (pricing/stacks.csv's form). */
+static int take_software(const struct tb_opt *o, const char *v, char *err, size_t errlen)
 {
-    if (tb_parse_long(optarg, 1, 1L << 40, out) != 0) {
-        fprintf(stderr, "trnbench compare: --%s: not a positive whole number: '%s'\n",
-                tb_cli_opt_name(OPTS, c), optarg);
-        return -1;
-    }
+    if (!tb_model_software_name_ok(v))
+        return tb_err(err, errlen,
+                      "'%s' is not a stack of pricing/stacks.csv (vllm, tensorrt-llm@1, ...)", v);
+    *(const char **)o->dst = v;
     return 0;
 }
 
@@ -203,10 +147,6 @@ static int check_shape(const struct question *q)
     /* a diffusion model's training: images at a resolution, no sequence */
     bool dtrain = train && tb_darch_is_diffusion(q->model) == 1;
     const char *bad = NULL;
-    if (!serve && !train && strcmp(q->phase, "denoise")) {
-        fprintf(stderr, "trnbench compare: --phase: '%s' (serve, train or denoise)\n", q->phase);
-        return -1;
-    }
     if (dtrain) {
         if (q->seq_in || q->steps)
             bad = "--seq-in and --steps are not a diffusion model's training (--resolution, "
@@ -458,7 +398,38 @@ int tb_cmd_compare(int argc, char **argv)
     bool have_given = false, had_previous = false, moved = false, plan_loaded = false;
     bool made_out = false, have_pricing = false;
     struct tb_pricing pr; /* --out did not exist: removed again when nothing is written */
-    int rc = 2, state = 0, c, r;
+    int rc, r;
+    static const char *const PHASES[] = {"serve", "train", "denoise", NULL};
+    int phase = -1;
+    struct tb_opt_list results = {q.results, 0, MAX_RESULTS};
+    const struct tb_opt opts[] = {
+        TB_OPT_STR("model", &q.model),
+        TB_OPT_CHOICE("phase", &phase, PHASES),
+        TB_OPT_STR("targets", &q.targets),
+        TB_OPT_STR("target", &q.targets),
+        TB_OPT_STR("out", &q.out),
+        TB_OPT_LONG("seq-in", &q.seq_in, 1, 1L << 40),
+        TB_OPT_LONG("seq-out", &q.seq_out, 1, 1L << 40),
+        TB_OPT_STR("batch", &q.batch),
+        TB_OPT_STR("precision", &q.precision),
+        TB_OPT_LONG("steps", &q.steps, 1, 1L << 40),
+        TB_OPT_LONG("resolution", &q.resolution, 1, 1L << 40),
+        TB_OPT_LONG("instances", &q.instances, 1, 1L << 40),
+        TB_OPT_LONG("chips", &q.chips, 1, 1L << 40),
+        TB_OPT_LIST("results", &results),
+        TB_OPT_STR("pricing", &q.ro.purchase),
+        TB_OPT_STR("purchase", &q.ro.purchase), /* report's other name */
+        TB_OPT_STR("region", &q.ro.region),
+        TB_OPT_STR("prices", &q.ro.pricing_dir),
+        TB_OPT_STR("baseline", &q.ro.baseline),
+        TB_OPT_DOUBLE("ttft-ms", &q.ro.ttft_limit_ms, 1e-9, 1e18),
+        TB_OPT_DOUBLE("tpot-ms", &q.ro.tpot_limit_ms, 1e-9, 1e18),
+        TB_OPT_DOUBLE("train-tokens", &q.ro.train_tokens, 1e-9, 1e18),
+        TB_OPT_DOUBLE("max-price-age", &q.ro.max_price_age_days, 1e-9, 1e18),
+        TB_OPT_FN("software", take_software, &q.software),
+        TB_OPT_FN("discount", tb_cli_take_discount, &q.discounts),
+        TB_OPT_END,
+    };
 
     memset(&q, 0, sizeof q);
     memset(&given, 0, sizeof given);
@@ -467,97 +438,11 @@ int tb_cmd_compare(int argc, char **argv)
     tmp[0] = '\0';
     tb_report_opts_init(&q.ro);
     q.ro.discounts = &q.discounts;
-    while ((c = tb_cli_getopt("compare", argc, argv, OPTS, &state)) != -1) {
-        long *cnt = c == OPT_SEQ_IN       ? &q.seq_in
-                    : c == OPT_SEQ_OUT    ? &q.seq_out
-                    : c == OPT_STEPS      ? &q.steps
-                    : c == OPT_RESOLUTION ? &q.resolution
-                    : c == OPT_INSTANCES  ? &q.instances
-                    : c == OPT_CHIPS      ? &q.chips
-                                          : NULL;
-        double *num = c == OPT_TTFT_MS         ? &q.ro.ttft_limit_ms
-                      : c == OPT_TPOT_MS       ? &q.ro.tpot_limit_ms
-                      : c == OPT_TRAIN_TOKENS  ? &q.ro.train_tokens
-                      : c == OPT_MAX_PRICE_AGE ? &q.ro.max_price_age_days
-                                               : NULL;
-        if (cnt) {
-            if (count_opt(c, cnt) != 0)
-                goto out;
-            continue;
-        }
-        if (num) {
-            if (tb_parse_double(optarg, 1e-9, 1e18, num) != 0) {
-                fprintf(stderr, "trnbench compare: --%s: not a positive number: '%s'\n",
-                        tb_cli_opt_name(OPTS, c), optarg);
-                goto out;
-            }
-            continue;
-        }
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            rc = 0;
-            goto out;
-        case OPT_MODEL:
-            q.model = optarg;
-            break;
-        case OPT_PHASE:
-            q.phase = optarg;
-            break;
-        case OPT_TARGETS:
-            q.targets = optarg;
-            break;
-        case OPT_OUT:
-            q.out = optarg;
-            break;
-        case OPT_BATCH:
-            q.batch = optarg;
-            break;
-        case OPT_PRECISION:
-            q.precision = optarg;
-            break;
-        case OPT_SOFTWARE:
-            if (!tb_model_software_name_ok(optarg)) {
-                fprintf(stderr,
-                        "trnbench compare: --software: '%s' (a stack of pricing/stacks.csv: "
-                        "vllm, tensorrt-llm@1, ...)\n",
-                        optarg);
-                goto out;
-            }
-            q.software = optarg;
-            break;
-        case OPT_RESULTS:
-            if (q.nresults == MAX_RESULTS) {
-                fprintf(stderr, "trnbench compare: --results: at most %d files\n", MAX_RESULTS);
-                goto out;
-            }
-            q.results[q.nresults++] = optarg;
-            break;
-        case OPT_PRICING:
-            q.ro.purchase = optarg;
-            break;
-        case OPT_REGION:
-            q.ro.region = optarg;
-            break;
-        case OPT_PRICES:
-            q.ro.pricing_dir = optarg;
-            break;
-        case OPT_BASELINE:
-            q.ro.baseline = optarg;
-            break;
-        case OPT_DISCOUNT: {
-            char e[512];
-            if (tb_pricing_discount_add(&q.discounts, optarg, e, sizeof e) != 0) {
-                fprintf(stderr, "trnbench compare: %s\n", e);
-                goto out;
-            }
-            break;
-        }
-        default: /* '?': tb_cli_getopt said what is wrong */
-            usage(stderr);
-            goto out;
-        }
-    }
+    if ((rc = tb_cli_parse("compare", argc, argv, opts, usage)) != TB_CLI_GO)
+        goto out;
+    rc = 2;
+    q.phase = phase >= 0 ? PHASES[phase] : NULL;
+    q.nresults = results.n;
     if (optind < argc) {
         fprintf(stderr,
                 "trnbench compare: unexpected argument '%s' (results files: --results FILE)\n",
@@ -685,7 +570,7 @@ int tb_cmd_compare(int argc, char **argv)
     r = tb_report_write(&q.ro, &info, err, sizeof err);
     if (r != TB_OK) {
         fprintf(stderr, "trnbench compare: %s\n", err);
-        rc = r == TB_EINPUT ? 2 : 1;
+        rc = tb_cli_exit_status(r);
         goto out;
     }
     moved = made_out = false; /* published: the new results stay */

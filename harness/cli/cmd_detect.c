@@ -2,6 +2,7 @@
  * its Neuron devices as neuron-ls lists them (tb_neuron.h) and the Neuron SDK installed
  * (tb_neuron_sdk.h), and whether hardware counters work (tb_counters.h). */
 #include "cli.h"
+#include "cli_opt.h"
 #include "tb_counters.h"
 #include "tb_csv.h"
 #include "tb_neuron.h"
@@ -61,44 +62,19 @@ int tb_cmd_detect(int argc, char **argv)
     double timeout_s = TB_NEURON_LS_TIMEOUT_S;
     char err[800];
 
-    static const struct option opts[] = {
-        {"format", required_argument, NULL, 'f'},
-        {"root", required_argument, NULL, 'r'},
-        {"timeout", required_argument, NULL, 't'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    static const char *const FORMATS[] = {"text", "csv", NULL};
+    int format = 0;
+    const struct tb_opt opts[] = {
+        TB_OPT_CHOICE("format", &format, FORMATS),
+        TB_OPT_STR("root", &root),
+        TB_OPT_DOUBLE("timeout", &timeout_s, 0.001, 3600),
+        TB_OPT_END,
     };
-    int c, state = 0;
+    int rc = tb_cli_parse("detect", argc, argv, opts, usage);
 
-    while ((c = tb_cli_getopt("detect", argc, argv, opts, &state)) != -1) {
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return 0;
-        case 'r':
-            root = optarg;
-            break;
-        case 't':
-            if (tb_parse_double(optarg, 0.001, 3600, &timeout_s) != 0) {
-                fprintf(stderr,
-                        "trnbench detect: option '--timeout': not a number of seconds in "
-                        "(0, 3600]: '%s'\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case 'f':
-            if (strcmp(optarg, "csv") != 0 && strcmp(optarg, "text") != 0) {
-                fprintf(stderr, "trnbench detect: unknown format '%s' (text or csv)\n", optarg);
-                return 2;
-            }
-            ctx.csv = strcmp(optarg, "csv") == 0;
-            break;
-        default: /* tb_cli_getopt said what is wrong */
-            usage(stderr);
-            return 2;
-        }
-    }
+    if (rc != TB_CLI_GO)
+        return rc;
+    ctx.csv = format == 1;
     if (optind < argc) {
         fprintf(stderr, "trnbench detect: unknown argument '%s'\n", argv[optind]);
         usage(stderr);

@@ -8,6 +8,7 @@
  * content, are in the results) is skipped, so importing twice adds nothing.
  */
 #include "cli.h"
+#include "cli_opt.h"
 #include "tb_arch.h"
 #include "tb_import.h"
 #include "tb_model.h"
@@ -71,40 +72,6 @@ static void usage(FILE *f)
           "2 usage or input error (file, field and why; nothing written).\n",
           f);
 }
-
-enum {
-    OPT_FORMAT = 256,
-    OPT_MODEL,
-    OPT_OUT,
-    OPT_TARGET,
-    OPT_CHIPS,
-    OPT_PRECISION,
-    OPT_MEASURED_BY,
-    OPT_MEASURED_ON,
-    OPT_BATCH,
-    OPT_SEQ_IN,
-    OPT_SEQ_OUT,
-    OPT_DEVICES,
-    OPT_PRICES,
-};
-
-static const struct option OPTS[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"format", required_argument, NULL, OPT_FORMAT},
-    {"model", required_argument, NULL, OPT_MODEL},
-    {"out", required_argument, NULL, OPT_OUT},
-    {"target", required_argument, NULL, OPT_TARGET},
-    {"chips", required_argument, NULL, OPT_CHIPS},
-    {"precision", required_argument, NULL, OPT_PRECISION},
-    {"measured-by", required_argument, NULL, OPT_MEASURED_BY},
-    {"measured-on", required_argument, NULL, OPT_MEASURED_ON},
-    {"batch", required_argument, NULL, OPT_BATCH},
-    {"seq-in", required_argument, NULL, OPT_SEQ_IN},
-    {"seq-out", required_argument, NULL, OPT_SEQ_OUT},
-    {"devices", required_argument, NULL, OPT_DEVICES},
-    {"prices", required_argument, NULL, OPT_PRICES},
-    {NULL, 0, NULL, 0},
-};
 
 /* An input error: "trnbench import: MESSAGE" on stderr; returns exit status 2. */
 static int bad(const char *fmt, ...) TB_PRINTF(1, 2);
@@ -181,62 +148,31 @@ int tb_cmd_import(int argc, char **argv)
     struct tb_result_row *rows = NULL;
     char results[PATH_MAX], err[2048], now[32], chip_name[64] = "";
     long chips = 0, batch = 0, seq_in = 0, seq_out = 0, devices = 0;
-    int state = 0, c, nfiles, rc = 2;
+    int nfiles, rc;
     size_t nrows = 0, total = 0, fresh_files = 0;
     struct tb_lock lock = {0};
 
+    const struct tb_opt opts[] = {
+        TB_OPT_STR("format", &format),
+        TB_OPT_STR("model", &model),
+        TB_OPT_STR("out", &out),
+        TB_OPT_STR("target", &o.target),
+        TB_OPT_LONG("chips", &chips, 1, 10000000),
+        TB_OPT_STR("precision", &o.precision),
+        TB_OPT_STR("measured-by", &o.measured_by),
+        TB_OPT_STR("measured-on", &o.measured_on),
+        TB_OPT_LONG("batch", &batch, 1, 10000000),
+        TB_OPT_LONG("seq-in", &seq_in, 1, 10000000),
+        TB_OPT_LONG("seq-out", &seq_out, 1, 10000000),
+        TB_OPT_LONG("devices", &devices, 1, 10000000),
+        TB_OPT_STR("prices", &prices),
+        TB_OPT_END,
+    };
+
     memset(&o, 0, sizeof o);
-    while ((c = tb_cli_getopt("import", argc, argv, OPTS, &state)) != -1) {
-        long *num = c == OPT_CHIPS     ? &chips
-                    : c == OPT_BATCH   ? &batch
-                    : c == OPT_SEQ_IN  ? &seq_in
-                    : c == OPT_SEQ_OUT ? &seq_out
-                    : c == OPT_DEVICES ? &devices
-                                       : NULL;
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return 0;
-        case OPT_FORMAT:
-            format = optarg;
-            break;
-        case OPT_MODEL:
-            model = optarg;
-            break;
-        case OPT_OUT:
-            out = optarg;
-            break;
-        case OPT_TARGET:
-            o.target = optarg;
-            break;
-        case OPT_PRECISION:
-            o.precision = optarg;
-            break;
-        case OPT_MEASURED_BY:
-            o.measured_by = optarg;
-            break;
-        case OPT_MEASURED_ON:
-            o.measured_on = optarg;
-            break;
-        case OPT_PRICES:
-            prices = optarg;
-            break;
-        case OPT_CHIPS:
-        case OPT_BATCH:
-        case OPT_SEQ_IN:
-        case OPT_SEQ_OUT:
-        case OPT_DEVICES:
-            if (tb_parse_long(optarg, 1, 10000000, num) != 0) {
-                fprintf(stderr, "trnbench import: --%s: not a whole number from 1 up: '%s'\n",
-                        tb_cli_opt_name(OPTS, c), optarg);
-                return 2;
-            }
-            break;
-        default: /* '?': tb_cli_getopt said what is wrong */
-            usage(stderr);
-            return 2;
-        }
-    }
+    if ((rc = tb_cli_parse("import", argc, argv, opts, usage)) != TB_CLI_GO)
+        return rc;
+    rc = 2;
     nfiles = argc - optind;
     if (!format || !model || !out || nfiles < 1) {
         fprintf(stderr, "trnbench import: %s\n",

@@ -14,6 +14,7 @@
  * fails or an output fails validation, 2 on a usage or input error.
  */
 #include "cli.h"
+#include "cli_opt.h"
 #include "tb_arch.h"
 #include "tb_counters.h"
 #include "tb_exec.h"
@@ -97,61 +98,32 @@ static void usage(FILE *f)
             PERF_SGEMM_N, PERF_SGEMM_N, PERF_SGEMM_N, PERF_TARGET_FLOPS, PERF_TARGET_BYTES);
 }
 
-/* Fills o from the options (--opt value or --opt=value). Returns 0, or -1 on a usage
- * error (said on stderr). *help: --help was given. */
-static int parse_args(int argc, char **argv, struct perf_opts *o, bool *help)
+/* Fills o from the options (--opt value or --opt=value). Returns TB_CLI_GO, or the exit
+ * status after --help (0) or a usage error (2, said on stderr). */
+static int parse_args(int argc, char **argv, struct perf_opts *o)
 {
-    static const struct option opts[] = {
-        {"reps", required_argument, NULL, 'r'}, {"model", required_argument, NULL, 'm'},
-        {"seq", required_argument, NULL, 's'},  {"triad-mib", required_argument, NULL, 't'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0},
+    long reps = 5, seq = 512;
+    const struct tb_opt opts[] = {
+        TB_OPT_LONG("reps", &reps, 1, 1000),
+        TB_OPT_STR("model", &o->model),
+        TB_OPT_LONG("seq", &seq, 1, 1L << 20),
+        TB_OPT_LONG("triad-mib", &o->triad_mib, 1, 1L << 20),
+        TB_OPT_END,
     };
-    int c, state = 0;
+    int rc;
 
-    o->reps = 5;
     o->model = "llama-cpu-2048";
-    o->seq = 512;
     o->triad_mib = 0;
-    *help = false;
-    while ((c = tb_cli_getopt("perf", argc, argv, opts, &state)) != -1) {
-        const char *name;
-        long n;
-        switch (c) {
-        case 'h':
-            *help = true;
-            return 0;
-        case 'm':
-            o->model = optarg;
-            continue;
-        case 'r':
-            name = "--reps";
-            break;
-        case 's':
-            name = "--seq";
-            break;
-        case 't':
-            name = "--triad-mib";
-            break;
-        default: /* tb_cli_getopt said what is wrong */
-            return -1;
-        }
-        if (tb_parse_long(optarg, 1, c == 'r' ? 1000 : 1L << 20, &n) != 0) {
-            fprintf(stderr, "trnbench perf: option '%s': not a positive integer in range: '%s'\n",
-                    name, optarg);
-            return -1;
-        }
-        if (c == 'r')
-            o->reps = (int)n;
-        else if (c == 's')
-            o->seq = (int)n;
-        else
-            o->triad_mib = n;
-    }
+    if ((rc = tb_cli_parse("perf", argc, argv, opts, usage)) != TB_CLI_GO)
+        return rc;
+    o->reps = (int)reps;
+    o->seq = (int)seq;
     if (optind < argc) {
         fprintf(stderr, "trnbench perf: unknown argument '%s'\n", argv[optind]);
-        return -1;
+        usage(stderr);
+        return 2;
     }
-    return 0;
+    return TB_CLI_GO;
 }
 
 /* ---- the engine figures ---- */
@@ -251,7 +223,7 @@ int tb_cmd_perf(int argc, char **argv)
     enum { L_SGEMM, L_TRIAD, L_PREFILL, L_TRAIN, L_DECODE, NLINES };
     char err[512], host[256], note[256] = "";
     int *tokens = NULL, *targets = NULL;
-    bool help, engine = false, all_ok = true;
+    bool engine = false, all_ok = true;
     double per_array_bytes, peak_flops, peak_bytes;
     int threads, rc = 2;
     size_t triad_n;
@@ -269,14 +241,9 @@ int tb_cmd_perf(int argc, char **argv)
     }
     memset(lines, 0, sizeof lines);
     memset(&m, 0, sizeof m);
-    if (parse_args(argc, argv, &o, &help) != 0) {
-        usage(stderr);
-        return 2;
-    }
-    if (help) {
-        usage(stdout);
-        return 0;
-    }
+    if ((rc = parse_args(argc, argv, &o)) != TB_CLI_GO)
+        return rc;
+    rc = 2;
     if (tb_arch_find(&arch, o.model, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench perf: %s\n", err);
         return 2;

@@ -22,6 +22,7 @@
  * error.
  */
 #include "cli.h"
+#include "cli_opt.h"
 #include "tb_arch.h"
 #include "tb_flops.h"
 #include "tb_gpu.h"
@@ -86,9 +87,9 @@ static void usage(FILE *f)
             PG_TARGET_PEER, PG_PEER_TIMEOUT_S);
 }
 
-/* Returns 0 to run, 1 after --help, 2 on a usage error (said). Options take "--opt value"
- * or "--opt=value" (tb_cli_getopt). */
-static int parse_opts(int argc, char **argv, struct pg_opts *o)
+/* --peer-mode M: the option's dst (const char *) = the modes the peer runs, "eager,compile" for
+ * both. */
+static int take_peer_mode(const struct tb_opt *o, const char *v, char *err, size_t errlen)
 {
     static const char *const modes[][2] = {
         {"both", "eager,compile"},
@@ -96,15 +97,43 @@ static int parse_opts(int argc, char **argv, struct pg_opts *o)
         {"eager", "eager"},
         {"compile", "compile"},
     };
-    static const struct option opts[] = {
-        {"gpu", no_argument, NULL, 'g'},          {"model", required_argument, NULL, 'm'},
-        {"python", required_argument, NULL, 'y'}, {"out", required_argument, NULL, 'o'},
-        {"peer", required_argument, NULL, 'p'},   {"peer-mode", required_argument, NULL, 'M'},
-        {"seq", required_argument, NULL, 's'},    {"batch", required_argument, NULL, 'b'},
-        {"reps", required_argument, NULL, 'r'},   {"peer-timeout", required_argument, NULL, 't'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+    for (size_t k = 0; k < sizeof modes / sizeof modes[0]; k++)
+        if (!strcmp(v, modes[k][0])) {
+            *(const char **)o->dst = modes[k][1];
+            return 0;
+        }
+    return tb_err(err, errlen, "'%s' is not eager, compile or both", v);
+}
+
+/* --peer NAME: a peer whose script exists (tb_peer_script). */
+static int take_peer(const struct tb_opt *o, const char *v, char *err, size_t errlen)
+{
+    char path[PATH_MAX];
+    if (tb_peer_script(v, path, sizeof path, err, errlen) != 0)
+        return -1;
+    *(const char **)o->dst = v;
+    return 0;
+}
+
+/* Returns TB_CLI_GO to run, else the exit status: 0 after --help, 2 on a usage error
+ * (said). Options take "--opt value" or "--opt=value" (cli_opt.h). */
+static int parse_opts(int argc, char **argv, struct pg_opts *o)
+{
+    bool gpu = false; /* the mode's own flag, taken and ignored */
+    const struct tb_opt opts[] = {
+        TB_OPT_FLAG("gpu", &gpu),
+        TB_OPT_STR("model", &o->model),
+        TB_OPT_STR("python", &o->python),
+        TB_OPT_STR("out", &o->out),
+        TB_OPT_FN("peer", take_peer, &o->peer),
+        TB_OPT_FN("peer-mode", take_peer_mode, &o->peer_mode),
+        TB_OPT_LONG("seq", &o->seq, 1, 1L << 20),
+        TB_OPT_LONG("batch", &o->batch, 1, 1L << 20),
+        TB_OPT_LONG("reps", &o->reps, 1, 1L << 20),
+        TB_OPT_LONG("peer-timeout", &o->peer_timeout, 1, 1L << 20),
+        TB_OPT_END,
     };
-    int c, state = 0;
+    int rc;
 
     *o = (struct pg_opts){.model = "llama-3.2-1b",
                           .python = "python3",
@@ -113,79 +142,14 @@ static int parse_opts(int argc, char **argv, struct pg_opts *o)
                           .batch = 2,
                           .reps = 5,
                           .peer_timeout = PG_PEER_TIMEOUT_S};
-    while ((c = tb_cli_getopt("perf", argc, argv, opts, &state)) != -1) {
-        const char *name = NULL;
-        long *dst = NULL;
-        size_t k = 0;
-        switch (c) {
-        case 'g':
-            break;
-        case 'h':
-            usage(stdout);
-            return 1;
-        case 'm':
-            o->model = optarg;
-            break;
-        case 'y':
-            o->python = optarg;
-            break;
-        case 'o':
-            o->out = optarg;
-            break;
-        case 'p':
-            o->peer = optarg;
-            break;
-        case 'M':
-            while (k < sizeof modes / sizeof modes[0] && strcmp(optarg, modes[k][0]))
-                k++;
-            if (k == sizeof modes / sizeof modes[0]) {
-                fprintf(stderr,
-                        "trnbench perf: option '--peer-mode': '%s' is not eager, "
-                        "compile or both\n",
-                        optarg);
-                return 2;
-            }
-            o->peer_mode = modes[k][1];
-            break;
-        case 's':
-            name = "--seq";
-            dst = &o->seq;
-            break;
-        case 'b':
-            name = "--batch";
-            dst = &o->batch;
-            break;
-        case 'r':
-            name = "--reps";
-            dst = &o->reps;
-            break;
-        case 't':
-            name = "--peer-timeout";
-            dst = &o->peer_timeout;
-            break;
-        default: /* tb_cli_getopt said what is wrong */
-            usage(stderr);
-            return 2;
-        }
-        if (dst && tb_parse_long(optarg, 1, 1L << 20, dst) != 0) {
-            fprintf(stderr, "trnbench perf: option '%s': not a positive integer: '%s'\n", name,
-                    optarg);
-            return 2;
-        }
-    }
+    if ((rc = tb_cli_parse("perf", argc, argv, opts, usage)) != TB_CLI_GO)
+        return rc;
     if (optind < argc) {
         fprintf(stderr, "trnbench perf: unknown argument '%s'\n", argv[optind]);
         usage(stderr);
         return 2;
     }
-    if (o->peer) {
-        char path[PATH_MAX], err[256];
-        if (tb_peer_script(o->peer, path, sizeof path, err, sizeof err) != 0) {
-            fprintf(stderr, "trnbench perf: option '--peer': %s\n", err);
-            return 2;
-        }
-    }
-    return 0;
+    return TB_CLI_GO;
 }
 
 /* ---- trnbench's figures ---- */
@@ -434,9 +398,8 @@ int tb_cmd_perf_gpu(int argc, char **argv)
 
     memset(figs, 0, sizeof figs);
     memset(outs, 0, sizeof outs);
-    prc = parse_opts(argc, argv, &o);
-    if (prc)
-        return prc == 1 ? 0 : 2;
+    if ((prc = parse_opts(argc, argv, &o)) != TB_CLI_GO)
+        return prc;
     if (tb_arch_find(&a, o.model, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench perf: %s\n", err);
         return 2;

@@ -12,6 +12,7 @@
  * a usage error (it takes no option but --help).
  */
 #include "cli.h"
+#include "cli_opt.h"
 #include "tb_arch.h"
 #include "tb_model.h"
 #include "tb_pricing.h"
@@ -75,23 +76,15 @@ int tb_cmd_perf_model(int argc, char **argv)
     char err[1024];
     int n, rc = 1;
 
-    static const struct option opts[] = {
-        {"predictor", no_argument, NULL, 'p'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    bool predictor = false; /* the mode's own flag, taken and ignored */
+    const struct tb_opt opts[] = {
+        TB_OPT_FLAG("predictor", &predictor),
+        TB_OPT_END,
     };
-    int c, state = 0;
 
-    while ((c = tb_cli_getopt("perf", argc, argv, opts, &state)) != -1) {
-        if (c == 'h') {
-            usage(stdout);
-            return 0;
-        }
-        if (c != 'p') { /* tb_cli_getopt said what is wrong */
-            usage(stderr);
-            return 2;
-        }
-    }
+    if ((rc = tb_cli_parse("perf", argc, argv, opts, usage)) != TB_CLI_GO)
+        return rc;
+    rc = 1;
     if (optind < argc) {
         fprintf(stderr, "trnbench perf: unknown argument '%s'\n", argv[optind]);
         usage(stderr);

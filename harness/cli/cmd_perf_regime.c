@@ -22,6 +22,7 @@
  * move with the machine's load (the client and the server share its cores).
  */
 #include "cli.h"
+#include "cli_opt.h"
 #include "tb_arch.h"
 #include "tb_loadgen.h"
 #include "tb_regime.h"
@@ -254,75 +255,62 @@ static void usage(FILE *f)
           f);
 }
 
-/* "1,2,4" into v (at most MAXLEV, each 1..256, increasing). */
-static int parse_levels(const char *s, int *v, int *n)
+/* The concurrencies measured: at most MAXLEV, each 1..256, increasing. */
+struct levels {
+    int v[MAXLEV];
+    int n;
+};
+
+/* --concurrency "1,2,4" into the option's dst (struct levels), unchanged on an error. */
+static int take_levels(const struct tb_opt *o, const char *s, char *err, size_t errlen)
 {
+    struct levels *lv = o->dst, t = {.n = 0};
     char buf[128], *save = NULL;
     long x;
-    *n = 0;
-    if (strlen(s) >= sizeof buf)
-        return -1;
-    strcpy(buf, s);
-    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-        if (*n >= MAXLEV || tb_parse_long(t, 1, 256, &x) != 0 || (*n > 0 && x <= v[*n - 1]))
-            return -1;
-        v[(*n)++] = (int)x;
+    if (strlen(s) < sizeof buf) {
+        strcpy(buf, s);
+        for (char *w = strtok_r(buf, ",", &save); w; w = strtok_r(NULL, ",", &save)) {
+            if (t.n >= MAXLEV || tb_parse_long(w, 1, 256, &x) != 0 ||
+                (t.n > 0 && x <= t.v[t.n - 1])) {
+                t.n = 0;
+                break;
+            }
+            t.v[t.n++] = (int)x;
+        }
     }
-    return *n > 0 ? 0 : -1;
+    if (t.n == 0)
+        return tb_err(err, errlen, "'%s' is not up to %d increasing counts from 1 to 256", s,
+                      MAXLEV);
+    *lv = t;
+    return 0;
 }
 
 int tb_cmd_perf_regime(int argc, char **argv)
 {
-    static const struct option OPTS[] = {
-        {"regime", no_argument, NULL, 'R'},
-        {"model", required_argument, NULL, 'm'},
-        {"seq-in", required_argument, NULL, 'i'},
-        {"seq-out", required_argument, NULL, 'o'},
-        {"concurrency", required_argument, NULL, 'c'},
-        {"requests", required_argument, NULL, 'n'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *model = "llama-tiny";
     long seq_in = 64, seq_out = 32, requests = 0;
-    int lev[MAXLEV] = {1, 2, 4, 8}, nlev = 4, c, st = 0, rc = 0;
+    struct levels lv = {{1, 2, 4, 8}, 4};
+    bool regime = false; /* the mode's own flag, taken and ignored */
+    const struct tb_opt opts[] = {
+        TB_OPT_FLAG("regime", &regime),
+        TB_OPT_STR("model", &model),
+        TB_OPT_LONG("seq-in", &seq_in, 1, 100000),
+        TB_OPT_LONG("seq-out", &seq_out, 2, 100000),
+        TB_OPT_FN("concurrency", take_levels, &lv),
+        TB_OPT_LONG("requests", &requests, 1, 100000),
+        TB_OPT_END,
+    };
     bool disturb;
     char url[64], how[160];
     char err[1024];
     struct tb_server_proc srv;
     struct measured ms;
     struct tb_arch a;
+    int rc = tb_cli_parse("perf", argc, argv, opts, usage);
 
-    while ((c = tb_cli_getopt("perf", argc, argv, OPTS, &st)) != -1) {
-        long *dst = c == 'i' ? &seq_in : c == 'o' ? &seq_out : c == 'n' ? &requests : NULL;
-        if (c == 'h') {
-            usage(stdout);
-            return 0;
-        }
-        if (c == 'R')
-            continue;
-        if (c == 'm') {
-            model = optarg;
-            continue;
-        }
-        if (c == 'c') {
-            if (parse_levels(optarg, lev, &nlev) != 0) {
-                fprintf(stderr,
-                        "trnbench perf: option '--concurrency': not up to %d increasing counts "
-                        "in 1..256: '%s'\n",
-                        MAXLEV, optarg);
-                return 2;
-            }
-            continue;
-        }
-        if (!dst || tb_parse_long(optarg, c == 'o' ? 2 : 1, 100000, dst) != 0) {
-            if (dst)
-                fprintf(stderr, "trnbench perf: option '--%s': not a count in range: '%s'\n",
-                        tb_cli_opt_name(OPTS, c), optarg);
-            usage(stderr);
-            return 2;
-        }
-    }
+    if (rc != TB_CLI_GO)
+        return rc;
+    rc = 0;
     if (optind < argc) {
         fprintf(stderr, "trnbench perf: unknown argument '%s'\n", argv[optind]);
         return 2;
@@ -333,7 +321,7 @@ int tb_cmd_perf_regime(int argc, char **argv)
     }
 
     /* 3. the server */
-    if (tb_server_start_self(&srv, "perf-regime", model, "cpu", NULL, lev[nlev - 1],
+    if (tb_server_start_self(&srv, "perf-regime", model, "cpu", NULL, lv.v[lv.n - 1],
                              seq_in + seq_out, 60, url, sizeof url, err, sizeof err) != 0) {
         fprintf(stderr, "trnbench perf: %s\n", err);
         return 1;
@@ -346,7 +334,7 @@ int tb_cmd_perf_regime(int argc, char **argv)
     for (int tries = 0; tries < 2; tries++) {
         bool holds = false;
         double now = 0;
-        if (calibrate(url, model, a.vocab, (int)seq_in, (int)seq_out, lev[nlev - 1], &ms, err,
+        if (calibrate(url, model, a.vocab, (int)seq_in, (int)seq_out, lv.v[lv.n - 1], &ms, err,
                       sizeof err) != 0)
             rc = 1;
         else if (disturb && tries == 0) {
@@ -372,7 +360,7 @@ int tb_cmd_perf_regime(int argc, char **argv)
     } else {
         printf("regime check: %s, %ld in, %ld out, trnbench serve --engine cpu (one prompt "
                "prefilled per iteration, max-num-seqs %d)\n",
-               model, seq_in, seq_out, lev[nlev - 1]);
+               model, seq_in, seq_out, lv.v[lv.n - 1]);
         printf("step costs from bursts against it (medians): prefill %.2f ms (a lone "
                "request's TTFT);",
                ms.prefill_s * 1e3);
@@ -382,10 +370,10 @@ int tb_cmd_perf_regime(int argc, char **argv)
                "TPOT prd", "meas", "err%", "tok/s prd", "meas", "err%");
         fflush(stdout);
     }
-    for (int k = 0; k < nlev && rc == 0; k++) {
-        int N = lev[k], R = requests > 0 ? (int)requests : (4 * N > 8 ? 4 * N : 8);
+    for (int k = 0; k < lv.n && rc == 0; k++) {
+        int N = lv.v[k], R = requests > 0 ? (int)requests : (4 * N > 8 ? 4 * N : 8);
         struct tb_regime_costs cost = {
-            &ms, m_prefill, m_decode, m_capacity, (double)(seq_in + lev[nlev - 1]), 1};
+            &ms, m_prefill, m_decode, m_capacity, (double)(seq_in + lv.v[lv.n - 1]), 1};
         struct tb_regime_lengths L = {0};
         struct tb_regime_load load = {0};
         struct tb_regime_result o;

@@ -18,6 +18,7 @@
  */
 #include "tb_arch.h"
 #include "cli.h"
+#include "cli_opt.h"
 #include "tb_batcher.h"
 #include "tb_executor.h"
 #include "tb_loadgen.h"
@@ -250,41 +251,24 @@ static void serve_usage(FILE *f)
 
 int tb_cmd_perf_serve(int argc, char **argv)
 {
-    static const struct option OPTS[] = {
-        {"serve", no_argument, NULL, 'S'},
-        {"concurrency", required_argument, NULL, 'c'},
-        {"requests", required_argument, NULL, 'n'},
-        {"seq-out", required_argument, NULL, 'o'},
-        {"threads", required_argument, NULL, 't'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     long conc = 256, reqs = 2048, seq_out = 64, threads = 0;
+    bool serve = false; /* the mode's own flag, taken and ignored */
+    const struct tb_opt opts[] = {
+        TB_OPT_FLAG("serve", &serve),
+        TB_OPT_LONG("concurrency", &conc, 1, 4096),
+        TB_OPT_LONG("requests", &reqs, 1, 10000000),
+        TB_OPT_LONG("seq-out", &seq_out, 1, 4096),
+        TB_OPT_LONG("threads", &threads, 1, 4096),
+        TB_OPT_END,
+    };
     char url[64], how[160];
     char err[1024];
     struct tb_server_proc srv;
-    int c, st = 0, rc = 0;
+    int rc = tb_cli_parse("perf", argc, argv, opts, serve_usage);
 
-    while ((c = tb_cli_getopt("perf", argc, argv, OPTS, &st)) != -1) {
-        long *dst = c == 'c'   ? &conc
-                    : c == 'n' ? &reqs
-                    : c == 'o' ? &seq_out
-                    : c == 't' ? &threads
-                               : NULL;
-        if (c == 'h') {
-            serve_usage(stdout);
-            return 0;
-        }
-        if (c == 'S')
-            continue;
-        if (!dst || tb_parse_long(optarg, 1, c == 'n' ? 10000000 : 4096, dst) != 0) {
-            if (dst)
-                fprintf(stderr, "trnbench perf: option '--%s': not a count in range: '%s'\n",
-                        tb_cli_opt_name(OPTS, c), optarg);
-            serve_usage(stderr);
-            return 2;
-        }
-    }
+    if (rc != TB_CLI_GO)
+        return rc;
+    rc = 0;
     if (optind < argc) {
         fprintf(stderr, "trnbench perf: unknown argument '%s'\n", argv[optind]);
         return 2;

@@ -7,6 +7,7 @@
  * handling and printing only: the statistics live in tb_validate.c.
  */
 #include "cli.h"
+#include "cli_opt.h"
 #include "tb_coll_results.h"
 #include "tb_collective.h"
 #include "tb_cross.h"
@@ -97,70 +98,6 @@ static void validate_usage(FILE *f)
           f);
 }
 
-/* Long options only (values past every character); "--opt value" or "--opt=value". */
-enum {
-    OPT_SCENARIOS = 256,
-    OPT_PRICES,
-    OPT_PRICING,
-    OPT_REGION,
-    OPT_MEDIAN_MAX,
-    OPT_P90_MAX,
-    OPT_COVERAGE_MIN,
-    OPT_QUIET,
-    OPT_CROSS,
-    OPT_BY,
-    OPT_JOBS,
-    OPT_WRITE,
-    OPT_FAMILY_P90_MAX,
-    OPT_EFFICIENCY,
-    OPT_COLLECTIVE,
-    OPT_BYTES,
-    OPT_RANKS,
-    OPT_NODES,
-    OPT_LINK,
-    OPT_TARGET,
-    OPT_HOST_BW,
-    OPT_NET_BW,
-};
-
-static const struct option PREDICT_OPTS[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"scenarios", required_argument, NULL, OPT_SCENARIOS},
-    {"prices", required_argument, NULL, OPT_PRICES},
-    {"pricing", required_argument, NULL, OPT_PRICING},
-    {"purchase", required_argument, NULL, OPT_PRICING}, /* report's other name */
-    {"region", required_argument, NULL, OPT_REGION},
-    {"efficiency", required_argument, NULL, OPT_EFFICIENCY},
-    {"collective", required_argument, NULL, OPT_COLLECTIVE},
-    {"bytes", required_argument, NULL, OPT_BYTES},
-    {"ranks", required_argument, NULL, OPT_RANKS},
-    {"nodes", required_argument, NULL, OPT_NODES},
-    {"link", required_argument, NULL, OPT_LINK},
-    {"target", required_argument, NULL, OPT_TARGET},
-    {"host-mem-gbyte-per-s", required_argument, NULL, OPT_HOST_BW},
-    {TB_COLL_NET_OPT, required_argument, NULL, OPT_NET_BW},
-    {NULL, 0, NULL, 0},
-};
-
-static const struct option VALIDATE_OPTS[] = {
-    {"efficiency", required_argument, NULL, OPT_EFFICIENCY},
-    {"help", no_argument, NULL, 'h'},
-    {"prices", required_argument, NULL, OPT_PRICES},
-    {"pricing", required_argument, NULL, OPT_PRICING},
-    {"purchase", required_argument, NULL, OPT_PRICING},
-    {"region", required_argument, NULL, OPT_REGION},
-    {"median-max", required_argument, NULL, OPT_MEDIAN_MAX},
-    {"p90-max", required_argument, NULL, OPT_P90_MAX},
-    {"coverage-min", required_argument, NULL, OPT_COVERAGE_MIN},
-    {"quiet", no_argument, NULL, OPT_QUIET},
-    {"cross", no_argument, NULL, OPT_CROSS},
-    {"by", required_argument, NULL, OPT_BY},
-    {"jobs", required_argument, NULL, OPT_JOBS},
-    {"write", required_argument, NULL, OPT_WRITE},
-    {"family-p90-max", required_argument, NULL, OPT_FAMILY_P90_MAX},
-    {NULL, 0, NULL, 0},
-};
-
 /* The tables and prices the model uses: --prices DIR, --pricing P, --region R. */
 struct model_opts {
     const char *dir;        /* NULL: the data folder's pricing/ */
@@ -169,37 +106,26 @@ struct model_opts {
     const char *efficiency; /* NULL: ours only; else a user's rows over ours */
 };
 
-/* Take option c (OPT_PRICES, OPT_PRICING, OPT_REGION) into o. Returns 1 when it was one
- * of them, 0 when not, -1 when its value is refused (said: the folder that --pricing
- * named before it meant the purchase model). */
-static int model_opt(struct model_opts *o, int c, const char *cmd)
+/* --pricing P (and its other name --purchase): the purchase model into the option's dst (const char
+ * *). A folder is refused: --pricing named the tables' folder before it meant the purchase model.
+ */
+static int take_purchase(const struct tb_opt *o, const char *v, char *err, size_t errlen)
 {
     struct stat st;
-    switch (c) {
-    case OPT_PRICES:
-        o->dir = optarg;
-        return 1;
-    case OPT_REGION:
-        o->region = optarg;
-        return 1;
-    case OPT_EFFICIENCY:
-        o->efficiency = optarg;
-        return 1;
-    case OPT_PRICING:
-        if (stat(optarg, &st) == 0 && S_ISDIR(st.st_mode)) {
-            fprintf(stderr,
-                    "trnbench %s: --pricing '%s' is a folder: --pricing is the purchase model "
-                    "now (on-demand, capacity-block, ...); name the tables' folder with "
-                    "--prices '%s'\n",
-                    cmd, optarg, optarg);
-            return -1;
-        }
-        o->purchase = optarg;
-        return 1;
-    default:
-        return 0;
-    }
+    if (stat(v, &st) == 0 && S_ISDIR(st.st_mode))
+        return tb_err(err, errlen,
+                      "'%s' is a folder: --pricing is the purchase model now (on-demand, "
+                      "capacity-block, ...); name the tables' folder with --prices '%s'",
+                      v, v);
+    *(const char **)o->dst = v;
+    return 0;
 }
+
+/* The options of struct model_opts, for a command's table. */
+#define MODEL_OPTS(mo)                                                                             \
+    TB_OPT_STR("prices", &(mo).dir), TB_OPT_FN("pricing", take_purchase, &(mo).purchase),          \
+        TB_OPT_FN("purchase", take_purchase, &(mo).purchase), /* report's other name */            \
+        TB_OPT_STR("region", &(mo).region), TB_OPT_STR("efficiency", &(mo).efficiency)
 
 /* Load the catalogue and the model as o says, its prices checked. */
 static int load_all(struct tb_pricing *pr, struct tb_model *m, const struct model_opts *o,
@@ -294,59 +220,27 @@ int tb_cmd_predict(int argc, char **argv)
     struct tb_model m;
     struct tb_scenarios s;
     char err[1024];
-    int rc = 2, state = 0, c, taken;
+    double host_gbyte = 0, net_gbit = 0;
+    const struct tb_opt opts[] = {
+        TB_OPT_STR("scenarios", &file),
+        MODEL_OPTS(mo),
+        TB_OPT_STR("collective", &co.op),
+        TB_OPT_DOUBLE("bytes", &co.bytes, 1, 1e15),
+        TB_OPT_LONG("ranks", &co.ranks, 1, 10000000),
+        TB_OPT_LONG("nodes", &co.nodes, 1, 10000000),
+        TB_OPT_STR("link", &co.link),
+        TB_OPT_STR("target", &co.target),
+        TB_OPT_DOUBLE("host-mem-gbyte-per-s", &host_gbyte, 0.001, 1e5),
+        TB_OPT_DOUBLE(TB_COLL_NET_OPT, &net_gbit, TB_COLL_NET_GBIT_MIN, TB_COLL_NET_GBIT_MAX),
+        TB_OPT_END,
+    };
+    int rc;
 
-    while ((c = tb_cli_getopt("predict", argc, argv, PREDICT_OPTS, &state)) != -1) {
-        if ((taken = model_opt(&mo, c, "predict")) != 0) {
-            if (taken < 0)
-                return 2;
-            continue;
-        }
-        switch (c) {
-        case 'h':
-            predict_usage(stdout);
-            return 0;
-        case OPT_SCENARIOS:
-            file = optarg;
-            break;
-        case OPT_COLLECTIVE:
-            co.op = optarg;
-            break;
-        case OPT_LINK:
-            co.link = optarg;
-            break;
-        case OPT_TARGET:
-            co.target = optarg;
-            break;
-        case OPT_BYTES:
-        case OPT_HOST_BW:
-            if (tb_parse_double(optarg, c == OPT_BYTES ? 1 : 0.001, c == OPT_BYTES ? 1e15 : 1e5,
-                                c == OPT_BYTES ? &co.bytes : &co.host_bw) != 0) {
-                fprintf(stderr, "trnbench predict: --%s: not a %s: '%s'\n",
-                        tb_cli_opt_name(PREDICT_OPTS, c),
-                        c == OPT_BYTES ? "size in bytes" : "bandwidth in GB/s", optarg);
-                return 2;
-            }
-            if (c == OPT_HOST_BW)
-                co.host_bw *= 1e9;
-            break;
-        case OPT_NET_BW:
-            if (tb_coll_net_bw_arg("predict", optarg, &co.net_bw) != 0)
-                return 2;
-            break;
-        case OPT_RANKS:
-        case OPT_NODES:
-            if (tb_parse_long(optarg, 1, 10000000, c == OPT_RANKS ? &co.ranks : &co.nodes) != 0) {
-                fprintf(stderr, "trnbench predict: --%s: not a count: '%s'\n",
-                        tb_cli_opt_name(PREDICT_OPTS, c), optarg);
-                return 2;
-            }
-            break;
-        default: /* '?': tb_cli_getopt said what is wrong */
-            predict_usage(stderr);
-            return 2;
-        }
-    }
+    if ((rc = tb_cli_parse("predict", argc, argv, opts, predict_usage)) != TB_CLI_GO)
+        return rc;
+    rc = 2;
+    co.host_bw = host_gbyte * 1e9; /* bytes/s */
+    co.net_bw = net_gbit * 1e9 / 8;
     if (co.op) {
         if (file || optind < argc || !(co.bytes > 0) || co.ranks < 1) {
             fprintf(stderr, "trnbench predict: --collective takes --bytes, --ranks and --link, "
@@ -501,7 +395,7 @@ static int validate_cross(const struct tb_scenarios *s, struct tb_model *m, cons
     uint64_t t0 = tb_timer_now_ns();
     if ((rc = tb_cross_run(&x, s, m, by, jobs, cross_progress, &t0, err, sizeof err)) != TB_OK) {
         fprintf(stderr, "trnbench validate: %s\n", err);
-        return rc == TB_EINPUT ? 2 : 1;
+        return tb_cli_exit_status(rc);
     }
     if (write_path) {
         char *buf = NULL;
@@ -596,6 +490,16 @@ static int validate_cross(const struct tb_scenarios *s, struct tb_model *m, cons
     return ok ? 0 : 1;
 }
 
+/* --by: *(int *)dst = what cross-validation leaves out (enum tb_cross_by). */
+static int take_by(const struct tb_opt *o, const char *v, char *err, size_t errlen)
+{
+    int by = tb_cross_by_parse(v);
+    if (by < 0)
+        return tb_err(err, errlen, "'%s' is not source, round or family", v);
+    *(int *)o->dst = by;
+    return 0;
+}
+
 int tb_cmd_validate(int argc, char **argv)
 {
     const char *file = NULL;
@@ -611,69 +515,26 @@ int tb_cmd_validate(int argc, char **argv)
     struct tb_model m;
     struct tb_scenarios s;
     char err[1024];
-    int rc = 2, state = 0, c, taken;
+    const struct tb_opt opts[] = {
+        MODEL_OPTS(mo),
+        TB_OPT_DOUBLE("median-max", &t.median_max, 0, 1e6),
+        TB_OPT_DOUBLE("p90-max", &t.p90_max, 0, 1e6),
+        /* seen: without it, --cross sets its own floor */
+        {"coverage-min", TB_OPT_KIND_DOUBLE, &t.coverage_min, 0, 1e6, NULL, NULL, &coverage_given},
+        TB_OPT_FLAG("quiet", &quiet),
+        TB_OPT_FLAG("cross", &cross),
+        TB_OPT_FN("by", take_by, &by),
+        TB_OPT_LONG("jobs", &jobs, 1, 64),
+        TB_OPT_STR("write", &write_path),
+        TB_OPT_DOUBLE("family-p90-max", &family_p90_max, 0, 1e6),
+        TB_OPT_END,
+    };
+    int rc;
 
     tb_validate_targets_init(&t);
-    while ((c = tb_cli_getopt("validate", argc, argv, VALIDATE_OPTS, &state)) != -1) {
-        double *target = c == OPT_MEDIAN_MAX     ? &t.median_max
-                         : c == OPT_P90_MAX      ? &t.p90_max
-                         : c == OPT_COVERAGE_MIN ? &t.coverage_min
-                                                 : NULL;
-        if ((taken = model_opt(&mo, c, "validate")) != 0) {
-            if (taken < 0)
-                return 2;
-            continue;
-        }
-        switch (c) {
-        case 'h':
-            validate_usage(stdout);
-            return 0;
-        case OPT_QUIET:
-            quiet = true;
-            break;
-        case OPT_CROSS:
-            cross = true;
-            break;
-        case OPT_BY:
-            if ((by = tb_cross_by_parse(optarg)) < 0) {
-                fprintf(stderr, "trnbench validate: --by: source, round or family, not '%s'\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case OPT_JOBS:
-            if (tb_parse_long(optarg, 1, 64, &jobs) != 0) {
-                fprintf(stderr, "trnbench validate: --jobs: a count from 1 to 64, not '%s'\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case OPT_WRITE:
-            write_path = optarg;
-            break;
-        case OPT_FAMILY_P90_MAX:
-            if (tb_parse_double(optarg, 0, 1e6, &family_p90_max) != 0) {
-                fprintf(stderr, "trnbench validate: --family-p90-max: not a percentage: '%s'\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case OPT_COVERAGE_MIN:
-            coverage_given = true;
-            /* fall through */
-        case OPT_MEDIAN_MAX:
-        case OPT_P90_MAX:
-            if (tb_parse_double(optarg, 0, 1e6, target) != 0) {
-                fprintf(stderr, "trnbench validate: --%s: not a percentage: '%s'\n",
-                        tb_cli_opt_name(VALIDATE_OPTS, c), optarg);
-                return 2;
-            }
-            break;
-        default: /* '?': tb_cli_getopt said what is wrong */
-            validate_usage(stderr);
-            return 2;
-        }
-    }
+    if ((rc = tb_cli_parse("validate", argc, argv, opts, validate_usage)) != TB_CLI_GO)
+        return rc;
+    rc = 2;
     /* one operand, wherever it was among the options */
     if (optind < argc)
         file = argv[optind];
@@ -696,7 +557,7 @@ int tb_cmd_validate(int argc, char **argv)
     }
     if ((rc = tb_validate_compute(&v, &s, err, sizeof err)) != TB_OK) {
         fprintf(stderr, "trnbench validate: %s\n", err);
-        rc = rc == TB_EINPUT ? 2 : 1;
+        rc = tb_cli_exit_status(rc);
         goto done;
     }
     if (write_path && !cross) {

@@ -8,6 +8,7 @@
  * DIR is left as it was.
  */
 #include "cli.h"
+#include "cli_opt.h"
 #include "tb_price_import.h"
 #include "tb_pricing.h"
 #include "tb_util.h"
@@ -54,16 +55,6 @@ static void usage(FILE *f)
           f);
 }
 
-enum { OPT_FROM = 256, OPT_OUT, OPT_PRICES };
-
-static const struct option OPTS[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"from", required_argument, NULL, OPT_FROM},
-    {"out", required_argument, NULL, OPT_OUT},
-    {"prices", required_argument, NULL, OPT_PRICES},
-    {NULL, 0, NULL, 0},
-};
-
 static int import(int argc, char **argv)
 {
     const char *from = NULL, *out = NULL, *prices = NULL;
@@ -72,27 +63,18 @@ static int import(int argc, char **argv)
     struct tb_price_import im;
     char err[2048], now[32], today[12];
     size_t added = 0;
-    int c, state = 0, rc = 0;
+    int rc;
 
-    while ((c = tb_cli_getopt("prices import", argc, argv, OPTS, &state)) != -1) {
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return 0;
-        case OPT_FROM:
-            from = optarg;
-            break;
-        case OPT_OUT:
-            out = optarg;
-            break;
-        case OPT_PRICES:
-            prices = optarg;
-            break;
-        default:
-            usage(stderr);
-            return 2;
-        }
-    }
+    const struct tb_opt opts[] = {
+        TB_OPT_STR("from", &from),
+        TB_OPT_STR("out", &out),
+        TB_OPT_STR("prices", &prices),
+        TB_OPT_END,
+    };
+
+    if ((rc = tb_cli_parse("prices import", argc, argv, opts, usage)) != TB_CLI_GO)
+        return rc;
+    rc = 0;
     if (!from || !out || optind >= argc) {
         fprintf(stderr, "trnbench prices import: %s\n",
                 !from  ? "--from FORMAT is required"
@@ -119,14 +101,14 @@ static int import(int argc, char **argv)
         int r = tb_price_import_file(&im, &cat, f, argv[i], today, err, sizeof err);
         if (r != 0) {
             fprintf(stderr, "trnbench prices import: %s\n", err);
-            rc = r == TB_EINPUT ? 2 : 1;
+            rc = tb_cli_exit_status(r);
         }
     }
     if (rc == 0) {
         int r = tb_price_import_write(&im, out, &added, err, sizeof err);
         if (r != 0) {
             fprintf(stderr, "trnbench prices import: %s\n", err);
-            rc = r == TB_EINPUT ? 2 : 1;
+            rc = tb_cli_exit_status(r);
         }
     }
     if (rc == 0) {

@@ -4,6 +4,7 @@
  * renders it. Exit status: 0 ok, 1 a chart or file could not be written, 2 usage or
  * input error (nothing written). */
 #include "cli.h"
+#include "cli_opt.h"
 #include "tb_assess.h"
 #include "tb_coll_results.h"
 #include "tb_model.h"
@@ -74,49 +75,6 @@ static void usage(FILE *f)
           f);
 }
 
-enum {
-    OPT_OUT = 256, /* past every character: only long options */
-    OPT_INSTANCE,
-    OPT_REGION,
-    OPT_PURCHASE,
-    OPT_PRICES,
-    OPT_BASELINE,
-    OPT_ASSESS,
-    OPT_MAX_PRICE_AGE,
-    OPT_TTFT_MS,
-    OPT_TPOT_MS,
-    OPT_TRAIN_TOKENS,
-    OPT_USD_PER_HOUR,
-    OPT_CHECK,
-    OPT_EFFICIENCY,
-    OPT_HOST_BW,
-    OPT_NET_BW,
-    OPT_DISCOUNT,
-};
-
-static const struct option OPTS[] = {
-    {"help", no_argument, NULL, 'h'},
-    {"out", required_argument, NULL, OPT_OUT},
-    {"instance", required_argument, NULL, OPT_INSTANCE},
-    {"region", required_argument, NULL, OPT_REGION},
-    {"pricing", required_argument, NULL, OPT_PURCHASE},
-    {"purchase", required_argument, NULL, OPT_PURCHASE}, /* the same as --pricing */
-    {"prices", required_argument, NULL, OPT_PRICES},
-    {"baseline", required_argument, NULL, OPT_BASELINE},
-    {"assess", required_argument, NULL, OPT_ASSESS},
-    {"max-price-age", required_argument, NULL, OPT_MAX_PRICE_AGE},
-    {"ttft-ms", required_argument, NULL, OPT_TTFT_MS},
-    {"tpot-ms", required_argument, NULL, OPT_TPOT_MS},
-    {"train-tokens", required_argument, NULL, OPT_TRAIN_TOKENS},
-    {"usd-per-hour", required_argument, NULL, OPT_USD_PER_HOUR},
-    {"check", no_argument, NULL, OPT_CHECK},
-    {"efficiency", required_argument, NULL, OPT_EFFICIENCY},
-    {"host-mem-gbyte-per-s", required_argument, NULL, OPT_HOST_BW},
-    {TB_COLL_NET_OPT, required_argument, NULL, OPT_NET_BW},
-    {"discount", required_argument, NULL, OPT_DISCOUNT},
-    {NULL, 0, NULL, 0},
-};
-
 /* The assessment of --assess FILE and what it borrows from: the price tables and the
  * performance model must outlive it (its rows point into both). */
 struct assessment {
@@ -185,96 +143,45 @@ int tb_cmd_report(int argc, char **argv)
     const char *assess = NULL;
     bool check = false;
     char err[1024] = "";
-    int rc = 2, state = 0, c;
+    double host_gbyte = 0, net_gbit = 0;
+    const struct tb_opt opts[] = {
+        TB_OPT_STR("out", &o.out_dir),
+        TB_OPT_STR("instance", &o.instance),
+        TB_OPT_STR("region", &o.region),
+        TB_OPT_STR("pricing", &o.purchase),
+        TB_OPT_STR("purchase", &o.purchase), /* the same as --pricing */
+        TB_OPT_STR("prices", &o.pricing_dir),
+        TB_OPT_STR("baseline", &o.baseline),
+        TB_OPT_STR("assess", &assess),
+        TB_OPT_DOUBLE("max-price-age", &o.max_price_age_days, 1e-9, 1e18),
+        TB_OPT_DOUBLE("ttft-ms", &o.ttft_limit_ms, 1e-9, 1e18),
+        TB_OPT_DOUBLE("tpot-ms", &o.tpot_limit_ms, 1e-9, 1e18),
+        TB_OPT_DOUBLE("train-tokens", &o.train_tokens, 1e-9, 1e18),
+        TB_OPT_DOUBLE("usd-per-hour", &o.usd_per_hour, 1e-9, 1e7),
+        TB_OPT_FLAG("check", &check),
+        TB_OPT_STR("efficiency", &o.efficiency),
+        TB_OPT_DOUBLE("host-mem-gbyte-per-s", &host_gbyte, 0.001, 1e5),
+        TB_OPT_DOUBLE(TB_COLL_NET_OPT, &net_gbit, TB_COLL_NET_GBIT_MIN, TB_COLL_NET_GBIT_MAX),
+        TB_OPT_FN("discount", tb_cli_take_discount, &discounts),
+        TB_OPT_END,
+    };
+    int rc;
 
     tb_report_opts_init(&o);
     o.discounts = &discounts;
     memset(&assessed, 0, sizeof assessed);
-    while ((c = tb_cli_getopt("report", argc, argv, OPTS, &state)) != -1) {
-        double *num = c == OPT_MAX_PRICE_AGE  ? &o.max_price_age_days
-                      : c == OPT_TTFT_MS      ? &o.ttft_limit_ms
-                      : c == OPT_TPOT_MS      ? &o.tpot_limit_ms
-                      : c == OPT_TRAIN_TOKENS ? &o.train_tokens
-                                              : NULL;
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            rc = 0;
-            goto out;
-        case OPT_OUT:
-            o.out_dir = optarg;
-            break;
-        case OPT_INSTANCE:
-            o.instance = optarg;
-            break;
-        case OPT_REGION:
-            o.region = optarg;
-            break;
-        case OPT_PURCHASE:
-            o.purchase = optarg;
-            break;
-        case OPT_PRICES:
-            o.pricing_dir = optarg;
-            break;
-        case OPT_BASELINE:
-            o.baseline = optarg;
-            break;
-        case OPT_ASSESS:
-            assess = optarg;
-            break;
-        case OPT_MAX_PRICE_AGE:
-        case OPT_TTFT_MS:
-        case OPT_TPOT_MS:
-        case OPT_TRAIN_TOKENS:
-            if (tb_parse_double(optarg, 1e-9, 1e18, num) != 0) {
-                fprintf(stderr, "trnbench report: --%s: not a positive number: '%s'\n",
-                        tb_cli_opt_name(OPTS, c), optarg);
-                goto out;
-            }
-            break;
-        case OPT_CHECK:
-            check = true;
-            break;
-        case OPT_EFFICIENCY:
-            o.efficiency = optarg;
-            break;
-        case OPT_HOST_BW:
-            if (tb_parse_double(optarg, 0.001, 1e5, &o.host_bw) != 0) {
-                fprintf(stderr,
-                        "trnbench report: --host-mem-gbyte-per-s: not a bandwidth in GB/s: "
-                        "'%s'\n",
-                        optarg);
-                goto out;
-            }
-            o.host_bw *= 1e9;
-            break;
-        case OPT_NET_BW:
-            if (tb_coll_net_bw_arg("report", optarg, &o.net_bw) != 0)
-                goto out;
-            break;
-        case OPT_USD_PER_HOUR:
-            if (tb_parse_double(optarg, 1e-9, 1e7, &o.usd_per_hour) != 0) {
-                fprintf(stderr, "trnbench report: --usd-per-hour: not a positive price: '%s'\n",
-                        optarg);
-                goto out;
-            }
-            break;
-        case OPT_DISCOUNT:
-            if (tb_pricing_discount_add(&discounts, optarg, err, sizeof err) != 0) {
-                fprintf(stderr, "trnbench report: %s\n", err);
-                goto out;
-            }
-            break;
-        default: /* '?': tb_cli_getopt said what is wrong */
-            usage(stderr);
-            goto out;
-        }
-    }
+    if ((rc = tb_cli_parse("report", argc, argv, opts, usage)) != TB_CLI_GO)
+        return rc;
+    rc = 2;
+    if (host_gbyte > 0)
+        o.host_bw = host_gbyte * 1e9; /* bytes/s */
+    if (net_gbit > 0)
+        o.net_bw = net_gbit * 1e9 / 8;
     if (check) {
         int r = check_options(&o, assess, err, sizeof err);
         if (r != TB_OK) {
             fprintf(stderr, "trnbench report: %s\n", err);
-            rc = r == TB_EINPUT ? 2 : 1;
+            rc = tb_cli_exit_status(r);
         } else {
             printf("trnbench report: options checked\n");
             rc = 0;
@@ -294,22 +201,14 @@ int tb_cmd_report(int argc, char **argv)
         int r = run_assessment(&assessed, assess, o.pricing_dir, err, sizeof err);
         if (r != TB_OK) {
             fprintf(stderr, "trnbench report: %s\n", err);
-            rc = r == TB_EINPUT ? 2 : 1;
+            rc = tb_cli_exit_status(r);
             goto out;
         }
         o.assessment = &assessed.as;
         o.assess_opts = &assessed.opts;
     }
-    switch (tb_report_write(&o, &info, err, sizeof err)) {
-    case TB_OK:
-        break;
-    case TB_EINPUT:
+    if ((rc = tb_cli_exit_status(tb_report_write(&o, &info, err, sizeof err))) != 0) {
         fprintf(stderr, "trnbench report: %s\n", err);
-        rc = 2;
-        goto out;
-    default:
-        fprintf(stderr, "trnbench report: %s\n", err);
-        rc = 1;
         goto out;
     }
     for (const char *s = info.notes; *s;) {

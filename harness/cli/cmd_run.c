@@ -16,11 +16,14 @@
  * validation) records nothing and makes the exit status 1; the others still run.
  */
 #include "cli.h"
+#include "cli_opt.h"
 #include "cmd_run_slurm.h"
 #include "tb_arch.h"
 #include "tb_darch.h"
+#include "tb_range.h"
 #include "tb_results.h"
 #include "tb_run.h"
+#include "tb_suite.h"
 #include "tb_timer.h"
 #include "tb_util.h"
 
@@ -318,216 +321,184 @@ static int list_models(void)
 
 /* ---- options ---- */
 
+/* The workload's options, as given: each is a run-spec field ("--seq-in 8" is
+ * "seq_in=8"), applied in order once the options are read. */
+enum { MAX_WORDS = 128 };
+struct spec_opts {
+    const char *name[MAX_WORDS];  /* borrowed: the option's long name ("seq-in") */
+    const char *value[MAX_WORDS]; /* borrowed: argv's */
+    bool torch[MAX_WORDS];        /* training through PyTorch: a suite's too */
+    int n;
+};
+
+/* A TB_OPT_FN for a workload option (dst: struct spec_opts): a number out of its field's
+ * range in TB_SUITE_RUN_RANGES is refused here, in the options' wording; the rest is
+ * tb_run_spec_set's to judge. */
+static int take_spec(const struct tb_opt *o, const char *v, bool torch, char *err, size_t errlen)
+{
+    struct spec_opts *w = o->dst;
+    const struct tb_range *r;
+    char key[64];
+    size_t k = 0;
+    double x;
+
+    for (const char *q = o->name; *q && k < sizeof key - 1; q++)
+        key[k++] = *q == '-' ? '_' : *q;
+    key[k] = '\0';
+    r = tb_range_find(TB_SUITE_RUN_RANGES, key);
+    if (r && !strstr(r->what, "list") && tb_range_parse(r, v, &x, NULL, 0) != 0)
+        return tb_cli_bad_number(err, errlen, v, r->integer, r->lo, r->hi);
+    if (w->n == MAX_WORDS)
+        return tb_err(err, errlen, "more than %d workload options given", MAX_WORDS);
+    w->name[w->n] = o->name;
+    w->value[w->n] = v;
+    w->torch[w->n++] = torch;
+    return 0;
+}
+
+static int take_workload(const struct tb_opt *o, const char *v, char *err, size_t errlen)
+{
+    return take_spec(o, v, false, err, errlen);
+}
+
+static int take_torch(const struct tb_opt *o, const char *v, char *err, size_t errlen)
+{
+    return take_spec(o, v, true, err, errlen);
+}
+
 int tb_cmd_run(int argc, char **argv)
 {
-    /* the workload's options are run-spec fields: --seq-in T is seq_in=T */
-    static const struct option OPTS[] = {
-        {"help", no_argument, NULL, 'h'},
-        {"list", no_argument, NULL, 'l'},
-        {"suite", required_argument, NULL, 's'},
-        {"out", required_argument, NULL, 'o'},
-        {"executor", required_argument, NULL, 'x'},
-        {"no-wait", no_argument, NULL, 'W'},
-        {"progress", required_argument, NULL, 'P'},
-        {"model", required_argument, NULL, 1000},
-        {"phase", required_argument, NULL, 1001},
-        {"seq-in", required_argument, NULL, 1002},
-        {"seq-out", required_argument, NULL, 1003},
-        {"batch", required_argument, NULL, 1004},
-        {"layers", required_argument, NULL, 1005},
-        {"reps", required_argument, NULL, 1006},
-        {"warmup", required_argument, NULL, 1007},
-        {"seed", required_argument, NULL, 1008},
-        {"steps", required_argument, NULL, 1009},
-        {"resolution", required_argument, NULL, 1010},
-        {"precision", required_argument, NULL, 1011},
-        /* serving (phase serve): the endpoint executor */
-        {"endpoint", required_argument, NULL, 1100},
-        {"served-model", required_argument, NULL, 1101},
-        {"api", required_argument, NULL, 1102},
-        {"concurrency", required_argument, NULL, 1103},
-        {"request-rate", required_argument, NULL, 1104},
-        {"max-concurrency", required_argument, NULL, 1105},
-        {"requests", required_argument, NULL, 1106},
-        {"duration", required_argument, NULL, 1107},
-        {"warmup-requests", required_argument, NULL, 1108},
-        {"request-timeout", required_argument, NULL, 1109},
-        {"ttft-ms", required_argument, NULL, 1110},
-        {"tpot-ms", required_argument, NULL, 1111},
-        {"chips", required_argument, NULL, 1112},
-        {"server-cmd", required_argument, NULL, 1113},
-        {"server-label", required_argument, NULL, 1114},
-        {"server-timeout", required_argument, NULL, 1115},
-        {"server-start", required_argument, NULL, 1116},
-        {"max-num-seqs", required_argument, NULL, 1117},
-        {"target", required_argument, NULL, 1118},
-        {"client-threads", required_argument, NULL, 1119},
-        {"recipe", required_argument, NULL, 1120},
-        {"engine", required_argument, NULL, 1125},
-        {"tp", required_argument, NULL, 1121},
-        {"max-model-len", required_argument, NULL, 1122},
-        {"prefill-buckets", required_argument, NULL, 1123},
-        {"decode-buckets", required_argument, NULL, 1124},
-        {"max-num-batched-tokens", required_argument, NULL, 1126},
-        {"prefix-caching", required_argument, NULL, 1127},
-        {"model-path", required_argument, NULL, 1128},
-        /* training through PyTorch (executor=pytorch) */
-        {"nproc-per-node", required_argument, NULL, 1200},
-        {"torch-device", required_argument, NULL, 1201},
-        {"python", required_argument, NULL, 1202},
-        {"train-script", required_argument, NULL, 1203},
-        {"train-timeout", required_argument, NULL, 1204},
-        /* a suite as a Slurm job (cmd_run_slurm.c) */
-        {"slurm", no_argument, NULL, 1300},
-        {"nodes", required_argument, NULL, 1301},
-        {"ntasks-per-node", required_argument, NULL, 1302},
-        {"partition", required_argument, NULL, 1303},
-        {"time", required_argument, NULL, 1304},
-        {"account", required_argument, NULL, 1305},
-        {"no-submit", no_argument, NULL, 1306},
-        {"slurm-rank", no_argument, NULL, 1307},
-        {"slurm-assemble", no_argument, NULL, 1308},
-        {"slurm-node", no_argument, NULL, 1309},
-        {NULL, 0, NULL, 0},
-    };
     struct tb_plan plan;
     struct tb_run_spec one;
     struct tb_run_counts n;
     const char *suite_name = NULL, *out = ".";
     char err[2048] = "";
-    bool have_one = false, list = false, wait = true;
+    bool have_one = false, list = false, no_wait = false, wait;
     double progress_s = 10; /* a progress line this often during a run */
     struct tb_lock lock = {0};
     enum tb_run_executors executor = TB_RUN_ALL;
+    /* --executor's values, in its message's order, and what they run */
+    static const char *const EXECUTORS[] = {"cpu", "cuda", "pytorch", "all", NULL};
+    static const enum tb_run_executors EXECUTOR_OF[] = {TB_RUN_CPU, TB_RUN_CUDA, TB_RUN_PYTORCH,
+                                                        TB_RUN_ALL};
+    int executor_k = -1;
     enum { MAX_TORCH_WORDS = 16 };
     char torch_words[MAX_TORCH_WORDS][1200];  /* --nproc-per-node ... as "key=value" */
     const char *torch_names[MAX_TORCH_WORDS]; /* their options' names */
-    int rc, c, st = 0, ntorch = 0;
+    int rc, ntorch = 0;
     uint64_t t0;
     struct tb_run_slurm slurm = {.submit = true, .job = {.nodes = 1, .ntasks_per_node = 1}};
+    bool no_submit = false;
     struct tb_slurm_task task;
+    struct spec_opts w = {.n = 0};
+#define WORKLOAD(name) TB_OPT_FN(name, take_workload, &w)
+    const struct tb_opt opts[] = {
+        TB_OPT_FLAG("list", &list),
+        TB_OPT_STR("suite", &suite_name),
+        TB_OPT_STR("out", &out),
+        TB_OPT_CHOICE("executor", &executor_k, EXECUTORS),
+        TB_OPT_FLAG("no-wait", &no_wait),
+        TB_OPT_DOUBLE("progress", &progress_s, 0, 86400),
+        /* the workload's options are run-spec fields: --seq-in T is seq_in=T */
+        WORKLOAD("model"),
+        WORKLOAD("phase"),
+        WORKLOAD("seq-in"),
+        WORKLOAD("seq-out"),
+        WORKLOAD("batch"),
+        WORKLOAD("layers"),
+        WORKLOAD("reps"),
+        WORKLOAD("warmup"),
+        WORKLOAD("seed"),
+        WORKLOAD("steps"),
+        WORKLOAD("resolution"),
+        WORKLOAD("precision"),
+        /* serving (phase serve): the endpoint executor */
+        WORKLOAD("endpoint"),
+        WORKLOAD("served-model"),
+        WORKLOAD("api"),
+        WORKLOAD("concurrency"),
+        WORKLOAD("request-rate"),
+        WORKLOAD("max-concurrency"),
+        WORKLOAD("requests"),
+        WORKLOAD("duration"),
+        WORKLOAD("warmup-requests"),
+        WORKLOAD("request-timeout"),
+        WORKLOAD("ttft-ms"),
+        WORKLOAD("tpot-ms"),
+        WORKLOAD("chips"),
+        WORKLOAD("server-cmd"),
+        WORKLOAD("server-label"),
+        WORKLOAD("server-timeout"),
+        WORKLOAD("server-start"),
+        WORKLOAD("max-num-seqs"),
+        WORKLOAD("target"),
+        WORKLOAD("client-threads"),
+        WORKLOAD("recipe"),
+        WORKLOAD("engine"),
+        WORKLOAD("tp"),
+        WORKLOAD("max-model-len"),
+        WORKLOAD("prefill-buckets"),
+        WORKLOAD("decode-buckets"),
+        WORKLOAD("max-num-batched-tokens"),
+        WORKLOAD("prefix-caching"),
+        WORKLOAD("model-path"),
+        /* training through PyTorch (executor=pytorch): the workload's, or a suite's */
+        TB_OPT_FN("nproc-per-node", take_torch, &w),
+        TB_OPT_FN("torch-device", take_torch, &w),
+        TB_OPT_FN("python", take_torch, &w),
+        TB_OPT_FN("train-script", take_torch, &w),
+        TB_OPT_FN("train-timeout", take_torch, &w),
+        /* a suite as a Slurm job (cmd_run_slurm.c) */
+        TB_OPT_FLAG("slurm", &slurm.on),
+        {"nodes", TB_OPT_KIND_LONG, &slurm.job.nodes, 1, TB_SLURM_MAX_NODES, NULL, NULL,
+         &slurm.have_nodes},
+        {"ntasks-per-node", TB_OPT_KIND_LONG, &slurm.job.ntasks_per_node, 1,
+         TB_SLURM_MAX_TASKS_PER_NODE, NULL, NULL, &slurm.have_tasks},
+        TB_OPT_STR("partition", &slurm.job.partition),
+        TB_OPT_STR("time", &slurm.job.time),
+        TB_OPT_STR("account", &slurm.job.account),
+        TB_OPT_FLAG("no-submit", &no_submit),
+        TB_OPT_FLAG("slurm-rank", &slurm.rank),
+        TB_OPT_FLAG("slurm-assemble", &slurm.assemble),
+        TB_OPT_FLAG("slurm-node", &slurm.node),
+        TB_OPT_END,
+    };
+#undef WORKLOAD
 
     tb_run_spec_init(&one);
-    while ((c = tb_cli_getopt("run", argc, argv, OPTS, &st)) != -1) {
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return 0;
-        case 'l':
-            list = true;
-            break;
-        case 's':
-            suite_name = optarg;
-            break;
-        case 'o':
-            out = optarg;
-            break;
-        case 'W':
-            wait = false;
-            break;
-        case 'P':
-            if (tb_parse_double(optarg, 0, 86400, &progress_s) != 0) {
-                fprintf(stderr,
-                        "trnbench run: option '--progress': '%s' is not a number of seconds "
-                        "from 0 to 86400\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case 1300:
-            slurm.on = true;
-            break;
-        case 1301:
-        case 1302: {
-            long v, hi = c == 1301 ? TB_SLURM_MAX_NODES : TB_SLURM_MAX_TASKS_PER_NODE;
-            if (tb_parse_long(optarg, 1, hi, &v) != 0) {
-                fprintf(stderr,
-                        "trnbench run: option '--%s': '%s' is not a whole number from 1 "
-                        "to %ld\n",
-                        tb_cli_opt_name(OPTS, c), optarg, hi);
-                return 2;
-            }
-            if (c == 1301) {
-                slurm.job.nodes = v;
-                slurm.have_nodes = true;
-            } else {
-                slurm.job.ntasks_per_node = v;
-                slurm.have_tasks = true;
-            }
-            break;
+    if ((rc = tb_cli_parse("run", argc, argv, opts, usage)) != TB_CLI_GO)
+        return rc;
+    wait = !no_wait;
+    slurm.submit = !no_submit;
+    if (executor_k >= 0) {
+        executor = EXECUTOR_OF[executor_k];
+        slurm.executor = EXECUTORS[executor_k];
+    }
+    /* the workload's options into one, in order ("--seq-in" -> "seq_in=VALUE") */
+    for (int i = 0; i < w.n; i++) {
+        char word[1200];
+        size_t k = 0;
+        for (const char *q = w.name[i]; *q && k < 64; q++)
+            word[k++] = *q == '-' ? '_' : *q;
+        if ((size_t)snprintf(word + k, sizeof word - k, "=%s", w.value[i]) >= sizeof word - k) {
+            fprintf(stderr, "trnbench run: option '--%s': value too long\n", w.name[i]);
+            return 2;
         }
-        case 1303:
-            slurm.job.partition = optarg;
-            break;
-        case 1304:
-            slurm.job.time = optarg;
-            break;
-        case 1305:
-            slurm.job.account = optarg;
-            break;
-        case 1306:
-            slurm.submit = false;
-            break;
-        case 1307:
-            slurm.rank = true;
-            break;
-        case 1308:
-            slurm.assemble = true;
-            break;
-        case 1309:
-            slurm.node = true;
-            break;
-        case 'x':
-            slurm.executor = optarg;
-            if (!strcmp(optarg, "all"))
-                executor = TB_RUN_ALL;
-            else if (!strcmp(optarg, "cpu"))
-                executor = TB_RUN_CPU;
-            else if (!strcmp(optarg, "cuda"))
-                executor = TB_RUN_CUDA;
-            else if (!strcmp(optarg, "pytorch"))
-                executor = TB_RUN_PYTORCH;
-            else {
-                fprintf(stderr,
-                        "trnbench run: option '--executor': '%s' is not cpu, cuda, pytorch or "
-                        "all\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        default: {
-            /* "--seq-in" -> "seq_in=VALUE" */
-            const char *name = tb_cli_opt_name(OPTS, c);
-            char word[1200];
-            size_t k = 0;
-            if (c < 1000 || !strcmp(name, "?")) {
-                usage(stderr);
-                return 2;
-            }
-            for (const char *q = name; *q && k < 64; q++)
-                word[k++] = *q == '-' ? '_' : *q;
-            if ((size_t)snprintf(word + k, sizeof word - k, "=%s", optarg) >= sizeof word - k) {
-                fprintf(stderr, "trnbench run: option '--%s': value too long\n", name);
-                return 2;
-            }
-            if (tb_run_spec_set(&one, word, "command line", err, sizeof err) != 0) {
-                fprintf(stderr, "trnbench run: %s\n", err);
-                return 2;
-            }
-            if (c >= 1200 && c < 1300) {
-                /* training through PyTorch: the workload's, or every such run of a suite */
-                if (ntorch == MAX_TORCH_WORDS) {
-                    fprintf(stderr, "trnbench run: option '--%s': given too often\n", name);
-                    return 2;
-                }
-                torch_names[ntorch] = name;
-                snprintf(torch_words[ntorch++], sizeof torch_words[0], "%s", word);
-                break;
-            }
+        if (tb_run_spec_set(&one, word, "command line", err, sizeof err) != 0) {
+            fprintf(stderr, "trnbench run: %s\n", err);
+            return 2;
+        }
+        if (!w.torch[i]) {
             have_one = true;
-            break;
+            continue;
         }
+        /* training through PyTorch: the workload's, or every such run of a suite */
+        if (ntorch == MAX_TORCH_WORDS) {
+            fprintf(stderr, "trnbench run: option '--%s': given too often\n", w.name[i]);
+            return 2;
         }
+        torch_names[ntorch] = w.name[i];
+        snprintf(torch_words[ntorch++], sizeof torch_words[0], "%s", word);
     }
     if (optind < argc) {
         fprintf(stderr, "trnbench run: unknown argument '%s'\n", argv[optind]);
@@ -602,7 +573,7 @@ int tb_cmd_run(int argc, char **argv)
     rc = tb_plan_load(&plan, suite_name, &one, out, executor, err, sizeof err);
     if (rc != TB_OK) {
         fprintf(stderr, "trnbench run: %s\n", err);
-        rc = rc == TB_EINPUT ? 2 : 1;
+        rc = tb_cli_exit_status(rc);
         goto out;
     }
     if (suite_name && ntorch) {
@@ -638,7 +609,7 @@ int tb_cmd_run(int argc, char **argv)
         rc = tb_plan_slurm(&plan, &task, err, sizeof err);
         if (rc != TB_OK) {
             fprintf(stderr, "trnbench run: %s\n", err);
-            rc = rc == TB_EINPUT ? 2 : 1;
+            rc = tb_cli_exit_status(rc);
             goto out;
         }
         fprintf(stderr, "trnbench run: Slurm job %s, task %ld of %ld on %s (node %ld of %ld)\n",
@@ -647,7 +618,7 @@ int tb_cmd_run(int argc, char **argv)
     rc = tb_plan_open(&plan, err, sizeof err);
     if (rc != TB_OK) {
         fprintf(stderr, "trnbench run: %s\n", err);
-        rc = rc == TB_EINPUT ? 2 : 1;
+        rc = tb_cli_exit_status(rc);
         goto out;
     }
     /* the output folder only once the run can go ahead (--executor cuda without a

@@ -172,7 +172,7 @@ int tb_run_slurm_submit(const struct tb_run_slurm *o, const char *suite_name, co
     rc = tb_plan_load(&plan, suite_name, &none, out, TB_RUN_ALL, err, sizeof err);
     if (rc != TB_OK) {
         fprintf(stderr, WHO ": %s\n", err);
-        rc = rc == TB_EINPUT ? 2 : 1;
+        rc = tb_cli_exit_status(rc);
         goto done;
     }
     rc = 2;
@@ -302,7 +302,7 @@ int tb_run_slurm_train(const struct tb_run_slurm *o, const struct tb_run_spec *o
     rc = tb_plan_load(&plan, NULL, &r, out, TB_RUN_PYTORCH, err, sizeof err);
     if (rc != TB_OK) {
         fprintf(stderr, WHO ": %s\n", err);
-        rc = rc == TB_EINPUT ? 2 : 1;
+        rc = tb_cli_exit_status(rc);
         goto done;
     }
     rc = 2;

@@ -8,6 +8,7 @@
  * or SIGINT, then ends cleanly with exit status 0.
  */
 #include "cli.h"
+#include "cli_opt.h"
 #include "tb_arch.h"
 #include "tb_batcher.h"
 #include "tb_gpu.h"
@@ -89,24 +90,6 @@ static void usage(FILE *f)
 
 int tb_cmd_serve(int argc, char **argv)
 {
-    static const struct option OPTS[] = {
-        {"help", no_argument, NULL, 'h'},
-        {"model", required_argument, NULL, 1000},
-        {"layers", required_argument, NULL, 1001},
-        {"served-model-name", required_argument, NULL, 1002},
-        {"host", required_argument, NULL, 1003},
-        {"port", required_argument, NULL, 1004},
-        {"engine", required_argument, NULL, 1005},
-        {"max-num-seqs", required_argument, NULL, 1006},
-        {"max-model-len", required_argument, NULL, 1007},
-        {"kv-cache-tokens", required_argument, NULL, 1008},
-        {"seed", required_argument, NULL, 1009},
-        {"step-us", required_argument, NULL, 1010},
-        {"max-body-bytes", required_argument, NULL, 1011},
-        {"read-timeout", required_argument, NULL, 1012},
-        {"max-connections", required_argument, NULL, 1013},
-        {NULL, 0, NULL, 0},
-    };
     const char *model = NULL, *served = NULL, *host = "127.0.0.1";
     long layers = 0, port = 8000, seqs = 16, max_len = 0, kv = 0, seed = 1, step_us = 0;
     long max_body = (long)TB_SERVER_MAX_BODY_BYTES, max_conns = TB_SERVER_MAX_CONNECTIONS;
@@ -122,82 +105,37 @@ int tb_cmd_serve(int argc, char **argv)
     bool have_model = false, have_gpu = false;
     char err[1024], catalogue_name[sizeof arch.name];
     sigset_t sigs;
-    int c, st = 0, rc = 1, sig;
+    int rc, sig;
+
+    /* --engine's values in the usage's order, and the engines they name */
+    static const char *const ENGINE_ARGS[] = {"cpu", "cuda", "instant", NULL};
+    static const enum tb_batcher_engine ENGINE_OF[] = {TB_BATCHER_CPU, TB_BATCHER_CUDA,
+                                                       TB_BATCHER_INSTANT};
+    int engine_k = 0;
+    const struct tb_opt opts[] = {
+        TB_OPT_STR("model", &model),
+        TB_OPT_LONG("layers", &layers, 1, 100000),
+        TB_OPT_STR("served-model-name", &served),
+        TB_OPT_STR("host", &host),
+        TB_OPT_LONG("port", &port, 0, 65535),
+        TB_OPT_CHOICE("engine", &engine_k, ENGINE_ARGS),
+        TB_OPT_LONG("max-num-seqs", &seqs, 1, 4096),
+        TB_OPT_LONG("max-model-len", &max_len, 2, INT_MAX / 2),
+        TB_OPT_LONG("kv-cache-tokens", &kv, 2, 1L << 40),
+        TB_OPT_LONG("seed", &seed, 0, (double)LONG_MAX),
+        TB_OPT_LONG("step-us", &step_us, 0, 10000000),
+        TB_OPT_LONG("max-body-bytes", &max_body, 1, 1L << 32),
+        TB_OPT_DOUBLE("read-timeout", &read_timeout, 0.01, 86400),
+        TB_OPT_LONG("max-connections", &max_conns, 1, 100000),
+        TB_OPT_END,
+    };
 
     memset(&m, 0, sizeof m);
     memset(&g, 0, sizeof g);
-    while ((c = tb_cli_getopt("serve", argc, argv, OPTS, &st)) != -1) {
-        long *num = NULL, lo = 0, hi = 0;
-        switch (c) {
-        case 'h':
-            usage(stdout);
-            return 0;
-        case 1000:
-            model = optarg;
-            break;
-        case 1002:
-            served = optarg;
-            break;
-        case 1003:
-            host = optarg;
-            break;
-        case 1005:
-            if (!strcmp(optarg, "cpu"))
-                engine = TB_BATCHER_CPU;
-            else if (!strcmp(optarg, "instant"))
-                engine = TB_BATCHER_INSTANT;
-            else if (!strcmp(optarg, "cuda"))
-                engine = TB_BATCHER_CUDA;
-            else {
-                fprintf(stderr, "trnbench serve: --engine '%s': expected cpu, cuda or instant\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case 1001:
-            num = &layers, lo = 1, hi = 100000;
-            break;
-        case 1004:
-            num = &port, lo = 0, hi = 65535;
-            break;
-        case 1006:
-            num = &seqs, lo = 1, hi = 4096;
-            break;
-        case 1007:
-            num = &max_len, lo = 2, hi = INT_MAX / 2;
-            break;
-        case 1008:
-            num = &kv, lo = 2, hi = 1L << 40;
-            break;
-        case 1009:
-            num = &seed, lo = 0, hi = LONG_MAX;
-            break;
-        case 1010:
-            num = &step_us, lo = 0, hi = 10000000;
-            break;
-        case 1011:
-            num = &max_body, lo = 1, hi = 1L << 32;
-            break;
-        case 1012:
-            if (tb_parse_double(optarg, 0.01, 86400, &read_timeout) != 0) {
-                fprintf(stderr,
-                        "trnbench serve: --read-timeout '%s': expected seconds in [0.01, 86400]\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case 1013:
-            num = &max_conns, lo = 1, hi = 100000;
-            break;
-        default:
-            return 2;
-        }
-        if (num && tb_parse_long(optarg, lo, hi, num) != 0) {
-            fprintf(stderr, "trnbench serve: --%s '%s': expected an integer in [%ld, %ld]\n",
-                    tb_cli_opt_name(OPTS, c), optarg, lo, hi);
-            return 2;
-        }
-    }
+    if ((rc = tb_cli_parse("serve", argc, argv, opts, usage)) != TB_CLI_GO)
+        return rc;
+    rc = 1;
+    engine = ENGINE_OF[engine_k];
     if (optind < argc) {
         fprintf(stderr, "trnbench serve: unexpected argument '%s'\n", argv[optind]);
         return 2;

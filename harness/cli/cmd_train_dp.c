@@ -10,6 +10,7 @@
  * appends the rows to DIR/results.csv under the folder's lock.
  */
 #include "cli.h"
+#include "cli_opt.h"
 
 #include "workloads/llama/llama.h"
 #include "tb_arch.h"
@@ -59,8 +60,6 @@ static void usage(FILE *f)
           "Exit status: 0 ok, 1 a failed run, 2 usage or no MPI plugin (the reason said).\n",
           f);
 }
-
-enum { O_MODEL = 256, O_BATCH, O_SEQ, O_STEPS, O_SEED, O_BASE, O_OUT };
 
 struct dp_sync {
     const struct tb_comm_api *c;
@@ -311,66 +310,26 @@ out:
 
 int tb_cmd_train_dp(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"model", required_argument, NULL, O_MODEL},
-        {"batch", required_argument, NULL, O_BATCH},
-        {"seq", required_argument, NULL, O_SEQ},
-        {"steps", required_argument, NULL, O_STEPS},
-        {"seed", required_argument, NULL, O_SEED},
-        {"baseline-tokens-per-s", required_argument, NULL, O_BASE},
-        {"out", required_argument, NULL, O_OUT},
-        {"help", no_argument, NULL, 'h'},
-        {0, 0, 0, 0},
-    };
     struct dp_args a = {.model = NULL, .out = NULL, .batch = 0, .seq = 0, .steps = 3, .seed = 1};
+    const struct tb_opt opts[] = {
+        TB_OPT_STR("model", &a.model),
+        TB_OPT_LONG("batch", &a.batch, 1, 100000),
+        TB_OPT_LONG("seq", &a.seq, 1, 100000),
+        TB_OPT_LONG("steps", &a.steps, 1, 100000),
+        TB_OPT_LONG("seed", &a.seed, 0, 2147483647),
+        TB_OPT_DOUBLE("baseline-tokens-per-s", &a.baseline, 1e-9, 1e15),
+        TB_OPT_STR("out", &a.out),
+        TB_OPT_END,
+    };
     struct tb_arch arch;
     const struct tb_comm_api *c;
     char err[1024] = "";
-    int state = 0, o, rc;
+    int rc;
     long fail_at = 0, kill_at = 0;
     bool broken = false;
 
-    while ((o = tb_cli_getopt("train-dp", argc, argv, opts, &state)) != -1) {
-        long *dst = o == O_BATCH   ? &a.batch
-                    : o == O_SEQ   ? &a.seq
-                    : o == O_STEPS ? &a.steps
-                                   : &a.seed;
-        switch (o) {
-        case 'h':
-            usage(stdout);
-            return 0;
-        case O_MODEL:
-            a.model = optarg;
-            break;
-        case O_BATCH:
-        case O_SEQ:
-        case O_STEPS:
-        case O_SEED:
-            if (tb_parse_long(optarg, o == O_SEED ? 0 : 1, o == O_SEED ? 2147483647L : 100000,
-                              dst) != 0) {
-                fprintf(stderr, "trnbench train-dp: --%s: not a whole number in [%d, %ld]: '%s'\n",
-                        tb_cli_opt_name(opts, o), o == O_SEED ? 0 : 1,
-                        o == O_SEED ? 2147483647L : 100000L, optarg);
-                return 2;
-            }
-            break;
-        case O_BASE:
-            if (tb_parse_double(optarg, 1e-9, 1e15, &a.baseline) != 0) {
-                fprintf(stderr,
-                        "trnbench train-dp: --baseline-tokens-per-s: not a positive number: "
-                        "'%s'\n",
-                        optarg);
-                return 2;
-            }
-            break;
-        case O_OUT:
-            a.out = optarg;
-            break;
-        default:
-            usage(stderr);
-            return 2;
-        }
-    }
+    if ((rc = tb_cli_parse("train-dp", argc, argv, opts, usage)) != TB_CLI_GO)
+        return rc;
     if (optind < argc) {
         fprintf(stderr, "trnbench train-dp: unknown argument '%s'\n", argv[optind]);
         return 2;

@@ -194,15 +194,3 @@ int tb_coll_host_bws(const struct tb_coll_meas *m, size_t n, double given, doubl
                  nrec ? "; for the files without it, " : "", nowhow);
     return 0;
 }
-
-int tb_coll_net_bw_arg(const char *cmd, const char *arg, double *bytes_per_s)
-{
-    double g;
-    if (tb_parse_double(arg, 1e-6, 1e6, &g) != 0) {
-        fprintf(stderr, "trnbench %s: --%s: not a bandwidth in Gbit/s: '%s'\n", cmd,
-                TB_COLL_NET_OPT, arg);
-        return 2;
-    }
-    *bytes_per_s = g * 1e9 / 8;
-    return 0;
-}

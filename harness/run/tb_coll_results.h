@@ -66,8 +66,8 @@ int tb_coll_host_bws(const struct tb_coll_meas *m, size_t n, double given, doubl
     "  --host-net-gbit-per-s X   each host's network bandwidth in Gbit/s (tcp across\n"            \
     "                            nodes: the model's raw bandwidth, shared by a host's\n"           \
     "                            ranks; without it tcp across nodes is not modeled)\n"
-/* Parse its value, Gbit/s, into bytes/s: 0, or 2 after saying on stderr what is wrong
- * (trnbench CMD: --host-net-gbit-per-s: ...). */
-int tb_coll_net_bw_arg(const char *cmd, const char *arg, double *bytes_per_s);
+/* Its value's range, Gbit/s (the commands take it into bytes/s: x 1e9 / 8). */
+#define TB_COLL_NET_GBIT_MIN 1e-6
+#define TB_COLL_NET_GBIT_MAX 1e6
 
 #endif

@@ -4,6 +4,7 @@
 
 #include "tb_counters.h"
 #include "tb_executor.h"
+#include "tb_log.h"
 #include "tb_neuron.h"
 #include "tb_neuron_sdk.h"
 #include "tb_recipe.h"
@@ -308,8 +309,7 @@ static void note_unused(struct tb_plan *p)
     snprintf(p->ctx.accel_unused, sizeof p->ctx.accel_unused, "%.600s%s%.400s", neuron,
              neuron[0] && gpus[0] ? "; " : "", gpus);
     if (p->ctx.accel_unused[0])
-        fprintf(stderr,
-                "trnbench run: accelerators present, not used: %s. The host CPU's rows are the "
+        tb_logf("accelerators present, not used: %s. The host CPU's rows are the "
                 "host's (%s), never %s's accelerator throughput: the report keeps them out of "
                 "the comparison of targets\n",
                 p->ctx.accel_unused, p->ctx.device, p->ctx.target);
@@ -331,7 +331,7 @@ static int recipe_check(struct tb_plan *p, char *err, size_t errlen)
                                 sizeof p->plugin_note, err, errlen) != 0)
         return -1;
     p->recipe_plugin = (int)plugin;
-    fprintf(stderr, "trnbench run: recipe vllm on Neuron: %s\n", p->plugin_note);
+    tb_logf("recipe vllm on Neuron: %s\n", p->plugin_note);
     for (size_t i = 0; i < p->suite.nruns; i++) {
         const struct tb_run_spec *r = &p->suite.runs[i];
         struct tb_recipe_opts ro;
@@ -369,17 +369,16 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
         struct tb_neuron_sdk sdk;
         tb_neuron_sdk_detect(&sdk, p->plat.root, getenv("VIRTUAL_ENV"), getenv("PATH"));
         tb_neuron_sdk_describe(&sdk, p->neuron_sdk, sizeof p->neuron_sdk);
-        fprintf(stderr, "trnbench run: %s\n",
-                p->neuron_sdk[0] ? p->neuron_sdk : "no Neuron SDK package found");
+        tb_logf("%s\n", p->neuron_sdk[0] ? p->neuron_sdk : "no Neuron SDK package found");
         snprintf(p->vllm_neuron, sizeof p->vllm_neuron, "%s",
                  sdk.version[TB_NEURON_SDK_VLLM_NEURON]);
         {
             /* neuron-ls states the LNC (trn2 and later); else it is guessed, and said */
             struct tb_neuron n;
             if (tb_neuron_detect(&n, &p->plat, 0, e, sizeof e) != 0)
-                fprintf(stderr, "trnbench run: %s\n", e);
+                tb_logf("%s\n", e);
             tb_neuron_lnc_resolve(&n, &p->plat, &p->lnc);
-            fprintf(stderr, "trnbench run: %s\n", p->lnc.how);
+            tb_logf("%s\n", p->lnc.how);
         }
         if (recipe_check(p, err, errlen) != 0)
             return TB_EINPUT;
@@ -390,9 +389,9 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
              p->plat.cpu_model[0] ? p->plat.cpu_model : "unknown CPU");
     p->ctx.engine = "host-cpu";
     /* what it will do, counted, once the executors are known (tb_plan_execute) */
-    fprintf(stderr, "trnbench run: suite '%s' on %s (target %s) into '%s'\n", p->suite.name,
-            p->ctx.host, p->ctx.target, p->results);
-    fprintf(stderr, "trnbench run: counters %s\n", tb_counters_status());
+    tb_logf("suite '%s' on %s (target %s) into '%s'\n", p->suite.name, p->ctx.host, p->ctx.target,
+            p->results);
+    tb_logf("counters %s\n", tb_counters_status());
     if (p->which == TB_RUN_PYTORCH)
         return TB_OK; /* the training script finds its own device */
     if (p->which == TB_RUN_CPU) {
@@ -400,7 +399,7 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
         return TB_OK;
     }
     if (tb_gpu_open(&g->gpu, 0, 0) != 0) {
-        fprintf(stderr, "trnbench run: GPU executor not used: %s\n", g->gpu.why);
+        tb_logf("GPU executor not used: %s\n", g->gpu.why);
         if (p->which == TB_RUN_CUDA)
             return tb_err(err, errlen, "--executor cuda: no GPU to run on");
         note_unused(p);
@@ -412,9 +411,9 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
     tb_gpu_describe(&g->gpu.info, g->ctx.host, sizeof g->ctx.host);
     snprintf(g->ctx.blas, sizeof g->ctx.blas, "cuBLASLt (CUDA runtime %d.%d)",
              g->gpu.info.runtime_version / 1000, g->gpu.info.runtime_version % 1000 / 10);
-    fprintf(stderr, "trnbench run: GPU executor on %s; energy %s\n", g->ctx.host, g->gpu.info.nvml);
+    tb_logf("GPU executor on %s; energy %s\n", g->ctx.host, g->gpu.info.nvml);
     if (!p->have_model && tb_plan_load_model(p, e, sizeof e) != 0)
-        fprintf(stderr, "trnbench run: no modeled rows for the GPU: %s\n", e);
+        tb_logf("no modeled rows for the GPU: %s\n", e);
     if (p->have_model)
         g->chip = tb_gpu_chip(&p->pricing, &g->gpu.info, &g->inst, g->chip_why, sizeof g->chip_why);
     else
@@ -425,7 +424,7 @@ int tb_plan_open(struct tb_plan *p, char *err, size_t errlen)
     g->ctx.chips_used = g->share.chips_used;
     snprintf(g->ctx.device, sizeof g->ctx.device, "%s x%d", g->gpu.info.name, g->share.used);
     g->ctx.engine = "trnbench-cuda";
-    fprintf(stderr, "trnbench run: GPU executor: %s\n", g->share.text);
+    tb_logf("GPU executor: %s\n", g->share.text);
     note_unused(p);
     g->ctx.accel_unused[0] = '\0'; /* the GPU's rows say what they used: chips_used */
     return TB_OK;
@@ -447,16 +446,16 @@ int tb_plan_run_model(const struct tb_plan *p, const struct tb_scenario *sc, con
     int rc = 0;
 
     if (tb_measure(&ex, &w, &r, e, sizeof e) != 0) {
-        fprintf(stderr, "trnbench run:   not predicted: %s\n", e);
+        tb_logf("  not predicted: %s\n", e);
         goto out;
     }
     q = r.predicted;
     if (!r.valid) {
-        fprintf(stderr, "trnbench run:   not predicted: %s\n", q ? q->why : r.note);
+        tb_logf("  not predicted: %s\n", q ? q->why : r.note);
         goto out;
     }
     if (isnan(tb_prediction_metric(q, metric))) {
-        fprintf(stderr, "trnbench run:   not predicted: no %s from a %s prediction\n", metric,
+        tb_logf("  not predicted: no %s from a %s prediction\n", metric,
                 tb_phase_to_string(sc->phase));
         goto out;
     }
@@ -471,14 +470,13 @@ int tb_plan_run_model(const struct tb_plan *p, const struct tb_scenario *sc, con
         }
     }
     if (sc->phase == TB_PHASE_DENOISE)
-        fprintf(stderr, "trnbench run:   %.4g images/s, %.4g s per image, %s\n", q->images_per_s,
-                q->s_per_image, q->assumptions);
+        tb_logf("  %.4g images/s, %.4g s per image, %s\n", q->images_per_s, q->s_per_image,
+                q->assumptions);
     else if (sc->phase == TB_PHASE_TRAIN)
-        fprintf(stderr, "trnbench run:   %.4g tokens/s (%.4g per chip), MFU %.2f, %s\n",
-                q->train_tokens_per_s, q->train_tokens_per_s_per_chip, q->mfu, q->assumptions);
+        tb_logf("  %.4g tokens/s (%.4g per chip), MFU %.2f, %s\n", q->train_tokens_per_s,
+                q->train_tokens_per_s_per_chip, q->mfu, q->assumptions);
     else
-        fprintf(stderr,
-                "trnbench run:   %.4g output tokens/s at batch %ld, TTFT %.4g ms, TPOT %.4g ms\n",
+        tb_logf("  %.4g output tokens/s at batch %ld, TTFT %.4g ms, TPOT %.4g ms\n",
                 q->output_tokens_per_s, q->batch, q->ttft_ms, q->tpot_ms);
     rc = 1;
 out:
@@ -498,13 +496,12 @@ static int run_gpu_twin(const struct tb_plan *p, const struct tb_run_spec *spec,
     int has;
 
     if (!p->have_model || !g->inst) {
-        fprintf(stderr, "trnbench run:   not modeled on the GPU's chip: %s\n",
+        tb_logf("  not modeled on the GPU's chip: %s\n",
                 p->have_model ? g->chip_why : "performance model not loaded");
         return 0;
     }
     if (spec->layers) {
-        fprintf(stderr,
-                "trnbench run:   not modeled on the GPU's chip: a shortened model "
+        tb_logf("  not modeled on the GPU's chip: a shortened model "
                 "(layers=%d) is not in the catalogue\n",
                 spec->layers);
         return 0;
@@ -539,8 +536,7 @@ static int run_gpu_twin(const struct tb_plan *p, const struct tb_run_spec *spec,
     has = tb_plan_has_run(p, id, err, errlen);
     if (has != 0)
         return has < 0 ? -1 : 0;
-    fprintf(stderr, "trnbench run:   modeled on one %s of %s: %s\n", g->chip->name,
-            g->inst->instance, id);
+    tb_logf("  modeled on one %s of %s: %s\n", g->chip->name, g->inst->instance, id);
     return tb_plan_run_model(p, &sc, main_metric(tb_phase_to_string(spec->phase)), id, err,
                              errlen) < 0
                ? -1
@@ -572,7 +568,7 @@ struct tb_progress *tb_plan_progress(struct tb_plan *p, const char *tag, const c
     struct tb_progress *pg = &p->progress.pg;
     if (!(p->progress.every_s > 0))
         return NULL;
-    pg->who = "trnbench run";
+    pg->who = tb_log_name();
     pg->every_s = p->progress.every_s;
     pg->suite_t0_ns = p->progress.t0_ns;
     snprintf(pg->label, sizeof pg->label, "[%.40s] %.340s", tag, id);
@@ -585,9 +581,9 @@ int tb_plan_already(const struct tb_plan *p, const char *id, const char *tag,
     char err[1024];
     int has = tb_plan_has_run(p, id, err, sizeof err);
     if (has < 0)
-        fprintf(stderr, "trnbench run: %s\n", err);
+        tb_logf("%s\n", err);
     else if (has) {
-        fprintf(stderr, "trnbench run: [%s] %s: already in results, skipped\n", tag, id);
+        tb_logf("[%s] %s: already in results, skipped\n", tag, id);
         n->skipped++;
     }
     return has;
@@ -620,25 +616,23 @@ static int run_one(struct tb_plan *p, const struct tb_executor *ex, const struct
     else
         w.arch = &mr->a;
     if (!ex->i->can_run(ex->self, &w, err, sizeof err)) {
-        fprintf(stderr, "trnbench run: [%s] %s: not run on the %s: %s\n", tag, id, ex->i->what,
-                err);
+        tb_logf("[%s] %s: not run on the %s: %s\n", tag, id, ex->i->what, err);
         n->unsupported++;
         return 0;
     }
     has = tb_plan_already(p, id, tag, n);
     if (has != 0)
         return has < 0 ? -1 : 0;
-    fprintf(stderr, "trnbench run: [%s] %s (%d warm-up + %d timed) ...\n", tag, id, spec.warmup,
-            spec.reps);
+    tb_logf("[%s] %s (%d warm-up + %d timed) ...\n", tag, id, spec.warmup, spec.reps);
     w.progress = tb_plan_progress(p, tag, id);
     t0 = tb_timer_now_ns();
     if (tb_measure(ex, &w, &r, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench run: %s: %s\n", id, err);
+        tb_logf("%s: %s\n", id, err);
         tb_exec_result_release(&r);
         return 1;
     }
     if (!r.valid) {
-        fprintf(stderr, "trnbench run: %s: %s; nothing recorded\n", id, r.note);
+        tb_logf("%s: %s; nothing recorded\n", id, r.note);
         tb_exec_result_release(&r);
         return 1;
     }
@@ -649,13 +643,13 @@ static int run_one(struct tb_plan *p, const struct tb_executor *ex, const struct
                       (ex->i->flags & TB_EXEC_ENERGY) && !r.energy.ok ? r.energy.note : NULL,
                       summary, sizeof summary, err, sizeof err) != 0 ||
         (gpu && run_gpu_twin(p, &spec, mr, err, sizeof err) != 0)) {
-        fprintf(stderr, "trnbench run: %s\n", err);
+        tb_logf("%s\n", err);
         tb_exec_result_release(&r);
         return -1;
     }
-    fprintf(stderr, "trnbench run:   %s\n", summary);
+    tb_logf("  %s\n", summary);
     n->measured++;
-    fprintf(stderr, "trnbench run:   %.1f s wall\n", tb_timer_seconds(t0, tb_timer_now_ns()));
+    tb_logf("  %.1f s wall\n", tb_timer_seconds(t0, tb_timer_now_ns()));
     tb_exec_result_release(&r);
     return 0;
 }
@@ -711,8 +705,7 @@ static void plan_count(struct tb_plan *p, struct tb_run_counts *n)
     PART(levels, levels == 1 ? "serving level" : "serving levels");
     PART(torch, "through PyTorch");
 #undef PART
-    fprintf(stderr,
-            "trnbench run: plan: %d measurement%s (%s) and %d prediction%s, %d in all; progress "
+    tb_logf("plan: %d measurement%s (%s) and %d prediction%s, %d in all; progress "
             "every %g s during a run\n",
             p->progress.measurements, p->progress.measurements == 1 ? "" : "s", what, predicts,
             predicts == 1 ? "" : "s", n->planned, p->progress.every_s);
@@ -742,8 +735,7 @@ int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_
             if (p->which == TB_RUN_CPU || p->which == TB_RUN_CUDA) {
                 char tag[48];
                 tb_plan_next(p, 1, tag, sizeof tag);
-                fprintf(stderr,
-                        "trnbench run: [%s] line %ld: executor=pytorch, not run: --executor %s "
+                tb_logf("[%s] line %ld: executor=pytorch, not run: --executor %s "
                         "was asked\n",
                         tag, p->suite.runs[i].line, p->which == TB_RUN_CPU ? "cpu" : "cuda");
                 n->unsupported++;
@@ -754,8 +746,7 @@ int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_
             char id[256], tag[48];
             tb_plan_next(p, 1, tag, sizeof tag);
             tb_run_spec_id(&p->suite.runs[i], id, sizeof id);
-            fprintf(stderr,
-                    "trnbench run: [%s] %s: not run: --executor pytorch trains (phase train) "
+            tb_logf("[%s] %s: not run: --executor pytorch trains (phase train) "
                     "only\n",
                     tag, id);
             n->unsupported++;
@@ -792,9 +783,9 @@ int tb_plan_execute(struct tb_plan *p, struct tb_run_counts *n, char *err, size_
             n->skipped++;
             continue;
         }
-        fprintf(stderr, "trnbench run: [modeled %zu/%zu] %s\n", i + 1, p->suite.npredicts, id);
+        tb_logf("[modeled %zu/%zu] %s\n", i + 1, p->suite.npredicts, id);
         if (tb_scenario_parse(spec_get, ps, &p->model, &in, &why) != 0) {
-            fprintf(stderr, "trnbench run:   not predicted: %s\n", why.why);
+            tb_logf("  not predicted: %s\n", why.why);
             n->unpredicted++;
             continue;
         }

@@ -11,6 +11,7 @@
 
 #include "tb_executor.h"
 #include "tb_loadgen.h"
+#include "tb_log.h"
 #include "tb_neuron.h"
 #include "tb_recipe.h"
 #include "tb_results.h"
@@ -225,8 +226,7 @@ int tb_plan_serve_space(const struct tb_plan *p, char *err, size_t errlen)
                       (double)need / (1ULL << 30), p->out, (unsigned long long)free_bytes,
                       (double)free_bytes / (1ULL << 30)),
                TB_EINPUT;
-    fprintf(stderr,
-            "trnbench run: random weights for the vllm-neuron plugin: %.2f GiB to write (margin "
+    tb_logf("random weights for the vllm-neuron plugin: %.2f GiB to write (margin "
             "included), %.2f GiB free in '%s'\n",
             (double)need / (1ULL << 30), (double)free_bytes / (1ULL << 30), p->out);
     return TB_OK;
@@ -290,16 +290,15 @@ static int recipe_command(struct served *s, const struct tb_run_spec *spec, cons
          (rm_tree(artifacts, err, errlen) != 0 || tb_mkdir_p(artifacts, err, errlen) != 0)))
         return -1;
     if (!ro.neuron && (ro.nprefill || ro.ndecode))
-        fprintf(stderr, "trnbench run:   no Neuron device: the buckets are not passed to vLLM\n");
+        tb_logf("  no Neuron device: the buckets are not passed to vLLM\n");
     if (tb_recipe_vllm(&s->recipe, model, spec->model, cache, port, &ro, err, errlen) != 0)
         return -1;
     s->is_recipe = true;
-    fprintf(stderr,
-            "trnbench run:   recipe vllm: model folder '%s' (%s), compile cache '%s' (emptied: "
+    tb_logf("  recipe vllm: model folder '%s' (%s), compile cache '%s' (emptied: "
             "a cold start)\n",
             model, weights, cache);
     if (s->recipe.note[0])
-        fprintf(stderr, "trnbench run:   recipe vllm: %s\n", s->recipe.note);
+        tb_logf("  recipe vllm: %s\n", s->recipe.note);
     return 0;
 }
 
@@ -339,8 +338,8 @@ static int start_server(struct served *s, const struct tb_run_spec *spec, const 
         return tb_err(err, errlen, "--out: folder name too long");
     for (int k = 0; k < o->server_starts; k++) {
         struct tb_record_extra *x = &s->starts[s->nstarts];
-        fprintf(stderr, "trnbench run:   starting the server (%s start): %s ... (log '%s')\n",
-                k ? "warm" : "cold", argv[0], log);
+        tb_logf("  starting the server (%s start): %s ... (log '%s')\n", k ? "warm" : "cold",
+                argv[0], log);
         if (tb_server_start_env(&s->proc, (const char *const *)argv, env, log, ep->base_url,
                                 o->server_timeout_s, err, errlen) != 0)
             return -1;
@@ -365,7 +364,7 @@ static int start_server(struct served *s, const struct tb_run_spec *spec, const 
                                        w == 2 ? "MODEL_DIR" : argv[w]);
         }
         s->nstarts++;
-        fprintf(stderr, "trnbench run:   server ready in %.2f s\n", s->proc.start_s);
+        tb_logf("  server ready in %.2f s\n", s->proc.start_s);
         if (k + 1 < o->server_starts) {
             tb_server_stop(&s->proc, 0, how, sizeof how);
             s->started = false;
@@ -393,7 +392,7 @@ static void stop_server(struct served *s)
     char how[160];
     if (s->started) {
         tb_server_stop(&s->proc, 0, how, sizeof how);
-        fprintf(stderr, "trnbench run:   server stopped: %s\n", how);
+        tb_logf("  server stopped: %s\n", how);
     }
     s->started = false;
     tb_argv_free(s->argv_owned);
@@ -406,7 +405,7 @@ tb_neuron_monitor_t tb_plan_monitor_start(const struct tb_plan *p)
     tb_neuron_monitor_t m = NULL;
     char err[512];
     if (tb_neuron_monitor_start(&m, &o, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench run:   no Neuron device figures: %s\n", err);
+        tb_logf("  no Neuron device figures: %s\n", err);
         return NULL;
     }
     return m;
@@ -420,11 +419,11 @@ int tb_plan_monitor_stop(tb_neuron_monitor_t m, struct tb_record_extra *x, int c
     if (!m)
         return 0;
     if (tb_neuron_monitor_stop(m, &s, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench run:   no Neuron device figures: %s\n", err);
+        tb_logf("  no Neuron device figures: %s\n", err);
         return 0;
     }
     tb_neuron_monitor_describe(&s, line, sizeof line);
-    fprintf(stderr, "trnbench run:   neuron-monitor: %s\n", line);
+    tb_logf("  neuron-monitor: %s\n", line);
     if (!x)
         return 0;
     if (s.nc_util_n > 0 && n < cap) {
@@ -475,7 +474,7 @@ static int level_twin(struct tb_plan *p, const struct tb_run_spec *lv, const str
     if (!p->have_model) {
         char e[512];
         if (tb_plan_load_model(p, e, sizeof e) != 0) {
-            fprintf(stderr, "trnbench run:   not modeled: %s\n", e);
+            tb_logf("  not modeled: %s\n", e);
             return 0;
         }
     }
@@ -501,7 +500,7 @@ static int level_twin(struct tb_plan *p, const struct tb_run_spec *lv, const str
     has = tb_plan_has_run(p, id, err, errlen);
     if (has != 0)
         return has < 0 ? -1 : 0;
-    fprintf(stderr, "trnbench run:   modeled on %s: %s\n", inst->instance, id);
+    tb_logf("  modeled on %s: %s\n", inst->instance, id);
     return tb_plan_run_model(p, &sc, "output_tokens_per_s", id, err, errlen);
 }
 
@@ -537,12 +536,12 @@ int tb_plan_serve(struct tb_plan *p, size_t i, struct tb_run_counts *n)
         tb_run_spec_id(&lv[k], ids[k] + off, sizeof ids[k] - off);
         has = tb_plan_has_run(p, ids[k], err, sizeof err);
         if (has < 0) {
-            fprintf(stderr, "trnbench run: %s\n", err);
+            tb_logf("%s\n", err);
             return -1;
         }
         if (has) {
             tb_plan_next(p, 1, tag, sizeof tag);
-            fprintf(stderr, "trnbench run: [%s] %s: already in results, skipped\n", tag, ids[k]);
+            tb_logf("[%s] %s: already in results, skipped\n", tag, ids[k]);
             n->skipped++;
         }
         done[k] = has;
@@ -558,7 +557,7 @@ int tb_plan_serve(struct tb_plan *p, size_t i, struct tb_run_counts *n)
         start_server(&srv, spec, a, &p->plat, p->recipe_plugin, p->vllm_neuron, p->out, i, &ep, err,
                      sizeof err) != 0) {
         tb_plan_next(p, pending, tag, sizeof tag); /* the sweep's levels */
-        fprintf(stderr, "trnbench run: [%s] %s: server not started: %s\n", tag, ids[0], err);
+        tb_logf("[%s] %s: server not started: %s\n", tag, ids[0], err);
         stop_server(&srv);
         n->failed += pending;
         return 0;
@@ -566,7 +565,7 @@ int tb_plan_serve(struct tb_plan *p, size_t i, struct tb_run_counts *n)
     if (tb_endpoint_probe(ep.base_url, models, sizeof models, version, sizeof version, err,
                           sizeof err) != 0) {
         tb_plan_next(p, pending, tag, sizeof tag); /* the sweep's levels */
-        fprintf(stderr, "trnbench run: [%s] %s: %s\n", tag, ids[0], err);
+        tb_logf("[%s] %s: %s\n", tag, ids[0], err);
         stop_server(&srv);
         n->failed += pending;
         return 0;
@@ -577,8 +576,7 @@ int tb_plan_serve(struct tb_plan *p, size_t i, struct tb_run_counts *n)
         const char *t = getenv("TRNBENCH_TEST");
         if (!t || strcmp(t, "1") != 0) {
             tb_plan_next(p, pending, tag, sizeof tag); /* the sweep's levels */
-            fprintf(stderr,
-                    "trnbench run: [%s] %s: the server recipe vllm started answers as '%s': a "
+            tb_logf("[%s] %s: the server recipe vllm started answers as '%s': a "
                     "stand-in for tests (TRNBENCH_TEST=1), refused here\n",
                     tag, ids[0], version);
             stop_server(&srv);
@@ -591,7 +589,7 @@ int tb_plan_serve(struct tb_plan *p, size_t i, struct tb_run_counts *n)
              : self || recipe || !models[0] || strchr(models, ',')
                  ? spec->model
                  : models); /* the one model the server serves */
-    fprintf(stderr, "trnbench run:   endpoint %s serves '%s'%s%s; measuring '%s'\n", ep.base_url,
+    tb_logf("  endpoint %s serves '%s'%s%s; measuring '%s'\n", ep.base_url,
             models[0] ? models : "(no model list)", version[0] ? ", version " : "", version,
             ep.served_model);
 
@@ -629,7 +627,7 @@ int tb_plan_serve(struct tb_plan *p, size_t i, struct tb_run_counts *n)
         char note[240];
         int c =
             recipe_chips(&p->plat, &p->lnc, spec->serve.tp ? spec->serve.tp : 1, note, sizeof note);
-        fprintf(stderr, "trnbench run:   chips used: %s\n", note);
+        tb_logf("  chips used: %s\n", note);
         for (int k = 0; k < srv.nstarts; k++) /* the LNC it counted in, and its source */
             notes_before_command(srv.starts[k].notes, sizeof srv.starts[k].notes, note);
         if (c > 0) {
@@ -657,14 +655,13 @@ int tb_plan_serve(struct tb_plan *p, size_t i, struct tb_run_counts *n)
         if (done[k])
             continue;
         tb_plan_next(p, 1, tag, sizeof tag);
-        fprintf(stderr, "trnbench run: [%s] %s ...\n", tag, ids[k]);
+        tb_logf("[%s] %s ...\n", tag, ids[k]);
         w.progress = tb_plan_progress(p, tag, ids[k]);
         if (neuron)
             mon = tb_plan_monitor_start(p);
         t0 = tb_timer_now_ns();
         if (tb_measure(&ex, &w, &r, err, sizeof err) != 0 || !r.valid) {
-            fprintf(stderr, "trnbench run: %s: %s; nothing recorded\n", ids[k],
-                    r.valid ? err : r.note);
+            tb_logf("%s: %s; nothing recorded\n", ids[k], r.valid ? err : r.note);
             tb_plan_monitor_stop(mon, NULL, 0);
             tb_exec_result_release(&r);
             n->failed++;
@@ -677,15 +674,15 @@ int tb_plan_serve(struct tb_plan *p, size_t i, struct tb_run_counts *n)
         if (tb_record_serve(&ctx, &lv[k], a, &r, ids[k], extra, nextra, summary, sizeof summary,
                             err, sizeof err) != 0 ||
             (twin = level_twin(p, &lv[k], a, ctx.target, err, sizeof err)) < 0) {
-            fprintf(stderr, "trnbench run: %s\n", err);
+            tb_logf("%s\n", err);
             tb_exec_result_release(&r);
             rc = -1;
             break;
         }
         starts = 0;
         n->twins += twin;
-        fprintf(stderr, "trnbench run:   %s\n", summary);
-        fprintf(stderr, "trnbench run:   %.1f s wall\n", tb_timer_seconds(t0, tb_timer_now_ns()));
+        tb_logf("  %s\n", summary);
+        tb_logf("  %.1f s wall\n", tb_timer_seconds(t0, tb_timer_now_ns()));
         if (r.load->failed)
             n->failed++; /* recorded, with the reasons, but the run did not go cleanly */
         else

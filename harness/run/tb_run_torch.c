@@ -15,6 +15,7 @@
 #include "tb_run.h"
 
 #include "tb_executor.h"
+#include "tb_log.h"
 #include "tb_neuron.h"
 #include "tb_neuron_sdk.h"
 #include "tb_results.h"
@@ -152,7 +153,7 @@ int tb_plan_torch(struct tb_plan *p, size_t i, struct tb_run_counts *n)
     snprintf(id, sizeof id, "%s", tb_executor_torch.id_prefix);
     tb_run_spec_id(&spec, id + strlen(id), sizeof id - strlen(id));
     if (!ex.i->can_run(NULL, &w, err, sizeof err)) {
-        fprintf(stderr, "trnbench run: [%s] %s: not run by PyTorch: %s\n", tag, id, err);
+        tb_logf("[%s] %s: not run by PyTorch: %s\n", tag, id, err);
         n->unsupported++;
         return 0;
     }
@@ -162,10 +163,9 @@ int tb_plan_torch(struct tb_plan *p, size_t i, struct tb_run_counts *n)
     /* the run id keeps "auto" (what was asked); the launch asks for what auto chose */
     if (!strcmp(spec.torch.device, TB_TORCH_DEVICE_AUTO) && p->plat.neuron_devices > 0) {
         torch_auto_neuron(p, &spec, path_note, sizeof path_note);
-        fprintf(stderr, "trnbench run: [%s] %s\n", tag, path_note);
+        tb_logf("[%s] %s\n", tag, path_note);
     }
-    fprintf(stderr,
-            "trnbench run: [%s] %s (PyTorch, %d process%s, device %s: %d warm-up + %d timed "
+    tb_logf("[%s] %s (PyTorch, %d process%s, device %s: %d warm-up + %d timed "
             "steps) ...\n",
             tag, id, spec.torch.nproc_per_node, spec.torch.nproc_per_node == 1 ? "" : "es",
             spec.torch.device, spec.warmup, spec.reps);
@@ -179,26 +179,24 @@ int tb_plan_torch(struct tb_plan *p, size_t i, struct tb_run_counts *n)
     nmon = tb_plan_monitor_stop(mon, mx, 3);
     if (rc_measure != 0) {
         if (r.elsewhere) {
-            fprintf(stderr, "trnbench run: [%s] %s: %s\n", tag, id, err);
+            tb_logf("[%s] %s: %s\n", tag, id, err);
             n->elsewhere++;
             rc = 0;
         } else if (r.unavailable && p->which != TB_RUN_PYTORCH) {
             /* a suite's executor=pytorch line where there is no torch or device: skipped */
-            fprintf(stderr, "trnbench run: [%s] %s: not run by PyTorch: %s\n", tag, id, err);
+            tb_logf("[%s] %s: not run by PyTorch: %s\n", tag, id, err);
             n->unsupported++;
             rc = 0;
         } else if (r.unavailable) {
             /* --executor pytorch asked for exactly this, as --executor cuda for a GPU */
-            fprintf(stderr, "trnbench run: %s: --executor pytorch: %s; nothing recorded\n", id,
-                    err);
+            tb_logf("%s: --executor pytorch: %s; nothing recorded\n", id, err);
         } else {
-            fprintf(stderr, "trnbench run: %s: %s; nothing recorded\n", id, err);
+            tb_logf("%s: %s; nothing recorded\n", id, err);
         }
         goto out;
     }
     if (!r.valid || !r.train) {
-        fprintf(stderr, "trnbench run: %s: %s; nothing recorded\n", id,
-                r.valid ? "no report" : r.note);
+        tb_logf("%s: %s; nothing recorded\n", id, r.valid ? "no report" : r.note);
         goto out;
     }
     t = r.train;
@@ -263,7 +261,7 @@ int tb_plan_torch(struct tb_plan *p, size_t i, struct tb_run_counts *n)
 
     /* ---- the rows beside the recorder's ---- */
     if (tb_stats_compute(&st, r.secs, (size_t)r.reps, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench run: %s: %s; nothing recorded\n", id, err);
+        tb_logf("%s: %s; nothing recorded\n", id, err);
         goto out;
     }
     x[nx] = (struct tb_record_extra){.metric = "compile_s",
@@ -335,12 +333,12 @@ int tb_plan_torch(struct tb_plan *p, size_t i, struct tb_run_counts *n)
     }
     if (tb_record_run(&c, &spec, &mr->a, NULL, &r, id, x, nx, note, summary, sizeof summary, err,
                       sizeof err) != 0) {
-        fprintf(stderr, "trnbench run: %s\n", err);
+        tb_logf("%s\n", err);
         rc = -1;
         goto out;
     }
-    fprintf(stderr, "trnbench run:   %s\n", summary);
-    fprintf(stderr, "trnbench run:   %.1f s wall\n", tb_timer_seconds(t0, tb_timer_now_ns()));
+    tb_logf("  %s\n", summary);
+    tb_logf("  %.1f s wall\n", tb_timer_seconds(t0, tb_timer_now_ns()));
     n->measured++;
     rc = 0;
 out:

@@ -37,7 +37,7 @@ check "predict: 4 ranks a host share its network: busbw 0.3125 / 4 ($v)" \
 "$TB_BIN" predict --collective all-reduce --bytes 1024 --ranks 2 --nodes 2 --link tcp \
     --host-net-gbit-per-s fast >/dev/null 2>"$tmp/err"
 check "predict: a bad --host-net-gbit-per-s is a usage error naming it" \
-    sh -c 'test $0 = 2 && grep -q "host-net-gbit-per-s: not a bandwidth in Gbit/s: .fast." "$1"' \
+    sh -c 'test $0 = 2 && grep -q "option .--host-net-gbit-per-s.: .fast. is not a number from 1e-6 to 1000000" "$1"' \
     $? "$tmp/err"
 
 # ---- two hosts ----

@@ -26,11 +26,11 @@ check "... naming it" grep -q "unknown operation 'all-sum'" "$tmp/err"
 check "no --out is a usage error" test $? = 2
 "$TB_BIN" collectives --backend mpi --op all-reduce --max-bytes 1Q --out "$tmp/u" 2>"$tmp/err"
 check "a bad size is a usage error naming the option" \
-    sh -c 'test $0 = 2 && grep -q "max-bytes: not a size" "$1"' $? "$tmp/err"
+    sh -c 'test $0 = 2 && grep -q "option .--max-bytes.: .1Q. is not a size" "$1"' $? "$tmp/err"
 timeout 20 "$TB_BIN" collectives --backend mpi --op all-reduce --min-bytes 0 --max-bytes 64 \
     --out "$tmp/u" 2>"$tmp/err"
 check "--min-bytes 0 (sizes double from it: 0 for ever) is a usage error at once" \
-    sh -c 'test $0 = 2 && grep -q "min-bytes: not a size in bytes of at least 1" "$1"' $? "$tmp/err"
+    sh -c 'test $0 = 2 && grep -q "option .--min-bytes.: .0. is not a size in bytes of at least 1" "$1"' $? "$tmp/err"
 TRNBENCH_MPI_PLUGIN=$tmp/none.so "$TB_BIN" collectives --backend mpi --op all-reduce \
     --out "$tmp/u" 2>"$tmp/err"
 check "no MPI plugin: exit 2 saying why" \

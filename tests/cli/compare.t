@@ -26,7 +26,7 @@ costs() {
 # the smallest number on standard input
 least() { sort -g | head -1; }
 
-echo "1..50"
+echo "1..51"
 
 # ---- the acceptance command ----
 out="$tmp/serve"
@@ -240,8 +240,8 @@ perl -MText::ParseWords -ne 'if ($. == 1) { print; chomp; my @h = parse_line(","
     bad "unknown model" "--model: unknown model 'llama-9-1t'" --model llama-9-1t $srv
     bad "unknown target" "--targets: unknown target 'x9.huge' (not in pricing/instances.csv)" \
         --model llama-3.1-70b --phase serve --seq-in 2048 --seq-out 512 --targets p5.48xlarge,x9.huge
-    bad "unknown phase" "--phase: 'fly' (serve, train or denoise)" --model llama-3.1-70b --phase fly --targets p5.48xlarge
-    bad "a bad number" "--seq-in: not a positive whole number: '2k'" --model llama-3.1-70b $srv --seq-in 2k
+    bad "unknown phase" "option '--phase': 'fly' is not serve, train or denoise" --model llama-3.1-70b --phase fly --targets p5.48xlarge
+    bad "a bad number" "trnbench compare: option '--seq-in': '2k' is not a whole number from 1 to 1099511627776" --model llama-3.1-70b $srv --seq-in 2k
     bad "serving without --seq-out" "phase serve: --seq-out N is required" \
         --model llama-3.1-70b --phase serve --seq-in 2048 --targets p5.48xlarge
     bad "a diffusion model served" "sdxl is a diffusion model: --phase denoise" --model sdxl $srv
@@ -258,6 +258,9 @@ perl -MText::ParseWords -ne 'if ($. == 1) { print; chomp; my @h = parse_line(","
     --targets inf2.xlarge,p5.48xlarge --out "$tmp/part" >/dev/null 2>"$tmp/part.err"
 check "one target that cannot hold the model: exit 0, its absence said, the other priced" \
     sh -c "test $? -eq 0 && grep -q 'does not fit' '$tmp/part.err' && grep -q '^trnbench compare: no rows for inf2.xlarge' '$tmp/part.err' && test \"\$(cut -d, -f3 '$tmp/part/results.csv' | sort -u | tr '\n' ' ')\" = 'p5.48xlarge target '"
+# the plan's lines (tb_run.c) speak for the command that runs the plan (tb_log.h)
+check "the plan's progress lines inside compare say 'trnbench compare:', none 'trnbench run:'" \
+    sh -c "grep -q '^trnbench compare: \[modeled ' '$tmp/part.err' && ! grep -q '^trnbench run' '$tmp/part.err'"
 "$TB_BIN" compare --model llama-3.1-70b --phase serve --seq-in 2048 --seq-out 512 --batch 1 \
     --targets inf2.xlarge --out "$tmp/none" >/dev/null 2>"$tmp/none.err"
 check "no target can hold it: exit 1, nothing written" \

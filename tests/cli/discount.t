@@ -76,13 +76,13 @@ bad() { # NAME MESSAGE ARGS...: compare refuses ARGS with MESSAGE on stderr, wri
     [ $? -eq 2 ] && grep -qF -- "$m" "$tmp/$n.err" && [ ! -e "$tmp/$n" ]
 }
 check "an unknown purchase model: exit 2, named" \
-    bad b1 "trnbench compare: --discount: unknown purchase model 'lease' (on-demand, " --discount lease=0.2
+    bad b1 "trnbench compare: option '--discount': unknown purchase model 'lease' (on-demand, " --discount lease=0.2
 check "a fraction of 1 or more: exit 2" \
-    bad b2 "trnbench compare: --discount: not a fraction in (0, 1) (0.28 is 28% off on-demand): 'savings-plan-1y=28'" --discount savings-plan-1y=28
+    bad b2 "trnbench compare: option '--discount': not a fraction in (0, 1) (0.28 is 28% off on-demand): 'savings-plan-1y=28'" --discount savings-plan-1y=28
 check "a fraction of 0: exit 2" \
-    bad b3 "--discount: not a fraction in (0, 1)" --discount reserved-1y=0
+    bad b3 "option '--discount': not a fraction in (0, 1)" --discount reserved-1y=0
 check "the same purchase model twice: exit 2" \
-    bad b4 "trnbench compare: --discount: savings-plan-1y given twice" \
+    bad b4 "trnbench compare: option '--discount': savings-plan-1y given twice" \
     --discount savings-plan-1y=0.2 --discount savings-plan-1y=0.3
 "$TB_BIN" report --check --discount spot >/dev/null 2>"$tmp/c.err"
 check "report --check --discount without =F: exit 2, the form expected" \

@@ -119,7 +119,7 @@ check "--root DIR (not simulated): neuron-ls not run, and why" \
 detect badt --timeout 0
 check "--timeout 0: exit 2" test "$(cat "$tmp/badt.rc")" = 2
 check "  saying why" \
-    has_line "$tmp/badt.err" "trnbench detect: option '--timeout': not a number of seconds in (0, 3600]: '0'"
+    has_line "$tmp/badt.err" "trnbench detect: option '--timeout': '0' is not a number from 0.001 to 3600"
 
 # ---- a stand-in refused outside tests ----
 stand_in "cat '$fixtures/ls-trn2.json'"

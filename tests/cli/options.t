@@ -1,9 +1,10 @@
 #!/bin/sh
-# tests/cli/options.t: the option syntax of the commands that parse with tb_cli_getopt
-# (harness/cli.h): "--opt=value" means what "--opt value" means, a missing value, an
-# unknown option or a stray operand is a usage error (exit 2) that names it. Where a
-# command cannot run here (perf measures for minutes, perf --gpu needs a GPU) a value
-# the command refuses shows that the "=" form reached it. Needs TB_BIN, TB_SRCDIR and
+# tests/cli/options.t: the option syntax of the commands, which declare their options
+# as tables (harness/cli/cli_opt.h): "--opt=value" means what "--opt value" means, a
+# missing value, an unknown option or a stray operand is a usage error (exit 2) that
+# names it, and every command refuses a bad number in one wording. Where a command
+# cannot run here (perf measures for minutes, perf --gpu needs a GPU) a value the
+# command refuses shows that the "=" form reached it. Needs TB_BIN, TB_SRCDIR and
 # TB_BUILDDIR (make check sets them).
 
 . "${TB_SRCDIR:-.}/tests/cli/tap.sh"
@@ -21,7 +22,7 @@ run() {
     echo $? >"$tmp/$n.rc"
 }
 
-echo "1..28"
+echo "1..47"
 
 # ---- detect: runs anywhere, on a fake machine with --root ----
 run d_sp detect --format csv --root "$p5"
@@ -36,7 +37,7 @@ check "detect --format=text: aligned key value lines" \
 run d_bad detect --format=xml
 check "detect --format=xml exits 2" test "$(status "$tmp/d_bad")" = 2
 check "  and says the format is unknown" \
-    grep -qx "trnbench detect: unknown format 'xml' (text or csv)" "$tmp/d_bad.err"
+    grep -qx "trnbench detect: option '--format': 'xml' is not text or csv" "$tmp/d_bad.err"
 run d_noval detect --root
 check "detect --root without a value exits 2" test "$(status "$tmp/d_noval")" = 2
 check "  and says it needs one" grep -qx "trnbench detect: option '--root' needs a value" "$tmp/d_noval.err"
@@ -53,13 +54,13 @@ check "detect --help exits 0 with the usage on stdout" \
 # ---- perf (CPU): the values reach their checks in both forms ----
 run p_reps perf --reps=0
 check "perf --reps=0: exit 2, the value refused" \
-    sh -c "test $(status "$tmp/p_reps") = 2 && grep -qx \"trnbench perf: option '--reps': not a positive integer in range: '0'\" '$tmp/p_reps.err'"
+    sh -c "test $(status "$tmp/p_reps") = 2 && grep -qx \"trnbench perf: option '--reps': '0' is not a whole number from 1 to 1000\" '$tmp/p_reps.err'"
 run p_seq perf --seq=abc
 check "perf --seq=abc: the value refused" \
-    grep -qx "trnbench perf: option '--seq': not a positive integer in range: 'abc'" "$tmp/p_seq.err"
+    grep -qx "trnbench perf: option '--seq': 'abc' is not a whole number from 1 to 1048576" "$tmp/p_seq.err"
 run p_triad perf --triad-mib=2000000
 check "perf --triad-mib=2000000: out of range" \
-    grep -qx "trnbench perf: option '--triad-mib': not a positive integer in range: '2000000'" "$tmp/p_triad.err"
+    grep -qx "trnbench perf: option '--triad-mib': '2000000' is not a whole number from 1 to 1048576" "$tmp/p_triad.err"
 run p_model perf --model=no-such-model
 check "perf --model=NAME: exit 2, the model looked up" \
     sh -c "test $(status "$tmp/p_model") = 2 && grep -q \"^trnbench perf: unknown model 'no-such-model'\" '$tmp/p_model.err'"
@@ -84,7 +85,7 @@ check "perf --gpu --model=NAME: exit 2, the model looked up" \
     sh -c "test $(status "$tmp/g_model") = 2 && grep -q \"^trnbench perf: unknown model 'no-such-model'\" '$tmp/g_model.err'"
 run g_batch perf --gpu --batch=0
 check "perf --gpu --batch=0: the value refused" \
-    grep -qx "trnbench perf: option '--batch': not a positive integer: '0'" "$tmp/g_batch.err"
+    grep -qx "trnbench perf: option '--batch': '0' is not a whole number from 1 to 1048576" "$tmp/g_batch.err"
 run g_mode perf --gpu --peer=pytorch --peer-mode=fast
 check "perf --gpu --peer-mode=fast: exit 2, the mode refused" \
     sh -c "test $(status "$tmp/g_mode") = 2 && grep -qx \"trnbench perf: option '--peer-mode': 'fast' is not eager, compile or both\" '$tmp/g_mode.err'"
@@ -102,6 +103,48 @@ check "perf --gpu with every option in the = form: exit 0 (no GPU here)" \
     test "$(status "$tmp/g_ok")" = 0
 check "  skipped with the reason" \
     grep -qx "trnbench perf --gpu: skipped: no GPU: disabled (TRNBENCH_CUDA=0)" "$tmp/g_ok"
+
+# ---- every command: a bad number for a numeric option is refused in one wording (cli_opt.h),
+# the command and the option named, exit 2, before anything runs ----
+# refuses WORDING ARGS...: trnbench ARGS exits 2 with exactly WORDING on stderr
+refuses() {
+    w=$1
+    shift
+    "$TB_BIN" "$@" >/dev/null 2>"$tmp/num.err"
+    rc=$?
+    check "$* -> exit 2, '$w' (exit $rc)" sh -c 'test "$0" = 2 && grep -qxF -- "$1" "$2"' \
+        "$rc" "$w" "$tmp/num.err"
+}
+refuses "trnbench detect: option '--timeout': '0' is not a number from 0.001 to 3600" detect --timeout=0
+refuses "trnbench assess: option '--claim-low': 'x' is not a number from 0 to 1000000000000" \
+    assess --claim-low=x
+refuses "trnbench perf: option '--reps': '1001' is not a whole number from 1 to 1000" perf --reps=1001
+refuses "trnbench perf: option '--seq': '0' is not a whole number from 1 to 1048576" perf --gpu --seq=0
+refuses "trnbench perf: option '--requests': '0' is not a whole number from 1 to 10000000" \
+    perf --serve --requests=0
+refuses "trnbench perf: option '--seq-out': '1' is not a whole number from 2 to 100000" \
+    perf --regime --seq-out=1
+refuses "trnbench import: option '--chips': '0' is not a whole number from 1 to 10000000" \
+    import --chips=0
+refuses "trnbench calibrate: option '--host-mem-gbyte-per-s': 'fast' is not a number from 0.001 to 100000" \
+    calibrate --host-mem-gbyte-per-s=fast
+refuses "trnbench collectives: option '--iters': '0' is not a whole number from 1 to 1000000" \
+    collectives --iters=0
+refuses "trnbench train-dp: option '--steps': '0' is not a whole number from 1 to 100000" \
+    train-dp --steps=0
+refuses "trnbench serve: option '--port': '70000' is not a whole number from 0 to 65535" \
+    serve --port=70000
+refuses "trnbench predict: option '--ranks': '0' is not a whole number from 1 to 10000000" \
+    predict --ranks=0
+refuses "trnbench validate: option '--jobs': '65' is not a whole number from 1 to 64" validate --jobs=65
+refuses "trnbench report: option '--usd-per-hour': '-1' is not a number from 1e-9 to 10000000" \
+    report --usd-per-hour=-1
+refuses "trnbench compare: option '--ttft-ms': '0' is not a number from 1e-9 to 1e18" compare --ttft-ms=0
+refuses "trnbench run: option '--progress': '-1' is not a number from 0 to 86400" run --progress=-1
+refuses "trnbench run: option '--nodes': '0' is not a whole number from 1 to 100000" run --nodes=0
+# a workload option: its range is the suite run line's field's (TB_SUITE_RUN_RANGES)
+refuses "trnbench run: option '--reps': 'x' is not a whole number from 1 to 100000" run --reps=x
+refuses "trnbench run: option '--executor': 'gpu' is not cpu, cuda, pytorch or all" run --executor=gpu
 
 # ---- trnbench --help: every command's summary starts in one column ----
 run top_help --help

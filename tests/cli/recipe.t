@@ -192,7 +192,7 @@ bad "max_model_len too short" "field 'max_model_len': 20 is shorter than seq_in 
     --recipe vllm --max-model-len 20
 bad "buckets not increasing" "field 'prefill_buckets': values must increase" \
     --recipe vllm --prefill-buckets 512,128
-bad "a tp of 2^40" "field 'tp': expected" --recipe vllm --tp 1099511627776
+bad "a tp of 2^40" "option '--tp': '1099511627776' is not a whole number from 1 to 1024" --recipe vllm --tp 1099511627776
 bad "model_path without a recipe" "field 'model_path': for a recipe's server (recipe=vllm) only" \
     --endpoint http://x:1/v1 --model-path "$tmp"
 bad "a model path that does not exist" "command line: --model-path '$tmp/none': No such file or directory" \

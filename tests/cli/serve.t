@@ -43,7 +43,7 @@ check "--port 70000 refused with exit 2" test $? -eq 2
 check "the message names --port" grep -q -- '--port' "$tmp/opt.err"
 "$TB_BIN" serve --model llama-tiny --engine tpu >/dev/null 2>"$tmp/opt.err"
 check "--engine tpu refused with exit 2" test $? -eq 2
-check "the message lists the engines" grep -q 'expected cpu, cuda or instant' "$tmp/opt.err"
+check "the message lists the engines" grep -q "option '--engine': 'tpu' is not cpu, cuda or instant" "$tmp/opt.err"
 
 pid=
 cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; }

@@ -99,7 +99,7 @@ check "an interpreter path with a space: exit 2, said, nothing written" \
     refused python "--python"
 bad nproc --nproc-per-node 0
 check "nproc-per-node 0: exit 2, said, nothing written" \
-    refused nproc "field 'nproc_per_node': expected an integer in [1, 4096] (processes), got '0'"
+    refused nproc "trnbench run: option '--nproc-per-node': '0' is not a whole number from 1 to 4096"
 bad tasks --ntasks-per-node 2
 check "--ntasks-per-node: exit 2 (one task a node), nothing written" \
     refused tasks "runs one task a node, whose torchrun starts --nproc-per-node processes"
