@@ -396,8 +396,9 @@ int tb_cmd_compare(int argc, char **argv)
     char err[2048] = "", words[2048], tmp[4096], scratch_res[4200], final_res[4200], previous[4200];
     const char *report_in[1];
     bool have_given = false, had_previous = false, moved = false, plan_loaded = false;
-    bool made_out = false, have_pricing = false;
-    struct tb_pricing pr; /* --out did not exist: removed again when nothing is written */
+    bool made_out = false, have_pricing = false, have_model = false;
+    struct tb_pricing pr;  /* --out did not exist: removed again when nothing is written */
+    struct tb_model model; /* with pr, the catalogue: loaded once, handed down */
     int rc, r;
     static const char *const PHASES[] = {"serve", "train", "denoise", NULL};
     int phase = -1;
@@ -472,6 +473,13 @@ int tb_cmd_compare(int argc, char **argv)
     have_pricing = true;
     if (check_targets(&q, &pr) != 0)
         goto out;
+    if (tb_model_load(&model, &pr, q.ro.pricing_dir, err, sizeof err) != 0) {
+        fprintf(stderr, "trnbench compare: %s\n", err);
+        goto out;
+    }
+    have_model = true;
+    q.ro.catalog_pricing = &pr;
+    q.ro.catalog_model = &model;
     /* the price choice and the baseline, then the --results rows as the report takes
      * them, so a bad row is named in its own file */
     if (tb_report_check(&q.ro, err, sizeof err) != TB_OK) {
@@ -515,7 +523,8 @@ int tb_cmd_compare(int argc, char **argv)
         goto out;
     }
     plan_loaded = true;
-    if (tb_plan_load_modeled(&plan, &suite, q.ro.pricing_dir, tmp, err, sizeof err) != TB_OK) {
+    if (tb_plan_load_modeled(&plan, &suite, q.ro.pricing_dir, &pr, &model, tmp, err, sizeof err) !=
+        TB_OK) {
         fprintf(stderr, "trnbench compare: %s\n", err);
         tmp[0] = '\0';
         goto out;
@@ -604,6 +613,8 @@ out:
     tb_suite_release(&suite);
     if (have_given)
         tb_results_release(&given);
+    if (have_model)
+        tb_model_release(&model);
     if (have_pricing)
         tb_pricing_release(&pr);
     return rc;

@@ -1661,13 +1661,16 @@ void tb_report_opts_init(struct tb_report_opts *o)
 static void load_validation(struct report *R)
 {
     char e[1024];
-    if (tb_model_load(&R->model, &R->pricing, R->o->pricing_dir, e, sizeof e) != 0) {
+    if (R->o->catalog_model)
+        R->model = *R->o->catalog_model; /* the caller's, not released here */
+    else if (tb_model_load(&R->model, &R->pricing, R->o->pricing_dir, e, sizeof e) != 0) {
         tb_report_note(R, "no model error ranges: %s", e);
         return;
     }
     if (tb_validate_file(&R->val, NULL, &R->model, e, sizeof e) != TB_OK) {
         tb_report_note(R, "no model error ranges: %s", e);
-        tb_model_release(&R->model);
+        if (!R->o->catalog_model)
+            tb_model_release(&R->model);
         return;
     }
     R->have_val = true;
@@ -1675,6 +1678,23 @@ static void load_validation(struct report *R)
      * belong to this model: then the in-sample ones, which are too narrow, said so */
     if (!R->val.basis[0])
         tb_report_note(R, "model error ranges are in-sample, not held out: %s", R->val.cross_why);
+}
+
+/* R's price tables: o's catalogue (a shallow copy, not released), or loaded from
+ * o's folder. */
+static int report_pricing(struct report *R, char *err, size_t errlen)
+{
+    const struct tb_report_opts *o = R->o;
+    if (o->catalog_pricing) {
+        R->pricing = *o->catalog_pricing;
+        R->borrowed = true;
+    } else if (tb_pricing_load(&R->pricing, o->pricing_dir, err, errlen) != 0) {
+        return -1;
+    }
+    R->have_pricing = true;
+    if (o->discounts)
+        R->pricing.discounts = *o->discounts;
+    return 0;
 }
 
 /* The cost stage's options: the report's, its baseline resolved. */
@@ -1704,10 +1724,8 @@ int tb_report_check(const struct tb_report_opts *o, char *err, size_t errlen)
     memset(&R, 0, sizeof R);
     R.o = o;
     tb_utc_now(R.now, sizeof R.now);
-    if (tb_pricing_load(&R.pricing, o->pricing_dir, err, errlen) != 0)
+    if (report_pricing(&R, err, errlen) != 0)
         return TB_EINPUT;
-    if (o->discounts)
-        R.pricing.discounts = *o->discounts;
     cost_opts(&R, &co);
     rc = tb_cost_opts_check(&R.pricing, &co, &host, err, errlen) != 0 ? TB_EINPUT : TB_OK;
     if (rc == TB_OK && o->nresults) /* and the results' rows, as the cost stage takes them */
@@ -1717,7 +1735,8 @@ int tb_report_check(const struct tb_report_opts *o, char *err, size_t errlen)
                  : TB_OK;
     tb_costs_release(&R.cs);
     tb_results_release(&R.res);
-    tb_pricing_release(&R.pricing);
+    if (!R.borrowed)
+        tb_pricing_release(&R.pricing);
     return rc;
 }
 
@@ -1738,11 +1757,8 @@ int tb_report_write(const struct tb_report_opts *o, struct tb_report_info *info,
     if (tb_results_load(&R.res, o->results, o->nresults, err, errlen) != 0)
         goto out;
     snprintf(R.notes, sizeof R.notes, "%s", R.res.notes); /* a predict output read, say */
-    if (tb_pricing_load(&R.pricing, o->pricing_dir, err, errlen) != 0)
+    if (report_pricing(&R, err, errlen) != 0)
         goto out;
-    R.have_pricing = true;
-    if (o->discounts)
-        R.pricing.discounts = *o->discounts;
     load_validation(&R);
     if (tb_report_coll_load(&R, err, errlen) != 0)
         goto out;
@@ -1811,9 +1827,10 @@ out:
     tb_report_coll_release(&R);
     if (R.have_val) {
         tb_validate_release(&R.val);
-        tb_model_release(&R.model);
+        if (!o->catalog_model)
+            tb_model_release(&R.model);
     }
-    if (R.have_pricing)
+    if (R.have_pricing && !R.borrowed)
         tb_pricing_release(&R.pricing);
     tb_results_release(&R.res);
     return rc;

@@ -52,6 +52,7 @@ struct report {
     struct tb_results res;          /* owned: the results files, rows in report order */
     struct tb_pricing pricing;      /* owned when have_pricing */
     bool have_pricing;
+    bool borrowed;            /* pricing and model: shallow copies of o's catalogue */
     struct tb_costs cs;       /* owned: the cost stage's table, only read here */
     struct tb_model model;    /* owned when have_val: the performance model, loaded for
                                  its validation error only */

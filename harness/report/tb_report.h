@@ -60,6 +60,10 @@ struct tb_report_opts {
                                   discounts off on-demand per purchase model (tb_pricing.h,
                                   --discount), labelled as the user's own */
     const char *pricing_dir;                      /* NULL: tb_datadir()/pricing */
+    /* the catalogue the caller loaded from pricing_dir (one compare loads it once):
+     * borrowed, both or neither; NULL: loaded from pricing_dir here */
+    const struct tb_pricing *catalog_pricing;
+    const struct tb_model *catalog_model;
     const char *baseline;      /* price-performance baseline, priced on-demand in region;
                                   NULL: p5.48xlarge */
     double max_price_age_days; /* older prices are flagged (default 180) */

@@ -219,7 +219,8 @@ int tb_plan_load(struct tb_plan *p, const char *suite_name, const struct tb_run_
 }
 
 int tb_plan_load_modeled(struct tb_plan *p, struct tb_suite *s, const char *prices_dir,
-                         const char *out, char *err, size_t errlen)
+                         const struct tb_pricing *pr, const struct tb_model *m, const char *out,
+                         char *err, size_t errlen)
 {
     memset(p, 0, sizeof *p);
     p->suite = *s;
@@ -230,7 +231,12 @@ int tb_plan_load_modeled(struct tb_plan *p, struct tb_suite *s, const char *pric
     if (p->suite.nruns)
         return tb_err(err, errlen, "%s: measured runs in a plan of modeled runs", p->suite.path),
                TB_EINPUT;
-    if (tb_plan_load_model(p, err, errlen) != 0 ||
+    if (pr && m) { /* the caller's, loaded once */
+        p->pricing = *pr;
+        p->model = *m;
+        p->have_model = p->borrowed_model = true;
+    }
+    if ((!p->have_model && tb_plan_load_model(p, err, errlen) != 0) ||
         check_predicts(&p->suite, &p->pricing, &p->model, err, errlen) != 0)
         return TB_EINPUT;
     if ((size_t)snprintf(p->results, sizeof p->results, "%s/results.csv", out) >= sizeof p->results)
@@ -802,7 +808,7 @@ void tb_plan_release(struct tb_plan *p)
 {
     free(p->resume);
     tb_gpu_close(&p->gpu.gpu);
-    if (p->have_model) {
+    if (p->have_model && !p->borrowed_model) {
         tb_model_release(&p->model);
         tb_pricing_release(&p->pricing);
     }

@@ -76,6 +76,7 @@ struct tb_plan {
     struct tb_pricing pricing; /* owned when have_model */
     struct tb_model model;     /* owned when have_model */
     bool have_model;           /* pricing and model loaded */
+    bool borrowed_model;       /* ... as shallow copies of the caller's: not released */
     const char *prices_dir;    /* borrowed: the tables' folder; NULL: the data folder's */
     char results[PATH_MAX];    /* DIR/results.csv */
     const char *out;           /* borrowed: DIR */
@@ -123,12 +124,14 @@ int tb_plan_load(struct tb_plan *p, const char *suite_name, const struct tb_run_
                  const char *out, enum tb_run_executors which, char *err, size_t errlen);
 
 /* Load a plan of modeled runs only: suite s (its predict lines; taken over, s left
- * empty) on the tables of prices_dir (NULL: the data folder's), its rows into
- * out/results.csv. Nothing is detected or opened: tb_plan_execute next. Returns 0, or
- * TB_EINPUT with a message (a run line, an unknown target or model, a bad table).
- * Release the plan either way. */
+ * empty) on the tables of prices_dir (NULL: the data folder's), or on the caller's
+ * catalogue pr and m already loaded from there (borrowed, both or neither; they must
+ * outlive the plan), its rows into out/results.csv. Nothing is detected or opened:
+ * tb_plan_execute next. Returns 0, or TB_EINPUT with a message (a run line, an unknown
+ * target or model, a bad table). Release the plan either way. */
 int tb_plan_load_modeled(struct tb_plan *p, struct tb_suite *s, const char *prices_dir,
-                         const char *out, char *err, size_t errlen);
+                         const struct tb_pricing *pr, const struct tb_model *m, const char *out,
+                         char *err, size_t errlen);
 
 /* Make p, loaded, the share of Slurm task t (borrowed; tb_slurm.h) of its suite: the
  * runs and predict lines whose index is t's (tb_slurm_mine), their rows into

@@ -26,7 +26,7 @@ costs() {
 # the smallest number on standard input
 least() { sort -g | head -1; }
 
-echo "1..51"
+echo "1..52"
 
 # ---- the acceptance command ----
 out="$tmp/serve"
@@ -280,3 +280,23 @@ check "report.md is the new one: p5en gone, the batch sweep too" \
 
 check "compare --help exits 0 and trnbench --help lists compare" \
     sh -c "'$TB_BIN' compare --help | grep -q '^usage: trnbench compare' && '$TB_BIN' --help | grep -q '^  compare '"
+
+# ---- the catalogue is read once: each price table and efficiency.csv opened once ----
+shim="$TB_BUILDDIR/tests/faultshim.so"
+if [ -f "$shim" ]; then
+    opens=""
+    for t in chips.csv instances.csv prices.csv regions.csv efficiency.csv; do
+        rm -f "$tmp/opens.log"
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}verify_asan_link_order=0" \
+            LD_PRELOAD="$shim" TB_FAULT_MATCH="pricing/$t" TB_FAULT_CALLS=open \
+            TB_FAULT_LOG="$tmp/opens.log" "$TB_BIN" compare --model llama-3.1-8b --phase serve \
+            --seq-in 2048 --seq-out 512 --targets trn2.48xlarge,p5.48xlarge --out "$tmp/once" \
+            >/dev/null 2>&1
+        opens="$opens $t=$(cat "$tmp/opens.log" 2>/dev/null)"
+    done
+    check "a two-target compare opens each catalogue table once:$opens" \
+        test "$opens" = " chips.csv=1 instances.csv=1 prices.csv=1 regions.csv=1 efficiency.csv=1"
+else
+    tap_n=$((tap_n + 1))
+    echo "ok $tap_n # SKIP no fault shim at $shim (make check builds it)"
+fi

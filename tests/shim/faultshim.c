@@ -3,11 +3,14 @@
  * built to build/tests/faultshim.so. It wraps write() and rename() and, on the K-th call
  * that touches a file whose path holds a given string, does what a hostile world does:
  * kill -9, a SIGTERM or SIGINT, or a full disk. The program under test is the real one,
- * unchanged; only these two calls are wrapped.
+ * unchanged; only these calls are wrapped. It also counts the program's opens of such a
+ * file (open, open64, fopen, fopen64: kind "open", counted only, never failed), so a
+ * test can say how often a command reads a table.
  *
  * Environment:
  *   TB_FAULT_MATCH  the string (a file name: "results.csv"); unset: the shim does nothing
- *   TB_FAULT_CALLS  which calls count: "write", "rename" or "write,rename" (default)
+ *   TB_FAULT_CALLS  which calls count: "write", "rename" or "write,rename" (default), or
+ *                   "open" (alone: the opens are only counted)
  *   TB_FAULT_AT     K, the counted call to act on (1 = the first); 0 or unset: count only
  *   TB_FAULT_DO     kill (SIGKILL before the call), term or int (the signal raised, then
  *                   the call made), enospc (this write and every later counted one fail
@@ -20,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +99,64 @@ int rename(const char *from, const char *to)
     if (counts("rename", from) || counts("rename", to))
         fault("rename");
     return real(from, to);
+}
+
+/* An open of a matching file: counted when TB_FAULT_CALLS names "open". */
+static void count_open(const char *path)
+{
+    const char *which = env("TB_FAULT_CALLS");
+    if (which && strstr(which, "open") && counts("open", path))
+        calls++;
+}
+
+int open(const char *path, int flags, ...)
+{
+    static int (*real)(const char *, int, ...);
+    mode_t mode = 0;
+    if (flags & (O_CREAT | O_TMPFILE)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = (mode_t)va_arg(ap, int);
+        va_end(ap);
+    }
+    if (!real)
+        real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
+    count_open(path);
+    return real(path, flags, mode);
+}
+
+int open64(const char *path, int flags, ...)
+{
+    static int (*real)(const char *, int, ...);
+    mode_t mode = 0;
+    if (flags & (O_CREAT | O_TMPFILE)) {
+        va_list ap;
+        va_start(ap, flags);
+        mode = (mode_t)va_arg(ap, int);
+        va_end(ap);
+    }
+    if (!real)
+        real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open64");
+    count_open(path);
+    return real(path, flags, mode);
+}
+
+FILE *fopen(const char *path, const char *how)
+{
+    static FILE *(*real)(const char *, const char *);
+    if (!real)
+        real = (FILE * (*)(const char *, const char *)) dlsym(RTLD_NEXT, "fopen");
+    count_open(path);
+    return real(path, how);
+}
+
+FILE *fopen64(const char *path, const char *how)
+{
+    static FILE *(*real)(const char *, const char *);
+    if (!real)
+        real = (FILE * (*)(const char *, const char *)) dlsym(RTLD_NEXT, "fopen64");
+    count_open(path);
+    return real(path, how);
 }
 
 __attribute__((destructor)) static void log_calls(void)
