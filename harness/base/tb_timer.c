@@ -1,4 +1,4 @@
-/* harness/measure/tb_timer.c: see tb_timer.h. */
+/* harness/base/tb_timer.c: see tb_timer.h. */
 #include "tb_timer.h"
 
 #include <inttypes.h>

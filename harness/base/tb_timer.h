@@ -1,5 +1,5 @@
 /*
- * harness/measure/tb_timer.h: the benchmark clock. Readings are nanoseconds from
+ * harness/base/tb_timer.h: the benchmark clock. Readings are nanoseconds from
  * CLOCK_MONOTONIC (never wall time, which NTP may step). The granularity check follows
  * STREAM's checktick idea: the smallest nonzero difference two successive readings can
  * show is the clock's tick, and a timed region shorter than about 20 ticks is too short

@@ -1,4 +1,4 @@
-/* harness/measure/tb_stats.c: see tb_stats.h. */
+/* harness/base/tb_stats.c: see tb_stats.h. */
 #include "tb_stats.h"
 
 #include "tb_util.h"

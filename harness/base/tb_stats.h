@@ -1,5 +1,5 @@
 /*
- * harness/measure/tb_stats.h: summary statistics of repeated measurements (STREAM and
+ * harness/base/tb_stats.h: summary statistics of repeated measurements (STREAM and
  * llama-bench report the same: n, min, max, mean, median, spread).
  *
  * The samples are never reordered: functions that need order sort their own copy.
