@@ -9,7 +9,7 @@
  * parsed with jansson and dropped at once. */
 #include "tb_loadgen.h"
 
-#include "tb_doc.h"
+#include "tb_sbuf.h"
 #include "tb_sse.h"
 #include "tb_stats.h"
 #include "tb_utf8.h"

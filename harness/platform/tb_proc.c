@@ -3,7 +3,7 @@
  * signals its process group when the time limit or the grace after its exit runs out. */
 #include "tb_proc.h"
 
-#include "tb_doc.h"
+#include "tb_sbuf.h"
 #include "tb_timer.h"
 #include "tb_util.h"
 

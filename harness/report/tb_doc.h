@@ -6,30 +6,19 @@
  * are right-aligned; a text cell of prose (a reason, a source) gets class "long", which
  * the stylesheet gives a readable width.
  *
- * Ownership: a tb_sbuf owns its text; tb_sb_release frees it. An allocation failure
- * sets `failed` and later appends are ignored, so callers check once at the end.
+ * Its text goes into growable buffers (base/tb_sbuf.h), with the Markdown and HTML
+ * escapes here; a failed allocation shows once at the end, as there.
  */
 #ifndef TB_DOC_H
 #define TB_DOC_H
 
+#include "tb_sbuf.h"
 #include "tb_util.h"
 
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 
-/* Growable text. Zero-initialise. */
-struct tb_sbuf {
-    char *p; /* owned, NUL-terminated once anything was added */
-    size_t len;
-    size_t cap;
-    bool failed; /* an allocation failed: the text is incomplete */
-};
-
-void tb_sb_putn(struct tb_sbuf *b, const char *s, size_t n);
-void tb_sb_puts(struct tb_sbuf *b, const char *s);
-void tb_sb_vprintf(struct tb_sbuf *b, const char *fmt, va_list ap);
-void tb_sb_printf(struct tb_sbuf *b, const char *fmt, ...) TB_PRINTF(2, 3);
 /* s escaped for HTML text and attribute values (& < > " '). */
 void tb_sb_html(struct tb_sbuf *b, const char *s);
 /* s escaped for Markdown table cells and paragraphs: no raw HTML ('<', '>' and '&' as
@@ -38,7 +27,6 @@ void tb_sb_html(struct tb_sbuf *b, const char *s);
  * as spaces. At the start of a paragraph or list item the writers also escape a
  * leading '#', '-', '+', '=' or "1." that would start a heading, list or rule. */
 void tb_sb_md(struct tb_sbuf *b, const char *s);
-void tb_sb_release(struct tb_sbuf *b);
 
 /* How deep folds (tb_doc_fold_begin) nest. */
 #define TB_DOC_MAX_FOLDS 4

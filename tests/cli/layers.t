@@ -16,7 +16,6 @@ use strict; use warnings;
 my @order = qw(base model platform endpoint measure run serve dist import cost report cli);
 my %rank; @rank{@order} = (0 .. $#order);
 my %known = map { $_ => 1 } qw(
-    endpoint/tb_loadgen.c>report/tb_doc.h
     measure/tb_exec.h>run/tb_suite.h
     measure/tb_executor.h>run/tb_suite.h
     measure/tb_gpu.h>cost/tb_pricing.h
@@ -24,7 +23,6 @@ my %known = map { $_ => 1 } qw(
     measure/tb_peer.h>run/tb_suite.h
     measure/tb_torch.h>run/tb_suite.h
     model/tb_model.h>cost/tb_pricing.h
-    platform/tb_proc.c>report/tb_doc.h
     run/tb_record.h>cost/tb_pricing.h
     run/tb_run.h>cost/tb_pricing.h
 );
