@@ -31,14 +31,16 @@ bool tb_cli_test_switch(const char *cmd, const char *var, bool say);
  * step (train-dp) or size (collectives). */
 long tb_cli_test_step(const char *cmd, const char *var, bool say);
 
-int tb_cmd_run(int argc, char **argv);         /* harness/cmd_run.c */
-int tb_cmd_report(int argc, char **argv);      /* harness/cmd_report.c */
-int tb_cmd_detect(int argc, char **argv);      /* harness/cmd_detect.c */
-int tb_cmd_perf(int argc, char **argv);        /* harness/cmd_perf.c */
-int tb_cmd_perf_model(int argc, char **argv);  /* harness/cmd_perf_model.c (perf --predictor) */
-int tb_cmd_perf_gpu(int argc, char **argv);    /* harness/cmd_perf_gpu.c (perf --gpu) */
-int tb_cmd_perf_serve(int argc, char **argv);  /* cli/cmd_perf_serve.c (perf --serve) */
-int tb_cmd_perf_regime(int argc, char **argv); /* cli/cmd_perf_regime.c (perf --regime) */
+int tb_cmd_run(int argc, char **argv);    /* harness/cmd_run.c */
+int tb_cmd_report(int argc, char **argv); /* harness/cmd_report.c */
+int tb_cmd_detect(int argc, char **argv); /* harness/cmd_detect.c */
+int tb_cmd_perf(int argc, char **argv);   /* harness/cmd_perf.c */
+/* perf-predictor, perf-gpu, perf-serve and perf-regime; argv[0] "perf" when the alias
+ * `perf --predictor` (--gpu, --serve, --regime) calls them, the flag taken out */
+int tb_cmd_perf_model(int argc, char **argv);  /* cli/cmd_perf_model.c */
+int tb_cmd_perf_gpu(int argc, char **argv);    /* cli/cmd_perf_gpu.c */
+int tb_cmd_perf_serve(int argc, char **argv);  /* cli/cmd_perf_serve.c */
+int tb_cmd_perf_regime(int argc, char **argv); /* cli/cmd_perf_regime.c */
 int tb_cmd_predict(int argc, char **argv);     /* harness/cmd_predict.c */
 int tb_cmd_assess(int argc, char **argv);      /* harness/cmd_assess.c */
 int tb_cmd_validate(int argc, char **argv);    /* harness/cmd_predict.c */

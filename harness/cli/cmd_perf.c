@@ -12,9 +12,15 @@
  *
  * It prints figures; it is not a test. Exit 0 when every line passes, 1 when one
  * fails or an output fails validation, 2 on a usage or input error.
+ *
+ * The other benchmarks are commands of their own (perf-predictor, perf-gpu, perf-serve,
+ * perf-regime); `perf --predictor`, `--gpu`, `--serve` and `--regime` stay their
+ * aliases: the flag is taken out, the rest goes to the command with argv[0] "perf", so
+ * the alias says "trnbench perf: ..." as it always did.
  */
 #include "cli.h"
 #include "cli_opt.h"
+#include "tb_log.h"
 #include "tb_arch.h"
 #include "tb_counters.h"
 #include "tb_exec.h"
@@ -64,10 +70,7 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: trnbench perf [--reps N] [--model NAME] [--seq N] [--triad-mib N]\n"
-            "       trnbench perf --predictor\n"
-            "       trnbench perf --gpu [--model NAME] [--seq T] [--batch B] [--reps N]\n"
-            "       trnbench perf --serve [--concurrency C] [--requests N] [--seq-out N]\n"
-            "                           [--peer pytorch [--python PATH]] [--out DIR]\n"
+            "       trnbench perf --predictor | --gpu | --serve | --regime [OPTIONS]\n"
             "\n"
             "Measure the machine's practical peaks (cblas_sgemm %dx%dx%d GFLOP/s, STREAM\n"
             "triad GB/s on the OpenBLAS thread count) and the CPU engine's prefill\n"
@@ -82,18 +85,21 @@ static void usage(FILE *f)
             "  --seq N         prompt and training length, decode position (default 512)\n"
             "  --triad-mib N   MiB per triad array (default: 4 x the last-level cache,\n"
             "                  at least 64, the three arrays within 1/4 of memory)\n"
-            "  --predictor     instead, the performance model's speed: training layouts\n"
-            "                  evaluated per second on one core (target >= 100000) and one\n"
-            "                  layout search for llama-3.1-405b on 1024 Trainium2 (< 1 s)\n"
-            "  --gpu           instead, the CUDA executor on the first GPU: training MFU\n"
-            "                  (target >= 0.50) and decode bandwidth against a device copy\n"
-            "                  (target >= 0.70); with --peer pytorch, tokens/s against\n"
-            "                  PyTorch on the same work (target >= 1.00); see\n"
-            "                  trnbench perf --gpu --help\n"
-            "  --serve         instead, serving's own costs: the load client's chunks per\n"
-            "                  CPU-second and added lag (targets >= 20000, p99 < 1 ms) and\n"
-            "                  continuous batching against a static batch (target >=\n"
-            "                  0.70); see trnbench perf --serve --help\n"
+            "  --predictor     instead, `trnbench perf-predictor`: the performance model's\n"
+            "                  speed: training layouts evaluated per second on one core\n"
+            "                  (target >= 100000) and one layout search for llama-3.1-405b\n"
+            "                  on 1024 Trainium2 (< 1 s)\n"
+            "  --gpu           instead, `trnbench perf-gpu`: the CUDA executor on the first\n"
+            "                  GPU: training MFU (target >= 0.50) and decode bandwidth\n"
+            "                  against a device copy (target >= 0.70); with --peer pytorch,\n"
+            "                  tokens/s against PyTorch on the same work (target >= 1.00)\n"
+            "  --serve         instead, `trnbench perf-serve`: serving's own costs: the load\n"
+            "                  client's chunks per CPU-second and added lag (targets >=\n"
+            "                  20000, p99 < 1 ms) and continuous batching against a static\n"
+            "                  batch (target >= 0.70)\n"
+            "  --regime        instead, `trnbench perf-regime`: the serving regimes\n"
+            "                  predicted against `trnbench serve` measured\n"
+            "                  (each: `trnbench perf-gpu --help` and so on)\n"
             "  -h, --help      this text\n",
             PERF_SGEMM_N, PERF_SGEMM_N, PERF_SGEMM_N, PERF_TARGET_FLOPS, PERF_TARGET_BYTES);
 }
@@ -212,6 +218,36 @@ static void from_kernel(struct perf_line *l, const struct tb_perf_result *r)
 
 /* ---- the command ---- */
 
+/* `perf --FLAG ...`: an alias of the command perf-FLAG. */
+static const struct perf_alias {
+    const char *flag;
+    int (*fn)(int argc, char **argv);
+} ALIASES[] = {
+    {"--predictor", tb_cmd_perf_model},
+    {"--gpu", tb_cmd_perf_gpu},
+    {"--serve", tb_cmd_perf_serve},
+    {"--regime", tb_cmd_perf_regime},
+};
+
+/* Run a's command on argv without a's flag (every copy of it), argv[0] still "perf". */
+static int run_alias(const struct perf_alias *a, int argc, char **argv)
+{
+    char **av = tb_alloc_array((size_t)argc + 1, sizeof *av);
+    int n = 0, rc;
+
+    if (!av) {
+        tb_logf("out of memory\n");
+        return 1;
+    }
+    for (int i = 0; i < argc; i++)
+        if (i == 0 || strcmp(argv[i], a->flag))
+            av[n++] = argv[i];
+    av[n] = NULL;
+    rc = a->fn(n, av);
+    free(av);
+    return rc;
+}
+
 int tb_cmd_perf(int argc, char **argv)
 {
     struct perf_opts o;
@@ -229,16 +265,10 @@ int tb_cmd_perf(int argc, char **argv)
     size_t triad_n;
     uint64_t seed = PERF_SEED;
 
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--predictor"))
-            return tb_cmd_perf_model(argc, argv);
-        if (!strcmp(argv[i], "--gpu"))
-            return tb_cmd_perf_gpu(argc, argv);
-        if (!strcmp(argv[i], "--serve"))
-            return tb_cmd_perf_serve(argc, argv);
-        if (!strcmp(argv[i], "--regime"))
-            return tb_cmd_perf_regime(argc, argv);
-    }
+    for (int i = 1; i < argc; i++)
+        for (size_t k = 0; k < sizeof ALIASES / sizeof ALIASES[0]; k++)
+            if (!strcmp(argv[i], ALIASES[k].flag))
+                return run_alias(&ALIASES[k], argc, argv);
     memset(lines, 0, sizeof lines);
     memset(&m, 0, sizeof m);
     if ((rc = parse_args(argc, argv, &o)) != TB_CLI_GO)

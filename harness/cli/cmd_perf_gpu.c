@@ -1,6 +1,6 @@
 /*
- * harness/cli/cmd_perf_gpu.c: `trnbench perf --gpu`, the GPU executor's performance
- * requirements on one CUDA device (tb_gpu.h):
+ * harness/cli/cmd_perf_gpu.c: `trnbench perf-gpu` (also `trnbench perf --gpu`), the GPU
+ * executor's performance requirements on one CUDA device (tb_gpu.h):
  *
  *   copy        device-to-device cudaMemcpy of 1 GiB, bytes read + written per second:
  *               the practical memory bandwidth of this run
@@ -23,6 +23,7 @@
  */
 #include "cli.h"
 #include "cli_opt.h"
+#include "tb_log.h"
 #include "tb_arch.h"
 #include "tb_flops.h"
 #include "tb_gpu.h"
@@ -53,12 +54,17 @@ struct pg_opts {
     long seq, batch, reps, peer_timeout;
 };
 
+/* The name it was called by, for its usage and headings: "perf-gpu", or "perf --gpu" when the
+ * alias `trnbench perf --gpu` called it (argv[0] "perf"). */
+static const char *self = "perf-gpu";
+
 static void usage(FILE *f)
 {
+    int w = 16 + (int)strlen(self) + 1; /* the continuation lines under the options */
     fprintf(f,
-            "usage: trnbench perf --gpu [--model NAME] [--seq T] [--batch B] [--reps N]\n"
-            "                           [--peer pytorch [--python PATH] [--peer-mode M]\n"
-            "                           [--peer-timeout S]] [--out DIR]\n"
+            "usage: trnbench %s [--model NAME] [--seq T] [--batch B] [--reps N]\n"
+            "%*s[--peer pytorch [--python PATH] [--peer-mode M]\n"
+            "%*s[--peer-timeout S]] [--out DIR]\n"
             "\n"
             "On the first CUDA device: the device-to-device copy bandwidth (1 GiB, read +\n"
             "written bytes), a bf16 training step of NAME at B x T against the chip's dense\n"
@@ -82,9 +88,10 @@ static void usage(FILE *f)
             "  --peer-timeout S  seconds per peer process (default %d)\n"
             "  --out DIR         append the figures' runs (executor cuda) and the peer's\n"
             "                    (executor pytorch) to DIR/results.csv; runs already there\n"
-            "                    are not appended again\n",
-            PG_TARGET_MFU, PG_TARGET_DECODE, PG_DECODE_BATCH, PG_SEQ_OUT, PG_PEER_WARMUP,
-            PG_TARGET_PEER, PG_PEER_TIMEOUT_S);
+            "                    are not appended again\n"
+            "`trnbench perf-gpu` and `trnbench perf --gpu` are the same command.\n",
+            self, w, "", w, "", PG_TARGET_MFU, PG_TARGET_DECODE, PG_DECODE_BATCH, PG_SEQ_OUT,
+            PG_PEER_WARMUP, PG_TARGET_PEER, PG_PEER_TIMEOUT_S);
 }
 
 /* --peer-mode M: the option's dst (const char *) = the modes the peer runs, "eager,compile" for
@@ -119,9 +126,7 @@ static int take_peer(const struct tb_opt *o, const char *v, char *err, size_t er
  * (said). Options take "--opt value" or "--opt=value" (cli_opt.h). */
 static int parse_opts(int argc, char **argv, struct pg_opts *o)
 {
-    bool gpu = false; /* the mode's own flag, taken and ignored */
     const struct tb_opt opts[] = {
-        TB_OPT_FLAG("gpu", &gpu),
         TB_OPT_STR("model", &o->model),
         TB_OPT_STR("python", &o->python),
         TB_OPT_STR("out", &o->out),
@@ -142,10 +147,10 @@ static int parse_opts(int argc, char **argv, struct pg_opts *o)
                           .batch = 2,
                           .reps = 5,
                           .peer_timeout = PG_PEER_TIMEOUT_S};
-    if ((rc = tb_cli_parse("perf", argc, argv, opts, usage)) != TB_CLI_GO)
+    if ((rc = tb_cli_parse(argv[0], argc, argv, opts, usage)) != TB_CLI_GO)
         return rc;
     if (optind < argc) {
-        fprintf(stderr, "trnbench perf: unknown argument '%s'\n", argv[optind]);
+        tb_logf("unknown argument '%s'\n", argv[optind]);
         usage(stderr);
         return 2;
     }
@@ -188,18 +193,17 @@ static void fig_init(struct pg_fig *f, const struct tb_arch *a, enum tb_phase ph
 static bool fig_run(struct tb_gpu *g, const struct tb_arch *a, struct pg_fig *f)
 {
     char err[2048];
-    fprintf(stderr, "trnbench perf: %s %s B=%d %s%d ...\n", tb_phase_to_string(f->spec.phase),
-            a->name, f->spec.batch,
+    tb_logf("%s %s B=%d %s%d ...\n", tb_phase_to_string(f->spec.phase), a->name, f->spec.batch,
             f->spec.phase == TB_PHASE_DECODE ? "from position " : "T=", f->spec.seq_in);
     if (tb_gpu_run(g, &f->spec, a, &f->r, &f->e, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench perf: %s: %s\n", tb_phase_to_string(f->spec.phase), err);
+        tb_logf("%s: %s\n", tb_phase_to_string(f->spec.phase), err);
         tb_exec_result_release(&f->r);
         return false;
     }
     f->ran = true;
     f->t = median_of(f->r.secs, f->r.reps);
     if (!f->r.valid)
-        fprintf(stderr, "trnbench perf: %s: %s\n", tb_phase_to_string(f->spec.phase), f->r.note);
+        tb_logf("%s: %s\n", tb_phase_to_string(f->spec.phase), f->r.note);
     return f->r.valid && f->t > 0;
 }
 
@@ -221,11 +225,10 @@ static int record_one(const struct tb_record_ctx *c, const struct tb_run_spec *s
                                   err, sizeof err) != 0)
         has = -1;
     if (has < 0) {
-        fprintf(stderr, "trnbench perf: %s\n", err);
+        tb_logf("%s\n", err);
         return -1;
     }
-    fprintf(stderr, "trnbench perf: %s: %s\n", id,
-            has ? "already in results, not appended" : summary);
+    tb_logf("%s: %s\n", id, has ? "already in results, not appended" : summary);
     return 0;
 }
 
@@ -269,7 +272,7 @@ static int record_peer(const struct tb_record_ctx *gpu_ctx, const struct tb_chip
     spec.reps = x->reps;
     spec.warmup = x->warmup;
     if (tb_exec_result_init(&r, &spec, a, 2, 2, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench perf: %s\n", err);
+        tb_logf("%s\n", err);
         return -1;
     }
     for (int k = 0; k < r.reps; k++)
@@ -329,15 +332,15 @@ static int compare_peer(const struct pg_opts *o, const struct tb_arch *a, struct
                                     .timeout_s = (double)o->peer_timeout,
                                     .echo = stderr};
         int st;
-        fprintf(stderr, "trnbench perf: peer %s: %s B=%d T=%d (%s) ...\n", o->peer,
-                tb_phase_to_string(s->phase), s->batch, s->seq_in, o->peer_mode);
+        tb_logf("peer %s: %s B=%d T=%d (%s) ...\n", o->peer, tb_phase_to_string(s->phase), s->batch,
+                s->seq_in, o->peer_mode);
         st = tb_peer_run(&q, &outs[i], msg, sizeof msg);
         if (st == TB_PEER_UNAVAILABLE) {
             printf("\npeer %s: skipped: %s\n", o->peer, msg);
             return 0;
         }
         if (st != TB_PEER_OK) {
-            fprintf(stderr, "trnbench perf: peer %s: %s\n", o->peer, msg);
+            tb_logf("peer %s: %s\n", o->peer, msg);
             failed = true;
             continue;
         }
@@ -398,10 +401,11 @@ int tb_cmd_perf_gpu(int argc, char **argv)
 
     memset(figs, 0, sizeof figs);
     memset(outs, 0, sizeof outs);
+    self = strcmp(argv[0], "perf") ? "perf-gpu" : "perf --gpu";
     if ((prc = parse_opts(argc, argv, &o)) != TB_CLI_GO)
         return prc;
     if (tb_arch_find(&a, o.model, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench perf: %s\n", err);
+        tb_logf("%s\n", err);
         return 2;
     }
     if (o.out) {
@@ -411,18 +415,18 @@ int tb_cmd_perf_gpu(int argc, char **argv)
         else if (tb_results_has_run(results, "", err, sizeof err) >= 0)
             err[0] = '\0';
         if (err[0]) {
-            fprintf(stderr, "trnbench perf: --out: %s\n", err);
+            tb_logf("--out: %s\n", err);
             return 2;
         }
     }
     if (tb_gpu_open(&g, 0, 0) != 0) {
-        printf("trnbench perf --gpu: skipped: no GPU: %s\n", g.why);
+        printf("trnbench %s: skipped: no GPU: %s\n", self, g.why);
         tb_gpu_close(&g);
         return 0;
     }
     tb_gpu_describe(&g.info, host, sizeof host);
     tb_gpu_provenance(&g.info, prov, sizeof prov);
-    printf("trnbench perf --gpu: %s\n  %s\n", host, prov);
+    printf("trnbench %s: %s\n  %s\n", self, host, prov);
     if (tb_pricing_load(&pr, NULL, err, sizeof err) == 0) {
         have_pr = true;
         chip = tb_gpu_chip(&pr, &g.info, &inst, why, sizeof why);
@@ -435,7 +439,7 @@ int tb_cmd_perf_gpu(int argc, char **argv)
 
     /* ---- copy bandwidth ---- */
     if (g.api->copy_bench(PG_COPY_BYTES, (int)o.reps, &copy_s, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench perf: %s\n", err);
+        tb_logf("%s\n", err);
         ok = false;
         goto out;
     }
@@ -515,8 +519,8 @@ int tb_cmd_perf_gpu(int argc, char **argv)
                  g.info.runtime_version / 1000, g.info.runtime_version % 1000 / 10);
         /* the folder's one writer until the peer's rows too are in (tb_results_lock) */
         if (tb_mkdir_p(o.out, err, sizeof err) != 0 ||
-            tb_results_lock(&lock, o.out, "trnbench perf", true, err, sizeof err) != 0) {
-            fprintf(stderr, "trnbench perf: %s\n", err);
+            tb_results_lock(&lock, o.out, tb_log_name(), true, err, sizeof err) != 0) {
+            tb_logf("%s\n", err);
             ok = false;
             goto out;
         }

@@ -1,6 +1,7 @@
 /*
- * harness/cli/cmd_perf_model.c: `trnbench perf --predictor`, the performance model's speed
- * on one core (the calling thread; the model is single-threaded):
+ * harness/cli/cmd_perf_model.c: `trnbench perf-predictor` (also `trnbench perf --predictor`),
+ * the performance model's speed on one core (the calling thread; the model is
+ * single-threaded):
  *
  *   layouts/s    training layouts evaluated per second while searching layouts for
  *                llama-3.1-70b on 64 H100 (8 x p5.48xlarge), target >= 100,000
@@ -13,6 +14,7 @@
  */
 #include "cli.h"
 #include "cli_opt.h"
+#include "tb_log.h"
 #include "tb_arch.h"
 #include "tb_model.h"
 #include "tb_pricing.h"
@@ -28,17 +30,22 @@
 #define PM_TARGET_SEARCH_S      1.0
 #define PM_MAX_REPS             1000
 
+/* The name it was called by, for its usage and headings: "perf-predictor", or "perf --predictor"
+ * when the alias `trnbench perf --predictor` called it (argv[0] "perf"). */
+static const char *self = "perf-predictor";
+
 static void usage(FILE *f)
 {
-    fputs("usage: trnbench perf --predictor\n"
-          "\n"
+    fprintf(f, "usage: trnbench %s\n", self);
+    fputs("\n"
           "The performance model's speed on one core: training layouts evaluated per\n"
           "second while searching layouts for llama-3.1-70b on 64 H100 (target >= 100000)\n"
           "and one whole layout search for llama-3.1-405b on 1024 Trainium2 (target < 1 s).\n"
           "Each figure: one warm-up, then repetitions for at least a second; the median\n"
           "is printed. Exit status 0 when both targets are met, 1 otherwise.\n"
           "\n"
-          "  -h, --help      this text\n",
+          "  -h, --help      this text\n"
+          "`trnbench perf-predictor` and `trnbench perf --predictor` are the same command.\n",
           f);
 }
 
@@ -76,26 +83,25 @@ int tb_cmd_perf_model(int argc, char **argv)
     char err[1024];
     int n, rc = 1;
 
-    bool predictor = false; /* the mode's own flag, taken and ignored */
     const struct tb_opt opts[] = {
-        TB_OPT_FLAG("predictor", &predictor),
         TB_OPT_END,
     };
 
-    if ((rc = tb_cli_parse("perf", argc, argv, opts, usage)) != TB_CLI_GO)
+    self = strcmp(argv[0], "perf") ? "perf-predictor" : "perf --predictor";
+    if ((rc = tb_cli_parse(argv[0], argc, argv, opts, usage)) != TB_CLI_GO)
         return rc;
     rc = 1;
     if (optind < argc) {
-        fprintf(stderr, "trnbench perf: unknown argument '%s'\n", argv[optind]);
+        tb_logf("unknown argument '%s'\n", argv[optind]);
         usage(stderr);
         return 2;
     }
     if (tb_pricing_load(&pr, NULL, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench perf: %s\n", err);
+        tb_logf("%s\n", err);
         return 2;
     }
     if (tb_model_load(&m, &pr, NULL, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench perf: %s\n", err);
+        tb_logf("%s\n", err);
         tb_pricing_release(&pr);
         return 2;
     }
@@ -104,10 +110,10 @@ int tb_cmd_perf_model(int argc, char **argv)
     rate = tb_alloc_array(PM_MAX_REPS, sizeof *rate);
     if (!secs || !layouts || !rate || tb_arch_find(&a70, "llama-3.1-70b", err, sizeof err) ||
         tb_arch_find(&a405, "llama-3.1-405b", err, sizeof err)) {
-        fprintf(stderr, "trnbench perf: %s\n", secs && layouts && rate ? err : "out of memory");
+        tb_logf("%s\n", secs && layouts && rate ? err : "out of memory");
         goto out;
     }
-    printf("trnbench perf --predictor: %s, one core (single-threaded)\n", TB_MODEL_VERSION);
+    printf("trnbench %s: %s, one core (single-threaded)\n", self, TB_MODEL_VERSION);
 
     memset(&sc, 0, sizeof sc);
     sc.arch = &a70;
@@ -119,7 +125,7 @@ int tb_cmd_perf_model(int argc, char **argv)
     sc.batch = 1024;
     n = time_searches(&m, &sc, 1.0, secs, layouts, err, sizeof err);
     if (n < 0) {
-        fprintf(stderr, "trnbench perf: %s\n", err);
+        tb_logf("%s\n", err);
         goto out;
     }
     for (int i = 0; i < n; i++)
@@ -136,7 +142,7 @@ int tb_cmd_perf_model(int argc, char **argv)
     sc.chips = 1024;
     n = time_searches(&m, &sc, 1.0, secs, layouts, err, sizeof err);
     if (n < 0) {
-        fprintf(stderr, "trnbench perf: %s\n", err);
+        tb_logf("%s\n", err);
         goto out;
     }
     tb_stats_compute(&st, secs, (size_t)n, err, sizeof err);

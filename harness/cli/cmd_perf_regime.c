@@ -1,5 +1,6 @@
 /*
- * harness/cli/cmd_perf_regime.c: `trnbench perf --regime`, the serving regimes
+ * harness/cli/cmd_perf_regime.c: `trnbench perf-regime` (also `trnbench perf --regime`),
+ * the serving regimes
  * (harness/model/tb_regime.h) checked against a server we can measure: `trnbench serve`
  * on the loopback.
  *
@@ -23,6 +24,7 @@
  */
 #include "cli.h"
 #include "cli_opt.h"
+#include "tb_log.h"
 #include "tb_arch.h"
 #include "tb_loadgen.h"
 #include "tb_regime.h"
@@ -240,18 +242,25 @@ static int measure(const char *url, const char *model, int vocab, int seq_in, in
     return 0;
 }
 
+/* The name it was called by, for its usage and headings: "perf-regime", or "perf --regime" when
+ * the alias `trnbench perf --regime` called it (argv[0] "perf"). */
+static const char *self = "perf-regime";
+
 static void usage(FILE *f)
 {
-    fputs("usage: trnbench perf --regime [--model M] [--seq-in T] [--seq-out N]\n"
-          "                            [--concurrency C1,C2,...] [--requests R]\n"
-          "\n"
+    fprintf(f,
+            "usage: trnbench %s [--model M] [--seq-in T] [--seq-out N]\n"
+            "%*s[--concurrency C1,C2,...] [--requests R]\n",
+            self, 16 + (int)strlen(self) + 1, "");
+    fputs("\n"
           "The serving regimes checked against `trnbench serve` on this machine: the\n"
           "engine's step costs measured here (a prompt's prefill, a decode step at each\n"
           "batch), fed to the regime solver as a server that prefills one prompt per\n"
           "iteration, predicted TTFT, TPOT and output tokens/s at each concurrency against\n"
           "what the load client measures from `trnbench serve --engine cpu` on the\n"
           "loopback. Defaults: llama-tiny, 64 in, 32 out, concurrency 1,2,4,8, 4 x C\n"
-          "requests per level (at least 8). Printed, not a timed test.\n",
+          "requests per level (at least 8). Printed, not a timed test.\n"
+          "`trnbench perf-regime` and `trnbench perf --regime` are the same command.\n",
           f);
 }
 
@@ -290,9 +299,7 @@ int tb_cmd_perf_regime(int argc, char **argv)
     const char *model = "llama-tiny";
     long seq_in = 64, seq_out = 32, requests = 0;
     struct levels lv = {{1, 2, 4, 8}, 4};
-    bool regime = false; /* the mode's own flag, taken and ignored */
     const struct tb_opt opts[] = {
-        TB_OPT_FLAG("regime", &regime),
         TB_OPT_STR("model", &model),
         TB_OPT_LONG("seq-in", &seq_in, 1, 100000),
         TB_OPT_LONG("seq-out", &seq_out, 2, 100000),
@@ -306,31 +313,34 @@ int tb_cmd_perf_regime(int argc, char **argv)
     struct tb_server_proc srv;
     struct measured ms;
     struct tb_arch a;
-    int rc = tb_cli_parse("perf", argc, argv, opts, usage);
+    int rc;
+
+    self = strcmp(argv[0], "perf") ? "perf-regime" : "perf --regime";
+    rc = tb_cli_parse(argv[0], argc, argv, opts, usage);
 
     if (rc != TB_CLI_GO)
         return rc;
     rc = 0;
     if (optind < argc) {
-        fprintf(stderr, "trnbench perf: unknown argument '%s'\n", argv[optind]);
+        tb_logf("unknown argument '%s'\n", argv[optind]);
         return 2;
     }
     if (tb_arch_find(&a, model, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench perf: --model: %s\n", err);
+        tb_logf("--model: %s\n", err);
         return 2;
     }
 
     /* 3. the server */
     if (tb_server_start_self(&srv, "perf-regime", model, "cpu", NULL, lv.v[lv.n - 1],
                              seq_in + seq_out, 60, url, sizeof url, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench perf: %s\n", err);
+        tb_logf("%s\n", err);
         return 1;
     }
     /* 1. the server's step costs */
     memset(&ms, 0, sizeof ms);
     /* TRNBENCH_TEST_REGIME_DISTURB (tests only): the first calibration's costs 30x, as
      * other work on the machine made them once */
-    disturb = tb_cli_test_switch("perf", "TRNBENCH_TEST_REGIME_DISTURB", true);
+    disturb = tb_cli_test_switch(argv[0], "TRNBENCH_TEST_REGIME_DISTURB", true);
     for (int tries = 0; tries < 2; tries++) {
         bool holds = false;
         double now = 0;
@@ -356,7 +366,7 @@ int tb_cmd_perf_regime(int argc, char **argv)
                tries == 0 ? "; calibrating once more" : "; kept, the predictions are suspect");
     }
     if (rc != 0) {
-        fprintf(stderr, "trnbench perf: %s\n", err);
+        tb_logf("%s\n", err);
     } else {
         printf("regime check: %s, %ld in, %ld out, trnbench serve --engine cpu (one prompt "
                "prefilled per iteration, max-num-seqs %d)\n",
@@ -386,7 +396,7 @@ int tb_cmd_perf_regime(int argc, char **argv)
         if (tb_regime_solve(&cost, &L, &load, &o, err, sizeof err) != 0 ||
             measure(url, model, a.vocab, (int)seq_in, (int)seq_out, N, R, &ttft, &tpot, &tps, err,
                     sizeof err) != 0) {
-            fprintf(stderr, "trnbench perf: %s\n", err);
+            tb_logf("%s\n", err);
             rc = 1;
             break;
         }
@@ -400,7 +410,7 @@ int tb_cmd_perf_regime(int argc, char **argv)
     if (rc == 0)
         unlink(srv.log_path);
     else
-        fprintf(stderr, "trnbench perf: the server's log: %s\n", srv.log_path);
+        tb_logf("the server's log: %s\n", srv.log_path);
     printf("(ms; err%% = (predicted - measured) / measured)\n");
     return rc;
 }

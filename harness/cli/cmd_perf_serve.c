@@ -19,6 +19,7 @@
 #include "tb_arch.h"
 #include "cli.h"
 #include "cli_opt.h"
+#include "tb_log.h"
 #include "tb_batcher.h"
 #include "tb_executor.h"
 #include "tb_loadgen.h"
@@ -229,13 +230,18 @@ out:
     return rc;
 }
 
-/* ---- trnbench perf --serve ---- */
+/* ---- trnbench perf-serve (also trnbench perf --serve) ---- */
+
+/* The name it was called by, for its usage and headings: "perf-serve", or "perf --serve" when
+ * the alias `trnbench perf --serve` called it (argv[0] "perf"). */
+static const char *self = "perf-serve";
 
 static void serve_usage(FILE *f)
 {
-    fputs("usage: trnbench perf --serve [--concurrency C] [--requests N] [--seq-out N]\n"
-          "                           [--threads T]\n"
-          "\n"
+    fprintf(f,
+            "usage: trnbench %s [--concurrency C] [--requests N] [--seq-out N]\n%*s[--threads T]\n",
+            self, 16 + (int)strlen(self) + 1, "");
+    fputs("\n"
           "Serving's own costs on this machine, printed (a benchmark, not a test):\n"
           "  the load client: C concurrent streams (default 256) of N requests (default\n"
           "    2048) of --seq-out chunks (default 64) against `trnbench serve --engine\n"
@@ -245,16 +251,15 @@ static void serve_usage(FILE *f)
           "    chunks/s on one core and p99 lag < 1 ms; --threads T client threads (default:\n"
           "    one per 64 streams, at most one per core but one);\n"
           "  continuous batching: the batcher's decode tokens/s against the engine's static\n"
-          "    batch at the same batch (llama-small, B 8, 128 in, 64 out); target >= 0.70.\n",
+          "    batch at the same batch (llama-small, B 8, 128 in, 64 out); target >= 0.70.\n"
+          "`trnbench perf-serve` and `trnbench perf --serve` are the same command.\n",
           f);
 }
 
 int tb_cmd_perf_serve(int argc, char **argv)
 {
     long conc = 256, reqs = 2048, seq_out = 64, threads = 0;
-    bool serve = false; /* the mode's own flag, taken and ignored */
     const struct tb_opt opts[] = {
-        TB_OPT_FLAG("serve", &serve),
         TB_OPT_LONG("concurrency", &conc, 1, 4096),
         TB_OPT_LONG("requests", &reqs, 1, 10000000),
         TB_OPT_LONG("seq-out", &seq_out, 1, 4096),
@@ -264,13 +269,16 @@ int tb_cmd_perf_serve(int argc, char **argv)
     char url[64], how[160];
     char err[1024];
     struct tb_server_proc srv;
-    int rc = tb_cli_parse("perf", argc, argv, opts, serve_usage);
+    int rc;
+
+    self = strcmp(argv[0], "perf") ? "perf-serve" : "perf --serve";
+    rc = tb_cli_parse(argv[0], argc, argv, opts, serve_usage);
 
     if (rc != TB_CLI_GO)
         return rc;
     rc = 0;
     if (optind < argc) {
-        fprintf(stderr, "trnbench perf: unknown argument '%s'\n", argv[optind]);
+        tb_logf("unknown argument '%s'\n", argv[optind]);
         return 2;
     }
 
@@ -287,7 +295,7 @@ int tb_cmd_perf_serve(int argc, char **argv)
                                  16 + seq_out, 30, url, sizeof url, err, sizeof err) != 0 ||
             tb_perf_client(stdout, url, "llama-small", (int)conc, (int)reqs, (int)seq_out,
                            (int)threads, err, sizeof err) != 0) {
-            fprintf(stderr, "trnbench perf: %s\n", err);
+            tb_logf("%s\n", err);
             rc = 1;
         }
         tb_server_stop(&srv, 0, how, sizeof how);
@@ -299,7 +307,7 @@ int tb_cmd_perf_serve(int argc, char **argv)
     fflush(stdout);
 
     if (tb_perf_batching(stdout, "llama-small", 0, 8, 128, 64, err, sizeof err) != 0) {
-        fprintf(stderr, "trnbench perf: %s\n", err);
+        tb_logf("%s\n", err);
         rc = 1;
     }
     return rc;

@@ -22,7 +22,7 @@ run() {
     echo $? >"$tmp/$n.rc"
 }
 
-echo "1..47"
+echo "1..58"
 
 # ---- detect: runs anywhere, on a fake machine with --root ----
 run d_sp detect --format csv --root "$p5"
@@ -145,6 +145,41 @@ refuses "trnbench run: option '--nodes': '0' is not a whole number from 1 to 100
 # a workload option: its range is the suite run line's field's (TB_SUITE_RUN_RANGES)
 refuses "trnbench run: option '--reps': 'x' is not a whole number from 1 to 100000" run --reps=x
 refuses "trnbench run: option '--executor': 'gpu' is not cpu, cuda, pytorch or all" run --executor=gpu
+
+# ---- perf's modes are commands (perf-predictor, perf-gpu, perf-serve, perf-regime);
+# `perf --predictor` (--gpu, --serve, --regime) stays their alias ----
+# each new command's --help: exit 0, its usage naming itself, and `trnbench --help` lists it
+run top_cmds --help
+for c in perf-predictor perf-gpu perf-serve perf-regime; do
+    run "h_$c" "$c" --help
+    check "$c --help: exit 0, 'usage: trnbench $c', listed in trnbench --help" \
+        sh -c 'test "$(cat "$1.rc")" = 0 && head -1 "$1" | grep -q "^usage: trnbench $2\( \|\$\)" && grep -q "^  $2  " "$3"' \
+        sh "$tmp/h_$c" "$c" "$tmp/top_cmds"
+done
+# same_as NAME CMD FLAG ARGS...: `trnbench CMD ARGS` and its alias `trnbench perf FLAG ARGS`
+# end alike: the same exit status, and the same stdout and stderr once each one's name
+# ("perf-gpu"; "perf --gpu" or the alias's prefix "perf") is read as one
+same_as() {
+    sa=$1 sa_cmd=$2 sa_flag=$3
+    shift 3
+    run "${sa}_new" "$sa_cmd" "$@"
+    run "${sa}_old" perf "$sa_flag" "$@"
+    check "trnbench $sa_cmd $* and trnbench perf $sa_flag $* end alike (status, output but for the name)" \
+        sh -c 'c=$2 f=$3
+               norm() { sed "s/trnbench $c/trnbench NAME/g; s/trnbench perf $f/trnbench NAME/g; s/^trnbench perf:/trnbench NAME:/" "$1" | tr -s " "; }
+               test "$(cat "$1_new.rc")" = "$(cat "$1_old.rc")" &&
+               test "$(norm "$1_new")" = "$(norm "$1_old")" &&
+               test "$(norm "$1_new.err")" = "$(norm "$1_old.err")"' \
+        sh "$tmp/$sa" "$sa_cmd" "$sa_flag"
+    check "  and $sa_cmd says its own name" \
+        sh -c 'cat "$1_new" "$1_new.err" | grep -q "^\(usage: \)\?trnbench $2[: ]"' sh "$tmp/$sa" "$sa_cmd"
+}
+same_as a_gpu perf-gpu --gpu --model=llama-tiny --seq=64
+same_as a_gpu_bad perf-gpu --gpu --batch=0
+same_as a_pred perf-predictor --predictor --reps=3
+run a_flag perf-serve --serve
+check "perf-serve --serve: exit 2, the flag is the alias's, not the command's" \
+    sh -c "test $(status "$tmp/a_flag") = 2 && grep -qx \"trnbench perf-serve: unknown option '--serve'\" '$tmp/a_flag.err'"
 
 # ---- trnbench --help: every command's summary starts in one column ----
 run top_help --help

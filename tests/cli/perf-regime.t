@@ -11,11 +11,18 @@
 tmp="$TB_BUILDDIR/tests/tmp/cli_perf_regime"
 rm -rf "$tmp" && mkdir -p "$tmp"
 
-echo "1..11"
+echo "1..13"
 
 "$TB_BIN" perf --regime --concurrency 4,2 >/dev/null 2>"$tmp/opt.err"
 check "--concurrency 4,2 (not increasing) refused with exit 2" test $? -eq 2
 check "the message names --concurrency" grep -q -- "--concurrency" "$tmp/opt.err"
+# `perf-regime` is the command, `perf --regime` its alias: the same refusal, each in its
+# own name
+"$TB_BIN" perf-regime --concurrency 4,2 >/dev/null 2>"$tmp/new.err"
+check "perf-regime --concurrency 4,2: exit 2 as the alias" test $? -eq 2
+check "  the alias's message, in the name perf-regime" \
+    sh -c 'sed "s/^trnbench perf:/trnbench perf-regime:/" "$1" | cmp -s - "$2" && grep -q "^trnbench perf-regime: " "$2"' \
+    sh "$tmp/opt.err" "$tmp/new.err"
 
 regime() {
     TMPDIR="$tmp" "$TB_BIN" perf --regime --model llama-small --seq-in 64 --seq-out 32 \
