@@ -252,6 +252,16 @@ static uint64_t margin(uint64_t bytes)
     return bytes / 20 + (64ULL << 20);
 }
 
+/* What layout L writes, into info: its sizes, the space it needs, its tensors and shards. */
+static void layout_info(const struct layout *L, struct tb_safetensors_info *info)
+{
+    info->file_bytes = L->file_bytes;
+    info->tensor_bytes = L->tensor_bytes;
+    info->need_bytes = L->file_bytes + margin(L->file_bytes);
+    info->tensors = L->n;
+    info->shards = L->nshards;
+}
+
 int tb_safetensors_llama_size(const struct tb_arch *a, const struct tb_safetensors_opts *o,
                               struct tb_safetensors_info *info, char *err, size_t errlen)
 {
@@ -259,11 +269,7 @@ int tb_safetensors_llama_size(const struct tb_arch *a, const struct tb_safetenso
     memset(info, 0, sizeof *info);
     if (layout_init(&L, a, o, err, errlen) != 0)
         return -1;
-    info->file_bytes = L.file_bytes;
-    info->tensor_bytes = L.tensor_bytes;
-    info->need_bytes = L.file_bytes + margin(L.file_bytes);
-    info->tensors = L.n;
-    info->shards = L.nshards;
+    layout_info(&L, info);
     layout_release(&L);
     return 0;
 }
@@ -542,11 +548,7 @@ int tb_safetensors_write_llama(const struct tb_arch *a, const char *dir,
     memset(info, 0, sizeof *info);
     if (layout_init(&L, a, o, err, errlen) != 0)
         return -1;
-    info->file_bytes = L.file_bytes;
-    info->tensor_bytes = L.tensor_bytes;
-    info->need_bytes = L.file_bytes + margin(L.file_bytes);
-    info->tensors = L.n;
-    info->shards = L.nshards;
+    layout_info(&L, info);
     if (layout_present(&L, dir)) {
         info->reused = true;
         rc = 0;

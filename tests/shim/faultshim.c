@@ -109,54 +109,62 @@ static void count_open(const char *path)
         calls++;
 }
 
+/* The real open-like call `name` (looked up once into *real), the open counted. */
+static int open_via(int (**real)(const char *, int, ...), const char *name, const char *path,
+                    int flags, mode_t mode)
+{
+    if (!*real)
+        *real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, name);
+    count_open(path);
+    return (*real)(path, flags, mode);
+}
+
+static FILE *fopen_via(FILE *(**real)(const char *, const char *), const char *name,
+                       const char *path, const char *how)
+{
+    if (!*real)
+        *real = (FILE * (*)(const char *, const char *)) dlsym(RTLD_NEXT, name);
+    count_open(path);
+    return (*real)(path, how);
+}
+
+/* open's mode argument, there only with O_CREAT or O_TMPFILE. */
+#define OPEN_MODE(flags, mode)                                                                     \
+    do {                                                                                           \
+        if ((flags) & (O_CREAT | O_TMPFILE)) {                                                     \
+            va_list ap;                                                                            \
+            va_start(ap, flags);                                                                   \
+            (mode) = (mode_t)va_arg(ap, int);                                                      \
+            va_end(ap);                                                                            \
+        }                                                                                          \
+    } while (0)
+
 int open(const char *path, int flags, ...)
 {
     static int (*real)(const char *, int, ...);
     mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = (mode_t)va_arg(ap, int);
-        va_end(ap);
-    }
-    if (!real)
-        real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open");
-    count_open(path);
-    return real(path, flags, mode);
+    OPEN_MODE(flags, mode);
+    return open_via(&real, "open", path, flags, mode);
 }
 
 int open64(const char *path, int flags, ...)
 {
     static int (*real)(const char *, int, ...);
     mode_t mode = 0;
-    if (flags & (O_CREAT | O_TMPFILE)) {
-        va_list ap;
-        va_start(ap, flags);
-        mode = (mode_t)va_arg(ap, int);
-        va_end(ap);
-    }
-    if (!real)
-        real = (int (*)(const char *, int, ...))dlsym(RTLD_NEXT, "open64");
-    count_open(path);
-    return real(path, flags, mode);
+    OPEN_MODE(flags, mode);
+    return open_via(&real, "open64", path, flags, mode);
 }
 
 FILE *fopen(const char *path, const char *how)
 {
     static FILE *(*real)(const char *, const char *);
-    if (!real)
-        real = (FILE * (*)(const char *, const char *)) dlsym(RTLD_NEXT, "fopen");
-    count_open(path);
-    return real(path, how);
+    return fopen_via(&real, "fopen", path, how);
 }
 
 FILE *fopen64(const char *path, const char *how)
 {
     static FILE *(*real)(const char *, const char *);
-    if (!real)
-        real = (FILE * (*)(const char *, const char *)) dlsym(RTLD_NEXT, "fopen64");
-    count_open(path);
-    return real(path, how);
+    return fopen_via(&real, "fopen64", path, how);
 }
 
 __attribute__((destructor)) static void log_calls(void)
